@@ -1,0 +1,19 @@
+# The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
+.PHONY: setup demo test bench proto
+PY := .venv/bin/python
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	@bash scripts/demo.sh
+
+test: setup
+	@$(PY) -m pytest -q
+
+bench: setup
+	@$(PY) -m bench
+
+# Regenerate include/lakefs_gc/proto/*_pb2.py (needs grpcio-tools; not part of setup).
+proto:
+	cd include/lakefs_gc/proto && python -m grpc_tools.protoc -I. --python_out=. catalog.proto committed.proto

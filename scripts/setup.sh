@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Idempotent set-up: checks Java 17+, installs the apt tools the tests use, creates .venv with the
+# pinned requirements and the project package (editable), and builds the --py-files zip for Spark.
+# A second run only checks stamps and takes a second or two.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+VENV=$ROOT/.venv
+PY=${PYTHON:-python3}
+
+die() { echo "setup: $*" >&2; exit 1; }
+
+# --- Java 17+ (Spark 4 needs it) ---
+command -v java >/dev/null 2>&1 || die "java not found. Install OpenJDK 17 or newer (Debian: apt-get install openjdk-17-jre-headless) and re-run."
+jver=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+[ -n "$jver" ] && [ "$jver" -ge 17 ] || die "java $jver found, but Spark 4 needs Java 17 or newer. Install OpenJDK 17+ and put it first on PATH."
+
+# --- apt tools used by tests (RocksDB's sst_dump reads our SSTables independently of our code) ---
+if ! command -v sst_dump >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing rocksdb-tools (sst_dump)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools >/dev/null \
+      || die "apt-get install rocksdb-tools failed"
+  else
+    echo "setup: warning: sst_dump not found (apt package rocksdb-tools); the cross-implementation test will fail" >&2
+  fi
+fi
+
+# --- uv ---
+if ! command -v uv >/dev/null 2>&1; then
+  "$PY" -m pip install -q --user uv 2>/dev/null || "$PY" -m pip install -q uv || die "could not install uv with pip"
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+
+# --- venv with pinned requirements ---
+stamp=$VENV/.requirements.sha
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/python" ]; then
+  uv venv -q -p "$PY" "$VENV"
+fi
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing pinned requirements into .venv"
+  uv pip install -q -p "$VENV/bin/python" -r requirements.txt
+  uv pip install -q -p "$VENV/bin/python" -e . --no-deps
+  echo "$want" > "$stamp"
+fi
+
+# --- the package as a zip for spark-submit --py-files (rebuilt when the package changes) ---
+mkdir -p build
+"$VENV/bin/python" - <<'PYEOF'
+import os, zipfile, pathlib
+src = pathlib.Path("include")
+out = pathlib.Path("build/lakefs_gc.zip")
+files = sorted(p for p in src.joinpath("lakefs_gc").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+newest = max((p.stat().st_mtime for p in files), default=0)
+if not out.exists() or out.stat().st_mtime < newest or os.environ.get("FORCE_ZIP"):
+    tmp = out.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in files:
+            z.write(p, p.relative_to(src).as_posix())
+    tmp.replace(out)
+PYEOF
+echo "setup: ok (.venv ready, build/lakefs_gc.zip built)"
