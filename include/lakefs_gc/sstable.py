@@ -288,7 +288,10 @@ class SSTableReader:
                 raise TruncatedTableError(self.path, f"{what} block handle (offset {h.offset}, size {h.size}) points past the end of a {size}-byte file: truncated?")
 
         meta = iter_block_entries(self.read_block(self.metaindex_handle), self.path, self.metaindex_handle.offset)
-        self.meta_blocks = {k.decode("latin-1"): BlockHandle.decode(v)[0] for k, v in meta}
+        try:
+            self.meta_blocks = {k.decode("latin-1"): BlockHandle.decode(v)[0] for k, v in meta}
+        except ValueError:
+            raise CorruptBlockError(self.path, "metaindex block has a malformed block handle") from None
         props_handle = self.meta_blocks.get(PROPERTIES_BLOCK.decode())
         if props_handle is None:
             raise CorruptBlockError(self.path, "metaindex has no rocksdb.properties block")

@@ -1,0 +1,5 @@
+import sys
+
+from lakefs_gc.cli import main
+
+sys.exit(main())
