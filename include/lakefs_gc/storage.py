@@ -1,0 +1,340 @@
+"""A small storage-namespace interface: ``local://<abs path>`` and ``s3://bucket/prefix``.
+
+Keys are always relative to the namespace root and use ``/`` separators (``data/<slice>/<obj>``,
+``_lakefs/<id>``). The same interface serves the lakeFS emulator (tests) and the GC itself:
+put/get/open_input/exists/list/delete/delete_many. No Airflow imports.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+from urllib.parse import urlsplit
+
+S3_MAX_DELETE = 1000
+
+
+class StorageError(Exception):
+    """A storage operation failed (other than a missing object, which raises KeyError-like NotFound)."""
+
+
+class ObjectNotFound(StorageError, KeyError):
+    """The object does not exist."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """One listed object. ``key`` is relative to the namespace root."""
+
+    key: str
+    size: int
+    last_modified: float  # epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class S3Options:
+    """How to reach an S3-compatible endpoint (None means boto3's default chain / AWS)."""
+
+    endpoint_url: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    region: str = "us-east-1"
+    path_style: bool = True
+
+    @classmethod
+    def from_env(cls, prefix: str = "LAKEFS_GC_S3_") -> S3Options:
+        """Read ``<prefix>ENDPOINT_URL``, ``ACCESS_KEY_ID``, ``SECRET_ACCESS_KEY``, ``REGION``."""
+        env = os.environ
+        return cls(endpoint_url=env.get(prefix + "ENDPOINT_URL") or None,
+                   access_key_id=env.get(prefix + "ACCESS_KEY_ID") or None,
+                   secret_access_key=env.get(prefix + "SECRET_ACCESS_KEY") or None,
+                   region=env.get(prefix + "REGION") or "us-east-1")
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceURI:
+    scheme: str  # "local" or "s3"
+    bucket: str  # "" for local
+    prefix: str  # local: absolute directory path; s3: key prefix without leading/trailing "/"
+
+    def __str__(self) -> str:
+        if self.scheme == "local":
+            return f"local://{self.prefix}"
+        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+
+def parse_namespace(uri: str) -> NamespaceURI:
+    """Parse ``local:///abs/dir`` or ``s3://bucket[/prefix]`` (a trailing ``/`` is ignored)."""
+    parts = urlsplit(uri)
+    if parts.scheme == "local":
+        path = (parts.netloc + parts.path) if parts.netloc else parts.path
+        if not path.startswith("/"):
+            raise ValueError(f"local namespace must hold an absolute path (local:///dir): {uri!r}")
+        norm = os.path.normpath(path)
+        return NamespaceURI("local", "", norm)
+    if parts.scheme in ("s3", "s3a"):
+        if not parts.netloc:
+            raise ValueError(f"s3 namespace needs a bucket: {uri!r}")
+        return NamespaceURI("s3", parts.netloc, parts.path.strip("/"))
+    raise ValueError(f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local:// or s3://)")
+
+
+def _check_key(key: str) -> str:
+    if key.startswith("/") or any(p in ("..", ".") for p in key.split("/")):
+        raise ValueError(f"invalid relative key {key!r}")
+    return key
+
+
+class Storage(Protocol):
+    """A storage namespace: relative keys under one root."""
+
+    uri: str
+
+    def full_uri(self, key: str) -> str: ...
+    def put(self, key: str, data: bytes) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def open_input(self, key: str) -> IO[bytes]: ...
+    def exists(self, key: str) -> bool: ...
+    def list(self, prefix: str = "", recursive: bool = True) -> Iterator[ObjectInfo]: ...
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
+    def delete(self, key: str) -> None: ...
+    def delete_many(self, keys: Iterable[str]) -> list[tuple[str, str]]: ...
+
+
+class LocalStorage:
+    """Files under a directory (lakeFS's ``local`` blockstore)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.uri = f"local://{self.root}"
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _path(self, key: str) -> Path:
+        return self.root / _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        p = self._path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, p)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def open_input(self, key: str) -> IO[bytes]:
+        try:
+            return open(self._path(key), "rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def _dir_and_name_prefix(self, prefix: str) -> tuple[Path, str, str]:
+        if prefix.rstrip("/"):
+            _check_key(prefix.rstrip("/"))
+        if prefix == "" or prefix.endswith("/"):
+            return self.root / prefix, "", prefix
+        d, _, name = prefix.rpartition("/")
+        return (self.root / d if d else self.root), name, (d + "/" if d else "")
+
+    def list(self, prefix: str = "", recursive: bool = True) -> Iterator[ObjectInfo]:
+        """Objects whose key starts with ``prefix``, sorted by key; non-recursive lists only the
+        objects directly under the last ``/`` of the prefix (delimiter listing, objects only)."""
+        base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
+        yield from self._walk(base, name_prefix, key_base, recursive)
+
+    def _walk(self, d: Path, name_prefix: str, key_base: str, recursive: bool) -> Iterator[ObjectInfo]:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        # Keys sort as "name/..." for directories: order by name + "/" so output is key-sorted.
+        entries.sort(key=lambda e: e.name + "/" if e.is_dir(follow_symlinks=False) else e.name)
+        for e in entries:
+            if not e.name.startswith(name_prefix) or e.name.startswith(".tmp-"):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if recursive:
+                    yield from self._walk(Path(e.path), "", f"{key_base}{e.name}/", True)
+            elif e.is_file():
+                st = e.stat()
+                yield ObjectInfo(key_base + e.name, st.st_size, st.st_mtime)
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        """Common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
+        base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
+        try:
+            names = sorted(e.name for e in os.scandir(base)
+                           if e.is_dir(follow_symlinks=False) and e.name.startswith(name_prefix))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for n in names:
+            yield f"{key_base}{n}/"
+
+    def delete(self, key: str) -> None:
+        p = self._path(key)
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            return
+        # prune empty parent directories up to the root, as an object store has no directories
+        parent = p.parent
+        while parent != self.root and self.root in parent.parents:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+    def delete_many(self, keys: Iterable[str]) -> list[tuple[str, str]]:
+        failed: list[tuple[str, str]] = []
+        for k in keys:
+            try:
+                self.delete(k)
+            except OSError as exc:
+                failed.append((k, str(exc)))
+        return failed
+
+
+def make_s3_client(options: S3Options):
+    """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints)."""
+    import boto3
+    from botocore.config import Config
+
+    cfg = Config(
+        region_name=options.region,
+        s3={"addressing_style": "path" if options.path_style else "auto"},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        retries={"max_attempts": 5, "mode": "standard"},
+    )
+    return boto3.session.Session().client(
+        "s3", endpoint_url=options.endpoint_url, aws_access_key_id=options.access_key_id,
+        aws_secret_access_key=options.secret_access_key, aws_session_token=options.session_token,
+        config=cfg)
+
+
+class S3Storage:
+    """Objects under ``s3://bucket/prefix`` through boto3."""
+
+    def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.options = options or S3Options()
+        self.client = client or make_s3_client(self.options)
+        self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
+        self._base = self.prefix + "/" if self.prefix else ""
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _key(self, key: str) -> str:
+        return self._base + _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+
+    def _is_missing(self, exc: Exception) -> bool:
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
+        return code in ("NoSuchKey", "404", "NotFound")
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except self.client.exceptions.ClientError as exc:
+            if self._is_missing(exc):
+                raise ObjectNotFound(self.full_uri(key)) from None
+            raise
+
+    def open_input(self, key: str) -> IO[bytes]:
+        """The object in a seekable temporary file (in memory up to 64 MiB)."""
+        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+        try:
+            resp = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            shutil.copyfileobj(resp["Body"], tmp, 1 << 20)
+        except self.client.exceptions.ClientError as exc:
+            tmp.close()
+            if self._is_missing(exc):
+                raise ObjectNotFound(self.full_uri(key)) from None
+            raise
+        tmp.seek(0)
+        return tmp  # type: ignore[return-value]
+
+    def exists(self, key: str) -> bool:
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return True
+        except self.client.exceptions.ClientError as exc:
+            if self._is_missing(exc):
+                return False
+            raise
+
+    def list(self, prefix: str = "", recursive: bool = True) -> Iterator[ObjectInfo]:
+        kwargs = {"Bucket": self.bucket, "Prefix": self._base + prefix}
+        if not recursive:
+            kwargs["Delimiter"] = "/"
+        strip = len(self._base)
+        for page in self.client.get_paginator("list_objects_v2").paginate(**kwargs):
+            for o in page.get("Contents", ()):
+                yield ObjectInfo(o["Key"][strip:], int(o["Size"]), o["LastModified"].timestamp())
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        strip = len(self._base)
+        for page in self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self._base + prefix, Delimiter="/"):
+            for cp in page.get("CommonPrefixes", ()):
+                yield cp["Prefix"][strip:]
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    def delete_many(self, keys: Iterable[str]) -> list[tuple[str, str]]:
+        """DeleteObjects in chunks of 1000; returns [(key, error)] for keys that failed."""
+        failed: list[tuple[str, str]] = []
+        batch: list[str] = []
+
+        def flush() -> None:
+            if not batch:
+                return
+            resp = self.client.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": [{"Key": self._key(k)} for k in batch], "Quiet": True})
+            strip = len(self._base)
+            for err in resp.get("Errors", ()):
+                failed.append((err["Key"][strip:], f"{err.get('Code')}: {err.get('Message')}"))
+            batch.clear()
+
+        for k in keys:
+            batch.append(k)
+            if len(batch) >= S3_MAX_DELETE:
+                flush()
+        flush()
+        return failed
+
+
+def open_storage(uri: str, s3_options: S3Options | None = None) -> LocalStorage | S3Storage:
+    """The storage for a namespace URI."""
+    ns = parse_namespace(uri)
+    if ns.scheme == "local":
+        return LocalStorage(ns.prefix)
+    return S3Storage(ns.bucket, ns.prefix, s3_options)

@@ -1,0 +1,207 @@
+"""Shared fixtures: a moto S3 server, the lakeFS API emulator, and an SDK client for it.
+
+Servers run as subprocesses on free 127.0.0.1 ports, are waited for with a bounded timeout, and are
+stopped by PID at teardown.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+READY_TIMEOUT = 30.0
+EMULATOR_ACCESS_KEY = "AKIAIOSFOLEMULATOR"
+EMULATOR_SECRET_KEY = "emulator/secret/key"
+MOTO_KEY = "testing"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = READY_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before it was ready:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as r:
+                r.read()
+                return
+        except urllib.error.HTTPError:
+            return  # it answered
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"{url} not ready after {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Stop a process we started, by its PID: SIGTERM, then SIGKILL after ``timeout``."""
+    if proc.poll() is not None:
+        return
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=timeout)
+
+
+def _start(cmd: list[str], log: Path, ready_url: str, env: dict | None = None) -> subprocess.Popen:
+    fh = open(log, "wb")
+    proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+                            env={**os.environ, **(env or {})}, start_new_session=True)
+    fh.close()
+    try:
+        _wait_http(ready_url, proc, log)
+    except BaseException:
+        stop_process(proc)
+        raise
+    return proc
+
+
+@dataclass
+class MotoServer:
+    endpoint_url: str
+    proc: subprocess.Popen
+    access_key: str = MOTO_KEY
+    secret_key: str = MOTO_KEY
+    region: str = "us-east-1"
+
+    def s3_options(self):
+        from lakefs_gc.storage import S3Options
+
+        return S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
+                         secret_access_key=self.secret_key, region=self.region)
+
+    def client(self):
+        from lakefs_gc.storage import make_s3_client
+
+        return make_s3_client(self.s3_options())
+
+    def create_bucket(self, name: str) -> str:
+        self.client().create_bucket(Bucket=name)
+        return name
+
+
+@pytest.fixture(scope="session")
+def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
+    """A moto S3 server on 127.0.0.1 (one per test session)."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    proc = _start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], log,
+                  f"http://127.0.0.1:{port}/moto-api/")
+    try:
+        yield MotoServer(f"http://127.0.0.1:{port}", proc)
+    finally:
+        stop_process(proc)
+
+
+@dataclass
+class Emulator:
+    """A running emulator process."""
+
+    url: str  # http://127.0.0.1:PORT
+    access_key: str
+    secret_key: str
+    proc: subprocess.Popen
+    root: Path  # scratch directory (local namespaces live under root/"ns")
+    blockstore_type: str
+    args: list[str] = field(default_factory=list)
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api/v1"
+
+    def namespace(self, name: str, bucket: str = "") -> str:
+        """A fresh storage namespace URI of this emulator's blockstore type."""
+        if self.blockstore_type == "s3":
+            return f"s3://{bucket}/{name}"
+        return f"local://{self.root / 'ns' / name}"
+
+    def set_clock(self, **body: float) -> dict:
+        """The emulator's private clock endpoint (offset=, now= or advance= seconds)."""
+        import base64
+        import json
+
+        req = urllib.request.Request(self.url + "/_emulator/clock", method="PUT", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", "Authorization": "Basic " +
+                                              base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def client(self):
+        import lakefs_sdk
+        from lakefs_sdk.client import LakeFSClient
+
+        return LakeFSClient(lakefs_sdk.Configuration(host=self.api_url, username=self.access_key,
+                                                     password=self.secret_key))
+
+
+def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoServer | None = None,
+                   access_key: str = EMULATOR_ACCESS_KEY, secret_key: str = EMULATOR_SECRET_KEY) -> Emulator:
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    args = ["--listen", f"127.0.0.1:{port}", "--access-key", access_key, "--secret-key", secret_key, *extra]
+    if state is not None:
+        args += ["--state", str(state)]
+    if s3 is not None:
+        args += ["--s3-endpoint", s3.endpoint_url, "--s3-access-key", s3.access_key, "--s3-secret-key", s3.secret_key,
+                 "--s3-region", s3.region]
+    log = root / f"emulator-{port}.log"
+    proc = _start([sys.executable, "-m", "tests.lakefs_emulator", *args], log,
+                  f"http://127.0.0.1:{port}/api/v1/healthcheck")
+    return Emulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc, root,
+                    "s3" if s3 is not None else "local", args)
+
+
+@pytest.fixture
+def lakefs_emulator_factory(tmp_path) -> Iterator[Callable[..., Emulator]]:
+    """Start emulators with extra flags: ``factory(*flags, state=None, s3=None)``; all stopped at teardown."""
+    started: list[Emulator] = []
+
+    def factory(*extra: str, state: Path | None = None, s3: MotoServer | None = None, root: Path | None = None):
+        emu = start_emulator(root or tmp_path / f"emu{len(started)}", *extra, state=state, s3=s3)
+        started.append(emu)
+        return emu
+
+    yield factory
+    for emu in started:
+        stop_process(emu.proc)
+
+
+@pytest.fixture(scope="module")
+def lakefs_emulator(tmp_path_factory) -> Iterator[Emulator]:
+    """One emulator (local blockstore, in-memory state) per test module."""
+    emu = start_emulator(tmp_path_factory.mktemp("lakefs_emulator"))
+    try:
+        yield emu
+    finally:
+        stop_process(emu.proc)
+
+
+@pytest.fixture
+def lakefs_client(lakefs_emulator):
+    """A lakefs-sdk client of ``lakefs_emulator``; every response it receives is checked against swagger.yml."""
+    from tests.lakefs_emulator.openapi import ResponseRecorder
+
+    client = lakefs_emulator.client()
+    recorder = ResponseRecorder(client)
+    client.recorder = recorder
+    yield client
+    problems = recorder.problems()
+    assert not problems, "responses not matching swagger.yml:\n" + "\n".join(problems)
