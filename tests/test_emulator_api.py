@@ -1,0 +1,451 @@
+"""The lakeFS emulator's REST API, driven only through lakefs-sdk; every response is checked
+against swagger.yml by the ``lakefs_client`` fixture."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import re
+import time
+import uuid
+
+import lakefs_sdk
+import pyarrow.parquet as pq
+import pytest
+from lakefs_sdk.exceptions import ApiException
+
+from lakefs_gc.graveler import iter_metarange, iter_range
+from lakefs_gc.sstable import SSTableReader
+from lakefs_gc.storage import open_storage
+from tests.lakefs_emulator.openapi import ResponseRecorder
+from tests.lakefs_emulator.xid import descending_xid_time, xid_time
+
+XID = r"[0-9a-v]{20}"
+
+
+def new_repo(client, emu, default_branch="main") -> tuple[str, str]:
+    name = "repo-" + uuid.uuid4().hex[:10]
+    ns = emu.namespace(name)
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch=default_branch))
+    return name, ns
+
+
+def status_of(fn, *args, **kwargs) -> tuple[int, dict]:
+    with pytest.raises(ApiException) as ei:
+        fn(*args, **kwargs)
+    body = json.loads(ei.value.body) if ei.value.body else {}
+    return ei.value.status, body
+
+
+def commit(client, repo, branch, msg="c", **kw):
+    return client.commits_api.commit(repo, branch, lakefs_sdk.CommitCreation(message=msg, **kw))
+
+
+# ---------------------------------------------------------------------------------------------- config, auth
+
+@pytest.mark.filterwarnings("ignore:GET /config:DeprecationWarning")
+def test_config_endpoints(lakefs_client):
+    cfg = lakefs_client.config_api.get_config()
+    assert cfg.storage_config.blockstore_type == "local"
+    assert lakefs_client.internal_api.get_storage_config().blockstore_type == "local"
+    assert lakefs_client.internal_api.get_garbage_collection_config().grace_period == 86400
+    assert lakefs_client.internal_api.get_lake_fs_version().version
+    lakefs_client.health_check_api.health_check()
+
+
+def test_bad_credentials_are_401(lakefs_emulator):
+    c = lakefs_sdk.client.LakeFSClient(lakefs_sdk.Configuration(host=lakefs_emulator.api_url, username="nobody",
+                                                                 password="wrong"))
+    rec = ResponseRecorder(c)
+    status, body = status_of(c.repositories_api.list_repositories)
+    assert status == 401 and body["message"]
+    assert not rec.problems()
+
+
+def test_unimplemented_operations_answer_501(lakefs_client, lakefs_emulator):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    status, body = status_of(lakefs_client.tags_api.list_tags, repo)
+    assert status == 501 and "not implemented" in body["message"]
+    lakefs_client.recorder.records.clear()  # 501 is not in listTags' documented responses
+
+
+# ---------------------------------------------------------------------------------------------- repositories
+
+def test_repository_lifecycle(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    r = lakefs_client.repositories_api.get_repository(repo)
+    assert (r.id, r.default_branch, r.storage_namespace) == (repo, "main", ns)
+    assert abs(r.creation_date - time.time()) < 60
+    assert open_storage(ns).get("_lakefs/dummy")  # written on create
+    assert repo in [x.id for x in lakefs_client.repositories_api.list_repositories(amount=1000).results]
+    # the initial commit
+    head = lakefs_client.branches_api.get_branch(repo, "main")
+    c = lakefs_client.commits_api.get_commit(repo, head.commit_id)
+    assert (c.message, c.meta_range_id, c.parents) == ("Repository created", "", [])
+    # conflicts and bad input
+    assert status_of(lakefs_client.repositories_api.create_repository,
+                     lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns + "-2"))[0] == 409
+    assert status_of(lakefs_client.repositories_api.create_repository,
+                     lakefs_sdk.RepositoryCreation(name="other-" + repo, storage_namespace=ns))[0] == 400
+    assert status_of(lakefs_client.repositories_api.create_repository,
+                     lakefs_sdk.RepositoryCreation(name="x" + repo, storage_namespace="s3://bucket/x"))[0] == 400
+    lakefs_client.repositories_api.delete_repository(repo)
+    assert status_of(lakefs_client.repositories_api.get_repository, repo)[0] == 404
+    assert status_of(lakefs_client.repositories_api.delete_repository, repo)[0] == 404
+
+
+def test_repository_list_pagination(lakefs_client, lakefs_emulator):
+    prefix = "pg" + uuid.uuid4().hex[:6]
+    names = sorted(f"{prefix}-{i}" for i in range(5))
+    for n in names:
+        lakefs_client.repositories_api.create_repository(
+            lakefs_sdk.RepositoryCreation(name=n, storage_namespace=lakefs_emulator.namespace(n)))
+    seen, after = [], ""
+    while True:
+        page = lakefs_client.repositories_api.list_repositories(prefix=prefix, after=after, amount=2)
+        seen += [r.id for r in page.results]
+        if not page.pagination.has_more:
+            break
+        after = page.pagination.next_offset
+    assert seen == names
+
+
+# ---------------------------------------------------------------------------------------------- branches
+
+def test_branches(lakefs_client, lakefs_emulator):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    b = lakefs_client.branches_api
+    head = b.get_branch(repo, "main").commit_id
+    assert b.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main")) == head
+    b.create_branch(repo, lakefs_sdk.BranchCreation(name="hidden-one", source=head, hidden=True))
+    assert [r.id for r in b.list_branches(repo).results] == ["dev", "main"]
+    assert [r.id for r in b.list_branches(repo, show_hidden=True).results] == ["dev", "hidden-one", "main"]
+    assert status_of(b.create_branch, repo, lakefs_sdk.BranchCreation(name="dev", source="main"))[0] == 409
+    assert status_of(b.create_branch, repo, lakefs_sdk.BranchCreation(name="x", source="nope"))[0] == 404
+    assert status_of(b.get_branch, repo, "nope")[0] == 404
+    assert status_of(b.get_branch, "no-such-repo", "main")[0] == 404
+    b.delete_branch(repo, "dev")
+    assert status_of(b.get_branch, repo, "dev")[0] == 404
+    assert status_of(b.delete_branch, repo, "dev")[0] == 404
+
+
+def test_reset_branch_drops_staging(lakefs_client, lakefs_emulator):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    o = lakefs_client.objects_api
+    o.upload_object(repo, "main", "keep", content=b"k")
+    commit(lakefs_client, repo, "main")
+    for p in ("a/1", "a/2", "b/1", "c"):
+        o.upload_object(repo, "main", p, content=p.encode())
+    o.delete_object(repo, "main", "keep")
+    br = lakefs_client.branches_api
+    br.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="object", path="c"))
+    br.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="common_prefix", path="a/"))
+    assert sorted(x.path for x in o.list_objects(repo, "main").results) == ["b/1"]
+    br.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="reset"))
+    assert [x.path for x in o.list_objects(repo, "main").results] == ["keep"]
+    assert status_of(commit, lakefs_client, repo, "main")[0] == 400  # nothing left to commit
+
+
+# ---------------------------------------------------------------------------------------------- objects
+
+def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    o = lakefs_client.objects_api
+    st = o.upload_object(repo, "main", "dir/file.txt", content=b"hello world")
+    m = re.fullmatch(re.escape(ns) + rf"/data/({XID})/({XID})", st.physical_address)
+    assert m, st.physical_address
+    assert abs(descending_xid_time(m.group(1)) - time.time()) < 60 and abs(xid_time(m.group(2)) - time.time()) < 60
+    assert (st.size_bytes, st.checksum, st.path_type) == (11, hashlib.md5(b"hello world").hexdigest(), "object")
+    assert open_storage(ns).get(st.physical_address[len(ns) + 1:]) == b"hello world"
+    assert o.stat_object(repo, "main", "dir/file.txt").physical_address == st.physical_address
+    assert bytes(o.get_object(repo, "main", "dir/file.txt")) == b"hello world"
+    assert status_of(o.stat_object, repo, "main", "missing")[0] == 404
+    assert status_of(o.get_object, repo, "main", "missing")[0] == 404
+    for i in range(5):
+        o.upload_object(repo, "main", f"dir/n{i}", content=b"%d" % i)
+    c1 = commit(lakefs_client, repo, "main", "first")
+    # list on a commit and on the branch, with pagination and a delimiter
+    paths = [x.path for x in o.list_objects(repo, c1.id, prefix="dir/", amount=1000).results]
+    assert paths == ["dir/file.txt", "dir/n0", "dir/n1", "dir/n2", "dir/n3", "dir/n4"]
+    page = o.list_objects(repo, "main", prefix="dir/", amount=4)
+    assert [x.path for x in page.results] == paths[:4] and page.pagination.has_more
+    page2 = o.list_objects(repo, "main", prefix="dir/", after=page.pagination.next_offset)
+    assert [x.path for x in page2.results] == paths[4:] and not page2.pagination.has_more
+    top = o.list_objects(repo, "main", delimiter="/")
+    assert [(x.path, x.path_type) for x in top.results] == [("dir/", "common_prefix")]
+    # delete: staged tombstone hides it on the branch but not on the commit
+    o.delete_object(repo, "main", "dir/n0")
+    assert status_of(o.stat_object, repo, "main", "dir/n0")[0] == 404
+    assert o.stat_object(repo, c1.id, "dir/n0").size_bytes == 1
+    assert status_of(o.delete_object, repo, "main", "dir/n0")[0] == 404
+    c2 = commit(lakefs_client, repo, "main", "delete n0")
+    assert "dir/n0" not in [x.path for x in o.list_objects(repo, c2.id).results]
+    # a short commit id works as a ref
+    assert o.stat_object(repo, c1.id[:12], "dir/n0").size_bytes == 1
+
+
+# ---------------------------------------------------------------------------------------------- staging
+
+def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    sa = lakefs_client.staging_api
+    loc = sa.get_physical_address(repo, "main", "linked/obj")
+    addr, sig = loc.physical_address.rsplit(",", 1)
+    assert re.fullmatch(re.escape(ns) + rf"/data/{XID}/{XID}", addr) and sig
+    open_storage(ns).put(addr[len(ns) + 1:], b"direct bytes")  # the client writes the object itself
+    stats = sa.link_physical_address(repo, "main", "linked/obj", lakefs_sdk.StagingMetadata(
+        staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
+    assert stats.physical_address == addr and stats.metadata == {"owner": "me"}
+    assert bytes(lakefs_client.objects_api.get_object(repo, "main", "linked/obj")) == b"direct bytes"
+    # tampered signature
+    bad = lakefs_sdk.StagingLocation(physical_address=addr + ",0000")
+    assert status_of(sa.link_physical_address, repo, "main", "x", lakefs_sdk.StagingMetadata(
+        staging=bad, checksum="e", size_bytes=1))[0] == 400
+    # an external (full) address outside the namespace is linked as FULL without signature
+    ext = sa.link_physical_address(repo, "main", "ext", lakefs_sdk.StagingMetadata(
+        staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1))
+    assert ext.physical_address == "local:///elsewhere/file"
+    assert status_of(sa.get_physical_address, repo, "nope", "p")[0] == 404
+
+
+def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
+    emu = lakefs_emulator_factory("--grace-period", "3600")
+    client = emu.client()
+    rec = ResponseRecorder(client)
+    repo, _ = new_repo(client, emu)
+    assert client.internal_api.get_garbage_collection_config().grace_period == 3600
+    loc = client.staging_api.get_physical_address(repo, "main", "p")
+    emu.set_clock(advance=3700)
+    status, body = status_of(client.staging_api.link_physical_address, repo, "main", "p",
+                             lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=1))
+    assert status == 400 and "expired" in body["message"]
+    fresh = client.staging_api.get_physical_address(repo, "main", "p")
+    client.staging_api.link_physical_address(repo, "main", "p", lakefs_sdk.StagingMetadata(
+        staging=fresh, checksum="e", size_bytes=1))
+    assert not rec.problems()
+
+
+# ---------------------------------------------------------------------------------------------- commits
+
+def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    o = lakefs_client.objects_api
+    o.upload_object(repo, "main", "a", content=b"1")
+    c1 = commit(lakefs_client, repo, "main", "one", date=1_600_000_000, metadata={"k": "v"})
+    assert (c1.creation_date, c1.metadata, c1.message) == (1_600_000_000, {"k": "v"}, "one")
+    assert re.fullmatch(r"[0-9a-f]{64}", c1.id) and re.fullmatch(r"[0-9a-f]{64}", c1.meta_range_id)
+    assert c1.committer == lakefs_emulator.access_key
+    got = lakefs_client.commits_api.get_commit(repo, c1.id)
+    assert got == c1
+    assert status_of(commit, lakefs_client, repo, "main")[0] == 400  # no changes
+    c2 = commit(lakefs_client, repo, "main", "empty", allow_empty=True)
+    assert c2.parents == [c1.id] and c2.meta_range_id == c1.meta_range_id
+    log = lakefs_client.refs_api.log_commits(repo, "main")
+    assert [c.message for c in log.results] == ["empty", "one", "Repository created"]
+    page = lakefs_client.refs_api.log_commits(repo, "main", amount=1)
+    assert page.pagination.has_more
+    rest = lakefs_client.refs_api.log_commits(repo, "main", after=page.pagination.next_offset)
+    assert [c.message for c in rest.results] == ["one", "Repository created"]
+    assert status_of(lakefs_client.commits_api.get_commit, repo, "f" * 64)[0] == 404
+    assert status_of(commit, lakefs_client, repo, "nope")[0] == 404
+    # metadata locations and the SSTables behind them
+    mr = lakefs_client.metadata_api.get_meta_range(repo, c1.meta_range_id)
+    assert mr.location == f"_lakefs/{c1.meta_range_id}"
+    st = open_storage(ns)
+    ranges = [ri for _, ri in iter_metarange(SSTableReader(st.open_input(mr.location)))]
+    assert len(ranges) == 1
+    rloc = lakefs_client.metadata_api.get_range(repo, ranges[0].id).location
+    assert rloc == f"_lakefs/{ranges[0].id}"
+    recs = list(iter_range(SSTableReader(st.open_input(rloc))))
+    assert [r.key for r in recs] == [b"a"] and recs[0].entry.address.startswith("data/")
+
+
+# ---------------------------------------------------------------------------------------------- GC
+
+def test_gc_rules(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    ra = lakefs_client.repositories_api
+    assert status_of(ra.get_gc_rules, repo)[0] == 404
+    rules = lakefs_sdk.GarbageCollectionRules(default_retention_days=14, branches=[
+        lakefs_sdk.GarbageCollectionRule(branch_id="main", retention_days=21)])
+    ra.set_gc_rules(repo, rules)
+    assert ra.get_gc_rules(repo) == rules
+    # lakeFS keeps the rules as a binary protobuf in the namespace
+    raw = open_storage(ns).get("_lakefs/retention/gc/rules/config.json")
+    assert raw == b"\x08\x0e\x12\x08\x0a\x04main\x10\x15"
+    ra.delete_gc_rules(repo)
+    assert status_of(ra.get_gc_rules, repo)[0] == 404
+    assert open_storage(ns).get("_lakefs/retention/gc/rules/config.json") == b""
+    assert status_of(ra.get_gc_rules, "no-such-repo")[0] == 404
+
+
+def test_prepare_commits_without_rules(lakefs_client, lakefs_emulator):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    ia = lakefs_client.internal_api
+    assert status_of(ia.prepare_garbage_collection_commits, repo)[0] == 404
+    task = ia.prepare_garbage_collection_commits_async(repo)
+    assert task.id.startswith("GCPC")
+    st = ia.prepare_garbage_collection_commits_status(repo, task.id)
+    assert st.completed and st.result is None and "not found" in st.error.message
+    assert status_of(ia.prepare_garbage_collection_commits_status, repo, "GCPCunknown")[0] == 404
+
+
+def test_prepare_commits_writes_commits_csv(lakefs_client, lakefs_emulator):
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    lakefs_client.objects_api.upload_object(repo, "main", "a", content=b"1")
+    c1 = commit(lakefs_client, repo, "main")
+    lakefs_client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
+        default_retention_days=7, branches=[]))
+    ia = lakefs_client.internal_api
+    res = ia.prepare_garbage_collection_commits(repo)
+    assert re.fullmatch(XID, res.run_id)
+    assert abs(descending_xid_time(res.run_id) - time.time()) < 60
+    assert res.gc_commits_location == f"{ns}/_lakefs/retention/gc/commits/run_id={res.run_id}/commits.csv"
+    assert res.gc_addresses_location == f"{ns}/_lakefs/retention/gc/addresses/"
+    text = open_storage(ns).get(res.gc_commits_location[len(ns) + 1:]).decode()
+    lines = text.splitlines()
+    assert lines[0] == "commit_id,expired,metarange_id"
+    initial = lakefs_client.commits_api.get_commit(repo, c1.parents[0])
+    assert sorted(lines[1:]) == sorted([f"{c1.id},false,{c1.meta_range_id}", f"{initial.id},false,"])
+    task = ia.prepare_garbage_collection_commits_async(repo)
+    st = ia.prepare_garbage_collection_commits_status(repo, task.id)
+    assert st.completed and st.error is None and st.result.gc_commits_location.endswith("/commits.csv")
+
+
+def test_async_prepare_reports_running_first(lakefs_emulator_factory):
+    emu = lakefs_emulator_factory("--prepare-commits-delay", "0.5")
+    client = emu.client()
+    rec = ResponseRecorder(client)
+    repo, _ = new_repo(client, emu)
+    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1,
+                                                                                  branches=[]))
+    task = client.internal_api.prepare_garbage_collection_commits_async(repo)
+    first = client.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
+    assert not first.completed and first.result is None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        st = client.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
+        if st.completed:
+            break
+        time.sleep(0.1)
+    assert st.completed and st.result.run_id
+    assert not rec.problems()
+
+
+def read_uncommitted(ns: str, location: str) -> list[tuple[str, int]]:
+    st = open_storage(ns)
+    rel = location[len(ns) + 1:]
+    rows = []
+    for info in st.list(rel):
+        t = pq.read_table(io.BytesIO(st.get(info.key)))
+        rows += list(zip(t.column("physical_address").to_pylist(), t.column("creation_date").to_pylist()))
+    return rows
+
+
+def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
+    emu = lakefs_emulator_factory("--uncommitted-page-size", "2")
+    client = emu.client()
+    rec = ResponseRecorder(client)
+    repo, ns = new_repo(client, emu)
+    o = client.objects_api
+    o.upload_object(repo, "main", "committed", content=b"c")
+    commit(client, repo, "main")
+    client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="b-hidden", source="main", hidden=True))
+    expected = {}
+    for branch, path in [("main", "x1"), ("main", "x2"), ("b-hidden", "h1"), ("main", "x3")]:
+        expected[o.upload_object(repo, branch, path, content=path.encode()).physical_address[len(ns) + 1:]] = path
+    o.delete_object(repo, "main", "committed")  # a tombstone is not uncommitted data
+    ia = client.internal_api
+    responses, token = [], None
+    for _ in range(10):
+        resp = ia.prepare_garbage_collection_uncommitted(
+            repo, lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token))
+        responses.append(resp)
+        token = resp.continuation_token
+        if not token:
+            break
+    # 4 rows, 2 per page: two full pages, then an empty last page whose location is ""
+    assert len(responses) == 3
+    assert len({r.run_id for r in responses}) == 1
+    assert [bool(r.gc_uncommitted_location) for r in responses] == [True, True, False]
+    loc = responses[0].gc_uncommitted_location
+    run_id = responses[0].run_id
+    assert loc == f"{ns}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"
+    files = list(open_storage(ns).list(loc[len(ns) + 1:]))
+    assert len(files) == 2 and all(re.fullmatch(XID, f.key.rsplit("/", 1)[1]) for f in files)
+    rows = read_uncommitted(ns, loc)
+    assert sorted(a for a, _ in rows) == sorted(expected)
+    assert all(abs(t - time.time()) < 120 for _, t in rows)
+    # parquet schema and compression as lakeFS writes it
+    meta = pq.ParquetFile(io.BytesIO(open_storage(ns).get(files[0].key)))
+    assert meta.schema_arrow.names == ["physical_address", "creation_date"]
+    assert str(meta.schema_arrow.field("creation_date").type) == "int64"
+    assert meta.metadata.row_group(0).column(0).compression == "GZIP"
+    # invalid token
+    bad = base64.b64encode(b"not json").decode()
+    assert status_of(ia.prepare_garbage_collection_uncommitted, repo,
+                     lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=bad))[0] == 400
+    assert not rec.problems()
+
+
+# ---------------------------------------------------------------------------------------------- behaviour
+
+def test_slices_roll_over_by_count_and_time(lakefs_emulator_factory):
+    emu = lakefs_emulator_factory("--slice-size", "3", "--slice-interval", "600")
+    client = emu.client()
+    repo, ns = new_repo(client, emu)
+    slices = []
+    for i in range(7):
+        st = client.objects_api.upload_object(repo, "main", f"o{i}", content=b"x")
+        slices.append(st.physical_address[len(ns) + 1:].split("/")[1])
+    assert slices[0] == slices[2] != slices[3] == slices[5] != slices[6]
+    emu.set_clock(advance=700)
+    later = client.objects_api.upload_object(repo, "main", "late", content=b"x").physical_address
+    later_slice = later[len(ns) + 1:].split("/")[1]
+    assert later_slice not in slices
+    assert later_slice < min(slices)  # descending ids: the newer slice sorts first
+    assert abs(descending_xid_time(later_slice) - (time.time() + 700)) < 60
+
+
+def test_state_survives_restart(lakefs_emulator_factory, tmp_path):
+    state = tmp_path / "state"
+    emu = lakefs_emulator_factory(state=state)
+    client = emu.client()
+    repo, ns = new_repo(client, emu)
+    client.objects_api.upload_object(repo, "main", "committed", content=b"c")
+    c1 = commit(client, repo, "main", "persisted")
+    client.objects_api.upload_object(repo, "main", "staged", content=b"s")
+    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=3,
+                                                                                  branches=[]))
+    emu.set_clock(offset=86400.0)
+    from tests.conftest import stop_process
+    stop_process(emu.proc)
+    emu2 = lakefs_emulator_factory(state=state, root=emu.root)
+    c2 = emu2.client()
+    assert c2.branches_api.get_branch(repo, "main").commit_id == c1.id
+    assert bytes(c2.objects_api.get_object(repo, "main", "staged")) == b"s"
+    assert bytes(c2.objects_api.get_object(repo, "main", "committed")) == b"c"
+    assert c2.repositories_api.get_gc_rules(repo).default_retention_days == 3
+    assert abs(emu2.set_clock(advance=0)["offset"] - 86400.0) < 1e-6
+
+
+def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    src = tmp_path / "import-src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.csv").write_bytes(b"a")
+    (src / "sub" / "b.csv").write_bytes(b"bb")
+    lakefs_client.objects_api.upload_object(repo, "main", "imported/old", content=b"gone after import")
+    commit(lakefs_client, repo, "main")
+    task = lakefs_client.import_api.import_start(repo, "main", lakefs_sdk.ImportCreation(
+        paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="imported/")],
+        commit=lakefs_sdk.CommitCreation(message="import")))
+    st = lakefs_client.import_api.import_status(repo, "main", task.id)
+    assert st.completed and st.ingested_objects == 2 and st.commit.message == "import"
+    objs = {x.path: x for x in lakefs_client.objects_api.list_objects(repo, "main").results}
+    assert sorted(objs) == ["imported/a.csv", "imported/sub/b.csv"]
+    assert objs["imported/sub/b.csv"].physical_address == f"local://{src}/sub/b.csv"
+    assert bytes(lakefs_client.objects_api.get_object(repo, "main", "imported/sub/b.csv")) == b"bb"
