@@ -1,0 +1,245 @@
+"""The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
+
+Pure Python (no Airflow): the DAG factory calls :func:`load_config` when DAG files are parsed (the
+only parse-time work), and tests call it directly. Every error names the file, the entry and the
+field, e.g. ``config/gc_repositories.yaml: repositories[0] (sample-repo): field 'mode': must be one
+of mark_and_sweep, mark_only, got 'sweep'``.
+
+Values resolved at run time, not here: the work location (:func:`resolve_work_dir`), which depends
+on the worker's environment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lakefs_gc.runmeta import MODES
+
+ENV_CONFIG = "LAKEFS_GC_CONFIG"
+ENV_WORK_DIR = "LAKEFS_GC_WORK_DIR"
+DEFAULT_WORK_DIR = "/tmp/lakefs-gc-work"
+# The project root when the package is used from a checkout (include/lakefs_gc/config.py).
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config" / "gc_repositories.yaml"
+
+# lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
+_REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
+_CONN_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,250}$")
+_MEMORY_RE = re.compile(r"^[0-9]+[kKmMgGtT]?[bB]?$")
+_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly",
+                      "@quarterly", "@yearly", "@annually"})
+_CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
+
+_ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
+                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark"})
+_REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
+             "mode")
+_SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
+                           "python", "py_files", "jobs_dir"})
+
+
+class ConfigError(ValueError):
+    """The GC configuration file is missing, unreadable or invalid (the message says where)."""
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    conf: dict[str, str] = field(default_factory=dict)
+    driver_memory: str | None = None
+    executor_memory: str | None = None
+    parallelism: int | None = None
+    binary: str | None = None       # spark-submit path; None: the one next to the running Python
+    python: str | None = None       # PYSPARK_PYTHON; None: the running Python
+    py_files: str | None = None     # None: <project>/build/lakefs_gc.zip
+    jobs_dir: str | None = None     # None: <project>/jobs
+
+    def spark_conf(self) -> dict[str, str]:
+        """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
+        out: dict[str, str] = {}
+        if self.parallelism:
+            out["spark.default.parallelism"] = str(self.parallelism)
+            out["spark.sql.shuffle.partitions"] = str(self.parallelism)
+        out.update(self.conf)
+        return out
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    repository: str
+    lakefs_conn_id: str
+    storage_conn_id: str
+    spark_conn_id: str
+    min_age_seconds: int
+    mode: str
+    schedule: str | None = None
+    work_dir: str | None = None
+    tags: tuple[str, ...] = ()
+    spark: SparkSettings = field(default_factory=SparkSettings)
+
+    @property
+    def dag_id(self) -> str:
+        return f"lakefs_gc__{self.repository}"
+
+
+@dataclass(frozen=True)
+class GCConfig:
+    path: Path
+    repositories: tuple[RepoConfig, ...]
+
+
+def default_config_path() -> Path:
+    """``$LAKEFS_GC_CONFIG`` if set, else the checked-in ``config/gc_repositories.yaml``."""
+    env = os.environ.get(ENV_CONFIG)
+    return Path(env) if env else DEFAULT_CONFIG_PATH
+
+
+def resolve_work_dir(configured: str | None) -> str:
+    """The base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
+    return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
+
+
+def load_config(path: str | os.PathLike | None = None) -> GCConfig:
+    """Read and validate the config file; raise :class:`ConfigError` naming file, entry and field."""
+    p = Path(path) if path is not None else default_config_path()
+    try:
+        text = p.read_text()
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the GC configuration ({e.strerror or e}); "
+                          f"set {ENV_CONFIG} to its path") from e
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{p}: not valid YAML: {e}") from e
+    return parse_config(doc, p)
+
+
+def parse_config(doc: Any, path: str | os.PathLike = "<config>") -> GCConfig:
+    """Validate an already-parsed document (``path`` is only used in messages)."""
+    p = Path(path)
+    if not isinstance(doc, Mapping):
+        raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
+    unknown = set(doc) - {"defaults", "repositories"}
+    if unknown:
+        raise ConfigError(f"{p}: unknown top-level key(s) {sorted(unknown)} "
+                          "(allowed: defaults, repositories)")
+    defaults = doc.get("defaults") or {}
+    if not isinstance(defaults, Mapping):
+        raise ConfigError(f"{p}: 'defaults' must be a mapping")
+    bad = set(defaults) - (_ENTRY_FIELDS - {"repository"})
+    if bad:
+        raise ConfigError(f"{p}: defaults: unknown field(s) {sorted(bad)}")
+    entries = doc.get("repositories")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{p}: 'repositories' must be a non-empty list")
+
+    repos: list[RepoConfig] = []
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        where = f"{p}: repositories[{i}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{where}: each entry must be a mapping")
+        name = entry.get("repository")
+        if isinstance(name, str):
+            where = f"{where} ({name})"
+        repo = _parse_entry(entry, defaults, where)
+        if repo.repository in seen:
+            raise ConfigError(f"{where}: field 'repository': duplicate repository "
+                              f"{repo.repository!r} (also repositories[{seen[repo.repository]}])")
+        seen[repo.repository] = i
+        repos.append(repo)
+    return GCConfig(path=p, repositories=tuple(repos))
+
+
+def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
+    def err(fld: str, msg: str) -> ConfigError:
+        return ConfigError(f"{where}: field '{fld}': {msg}")
+
+    unknown = set(entry) - _ENTRY_FIELDS
+    if unknown:
+        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)} (allowed: {sorted(_ENTRY_FIELDS)})")
+    merged: dict[str, Any] = {**defaults, **entry}
+    merged["spark"] = {**(defaults.get("spark") or {}), **(entry.get("spark") or {})}
+    for fld in _REQUIRED:
+        if merged.get(fld) is None:
+            raise err(fld, "missing (required; set it in the entry or under 'defaults')")
+
+    name = merged["repository"]
+    if not isinstance(name, str) or not _REPO_RE.match(name):
+        raise err("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), got {name!r}")
+    for fld in ("lakefs_conn_id", "storage_conn_id", "spark_conn_id"):
+        v = merged[fld]
+        if not isinstance(v, str) or not _CONN_ID_RE.match(v):
+            raise err(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")
+    mode = merged["mode"]
+    if mode not in MODES:
+        raise err("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+    age = merged["min_age_seconds"]
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        raise err("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")
+    schedule = merged.get("schedule")
+    if schedule is not None:
+        if not isinstance(schedule, str) or not _valid_schedule(schedule):
+            raise err("schedule", f"must be a cron expression (5 fields), a preset such as @daily, "
+                                  f"or null, got {schedule!r}")
+    work_dir = merged.get("work_dir")
+    if work_dir is not None and (not isinstance(work_dir, str) or not work_dir.strip()):
+        raise err("work_dir", f"must be a non-empty path/URI string or null, got {work_dir!r}")
+    tags = merged.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
+        raise err("tags", f"must be a list of non-empty strings, got {tags!r}")
+    spark = _parse_spark(merged["spark"], err)
+    return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
+                      storage_conn_id=merged["storage_conn_id"], spark_conn_id=merged["spark_conn_id"],
+                      min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
+                      tags=tuple(tags), spark=spark)
+
+
+def _parse_spark(raw: Any, err) -> SparkSettings:
+    if not isinstance(raw, Mapping):
+        raise err("spark", "must be a mapping")
+    unknown = set(raw) - _SPARK_FIELDS
+    if unknown:
+        raise err("spark", f"unknown key(s) {sorted(unknown)} (allowed: {sorted(_SPARK_FIELDS)})")
+    conf = raw.get("conf") or {}
+    if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
+        raise err("spark.conf", "must be a mapping of Spark property names to values")
+    for k, v in conf.items():
+        if isinstance(v, (dict, list)) or v is None:
+            raise err(f"spark.conf.{k}", f"must be a scalar, got {v!r}")
+    for fld in ("driver_memory", "executor_memory"):
+        v = raw.get(fld)
+        if v is not None and (not isinstance(v, str) or not _MEMORY_RE.match(v)):
+            raise err(f"spark.{fld}", f"must be a Spark memory size such as 1g or 512m, got {v!r}")
+    par = raw.get("parallelism")
+    if par is not None and (isinstance(par, bool) or not isinstance(par, int) or par < 1):
+        raise err("spark.parallelism", f"must be an integer >= 1, got {par!r}")
+    for fld in ("binary", "python", "py_files", "jobs_dir"):
+        v = raw.get(fld)
+        if v is not None and (not isinstance(v, str) or not v):
+            raise err(f"spark.{fld}", f"must be a non-empty string, got {v!r}")
+    return SparkSettings(
+        conf={k: _conf_str(v) for k, v in conf.items()},
+        driver_memory=raw.get("driver_memory"), executor_memory=raw.get("executor_memory"),
+        parallelism=par, binary=raw.get("binary"), python=raw.get("python"),
+        py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"))
+
+
+def _conf_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _valid_schedule(s: str) -> bool:
+    s = s.strip()
+    if s.startswith("@"):
+        return s in _PRESETS
+    parts = s.split()
+    return len(parts) == 5 and all(_CRON_FIELD_RE.match(x) for x in parts)

@@ -1,0 +1,163 @@
+"""Hooks: the lakeFS connection (type ``lakefs``) and the storage (``aws``) connection settings.
+
+Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
+``lakefs_gc.lakefs_api.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from airflow.sdk import BaseHook
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs_api import LakeFSClient
+
+API_PATH = "/api/v1"
+
+
+def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | None = None,
+                    scheme: str | None = None) -> str:
+    """The lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
+
+    ``host`` may be a full URL (``http://127.0.0.1:8000`` or ``https://lakefs.example.com/api/v1``)
+    or a bare host name (then ``scheme`` (default http), ``port`` and ``schema`` (a path) are used).
+    """
+    if not host:
+        raise ValueError("the lakeFS connection has no host: set it to the lakeFS endpoint URL, "
+                         "e.g. http://127.0.0.1:8000")
+    if "://" in host:
+        parts = urlsplit(host)
+        netloc = parts.netloc
+        if port and parts.port is None:
+            netloc = f"{netloc}:{port}"
+        base = f"{parts.scheme}://{netloc}{parts.path}"
+    else:
+        base = f"{scheme or 'http'}://{host}" + (f":{port}" if port else "")
+        if schema:
+            base += "/" + schema.strip("/")
+    base = base.rstrip("/")
+    if not base.endswith(API_PATH):
+        base += API_PATH
+    return base
+
+
+class LakeFSHook(BaseHook):
+    """lakeFS through ``lakefs-sdk``. Connection type ``lakefs``.
+
+    host = endpoint URL (``http://lakefs:8000``; ``/api/v1`` is appended when missing),
+    login = access key id, password = secret access key. Optional extra:
+    ``{"max_retries": 5, "backoff_base": 0.5, "backoff_max": 20.0}`` (retries on 5xx/429/connection
+    errors, none on other 4xx: done by the client).
+    """
+
+    conn_name_attr = "lakefs_conn_id"
+    default_conn_name = "lakefs_default"
+    conn_type = "lakefs"
+    hook_name = "lakeFS"
+
+    _RETRY_EXTRAS = {"max_retries": int, "backoff_base": float, "backoff_max": float}
+
+    def __init__(self, lakefs_conn_id: str = default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lakefs_conn_id = lakefs_conn_id
+        self._client: LakeFSClient | None = None
+        self._endpoint: str | None = None
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": ["schema", "port"],
+            "relabeling": {"host": "Endpoint URL", "login": "Access key ID", "password": "Secret access key"},
+            "placeholders": {
+                "host": "http://127.0.0.1:8000",
+                "login": "AKIAIOSFOLQUICKSTART",
+                "password": "secret access key",
+                "extra": '{"max_retries": 5, "backoff_base": 0.5, "backoff_max": 20.0}',
+            },
+        }
+
+    def _settings(self) -> tuple[str, str, str, dict[str, Any]]:
+        conn = self.get_connection(self.lakefs_conn_id)
+        if not conn.login or not conn.password:
+            raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
+                             "and password (secret access key)")
+        extra = conn.extra_dejson or {}
+        endpoint = lakefs_endpoint(conn.host, conn.port, conn.schema, extra.get("scheme"))
+        kwargs: dict[str, Any] = {}
+        for key, typ in self._RETRY_EXTRAS.items():
+            if extra.get(key) is not None:
+                try:
+                    kwargs[key] = typ(extra[key])
+                except (TypeError, ValueError):
+                    raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r}: extra {key!r} must be "
+                                     f"a {typ.__name__}, got {extra[key]!r}") from None
+        return endpoint, conn.login, conn.password, kwargs
+
+    @property
+    def endpoint(self) -> str:
+        if self._endpoint is None:
+            self._endpoint = self._settings()[0]
+        return self._endpoint
+
+    def credentials(self) -> tuple[str, str]:
+        """(access key id, secret access key): for handing to Spark jobs through the environment."""
+        _, access, secret, _ = self._settings()
+        return access, secret
+
+    def get_conn(self) -> LakeFSClient:
+        if self._client is None:
+            from lakefs_gc.lakefs_api import LakeFSClient
+
+            endpoint, access, secret, kwargs = self._settings()
+            self._endpoint = endpoint
+            self.log.info("lakeFS client for %s (connection %s)", endpoint, self.lakefs_conn_id)
+            self._client = LakeFSClient(endpoint, access, secret, **kwargs)
+        return self._client
+
+    def test_connection(self) -> tuple[bool, str]:
+        try:
+            self.get_conn().grace_period_seconds()
+        except Exception as e:  # reported to the UI's "Test" button, not swallowed in a task
+            return False, str(e)
+        return True, "Connection successfully tested"
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    """What jobs need to reach an ``s3://`` namespace. Secrets are excluded from ``repr``."""
+
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+
+    def __repr__(self) -> str:
+        return (f"StorageSettings(endpoint_url={self.endpoint_url!r}, region={self.region!r}, "
+                f"has_keys={bool(self.access_key_id)})")
+
+
+def storage_settings(aws_conn_id: str | None) -> StorageSettings:
+    """Read the Airflow ``aws`` connection: static keys (login/password or extra), ``endpoint_url``
+    (extra, or ``service_config.s3.endpoint_url``) and ``region_name``.
+
+    A missing connection gives empty settings (fine for ``local://`` namespaces; jobs then use
+    boto3's default chain). Role assumption is not resolved here: use static keys for S3-compatible
+    servers, or leave the keys empty and let the Spark side use its own credential chain.
+    """
+    if not aws_conn_id:
+        return StorageSettings()
+    from airflow.sdk.exceptions import AirflowNotFoundException
+    from airflow.providers.amazon.aws.utils.connection_wrapper import AwsConnectionWrapper
+
+    try:
+        conn = BaseHook.get_connection(aws_conn_id)
+    except AirflowNotFoundException:
+        return StorageSettings()
+    w = AwsConnectionWrapper(conn=conn)
+    return StorageSettings(endpoint_url=w.get_service_endpoint_url("s3"), region=w.region_name,
+                           access_key_id=w.aws_access_key_id, secret_access_key=w.aws_secret_access_key,
+                           session_token=w.aws_session_token)

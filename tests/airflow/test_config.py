@@ -1,0 +1,115 @@
+"""The GC config loader: the checked-in file is valid, and every error names file, entry and field."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lakefs_gc.config import DEFAULT_CONFIG_PATH, ConfigError, load_config, resolve_work_dir
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "gc.yaml"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_checked_in_config_has_the_sample_repository():
+    assert DEFAULT_CONFIG_PATH == REPO / "config" / "gc_repositories.yaml"
+    cfg = load_config(DEFAULT_CONFIG_PATH)
+    sample = {r.repository: r for r in cfg.repositories}["sample-repo"]
+    assert sample.dag_id == "lakefs_gc__sample-repo"
+    assert sample.mode == "mark_and_sweep"
+    assert sample.min_age_seconds >= 86400  # not below lakeFS's default grace period
+    assert (sample.lakefs_conn_id, sample.storage_conn_id, sample.spark_conn_id) == \
+        ("lakefs_default", "aws_default", "spark_default")
+
+
+def test_env_var_overrides_the_path(tmp_path, monkeypatch):
+    p = write(tmp_path, """
+        repositories:
+          - {repository: other-repo, lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp,
+             min_age_seconds: 100000, mode: mark_only, schedule: "0 3 * * *"}
+    """)
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(p))
+    [r] = load_config().repositories
+    assert (r.repository, r.mode, r.schedule, r.min_age_seconds) == ("other-repo", "mark_only", "0 3 * * *", 100000)
+
+
+def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
+    p = write(tmp_path, """
+        defaults:
+          lakefs_conn_id: lk
+          storage_conn_id: s3
+          spark_conn_id: sp
+          min_age_seconds: 86400
+          mode: mark_and_sweep
+          spark: {driver_memory: 2g, parallelism: 8, conf: {spark.ui.enabled: false}}
+        repositories:
+          - repository: repo-a
+          - repository: repo-b
+            mode: mark_only
+            spark: {executor_memory: 3g, conf: {spark.sql.shuffle.partitions: 2}}
+    """)
+    a, b = load_config(p).repositories
+    assert a.mode == "mark_and_sweep" and b.mode == "mark_only"
+    assert a.spark.driver_memory == "2g" and b.spark.driver_memory == "2g" and b.spark.executor_memory == "3g"
+    assert a.spark.spark_conf() == {"spark.default.parallelism": "8", "spark.sql.shuffle.partitions": "8",
+                                    "spark.ui.enabled": "false"}
+    # the entry's spark.conf replaces the defaults' conf (mapping keys merge one level deep)
+    assert b.spark.spark_conf()["spark.sql.shuffle.partitions"] == "2"
+
+
+def test_work_dir_resolution(monkeypatch):
+    monkeypatch.delenv("LAKEFS_GC_WORK_DIR", raising=False)
+    assert resolve_work_dir(None) == "/tmp/lakefs-gc-work"
+    monkeypatch.setenv("LAKEFS_GC_WORK_DIR", "/data/gc")
+    assert resolve_work_dir(None) == "/data/gc"
+    assert resolve_work_dir("/explicit") == "/explicit"
+
+
+BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 86400"
+
+
+@pytest.mark.parametrize("entries, expected", [
+    # missing field
+    ("  - {lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
+     r"repositories\[0\]: field 'repository': missing"),
+    ("  - {repository: repo-a, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
+     r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': missing"),
+    # bad mode
+    (f"  - {BASE}, repository: repo-a, mode: sweep}}",
+     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'"),
+    # duplicate repository
+    (f"  - {BASE}, repository: repo-a, mode: mark_only}}\n  - {BASE}, repository: repo-a, mode: mark_only}}",
+     r"repositories\[1\] \(repo-a\): field 'repository': duplicate repository 'repo-a' \(also repositories\[0\]\)"),
+    (f"  - {BASE}, repository: Bad_Name, mode: mark_only}}",
+     r"field 'repository': must be a lakeFS repository id"),
+    ("  - {repository: repo-a, lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, "
+     "min_age_seconds: -5, mode: mark_only}",
+     r"\(repo-a\): field 'min_age_seconds': must be an integer >= 0"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, schedule: every day}}",
+     r"\(repo-a\): field 'schedule': must be a cron expression"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, shedule: '@daily'}}",
+     r"\(repo-a\): unknown field\(s\) \['shedule'\]"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{driver_memory: lots}}}}",
+     r"\(repo-a\): field 'spark.driver_memory': must be a Spark memory size"),
+])
+def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
+    p = write(tmp_path, "repositories:\n" + entries + "\n")
+    with pytest.raises(ConfigError, match=expected) as e:
+        load_config(p)
+    assert str(e.value).startswith(str(p) + ": ")
+
+
+def test_missing_file_and_bad_yaml_are_clear(tmp_path):
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read the GC configuration.*LAKEFS_GC_CONFIG"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(write(tmp_path, "repositories: [\n"))
+    with pytest.raises(ConfigError, match="'repositories' must be a non-empty list"):
+        load_config(write(tmp_path, "repositories: []\n"))

@@ -1,0 +1,152 @@
+"""DAG import and structure: one DAG per config entry, seven tasks, exact dependencies, Params."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+EXPECTED_UPSTREAM = {
+    "prepare_run": set(),
+    "mark_uncommitted": {"prepare_run"},
+    "list_committed": {"mark_uncommitted"},
+    "list_slices": {"prepare_run"},
+    "compute_candidates": {"list_committed", "list_slices"},
+    "delete": {"compute_candidates"},
+    "save_report": {"delete"},
+}
+
+
+@pytest.fixture(scope="module")
+def dagbag(tmp_path_factory):
+    """One DagBag over dags/, with a two-repository config (the checked-in one has one entry)."""
+    cfg = tmp_path_factory.mktemp("cfg") / "gc.yaml"
+    cfg.write_text(textwrap.dedent("""
+        defaults: {lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default,
+                   min_age_seconds: 86400, mode: mark_and_sweep}
+        repositories:
+          - {repository: sample-repo, schedule: "@daily"}
+          - {repository: other-repo, mode: mark_only, min_age_seconds: 172800, schedule: null, tags: [team-x]}
+    """))
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    mp.undo()
+    return bag
+
+
+def test_dagbag_imports_without_errors(dagbag):
+    assert dagbag.import_errors == {}
+    assert set(dagbag.dag_ids) == {"lakefs_gc__sample-repo", "lakefs_gc__other-repo"}
+
+
+def test_checked_in_config_parses(monkeypatch):
+    monkeypatch.delenv("LAKEFS_GC_CONFIG", raising=False)
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    assert bag.import_errors == {}
+    assert "lakefs_gc__sample-repo" in bag.dag_ids
+
+
+@pytest.mark.parametrize("dag_id", ["lakefs_gc__sample-repo", "lakefs_gc__other-repo"])
+def test_seven_tasks_with_exact_dependencies(dagbag, dag_id):
+    dag = dagbag.dags[dag_id]
+    assert {t.task_id: set(t.upstream_task_ids) for t in dag.tasks} == EXPECTED_UPSTREAM
+    # mark_uncommitted strictly before list_committed, list_slices independent of both
+    assert "mark_uncommitted" in dag.get_task("list_committed").get_flat_relative_ids(upstream=True)
+    assert "mark_uncommitted" not in dag.get_task("list_slices").get_flat_relative_ids(upstream=True)
+    assert "delete" in dag.get_task("save_report").get_flat_relative_ids(upstream=True)
+
+
+def test_dag_settings(dagbag):
+    sample, other = dagbag.dags["lakefs_gc__sample-repo"], dagbag.dags["lakefs_gc__other-repo"]
+    for dag in (sample, other):
+        assert dag.max_active_runs == 1
+        assert dag.catchup is False
+        assert {"lakefs", "gc"} <= set(dag.tags)
+        assert dag.doc_md and "lakeFS garbage collection" in dag.doc_md
+    assert "team-x" in other.tags
+    assert sample.schedule == "@daily"
+    assert other.schedule is None
+    assert sample.params["mode"] == "mark_and_sweep" and other.params["mode"] == "mark_only"
+    assert other.params["min_age_seconds"] == 172800
+    assert sample.params["unsafe_min_age_override"] is False
+
+
+def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
+    dag = dagbag.dags["lakefs_gc__sample-repo"]
+    for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
+        t = dag.get_task(step)
+        assert t._conn_id == "spark_default"
+        assert t.application == str(REPO / "jobs" / f"{step}.py")
+        assert Path(t.application).exists(), f"missing job file {t.application}"
+        assert t.py_files == str(REPO / "build" / "lakefs_gc.zip")
+        assert {"application", "application_args", "env_vars", "conf"} <= set(t.template_fields)
+    assert dag.get_task("delete").skip_modes == ("mark_only",)
+    assert dag.get_task("list_committed").skip_modes == ()
+
+
+def _validate(dag, conf):
+    """What the API/UI does before creating a run (SerializedDAG.create_dagrun), on the serialized DAG."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    return serialized.params.deep_merge(conf).validate()
+
+
+def test_params_accept_valid_values(dagbag):
+    dag = dagbag.dags["lakefs_gc__sample-repo"]
+    assert _validate(dag, {}) == {"mode": "mark_and_sweep", "min_age_seconds": 86400,
+                                  "unsafe_min_age_override": False}
+    assert _validate(dag, {"mode": "mark_only", "min_age_seconds": 0, "unsafe_min_age_override": True}) == \
+        {"mode": "mark_only", "min_age_seconds": 0, "unsafe_min_age_override": True}
+
+
+@pytest.mark.parametrize("conf, message", [
+    ({"mode": "sweep_only"}, r"Invalid input for param mode: 'sweep_only' is not one of \['mark_and_sweep', 'mark_only'\]"),
+    ({"min_age_seconds": -1}, r"Invalid input for param min_age_seconds: -1 is less than the minimum of 0"),
+    ({"min_age_seconds": "3600"}, r"Invalid input for param min_age_seconds: '3600' is not of type 'integer'"),
+    ({"unsafe_min_age_override": "yes"}, r"Invalid input for param unsafe_min_age_override: 'yes' is not of type 'boolean'"),
+])
+def test_params_reject_invalid_values_with_a_clear_message(dagbag, conf, message):
+    from airflow.sdk.exceptions import ParamValidationError
+
+    with pytest.raises(ParamValidationError, match=message):
+        _validate(dagbag.dags["lakefs_gc__sample-repo"], conf)
+
+
+def test_params_have_a_ui_form(dagbag):
+    params = dagbag.dags["lakefs_gc__sample-repo"].params
+    assert params.get_param("mode").schema["enum"] == ["mark_and_sweep", "mark_only"]
+    age = params.get_param("min_age_seconds")
+    assert (age.schema["type"], age.schema["minimum"], age.schema["title"]) == ("integer", 0, "Minimum object age (s)")
+    assert "grace period" in age.description
+    assert params.get_param("unsafe_min_age_override").schema["type"] == "boolean"
+
+
+def test_dag_file_does_no_io_beyond_the_config(monkeypatch, tmp_path):
+    """Parsing needs no connection, Variable or network: a DagBag with no connections defined and
+    a bad lakeFS endpoint env still imports."""
+    monkeypatch.setenv("AIRFLOW_CONN_LAKEFS_DEFAULT", "not-even-a-uri")
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    assert bag.import_errors == {}
+
+
+def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n  - {repository: repo-a, lakefs_conn_id: a, storage_conn_id: b, "
+                   "spark_conn_id: c, min_age_seconds: 1, mode: sweep}\n")
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    [err] = bag.import_errors.values()
+    assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
