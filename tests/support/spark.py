@@ -1,0 +1,34 @@
+"""Run a GC Spark job for real: spark-submit from the venv, local[2], --py-files zip."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+ZIP = REPO / "build" / "lakefs_gc.zip"
+
+
+def submit(step: str, meta: dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
+    """Returns (returncode, result dict or None, output). The job's own messages reach stdout:
+    spark-submit runs the Python driver under the JVM, which merges its streams."""
+    assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
+    tmp.mkdir(parents=True, exist_ok=True)
+    meta_path, result_path = tmp / f"{step}.meta.json", tmp / f"{step}.result.json"
+    meta_path.write_text(json.dumps(meta))
+    result_path.unlink(missing_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update({"PATH": f"{VENV_BIN}:{env.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable,
+                "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"})
+    env.update(extra_env or {})
+    cmd = [str(VENV_BIN / "spark-submit"), "--master", "local[2]", "--py-files", str(ZIP),
+           "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+           "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+           str(REPO / "jobs" / f"{step}.py"), "--meta", str(meta_path), "--result", str(result_path)]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    result = json.loads(result_path.read_text()) if result_path.exists() else None
+    return res.returncode, result, res.stdout + res.stderr
