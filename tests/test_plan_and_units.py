@@ -1,0 +1,94 @@
+"""Pure pieces: the run clock, xids, commits.csv parsing, the deletable rule, the report."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from lakefs_gc import committed, xid
+from lakefs_gc.candidates import is_deletable
+from lakefs_gc.lakefs_api import LakeFSGCError, resolve_location
+from lakefs_gc.plan import PlanError, make_run_plan, parse_iso
+from lakefs_gc.report import build_summary
+
+NOW = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=timezone.utc)
+
+
+def test_cutoff_is_start_minus_the_larger_of_min_age_and_grace():
+    p = make_run_plan(NOW, 2 * 86400, 86400)
+    assert parse_iso(p["start_time"]) == NOW
+    assert parse_iso(p["cutoff_time"]) == NOW - timedelta(days=2)
+    assert p["effective_min_age_seconds"] == 2 * 86400 and p["unsafe_min_age_override"] is False
+
+
+def test_min_age_below_grace_is_refused_naming_the_override():
+    with pytest.raises(PlanError, match="unsafe_min_age_override"):
+        make_run_plan(NOW, 3600, 86400)
+
+
+def test_unsafe_override_is_honoured_and_recorded():
+    p = make_run_plan(NOW, 0, 86400, unsafe_override=True)
+    assert parse_iso(p["cutoff_time"]) == NOW and p["unsafe_min_age_override"] is True
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "86400", True])
+def test_invalid_min_age_is_refused(bad):
+    with pytest.raises(PlanError, match="min_age_seconds"):
+        make_run_plan(NOW, bad, 86400)
+
+
+def test_naive_clock_is_refused():
+    with pytest.raises(PlanError):
+        make_run_plan(NOW.replace(tzinfo=None), 86400, 86400)
+
+
+def test_xid_times_match_the_reference_examples():
+    assert datetime.fromtimestamp(xid.descending_time("g4uk6erfnfus73frbnqg"), timezone.utc).date().isoformat() == "2025-11-10"
+    assert datetime.fromtimestamp(xid.descending_time("gqv3epl4fd2o8m3men70"), timezone.utc).date().isoformat() == "2022-12-07"
+    assert datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), timezone.utc).isoformat() == \
+        "2022-12-07T17:23:28+00:00"
+    assert xid.encode(xid.decode("ce8co454fd2o8m3menag")) == "ce8co454fd2o8m3menag"
+    assert not xid.is_xid("!ab") and not xid.is_xid("b0c968736d8f42a2b1c6284835f08226")
+
+
+def test_commits_csv():
+    data = b"commit_id,expired,metarange_id\nc1,false,m1\nc2,false,\nc3,true,m3\n"
+    assert committed.parse_commits_csv(data, "x") == [("c1", "m1"), ("c2", ""), ("c3", "m3")]
+    with pytest.raises(LakeFSGCError, match="lists no active commit"):
+        committed.parse_commits_csv(b"commit_id,expired,metarange_id\n", "x")
+    with pytest.raises(LakeFSGCError, match="unexpected commits.csv header"):
+        committed.parse_commits_csv(b"id,meta\nc1,m1\n", "x")
+    with pytest.raises(LakeFSGCError, match="line 2"):
+        committed.parse_commits_csv(b"commit_id,expired,metarange_id\nc1,false\n", "x")
+    with pytest.raises(LakeFSGCError, match="empty"):
+        committed.parse_commits_csv(b"", "x")
+
+
+def test_metadata_locations():
+    ns = "s3://bucket/repo"
+    assert committed.relative_key(ns, "_lakefs/abc") == "_lakefs/abc"
+    assert committed.relative_key(ns + "/", "s3://bucket/repo/_lakefs/abc") == "_lakefs/abc"
+    with pytest.raises(LakeFSGCError, match="outside the storage namespace"):
+        committed.relative_key(ns, "s3://bucket/repo2/_lakefs/abc")
+    assert resolve_location(ns, "_lakefs/abc") == "s3://bucket/repo/_lakefs/abc"
+
+
+@pytest.mark.parametrize("address,ok", [
+    ("data/gqv3epl4fd2o8m3men70/ce8co454fd2o8m3menag", True), ("b0c968736d8f42a2b1c6284835f08226", True),
+    ("data/!ab/c/slice/obj", True), ("dummy", False), ("_lakefs/dummy", False), ("_lakefs/abc", False),
+    ("data/", False), ("", False), ("data/../_lakefs/x", False), ("other/prefix/x", False), ("/data/x", False),
+])
+def test_deletable_rule(address, ok):
+    assert is_deletable(address) is ok
+
+
+def test_summary_keeps_lakefs_fields_first_and_adds_ours():
+    meta = {"run_id": "r", "first_slice": "s", "start_time": "a", "cutoff_time": "b", "mode": "mark_and_sweep",
+            "candidates": 5, "deleted": 5, "candidate_bytes": 50, "delete_failed": 0, "airflow_run_id": "x"}
+    s = build_summary(meta, True)
+    assert list(s)[:6] == ["run_id", "success", "first_slice", "start_time", "cutoff_time", "num_deleted_objects"]
+    assert s["num_deleted_objects"] == 5 and s["reclaimed_bytes"] == 50 and s["airflow_run_id"] == "x"
+    assert build_summary({**meta, "mode": "mark_only", "deleted": 0}, True)["reclaimed_bytes"] == 0
+    with pytest.raises(ValueError, match="no run_id"):
+        build_summary({}, True)
