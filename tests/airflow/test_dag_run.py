@@ -1,0 +1,144 @@
+"""Real Airflow runs (``dag.test()``, SQLite) of the GC DAG with the lakeFS client and spark-submit
+stood in for: proves the wiring (XCom merging, Params into prepare_run, the order of tasks, the
+mark-only no-op, the report written last on storage). The real jobs and the lakeFS emulator are
+exercised by the end-to-end tests, not here."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import lakefs_sdk
+import pytest
+
+from tests.airflow.helpers import REPO, fake_spark_submit
+
+GRACE = 3600
+
+
+class FakeLakeFSClient:
+    """Stands in for lakefs_gc.lakefs_api.LakeFSClient (same constructor and the calls the operators make)."""
+
+    namespace = ""
+    instances: list[FakeLakeFSClient] = []
+
+    def __init__(self, endpoint, access_key, secret_key, **kwargs):
+        self.endpoint, self.access_key = endpoint, access_key
+        FakeLakeFSClient.instances.append(self)
+
+    def get_repository(self, repo):
+        return lakefs_sdk.Repository(id=repo, creation_date=0, default_branch="main",
+                                     storage_namespace=self.namespace, storage_id="")
+
+    def blockstore_type(self, storage_id=None):
+        return "local"
+
+    def grace_period_seconds(self):
+        return GRACE
+
+    def prepare_uncommitted_all(self, repo):
+        return "gcrun0001", [f"{self.namespace}/_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/"], 2
+
+
+@pytest.fixture(scope="module")
+def airflow_db():
+    from airflow.utils import db
+
+    db.resetdb(skip_init=False) if "skip_init" in db.resetdb.__code__.co_varnames else db.resetdb()
+    yield
+
+
+@pytest.fixture
+def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
+    import lakefs_gc.lakefs_api as api
+
+    ns_dir = tmp_path / "ns"
+    ns_dir.mkdir()
+    FakeLakeFSClient.namespace = f"local://{ns_dir}"
+    FakeLakeFSClient.instances = []
+    monkeypatch.setattr(api, "LakeFSClient", FakeLakeFSClient)
+    binary = fake_spark_submit(tmp_path)
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(textwrap.dedent(f"""
+        repositories:
+          - repository: sample-repo
+            lakefs_conn_id: lakefs_default
+            storage_conn_id: aws_default
+            spark_conn_id: spark_default
+            min_age_seconds: {GRACE}
+            mode: mark_and_sweep
+            work_dir: {tmp_path / "work"}
+            spark: {{binary: {binary}}}
+    """))
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    assert bag.import_errors == {}
+    return bag.dags["lakefs_gc__sample-repo"], ns_dir
+
+
+def _states(dr):
+    return {ti.task_id: ti.state for ti in dr.get_task_instances()}
+
+
+def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
+    dag, ns_dir = gc_dag
+    dr = dag.test()
+    assert dr.state == "success", _states(dr)
+    tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+    assert {k: v.state for k, v in tis.items()} == dict.fromkeys(
+        ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+         "save_report"], "success")
+    assert tis["mark_uncommitted"].end_date <= tis["list_committed"].start_date
+    assert tis["delete"].end_date <= tis["save_report"].start_date
+
+    [summary_path] = ns_dir.glob("_lakefs/retention/gc/unified/*/summary.json")
+    assert summary_path.parent.name == "gcrun0001"  # the mark id from mark_uncommitted
+    summary = json.loads(summary_path.read_text())
+    assert summary["success"] is True and summary["run_id"] == "gcrun0001"
+    assert summary["mode"] == "mark_and_sweep" and summary["airflow_run_id"] == dr.run_id
+    assert summary["min_age_seconds"] == GRACE and summary["unsafe_min_age_override"] is False
+    assert summary["uncommitted_pages"] == 2
+    assert FakeLakeFSClient.instances[0].endpoint == "http://127.0.0.1:8000/api/v1"
+
+    # every Spark step got the merged metadata of its ancestors (run dir per Airflow run), no secrets
+    [control] = (ns_dir.parent / "work" / "sample-repo").glob("*/_control")
+    assert sorted(p.name for p in control.glob("*.meta.json")) == sorted(
+        f"{s}.meta.json" for s in ("list_committed", "list_slices", "compute_candidates", "delete"))
+    meta = json.loads((control / "compute_candidates.meta.json").read_text())
+    assert meta["run_id"] == "gcrun0001" and meta["cutoff_time"] and meta["listed_objects"] == 3
+    assert meta["work_dir"] == str(control.parent) and meta["airflow_run_id"] == dr.run_id
+    from tests.airflow.conftest import LAKEFS_SECRET, S3_SECRET
+
+    for p in control.iterdir():
+        assert LAKEFS_SECRET not in p.read_text() and S3_SECRET not in p.read_text()
+
+
+def test_mark_only_from_the_run_form_skips_deletion(gc_dag):
+    dag, ns_dir = gc_dag
+    dr = dag.test(run_conf={"mode": "mark_only"})
+    assert dr.state == "success", _states(dr)
+    [summary_path] = ns_dir.glob("_lakefs/retention/gc/unified/*/summary.json")
+    summary = json.loads(summary_path.read_text())
+    assert summary["mode"] == "mark_only" and summary["deleted"] == 0
+
+
+def test_min_age_below_grace_period_is_refused_naming_the_override(gc_dag):
+    dag, ns_dir = gc_dag
+    dr = dag.test(run_conf={"min_age_seconds": 60})
+    states = _states(dr)
+    assert dr.state == "failed"
+    assert states["prepare_run"] == "failed"
+    assert all(states[t] == "upstream_failed" for t in states if t != "prepare_run")
+    assert not list(ns_dir.glob("_lakefs/**/summary.json"))
+
+
+def test_invalid_params_are_rejected_before_anything_runs(gc_dag):
+    from airflow.sdk.exceptions import ParamValidationError
+
+    dag, ns_dir = gc_dag
+    with pytest.raises(ParamValidationError, match="Invalid input for param mode"):
+        dag.test(run_conf={"mode": "delete_everything"})
+    assert FakeLakeFSClient.instances == []
