@@ -81,7 +81,7 @@ def build_gc_dag(cfg: RepoConfig) -> DAG:
             "pyspark_python": spark.python,
         }
         prepare_run = PrepareRunOperator(
-            task_id="prepare_run", repository=cfg.repository, work_dir=cfg.work_dir,
+            task_id="prepare_run", repository=cfg.repository, work_dir=cfg.work_dir, parallelism=spark.parallelism,
             mode="{{ params.mode }}", min_age_seconds="{{ params.min_age_seconds }}",
             unsafe_min_age_override="{{ params.unsafe_min_age_override }}", **common)
         mark_uncommitted = MarkUncommittedOperator(task_id="mark_uncommitted", lakefs_conn_id=cfg.lakefs_conn_id)

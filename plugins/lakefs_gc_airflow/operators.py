@@ -115,8 +115,9 @@ class PrepareRunOperator(BaseOperator):
     def __init__(self, *, repository: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", mode: str = "mark_and_sweep",
                  min_age_seconds: int | str = 86400, unsafe_min_age_override: bool | str = False,
-                 work_dir: str | None = None, **kwargs: Any) -> None:
+                 work_dir: str | None = None, parallelism: int | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.parallelism = parallelism
         self.repository = repository
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
@@ -167,6 +168,8 @@ class PrepareRunOperator(BaseOperator):
             "work_dir": f"{base}/{self.repository}/{safe_name(run_id)}",
             "airflow_run_id": run_id,
         }
+        if self.parallelism:
+            meta["parallelism"] = int(self.parallelism)  # partitions the jobs use for listing/deleting
         meta.update(plan)
         meta[f"{self.task_id}_seconds"] = round(time.monotonic() - t0, 3)
         self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", run_id,

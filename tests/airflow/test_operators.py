@@ -277,6 +277,7 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
     assert (meta["s3_endpoint_url"], meta["s3_region"]) == ("http://127.0.0.1:5000", "us-east-1")
     assert meta["lakefs_endpoint"] == "http://127.0.0.1:8000/api/v1"
     assert meta["start_time"] > meta["cutoff_time"]
+    assert meta["parallelism"] == 2  # from the entry's spark.parallelism
     assert not any(s in json.dumps(meta) for s in SECRETS)
 
 
