@@ -449,3 +449,28 @@ def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path)
     assert sorted(objs) == ["imported/a.csv", "imported/sub/b.csv"]
     assert objs["imported/sub/b.csv"].physical_address == f"local://{src}/sub/b.csv"
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "imported/sub/b.csv")) == b"bb"
+
+
+def test_list_merges_staging_with_commit_across_pages(lakefs_client, lakefs_emulator):
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    o = lakefs_client.objects_api
+    for i in range(10):
+        o.upload_object(repo, "main", f"k/{i}", content=b"c")
+    o.upload_object(repo, "main", "other", content=b"c")
+    commit(lakefs_client, repo, "main")
+    o.upload_object(repo, "main", "k/3", content=b"staged")
+    o.delete_object(repo, "main", "k/5")
+    o.upload_object(repo, "main", "k/55", content=b"new")
+    o.upload_object(repo, "main", "k/sub/x", content=b"new")
+    expected = ["k/0", "k/1", "k/2", "k/3", "k/4", "k/55", "k/6", "k/7", "k/8", "k/9", "k/sub/x"]
+    seen, after = [], ""
+    while True:
+        page = o.list_objects(repo, "main", prefix="k/", after=after, amount=3)
+        seen += [x.path for x in page.results]
+        if not page.pagination.has_more:
+            break
+        after = page.pagination.next_offset
+    assert seen == expected
+    assert o.stat_object(repo, "main", "k/3").size_bytes == 6
+    grouped = o.list_objects(repo, "main", prefix="k/", delimiter="/", after="k/8")
+    assert [(x.path, x.path_type) for x in grouped.results] == [("k/9", "object"), ("k/sub/", "common_prefix")]

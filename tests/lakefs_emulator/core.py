@@ -124,6 +124,8 @@ class Catalog:
         self.db.execute("PRAGMA journal_mode=WAL" if settings.state_dir else "PRAGMA journal_mode=MEMORY")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._schema()
+        row = self.db.execute("SELECT value FROM meta WHERE key='clock_offset'").fetchone()
+        self._offset = float(row[0]) if row else 0.0
         if settings.clock_offset is not None:
             self.set_clock_offset(settings.clock_offset)
         self._storages: dict[str, object] = {}
@@ -153,12 +155,12 @@ class Catalog:
 
     # ------------------------------------------------------------------ clock
     def clock_offset(self) -> float:
-        row = self.db.execute("SELECT value FROM meta WHERE key='clock_offset'").fetchone()
-        return float(row[0]) if row else 0.0
+        return self._offset
 
     def set_clock_offset(self, offset: float) -> None:
         with self.lock:
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clock_offset', ?)", (repr(float(offset)),))
+            self._offset = float(offset)
 
     def now(self) -> float:
         return time.time() + self.clock_offset()
@@ -534,39 +536,50 @@ class Catalog:
 
     def list_objects(self, repo: str, ref: str, prefix: str, after: str, amount: int,
                      delimiter: str) -> tuple[dict, list[tuple[str, Entry | None]], bool]:
-        """[(path, entry)] where entry None marks a common prefix."""
+        """[(path, entry)] where entry None marks a common prefix; stops after ``amount`` (+1 to know has_more)."""
         with self.lock:
             r = self._repo_row(repo)
             cid, branch = self.resolve_ref(repo, ref)
-            merged: dict[str, Entry | None] = {}
-            start = max(prefix, after).encode()
-            for p, e in self._iter_committed(r["storage_namespace"], self._commit(repo, cid)["meta_range_id"], start):
-                if not p.startswith(prefix):
-                    if p > prefix:
-                        break
-                    continue
-                merged[p] = e
-            if branch is not None:
-                for p, e in self._staged(repo, branch):
-                    if p.startswith(prefix):
-                        if e is None:
-                            merged.pop(p, None)
-                        else:
-                            merged[p] = e
+            mr = self._commit(repo, cid)["meta_range_id"]
+            staged = [(p, e) for p, e in (self._staged(repo, branch) if branch is not None else [])
+                      if p.startswith(prefix) and p > after]
+            committed = self._iter_committed(r["storage_namespace"], mr, max(prefix, after).encode())
+
+            def merged() -> Iterator[tuple[str, Entry]]:
+                si = 0
+                for p, e in committed:
+                    if not p.startswith(prefix):
+                        if p > prefix:
+                            break
+                        continue
+                    if p <= after:
+                        continue
+                    while si < len(staged) and staged[si][0] < p:
+                        if staged[si][1] is not None:
+                            yield staged[si]  # type: ignore[misc]
+                        si += 1
+                    if si < len(staged) and staged[si][0] == p:
+                        if staged[si][1] is not None:
+                            yield staged[si]  # type: ignore[misc]
+                        si += 1
+                    else:
+                        yield p, e
+                for p, e in staged[si:]:
+                    if e is not None:
+                        yield p, e
+
             results: list[tuple[str, Entry | None]] = []
-            seen_prefixes: set[str] = set()
+            last_prefix = None
             has_more = False
-            for p in sorted(merged):
-                if p <= after:
-                    continue
-                item: tuple[str, Entry | None] = (p, merged[p])
+            for p, e in merged():
+                item: tuple[str, Entry | None] = (p, e)
                 if delimiter:
                     rest = p[len(prefix):]
                     if delimiter in rest:
                         cp = prefix + rest[:rest.index(delimiter) + len(delimiter)]
-                        if cp in seen_prefixes or cp <= after:
+                        if cp == last_prefix or cp <= after:
                             continue
-                        seen_prefixes.add(cp)
+                        last_prefix = cp
                         item = (cp, None)
                 if len(results) == amount:
                     has_more = True
