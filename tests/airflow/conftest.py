@@ -21,7 +21,6 @@ os.environ.update({
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
     "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-    "AIRFLOW__CORE__UNIT_TEST_MODE": "True",
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
 })
 
@@ -47,7 +46,4 @@ def connections(monkeypatch):
         conn_env("spark_default", conn_type="spark", host="local[*]"),
     ):
         monkeypatch.setenv(key, value)
-    from airflow.sdk.execution_time.cache import SecretCache
-
-    SecretCache.reset() if hasattr(SecretCache, "reset") else None
     yield
