@@ -150,3 +150,14 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
     [err] = bag.import_errors.values()
     assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
+
+
+def test_plugins_manager_does_not_import_the_package_files_as_top_level_modules():
+    """plugins/.airflowignore: without it Airflow imports plugins/lakefs_gc_airflow/hooks.py as a
+    top-level module ``hooks`` (a second LakeFSHook class, and a name any other plugin may clash with)."""
+    import sys
+
+    from airflow import plugins_manager
+
+    plugins_manager.ensure_plugins_loaded()
+    assert not {"hooks", "operators"} & set(sys.modules)
