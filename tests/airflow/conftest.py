@@ -6,8 +6,10 @@ Connections are given as AIRFLOW_CONN_* environment variables (JSON form) by the
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -15,6 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 _HOME = tempfile.mkdtemp(prefix="lakefs-gc-airflow-home-")
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
 os.environ.update({
     "AIRFLOW_HOME": _HOME,
     "AIRFLOW__CORE__PARALLELISM": "4",
