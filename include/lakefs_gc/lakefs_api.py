@@ -134,6 +134,15 @@ class LakeFSClient:
             raise
         return int(gc.grace_period if gc.grace_period is not None else 86400)
 
+    def require_gc_rules(self, repo: str) -> lakefs_sdk.GarbageCollectionRules:
+        """The repository's GC rules; none is an error (hazard H1: never "every commit expired")."""
+        try:
+            return self.call("getGCRules", self.repositories.get_gc_rules, repo)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
+            raise
+
     # -- uncommitted (reference 1.3, hazard H2) -------------------------------------------------
     def prepare_uncommitted_all(self, repo: str, max_pages: int = 100_000) -> tuple[str, list[str], int]:
         """Page ``prepare_uncommited`` to the end; return (run_id, every non-empty location, pages).

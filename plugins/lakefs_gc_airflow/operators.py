@@ -127,6 +127,7 @@ class PrepareRunOperator(BaseOperator):
         self.work_dir = work_dir
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from lakefs_gc.lakefs_api import NoGCRulesError
         from lakefs_gc.plan import PlanError, make_run_plan
 
         t0 = time.monotonic()
@@ -139,6 +140,10 @@ class PrepareRunOperator(BaseOperator):
         hook = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id)
         client = hook.get_conn()
         repo = client.get_repository(self.repository)
+        try:
+            client.require_gc_rules(self.repository)  # fail before any Spark job starts
+        except NoGCRulesError as e:
+            raise AirflowFailException(str(e)) from e
         blockstore = client.blockstore_type(getattr(repo, "storage_id", None) or "")
         grace = int(client.grace_period_seconds())
         try:

@@ -50,3 +50,12 @@ def connections(monkeypatch):
     ):
         monkeypatch.setenv(key, value)
     yield
+
+
+@pytest.fixture(scope="session")
+def airflow_db():
+    """A fresh Airflow metadata database (SQLite in the temporary AIRFLOW_HOME), once per session."""
+    from airflow.utils import db
+
+    db.resetdb()
+    yield

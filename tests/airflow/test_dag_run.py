@@ -34,19 +34,14 @@ class FakeLakeFSClient:
     def blockstore_type(self, storage_id=None):
         return "local"
 
+    def require_gc_rules(self, repo):
+        return None
+
     def grace_period_seconds(self):
         return GRACE
 
     def prepare_uncommitted_all(self, repo):
         return "gcrun0001", [f"{self.namespace}/_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/"], 2
-
-
-@pytest.fixture(scope="module")
-def airflow_db():
-    from airflow.utils import db
-
-    db.resetdb(skip_init=False) if "skip_init" in db.resetdb.__code__.co_varnames else db.resetdb()
-    yield
 
 
 @pytest.fixture

@@ -251,6 +251,9 @@ class _Client:
     def blockstore_type(self, storage_id=None):
         return "s3"
 
+    def require_gc_rules(self, repo):
+        return None
+
     def grace_period_seconds(self):
         return 86400
 
@@ -297,3 +300,18 @@ def test_mark_uncommitted_returns_every_location(fake_client):
     op = dag_module().build_gc_dag(repo_config()).get_task("mark_uncommitted")
     out = op.execute(context({"prepare_run": {"repository": "sample-repo"}}))
     assert (out["run_id"], out["uncommitted_pages"], len(out["uncommitted_locations"])) == ("runid", 3, 1)
+
+
+def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypatch):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from lakefs_gc.lakefs_api import NoGCRulesError
+
+    def no_rules(self, repo):
+        raise NoGCRulesError(f"repository {repo!r} has no GC rules; set them with lakectl gc set-config")
+
+    monkeypatch.setattr(_Client, "require_gc_rules", no_rules)
+    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
+    op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_and_sweep", "90000", "False"
+    with pytest.raises(AirflowFailException, match="has no GC rules.*set-config"):
+        op.execute(context({}))
