@@ -15,14 +15,20 @@ command -v java >/dev/null 2>&1 || die "java not found. Install OpenJDK 17 or ne
 jver=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
 [ -n "$jver" ] && [ "$jver" -ge 17 ] || die "java $jver found, but Spark 4 needs Java 17 or newer. Install OpenJDK 17+ and put it first on PATH."
 
-# --- apt tools used by tests (RocksDB's sst_dump reads our SSTables independently of our code) ---
-if ! command -v sst_dump >/dev/null 2>&1; then
+# --- apt tools used by tests: RocksDB's sst_dump reads our SSTables independently of our code;
+#     a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
+apt_pkgs=()
+command -v sst_dump >/dev/null 2>&1 || apt_pkgs+=(rocksdb-tools)
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
+  apt_pkgs+=(docker-compose)
+fi
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing rocksdb-tools (sst_dump)"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools >/dev/null \
-      || die "apt-get install rocksdb-tools failed"
+    echo "setup: installing ${apt_pkgs[*]} with apt"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null \
+      || die "apt-get install ${apt_pkgs[*]} failed"
   else
-    echo "setup: warning: sst_dump not found (apt package rocksdb-tools); the cross-implementation test will fail" >&2
+    echo "setup: warning: not root, not installing ${apt_pkgs[*]}: the sst_dump cross-check fails without rocksdb-tools; the compose test skips without a compose client" >&2
   fi
 fi
 
