@@ -1,0 +1,209 @@
+"""End to end: the real GC DAG (``dag.test()``, SQLite) against the lakeFS emulator, real spark-submit
+jobs, on a ``local://`` namespace and on an ``s3://`` namespace (moto server on 127.0.0.1).
+
+The repository is seeded through lakefs-sdk by ``lakefs_gc.seed`` with the emulator's clock moved
+back (commits ten days old, retention one day); ``min_age_seconds`` is small (the emulator's grace
+period is smaller still) so that objects written a few seconds before the run are "newer than the
+cutoff" and objects written before a short wait are older. Every test asserts on what is left in
+storage.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from lakefs_gc.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, seed_fresh
+from lakefs_gc.storage import open_storage
+from tests.airflow.conftest import conn_env
+from tests.airflow.helpers import REPO
+
+pytestmark = [pytest.mark.spark, pytest.mark.e2e]
+
+DAY = 86400
+GRACE = 5
+MIN_AGE = 15
+TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+         "save_report"]
+
+
+def clock_for(emu):
+    offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
+    return lambda phase: emu.set_clock(offset=offsets[phase])
+
+
+class GCEnv:
+    """An emulator with a seeded repository, its storage, and the GC DAG configured for it."""
+
+    def __init__(self, emu, storage, manifest: Manifest, dag, sibling: tuple, seeded_at: float):
+        self.emu, self.storage, self.manifest, self.dag = emu, storage, manifest, dag
+        self.sibling = sibling  # (storage of the sibling prefix, key)
+        self.seeded_at = seeded_at
+
+    def keys(self) -> set[str]:
+        return {o.key for o in self.storage.list("", recursive=True)}
+
+    def wait_until_old(self) -> None:
+        """Until everything seeded so far is older than the run's cutoff (bounded: MIN_AGE + 3 s)."""
+        remaining = self.seeded_at + MIN_AGE + 3 - time.time()
+        if remaining > 0:
+            time.sleep(remaining)
+
+    def run(self, **conf):
+        # always the whole conf: dag.test() keeps the previous run's conf as the DAG's params
+        conf = {"mode": "mark_and_sweep", **conf}
+        dr = self.dag.test(run_conf=conf)
+        tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+        return dr, tis
+
+
+def _states(tis) -> dict[str, str]:
+    return {k: ti.state for k, ti in tis.items()}
+
+
+def _write_config(tmp_path: Path, repo: str) -> Path:
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(textwrap.dedent(f"""
+        repositories:
+          - repository: {repo}
+            lakefs_conn_id: lakefs_default
+            storage_conn_id: aws_default
+            spark_conn_id: spark_default
+            min_age_seconds: {MIN_AGE}
+            mode: mark_and_sweep
+            work_dir: {tmp_path / "work"}
+            spark:
+              parallelism: 2
+              conf:
+                spark.ui.enabled: "false"
+                spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"
+    """))
+    return cfg
+
+
+def _load_dag(monkeypatch, tmp_path: Path, repo: str, emu, moto=None):
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo)))
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    conns = [conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
+                      password=emu.secret_key),
+             conn_env("spark_default", conn_type="spark", host="local[2]")]
+    if moto is not None:
+        conns.append(conn_env("aws_default", conn_type="aws", login=moto.access_key, password=moto.secret_key,
+                              extra={"endpoint_url": moto.endpoint_url, "region_name": moto.region}))
+    for k, v in conns:
+        monkeypatch.setenv(k, v)
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    assert bag.import_errors == {}
+    return bag.dags[f"lakefs_gc__{repo}"]
+
+
+def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None) -> GCEnv:
+    emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto)
+    if moto is not None:
+        bucket = moto.create_bucket(f"gc-e2e-{repo}")
+        ns = emu.namespace(repo, bucket=bucket)
+        storage = open_storage(ns, moto.s3_options())
+        sibling = open_storage(f"s3://{bucket}/{repo}-sibling", moto.s3_options())
+    else:
+        ns = emu.namespace(repo)
+        storage = open_storage(ns)
+        sibling = open_storage(f"local://{emu.root / 'ns' / (repo + '-sibling')}")
+    manifest = seed(emu.client(), repo, ns, phase=clock_for(emu))
+    # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
+    sibling.put("data/slice/not-ours.bin", b"not in the namespace")
+    seeded_at = time.time()
+    dag = _load_dag(monkeypatch, tmp_path, repo, emu, moto)
+    return GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at)
+
+
+def _assert_swept(env: GCEnv, before: set[str], tis, report_dir_count: int = 1) -> dict:
+    """Exactly the expected garbage is gone; everything else (incl. _lakefs/ and the sibling) is there."""
+    after = env.keys()
+    expected_deleted = env.manifest.expected(DELETED)
+    assert expected_deleted, "the seeded repository must contain garbage"
+    gone = before - after
+    assert gone == expected_deleted, {o.label: o.address for o in env.manifest.objects if o.address in gone ^ expected_deleted}
+    for o in env.manifest.objects:
+        assert (o.address in after) == (o.expect == KEPT), (o.label, o.path, o.address)
+    assert {k for k in before if k.startswith("_lakefs/")} <= after  # _lakefs/ untouched
+    sibling, key = env.sibling
+    assert sibling.exists(key)
+    run_id = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")["run_id"]
+    summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
+    assert summary["success"] is True and summary["run_id"] == run_id
+    return summary
+
+
+def _assert_ordered(tis) -> None:
+    assert tis["mark_uncommitted"].end_date <= tis["list_committed"].start_date
+    assert tis["prepare_run"].end_date <= tis["list_slices"].start_date
+    assert max(tis["list_committed"].end_date, tis["list_slices"].end_date) <= tis["compute_candidates"].start_date
+    assert tis["compute_candidates"].end_date <= tis["delete"].start_date <= tis["delete"].end_date \
+        <= tis["save_report"].start_date
+
+
+def _fresh_garbage_then_sweep(env: GCEnv) -> dict:
+    """Write garbage newer than the cutoff, run a sweep, check storage; return the report."""
+    seed_fresh(env.emu.client(), env.manifest, phase=clock_for(env.emu))
+    before = env.keys()
+    dr, tis = env.run()
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    _assert_ordered(tis)
+    return _assert_swept(env, before, tis)
+
+
+def test_local_namespace_mark_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
+    env.wait_until_old()
+    before = env.keys()
+
+    # 1. mark only (from the run form): the report is written, nothing is deleted
+    dr, tis = env.run(mode="mark_only")
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
+    mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
+    assert mark["uncommitted_pages"] == STAGED_ON_MAIN + 1  # one row per page, then an empty last page
+    summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
+    assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
+    assert summary["candidates"] == len(env.manifest.expected(DELETED))
+    import pyarrow.parquet as pq  # the mark's list, in lakeFS's layout
+    marked = set()
+    for o in env.storage.list(f"_lakefs/retention/gc/unified/{mark['run_id']}/deleted/", recursive=True):
+        marked.update(pq.read_table(env.storage.open_input(o.key)).column("address").to_pylist())
+    assert marked == env.manifest.expected(DELETED)
+
+    # 2. fresh garbage (newer than the cutoff), then a real sweep
+    summary = _fresh_garbage_then_sweep(env)
+    assert summary["mode"] == "mark_and_sweep"
+    assert summary["num_deleted_objects"] == summary["deleted"] == len(env.manifest.expected(DELETED))
+    assert summary["uncommitted_pages"] == STAGED_ON_MAIN + 1
+    assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
+    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.objects) - 1
+
+
+def test_s3_namespace_on_moto(lakefs_emulator_factory, moto_server, monkeypatch, tmp_path, airflow_db):
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto_server)
+    env.wait_until_old()
+    summary = _fresh_garbage_then_sweep(env)
+    assert summary["deleted"] == len(env.manifest.expected(DELETED))
+    assert summary["storage_namespace"].startswith("s3://")
+
+
+def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
+                                                                         tmp_path, airflow_db, capfd):
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-norules")
+    env.emu.client().repositories_api.delete_gc_rules("e2e-norules")
+    before = env.keys()
+    dr, tis = env.run()
+    states = _states(tis)
+    assert dr.state == "failed" and states["prepare_run"] == "failed", states
+    assert all(states[t] == "upstream_failed" for t in TASKS[1:]), states
+    assert env.keys() == before
+    out, err = capfd.readouterr()
+    assert "repository 'e2e-norules' has no GC rules" in out + err and "set-config" in out + err
