@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# The main job. Today (the GC DAG is not built yet) it exercises what exists: it writes a
-# lakeFS-format range and metarange with our writer, reads them back with our reader, checks
-# the IDs, and dumps them and a real lakeFS range with the lakefs-gc CLI.
+# The main job: the GC DAG end to end on the embedded default (lakeFS emulator, Airflow on SQLite,
+# Spark local[*]). See scripts/demo.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec .venv/bin/python scripts/demo_sstables.py
+exec .venv/bin/python scripts/demo.py "$@"

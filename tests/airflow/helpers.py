@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 @cache
 def dag_module():
-    """dags/lakefs_gc.py as a module (for its ``build_gc_dag`` factory)."""
-    spec = importlib.util.spec_from_file_location("lakefs_gc_dag_under_test", REPO / "dags" / "lakefs_gc.py")
+    """dags/gc_dags.py as a module (for its ``build_gc_dag`` factory)."""
+    spec = importlib.util.spec_from_file_location("lakefs_gc_dag_under_test", REPO / "dags" / "gc_dags.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

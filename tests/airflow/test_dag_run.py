@@ -69,7 +69,7 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     assert bag.import_errors == {}
     return bag.dags["lakefs_gc__sample-repo"], ns_dir
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import textwrap
 from pathlib import Path
 
@@ -49,9 +51,26 @@ def test_checked_in_config_parses(monkeypatch):
     monkeypatch.delenv("LAKEFS_GC_CONFIG", raising=False)
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     assert bag.import_errors == {}
     assert "lakefs_gc__sample-repo" in bag.dag_ids
+
+
+def test_dags_folder_parses_in_a_fresh_interpreter_like_the_dag_processor(tmp_path):
+    """The whole dags folder, parsed in an interpreter that imported nothing of ours before."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json; from airflow.dag_processing.dagbag import DagBag; "
+            f"b = DagBag(dag_folder={str(REPO / 'dags')!r}); "
+            "print(json.dumps({'errors': {k: str(v)[-300:] for k, v in b.import_errors.items()}, 'ids': sorted(b.dag_ids)}))")
+    env = {**os.environ, "LAKEFS_GC_CONFIG": str(REPO / "config" / "gc_repositories.yaml")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out == {"errors": {}, "ids": ["lakefs_gc__sample-repo"]}
 
 
 @pytest.mark.parametrize("dag_id", ["lakefs_gc__sample-repo", "lakefs_gc__other-repo"])
@@ -136,7 +155,7 @@ def test_dag_file_does_no_io_beyond_the_config(monkeypatch, tmp_path):
     monkeypatch.setenv("AIRFLOW_CONN_LAKEFS_DEFAULT", "not-even-a-uri")
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     assert bag.import_errors == {}
 
 
@@ -147,7 +166,7 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     [err] = bag.import_errors.values()
     assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
 

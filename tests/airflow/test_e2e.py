@@ -98,7 +98,7 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, emu, moto=None):
         monkeypatch.setenv(k, v)
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "lakefs_gc.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     assert bag.import_errors == {}
     return bag.dags[f"lakefs_gc__{repo}"]
 

@@ -20,6 +20,8 @@ grace period it is refused unless `unsafe_min_age_override` is true, which is th
 report). Connections: `lakefs` (type lakeFS), `aws` (S3 keys, extra `endpoint_url`), `spark`.
 """
 
+# This file must not be named like a package it imports: Airflow puts the dags folder on sys.path,
+# and `airflow dags test` failed with "'lakefs_gc' is not a package" when it was dags/lakefs_gc.py.
 from __future__ import annotations
 
 from datetime import datetime, timezone

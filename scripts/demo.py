@@ -1,0 +1,197 @@
+"""The main job on the embedded default: the GC DAG end to end against the lakeFS emulator.
+
+1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port;
+2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_gc.seed`` (the emulator's clock is moved
+   back while seeding, so the commits are ten days old and the 1-day retention has passed);
+3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
+   20 s, above the emulator's 10 s grace period), then writes fresh garbage that must be kept;
+4. runs ``airflow dags test lakefs_gc__sample-repo`` (Airflow on SQLite in a scratch home, the
+   checked-in ``config/gc_repositories.yaml``, Spark ``local[*]``);
+5. prints a short report and checks every seeded object against its expected outcome;
+6. stops everything it started (by PID). Scratch files stay in ``build/demo/`` for inspection.
+
+Exit status 0 only if the run succeeded and storage matches the expectations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REPO = "sample-repo"
+DAG_ID = f"lakefs_gc__{REPO}"
+ACCESS, SECRET = "AKIAIOSFODEMOEXAMPLE", "demo/secret/key/for/the/emulator"
+GRACE = 10
+DAY = 86400
+
+
+def log(msg: str) -> None:
+    print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+def wait_http(url: str, proc: subprocess.Popen, logfile: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the emulator exited ({proc.returncode}):\n{logfile.read_text()[-2000:]}")
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except urllib.error.HTTPError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"the emulator did not answer at {url} within {timeout:.0f}s")
+
+
+def set_clock(url: str, offset: float) -> None:
+    auth = base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode()
+    req = urllib.request.Request(url + "/_emulator/clock", method="PUT", data=json.dumps({"offset": offset}).encode(),
+                                 headers={"Content-Type": "application/json", "Authorization": "Basic " + auth})
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+def human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--min-age", type=int, default=20, help="the run's min_age_seconds Param (>= 10, the grace period)")
+    a = p.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from lakefs_gc.seed import DELETED, KEPT, seed, sdk_client, seed_fresh
+    from lakefs_gc.storage import open_storage
+
+    scratch = ROOT / "build" / "demo"
+    shutil.rmtree(scratch, ignore_errors=True)
+    (scratch / "airflow").mkdir(parents=True)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    venv_bin = Path(sys.executable).parent
+    emu_log = scratch / "emulator.log"
+    with open(emu_log, "wb") as fh:
+        emu = subprocess.Popen([sys.executable, "-m", "tests.lakefs_emulator", "--listen", f"127.0.0.1:{port}",
+                                "--access-key", ACCESS, "--secret-key", SECRET, "--grace-period", str(GRACE),
+                                "--state", str(scratch / "emulator-state")],
+                               cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    migrate = None
+    try:
+        wait_http(url + "/api/v1/healthcheck", emu, emu_log)
+        log(f"lakeFS emulator up at {url} (pid {emu.pid})")
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
+        env.update({
+            "AIRFLOW_HOME": str(scratch / "airflow"),
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{scratch / 'airflow' / 'airflow.db'}",
+            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": url, "login": ACCESS,
+                                                      "password": SECRET}),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
+            "LAKEFS_GC_CONFIG": str(ROOT / "config" / "gc_repositories.yaml"),
+            "LAKEFS_GC_WORK_DIR": str(scratch / "work"),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        })
+        airflow = [sys.executable, "-m", "airflow"]
+        migrate = subprocess.Popen([*airflow, "db", "migrate"], env=env, cwd=scratch, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+
+        ns = f"local://{scratch / 'ns' / REPO}"
+        client = sdk_client(url, ACCESS, SECRET)
+        offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
+        manifest = seed(client, REPO, ns, phase=lambda ph: set_clock(url, offsets[ph]))
+        seeded_at = time.time()
+        set_clock(url, 0)
+        log(f"seeded {REPO} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
+            f"retention 1 day; {len(manifest.expected(DELETED))} of them are garbage")
+
+        out, _ = migrate.communicate(timeout=600)
+        if migrate.returncode != 0:
+            log("airflow db migrate failed:\n" + out.decode(errors="replace")[-3000:])
+            return 1
+        remaining = seeded_at + a.min_age + 2 - time.time()
+        if remaining > 0:
+            log(f"waiting {remaining:.0f}s so the seeded objects are older than the minimum age ({a.min_age}s)")
+            time.sleep(remaining)
+        seed_fresh(client, manifest, phase=lambda ph: set_clock(url, offsets[ph]))
+        storage = open_storage(ns)
+        before = {o.key: o.size for o in storage.list("", recursive=True)}
+
+        conf = json.dumps({"mode": "mark_and_sweep", "min_age_seconds": a.min_age})
+        log(f"running: airflow dags test {DAG_ID} --conf '{conf}'  (log: {scratch / 'dag-test.log'})")
+        t0 = time.monotonic()
+        with open(scratch / "dag-test.log", "wb") as fh:
+            run = subprocess.run([*airflow, "dags", "test", DAG_ID, "--conf", conf], env=env, cwd=scratch,
+                                 stdout=fh, stderr=subprocess.STDOUT, timeout=1800, start_new_session=True)
+        took = time.monotonic() - t0
+        after = {o.key for o in storage.list("", recursive=True)}
+        summaries = [json.loads(storage.get(k)) for k in after if k.endswith("/summary.json")]
+        if run.returncode != 0 or not summaries or not summaries[0].get("success"):
+            log(f"the DAG run failed (exit {run.returncode}); last lines of {scratch / 'dag-test.log'}:")
+            print((scratch / "dag-test.log").read_text(errors="replace")[-4000:])
+            return 1
+        s = summaries[0]
+        deleted = set(before) - after
+        wrong = [o for o in manifest.objects if (o.address in after) != (o.expect == KEPT)]
+        report = storage.full_uri(f"_lakefs/retention/gc/unified/{s['run_id']}/")
+        print(f"""
+GC of lakeFS repository {REPO} ({ns}) -- DAG run took {took:.0f}s
+  mode {s['mode']}, cutoff {s['cutoff_time']} (min age {s['effective_min_age_seconds']}s)
+  active commits kept:     {s.get('active_commits')}
+  objects listed (old):    {s.get('listed_objects')} ({human(int(s.get('listed_bytes') or 0))})
+  objects deleted:         {s['deleted']} ({human(int(s.get('reclaimed_bytes') or 0))} reclaimed)
+  objects kept:            {len(after & set(before))} of {len(before)} in the namespace
+  report:                  {report}summary.json (+ deleted/*.parquet)
+""")
+        for o in manifest.objects:
+            status = "deleted" if o.address in deleted else "kept"
+            print(f"  {status:8} {o.path:34} {o.label}")
+        if wrong or len(deleted) != len(manifest.expected(DELETED)):
+            log(f"UNEXPECTED: {len(wrong)} object(s) not as expected: {[o.path for o in wrong]}")
+            return 1
+        log("every seeded object ended as expected; nothing is left running")
+        return 0
+    finally:
+        if migrate is not None and migrate.poll() is None:
+            stop(migrate)
+        stop(emu)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
