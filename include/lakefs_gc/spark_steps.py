@@ -16,7 +16,7 @@ from typing import Any
 
 from lakefs_gc import committed as committed_mod
 from lakefs_gc import xid
-from lakefs_gc.candidates import ADDRESS_SCHEMA, LISTED_SCHEMA, compute_candidates, deletable, is_deletable
+from lakefs_gc.candidates import ADDRESS_SCHEMA, LISTED_SCHEMA, compute_candidates, deletable
 from lakefs_gc.graveler import BY_PREFIX_DEPRECATED, normalize_address
 from lakefs_gc.lakefs_api import LakeFSClient, LakeFSGCError
 from lakefs_gc.plan import parse_iso
@@ -281,39 +281,52 @@ def compute_candidates_step(spark, meta: dict, secrets: Secrets) -> dict[str, An
 # delete
 # ---------------------------------------------------------------------------------------------
 
-def _delete_files(sref: StorageRef, batch_size: int, keys):
-    import pyarrow.parquet as pq
+def _sweep_parts(sref: StorageRef, sdir: str, policy, part_keys):
+    from lakefs_gc.sweep import sweep_part
 
     st = sref.open()
-    for key in keys:
-        addresses = pq.read_table(io.BytesIO(st.get(key)), columns=["address"]).column("address").to_pylist()
-        refused = [a for a in addresses if a is None or not is_deletable(a)]
-        if refused:
-            raise LakeFSGCError(f"{st.full_uri(key)} lists addresses GC must never delete: {refused[:5]}")
-        for i in range(0, len(addresses), batch_size):
-            batch = addresses[i:i + batch_size]
-            failed = st.delete_many(batch)
-            yield (len(batch) - len(failed), len(failed), [f"{k}: {e}" for k, e in failed[:5]])
+    for key in part_keys:
+        yield sweep_part(st, key, sdir, policy)
+
+
+def delete_policy(meta: dict, concurrent_tasks: int):
+    """The deleter settings of a run; the global rate is split evenly across the delete tasks that
+    can run at once, so together they never exceed it."""
+    from lakefs_gc.deleter import DeletePolicy
+
+    rate = float(meta.get("delete_rate") or 0)
+    return DeletePolicy(rate=rate / max(1, concurrent_tasks) if rate > 0 else 0.0,
+                        batch_size=int(meta.get("delete_batch_size") or 1000),
+                        max_attempts=int(meta.get("delete_max_attempts") or 8),
+                        dry_run=bool(meta.get("dry_run")))
 
 
 def delete_step(spark, meta: dict, secrets: Secrets) -> dict[str, Any]:
     if meta.get("mode") == "mark_only":
         return {"deleted": 0, "delete_failed": 0, "delete_skipped": "mark_only"}
+    from lakefs_gc.sweep import add_counts, sweep_dir
+
     sref = storage_ref(meta, secrets)
     st = sref.open()
-    report_dir = REPORT_DIR.format(run_id=meta["run_id"])
-    files = [o.key for o in st.list(report_dir + "deleted/", recursive=True)]
+    mark_id = meta["run_id"]
+    report_dir = REPORT_DIR.format(run_id=mark_id)
     if not st.exists(report_dir + "summary.json"):
-        raise LakeFSGCError(f"mark {meta['run_id']} has no summary.json at {st.full_uri(report_dir)}: nothing to sweep")
+        raise LakeFSGCError(f"mark {mark_id} has no summary.json at {st.full_uri(report_dir)}: nothing to sweep")
+    files = sorted(o.key for o in st.list(report_dir + "deleted/", recursive=True) if o.key.endswith(".parquet"))
     sc = spark.sparkContext
-    n = _parallelism(spark, meta)
-    batch = int(meta.get("delete_batch_size", 1000))
-    results = sc.parallelize(files, max(1, min(len(files), n))).mapPartitions(
-        lambda ks: _delete_files(sref, batch, ks)).collect()
-    deleted = sum(r[0] for r in results)
-    failed = sum(r[1] for r in results)
-    sample = [e for r in results for e in r[2]][:10]
-    out = {"deleted": deleted, "delete_failed": failed}
-    if failed:
-        out["delete_failed_sample"] = sample
+    concurrency = max(1, min(int(meta.get("delete_concurrency") or _parallelism(spark, meta)), max(1, len(files))))
+    policy = delete_policy(meta, min(concurrency, sc.defaultParallelism))
+    sdir = sweep_dir(mark_id, str(meta.get("airflow_run_id") or "manual"))
+    results = sc.parallelize(files, concurrency).mapPartitions(
+        lambda ks: _sweep_parts(sref, sdir, policy, ks)).collect() if files else []
+    c = add_counts(results)
+    out = {"deleted": c["deleted"], "delete_failed": c["failed"], "delete_missing": c["missing"],
+           "delete_retried": c["retried"], "delete_requests": c["requests"], "delete_keys": c["keys"],
+           "delete_parts": c["parts"], "delete_resumed_parts": c["resumed_parts"],
+           "delete_concurrency": concurrency, "delete_rate": float(meta.get("delete_rate") or 0),
+           "sweep_dir": st.full_uri(sdir)}
+    if meta.get("dry_run"):
+        out.update({"would_delete": c["deleted"], "deleted": 0})
+    if c["failed"]:
+        out["dead_letters"] = st.full_uri(sdir + "dead_letters/")
     return out

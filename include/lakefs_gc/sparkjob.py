@@ -36,8 +36,9 @@ def run(step: str, fn: Callable[[Any, dict, Any], dict], argv: list[str] | None 
         result[f"{step}_seconds"] = round(time.monotonic() - t0, 3)
         write_meta(result, args.result)
         if result.get("delete_failed"):
-            raise StepFailed(f"{result['delete_failed']} keys could not be deleted (sample: "
-                             f"{result.get('delete_failed_sample')}); the task fails so they are not forgotten")
+            raise StepFailed(f"{result['delete_failed']} keys could not be deleted after retries; dead letters "
+                             f"(key, error_code, message, attempts) at {result.get('dead_letters')}; a later "
+                             f"sweep of the same mark retries them. The task fails so they are not forgotten")
     except Exception as exc:  # reported on one line, then the job exits non-zero: nothing after it runs
         print(f"lakefs-gc {step}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
         logging.getLogger(step).debug("traceback", exc_info=True)

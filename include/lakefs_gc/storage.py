@@ -7,6 +7,7 @@ put/get/open_input/exists/list/delete/delete_many. No Airflow imports.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
@@ -193,11 +194,15 @@ class LocalStorage:
             yield f"{key_base}{n}/"
 
     def delete(self, key: str) -> None:
+        self._unlink(key)
+
+    def _unlink(self, key: str) -> bool:
+        """Remove the object; False if it was not there."""
         p = self._path(key)
         try:
             p.unlink()
         except FileNotFoundError:
-            return
+            return False
         # prune empty parent directories up to the root, as an object store has no directories
         parent = p.parent
         while parent != self.root and self.root in parent.parents:
@@ -206,19 +211,27 @@ class LocalStorage:
             except OSError:
                 break
             parent = parent.parent
+        return True
 
     def delete_many(self, keys: Iterable[str]) -> list[tuple[str, str]]:
-        failed: list[tuple[str, str]] = []
+        return [(k, f"{c}: {m}") for k, c, m in self.delete_batch(list(keys)) if c != "NoSuchKey"]
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """Delete ``keys``; returns (key, code, message) for the keys that failed (missing is success)."""
+        failed: list[tuple[str, str, str]] = []
         for k in keys:
             try:
-                self.delete(k)
+                if not self._unlink(k):
+                    failed.append((k, "NoSuchKey", "not found"))
             except OSError as exc:
-                failed.append((k, str(exc)))
+                failed.append((k, errno.errorcode.get(exc.errno or 0, type(exc).__name__), str(exc)))
         return failed
 
 
-def make_s3_client(options: S3Options):
-    """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints)."""
+def make_s3_client(options: S3Options, max_attempts: int = 5):
+    """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
+    ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
+    and counts by itself)."""
     import boto3
     from botocore.config import Config
 
@@ -227,7 +240,7 @@ def make_s3_client(options: S3Options):
         s3={"addressing_style": "path" if options.path_style else "auto"},
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
-        retries={"max_attempts": 5, "mode": "standard"},
+        retries={"total_max_attempts": max_attempts, "mode": "standard"},
     )
     return boto3.session.Session().client(
         "s3", endpoint_url=options.endpoint_url, aws_access_key_id=options.access_key_id,
@@ -243,6 +256,7 @@ class S3Storage:
         self.prefix = prefix.strip("/")
         self.options = options or S3Options()
         self.client = client or make_s3_client(self.options)
+        self._raw_client = None
         self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
         self._base = self.prefix + "/" if self.prefix else ""
 
@@ -308,6 +322,20 @@ class S3Storage:
 
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
+        Returns (key, code, message) for keys failed inside a 200 answer; a failed request raises."""
+        if len(keys) > S3_MAX_DELETE:
+            raise ValueError(f"DeleteObjects takes at most {S3_MAX_DELETE} keys, got {len(keys)}")
+        if not keys:
+            return []
+        if self._raw_client is None:
+            self._raw_client = make_s3_client(self.options, max_attempts=1)
+        resp = self._raw_client.delete_objects(
+            Bucket=self.bucket, Delete={"Objects": [{"Key": self._key(k)} for k in keys], "Quiet": True})
+        strip = len(self._base)
+        return [(e["Key"][strip:], str(e.get("Code", "")), str(e.get("Message", ""))) for e in resp.get("Errors", ())]
 
     def delete_many(self, keys: Iterable[str]) -> list[tuple[str, str]]:
         """DeleteObjects in chunks of 1000; returns [(key, error)] for keys that failed."""

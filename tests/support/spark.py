@@ -13,9 +13,8 @@ VENV_BIN = Path(sys.executable).parent
 ZIP = REPO / "build" / "lakefs_gc.zip"
 
 
-def submit(step: str, meta: dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
-    """Returns (returncode, result dict or None, output). The job's own messages reach stdout:
-    spark-submit runs the Python driver under the JVM, which merges its streams."""
+def prepare(step: str, meta: dict, tmp: Path, extra_env: dict | None = None):
+    """(argv, env, result path) of a spark-submit of ``jobs/<step>.py`` with ``meta``."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
     tmp.mkdir(parents=True, exist_ok=True)
     meta_path, result_path = tmp / f"{step}.meta.json", tmp / f"{step}.result.json"
@@ -29,6 +28,13 @@ def submit(step: str, meta: dict, tmp: Path, extra_env: dict | None = None, time
            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
            str(REPO / "jobs" / f"{step}.py"), "--meta", str(meta_path), "--result", str(result_path)]
+    return cmd, env, result_path
+
+
+def submit(step: str, meta: dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
+    """Returns (returncode, result dict or None, output). The job's own messages reach stdout:
+    spark-submit runs the Python driver under the JVM, which merges its streams."""
+    cmd, env, result_path = prepare(step, meta, tmp, extra_env)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     result = json.loads(result_path.read_text()) if result_path.exists() else None
     return res.returncode, result, res.stdout + res.stderr

@@ -1,0 +1,181 @@
+"""The deleter and the sweep parts, without Spark: rate limit, retries, dead letters, resumable parts.
+
+Fault tests go through a real HTTP proxy in front of moto server (tests/support/faulty_s3.py) that
+answers SlowDown/500 to some DeleteObjects requests and fails some keys inside 200 answers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lakefs_gc.deleter import Deleter, DeletePolicy, TokenBucket
+from lakefs_gc.storage import LocalStorage, S3Options, open_storage
+from lakefs_gc.sweep import add_counts, sweep_dir, sweep_part
+from tests.support.faulty_s3 import FaultyS3Proxy
+
+FAST = dict(backoff_base=0.005, backoff_max=0.05)
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+        self.slept = 0.0
+
+    def __call__(self):
+        return self.t
+
+    def sleep(self, s):
+        self.t += s
+        self.slept += s
+
+
+def test_token_bucket_holds_the_rate():
+    clock = FakeClock()
+    tb = TokenBucket(100, clock=clock, sleep=clock.sleep)
+    for _ in range(50):
+        tb.acquire(20)  # 1,000 tokens at 100/s: at least 10 s
+    assert 9.9 <= clock.t <= 10.1
+    unlimited = TokenBucket(0, clock=clock, sleep=clock.sleep)
+    unlimited.acquire(10**9)
+    assert clock.t <= 10.1
+
+
+def test_policy_rejects_batches_over_1000():
+    with pytest.raises(ValueError, match="1..1000"):
+        DeletePolicy(batch_size=1001)
+
+
+def test_local_deleter_counts_missing_as_deleted_and_dead_letters_the_rest(tmp_path):
+    st = LocalStorage(tmp_path)
+    keys = [f"data/s/{i:04d}" for i in range(30)]
+    for k in keys[:25]:
+        st.put(k, b"x")
+    (tmp_path / "data" / "s" / "adir").mkdir()  # unlink of a directory fails: a permanent error
+    stats = Deleter(st, DeletePolicy(batch_size=7, **FAST)).delete([*keys, "data/s/adir"])
+    assert stats.deleted == 30 and stats.missing == 5
+    assert [(d.key, d.error_code) for d in stats.dead] == [("data/s/adir", "EISDIR")]
+    assert stats.requests == 5  # 31 keys in batches of 7
+    assert [o.key for o in st.list("", recursive=True)] == []
+
+
+def test_dry_run_deletes_nothing(tmp_path):
+    st = LocalStorage(tmp_path)
+    st.put("data/s/x", b"x")
+    stats = Deleter(st, DeletePolicy(dry_run=True)).delete(["data/s/x"])
+    assert stats.deleted == 1 and st.exists("data/s/x")
+
+
+@pytest.fixture
+def faulty(moto_server):
+    proxies = []
+
+    def make(**kw):
+        p = FaultyS3Proxy(moto_server.endpoint_url, **kw).start()
+        proxies.append(p)
+        return p
+
+    yield make
+    for p in proxies:
+        p.stop()
+
+
+def _s3_world(moto_server, bucket, n_candidates=2500, n_live=300):
+    moto_server.create_bucket(bucket)
+    client = moto_server.client()
+    cands = [f"data/slice{i % 5}/obj{i:05d}" for i in range(n_candidates)]
+    live = [f"data/slice{i % 5}/live{i:05d}" for i in range(n_live)] + ["_lakefs/dummy"]
+    for k in cands + live:
+        client.put_object(Bucket=bucket, Key=f"repo/{k}", Body=b"x")
+    client.put_object(Bucket=bucket, Key="repo-sibling/data/slice0/obj00000", Body=b"not ours")
+    return cands, live
+
+
+def _keys(moto_server, bucket, prefix="repo/"):
+    out = set()
+    for page in moto_server.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        out.update(o["Key"][len(prefix):] for o in page.get("Contents", ()))
+    return out
+
+
+def test_s3_deleter_under_faults_retries_counts_and_touches_only_candidates(moto_server, faulty):
+    cands, live = _s3_world(moto_server, "faults1")
+    deny = {f"repo/{k}" for k in cands[100:105]}
+    proxy = faulty(p_slowdown=0.2, p_error=0.1, p_key_error=0.05, deny=frozenset(deny))
+    st = open_storage("s3://faults1/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
+                                                     secret_access_key="testing"))
+    stats = Deleter(st, DeletePolicy(batch_size=500, max_attempts=12, **FAST)).delete(cands)
+    assert proxy.stats["slowdown"] > 0 and proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
+    assert stats.deleted == len(cands) - 5
+    assert sorted(d.key for d in stats.dead) == sorted(cands[100:105])
+    assert {d.error_code for d in stats.dead} == {"AccessDenied"} and all(d.attempts == 1 for d in stats.dead)
+    assert stats.retried >= proxy.stats["key_errors"]
+    left = _keys(moto_server, "faults1")
+    assert left == set(live) | set(cands[100:105])
+    assert set(proxy.deleted_keys) <= {f"repo/{k}" for k in cands}  # nothing else was ever sent
+    assert "data/slice0/obj00000" in _keys(moto_server, "faults1", "repo-sibling/")
+
+
+def test_s3_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(moto_server, faulty):
+    cands, _ = _s3_world(moto_server, "faults2", n_candidates=50, n_live=5)
+    proxy = faulty(p_slowdown=1.0)
+    st = open_storage("s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
+                                                     secret_access_key="testing"))
+    stats = Deleter(st, DeletePolicy(max_attempts=3, **FAST)).delete(cands)
+    assert stats.deleted == 0 and len(stats.dead) == 50
+    assert {(d.error_code, d.attempts) for d in stats.dead} == {("SlowDown", 3)}
+    assert proxy.stats["requests"] == 3
+    assert set(cands) <= _keys(moto_server, "faults2")
+
+
+def _write_part(st, key, addresses):
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"address": pa.array(addresses, pa.string())}), buf)
+    st.put(key, buf.getvalue())
+
+
+def test_sweep_parts_resume_from_done_markers_and_write_dead_letters(tmp_path):
+    st = LocalStorage(tmp_path)
+    mark = "_lakefs/retention/gc/unified/mark1/"
+    parts = []
+    for p in range(3):
+        keys = [f"data/s{p}/{i:03d}" for i in range(40)]
+        for k in keys:
+            st.put(k, b"x")
+        parts.append(f"{mark}deleted/part-{p:05d}.parquet")
+        _write_part(st, parts[-1], keys)
+    (tmp_path / "data" / "s2" / "zdir").mkdir()
+    _write_part(st, parts[2], [*[f"data/s2/{i:03d}" for i in range(40)], "data/s2/zdir"])
+    sdir = sweep_dir("mark1", "manual__2024-01-01T00:00:00+00:00")
+    assert sdir == f"{mark}sweeps/manual__2024-01-01T00_00_00_00_00/"
+    policy = DeletePolicy(batch_size=16, **FAST)
+    first = sweep_part(st, parts[0], sdir, policy)
+    assert first["deleted"] == 40 and first["resumed_parts"] == 0
+    # "crash" half-way through part 1: some keys already gone, no marker
+    for i in range(20):
+        st.delete(f"data/s1/{i:03d}")
+    results = [sweep_part(st, p, sdir, policy) for p in parts]
+    total = add_counts(results)
+    assert total["resumed_parts"] == 1 and total["parts"] == 3
+    assert total["keys"] == 121 and total["deleted"] == 120 and total["failed"] == 1
+    assert results[1]["missing"] == 20
+    dead = pq.read_table(io.BytesIO(st.get(f"{sdir}dead_letters/part-00002.parquet"))).to_pylist()
+    assert dead == [{"key": "data/s2/zdir", "error_code": "EISDIR", "message": dead[0]["message"], "attempts": 1}]
+    assert json.loads(st.get(f"{sdir}done/part-00001.json"))["deleted"] == 40
+    assert not [o.key for o in st.list("data/", recursive=True)]
+
+
+def test_sweep_part_refuses_a_list_with_protected_addresses(tmp_path):
+    from lakefs_gc.lakefs_api import LakeFSGCError
+
+    st = LocalStorage(tmp_path)
+    st.put("data/s/a", b"x")
+    st.put("_lakefs/x", b"x")
+    _write_part(st, "m/deleted/part-00000.parquet", ["data/s/a", "_lakefs/x"])
+    with pytest.raises(LakeFSGCError, match="never delete"):
+        sweep_part(st, "m/deleted/part-00000.parquet", "m/sweeps/x/", DeletePolicy())
+    assert st.exists("data/s/a") and st.exists("_lakefs/x")
