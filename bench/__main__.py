@@ -1,13 +1,22 @@
-"""Benchmarks, run on demand: `.venv/bin/python -m bench [NAME ...]` (default: all)."""
+"""Benchmarks, run on demand: `.venv/bin/python -m bench [NAME [ARGS...]]` (default: all, default sizes).
+
+    sstable   SSTable decoding beside a floor (bench/sstable_bench.py)
+    gc        the GC DAG on 1,000,000 objects beside floors (bench/gc_bench.py; --help for sizes)
+"""
 
 import importlib
 import sys
 
-BENCHES = {"sstable": "bench.sstable_bench"}
+BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench"}
 
-names = sys.argv[1:] or list(BENCHES)
-for name in names:
+if len(sys.argv) > 1:
+    name, args = sys.argv[1], sys.argv[2:]
     if name not in BENCHES:
         sys.exit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)}")
+    runs = [(name, args)]
+else:
+    runs = [(name, []) for name in BENCHES]
+for name, args in runs:
     print(f"=== {name} ===")
-    importlib.import_module(BENCHES[name]).main()
+    mod = importlib.import_module(BENCHES[name])
+    mod.main(args)

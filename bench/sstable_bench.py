@@ -71,7 +71,7 @@ def bench_file(label, path, entries, repeat):
         print(f"  {name:42s} {t * 1000:9.1f} ms  {entries / t:13,.0f} entries/s  {t / t_floor:5.2f}x floor time")
 
 
-def main():
+def main(argv: list[str] | None = None) -> None:
     golden = GOLDEN / "lakefs-sst" / "range-56569996.sst"
     bench_file("lakeFS production range", golden, 13868, repeat=7)
     n = 1_000_000

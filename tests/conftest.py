@@ -7,7 +7,6 @@ stopped by PID at teardown.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -50,15 +49,10 @@ def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = REA
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """Stop a process we started, by its PID: SIGTERM, then SIGKILL after ``timeout``."""
-    if proc.poll() is not None:
-        return
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=timeout)
+    """Stop a process we started (in its own session), by its PID: SIGTERM, then SIGKILL."""
+    from tests.lakefs_emulator.launcher import stop_group
+
+    stop_group(proc, timeout)
 
 
 def _start(cmd: list[str], log: Path, ready_url: str, env: dict | None = None) -> subprocess.Popen:

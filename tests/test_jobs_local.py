@@ -141,3 +141,90 @@ def test_missing_uncommitted_files_fail_closed(world):
     assert rc != 0 and "refusing to run without the staged addresses" in err
     assert not (world["root"] / f"_lakefs/retention/gc/unified/{meta['run_id']}/deleted").exists()
     assert all(_exists(world, n) for n in world["objs"])
+
+
+def _finish_mark(world, meta):
+    """What save_report does at the end of a successful run: success true in summary.json."""
+    st = world["st"]
+    key = f"_lakefs/retention/gc/unified/{meta['run_id']}/summary.json"
+    summary = {**json.loads(st.get(key)), "success": True, "mode": meta["mode"], "start_time": meta["start_time"]}
+    st.put(key, json.dumps(summary).encode())
+
+
+def _write_committed(world, names, extra=()):
+    d = world["tmp"] / "work" / "committed"
+    for p in d.glob("*.parquet"):
+        p.unlink()
+    pq.write_table(pa.table({"address": [world["objs"][n] for n in names] + list(extra)}), d / "part-0.parquet")
+
+
+def test_delayed_confirmation_over_three_marks(world):
+    """An object orphaned after the first mark is held by the second and deleted by the third; an
+    object referenced again between marks is never deleted."""
+    objs, meta = world["objs"], dict(world["meta"], confirm_after_seconds=1800)
+    garbage3 = objs["committed"].rsplit("/", 1)[0] + "/c0000000000000000007"
+    _put(world["root"], garbage3, 10)
+    objs["garbage3"] = garbage3
+    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
+    assert rc == 0, err
+    meta.update(res)
+
+    def mark(run_id, start, committed_names):
+        _write_committed(world, committed_names)
+        m = dict(meta, run_id=run_id, start_time=iso_at(start))
+        st = world["st"]  # every mark sees the same staged file
+        unc = f"_lakefs/retention/gc/uncommitted/{meta['run_id']}/uncommitted/cvgabcdefghijklmnopq"
+        if run_id != meta["run_id"]:
+            st.put(f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/cvgabcdefghijklmnopq", st.get(unc))
+            m["uncommitted_locations"] = [f"local://{world['root']}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"]
+        rc, res, err = submit("compute_candidates", m, world["tmp"] / "r")
+        assert rc == 0, err
+        m.update(res)
+        return m
+
+    # mark 1 (two hours ago): garbage3 still committed; nothing earlier to confirm against: all held back
+    m1 = mark(meta["run_id"], NOW - 7200, ["committed", "legacy_committed", "garbage3"])
+    assert (m1["candidates"], m1["to_delete"], m1["held_back"]) == (3, 0, 3)
+    assert "no successful mark" in m1["held_back_reason"]
+    _finish_mark(world, m1)
+    # mark 2 (one hour ago): garbage1 referenced again, garbage3 orphaned since mark 1
+    m2 = mark("g4uk6erfnfus73frbnq2", NOW - 3600, ["committed", "legacy_committed", "garbage1"])
+    assert m2["confirmed_by_mark"] == m1["run_id"]
+    assert (m2["candidates"], m2["to_delete"], m2["held_back"]) == (3, 2, 1)  # garbage2, legacy confirmed
+    rc, res, err = submit("delete", m2, world["tmp"] / "r")
+    assert rc == 0, err
+    assert res["deleted"] == 2
+    assert not _exists(world, "garbage2") and not _exists(world, "legacy_garbage")
+    assert _exists(world, "garbage1") and _exists(world, "garbage3")
+    _finish_mark(world, m2)
+    # mark 3 (now, after a new listing): garbage3 confirmed by mark 2 and deleted; garbage1 (referenced) never
+    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
+    assert rc == 0, err
+    meta.update(res)
+    m3 = mark("g4uk6erfnfus73frbnq3", NOW, ["committed", "legacy_committed", "garbage1"])
+    assert m3["confirmed_by_mark"] == m2["run_id"] and m3["to_delete"] == 1
+    rc, res, err = submit("delete", m3, world["tmp"] / "r")
+    assert rc == 0, err
+    assert not _exists(world, "garbage3") and _exists(world, "garbage1")
+    for name in ("committed", "staged", "young", "newslice", "legacy_committed", "dummy", "meta", "lakefs_dummy"):
+        assert _exists(world, name), name
+
+
+def test_blast_radius_guard_and_dry_run_delete_nothing(world):
+    meta = world["meta"]
+    for step in ("list_slices", "compute_candidates"):
+        rc, res, err = submit(step, meta, world["tmp"] / "r")
+        assert rc == 0, err
+        meta.update(res)
+    assert (meta["candidates"], meta["listed_objects"]) == (3, 6)
+    rc, res, out = submit("delete", dict(meta, max_delete_share=0.4), world["tmp"] / "r")
+    assert rc != 0
+    assert "3 objects to delete are 50.0% of 6 listed objects, above max_delete_share=0.4" in out
+    assert "Param max_delete_share >= 0.500" in out
+    rc, res, out = submit("delete", dict(meta, max_delete_count=2), world["tmp"] / "r")
+    assert rc != 0 and "exceed max_delete_count=2" in out
+    assert all(_exists(world, n) for n in world["objs"])
+    rc, res, out = submit("delete", dict(meta, dry_run=True), world["tmp"] / "r")
+    assert rc == 0, out
+    assert res["would_delete"] == 3 and res["deleted"] == 0
+    assert all(_exists(world, n) for n in world["objs"])

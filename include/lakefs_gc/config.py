@@ -38,11 +38,17 @@ _PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly", "@
 _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
-                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark"})
+                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep"})
 _REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
              "mode")
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
                            "python", "py_files", "jobs_dir"})
+
+
+_SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
+                           "mark_max_age_seconds", "rate", "concurrency", "batch_size"})
+_PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
+                   "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
 
 
 class ConfigError(ValueError):
@@ -71,6 +77,34 @@ class SparkSettings:
 
 
 @dataclass(frozen=True)
+class SweepSettings:
+    """How a run deletes (defaults of the run's Params)."""
+
+    confirm_after_seconds: int | None = None  # None: one schedule interval for scheduled runs, 0 for manual
+    max_delete_share: float = 0.5             # refuse a sweep deleting more than this share of listed objects
+    max_delete_count: int = 10_000_000        # ... or more than this many objects
+    mark_max_age_seconds: int = 7 * 86400     # sweep_only refuses older marks
+    rate: float = 3000.0                      # deletes per second in total; 0 = unlimited
+    concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
+    batch_size: int = 1000                    # keys per DeleteObjects request
+
+
+def schedule_interval_seconds(schedule: str | None) -> int:
+    """The shortest gap between two runs of ``schedule`` (0 for manual-only / @once / @continuous)."""
+    if not schedule or schedule in ("@once", "@continuous"):
+        return 0
+    if schedule in _PRESET_SECONDS:
+        return _PRESET_SECONDS[schedule]
+    from datetime import datetime, timezone
+
+    from croniter import croniter
+
+    it = croniter(schedule, datetime(2024, 1, 1, tzinfo=timezone.utc))
+    fires = [it.get_next(float) for _ in range(64)]
+    return int(min(b - a for a, b in zip(fires, fires[1:])))
+
+
+@dataclass(frozen=True)
 class RepoConfig:
     repository: str
     lakefs_conn_id: str
@@ -82,6 +116,7 @@ class RepoConfig:
     work_dir: str | None = None
     tags: tuple[str, ...] = ()
     spark: SparkSettings = field(default_factory=SparkSettings)
+    sweep: SweepSettings = field(default_factory=SweepSettings)
 
     @property
     def dag_id(self) -> str:
@@ -166,6 +201,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)} (allowed: {sorted(_ENTRY_FIELDS)})")
     merged: dict[str, Any] = {**defaults, **entry}
     merged["spark"] = {**(defaults.get("spark") or {}), **(entry.get("spark") or {})}
+    merged["sweep"] = {**(defaults.get("sweep") or {}), **(entry.get("sweep") or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
             raise err(fld, "missing (required; set it in the entry or under 'defaults')")
@@ -195,10 +231,11 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         raise err("tags", f"must be a list of non-empty strings, got {tags!r}")
     spark = _parse_spark(merged["spark"], err)
+    sweep = _parse_sweep(merged["sweep"], err)
     return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
                       storage_conn_id=merged["storage_conn_id"], spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
-                      tags=tuple(tags), spark=spark)
+                      tags=tuple(tags), spark=spark, sweep=sweep)
 
 
 def _parse_spark(raw: Any, err) -> SparkSettings:
@@ -229,6 +266,39 @@ def _parse_spark(raw: Any, err) -> SparkSettings:
         driver_memory=raw.get("driver_memory"), executor_memory=raw.get("executor_memory"),
         parallelism=par, binary=raw.get("binary"), python=raw.get("python"),
         py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"))
+
+
+def _parse_sweep(raw: Any, err) -> SweepSettings:
+    if not isinstance(raw, Mapping):
+        raise err("sweep", "must be a mapping")
+    unknown = set(raw) - _SWEEP_FIELDS
+    if unknown:
+        raise err("sweep", f"unknown key(s) {sorted(unknown)} (allowed: {sorted(_SWEEP_FIELDS)})")
+
+    def num(fld, lo, hi=None, integer=True, optional=False):
+        v = raw.get(fld)
+        if v is None:
+            if optional or fld not in raw:
+                return None
+        ok = not isinstance(v, bool) and isinstance(v, int if integer else (int, float)) and v >= lo \
+            and (hi is None or v <= hi)
+        if not ok:
+            bound = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise err(f"sweep.{fld}", f"must be {'an integer' if integer else 'a number'} {bound}, got {v!r}")
+        return v
+
+    d = SweepSettings()
+    vals = {
+        "confirm_after_seconds": num("confirm_after_seconds", 0, optional=True),
+        "max_delete_share": num("max_delete_share", 0, 1, integer=False),
+        "max_delete_count": num("max_delete_count", 0),
+        "mark_max_age_seconds": num("mark_max_age_seconds", 0),
+        "rate": num("rate", 0, integer=False),
+        "concurrency": num("concurrency", 1, optional=True),
+        "batch_size": num("batch_size", 1, 1000),
+    }
+    return SweepSettings(**{k: (v if v is not None or k in ("confirm_after_seconds", "concurrency")
+                               else getattr(d, k)) for k, v in vals.items()})
 
 
 def _conf_str(v: Any) -> str:

@@ -27,7 +27,7 @@ ENV_S3_SECRET_KEY = "LAKEFS_GC_S3_SECRET_ACCESS_KEY"
 ENV_S3_SESSION_TOKEN = "LAKEFS_GC_S3_SESSION_TOKEN"
 SECRET_ENV = (ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY, ENV_S3_SESSION_TOKEN)
 
-MODES = ("mark_and_sweep", "mark_only")
+MODES = ("mark_and_sweep", "mark_only", "sweep_only")
 
 
 class RunMeta(TypedDict, total=False):

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from lakefs_gc import committed as committed_mod
@@ -19,7 +20,7 @@ from lakefs_gc import xid
 from lakefs_gc.candidates import ADDRESS_SCHEMA, LISTED_SCHEMA, compute_candidates, deletable
 from lakefs_gc.graveler import BY_PREFIX_DEPRECATED, normalize_address
 from lakefs_gc.lakefs_api import LakeFSClient, LakeFSGCError
-from lakefs_gc.plan import parse_iso
+from lakefs_gc.plan import iso, parse_iso
 from lakefs_gc.report import REPORT_DIR
 from lakefs_gc.runmeta import (
     ENV_LAKEFS_ACCESS_KEY,
@@ -231,7 +232,7 @@ def uncommitted_files(storage, meta: dict) -> list[str]:
     return sorted(keys)
 
 
-def _write_report_part(sref: StorageRef, report_dir: str, index: int, rows):
+def _write_report_part(sref: StorageRef, part_dir: str, index: int, rows):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -241,11 +242,29 @@ def _write_report_part(sref: StorageRef, report_dir: str, index: int, rows):
         total += r[1] or 0
     buf = io.BytesIO()
     pq.write_table(pa.table({"address": pa.array(addresses, pa.string())}), buf)
-    sref.open().put(f"{report_dir}deleted/part-{index:05d}.parquet", buf.getvalue())
+    sref.open().put(f"{part_dir}part-{index:05d}.parquet", buf.getvalue())
     yield (len(addresses), total)
 
 
+def _read_addresses(sref: StorageRef, keys):
+    import pyarrow.parquet as pq
+
+    st = sref.open()
+    for key in keys:
+        for a in pq.read_table(io.BytesIO(st.get(key)), columns=["address"]).column("address").to_pylist():
+            yield (a,)
+
+
+def _write_parts(df, sref: StorageRef, part_dir: str, n: int) -> tuple[int, int]:
+    parts = (df.repartition(max(1, n))
+             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_report_part(sref, part_dir, i, rows))
+             .collect())
+    return sum(c for c, _ in parts), sum(b for _, b in parts)
+
+
 def compute_candidates_step(spark, meta: dict, secrets: Secrets) -> dict[str, Any]:
+    from lakefs_gc import marks
+
     sref = storage_ref(meta, secrets)
     st = sref.open()
     sc = spark.sparkContext
@@ -269,12 +288,34 @@ def compute_candidates_step(spark, meta: dict, secrets: Secrets) -> dict[str, An
                "start_time": meta["start_time"], "cutoff_time": meta["cutoff_time"], "num_deleted_objects": 0,
                "note": "mark in progress or failed"}
     st.put(report_dir + "summary.json", json.dumps(summary).encode())
-    parts = (cands.repartition(max(1, n))
-             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_report_part(sref, report_dir, i, rows))
-             .collect())
-    return {"report_dir": sref.namespace.rstrip("/") + "/" + report_dir,
-            "uncommitted_files": len(files),
-            "candidates": sum(c for c, _ in parts), "candidate_bytes": sum(b for _, b in parts)}
+    cands = cands.cache()
+    out: dict[str, Any] = {"report_dir": sref.namespace.rstrip("/") + "/" + report_dir,
+                           "uncommitted_files": len(files)}
+    confirm = int(meta.get("confirm_after_seconds") or 0)
+    total, total_bytes = _write_parts(cands, sref, report_dir + "candidates/", n)
+    out.update({"candidates": total, "candidate_bytes": total_bytes, "confirm_after_seconds": confirm})
+    if confirm <= 0:
+        to_delete = cands
+    else:
+        # delayed confirmation: delete only what an earlier successful mark, at least `confirm`
+        # seconds older, also found unreferenced
+        before = parse_iso(meta["start_time"]) - timedelta(seconds=confirm)
+        prev = marks.latest_mark_before(st, before, exclude=meta["run_id"])
+        if prev is None:
+            to_delete = cands.limit(0)
+            out["held_back_reason"] = f"no successful mark started at or before {iso(before)}"
+        else:
+            parts = marks.candidate_parts(st, prev[0])
+            earlier = spark.createDataFrame(
+                sc.parallelize(parts, max(1, min(len(parts), n))).mapPartitions(lambda ks: _read_addresses(sref, ks)),
+                ADDRESS_SCHEMA) if parts else spark.createDataFrame([], ADDRESS_SCHEMA)
+            to_delete = cands.join(earlier, on="address", how="left_semi")
+            out["confirmed_by_mark"] = prev[0]
+            out["held_back_reason"] = f"not yet a candidate in mark {prev[0]} (started {prev[1].get('start_time')})"
+    count, nbytes = _write_parts(to_delete, sref, report_dir + "deleted/", n)
+    cands.unpersist()
+    out.update({"to_delete": count, "to_delete_bytes": nbytes, "held_back": total - count})
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +328,12 @@ def _sweep_parts(sref: StorageRef, sdir: str, policy, part_keys):
     st = sref.open()
     for key in part_keys:
         yield sweep_part(st, key, sdir, policy)
+
+
+def _parquet_rows(st, key: str) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(io.BytesIO(st.get(key))).metadata.num_rows
 
 
 def delete_policy(meta: dict, concurrent_tasks: int):
@@ -313,6 +360,17 @@ def delete_step(spark, meta: dict, secrets: Secrets) -> dict[str, Any]:
     if not st.exists(report_dir + "summary.json"):
         raise LakeFSGCError(f"mark {mark_id} has no summary.json at {st.full_uri(report_dir)}: nothing to sweep")
     files = sorted(o.key for o in st.list(report_dir + "deleted/", recursive=True) if o.key.endswith(".parquet"))
+    to_delete = sum(_parquet_rows(st, k) for k in files)
+    from lakefs_gc.marks import blast_radius
+
+    from lakefs_gc.config import SweepSettings
+
+    defaults = SweepSettings()
+    share = meta.get("max_delete_share")
+    count = meta.get("max_delete_count")
+    blast_radius(mark_id, to_delete, int(meta.get("listed_objects") or 0),
+                 float(share) if share is not None else defaults.max_delete_share,
+                 int(count) if count is not None else defaults.max_delete_count)
     sc = spark.sparkContext
     concurrency = max(1, min(int(meta.get("delete_concurrency") or _parallelism(spark, meta)), max(1, len(files))))
     policy = delete_policy(meta, min(concurrency, sc.defaultParallelism))

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "delete")
+# Params (rendered by Jinja) that prepare_run validates into the run metadata.
+SWEEP_PARAMS = ("mark_id", "dry_run", "confirm_after_seconds", "max_delete_share", "max_delete_count",
+                "mark_max_age_seconds", "delete_rate", "delete_concurrency", "delete_batch_size")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,15 +112,19 @@ class PrepareRunOperator(BaseOperator):
     """
 
     template_fields: Sequence[str] = ("repository", "lakefs_conn_id", "storage_conn_id", "mode",
-                                      "min_age_seconds", "unsafe_min_age_override", "work_dir")
+                                      "min_age_seconds", "unsafe_min_age_override", "work_dir", "sweep_params")
     ui_color = "#d7ecff"
 
     def __init__(self, *, repository: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", mode: str = "mark_and_sweep",
                  min_age_seconds: int | str = 86400, unsafe_min_age_override: bool | str = False,
-                 work_dir: str | None = None, parallelism: int | None = None, **kwargs: Any) -> None:
+                 work_dir: str | None = None, parallelism: int | None = None,
+                 sweep_params: dict[str, Any] | None = None, schedule_interval_seconds: int = 0,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.parallelism = parallelism
+        self.sweep_params = dict(sweep_params or {})
+        self.schedule_interval_seconds = schedule_interval_seconds
         self.repository = repository
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
@@ -157,6 +164,7 @@ class PrepareRunOperator(BaseOperator):
 
         ns = repo.storage_namespace
         storage = storage_settings(self.storage_conn_id) if ns.startswith("s3://") else None
+        sweep = self._sweep_meta(context)
         run_id = context["run_id"]
         base = resolve_work_dir(self.work_dir).rstrip("/")
         meta: dict[str, Any] = {
@@ -176,11 +184,75 @@ class PrepareRunOperator(BaseOperator):
         if self.parallelism:
             meta["parallelism"] = int(self.parallelism)  # partitions the jobs use for listing/deleting
         meta.update(plan)
+        meta.update(sweep)
+        if mode == "sweep_only":
+            meta.update(self._check_mark(ns, storage, sweep["mark_id"], sweep["mark_max_age_seconds"], plan))
         meta[f"{self.task_id}_seconds"] = round(time.monotonic() - t0, 3)
         self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", run_id,
                       self.repository, ns, mode, meta.get("start_time"), meta.get("cutoff_time"),
                       meta["work_dir"])
         return meta
+
+
+    def _sweep_meta(self, context: Context) -> dict[str, Any]:
+        p = self.sweep_params
+        get = p.get
+        confirm = as_int(get("confirm_after_seconds", -1), "confirm_after_seconds", minimum=-1)
+        if confirm < 0:  # auto: one schedule interval for scheduled and backfill runs, none for manual runs
+            run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
+            confirm = self.schedule_interval_seconds if run_type.split(".")[-1].lower() in ("scheduled", "backfill") \
+                else 0
+        share = as_float(get("max_delete_share", 0.5), "max_delete_share", 0.0, 1.0)
+        out = {
+            "mark_id": str(get("mark_id") or "").strip(),
+            "dry_run": as_bool(get("dry_run", False), "dry_run"),
+            "confirm_after_seconds": confirm,
+            "max_delete_share": share,
+            "max_delete_count": as_int(get("max_delete_count", 10_000_000), "max_delete_count", minimum=0),
+            "mark_max_age_seconds": as_int(get("mark_max_age_seconds", 7 * 86400), "mark_max_age_seconds", minimum=0),
+            "delete_rate": as_float(get("delete_rate", 3000), "delete_rate", 0.0, None),
+            "delete_concurrency": as_int(get("delete_concurrency", self.parallelism or 2), "delete_concurrency",
+                                         minimum=1),
+            "delete_batch_size": as_int(get("delete_batch_size", 1000), "delete_batch_size", minimum=1),
+        }
+        if out["delete_batch_size"] > 1000:
+            raise AirflowFailException("Param 'delete_batch_size' must be <= 1000 (S3 DeleteObjects limit)")
+        return out
+
+    def _check_mark(self, ns: str, storage, mark_id: str, max_age: int, plan: dict[str, Any]) -> dict[str, Any]:
+        """sweep_only: the mark must exist, have completed, and be recent enough; else fail, deleting nothing."""
+        from lakefs_gc.marks import SweepRefused, check_mark
+        from lakefs_gc.plan import parse_iso
+
+        try:
+            summary = check_mark(_open_namespace(ns, storage), mark_id, parse_iso(plan["start_time"]), max_age)
+        except SweepRefused as e:
+            raise AirflowFailException(str(e)) from e
+        # the sweep runs against the mark: its id, its listing size (blast-radius guard), its times
+        return {"run_id": mark_id, "listed_objects": int(summary.get("listed_objects") or 0),
+                "mark_start_time": summary.get("start_time"), "mark_cutoff_time": summary.get("cutoff_time"),
+                "candidates": summary.get("candidates"), "to_delete": summary.get("to_delete", summary.get("candidates"))}
+
+
+def _open_namespace(ns: str, storage):
+    from lakefs_gc.storage import S3Options, open_storage
+
+    s3 = None
+    if storage is not None:
+        s3 = S3Options(endpoint_url=storage.endpoint_url, access_key_id=storage.access_key_id,
+                       secret_access_key=storage.secret_access_key, session_token=storage.session_token,
+                       region=storage.region or "us-east-1")
+    return open_storage(ns, s3)
+
+
+def as_float(value: Any, name: str, minimum: float, maximum: float | None) -> float:
+    try:
+        x = float(str(value).strip()) if not isinstance(value, (int, float)) or isinstance(value, bool) else float(value)
+    except ValueError:
+        raise AirflowFailException(f"Param {name!r} must be a number, got {value!r}") from None
+    if x < minimum or (maximum is not None and x > maximum):
+        raise AirflowFailException(f"Param {name!r} must be between {minimum} and {maximum}, got {x}")
+    return x
 
 
 class MarkUncommittedOperator(BaseOperator):
@@ -196,6 +268,9 @@ class MarkUncommittedOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         t0 = time.monotonic()
         meta = upstream_meta(self, context)
+        if meta.get("mode") == "sweep_only":
+            self.log.info("sweep_only: no new mark; sweeping mark %s", meta.get("run_id"))
+            return {}
         client = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn()
         run_id, locations, pages = client.prepare_uncommitted_all(meta["repository"])
         self.log.info("uncommitted mark %s: %d location(s) over %d page(s)", run_id, len(locations), pages)

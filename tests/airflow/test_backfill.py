@@ -116,6 +116,7 @@ repositories:
     mode: mark_and_sweep
     schedule: "@daily"
     min_age_seconds: {MIN_AGE}
+    sweep: {{confirm_after_seconds: 0}}  # scheduled/backfill runs would wait one interval (a day) by default
     work_dir: {tmp_path / 'work'}
     spark:
       parallelism: 2

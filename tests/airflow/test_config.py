@@ -83,7 +83,7 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
      r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': missing"),
     # bad mode
     (f"  - {BASE}, repository: repo-a, mode: sweep}}",
-     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'"),
+     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, sweep_only, got 'sweep'"),
     # duplicate repository
     (f"  - {BASE}, repository: repo-a, mode: mark_only}}\n  - {BASE}, repository: repo-a, mode: mark_only}}",
      r"repositories\[1\] \(repo-a\): field 'repository': duplicate repository 'repo-a' \(also repositories\[0\]\)"),

@@ -108,7 +108,7 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
         assert t.py_files == str(REPO / "build" / "lakefs_gc.zip")
         assert {"application", "application_args", "env_vars", "conf"} <= set(t.template_fields)
     assert dag.get_task("delete").skip_modes == ("mark_only",)
-    assert dag.get_task("list_committed").skip_modes == ()
+    assert dag.get_task("list_committed").skip_modes == ("sweep_only",)
 
 
 def _validate(dag, conf):
@@ -122,13 +122,19 @@ def _validate(dag, conf):
 def test_params_accept_valid_values(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
     assert _validate(dag, {}) == {"mode": "mark_and_sweep", "min_age_seconds": 86400,
-                                  "unsafe_min_age_override": False}
-    assert _validate(dag, {"mode": "mark_only", "min_age_seconds": 0, "unsafe_min_age_override": True}) == \
-        {"mode": "mark_only", "min_age_seconds": 0, "unsafe_min_age_override": True}
+                                  "unsafe_min_age_override": False, "mark_id": "", "dry_run": False,
+                                  "confirm_after_seconds": -1, "max_delete_share": 0.5,
+                                  "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
+                                  "delete_rate": 3000.0, "delete_concurrency": 2, "delete_batch_size": 1000}
+    conf = {"mode": "sweep_only", "mark_id": "ft0abc", "min_age_seconds": 0, "unsafe_min_age_override": True,
+            "delete_rate": 0, "confirm_after_seconds": 0}
+    assert {k: v for k, v in _validate(dag, conf).items() if k in conf} == conf
 
 
 @pytest.mark.parametrize("conf, message", [
-    ({"mode": "sweep_only"}, r"Invalid input for param mode: 'sweep_only' is not one of \['mark_and_sweep', 'mark_only'\]"),
+    ({"mode": "sweep"}, r"Invalid input for param mode: 'sweep' is not one of \['mark_and_sweep', 'mark_only', 'sweep_only'\]"),
+    ({"delete_batch_size": 5000}, r"Invalid input for param delete_batch_size: 5000 is greater than the maximum of 1000"),
+    ({"max_delete_share": 1.5}, r"Invalid input for param max_delete_share: 1.5 is greater than the maximum of 1"),
     ({"min_age_seconds": -1}, r"Invalid input for param min_age_seconds: -1 is less than the minimum of 0"),
     ({"min_age_seconds": "3600"}, r"Invalid input for param min_age_seconds: '3600' is not of type 'integer'"),
     ({"unsafe_min_age_override": "yes"}, r"Invalid input for param unsafe_min_age_override: 'yes' is not of type 'boolean'"),
@@ -142,7 +148,9 @@ def test_params_reject_invalid_values_with_a_clear_message(dagbag, conf, message
 
 def test_params_have_a_ui_form(dagbag):
     params = dagbag.dags["lakefs_gc__sample-repo"].params
-    assert params.get_param("mode").schema["enum"] == ["mark_and_sweep", "mark_only"]
+    assert params.get_param("mode").schema["enum"] == ["mark_and_sweep", "mark_only", "sweep_only"]
+    for knob in ("delete_rate", "delete_concurrency", "delete_batch_size", "max_delete_share", "confirm_after_seconds"):
+        assert params.get_param(knob).schema.get("title")
     age = params.get_param("min_age_seconds")
     assert (age.schema["type"], age.schema["minimum"], age.schema["title"]) == ("integer", 0, "Minimum object age (s)")
     assert "grace period" in age.description

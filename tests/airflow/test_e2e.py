@@ -148,17 +148,18 @@ def _assert_ordered(tis) -> None:
         <= tis["save_report"].start_date
 
 
-def _fresh_garbage_then_sweep(env: GCEnv) -> dict:
-    """Write garbage newer than the cutoff, run a sweep, check storage; return the report."""
+def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dict:
+    """Write garbage newer than the cutoff, run a sweep, check storage against ``before`` (default:
+    the state just before the run); return the report."""
     seed_fresh(env.emu.client(), env.manifest, phase=clock_for(env.emu))
-    before = env.keys()
+    before = env.keys() if before is None else before | {env.manifest.objects[-1].address}
     dr, tis = env.run()
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     _assert_ordered(tis)
     return _assert_swept(env, before, tis)
 
 
-def test_local_namespace_mark_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
+def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
     env.wait_until_old()
     before = env.keys()
@@ -178,13 +179,27 @@ def test_local_namespace_mark_only_then_mark_and_sweep(lakefs_emulator_factory, 
         marked.update(pq.read_table(env.storage.open_input(o.key)).column("address").to_pylist())
     assert marked == env.manifest.expected(DELETED)
 
-    # 2. fresh garbage (newer than the cutoff), then a real sweep
-    summary = _fresh_garbage_then_sweep(env)
+    # 2. sweep-only of a mark that does not exist: refused before anything, nothing deleted
+    dr, tis = env.run(mode="sweep_only", mark_id="nosuchmark")
+    assert dr.state == "failed" and tis["prepare_run"].state == "failed"
+    assert env.keys() >= before
+
+    # 3. sweep-only of the mark: exactly its list is deleted; the mark's own summary is untouched
+    dr, tis = env.run(mode="sweep_only", mark_id=mark["run_id"])
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert before - env.keys() == env.manifest.expected(DELETED)
+    assert json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json")) == summary
+    [sweep_summary] = [k for k in env.keys() if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/")
+                       and k.endswith("/summary.json")]
+    assert json.loads(env.storage.get(sweep_summary))["deleted"] == len(env.manifest.expected(DELETED))
+
+    # 4. fresh garbage (newer than the cutoff), then a full run: nothing new is deleted, fresh is kept
+    summary = _fresh_garbage_then_sweep(env, before=before)
     assert summary["mode"] == "mark_and_sweep"
-    assert summary["num_deleted_objects"] == summary["deleted"] == len(env.manifest.expected(DELETED))
+    assert summary["num_deleted_objects"] == summary["deleted"] == 0  # the sweep-only run took them
     assert summary["uncommitted_pages"] == STAGED_ON_MAIN + 1
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
-    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.objects) - 1
+    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
 
 
 def test_s3_namespace_on_moto(lakefs_emulator_factory, moto_server, monkeypatch, tmp_path, airflow_db):

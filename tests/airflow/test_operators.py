@@ -238,6 +238,12 @@ def test_job_without_result_file_fails_and_stale_results_are_not_reused(tmp_path
 # ---------------------------------------------------------------------------------------------
 # PrepareRunOperator / MarkUncommittedOperator (lakeFS client stood in for)
 
+# the sweep Params as Jinja renders them (strings)
+RENDERED_SWEEP = {"mark_id": "", "dry_run": "False", "confirm_after_seconds": "-1", "max_delete_share": "0.5",
+                  "max_delete_count": "10000000", "mark_max_age_seconds": "604800", "delete_rate": "3000.0",
+                  "delete_concurrency": "2", "delete_batch_size": "1000"}
+
+
 class _Client:
     def __init__(self, *a, **kw):
         pass
@@ -272,6 +278,7 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_only", "90000", "False"  # as rendered by Jinja
+    op.sweep_params = RENDERED_SWEEP
     meta = op.execute(context({}, run_id="manual__2024-05-01T00:00:00+00:00"))
     assert meta["work_dir"] == f"{tmp_path}/sample-repo/manual__2024-05-01T00_00_00_00_00"
     assert (meta["mode"], meta["min_age_seconds"], meta["unsafe_min_age_override"]) == ("mark_only", 90000, False)
@@ -289,6 +296,7 @@ def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client
 
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_and_sweep", "60", "False"
+    op.sweep_params = RENDERED_SWEEP
     with pytest.raises(AirflowFailException, match="unsafe_min_age_override"):
         op.execute(context({}))
     op.unsafe_min_age_override = "True"

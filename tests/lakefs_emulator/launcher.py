@@ -1,0 +1,78 @@
+"""Start and stop an emulator process outside pytest (the demo, the benchmarks).
+
+The test fixtures in tests/conftest.py do the same with pytest's temporary directories.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class RunningEmulator:
+    url: str
+    access_key: str
+    secret_key: str
+    proc: subprocess.Popen
+
+    def set_clock(self, offset: float) -> None:
+        auth = base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()
+        req = urllib.request.Request(self.url + "/_emulator/clock", method="PUT",
+                                     data=json.dumps({"offset": offset}).encode(),
+                                     headers={"Content-Type": "application/json", "Authorization": "Basic " + auth})
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def stop(self, timeout: float = 15) -> None:
+        stop_group(self.proc, timeout)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """SIGTERM the process group started with ``start_new_session=True``, SIGKILL after ``timeout``."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=timeout)
+
+
+def start(log: Path, *flags: str, access_key: str, secret_key: str, timeout: float = 60) -> RunningEmulator:
+    port = free_port()
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.lakefs_emulator", "--listen", f"127.0.0.1:{port}",
+                                 "--access-key", access_key, "--secret-key", secret_key, *flags],
+                                cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    emu = RunningEmulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the emulator exited ({proc.returncode}):\n{log.read_text()[-2000:]}")
+        try:
+            urllib.request.urlopen(emu.url + "/api/v1/healthcheck", timeout=1).read()
+            return emu
+        except urllib.error.HTTPError:
+            return emu
+        except OSError:
+            time.sleep(0.1)
+    emu.stop()
+    raise TimeoutError(f"the emulator did not answer at {emu.url} within {timeout:.0f}s")
