@@ -16,17 +16,12 @@ Exit status 0 only if the run succeeded and storage matches the expectations.
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,44 +34,6 @@ DAY = 86400
 
 def log(msg: str) -> None:
     print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
-
-
-def wait_http(url: str, proc: subprocess.Popen, logfile: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the emulator exited ({proc.returncode}):\n{logfile.read_text()[-2000:]}")
-        try:
-            urllib.request.urlopen(url, timeout=1).read()
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"the emulator did not answer at {url} within {timeout:.0f}s")
-
-
-def set_clock(url: str, offset: float) -> None:
-    auth = base64.b64encode(f"{ACCESS}:{SECRET}".encode()).decode()
-    req = urllib.request.Request(url + "/_emulator/clock", method="PUT", data=json.dumps({"offset": offset}).encode(),
-                                 headers={"Content-Type": "application/json", "Authorization": "Basic " + auth})
-    urllib.request.urlopen(req, timeout=10).read()
 
 
 def human(n: int) -> str:
@@ -94,23 +51,18 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from lakefs_gc.seed import DELETED, KEPT, seed, sdk_client, seed_fresh
     from lakefs_gc.storage import open_storage
+    from tests.lakefs_emulator import launcher
 
     scratch = ROOT / "build" / "demo"
     shutil.rmtree(scratch, ignore_errors=True)
     (scratch / "airflow").mkdir(parents=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     venv_bin = Path(sys.executable).parent
-    emu_log = scratch / "emulator.log"
-    with open(emu_log, "wb") as fh:
-        emu = subprocess.Popen([sys.executable, "-m", "tests.lakefs_emulator", "--listen", f"127.0.0.1:{port}",
-                                "--access-key", ACCESS, "--secret-key", SECRET, "--grace-period", str(GRACE),
-                                "--state", str(scratch / "emulator-state")],
-                               cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    emu = launcher.start(scratch / "emulator.log", "--grace-period", str(GRACE), "--state",
+                         str(scratch / "emulator-state"), access_key=ACCESS, secret_key=SECRET)
+    url = emu.url
     migrate = None
     try:
-        wait_http(url + "/api/v1/healthcheck", emu, emu_log)
-        log(f"lakeFS emulator up at {url} (pid {emu.pid})")
+        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})")
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
         env.update({
@@ -135,9 +87,9 @@ def main() -> int:
         ns = f"local://{scratch / 'ns' / REPO}"
         client = sdk_client(url, ACCESS, SECRET)
         offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
-        manifest = seed(client, REPO, ns, phase=lambda ph: set_clock(url, offsets[ph]))
+        manifest = seed(client, REPO, ns, phase=lambda ph: emu.set_clock(offsets[ph]))
         seeded_at = time.time()
-        set_clock(url, 0)
+        emu.set_clock(0)
         log(f"seeded {REPO} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
             f"retention 1 day; {len(manifest.expected(DELETED))} of them are garbage")
 
@@ -149,7 +101,7 @@ def main() -> int:
         if remaining > 0:
             log(f"waiting {remaining:.0f}s so the seeded objects are older than the minimum age ({a.min_age}s)")
             time.sleep(remaining)
-        seed_fresh(client, manifest, phase=lambda ph: set_clock(url, offsets[ph]))
+        seed_fresh(client, manifest, phase=lambda ph: emu.set_clock(offsets[ph]))
         storage = open_storage(ns)
         before = {o.key: o.size for o in storage.list("", recursive=True)}
 
@@ -189,8 +141,8 @@ GC of lakeFS repository {REPO} ({ns}) -- DAG run took {took:.0f}s
         return 0
     finally:
         if migrate is not None and migrate.poll() is None:
-            stop(migrate)
-        stop(emu)
+            launcher.stop_group(migrate)
+        emu.stop()
 
 
 if __name__ == "__main__":
