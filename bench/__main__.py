@@ -2,12 +2,13 @@
 
     sstable   SSTable decoding beside a floor (bench/sstable_bench.py)
     gc        the GC DAG on 1,000,000 objects beside floors (bench/gc_bench.py; --help for sizes)
+    delete    the deleter against moto server and local disk beside floors (bench/delete_bench.py)
 """
 
 import importlib
 import sys
 
-BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench"}
+BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench"}
 
 if len(sys.argv) > 1:
     name, args = sys.argv[1], sys.argv[2:]

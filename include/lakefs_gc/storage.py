@@ -217,14 +217,32 @@ class LocalStorage:
         return [(k, f"{c}: {m}") for k, c, m in self.delete_batch(list(keys)) if c != "NoSuchKey"]
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """Delete ``keys``; returns (key, code, message) for the keys that failed (missing is success)."""
+        """Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
+        missing ones. Directories left empty are pruned once per batch, not once per key."""
         failed: list[tuple[str, str, str]] = []
+        parents: set[str] = set()
+        root = str(self.root)
+        base = root + "/"
         for k in keys:
+            if not k or k[0] == "/" or "." in k:  # the fast path needs no full check: no "." means no ./..
+                _check_key(k)
+            path = base + k
             try:
-                if not self._unlink(k):
-                    failed.append((k, "NoSuchKey", "not found"))
+                os.unlink(path)
+            except FileNotFoundError:
+                failed.append((k, "NoSuchKey", "not found"))
+                continue
             except OSError as exc:
                 failed.append((k, errno.errorcode.get(exc.errno or 0, type(exc).__name__), str(exc)))
+                continue
+            parents.add(path.rpartition("/")[0])
+        for d in sorted(parents, key=len, reverse=True):
+            while d != root and d.startswith(root + os.sep):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+                d = os.path.dirname(d)
         return failed
 
 

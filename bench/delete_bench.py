@@ -1,0 +1,125 @@
+"""Deletion throughput of the sweep's deleter, beside floors measured in the same run.
+
+    .venv/bin/python -m bench delete [--keys N] [--rate R]
+
+* moto server on 127.0.0.1 (S3 DeleteObjects): floor = sequential 1,000-key DeleteObjects with a
+  plain boto3 client; ours = :class:`lakefs_gc.deleter.Deleter` (same concurrency: one sequential
+  deleter, batches of 1,000, no rate limit). Then ours with a rate limit below what the endpoint
+  can do, to check the achieved rate against the configured one.
+* a local namespace: floor = an ``os.unlink`` loop; ours = the deleter (unlink per key, empty
+  directories pruned as an object store has none), then rate-limited.
+Targets (issue 5): >= 80% of the floor when no rate binds; within 5% of the rate when it does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _put_s3(client, bucket, keys):
+    for k in keys:
+        client.put_object(Bucket=bucket, Key=k, Body=b"x")
+
+
+def _mk_local(base: Path, keys):
+    for k in keys:
+        p = base / k
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT, 0o644)
+        os.write(fd, b"x")
+        os.close(fd)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench delete", description=__doc__.split("\n\n")[0])
+    p.add_argument("--keys", type=int, default=20_000, help="objects per measurement on moto")
+    p.add_argument("--local-keys", type=int, default=200_000, help="objects per measurement on local disk")
+    p.add_argument("--rate", type=float, default=0,
+                   help="rate limit to check (default: half the S3 floor, a quarter of the local throughput)")
+    a = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
+    os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
+    from lakefs_gc.deleter import Deleter, DeletePolicy
+    from lakefs_gc.storage import LocalStorage, S3Options, make_s3_client, open_storage
+    from tests.lakefs_emulator.launcher import free_port, stop_group
+
+    work = Path(tempfile.mkdtemp(prefix="lakefs-gc-delete-bench-"))
+    port = free_port()
+    moto = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    rows = []
+    try:
+        url = f"http://127.0.0.1:{port}"
+        opts = S3Options(endpoint_url=url, access_key_id="bench", secret_access_key="bench")
+        client = make_s3_client(opts)
+        for _ in range(300):
+            try:
+                client.list_buckets()
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                time.sleep(0.1)
+        client.create_bucket(Bucket="bench")
+        n = a.keys
+        keys = [f"data/s{i % 50:02d}/k{i:07d}" for i in range(n)]
+
+        _put_s3(client, "bench", [f"floor/{k}" for k in keys])
+        t = time.perf_counter()
+        for i in range(0, n, 1000):
+            client.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"floor/{k}"} for k in keys[i:i + 1000]],
+                                                          "Quiet": True})
+        s3_floor = n / (time.perf_counter() - t)
+
+        _put_s3(client, "bench", [f"ours/{k}" for k in keys])
+        st = open_storage("s3://bench/ours", opts)
+        t = time.perf_counter()
+        stats = Deleter(st, DeletePolicy(rate=0)).delete(keys)
+        s3_ours = n / (time.perf_counter() - t)
+        assert stats.deleted == n and not stats.dead
+
+        rate = a.rate or round(s3_floor / 2, -1)
+        _put_s3(client, "bench", [f"ours/{k}" for k in keys])
+        t = time.perf_counter()
+        Deleter(st, DeletePolicy(rate=rate)).delete(keys)
+        s3_limited = n / (time.perf_counter() - t)
+        rows.append(("moto S3 (DeleteObjects x1000)", s3_floor, s3_ours, rate, s3_limited))
+
+        m = a.local_keys
+        lkeys = [f"data/s{i % 100:02d}/k{i:07d}" for i in range(m)]
+        floor_dir, ours_dir = work / "floor", work / "ours"
+        _mk_local(floor_dir, lkeys)
+        paths = [str(floor_dir / k) for k in lkeys]
+        t = time.perf_counter()
+        for path in paths:
+            os.unlink(path)
+        local_floor = m / (time.perf_counter() - t)
+        _mk_local(ours_dir, lkeys)
+        t = time.perf_counter()
+        stats = Deleter(LocalStorage(ours_dir), DeletePolicy(rate=0)).delete(lkeys)
+        local_ours = m / (time.perf_counter() - t)
+        assert stats.deleted == m and not stats.dead
+        lrate = a.rate or round(local_ours / 4, -2)
+        sub = lkeys[: max(1000, int(lrate * 5))]
+        _mk_local(ours_dir, sub)
+        t = time.perf_counter()
+        Deleter(LocalStorage(ours_dir), DeletePolicy(rate=lrate)).delete(sub)
+        local_limited = len(sub) / (time.perf_counter() - t)
+        rows.append(("local (unlink)", local_floor, local_ours, lrate, local_limited))
+    finally:
+        stop_group(moto)
+        shutil.rmtree(work, ignore_errors=True)
+
+    print(f"\nDeletion throughput, one sequential deleter ({os.cpu_count()} cores), keys/s")
+    print(f"  {'target':32} {'floor':>10} {'ours':>10} {'ours/floor':>10}   {'rate set':>9} {'achieved':>9} {'dev':>6}")
+    for name, floor, ours, rate, limited in rows:
+        print(f"  {name:32} {floor:10,.0f} {ours:10,.0f} {ours / floor:9.0%}    {rate:9,.0f} {limited:9,.0f} "
+              f"{(limited - rate) / rate:+6.1%}")
