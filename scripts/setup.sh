@@ -17,19 +17,22 @@ jver=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
 
 # --- apt tools used by tests: RocksDB's sst_dump reads our SSTables independently of our code;
 #     a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
-apt_pkgs=()
-command -v sst_dump >/dev/null 2>&1 || apt_pkgs+=(rocksdb-tools)
-if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
-  apt_pkgs+=(docker-compose)
-fi
-if [ ${#apt_pkgs[@]} -gt 0 ]; then
+apt_install() {  # apt_install REQUIRED|OPTIONAL PKG
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing ${apt_pkgs[*]} with apt"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null \
-      || die "apt-get install ${apt_pkgs[*]} failed"
-  else
-    echo "setup: warning: not root, not installing ${apt_pkgs[*]}: the sst_dump cross-check fails without rocksdb-tools; the compose test skips without a compose client" >&2
+    echo "setup: installing $2 with apt"
+    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >/dev/null || true; APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null && return 0
+    [ "$1" = REQUIRED ] && die "apt-get install $2 failed"
   fi
+  if [ "$1" = REQUIRED ]; then
+    echo "setup: warning: could not install $2 (needs root and apt); the sst_dump cross-check will fail" >&2
+  else
+    echo "setup: note: $2 not installed; the docker-compose parsing test will skip" >&2
+  fi
+}
+command -v sst_dump >/dev/null 2>&1 || apt_install REQUIRED rocksdb-tools
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
+  apt_install OPTIONAL docker-compose
 fi
 
 # --- uv ---
