@@ -53,7 +53,8 @@ def test_delete_job_under_s3_faults_counts_retries_and_writes_dead_letters(moto_
                           deny=frozenset(f"repo/{k}" for k in denied)).start()
     try:
         meta = _meta(f"s3://{bucket}/repo", tmp_path / "work", s3_endpoint_url=proxy.url, s3_region="us-east-1",
-                     delete_batch_size=250, delete_concurrency=2)
+                     delete_batch_size=250, delete_concurrency=2, listed_objects=len(candidates) + len(live),
+                     max_delete_share=1.0)
         env = {ENV_S3_ACCESS_KEY: moto_server.access_key, ENV_S3_SECRET_KEY: moto_server.secret_key}
         rc, res, out = submit("delete", meta, tmp_path / "r", env)
     finally:
@@ -81,7 +82,8 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
         st.put(k, b"x")
     _mark(st, candidates, parts=8)
     # slow enough to be killed part-way: 250 deletes/s in total
-    meta = _meta(f"local://{root}", tmp_path / "work", delete_rate=250, delete_batch_size=50, delete_concurrency=2)
+    meta = _meta(f"local://{root}", tmp_path / "work", delete_rate=250, delete_batch_size=50, delete_concurrency=2,
+                 listed_objects=len(candidates) + len(live), max_delete_share=1.0)
     cmd, env, result_path = prepare("delete", meta, tmp_path / "r1")
     log = open(tmp_path / "killed.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -92,7 +94,8 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
             if left <= len(candidates) - 600 or proc.poll() is not None:
                 break
             time.sleep(0.2)
-        assert proc.poll() is None, "the job finished before it could be killed"
+        assert proc.poll() is None, "the job finished before it could be killed:\n" + \
+            (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
         os.killpg(proc.pid, signal.SIGKILL)  # spark-submit, its JVM and the Python workers
         proc.wait(timeout=30)
     finally:
