@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,23 +51,17 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
     from lakefs_gc.deleter import Deleter, DeletePolicy
     from lakefs_gc.storage import LocalStorage, S3Options, make_s3_client, open_storage
-    from tests.lakefs_emulator.launcher import free_port, stop_group
+    from tests.lakefs_emulator.launcher import free_port, start_server, stop_group
 
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-delete-bench-"))
     port = free_port()
-    moto = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    moto = start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                        work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
     rows = []
     try:
         url = f"http://127.0.0.1:{port}"
         opts = S3Options(endpoint_url=url, access_key_id="bench", secret_access_key="bench")
         client = make_s3_client(opts)
-        for _ in range(0 if a.local_only else 300):
-            try:
-                client.list_buckets()
-                break
-            except Exception:  # noqa: BLE001 - not up yet
-                time.sleep(0.1)
         n = 0 if a.local_only else a.keys
         if n:
             client.create_bucket(Bucket="bench")

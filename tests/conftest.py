@@ -6,18 +6,16 @@ stopped by PID at teardown.
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.lakefs_emulator.launcher import free_port, start_server, stop_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT = 30.0
@@ -26,46 +24,13 @@ EMULATOR_SECRET_KEY = "emulator/secret/key"
 MOTO_KEY = "testing"
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = READY_TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode} before it was ready:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as r:
-                r.read()
-                return
-        except urllib.error.HTTPError:
-            return  # it answered
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"{url} not ready after {timeout}s:\n{log.read_text()[-3000:]}")
-
-
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     """Stop a process we started (in its own session), by its PID: SIGTERM, then SIGKILL."""
-    from tests.lakefs_emulator.launcher import stop_group
-
     stop_group(proc, timeout)
 
 
 def _start(cmd: list[str], log: Path, ready_url: str, env: dict | None = None) -> subprocess.Popen:
-    fh = open(log, "wb")
-    proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
-    fh.close()
-    try:
-        _wait_http(ready_url, proc, log)
-    except BaseException:
-        stop_process(proc)
-        raise
-    return proc
+    return start_server(cmd, log, ready_url, env, timeout=READY_TIMEOUT)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from airflow.sdk import BaseOperator, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
 from lakefs_gc import runmeta
-from lakefs_gc.config import resolve_work_dir
+from lakefs_gc.config import SweepSettings, resolve_work_dir
 from lakefs_gc_airflow.hooks import LakeFSHook, storage_settings
 
 if TYPE_CHECKING:
@@ -202,18 +202,19 @@ class PrepareRunOperator(BaseOperator):
             run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
             confirm = self.schedule_interval_seconds if run_type.split(".")[-1].lower() in ("scheduled", "backfill") \
                 else 0
-        share = as_float(get("max_delete_share", 0.5), "max_delete_share", 0.0, 1.0)
+        d = SweepSettings()
         out = {
             "mark_id": str(get("mark_id") or "").strip(),
             "dry_run": as_bool(get("dry_run", False), "dry_run"),
             "confirm_after_seconds": confirm,
-            "max_delete_share": share,
-            "max_delete_count": as_int(get("max_delete_count", 10_000_000), "max_delete_count", minimum=0),
-            "mark_max_age_seconds": as_int(get("mark_max_age_seconds", 7 * 86400), "mark_max_age_seconds", minimum=0),
-            "delete_rate": as_float(get("delete_rate", 3000), "delete_rate", 0.0, None),
+            "max_delete_share": as_float(get("max_delete_share", d.max_delete_share), "max_delete_share", 0.0, 1.0),
+            "max_delete_count": as_int(get("max_delete_count", d.max_delete_count), "max_delete_count", minimum=0),
+            "mark_max_age_seconds": as_int(get("mark_max_age_seconds", d.mark_max_age_seconds), "mark_max_age_seconds",
+                                           minimum=0),
+            "delete_rate": as_float(get("delete_rate", d.rate), "delete_rate", 0.0, None),
             "delete_concurrency": as_int(get("delete_concurrency", self.parallelism or 2), "delete_concurrency",
                                          minimum=1),
-            "delete_batch_size": as_int(get("delete_batch_size", 1000), "delete_batch_size", minimum=1),
+            "delete_batch_size": as_int(get("delete_batch_size", d.batch_size), "delete_batch_size", minimum=1),
         }
         if out["delete_batch_size"] > 1000:
             raise AirflowFailException("Param 'delete_batch_size' must be <= 1000 (S3 DeleteObjects limit)")
@@ -234,14 +235,18 @@ class PrepareRunOperator(BaseOperator):
                 "candidates": summary.get("candidates"), "to_delete": summary.get("to_delete", summary.get("candidates"))}
 
 
-def _open_namespace(ns: str, storage):
+def _open_namespace(ns: str, storage, meta: dict[str, Any] | None = None):
+    """The namespace's storage; for s3:// with the connection's settings (``storage``), falling back
+    to the endpoint and region recorded in the run metadata."""
     from lakefs_gc.storage import S3Options, open_storage
 
     s3 = None
     if storage is not None:
-        s3 = S3Options(endpoint_url=storage.endpoint_url, access_key_id=storage.access_key_id,
-                       secret_access_key=storage.secret_access_key, session_token=storage.session_token,
-                       region=storage.region or "us-east-1")
+        meta = meta or {}
+        s3 = S3Options(endpoint_url=storage.endpoint_url or meta.get("s3_endpoint_url"),
+                       access_key_id=storage.access_key_id, secret_access_key=storage.secret_access_key,
+                       session_token=storage.session_token,
+                       region=storage.region or meta.get("s3_region") or "us-east-1")
     return open_storage(ns, s3)
 
 
@@ -290,19 +295,13 @@ class SaveReportOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.report import save_summary
-        from lakefs_gc.storage import S3Options, open_storage
 
         t0 = time.monotonic()
         meta = upstream_meta(self, context)
         meta.setdefault("airflow_run_id", context["run_id"])
         ns = meta["storage_namespace"]
-        s3 = None
-        if ns.startswith("s3://"):
-            s = storage_settings(self.storage_conn_id)
-            s3 = S3Options(endpoint_url=s.endpoint_url or meta.get("s3_endpoint_url"), access_key_id=s.access_key_id,
-                           secret_access_key=s.secret_access_key, session_token=s.session_token,
-                           region=s.region or meta.get("s3_region") or "us-east-1")
-        uri = save_summary(open_storage(ns, s3), meta, success=True)
+        settings = storage_settings(self.storage_conn_id) if ns.startswith("s3://") else None
+        uri = save_summary(_open_namespace(ns, settings, meta), meta, success=True)
         self.log.info("report for GC run %s written: %s", meta.get("run_id"), uri)
         return {"summary_uri": uri, f"{self.task_id}_seconds": round(time.monotonic() - t0, 3)}
 

@@ -26,6 +26,7 @@ from lakefs_gc.storage import open_storage
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
 from tests.conftest import free_port
+from tests.lakefs_emulator.launcher import stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -37,17 +38,10 @@ RUNS_TIMEOUT = 1500.0  # three GC runs on 2 cores take about 6 minutes
 
 
 def _stop_group(proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    """SIGTERM the process group we started (the daemon and its task subprocesses), then SIGKILL."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=timeout)
-        except ProcessLookupError:
-            pass
-    try:  # leftovers of the group (task runners, spark-submit) after the leader exited
+    """Stop the process group we started (the daemon and its task subprocesses), then SIGKILL any
+    leftovers of the group (task runners, spark-submit) after the leader exited."""
+    stop_group(proc, timeout)
+    try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass

@@ -122,7 +122,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
     return GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at)
 
 
-def _assert_swept(env: GCEnv, before: set[str], tis, report_dir_count: int = 1) -> dict:
+def _assert_swept(env: GCEnv, before: set[str], tis) -> dict:
     """Exactly the expected garbage is gone; everything else (incl. _lakefs/ and the sibling) is there."""
     after = env.keys()
     expected_deleted = env.manifest.expected(DELETED)

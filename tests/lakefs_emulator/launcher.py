@@ -56,23 +56,40 @@ def stop_group(proc: subprocess.Popen, timeout: float = 15) -> None:
             proc.wait(timeout=timeout)
 
 
-def start(log: Path, *flags: str, access_key: str, secret_key: str, timeout: float = 60) -> RunningEmulator:
-    port = free_port()
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "tests.lakefs_emulator", "--listen", f"127.0.0.1:{port}",
-                                 "--access-key", access_key, "--secret-key", secret_key, *flags],
-                                cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-    emu = RunningEmulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc)
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0) -> None:
+    """Until ``url`` answers (any HTTP status); fails if ``proc`` exits first or after ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the emulator exited ({proc.returncode}):\n{log.read_text()[-2000:]}")
+            raise RuntimeError(f"server exited with {proc.returncode} before it was ready:\n{log.read_text()[-3000:]}")
         try:
-            urllib.request.urlopen(emu.url + "/api/v1/healthcheck", timeout=1).read()
-            return emu
+            with urllib.request.urlopen(url, timeout=1) as r:
+                r.read()
+                return
         except urllib.error.HTTPError:
-            return emu
+            return  # it answered
         except OSError:
-            time.sleep(0.1)
-    emu.stop()
-    raise TimeoutError(f"the emulator did not answer at {emu.url} within {timeout:.0f}s")
+            time.sleep(0.05)
+    raise TimeoutError(f"{url} not ready after {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = None,
+                 timeout: float = 30.0) -> subprocess.Popen:
+    """Start ``cmd`` in its own session (output to ``log``) and wait until ``ready_url`` answers."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
+                                env={**os.environ, **(env or {})}, start_new_session=True)
+    try:
+        wait_http(ready_url, proc, log, timeout)
+    except BaseException:
+        stop_group(proc)
+        raise
+    return proc
+
+
+def start(log: Path, *flags: str, access_key: str, secret_key: str, timeout: float = 60) -> RunningEmulator:
+    port = free_port()
+    proc = start_server([sys.executable, "-m", "tests.lakefs_emulator", "--listen", f"127.0.0.1:{port}",
+                         "--access-key", access_key, "--secret-key", secret_key, *flags],
+                        log, f"http://127.0.0.1:{port}/api/v1/healthcheck", timeout=timeout)
+    return RunningEmulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc)
