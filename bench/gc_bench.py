@@ -118,14 +118,14 @@ def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by
         raise TimeoutError("import did not complete")
 
     for s in kept_slices:
-        run_import([lakefs_sdk.ImportLocation(type="common_prefix", path=f"{ns}/data/{s}/", destination=f"t/{s}/")],
+        run_import([lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{ns_dir}/data/{s}/", destination=f"t/{s}/")],
                    f"import slice {s}")
         made += 1
     i = 0
     while made < commits:
         s = kept_slices[i % len(kept_slices)]
         k = keys_by_slice[s][i % len(keys_by_slice[s])]
-        run_import([lakefs_sdk.ImportLocation(type="object", path=f"{ns}/{k}", destination=f"small/{i:05d}")],
+        run_import([lakefs_sdk.ImportLocation(type="object", path=f"local://{ns_dir}/{k}", destination=f"small/{i:05d}")],
                    f"small commit {i}")
         made += 1
         i += 1
@@ -152,7 +152,8 @@ def run_dag(work: Path, emu, parallelism: int):
         "LAKEFS_GC_CONFIG": str(cfg),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": emu.url, "login": ACCESS,
-                                                  "password": SECRET}),
+                                                  "password": SECRET,
+                                                  "extra": {"local_blockstore_root": str(work)}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
     })
     from airflow.dag_processing.dagbag import DagBag
@@ -195,10 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     from tests.lakefs_emulator import launcher
     from tests.lakefs_emulator.xid import new_descending_xid
 
-    emu = launcher.start(work / "emulator.log", "--grace-period", "0", access_key=ACCESS, secret_key=SECRET)
+    emu = launcher.start(work / "emulator.log", "--grace-period", "0", "--local-path", str(work),
+                         access_key=ACCESS, secret_key=SECRET)
     try:
         ns_dir = work / "ns" / REPO
-        ns = f"local://{ns_dir}"
+        ns = f"local://ns/{REPO}"  # under the emulator's blockstore root (work)
         per_slice = a.objects // a.slices
         now = time.time()
         slices = sorted({new_descending_xid(now - i) for i in range(a.slices)})

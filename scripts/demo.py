@@ -1,6 +1,10 @@
 """The main job on the embedded default: the GC DAG end to end against the lakeFS emulator.
 
-1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port;
+1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port, or, when
+   ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions are set (tests/support/lakefs_target.py),
+   uses that real lakeFS instead: the repository gets a fresh name, commits are dated back with the
+   commit API, and the run overrides the minimum age (``unsafe_min_age_override``) since a real
+   server's grace period is a day;
 2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_gc.seed`` (the emulator's clock is moved
    back while seeding, so the commits are ten days old and the 1-day retention has passed);
 3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
@@ -49,20 +53,35 @@ def main() -> int:
     p.add_argument("--min-age", type=int, default=20, help="the run's min_age_seconds Param (>= 10, the grace period)")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from lakefs_gc.seed import DELETED, KEPT, seed, sdk_client, seed_fresh
-    from lakefs_gc.storage import open_storage
+    from lakefs_gc.seed import DELETED, KEPT, seed, seed_fresh
     from tests.lakefs_emulator import launcher
+    from tests.support.lakefs_target import LakeFSTarget, target_from_env
 
     scratch = ROOT / "build" / "demo"
     shutil.rmtree(scratch, ignore_errors=True)
     (scratch / "airflow").mkdir(parents=True)
     venv_bin = Path(sys.executable).parent
-    emu = launcher.start(scratch / "emulator.log", "--grace-period", str(GRACE), "--state",
-                         str(scratch / "emulator-state"), access_key=ACCESS, secret_key=SECRET)
-    url = emu.url
+    real = target_from_env()
+    emu = None
+    repo, dag_id, config = REPO, DAG_ID, ROOT / "config" / "gc_repositories.yaml"
+    if real is None:
+        block = scratch / "block"
+        emu = launcher.start(scratch / "emulator.log", "--grace-period", str(GRACE), "--state",
+                             str(scratch / "emulator-state"), "--local-path", str(block),
+                             access_key=ACCESS, secret_key=SECRET)
+        target = LakeFSTarget(emu.url, ACCESS, SECRET, "local://demo", local_root=str(block))
+    else:
+        target = real
+        repo = f"gc-demo-{int(time.time())}"
+        dag_id = f"lakefs_gc__{repo}"
+        config = scratch / "gc_repositories.yaml"
+        config.write_text((ROOT / "config" / "gc_repositories.yaml").read_text().replace(
+            "repository: sample-repo", f"repository: {repo}"))
+    url = target.url
     migrate = None
     try:
-        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})")
+        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})" if emu else f"using the lakeFS at {url} "
+            f"(LAKEFS_GC_TARGET_ENDPOINT), namespaces under {target.namespace_root}")
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
         env.update({
@@ -72,25 +91,28 @@ def main() -> int:
             "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{scratch / 'airflow' / 'airflow.db'}",
-            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": url, "login": ACCESS,
-                                                      "password": SECRET}),
+            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps(target.lakefs_conn()),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
-            "LAKEFS_GC_CONFIG": str(ROOT / "config" / "gc_repositories.yaml"),
+            "LAKEFS_GC_CONFIG": str(config),
             "LAKEFS_GC_WORK_DIR": str(scratch / "work"),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
         })
+        if target.aws_conn():
+            env["AIRFLOW_CONN_AWS_DEFAULT"] = json.dumps(target.aws_conn())
         airflow = [sys.executable, "-m", "airflow"]
         migrate = subprocess.Popen([*airflow, "db", "migrate"], env=env, cwd=scratch, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, start_new_session=True)
 
-        ns = f"local://{scratch / 'ns' / REPO}"
-        client = sdk_client(url, ACCESS, SECRET)
+        ns = target.namespace(repo)
+        client = target.client()
         offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
-        manifest = seed(client, REPO, ns, phase=lambda ph: emu.set_clock(offsets[ph]))
+        phase = (lambda ph: emu.set_clock(offsets[ph])) if emu else (lambda ph: None)
+        manifest = seed(client, repo, ns, phase=phase, backdate=emu is None, local_root=target.local_root)
         seeded_at = time.time()
-        emu.set_clock(0)
-        log(f"seeded {REPO} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
+        if emu:
+            emu.set_clock(0)
+        log(f"seeded {repo} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
             f"retention 1 day; {len(manifest.expected(DELETED))} of them are garbage")
 
         out, _ = migrate.communicate(timeout=600)
@@ -101,15 +123,18 @@ def main() -> int:
         if remaining > 0:
             log(f"waiting {remaining:.0f}s so the seeded objects are older than the minimum age ({a.min_age}s)")
             time.sleep(remaining)
-        seed_fresh(client, manifest, phase=lambda ph: emu.set_clock(offsets[ph]))
-        storage = open_storage(ns)
+        seed_fresh(client, manifest, phase=phase, local_root=target.local_root)
+        storage = target.storage(ns)
         before = {o.key: o.size for o in storage.list("", recursive=True)}
 
-        conf = json.dumps({"mode": "mark_and_sweep", "min_age_seconds": a.min_age})
-        log(f"running: airflow dags test {DAG_ID} --conf '{conf}'  (log: {scratch / 'dag-test.log'})")
+        run_conf = {"mode": "mark_and_sweep", "min_age_seconds": a.min_age}
+        if emu is None:  # a real lakeFS's grace period is a day: the demo cannot wait that long
+            run_conf["unsafe_min_age_override"] = True
+        conf = json.dumps(run_conf)
+        log(f"running: airflow dags test {dag_id} --conf '{conf}'  (log: {scratch / 'dag-test.log'})")
         t0 = time.monotonic()
         with open(scratch / "dag-test.log", "wb") as fh:
-            run = subprocess.run([*airflow, "dags", "test", DAG_ID, "--conf", conf], env=env, cwd=scratch,
+            run = subprocess.run([*airflow, "dags", "test", dag_id, "--conf", conf], env=env, cwd=scratch,
                                  stdout=fh, stderr=subprocess.STDOUT, timeout=1800, start_new_session=True)
         took = time.monotonic() - t0
         after = {o.key for o in storage.list("", recursive=True)}
@@ -123,7 +148,7 @@ def main() -> int:
         wrong = [o for o in manifest.objects if (o.address in after) != (o.expect == KEPT)]
         report = storage.full_uri(f"_lakefs/retention/gc/unified/{s['run_id']}/")
         print(f"""
-GC of lakeFS repository {REPO} ({ns}) -- DAG run took {took:.0f}s
+GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
   mode {s['mode']}, cutoff {s['cutoff_time']} (min age {s['effective_min_age_seconds']}s)
   active commits kept:     {s.get('active_commits')}
   objects listed (old):    {s.get('listed_objects')} ({human(int(s.get('listed_bytes') or 0))})
@@ -142,7 +167,8 @@ GC of lakeFS repository {REPO} ({ns}) -- DAG run took {took:.0f}s
     finally:
         if migrate is not None and migrate.poll() is None:
             launcher.stop_group(migrate)
-        emu.stop()
+        if emu is not None:
+            emu.stop()
 
 
 if __name__ == "__main__":

@@ -70,6 +70,26 @@ def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
         stop_process(proc)
 
 
+# local:// namespace handed out by an emulator -> its blockstore.local.path (the newest wins)
+LOCAL_ROOTS: dict[str, str] = {}
+
+
+def ns_storage(ns: str, s3: MotoServer | None = None):
+    """The storage of a namespace an emulator handed out (local: under that emulator's root)."""
+    from lakefs_gc.storage import open_storage
+
+    return open_storage(ns, s3.s3_options() if s3 is not None else None, LOCAL_ROOTS.get(ns.rstrip("/")))
+
+
+def ns_rel(ns: str, uri: str) -> str:
+    """A location or physical address lakeFS returned, relative to namespace ``ns``."""
+    from lakefs_gc.storage import parse_namespace, relative_to
+
+    rel = relative_to(parse_namespace(ns, LOCAL_ROOTS.get(ns.rstrip("/"))).roots(), uri)
+    assert rel is not None, (ns, uri)
+    return rel
+
+
 @dataclass
 class Emulator:
     """A running emulator process."""
@@ -78,7 +98,7 @@ class Emulator:
     access_key: str
     secret_key: str
     proc: subprocess.Popen
-    root: Path  # scratch directory (local namespaces live under root/"ns")
+    root: Path  # scratch directory = the emulator's blockstore.local.path (namespaces local://ns/<name>)
     blockstore_type: str
     args: list[str] = field(default_factory=list)
 
@@ -90,7 +110,20 @@ class Emulator:
         """A fresh storage namespace URI of this emulator's blockstore type."""
         if self.blockstore_type == "s3":
             return f"s3://{bucket}/{name}"
-        return f"local://{self.root / 'ns' / name}"
+        ns = f"local://ns/{name}"  # relative to blockstore.local.path, as lakeFS has it
+        LOCAL_ROOTS[ns] = str(self.root)
+        return ns
+
+    @property
+    def local_root(self) -> str | None:
+        """blockstore.local.path (what the GC's lakeFS connection gives as local_blockstore_root)."""
+        return str(self.root) if self.blockstore_type == "local" else None
+
+    def storage(self, ns: str, s3=None):
+        """The namespace's storage as the GC sees it (``s3``: a MotoServer for s3:// namespaces)."""
+        from lakefs_gc.storage import open_storage
+
+        return open_storage(ns, s3.s3_options() if s3 is not None else None, self.local_root)
 
     def set_clock(self, **body: float) -> dict:
         """The emulator's private clock endpoint (offset=, now= or advance= seconds)."""
@@ -115,7 +148,8 @@ def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoS
                    access_key: str = EMULATOR_ACCESS_KEY, secret_key: str = EMULATOR_SECRET_KEY) -> Emulator:
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    args = ["--listen", f"127.0.0.1:{port}", "--access-key", access_key, "--secret-key", secret_key, *extra]
+    args = ["--listen", f"127.0.0.1:{port}", "--access-key", access_key, "--secret-key", secret_key,
+            "--local-path", str(root), *extra]
     if state is not None:
         args += ["--state", str(state)]
     if s3 is not None:

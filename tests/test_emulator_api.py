@@ -18,7 +18,7 @@ from lakefs_sdk.exceptions import ApiException
 
 from lakefs_gc.graveler import iter_metarange, iter_range
 from lakefs_gc.sstable import SSTableReader
-from lakefs_gc.storage import open_storage
+from tests.conftest import ns_rel, ns_storage
 from tests.lakefs_emulator.openapi import ResponseRecorder
 from tests.lakefs_emulator.xid import descending_xid_time, xid_time
 
@@ -79,7 +79,7 @@ def test_repository_lifecycle(lakefs_client, lakefs_emulator):
     r = lakefs_client.repositories_api.get_repository(repo)
     assert (r.id, r.default_branch, r.storage_namespace) == (repo, "main", ns)
     assert abs(r.creation_date - time.time()) < 60
-    assert open_storage(ns).get("_lakefs/dummy")  # written on create
+    assert ns_storage(ns).get("_lakefs/dummy")  # written on create
     assert repo in [x.id for x in lakefs_client.repositories_api.list_repositories(amount=1000).results]
     # the initial commit
     head = lakefs_client.branches_api.get_branch(repo, "main")
@@ -155,11 +155,11 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     o = lakefs_client.objects_api
     st = o.upload_object(repo, "main", "dir/file.txt", content=b"hello world")
-    m = re.fullmatch(re.escape(ns) + rf"/data/({XID})/({XID})", st.physical_address)
+    m = re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/({XID})/({XID})", st.physical_address)
     assert m, st.physical_address
     assert abs(descending_xid_time(m.group(1)) - time.time()) < 60 and abs(xid_time(m.group(2)) - time.time()) < 60
     assert (st.size_bytes, st.checksum, st.path_type) == (11, hashlib.md5(b"hello world").hexdigest(), "object")
-    assert open_storage(ns).get(st.physical_address[len(ns) + 1:]) == b"hello world"
+    assert ns_storage(ns).get(ns_rel(ns, st.physical_address)) == b"hello world"
     assert o.stat_object(repo, "main", "dir/file.txt").physical_address == st.physical_address
     assert bytes(o.get_object(repo, "main", "dir/file.txt")) == b"hello world"
     assert status_of(o.stat_object, repo, "main", "missing")[0] == 404
@@ -194,8 +194,8 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     sa = lakefs_client.staging_api
     loc = sa.get_physical_address(repo, "main", "linked/obj")
     addr, sig = loc.physical_address.rsplit(",", 1)
-    assert re.fullmatch(re.escape(ns) + rf"/data/{XID}/{XID}", addr) and sig
-    open_storage(ns).put(addr[len(ns) + 1:], b"direct bytes")  # the client writes the object itself
+    assert re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/{XID}/{XID}", addr) and sig
+    ns_storage(ns).put(ns_rel(ns, addr), b"direct bytes")  # the client writes the object itself
     stats = sa.link_physical_address(repo, "main", "linked/obj", lakefs_sdk.StagingMetadata(
         staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
     assert stats.physical_address == addr and stats.metadata == {"owner": "me"}
@@ -254,7 +254,7 @@ def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
     # metadata locations and the SSTables behind them
     mr = lakefs_client.metadata_api.get_meta_range(repo, c1.meta_range_id)
     assert mr.location == f"_lakefs/{c1.meta_range_id}"
-    st = open_storage(ns)
+    st = ns_storage(ns)
     ranges = [ri for _, ri in iter_metarange(SSTableReader(st.open_input(mr.location)))]
     assert len(ranges) == 1
     rloc = lakefs_client.metadata_api.get_range(repo, ranges[0].id).location
@@ -274,11 +274,11 @@ def test_gc_rules(lakefs_client, lakefs_emulator):
     ra.set_gc_rules(repo, rules)
     assert ra.get_gc_rules(repo) == rules
     # lakeFS keeps the rules as a binary protobuf in the namespace
-    raw = open_storage(ns).get("_lakefs/retention/gc/rules/config.json")
+    raw = ns_storage(ns).get("_lakefs/retention/gc/rules/config.json")
     assert raw == b"\x08\x0e\x12\x08\x0a\x04main\x10\x15"
     ra.delete_gc_rules(repo)
     assert status_of(ra.get_gc_rules, repo)[0] == 404
-    assert open_storage(ns).get("_lakefs/retention/gc/rules/config.json") == b""
+    assert ns_storage(ns).get("_lakefs/retention/gc/rules/config.json") == b""
     assert status_of(ra.get_gc_rules, "no-such-repo")[0] == 404
 
 
@@ -303,9 +303,10 @@ def test_prepare_commits_writes_commits_csv(lakefs_client, lakefs_emulator):
     res = ia.prepare_garbage_collection_commits(repo)
     assert re.fullmatch(XID, res.run_id)
     assert abs(descending_xid_time(res.run_id) - time.time()) < 60
-    assert res.gc_commits_location == f"{ns}/_lakefs/retention/gc/commits/run_id={res.run_id}/commits.csv"
-    assert res.gc_addresses_location == f"{ns}/_lakefs/retention/gc/addresses/"
-    text = open_storage(ns).get(res.gc_commits_location[len(ns) + 1:]).decode()
+    full = f"local://{ns_storage(ns).root}"  # lakeFS formats locations with the resolved local path
+    assert res.gc_commits_location == f"{full}/_lakefs/retention/gc/commits/run_id={res.run_id}/commits.csv"
+    assert res.gc_addresses_location == f"{full}/_lakefs/retention/gc/addresses"  # no trailing "/", as lakeFS
+    text = ns_storage(ns).get(ns_rel(ns, res.gc_commits_location)).decode()
     lines = text.splitlines()
     assert lines[0] == "commit_id,expired,metarange_id"
     initial = lakefs_client.commits_api.get_commit(repo, c1.parents[0])
@@ -336,8 +337,8 @@ def test_async_prepare_reports_running_first(lakefs_emulator_factory):
 
 
 def read_uncommitted(ns: str, location: str) -> list[tuple[str, int]]:
-    st = open_storage(ns)
-    rel = location[len(ns) + 1:]
+    st = ns_storage(ns)
+    rel = ns_rel(ns, location).rstrip("/") + "/"
     rows = []
     for info in st.list(rel):
         t = pq.read_table(io.BytesIO(st.get(info.key)))
@@ -356,7 +357,7 @@ def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
     client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="b-hidden", source="main", hidden=True))
     expected = {}
     for branch, path in [("main", "x1"), ("main", "x2"), ("b-hidden", "h1"), ("main", "x3")]:
-        expected[o.upload_object(repo, branch, path, content=path.encode()).physical_address[len(ns) + 1:]] = path
+        expected[ns_rel(ns, o.upload_object(repo, branch, path, content=path.encode()).physical_address)] = path
     o.delete_object(repo, "main", "committed")  # a tombstone is not uncommitted data
     ia = client.internal_api
     responses, token = [], None
@@ -373,14 +374,14 @@ def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
     assert [bool(r.gc_uncommitted_location) for r in responses] == [True, True, False]
     loc = responses[0].gc_uncommitted_location
     run_id = responses[0].run_id
-    assert loc == f"{ns}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"
-    files = list(open_storage(ns).list(loc[len(ns) + 1:]))
+    assert loc == f"local://{ns_storage(ns).root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted"
+    files = list(ns_storage(ns).list(ns_rel(ns, loc) + "/"))
     assert len(files) == 2 and all(re.fullmatch(XID, f.key.rsplit("/", 1)[1]) for f in files)
     rows = read_uncommitted(ns, loc)
     assert sorted(a for a, _ in rows) == sorted(expected)
     assert all(abs(t - time.time()) < 120 for _, t in rows)
     # parquet schema and compression as lakeFS writes it
-    meta = pq.ParquetFile(io.BytesIO(open_storage(ns).get(files[0].key)))
+    meta = pq.ParquetFile(io.BytesIO(ns_storage(ns).get(files[0].key)))
     assert meta.schema_arrow.names == ["physical_address", "creation_date"]
     assert str(meta.schema_arrow.field("creation_date").type) == "int64"
     assert meta.metadata.row_group(0).column(0).compression == "GZIP"
@@ -400,11 +401,11 @@ def test_slices_roll_over_by_count_and_time(lakefs_emulator_factory):
     slices = []
     for i in range(7):
         st = client.objects_api.upload_object(repo, "main", f"o{i}", content=b"x")
-        slices.append(st.physical_address[len(ns) + 1:].split("/")[1])
+        slices.append(ns_rel(ns, st.physical_address).split("/")[1])
     assert slices[0] == slices[2] != slices[3] == slices[5] != slices[6]
     emu.set_clock(advance=700)
     later = client.objects_api.upload_object(repo, "main", "late", content=b"x").physical_address
-    later_slice = later[len(ns) + 1:].split("/")[1]
+    later_slice = ns_rel(ns, later).split("/")[1]
     assert later_slice not in slices
     assert later_slice < min(slices)  # descending ids: the newer slice sorts first
     assert abs(descending_xid_time(later_slice) - (time.time() + 700)) < 60

@@ -9,7 +9,7 @@ import lakefs_sdk
 
 from lakefs_gc.graveler import iter_metarange, iter_range, recompute_id
 from lakefs_gc.sstable import SSTableReader
-from lakefs_gc.storage import open_storage
+from tests.conftest import ns_storage
 from tests.lakefs_emulator.openapi import ResponseRecorder
 
 N = 100_000
@@ -41,7 +41,7 @@ def test_100k_object_commit_splits_into_shared_ranges(lakefs_emulator_factory, t
     status = client.import_api.import_status("big", "main", task.id)
     assert status.completed and status.ingested_objects == N
     first = status.commit
-    storage = open_storage(ns)
+    storage = ns_storage(ns)
     ranges1 = read_metarange(storage, client, "big", first.meta_range_id)
     assert 3 <= len(ranges1) <= 40, len(ranges1)
     assert sum(r.count for r in ranges1) == N

@@ -71,7 +71,8 @@ def world(tmp_path):
     committed_dir.mkdir(parents=True)
     pq.write_table(pa.table({"address": [objs["committed"], objs["legacy_committed"],
                                          "s3://elsewhere/x"]}), committed_dir / "part-0.parquet")
-    meta = {"repository": "repo", "storage_namespace": f"local://{ns_root}", "work_dir": str(work),
+    meta = {"repository": "repo", "storage_namespace": "local://ns/repo", "local_blockstore_root": str(tmp_path),
+            "work_dir": str(work),
             "start_time": iso_now(), "cutoff_time": iso_at(NOW - DAY), "run_id": run_id,
             "uncommitted_locations": [f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"],
             "committed_dir": str(committed_dir), "mode": "mark_and_sweep", "parallelism": 2}

@@ -11,21 +11,40 @@ from lakefs_gc.storage import LocalStorage, ObjectNotFound, S3Storage, open_stor
 
 
 def test_parse_namespace():
-    assert parse_namespace("local:///tmp/x/") == parse_namespace("local:///tmp/x")
-    ns = parse_namespace("local:///tmp/x/")
-    assert (ns.scheme, ns.prefix, str(ns)) == ("local", "/tmp/x", "local:///tmp/x")
+    root = "/var/lakefs/block"
+    assert parse_namespace("local://x/", root) == parse_namespace("local://x", root)
+    ns = parse_namespace("local://x/", root)
+    assert (ns.scheme, ns.prefix, str(ns)) == ("local", "/var/lakefs/block/x", "local://x")
     ns = parse_namespace("s3://bucket/a/b/")
     assert (ns.scheme, ns.bucket, ns.prefix, str(ns)) == ("s3", "bucket", "a/b", "s3://bucket/a/b")
     assert parse_namespace("s3://bucket").prefix == ""
-    for bad in ("gs://b/x", "local://relative/path", "s3:///nobucket", "/just/a/path"):
+    for bad in ("gs://b/x", "s3:///nobucket", "/just/a/path"):
         with pytest.raises(ValueError):
-            parse_namespace(bad)
+            parse_namespace(bad, root)
+
+
+def test_local_namespaces_resolve_under_the_blockstore_root_as_lakefs_does():
+    """pkg/block/local/adapter.go: local://<ns> is filepath.Join(blockstore.local.path, <ns>),
+    cleaned, and must stay under it; an absolute-looking namespace is still under the root."""
+    root = "/var/lakefs/block"
+    assert parse_namespace("local://repo1", root).prefix == "/var/lakefs/block/repo1"
+    assert parse_namespace("local:///abs/repo1", root).prefix == "/var/lakefs/block/abs/repo1"
+    assert parse_namespace("local://a/./b/", root + "/").prefix == "/var/lakefs/block/a/b"
+    ns = parse_namespace("local://repo1", root)
+    assert ns.roots() == ("local://repo1/", "local:///var/lakefs/block/repo1/")
+    for escaping in ("local://../etc", "local://repo/../../x", "local://.."):
+        with pytest.raises(ValueError, match="outside the blockstore root"):
+            parse_namespace(escaping, root)
+    with pytest.raises(ValueError, match="local_blockstore_root"):  # never guessed
+        parse_namespace("local://repo1")
+    with pytest.raises(ValueError, match="needs a path"):
+        parse_namespace("local://", root)
 
 
 @pytest.fixture(params=["local", "s3"])
 def storage(request, tmp_path):
     if request.param == "local":
-        return open_storage(f"local://{tmp_path}/ns")
+        return open_storage("local://ns", local_root=tmp_path)
     moto = request.getfixturevalue("moto_server")
     bucket = moto.create_bucket("st-" + uuid.uuid4().hex[:12])
     return open_storage(f"s3://{bucket}/repo/ns", moto.s3_options())
@@ -87,7 +106,7 @@ def test_delete_many(storage, monkeypatch):
 
 
 def test_invalid_keys_are_rejected(tmp_path):
-    st = open_storage(f"local://{tmp_path}")
+    st = open_storage("local://ns", local_root=tmp_path)
     for bad in ("../escape", "/abs", "a/../../b"):
         with pytest.raises(ValueError):
             st.put(bad, b"x")

@@ -82,7 +82,8 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
         st.put(k, b"x")
     _mark(st, candidates, parts=8)
     # slow enough to be killed part-way: 250 deletes/s in total
-    meta = _meta(f"local://{root}", tmp_path / "work", delete_rate=250, delete_batch_size=50, delete_concurrency=2,
+    meta = _meta("local://ns/repo", tmp_path / "work", local_blockstore_root=str(tmp_path), delete_rate=250,
+                 delete_batch_size=50, delete_concurrency=2,
                  listed_objects=len(candidates) + len(live), max_delete_share=1.0)
     cmd, env, result_path = prepare("delete", meta, tmp_path / "r1")
     log = open(tmp_path / "killed.log", "wb")

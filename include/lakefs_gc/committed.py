@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from lakefs_gc import graveler
 from lakefs_gc.lakefs_api import LakeFSGCError
 from lakefs_gc.sstable import SSTableReader
-from lakefs_gc.storage import Storage
+from lakefs_gc.storage import Storage, relative_to
 
 COMMITS_HEADER = ["commit_id", "expired", "metarange_id"]
 
@@ -42,13 +42,14 @@ def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
     return out
 
 
-def relative_key(namespace: str, location: str) -> str:
-    """A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace."""
+def relative_key(namespace: str | tuple[str, ...], location: str) -> str:
+    """A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace
+    (``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``)."""
     if "://" not in location:
         return location.lstrip("/")
-    prefix = namespace.rstrip("/") + "/"
-    if location.startswith(prefix):
-        return location[len(prefix):]
+    rel = relative_to(namespace, location)
+    if rel is not None:
+        return rel
     raise LakeFSGCError(f"metadata location {location!r} is outside the storage namespace {namespace!r}")
 
 
@@ -58,7 +59,7 @@ def metarange_range_ids(storage: Storage, key: str) -> list[tuple[str, int]]:
         return [(rng.id, rng.estimated_size) for _, rng in graveler.iter_metarange(r)]
 
 
-def range_addresses(storage: Storage, key: str, namespace: str) -> Iterator[str]:
+def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[str]:
     """Namespace-relative addresses of a range's entries (addresses outside the namespace dropped)."""
     normalize = graveler.normalize_address
     with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:

@@ -357,13 +357,15 @@ def recompute_id(reader: SSTableReader) -> str:
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
-def normalize_address(address: str, address_type: int, namespace: str) -> str | None:
+def normalize_address(address: str, address_type: int, namespace: str | tuple[str, ...]) -> str | None:
     """Map a committed entry's address to a namespace-relative address, or None if it lies outside.
 
     RELATIVE: kept. FULL: made relative when inside the namespace, dropped (None) when outside.
     BY_PREFIX_DEPRECATED: without a URI scheme it is relative; with one it is treated as FULL.
     The namespace may or may not end with '/'; "inside" means under ``namespace + '/'``, so
-    ``s3://bucket/repo2/x`` is not inside ``s3://bucket/repo``.
+    ``s3://bucket/repo2/x`` is not inside ``s3://bucket/repo``. ``namespace`` may be a tuple of
+    every URI that names the namespace root (``NamespaceURI.roots()``: on lakeFS's local blockstore
+    ``local://repo1`` and ``local:///<root>/repo1``).
     An unknown address type raises ValueError: guessing could unprotect a live object.
     """
     if address_type == RELATIVE:
@@ -372,8 +374,8 @@ def normalize_address(address: str, address_type: int, namespace: str) -> str | 
         raise ValueError(f"unknown address_type {address_type} for address {address!r}")
     if address_type == BY_PREFIX_DEPRECATED and not _SCHEME_RE.match(address):
         return address
-    prefix = namespace.rstrip("/") + "/"
-    if address.startswith(prefix):
-        rel = address[len(prefix):]
-        return rel or None
+    for root in ((namespace,) if isinstance(namespace, str) else namespace):
+        prefix = root.rstrip("/") + "/"
+        if address.startswith(prefix):
+            return address[len(prefix):] or None
     return None

@@ -55,20 +55,34 @@ class RepositoryExists(RuntimeError):
     pass
 
 
-def _relative(namespace: str, address: str) -> str:
+def _relative(namespace: str | tuple[str, ...], address: str) -> str:
     from lakefs_gc.committed import relative_key
 
     return relative_key(namespace, address)
 
 
+# How far back ``backdate=True`` dates each phase's commits (CommitCreation.date; real lakeFS accepts it).
+PHASE_AGE = {PHASE_OLD: 10 * 86400, PHASE_RECENT: 3600}
+
+
 def seed(client, repository: str, namespace: str, phase: Callable[[str], None] = lambda name: None,
-         phases: tuple[str, ...] = (PHASE_OLD, PHASE_RECENT)) -> Manifest:
+         phases: tuple[str, ...] = (PHASE_OLD, PHASE_RECENT), backdate: bool = False,
+         local_root: str | None = None) -> Manifest:
     """Create ``repository`` on ``namespace`` and run the given phases (see module doc).
 
     ``client`` is a ``lakefs_sdk.client.LakeFSClient``. Raises :class:`RepositoryExists` if the
     repository is already there (seeding twice would not give the documented expectations).
     The ``fresh`` phase (objects newer than any cutoff) is run separately with :func:`seed_fresh`.
+    ``backdate``: date every commit back by its phase's age (``PHASE_AGE``) with the commit API's
+    ``date``, for a lakeFS whose clock cannot be moved (a real server). ``local_root``: the server's
+    ``blockstore.local.path`` for a ``local://`` namespace (lakeFS returns resolved addresses).
     """
+    import time
+
+    from lakefs_gc.storage import parse_namespace
+
+    roots = parse_namespace(namespace, local_root).roots()
+    current = {"phase": PHASE_OLD}
     import lakefs_sdk
     from lakefs_sdk.exceptions import NotFoundException
 
@@ -81,15 +95,17 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
 
     def up(branch: str, path: str, data: bytes, label: str, expect: str, ph: str) -> str:
         stats = client.objects_api.upload_object(repository, branch, path, content=data)
-        address = _relative(namespace, stats.physical_address)
+        address = _relative(roots, stats.physical_address)
         m.objects.append(SeededObject(label, f"{branch}:{path}", address, expect, ph))
         return address
 
     def commit(branch: str, message: str) -> None:
-        client.commits_api.commit(repository, branch, lakefs_sdk.CommitCreation(message=message))
+        date = int(time.time()) - PHASE_AGE[current["phase"]] if backdate else None
+        client.commits_api.commit(repository, branch, lakefs_sdk.CommitCreation(message=message, date=date))
 
     if PHASE_OLD in phases:
         phase(PHASE_OLD)
+        current["phase"] = PHASE_OLD
         client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
             name=repository, storage_namespace=namespace, default_branch="main"))
         up("main", "tables/keep.csv", b"id,v\n1,a\n", "committed, in main's HEAD", KEPT, PHASE_OLD)
@@ -119,6 +135,7 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
             default_retention_days=1, branches=[]))
     if PHASE_RECENT in phases:
         phase(PHASE_RECENT)
+        current["phase"] = PHASE_RECENT
         client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="recent", source="main"))
         up("recent", "tables/recent.csv", b"id\n1\n", "overwritten, but in a commit within retention", KEPT,
            PHASE_RECENT)
@@ -128,12 +145,16 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
     return m
 
 
-def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda name: None) -> None:
+def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda name: None,
+               local_root: str | None = None) -> None:
     """Garbage newer than any cutoff (staged, then deleted): a GC run right after must keep it."""
+    from lakefs_gc.storage import parse_namespace
+
     phase(PHASE_FRESH)
     stats = client.objects_api.upload_object(manifest.repository, "main", "staging/fresh.json", content=b"{}")
+    roots = parse_namespace(manifest.namespace, local_root).roots()
     manifest.objects.append(SeededObject("garbage, but newer than the cutoff", "main:staging/fresh.json",
-                                         _relative(manifest.namespace, stats.physical_address), KEPT, PHASE_FRESH))
+                                         _relative(roots, stats.physical_address), KEPT, PHASE_FRESH))
     client.objects_api.delete_object(manifest.repository, "main", "staging/fresh.json")
 
 
@@ -153,13 +174,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repository", default="sample-repo")
     p.add_argument("--namespace", required=True, help="storage namespace, e.g. s3://bucket/sample-repo")
     p.add_argument("--manifest", help="write the manifest (objects and expected GC outcome) here as JSON")
+    p.add_argument("--backdate", action="store_true",
+                   help="date the commits back (10 days, 1 hour) with the commit API, so a GC run soon after "
+                        "finds expired commits on a real server")
+    p.add_argument("--local-root", help="the server's blockstore.local.path, for a local:// namespace")
     a = p.parse_args(argv)
     access, secret = os.environ.get("LAKEFS_ACCESS_KEY_ID"), os.environ.get("LAKEFS_SECRET_ACCESS_KEY")
     if not access or not secret:
         print("error: set LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY to the lakeFS keys", file=sys.stderr)
         return 2
     try:
-        m = seed(sdk_client(a.endpoint, access, secret), a.repository, a.namespace)
+        m = seed(sdk_client(a.endpoint, access, secret), a.repository, a.namespace, backdate=a.backdate,
+                 local_root=a.local_root)
     except RepositoryExists as e:
         print(f"{e}; not seeding again", file=sys.stderr)
         return 0

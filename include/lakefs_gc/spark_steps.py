@@ -29,7 +29,7 @@ from lakefs_gc.runmeta import (
     ENV_S3_SECRET_KEY,
     ENV_S3_SESSION_TOKEN,
 )
-from lakefs_gc.storage import S3Options, open_storage
+from lakefs_gc.storage import S3Options, open_storage, parse_namespace
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +66,18 @@ class StorageRef:
     access_key: str | None
     secret_key: str | None
     session_token: str | None
+    local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
 
     def open(self):
         opts = S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
                          secret_access_key=self.secret_key, session_token=self.session_token,
                          region=self.region or "us-east-1")
-        return open_storage(self.namespace, opts)
+        return open_storage(self.namespace, opts, self.local_root)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Every URI naming the namespace root (locations and full addresses are relative to these)."""
+        return parse_namespace(self.namespace, self.local_root).roots()
 
     def __repr__(self) -> str:
         return f"StorageRef({self.namespace!r})"
@@ -79,7 +85,8 @@ class StorageRef:
 
 def storage_ref(meta: dict, secrets: Secrets) -> StorageRef:
     return StorageRef(meta["storage_namespace"], meta.get("s3_endpoint_url"), meta.get("s3_region"),
-                      secrets.s3_access_key, secrets.s3_secret_key, secrets.s3_session_token)
+                      secrets.s3_access_key, secrets.s3_secret_key, secrets.s3_session_token,
+                      meta.get("local_blockstore_root"))
 
 
 def lakefs_client(meta: dict, secrets: Secrets) -> LakeFSClient:
@@ -110,17 +117,19 @@ def _metarange_ranges(sref: StorageRef, keys):
 
 def _range_addresses(sref: StorageRef, endpoint: str, repo: str, secrets: Secrets, range_ids):
     st = sref.open()
+    roots = sref.roots
     with LakeFSClient(endpoint, secrets.lakefs_access_key, secrets.lakefs_secret_key) as client:
         for rid in range_ids:
-            key = committed_mod.relative_key(sref.namespace, client.range_location(repo, rid))
-            for address in committed_mod.range_addresses(st, key, sref.namespace):
+            key = committed_mod.relative_key(roots, client.range_location(repo, rid))
+            for address in committed_mod.range_addresses(st, key, roots):
                 yield (address,)
 
 
 def list_committed(spark, meta: dict, secrets: Secrets) -> dict[str, Any]:
     """Addresses referenced by the commits lakeFS says to keep, written as Parquet (column address)."""
-    repo, ns = meta["repository"], meta["storage_namespace"]
+    repo = meta["repository"]
     sref = storage_ref(meta, secrets)
+    ns = sref.roots
     out_dir = os.path.join(meta["work_dir"], "committed")
     with lakefs_client(meta, secrets) as client:
         prep = client.prepare_commits(repo, timeout_seconds=float(meta.get("prepare_commits_timeout_seconds", 1200)))
@@ -205,12 +214,13 @@ def _uncommitted_addresses(sref: StorageRef, keys):
     import pyarrow.parquet as pq
 
     st = sref.open()
+    roots = sref.roots
     for key in keys:
         table = pq.read_table(io.BytesIO(st.get(key)), columns=["physical_address"])
         for address in table.column("physical_address").to_pylist():
             if address is None:
                 raise LakeFSGCError(f"{st.full_uri(key)}: null physical_address in uncommitted parquet")
-            rel = normalize_address(address, BY_PREFIX_DEPRECATED, sref.namespace)
+            rel = normalize_address(address, BY_PREFIX_DEPRECATED, roots)
             if rel is not None:
                 yield (rel,)
 
@@ -218,7 +228,7 @@ def _uncommitted_addresses(sref: StorageRef, keys):
 def uncommitted_files(storage, meta: dict) -> list[str]:
     """Every file of the uncommitted mark: the run folder listed, plus any location lakeFS returned
     (hazard H2: never only the last page's location)."""
-    ns = meta["storage_namespace"]
+    ns = parse_namespace(meta["storage_namespace"], meta.get("local_blockstore_root")).roots()
     prefixes = {UNCOMMITTED_DIR.format(run_id=meta["run_id"])}
     for loc in meta.get("uncommitted_locations") or []:
         key = committed_mod.relative_key(ns, loc)

@@ -41,7 +41,7 @@ def run(step: str, fn: Callable[[Any, dict, Any], dict], argv: list[str] | None 
                              f"sweep of the same mark retries them. The task fails so they are not forgotten")
     except Exception as exc:  # reported on one line, then the job exits non-zero: nothing after it runs
         print(f"lakefs-gc {step}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
-        logging.getLogger(step).debug("traceback", exc_info=True)
+        logging.getLogger(step).error("step %s failed", step, exc_info=True)  # the whole traceback, in the task log
         return 1
     finally:
         spark.stop()

@@ -50,7 +50,9 @@ class LakeFSHook(BaseHook):
     host = endpoint URL (``http://lakefs:8000``; ``/api/v1`` is appended when missing),
     login = access key id, password = secret access key. Optional extra:
     ``{"max_retries": 5, "backoff_base": 0.5, "backoff_max": 20.0}`` (retries on 5xx/429/connection
-    errors, none on other 4xx: done by the client).
+    errors, none on other 4xx: done by the client), and ``local_blockstore_root``: the server's
+    ``blockstore.local.path`` as the GC workers see it, required for ``local://`` namespaces
+    (lakeFS keeps ``local://repo1`` at ``<blockstore.local.path>/repo1``).
     """
 
     conn_name_attr = "lakefs_conn_id"
@@ -75,7 +77,7 @@ class LakeFSHook(BaseHook):
                 "host": "http://127.0.0.1:8000",
                 "login": "AKIAIOSFOLQUICKSTART",
                 "password": "secret access key",
-                "extra": '{"max_retries": 5, "backoff_base": 0.5, "backoff_max": 20.0}',
+                "extra": '{"max_retries": 5, "local_blockstore_root": "/home/lakefs/lakefs/data/block"}',
             },
         }
 
@@ -101,6 +103,12 @@ class LakeFSHook(BaseHook):
         if self._endpoint is None:
             self._endpoint = self._settings()[0]
         return self._endpoint
+
+    def local_blockstore_root(self) -> str | None:
+        """Extra ``local_blockstore_root`` (lakeFS's ``blockstore.local.path``), or None."""
+        extra = self.get_connection(self.lakefs_conn_id).extra_dejson or {}
+        root = extra.get("local_blockstore_root")
+        return str(root) if root else None
 
     def credentials(self) -> tuple[str, str]:
         """(access key id, secret access key): for handing to Spark jobs through the environment."""

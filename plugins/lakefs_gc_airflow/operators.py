@@ -164,6 +164,7 @@ class PrepareRunOperator(BaseOperator):
 
         ns = repo.storage_namespace
         storage = storage_settings(self.storage_conn_id) if ns.startswith("s3://") else None
+        local_root = self._local_root(hook, ns)
         sweep = self._sweep_meta(context)
         run_id = context["run_id"]
         base = resolve_work_dir(self.work_dir).rstrip("/")
@@ -174,6 +175,7 @@ class PrepareRunOperator(BaseOperator):
             "blockstore_type": blockstore,
             "s3_endpoint_url": storage.endpoint_url if storage else None,
             "s3_region": storage.region if storage else None,
+            "local_blockstore_root": local_root,
             "grace_period_seconds": grace,
             "min_age_seconds": min_age,
             "unsafe_min_age_override": override,
@@ -185,14 +187,50 @@ class PrepareRunOperator(BaseOperator):
             meta["parallelism"] = int(self.parallelism)  # partitions the jobs use for listing/deleting
         meta.update(plan)
         meta.update(sweep)
+        if local_root:
+            self._check_namespace(_open_namespace(ns, storage, meta), ns)
         if mode == "sweep_only":
-            meta.update(self._check_mark(ns, storage, sweep["mark_id"], sweep["mark_max_age_seconds"], plan))
+            meta.update(self._check_mark(_open_namespace(ns, storage, meta), sweep["mark_id"],
+                                         sweep["mark_max_age_seconds"], plan))
         meta[f"{self.task_id}_seconds"] = round(time.monotonic() - t0, 3)
         self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", run_id,
                       self.repository, ns, mode, meta.get("start_time"), meta.get("cutoff_time"),
                       meta["work_dir"])
         return meta
 
+
+    def _local_root(self, hook: LakeFSHook, ns: str) -> str | None:
+        """lakeFS's blockstore.local.path for a ``local://`` namespace (lakeFS resolves the namespace
+        under it); missing is an error: guessing the directory could list someone else's files."""
+        if not ns.startswith("local://"):
+            return None
+        from lakefs_gc.storage import LOCAL_ROOT_HELP, parse_namespace
+
+        root = hook.local_blockstore_root()
+        if not root:
+            raise AirflowFailException(f"repository {self.repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} "
+                                       f"(connection {self.lakefs_conn_id!r})")
+        try:
+            parse_namespace(ns, root)
+        except ValueError as e:
+            raise AirflowFailException(str(e)) from e
+        return root
+
+    def _check_namespace(self, storage, ns: str) -> None:
+        """A local namespace must hold lakeFS's marker (``_lakefs/dummy``, or ``dummy`` in old
+        repositories) under the configured root: otherwise the GC would be looking at the wrong
+        directory and could take someone else's files for garbage."""
+        try:
+            found = storage.exists("_lakefs/dummy") or storage.exists("dummy")
+        except Exception as e:  # noqa: BLE001 - any storage error here means we cannot trust the place
+            raise AirflowFailException(f"cannot read storage namespace {ns!r} ({storage.uri}): "
+                                       f"{type(e).__name__}: {e}") from e
+        if not found:
+            where = getattr(storage, "root", None) or storage.uri
+            raise AirflowFailException(
+                f"storage namespace {ns!r} has no lakeFS marker (_lakefs/dummy) at {where}: the GC is not looking "
+                f"where lakeFS keeps this repository. Check the storage connection (endpoint, bucket) or, for "
+                f"local://, the lakeFS connection's \"local_blockstore_root\"; nothing was deleted")
 
     def _sweep_meta(self, context: Context) -> dict[str, Any]:
         p = self.sweep_params
@@ -220,13 +258,13 @@ class PrepareRunOperator(BaseOperator):
             raise AirflowFailException("Param 'delete_batch_size' must be <= 1000 (S3 DeleteObjects limit)")
         return out
 
-    def _check_mark(self, ns: str, storage, mark_id: str, max_age: int, plan: dict[str, Any]) -> dict[str, Any]:
+    def _check_mark(self, st, mark_id: str, max_age: int, plan: dict[str, Any]) -> dict[str, Any]:
         """sweep_only: the mark must exist, have completed, and be recent enough; else fail, deleting nothing."""
         from lakefs_gc.marks import SweepRefused, check_mark
         from lakefs_gc.plan import parse_iso
 
         try:
-            summary = check_mark(_open_namespace(ns, storage), mark_id, parse_iso(plan["start_time"]), max_age)
+            summary = check_mark(st, mark_id, parse_iso(plan["start_time"]), max_age)
         except SweepRefused as e:
             raise AirflowFailException(str(e)) from e
         # the sweep runs against the mark: its id, its listing size (blast-radius guard), its times
@@ -237,17 +275,18 @@ class PrepareRunOperator(BaseOperator):
 
 def _open_namespace(ns: str, storage, meta: dict[str, Any] | None = None):
     """The namespace's storage; for s3:// with the connection's settings (``storage``), falling back
-    to the endpoint and region recorded in the run metadata."""
+    to the endpoint and region recorded in the run metadata; for local:// under the run's
+    ``local_blockstore_root``."""
     from lakefs_gc.storage import S3Options, open_storage
 
     s3 = None
+    meta = meta or {}
     if storage is not None:
-        meta = meta or {}
         s3 = S3Options(endpoint_url=storage.endpoint_url or meta.get("s3_endpoint_url"),
                        access_key_id=storage.access_key_id, secret_access_key=storage.secret_access_key,
                        session_token=storage.session_token,
                        region=storage.region or meta.get("s3_region") or "us-east-1")
-    return open_storage(ns, s3)
+    return open_storage(ns, s3, meta.get("local_blockstore_root"))
 
 
 def as_float(value: Any, name: str, minimum: float, maximum: float | None) -> float:

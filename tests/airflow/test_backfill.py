@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from lakefs_gc.seed import DELETED, KEPT, seed
-from lakefs_gc.storage import open_storage
+from tests.conftest import ns_storage
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
 from tests.conftest import free_port
@@ -136,7 +136,7 @@ repositories:
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     })
     for k, v in (conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
-                          password=emu.secret_key),
+                          password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),
                  conn_env("spark_default", conn_type="spark", host="local[2]")):
         env[k] = v
     af = Airflow(home, env)
@@ -156,7 +156,7 @@ def test_backfill_over_three_dates(airflow_cluster):
     offsets = {"old": -10 * DAY, "recent": -3600}
     manifest = seed(emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]))
     emu.set_clock(offset=0)
-    storage = open_storage(ns)
+    storage = ns_storage(ns)
     seeded_at = time.time()
     before = {o.key for o in storage.list("", recursive=True)}
 

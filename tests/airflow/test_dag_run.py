@@ -12,6 +12,7 @@ from pathlib import Path
 import lakefs_sdk
 import pytest
 
+from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, conn_env
 from tests.airflow.helpers import REPO, fake_spark_submit
 
 GRACE = 3600
@@ -49,8 +50,12 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
     import lakefs_gc.lakefs_api as api
 
     ns_dir = tmp_path / "ns"
-    ns_dir.mkdir()
-    FakeLakeFSClient.namespace = f"local://{ns_dir}"
+    (ns_dir / "_lakefs").mkdir(parents=True)
+    (ns_dir / "_lakefs" / "dummy").write_bytes(b"lakeFS namespace marker")
+    FakeLakeFSClient.namespace = "local://ns"  # under the blockstore root tmp_path, as lakeFS resolves it
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
+                                 extra={"local_blockstore_root": str(tmp_path)}))
     FakeLakeFSClient.instances = []
     monkeypatch.setattr(api, "LakeFSClient", FakeLakeFSClient)
     binary = fake_spark_submit(tmp_path)
@@ -137,3 +142,31 @@ def test_invalid_params_are_rejected_before_anything_runs(gc_dag):
     with pytest.raises(ParamValidationError, match="Invalid input for param mode"):
         dag.test(run_conf={"mode": "delete_everything"})
     assert FakeLakeFSClient.instances == []
+
+
+def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there(gc_dag, monkeypatch, tmp_path,
+                                                                                   capfd):
+    """lakeFS keeps local://ns at <blockstore.local.path>/ns: without the root the run refuses
+    (naming the connection extra); with a wrong root (no lakeFS marker there) it refuses too, and
+    the files in the wrong place are untouched."""
+    dag, ns_dir = gc_dag
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET))
+    dr = dag.test()
+    states = _states(dr)
+    assert dr.state == "failed" and states["prepare_run"] == "failed", states
+    assert all(states[t] == "upstream_failed" for t in states if t != "prepare_run"), states
+    out = "".join(capfd.readouterr())
+    assert "local_blockstore_root" in out and "'lakefs_default'" in out
+
+    elsewhere = tmp_path / "elsewhere"
+    stranger = elsewhere / "ns" / "data" / "slice" / "not-lakefs.bin"
+    stranger.parent.mkdir(parents=True)
+    stranger.write_bytes(b"someone else's file")
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
+                                 extra={"local_blockstore_root": str(elsewhere)}))
+    dr = dag.test()
+    assert dr.state == "failed" and _states(dr)["prepare_run"] == "failed"
+    assert "has no lakeFS marker (_lakefs/dummy)" in "".join(capfd.readouterr())
+    assert stranger.exists()

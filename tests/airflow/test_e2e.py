@@ -89,7 +89,7 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, emu, moto=None):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     conns = [conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
-                      password=emu.secret_key),
+                      password=emu.secret_key, extra={"local_blockstore_root": emu.local_root} if emu.local_root else {}),
              conn_env("spark_default", conn_type="spark", host="local[2]")]
     if moto is not None:
         conns.append(conn_env("aws_default", conn_type="aws", login=moto.access_key, password=moto.secret_key,
@@ -112,8 +112,8 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
         sibling = open_storage(f"s3://{bucket}/{repo}-sibling", moto.s3_options())
     else:
         ns = emu.namespace(repo)
-        storage = open_storage(ns)
-        sibling = open_storage(f"local://{emu.root / 'ns' / (repo + '-sibling')}")
+        storage = emu.storage(ns)
+        sibling = emu.storage(f"local://ns/{repo}-sibling")
     manifest = seed(emu.client(), repo, ns, phase=clock_for(emu))
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")

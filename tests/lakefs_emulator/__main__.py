@@ -22,6 +22,9 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
     p.add_argument("--blockstore-type", choices=["local", "s3"], default=None,
                    help="blockstore type reported by /config and required of namespaces "
                         "(default: s3 when --s3-endpoint is given, else local)")
+    p.add_argument("--local-path", default=env("LAKEFS_EMULATOR_LOCAL_PATH", "~/lakefs/data/block"),
+                   help="blockstore.local.path: local://<ns> is kept at <local-path>/<ns> (lakeFS's default "
+                        "~/lakefs/data/block)")
     p.add_argument("--s3-endpoint", default=env("LAKEFS_EMULATOR_S3_ENDPOINT"), help="S3 endpoint URL (e.g. moto)")
     p.add_argument("--s3-access-key", default=env("LAKEFS_EMULATOR_S3_ACCESS_KEY") or env("AWS_ACCESS_KEY_ID"))
     p.add_argument("--s3-secret-key", default=env("LAKEFS_EMULATOR_S3_SECRET_KEY") or env("AWS_SECRET_ACCESS_KEY"))
@@ -43,6 +46,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
     a = p.parse_args(argv)
     s = Settings(access_key=a.access_key, secret_key=a.secret_key, state_dir=a.state,
                  blockstore_type=a.blockstore_type or ("s3" if a.s3_endpoint else "local"),
+                 local_path=os.path.abspath(os.path.expanduser(a.local_path)),
                  s3=S3Options(endpoint_url=a.s3_endpoint, access_key_id=a.s3_access_key,
                               secret_access_key=a.s3_secret_key, region=a.s3_region),
                  grace_period=a.grace_period, slice_size=a.slice_size, slice_interval=a.slice_interval,

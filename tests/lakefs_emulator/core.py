@@ -15,6 +15,7 @@ import csv
 import hashlib
 import hmac
 import io
+import posixpath
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from datetime import datetime, timezone
 from lakefs_gc.graveler import (FULL, RANGES_TYPE, RELATIVE, Entry, GravelerTableWriter, RangeInfo, iter_metarange,
                                 iter_range, metarange_to_bytes, should_break_at_key)
 from lakefs_gc.sstable import SSTableReader
-from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+from lakefs_gc.storage import S3Options, open_storage, parse_namespace, relative_to
 
 from .active_commits import CommitNode, Rules, active_commits
 from .xid import new_descending_xid, new_xid, xid_time
@@ -62,6 +63,7 @@ class Settings:
     secret_key: str = "emulator-secret"
     state_dir: str | None = None
     blockstore_type: str = "local"  # "local" or "s3"
+    local_path: str | None = None  # blockstore.local.path: local://<ns> lives at <local_path>/<ns>
     s3: S3Options = field(default_factory=S3Options)
     grace_period: int = 86400  # seconds: link-address validity and /config/garbage-collection
     slice_size: int = 50_000  # data partition roll-over by count (DefaultDataPartitionSize)
@@ -169,11 +171,20 @@ class Catalog:
     def storage(self, ns: str):
         st = self._storages.get(ns)
         if st is None:
-            st = open_storage(ns, self.s.s3)
+            st = open_storage(ns, self.s.s3, self.s.local_path)
             self._storages[ns] = st
         return st
 
+    def roots(self, ns: str) -> tuple[str, ...]:
+        """Every URI naming the namespace root (local: as written and as resolved)."""
+        return parse_namespace(ns, self.s.local_path).roots()
+
     def full_uri(self, ns: str, key: str) -> str:
+        """A key as lakeFS formats it (``QualifiedKey.Format``): on the local blockstore
+        ``local://`` + ``path.Join(local_path, ns, key)``, so resolved and without a trailing ``/``
+        (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the key as they are."""
+        if ns.startswith("local://"):
+            return "local://" + posixpath.normpath(f"{parse_namespace(ns, self.s.local_path).prefix}/{key}")
         return ns.rstrip("/") + "/" + key
 
     # ------------------------------------------------------------------ repositories
@@ -197,7 +208,7 @@ class Catalog:
             if not BRANCH_NAME_RE.match(default_branch or ""):
                 raise APIError(400, "default branch: invalid value: validation error")
             try:
-                parsed = parse_namespace(ns)
+                parsed = parse_namespace(ns, self.s.local_path)
             except ValueError as exc:
                 raise APIError(400, f"storage namespace: {exc}") from None
             if parsed.scheme != self.s.blockstore_type:
@@ -503,12 +514,19 @@ class Catalog:
         ns = r["storage_namespace"]
         if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
             return e, self.storage(ns).get(e.address)
-        parsed = parse_namespace(e.address)
-        if parsed.scheme == "local":
-            with open(parsed.prefix, "rb") as f:
+        if e.address.startswith("local://"):  # full local addresses are absolute paths (VerifyAbsPath)
+            with open(e.address[len("local://"):], "rb") as f:
                 return e, f.read()
+        parsed = parse_namespace(e.address)
         st = open_storage(f"s3://{parsed.bucket}", self.s.s3)
         return e, st.get(parsed.prefix)
+
+    def _import_storage(self, root: str):
+        if root.startswith("local://"):
+            from lakefs_gc.storage import LocalStorage
+
+            return LocalStorage(root[len("local://"):])
+        return open_storage(root, self.s.s3)
 
     def address_uri(self, ns: str, e: Entry) -> str:
         return self.full_uri(ns, e.address) if e.address_type == RELATIVE else e.address
@@ -604,9 +622,9 @@ class Catalog:
         with self.lock:
             r = self._repo_row(repo)
             self._branch(repo, branch)
-            prefix = r["storage_namespace"].rstrip("/") + "/"
-            if physical.startswith(prefix):
-                address, sep, sig = physical[len(prefix):].rpartition(",")
+            inside = relative_to(self.roots(r["storage_namespace"]), physical)
+            if inside is not None:
+                address, sep, sig = inside.rpartition(",")
                 if not sep or not hmac.compare_digest(sig, self._sign(address)):
                     raise APIError(400, "link address invalid: bad or missing signature")
                 try:
@@ -669,22 +687,22 @@ class Catalog:
             prefixes: list[str] = []
             for loc in paths:
                 src, dest, kind = loc["path"], loc["destination"], loc["type"]
-                try:
-                    parsed = parse_namespace(src)
+                try:  # import sources are absolute (local: an absolute path, never under the root's rules)
+                    parsed = parse_namespace(src, "/" if src.startswith("local://") else None)
                 except ValueError as exc:
                     raise APIError(400, f"import path: {exc}") from None
                 if parsed.scheme != self.s.blockstore_type:
                     raise APIError(400, f"import path {src!r} does not match blockstore type {self.s.blockstore_type}")
                 if kind == "object":
                     root, leaf = src.rsplit("/", 1)
-                    infos = [i for i in open_storage(root, self.s.s3).list(leaf, recursive=False) if i.key == leaf]
+                    infos = [i for i in self._import_storage(root).list(leaf, recursive=False) if i.key == leaf]
                     if not infos:
                         raise APIError(400, f"import: object {src} not found")
                     items = [(dest, src, infos[0])]
                 elif kind == "common_prefix":
                     prefixes.append(dest)
                     root = src.rstrip("/")
-                    st = open_storage(root, self.s.s3)
+                    st = self._import_storage(root)
                     items = [(dest + i.key, f"{root}/{i.key}", i) for i in st.list("", recursive=True)]
                 else:
                     raise APIError(400, f"unknown import type {kind!r}")
