@@ -3,12 +3,16 @@
     sstable   SSTable decoding beside a floor (bench/sstable_bench.py)
     gc        the GC DAG on 1,000,000 objects beside floors (bench/gc_bench.py; --help for sizes)
     delete    the deleter against moto server and local disk beside floors (bench/delete_bench.py)
+    reference differential runs against lakeFS's own Spark GC, with its timings beside ours
+              (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
 """
 
 import importlib
 import sys
 
-BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench"}
+BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench",
+           "reference": "bench.reference"}
+DEFAULT = ("sstable", "gc", "delete")
 
 if len(sys.argv) > 1:
     name, args = sys.argv[1], sys.argv[2:]
@@ -16,8 +20,10 @@ if len(sys.argv) > 1:
         sys.exit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHES)}")
     runs = [(name, args)]
 else:
-    runs = [(name, []) for name in BENCHES]
+    runs = [(name, []) for name in DEFAULT]
+status = 0
 for name, args in runs:
     print(f"=== {name} ===")
     mod = importlib.import_module(BENCHES[name])
-    mod.main(args)
+    status = mod.main(args) or status
+sys.exit(status)

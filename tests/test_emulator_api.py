@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import json
 import re
 import time
@@ -190,18 +191,29 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
 # ---------------------------------------------------------------------------------------------- staging
 
 def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
+    """As lakeFS 1.84 (pkg/api/controller.go LinkPhysicalAddress): the address handed out carries
+    ",<signature>" and is the object key the client writes; under "<namespace>/data/" it links as
+    RELATIVE, signature kept, verified; on the local blockstore the address handed out is the
+    resolved form, which does not start with the namespace as written, so it links as FULL."""
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     sa = lakefs_client.staging_api
     loc = sa.get_physical_address(repo, "main", "linked/obj")
     addr, sig = loc.physical_address.rsplit(",", 1)
     assert re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/{XID}/{XID}", addr) and sig
-    ns_storage(ns).put(ns_rel(ns, addr), b"direct bytes")  # the client writes the object itself
+    written = loc.physical_address[len("local://"):]  # the client writes the object itself, at the signed key
+    os.makedirs(os.path.dirname(written), exist_ok=True)
+    with open(written, "wb") as f:
+        f.write(b"direct bytes")
     stats = sa.link_physical_address(repo, "main", "linked/obj", lakefs_sdk.StagingMetadata(
         staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
-    assert stats.physical_address == addr and stats.metadata == {"owner": "me"}
+    assert stats.physical_address == loc.physical_address and stats.metadata == {"owner": "me"}
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "linked/obj")) == b"direct bytes"
-    # tampered signature
-    bad = lakefs_sdk.StagingLocation(physical_address=addr + ",0000")
+    # the namespace-as-written form links RELATIVE, with its signature checked
+    rel = ns_rel(ns, loc.physical_address)
+    good = sa.link_physical_address(repo, "main", "rel", lakefs_sdk.StagingMetadata(
+        staging=lakefs_sdk.StagingLocation(physical_address=f"{ns}/{rel}"), checksum="e", size_bytes=1))
+    assert good.physical_address.endswith("/" + rel)
+    bad = lakefs_sdk.StagingLocation(physical_address=f"{ns}/{rel.rsplit(',', 1)[0]},0000")
     assert status_of(sa.link_physical_address, repo, "main", "x", lakefs_sdk.StagingMetadata(
         staging=bad, checksum="e", size_bytes=1))[0] == 400
     # an external (full) address outside the namespace is linked as FULL without signature
@@ -209,6 +221,11 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
         staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1))
     assert ext.physical_address == "local:///elsewhere/file"
     assert status_of(sa.get_physical_address, repo, "nope", "p")[0] == 404
+    # lakeFS's prepare_uncommited skips FULL addresses not under the namespace as written: the
+    # resolved-form link is not reported (a lakeFS hazard on the local blockstore), the RELATIVE one is
+    run = lakefs_client.internal_api.prepare_garbage_collection_uncommitted(repo)
+    rows = {a for a, _ in read_uncommitted(ns, run.gc_uncommitted_location)}
+    assert rel in rows and not any(a.startswith("local://") for a in rows)
 
 
 def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
@@ -217,12 +234,17 @@ def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
     rec = ResponseRecorder(client)
     repo, _ = new_repo(client, emu)
     assert client.internal_api.get_garbage_collection_config().grace_period == 3600
-    loc = client.staging_api.get_physical_address(repo, "main", "p")
+    ns = client.repositories_api.get_repository(repo).storage_namespace
+
+    def as_written(loc):  # the namespace-as-written form: the one lakeFS verifies (RELATIVE)
+        return lakefs_sdk.StagingLocation(physical_address=f"{ns}/{ns_rel(ns, loc.physical_address)}")
+
+    loc = as_written(client.staging_api.get_physical_address(repo, "main", "p"))
     emu.set_clock(advance=3700)
     status, body = status_of(client.staging_api.link_physical_address, repo, "main", "p",
                              lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=1))
     assert status == 400 and "expired" in body["message"]
-    fresh = client.staging_api.get_physical_address(repo, "main", "p")
+    fresh = as_written(client.staging_api.get_physical_address(repo, "main", "p"))
     client.staging_api.link_physical_address(repo, "main", "p", lakefs_sdk.StagingMetadata(
         staging=fresh, checksum="e", size_bytes=1))
     assert not rec.problems()

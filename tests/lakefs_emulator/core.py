@@ -622,13 +622,18 @@ class Catalog:
         with self.lock:
             r = self._repo_row(repo)
             self._branch(repo, branch)
-            inside = relative_to(self.roots(r["storage_namespace"]), physical)
-            if inside is not None:
-                address, sep, sig = inside.rpartition(",")
-                if not sep or not hmac.compare_digest(sig, self._sign(address)):
+            # lakeFS's normalizePhysicalAddress (pkg/api/controller.go): relative only when under
+            # "<namespace as written>/data/", and then stored *with* its ",<signature>" suffix (the
+            # object key the client wrote to); anything else is FULL, unverified. On the local
+            # blockstore the address lakeFS hands out is the resolved form, so it links as FULL.
+            prefix = r["storage_namespace"].rstrip("/") + "/"
+            if physical.startswith(prefix + "data/"):
+                address = physical[len(prefix):]
+                unsigned, sep, sig = address.rpartition(",")
+                if not sep or not hmac.compare_digest(sig, self._sign(unsigned)):
                     raise APIError(400, "link address invalid: bad or missing signature")
                 try:
-                    issued = xid_time(address.rsplit("/", 1)[-1])
+                    issued = xid_time(unsigned.rsplit("/", 1)[-1])
                 except (ValueError, binascii.Error):
                     raise APIError(400, "link address invalid") from None
                 if self.now() - issued > self.s.grace_period:
