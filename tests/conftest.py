@@ -136,6 +136,17 @@ class Emulator:
         with urllib.request.urlopen(req, timeout=10) as r:
             return json.loads(r.read())
 
+    def compact(self, repo: str, branch: str) -> int:
+        """Staging compaction of ``branch`` (the emulator's private endpoint); returns entries moved."""
+        import base64
+        import json
+
+        req = urllib.request.Request(f"{self.url}/_emulator/compact/{repo}/{branch}", method="POST", data=b"",
+                                     headers={"Authorization": "Basic " + base64.b64encode(
+                                         f"{self.access_key}:{self.secret_key}".encode()).decode()})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())["compacted"]
+
     def client(self):
         import lakefs_sdk
         from lakefs_sdk.client import LakeFSClient

@@ -45,6 +45,12 @@ def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
     staged = addr(up("main", "staged.txt", b"staged"))
     tmp = addr(up("main", "tmp.txt", b"tmp"))
     c.objects_api.delete_object(repo, "main", "tmp.txt")
+    # staging compaction (lakeFS's CompactedBaseMetaRangeID): compacted entries are still uncommitted
+    compacted = addr(up("main", "compacted.txt", b"compacted"))
+    compacted_gone = addr(up("main", "compacted-then-deleted.txt", b"cg"))
+    assert emu.compact(repo, "main") >= 2
+    assert bytes(c.objects_api.get_object(repo, "main", "compacted.txt")) == b"compacted"
+    c.objects_api.delete_object(repo, "main", "compacted-then-deleted.txt")  # a tombstone over the compacted entry
     c.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
     dev_staged = addr(up("dev", "dev.txt", b"dev"))
     c.branches_api.delete_branch(repo, "dev")
@@ -76,10 +82,10 @@ def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
     assert meta["active_commits"] == 1  # only main's HEAD: every commit is 10 days old, retention 1 day
     after = {o.key for o in storage.list("", recursive=True)}
     deleted = before - after
-    assert deleted == {over_v1, tmp, dev_staged}, deleted
-    for live in (keep, over_v2, staged, "_lakefs/dummy"):
+    assert deleted == {over_v1, tmp, dev_staged, compacted_gone}, deleted
+    for live in (keep, over_v2, staged, compacted, "_lakefs/dummy"):
         assert live in after
     assert all(k in after for k in before if k.startswith("_lakefs/") and "/unified/" not in k)
-    assert meta["deleted"] == 3 and meta["candidates"] == 3
+    assert meta["deleted"] == 4 and meta["candidates"] == 4
     marked = storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json")
     assert json.loads(marked)["run_id"] == run_id

@@ -1,6 +1,12 @@
 """End to end: the real GC DAG (``dag.test()``, SQLite) against the lakeFS emulator, real spark-submit
 jobs, on a ``local://`` namespace and on an ``s3://`` namespace (moto server on 127.0.0.1).
 
+Conformance mode: with ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions set
+(tests/support/lakefs_target.py) the same tests run against that real lakeFS: commits are dated
+back with the commit API instead of moving the emulator's clock, and runs set
+``unsafe_min_age_override`` (a real server's grace period is a day). The test for the other
+namespace kind than the target's root is skipped.
+
 The repository is seeded through lakefs-sdk by ``lakefs_gc.seed`` with the emulator's clock moved
 back (commits ten days old, retention one day); ``min_age_seconds`` is small (the emulator's grace
 period is smaller still) so that objects written a few seconds before the run are "newer than the
@@ -13,14 +19,19 @@ from __future__ import annotations
 import json
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from lakefs_gc.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, seed_fresh
-from lakefs_gc.storage import open_storage
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
+from tests.support.lakefs_target import target_from_env
+
+TARGET = target_from_env()
+# the emulator pages prepare_uncommited by one row; a real lakeFS fits this repository in one page
+PAGES = STAGED_ON_MAIN + 1 if TARGET is None else 1
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -32,15 +43,24 @@ TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "co
 
 
 def clock_for(emu):
+    if emu is None:  # a real lakeFS: commits are dated back by the seed instead
+        return lambda phase: None
     offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
     return lambda phase: emu.set_clock(offset=offsets[phase])
+
+
+def needs(kind: str):
+    """Skip when a real lakeFS target serves the other namespace kind."""
+    return pytest.mark.skipif(TARGET is not None and TARGET.blockstore_type != kind,
+                              reason=f"the target lakeFS's namespace root is not {kind}://")
 
 
 class GCEnv:
     """An emulator with a seeded repository, its storage, and the GC DAG configured for it."""
 
-    def __init__(self, emu, storage, manifest: Manifest, dag, sibling: tuple, seeded_at: float):
+    def __init__(self, emu, storage, manifest: Manifest, dag, sibling: tuple, seeded_at: float, client, local_root):
         self.emu, self.storage, self.manifest, self.dag = emu, storage, manifest, dag
+        self.client, self.local_root = client, local_root
         self.sibling = sibling  # (storage of the sibling prefix, key)
         self.seeded_at = seeded_at
 
@@ -56,6 +76,8 @@ class GCEnv:
     def run(self, **conf):
         # always the whole conf: dag.test() keeps the previous run's conf as the DAG's params
         conf = {"mode": "mark_and_sweep", **conf}
+        if self.emu is None:  # a real lakeFS's grace period (a day) is above the test's minimum age
+            conf.setdefault("unsafe_min_age_override", True)
         dr = self.dag.test(run_conf=conf)
         tis = {ti.task_id: ti for ti in dr.get_task_instances()}
         return dr, tis
@@ -85,15 +107,12 @@ def _write_config(tmp_path: Path, repo: str) -> Path:
     return cfg
 
 
-def _load_dag(monkeypatch, tmp_path: Path, repo: str, emu, moto=None):
+def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
-    conns = [conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
-                      password=emu.secret_key, extra={"local_blockstore_root": emu.local_root} if emu.local_root else {}),
-             conn_env("spark_default", conn_type="spark", host="local[2]")]
-    if moto is not None:
-        conns.append(conn_env("aws_default", conn_type="aws", login=moto.access_key, password=moto.secret_key,
-                              extra={"endpoint_url": moto.endpoint_url, "region_name": moto.region}))
+    conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host="local[2]")]
+    if aws is not None:
+        conns.append(conn_env("aws_default", **aws))
     for k, v in conns:
         monkeypatch.setenv(k, v)
     from airflow.dag_processing.dagbag import DagBag
@@ -104,22 +123,36 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, emu, moto=None):
 
 
 def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None) -> GCEnv:
-    emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto)
-    if moto is not None:
-        bucket = moto.create_bucket(f"gc-e2e-{repo}")
-        ns = emu.namespace(repo, bucket=bucket)
-        storage = open_storage(ns, moto.s3_options())
-        sibling = open_storage(f"s3://{bucket}/{repo}-sibling", moto.s3_options())
+    if TARGET is not None:  # conformance mode: a real lakeFS
+        emu = None
+        repo = f"{repo}-{uuid.uuid4().hex[:6]}"
+        ns = TARGET.namespace(repo)
+        storage, client, local_root = TARGET.storage(ns), TARGET.client(), TARGET.local_root
+        sibling = TARGET.storage(TARGET.namespace(repo + "-sibling"))
+        lakefs, aws = TARGET.lakefs_conn(), TARGET.aws_conn()
     else:
-        ns = emu.namespace(repo)
-        storage = emu.storage(ns)
-        sibling = emu.storage(f"local://ns/{repo}-sibling")
-    manifest = seed(emu.client(), repo, ns, phase=clock_for(emu))
+        emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto)
+        client, local_root = emu.client(), emu.local_root
+        if moto is not None:
+            bucket = moto.create_bucket(f"gc-e2e-{repo}")
+            ns = emu.namespace(repo, bucket=bucket)
+            storage = emu.storage(ns, moto)
+            sibling = emu.storage(f"s3://{bucket}/{repo}-sibling", moto)
+            aws = {"conn_type": "aws", "login": moto.access_key, "password": moto.secret_key,
+                   "extra": {"endpoint_url": moto.endpoint_url, "region_name": moto.region}}
+        else:
+            ns = emu.namespace(repo)
+            storage = emu.storage(ns)
+            sibling = emu.storage(f"local://ns/{repo}-sibling")
+            aws = None
+        lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
+                  "extra": {"local_blockstore_root": local_root} if local_root else {}}
+    manifest = seed(client, repo, ns, phase=clock_for(emu), backdate=emu is None, local_root=local_root)
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()
-    dag = _load_dag(monkeypatch, tmp_path, repo, emu, moto)
-    return GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at)
+    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws)
+    return GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
 
 
 def _assert_swept(env: GCEnv, before: set[str], tis) -> dict:
@@ -151,7 +184,7 @@ def _assert_ordered(tis) -> None:
 def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dict:
     """Write garbage newer than the cutoff, run a sweep, check storage against ``before`` (default:
     the state just before the run); return the report."""
-    seed_fresh(env.emu.client(), env.manifest, phase=clock_for(env.emu))
+    seed_fresh(env.client, env.manifest, phase=clock_for(env.emu), local_root=env.local_root)
     before = env.keys() if before is None else before | {env.manifest.objects[-1].address}
     dr, tis = env.run()
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
@@ -159,6 +192,7 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dic
     return _assert_swept(env, before, tis)
 
 
+@needs("local")
 def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
     env.wait_until_old()
@@ -169,7 +203,7 @@ def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulato
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
     mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
-    assert mark["uncommitted_pages"] == STAGED_ON_MAIN + 1  # one row per page, then an empty last page
+    assert mark["uncommitted_pages"] == PAGES  # one row per page, then an empty last page
     summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
     assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
     assert summary["candidates"] == len(env.manifest.expected(DELETED))
@@ -197,13 +231,15 @@ def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulato
     summary = _fresh_garbage_then_sweep(env, before=before)
     assert summary["mode"] == "mark_and_sweep"
     assert summary["num_deleted_objects"] == summary["deleted"] == 0  # the sweep-only run took them
-    assert summary["uncommitted_pages"] == STAGED_ON_MAIN + 1
+    assert summary["uncommitted_pages"] == PAGES
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
     assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
 
 
-def test_s3_namespace_on_moto(lakefs_emulator_factory, moto_server, monkeypatch, tmp_path, airflow_db):
-    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto_server)
+@needs("s3")
+def test_s3_namespace_on_moto(lakefs_emulator_factory, request, monkeypatch, tmp_path, airflow_db):
+    moto = request.getfixturevalue("moto_server") if TARGET is None else None
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto)
     env.wait_until_old()
     summary = _fresh_garbage_then_sweep(env)
     assert summary["deleted"] == len(env.manifest.expected(DELETED))
@@ -213,7 +249,7 @@ def test_s3_namespace_on_moto(lakefs_emulator_factory, moto_server, monkeypatch,
 def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
                                                                          tmp_path, airflow_db, capfd):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-norules")
-    env.emu.client().repositories_api.delete_gc_rules("e2e-norules")
+    env.client.repositories_api.delete_gc_rules(env.manifest.repository)
     before = env.keys()
     dr, tis = env.run()
     states = _states(tis)
@@ -221,4 +257,4 @@ def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_em
     assert all(states[t] == "upstream_failed" for t in TASKS[1:]), states
     assert env.keys() == before
     out, err = capfd.readouterr()
-    assert "repository 'e2e-norules' has no GC rules" in out + err and "set-config" in out + err
+    assert f"repository '{env.manifest.repository}' has no GC rules" in out + err and "set-config" in out + err

@@ -426,6 +426,11 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     def get_clock(_: str = Depends(auth)):
         return {"now": cat.now(), "offset": cat.clock_offset()}
 
+    @app.post("/_emulator/compact/{repository}/{branch}")
+    def compact(repository: str, branch: str, _: str = Depends(auth)):
+        """Staging compaction of a branch (what lakeFS Enterprise does in the background)."""
+        return {"compacted": cat.compact(repository, branch)}
+
     @app.put("/_emulator/clock")
     async def set_clock(request: Request, _: str = Depends(auth)):
         body = await _body(request)

@@ -149,6 +149,8 @@ class Catalog:
             PRIMARY KEY (repo, id));
         CREATE TABLE IF NOT EXISTS staging (repo TEXT NOT NULL, branch TEXT NOT NULL, path TEXT NOT NULL,
             entry TEXT, PRIMARY KEY (repo, branch, path));
+        CREATE TABLE IF NOT EXISTS compacted (repo TEXT NOT NULL, branch TEXT NOT NULL, path TEXT NOT NULL,
+            entry TEXT, PRIMARY KEY (repo, branch, path));
         CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, repo TEXT NOT NULL, body TEXT NOT NULL);
         """)
 
@@ -349,20 +351,18 @@ class Catalog:
                 raise APIError(403, "cannot delete repository default branch")
             with self._tx():
                 self.db.execute("DELETE FROM branches WHERE repo=? AND name=?", (repo, name))
-                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, name))
+                self._unstage(repo, name)
 
     def reset_branch(self, repo: str, name: str, kind: str, path: str | None) -> None:
         with self.lock:
             self._repo_row(repo)
             self._branch(repo, name)
             if kind == "reset":
-                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, name))
+                self._unstage(repo, name)
             elif kind == "object":
-                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=? AND path=?", (repo, name, path or ""))
+                self._unstage(repo, name, lambda p: p == (path or ""))
             elif kind == "common_prefix":
-                for (p,) in self.db.execute("SELECT path FROM staging WHERE repo=? AND branch=?", (repo, name)).fetchall():
-                    if p.startswith(path or ""):
-                        self.db.execute("DELETE FROM staging WHERE repo=? AND branch=? AND path=?", (repo, name, p))
+                self._unstage(repo, name, lambda p: p.startswith(path or ""))
             else:
                 raise APIError(400, f"unknown reset type {kind!r}")
 
@@ -465,8 +465,34 @@ class Catalog:
 
     # ------------------------------------------------------------------ staging
     def _staged(self, repo: str, branch: str) -> list[tuple[str, Entry | None]]:
-        return [(p, entry_from_json(json.loads(e)) if e else None) for p, e in self.db.execute(
-            "SELECT path, entry FROM staging WHERE repo=? AND branch=? ORDER BY path", (repo, branch))]
+        """The branch's uncommitted changes: staging over the compacted layer (lakeFS's
+        CompactedBaseMetaRangeID; its uncommitted diff joins both, pkg/graveler diffUncommitted)."""
+        rows = dict(self.db.execute("SELECT path, entry FROM compacted WHERE repo=? AND branch=?", (repo, branch)))
+        rows.update(self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)))
+        return [(p, entry_from_json(json.loads(e)) if e else None) for p, e in sorted(rows.items())]
+
+    def _unstage(self, repo: str, branch: str, which=None) -> None:
+        """Drop uncommitted changes (both layers): all, or the paths ``which(path)`` selects."""
+        for table in ("staging", "compacted"):
+            if which is None:
+                self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=?", (repo, branch))
+                continue
+            for (p,) in self.db.execute(f"SELECT path FROM {table} WHERE repo=? AND branch=?", (repo, branch)).fetchall():
+                if which(p):
+                    self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=? AND path=?", (repo, branch, p))
+
+    def compact(self, repo: str, branch: str) -> int:
+        """Staging compaction (lakeFS Enterprise; OSS graveler reads its result): the branch's staged
+        entries move into the compacted layer. Returns how many moved."""
+        with self.lock:
+            self._repo_row(repo)
+            self._branch(repo, branch)
+            rows = self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)).fetchall()
+            with self._tx():
+                for p, e in rows:
+                    self.db.execute("INSERT OR REPLACE INTO compacted VALUES (?,?,?,?)", (repo, branch, p, e))
+                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, branch))
+            return len(rows)
 
     def _diff_uncommitted(self, ns: str, mr_id: str, staged: list[tuple[str, Entry | None]]) -> list[tuple[str, Entry | None]]:
         """Staged changes that differ from the committed tree (identity compare; tombstones of absent keys dropped)."""
@@ -499,7 +525,8 @@ class Catalog:
             cid, branch = self.resolve_ref(repo, ref)
             if branch is not None:
                 row = self.db.execute("SELECT entry FROM staging WHERE repo=? AND branch=? AND path=?",
-                                      (repo, branch, path)).fetchone()
+                                      (repo, branch, path)).fetchone() or self.db.execute(
+                    "SELECT entry FROM compacted WHERE repo=? AND branch=? AND path=?", (repo, branch, path)).fetchone()
                 if row is not None:
                     if row[0] is None:
                         raise not_found("object")
@@ -666,7 +693,7 @@ class Catalog:
             with self._tx():
                 self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
                 self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
-                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, branch))
+                self._unstage(repo, branch)
             return c
 
     def _new_commit(self, repo: str, parents: list[str], message: str, metadata: dict | None, date: int | None,
