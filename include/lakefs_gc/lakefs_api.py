@@ -135,13 +135,18 @@ class LakeFSClient:
         return int(gc.grace_period if gc.grace_period is not None else 86400)
 
     def require_gc_rules(self, repo: str) -> lakefs_sdk.GarbageCollectionRules:
-        """The repository's GC rules; none is an error (hazard H1: never "every commit expired")."""
+        """The repository's GC rules; none is an error (hazard H1: never "every commit expired").
+
+        Read raw: lakeFS answers ``"branches": null`` when no branch has its own rule, which
+        lakefs-sdk's model refuses (a validation error), so the body is parsed here."""
         try:
-            return self.call("getGCRules", self.repositories.get_gc_rules, repo)
+            resp = self.call("getGCRules", self.repositories.get_gc_rules_with_http_info, repo,
+                             _preload_content=False)
         except ApiException as exc:
             if exc.status == 404:
                 raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
             raise
+        return parse_gc_rules(resp.raw_data, repo)
 
     # -- uncommitted (reference 1.3, hazard H2) -------------------------------------------------
     def prepare_uncommitted_all(self, repo: str, max_pages: int = 100_000) -> tuple[str, list[str], int]:
@@ -240,6 +245,21 @@ class LakeFSClient:
 
     def range_location(self, repo: str, range_id: str) -> str:
         return self.call("getRange", self.metadata.get_range, repo, range_id).location
+
+
+def parse_gc_rules(raw: bytes | str, repo: str) -> lakefs_sdk.GarbageCollectionRules:
+    """GC rules from lakeFS's JSON, ``"branches": null`` meaning none (as lakeFS writes it)."""
+    import json
+
+    try:
+        doc = json.loads(raw)
+        return lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=int(doc["default_retention_days"]),
+            branches=[lakefs_sdk.GarbageCollectionRule(branch_id=str(b["branch_id"]),
+                                                       retention_days=int(b["retention_days"]))
+                      for b in doc.get("branches") or []])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LakeFSGCError(f"repository {repo!r}: unreadable GC rules from lakeFS ({exc}): {raw[:200]!r}") from None
 
 
 def resolve_location(namespace: str, location: str) -> str:

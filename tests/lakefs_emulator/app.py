@@ -368,7 +368,9 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     @api.get("/repositories/{repository}/settings/gc_rules")
     @api.get("/repositories/{repository}/gc/rules")
     def get_gc_rules(repository: str):
-        return cat.get_gc_rules(repository)
+        rules = dict(cat.get_gc_rules(repository))
+        # lakeFS 1.84 answers "branches": null when no branch has a rule of its own (a JSON nil slice)
+        return {**rules, "branches": rules.get("branches") or None}
 
     @api.put("/repositories/{repository}/settings/gc_rules")
     @api.post("/repositories/{repository}/gc/rules")
