@@ -43,3 +43,34 @@ def test_normalize_address(address, address_type, namespace, expected):
 def test_unknown_address_type_is_an_error_not_a_guess():
     with pytest.raises(ValueError, match="unknown address_type 7"):
         normalize_address("data/a", 7, NS)
+
+
+def test_local_addresses_match_the_namespace_as_written_and_as_resolved():
+    """A real lakeFS on the local blockstore names the namespace local://repo1 but writes full
+    addresses and locations resolved under blockstore.local.path (lakeFS 1.84, checked on a server)."""
+    from lakefs_gc.committed import relative_key
+    from lakefs_gc.storage import parse_namespace
+
+    roots = parse_namespace("local://repo1", "/var/lakefs/block").roots()
+    assert normalize_address("local:///var/lakefs/block/repo1/data/a/b", FULL, roots) == "data/a/b"
+    assert normalize_address("local://repo1/data/a/b", FULL, roots) == "data/a/b"
+    assert normalize_address("local:///var/lakefs/block/repo10/data/a/b", FULL, roots) is None
+    assert normalize_address("local:///elsewhere/repo1/data/a/b", FULL, roots) is None
+    loc = "local:///var/lakefs/block/repo1/_lakefs/retention/gc/uncommitted/r1/uncommitted"
+    assert relative_key(roots, loc) == "_lakefs/retention/gc/uncommitted/r1/uncommitted"
+
+
+def test_conformance_target_from_the_environment():
+    from tests.support.lakefs_target import TargetConfigError, target_from_env
+
+    assert target_from_env({}) is None
+    base = {"LAKEFS_GC_TARGET_ENDPOINT": "http://127.0.0.1:8000", "LAKEFS_GC_TARGET_ACCESS_KEY_ID": "AK",
+            "LAKEFS_GC_TARGET_SECRET_ACCESS_KEY": "SK"}
+    with pytest.raises(TargetConfigError, match="LAKEFS_GC_TARGET_NAMESPACE_ROOT"):
+        target_from_env(base)
+    with pytest.raises(TargetConfigError, match="LAKEFS_GC_TARGET_LOCAL_ROOT"):
+        target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "local://gc"})
+    t = target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "s3://b/gc",
+                         "LAKEFS_GC_TARGET_S3_ENDPOINT": "http://127.0.0.1:9000"})
+    assert t.namespace("r1") == "s3://b/gc/r1" and t.aws_conn()["extra"]["endpoint_url"] == "http://127.0.0.1:9000"
+    assert "SK" not in repr(t)

@@ -320,8 +320,13 @@ def test_prepare_commits_without_rules(lakefs_client, lakefs_emulator):
     task = ia.prepare_garbage_collection_commits_async(repo)
     assert task.id.startswith("GCPC")
     st = ia.prepare_garbage_collection_commits_status(repo, task.id)
-    assert st.completed and st.result is None and "not found" in st.error.message
+    # the exact words of lakeFS 1.84 (checked on a server): the async start does not check the rules
+    assert st.completed and st.result is None and st.error.message == "get gc rules: not found"
     assert status_of(ia.prepare_garbage_collection_commits_status, repo, "GCPCunknown")[0] == 404
+    from lakefs_gc.lakefs_api import NoGCRulesError
+    with pytest.raises(NoGCRulesError, match="has no GC rules"):
+        LakeFSClient(lakefs_emulator.api_url, lakefs_emulator.access_key, lakefs_emulator.secret_key
+                     ).prepare_commits(repo, poll_initial=0.01)
 
 
 def test_prepare_commits_writes_commits_csv(lakefs_client, lakefs_emulator):
