@@ -96,9 +96,9 @@ def floor_unlink(scratch: Path, count: int) -> float:
 def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by_slice: dict, commits: int):
     import lakefs_sdk
 
-    from lakefs_gc.seed import sdk_client
+    from lakefs_gc import seed
 
-    client = sdk_client(emu.url, ACCESS, SECRET)
+    client = seed.sdk_client(emu.url, ACCESS, SECRET)
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=REPO, storage_namespace=ns,
                                                                             default_branch="main"))
     client.repositories_api.set_gc_rules(REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30,
@@ -106,16 +106,7 @@ def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by
     made = 0
 
     def run_import(paths, message):
-        task = client.import_api.import_start(REPO, "main", lakefs_sdk.ImportCreation(
-            paths=paths, commit=lakefs_sdk.CommitCreation(message=message)))
-        for _ in range(6000):
-            st = client.import_api.import_status(REPO, "main", task.id)
-            if st.completed:
-                if st.error:
-                    raise RuntimeError(f"import failed: {st.error}")
-                return
-            time.sleep(0.05)
-        raise TimeoutError("import did not complete")
+        seed.run_import(client, REPO, "main", paths, message, timeout=300)
 
     for s in kept_slices:
         run_import([lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{ns_dir}/data/{s}/", destination=f"t/{s}/")],

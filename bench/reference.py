@@ -357,19 +357,11 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(put_chunk, [keys[i::32] for i in range(32)]))
     log(f"  wrote {objects:,} objects in {time.perf_counter() - t:.0f}s")
+    from lakefs_gc.seed import run_import
+
     for s in slices[::2]:
-        task = client.import_api.import_start(repo, "main", lakefs_sdk.ImportCreation(
-            paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"{ns}/data/{s}/", destination=f"t/{s}/")],
-            commit=lakefs_sdk.CommitCreation(message=f"import {s}")))
-        for _ in range(12000):
-            st = client.import_api.import_status(repo, "main", task.id)
-            if st.completed:
-                if st.error:
-                    raise RuntimeError(f"import failed: {st.error}")
-                break
-            time.sleep(0.05)
-        else:
-            raise TimeoutError("import did not complete")
+        run_import(client, repo, "main", [lakefs_sdk.ImportLocation(
+            type="common_prefix", path=f"{ns}/data/{s}/", destination=f"t/{s}/")], f"import {s}")
     client.repositories_api.set_gc_rules(repo, _rules(30))
     return {}
 

@@ -158,6 +158,26 @@ def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda
     client.objects_api.delete_object(manifest.repository, "main", "staging/fresh.json")
 
 
+def run_import(client, repository: str, branch: str, paths: list, message: str, timeout: float = 600.0) -> None:
+    """lakeFS import of ``paths`` (``lakefs_sdk.ImportLocation``) into ``branch`` as one commit,
+    waited for (bounded by ``timeout`` seconds)."""
+    import time
+
+    import lakefs_sdk
+
+    task = client.import_api.import_start(repository, branch, lakefs_sdk.ImportCreation(
+        paths=paths, commit=lakefs_sdk.CommitCreation(message=message)))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        st = client.import_api.import_status(repository, branch, task.id)
+        if st.completed:
+            if st.error:
+                raise RuntimeError(f"import into {repository}/{branch} failed: {st.error}")
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"import into {repository}/{branch} did not complete within {timeout:.0f}s")
+
+
 def sdk_client(endpoint: str, access_key: str, secret_key: str):
     import lakefs_sdk
     from lakefs_sdk.client import LakeFSClient
