@@ -337,18 +337,31 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
 
 
 def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 100_000, s3=None) -> dict:
-    """``objects`` objects written straight into the namespace's data/ slices (50 slices); half the
-    slices imported into commits (FULL addresses inside the namespace), the rest is garbage."""
+    """``objects`` objects: half uploaded through lakeFS (8 at a time) and committed on main, half
+    written straight into the namespace's data/ slices and never referenced (garbage). lakeFS
+    refuses imports from the repository's own namespace, so uploads are the way in."""
     import lakefs_sdk
 
+    from lakefs_gc.seed import sdk_client
     from lakefs_gc.storage import make_s3_client, parse_namespace
 
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
                                                                            default_branch="main"))
     p = parse_namespace(ns)
-    slices = [f"big{n:03d}" for n in range(50)]
-    keys = [f"{p.prefix}/data/{slices[i % len(slices)]}/obj{i:07d}" for i in range(objects)]
+    live = objects // 2
+    cfg = client.repositories_api.api_client.configuration
+    t = time.perf_counter()
+
+    def upload_chunk(idx):
+        c = sdk_client(cfg.host, cfg.username, cfg.password)
+        for i in range(idx, live, 8):
+            c.objects_api.upload_object(repo, "main", f"t/{i % 50:02d}/obj{i:07d}", content=b"x")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(upload_chunk, range(8)))
+    client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message=f"{live} objects"))
+    log(f"  uploaded and committed {live:,} objects through lakeFS in {time.perf_counter() - t:.0f}s")
     s3c = make_s3_client(s3)
+    keys = [f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}" for i in range(objects - live)]
     t = time.perf_counter()
 
     def put_chunk(chunk):
@@ -356,12 +369,7 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
             s3c.put_object(Bucket=p.bucket, Key=k, Body=b"x")
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(put_chunk, [keys[i::32] for i in range(32)]))
-    log(f"  wrote {objects:,} objects in {time.perf_counter() - t:.0f}s")
-    from lakefs_gc.seed import run_import
-
-    for s in slices[::2]:
-        run_import(client, repo, "main", [lakefs_sdk.ImportLocation(
-            type="common_prefix", path=f"{ns}/data/{s}/", destination=f"t/{s}/")], f"import {s}")
+    log(f"  wrote {len(keys):,} unreferenced objects in {time.perf_counter() - t:.0f}s")
     client.repositories_api.set_gc_rules(repo, _rules(30))
     return {}
 

@@ -511,3 +511,26 @@ def test_list_merges_staging_with_commit_across_pages(lakefs_client, lakefs_emul
     assert o.stat_object(repo, "main", "k/3").size_bytes == 6
     grouped = o.list_objects(repo, "main", prefix="k/", delimiter="/", after="k/8")
     assert [(x.path, x.path_type) for x in grouped.results] == [("k/9", "object"), ("k/sub/", "common_prefix")]
+
+
+def test_import_from_the_repository_namespace_is_refused_as_lakefs_does(lakefs_client, lakefs_emulator, tmp_path):
+    """lakeFS's verifyImportPaths (pkg/catalog/catalog.go): an import path that starts with the
+    namespace as written, or a prefix containing it, is refused (400). On the local blockstore the
+    resolved form is a different string, so it is not refused (as in lakeFS)."""
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+
+    def start(path, kind="common_prefix"):
+        return status_of(lakefs_client.import_api.import_start, repo, "main", lakefs_sdk.ImportCreation(
+            paths=[lakefs_sdk.ImportLocation(type=kind, path=path, destination="imp/")],
+            commit=lakefs_sdk.CommitCreation(message="import")))
+
+    status, body = start(f"{ns}/data/")
+    assert status == 400 and "in repository namespace" in body["message"] and "invalid import source" in body["message"]
+    assert start("local://ns/")[0] == 400  # a prefix that contains the namespace
+    resolved = ns_storage(ns).root
+    (resolved / "data" / "s").mkdir(parents=True)
+    (resolved / "data" / "s" / "o").write_bytes(b"o")
+    task = lakefs_client.import_api.import_start(repo, "main", lakefs_sdk.ImportCreation(
+        paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{resolved}/data/", destination="imp/")],
+        commit=lakefs_sdk.CommitCreation(message="import")))
+    assert lakefs_client.import_api.import_status(repo, "main", task.id).completed

@@ -717,6 +717,12 @@ class Catalog:
             base = self._commit(repo, head)["meta_range_id"]
             new: dict[str, Entry] = {}
             prefixes: list[str] = []
+            for loc in paths:  # lakeFS's verifyImportPaths: plain string prefixes of the namespace as written
+                src, kind = loc["path"], loc["type"]
+                if src.startswith(ns) or (kind == "common_prefix" and ns.startswith(src)):
+                    what = "import path ({}) in repository namespace ({}) is prohibited" if src.startswith(ns) \
+                        else "prefix ({}) contains repository namespace: ({}),"
+                    raise APIError(400, what.format(src, ns) + ": invalid import source")
             for loc in paths:
                 src, dest, kind = loc["path"], loc["destination"], loc["type"]
                 try:  # import sources are absolute (local: an absolute path, never under the root's rules)
