@@ -8,7 +8,8 @@
 2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_gc.seed`` (the emulator's clock is moved
    back while seeding, so the commits are ten days old and the 1-day retention has passed);
 3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
-   20 s, above the emulator's 10 s grace period), then writes fresh garbage that must be kept;
+   45 s, above the emulator's 10 s grace period and above the time the DAG run needs to reach its
+   first task on a busy machine), then writes fresh garbage that must be kept;
 4. runs ``airflow dags test lakefs_gc__sample-repo`` (Airflow on SQLite in a scratch home, the
    checked-in ``config/gc_repositories.yaml``, Spark ``local[*]``);
 5. prints a short report and checks every seeded object against its expected outcome;
@@ -50,7 +51,7 @@ def human(n: int) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--min-age", type=int, default=20, help="the run's min_age_seconds Param (>= 10, the grace period)")
+    p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
     from lakefs_gc.seed import DELETED, KEPT, seed, seed_fresh

@@ -154,7 +154,8 @@ def test_backfill_over_three_dates(airflow_cluster):
     af, emu = airflow_cluster
     ns = emu.namespace(REPO_NAME)
     offsets = {"old": -10 * DAY, "recent": -3600}
-    manifest = seed(emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]))
+    manifest = seed(emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]),
+                    local_root=emu.local_root)
     emu.set_clock(offset=0)
     storage = ns_storage(ns)
     seeded_at = time.time()

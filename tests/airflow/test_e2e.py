@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
 DAY = 86400
 GRACE = 5
-MIN_AGE = 15
+MIN_AGE = 25  # above the time dag.test() needs to reach prepare_run on a busy machine
 TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
          "save_report"]
 
