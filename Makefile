@@ -14,6 +14,6 @@ test: setup
 bench: setup
 	@$(PY) -m bench
 
-# Regenerate include/lakefs_gc/proto/*_pb2.py (needs grpcio-tools; not part of setup).
+# Regenerate include/lakefs_gc/lakefs/proto/*_pb2.py (needs grpcio-tools; not part of setup).
 proto:
-	cd include/lakefs_gc/proto && python -m grpc_tools.protoc -I. --python_out=. catalog.proto committed.proto
+	cd include/lakefs_gc/lakefs/proto && python -m grpc_tools.protoc -I. --python_out=. catalog.proto committed.proto

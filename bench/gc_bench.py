@@ -45,7 +45,7 @@ def make_files(base: Path, names: list[str], per_dir: int) -> list[str]:
     """``per_dir`` files in each directory ``base/<name>``; returns keys relative to ``base``."""
     keys = []
     payload = b"x" * 16
-    from tests.lakefs_emulator.xid import new_xid
+    from lakefs_sandbox.emulator.xid import new_xid
 
     now = time.time()
     for d in names:
@@ -96,7 +96,7 @@ def floor_unlink(scratch: Path, count: int) -> float:
 def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by_slice: dict, commits: int):
     import lakefs_sdk
 
-    from lakefs_gc import seed
+    from lakefs_sandbox import seed
 
     client = seed.sdk_client(emu.url, ACCESS, SECRET)
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=REPO, storage_namespace=ns,
@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> None:
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
     })
-    from tests.lakefs_emulator import launcher
-    from tests.lakefs_emulator.xid import new_descending_xid
+    from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.emulator.xid import new_descending_xid
 
     emu = launcher.start(work / "emulator.log", "--grace-period", "0", "--local-path", str(work),
                          access_key=ACCESS, secret_key=SECRET)
@@ -221,7 +221,9 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"GC run failed: {states}")
         left = {os.path.relpath(os.path.join(d, f), ns_dir) for d, _, fs in os.walk(ns_dir / "data") for f in fs}
         ok = left == set(committed)
-        summary = tis["save_report"].xcom_pull(task_ids="delete")
+        from lakefs_gc.contract import read_result
+
+        deleted = read_result("delete", tis["save_report"].xcom_pull(task_ids="delete")).counts.deleted
         dur = {k: (ti.end_date - ti.start_date).total_seconds() for k, ti in tis.items()}
 
         def ratio(x, y):
@@ -231,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"""
 GC benchmark: {len(keys):,} objects ({garbage:,} garbage) in {len(slices)} slices, {made} commits, \
 parallelism {a.parallelism}, {os.cpu_count()} cores
-  storage left == committed set: {ok}    deleted by the run: {summary.get('deleted')}
+  storage left == committed set: {ok}    deleted by the run: {deleted}
   task                 wall s   floor s   ratio   floor
   list_committed      {dur['list_committed']:7.1f}
   list_slices         {dur['list_slices']:7.1f}   {fl_list:7.2f} {ratio(dur['list_slices'], fl_list)}   os.scandir+stat, same tree

@@ -14,7 +14,7 @@ GC's own S3 client uses) with ``LAKEFS_GC_REFERENCE_JAR`` and ``LAKEFS_GC_REFERE
 tries the GC itself (``io.lakefs:lakefs-spark-client_2.13``).
 
 lakeFS is the emulator by default (S3 blockstore on the moto server); with
-``LAKEFS_GC_TARGET_ENDPOINT`` (see tests/support/lakefs_target.py) a real lakeFS whose namespace
+``LAKEFS_GC_TARGET_ENDPOINT`` (see include/lakefs_sandbox/target.py) a real lakeFS whose namespace
 root is ``s3://...``.
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import random
 import subprocess
@@ -121,41 +120,34 @@ _SPARK = None
 
 
 def spark_session():
-    global _SPARK
-    if _SPARK is None:
-        from pyspark.sql import SparkSession
+    from lakefs_gc.spark.inprocess import local_session
 
-        os.environ["PYSPARK_PYTHON"] = sys.executable  # workers import lakefs_gc from this venv
-        _SPARK = (SparkSession.builder.master("local[2]").appName("lakefs-gc reference diff")
-                  .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-                  .config("spark.driver.host", "127.0.0.1").config("spark.ui.showConsoleProgress", "false")
-                  .getOrCreate())
-        _SPARK.sparkContext.setLogLevel("ERROR")
-    return _SPARK
+    return local_session("lakefs-gc reference diff")
 
 
 def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path) -> tuple[float, str]:
-    """Our mark (mark_only): prepare_uncommitted, then list_committed, list_slices,
-    compute_candidates. Returns (seconds, run id)."""
-    from lakefs_gc import spark_steps
-    from lakefs_gc.lakefs_api import LakeFSClient
-    from lakefs_gc.plan import make_run_plan
+    """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
+    compute_candidates in one SparkSession (lakefs_gc.spark.inprocess). Returns (seconds, run id)."""
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.gc.prepare import prepare_run
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.inprocess import run_steps
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.storage import S3Options
 
     spark = spark_session()
     t0 = time.perf_counter()
-    secrets = spark_steps.Secrets(ak, sk, s3.access_key, s3.secret_key)
+    environ = {ENV_LAKEFS_ACCESS_KEY: ak, ENV_LAKEFS_SECRET_KEY: sk,
+               **S3Options(access_key_id=s3.access_key, secret_access_key=s3.secret_key).to_env()}
+    settings = RunSettings(mode="mark_only", min_age_seconds=MIN_AGE, unsafe_min_age_override=True,
+                           confirm_after_seconds=0)
     with LakeFSClient(lakefs_url, ak, sk) as client:
-        ns = client.get_repository(repo).storage_namespace
-        grace = client.grace_period_seconds()
-        plan = make_run_plan(datetime.now(timezone.utc), MIN_AGE, grace, True)
-        run_id, locations, pages = client.prepare_uncommitted_all(repo)
-    meta = {"repository": repo, "lakefs_endpoint": lakefs_url.rstrip("/") + "/api/v1", "storage_namespace": ns,
-            "s3_endpoint_url": s3.endpoint, "s3_region": s3.region, "work_dir": str(work / f"ours-{repo}"),
-            "parallelism": 2, "mode": "mark_only", "confirm_after_seconds": 0, "run_id": run_id,
-            "uncommitted_locations": locations, "uncommitted_pages": pages, **plan}
-    for step in (spark_steps.list_committed, spark_steps.list_slices, spark_steps.compute_candidates_step):
-        meta.update(step(spark, meta, secrets))
-    return time.perf_counter() - t0, run_id
+        ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
+                          work_dir=str(work), parallelism=2,
+                          s3=S3Options(endpoint_url=s3.endpoint, access_key_id=s3.access_key,
+                                       secret_access_key=s3.secret_key, region=s3.region))
+        results = run_steps(spark, ctx, client, environ, until="compute_candidates")
+    return time.perf_counter() - t0, results["mark_uncommitted"].run_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +218,7 @@ def _rules(default: int, **branches: int):
 
 
 def scenario_sample(client, repo: str, ns: str, rng: random.Random) -> dict:
-    from lakefs_gc.seed import seed
+    from lakefs_sandbox.seed import seed
 
     seed(client, repo, ns, backdate=True)
     return {}
@@ -321,7 +313,7 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
     Staged objects on a live branch must be kept."""
     import lakefs_sdk
 
-    from lakefs_gc.storage import parse_namespace
+    from lakefs_gc.storage import parse_namespace, relative_to
 
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
                                                                            default_branch="main"))
@@ -331,7 +323,7 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
     staged = set()
     for i in range(3):
         st = client.objects_api.upload_object(repo, "main", f"staged/{i}.json", content=uuid.uuid4().bytes)
-        staged.add(st.physical_address[len(roots[0]):])
+        staged.add(relative_to(roots, st.physical_address))
     client.repositories_api.set_gc_rules(repo, _rules(1))
     return {"staged_live": staged, "h2": True}
 
@@ -342,7 +334,7 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
     refuses imports from the repository's own namespace, so uploads are the way in."""
     import lakefs_sdk
 
-    from lakefs_gc.seed import sdk_client
+    from lakefs_sandbox.seed import sdk_client
     from lakefs_gc.storage import make_s3_client, parse_namespace
 
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
@@ -437,8 +429,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
-    from tests.lakefs_emulator import launcher
-    from tests.support.lakefs_target import target_from_env
+    from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.target import target_from_env
 
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-reference-"))
     procs = []
@@ -467,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             url, ak, sk, bucket, prefix = target.url, target.access_key, target.secret_key, ns.bucket, ns.prefix
             log(f"real lakeFS {url}, namespaces under {target.namespace_root}")
         from lakefs_gc.storage import S3Options, make_s3_client
-        from lakefs_gc.seed import sdk_client
+        from lakefs_sandbox.seed import sdk_client
 
         s3c = make_s3_client(S3Options(endpoint_url=s3.endpoint, access_key_id=s3.access_key,
                                        secret_access_key=s3.secret_key, region=s3.region))

@@ -14,9 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from lakefs_gc import graveler
-from lakefs_gc.graveler import Entry
-from lakefs_gc.sstable import SSTableReader, iter_block_entries
+from lakefs_gc.lakefs import graveler
+from lakefs_gc.lakefs.graveler import Entry
+from lakefs_gc.lakefs.sstable import SSTableReader, iter_block_entries
+from lakefs_sandbox import graveler_writer
 
 GOLDEN = Path(os.environ.get("LAKEFS_GC_GOLDEN", Path(__file__).resolve().parents[1].parent / "shared" / "golden"))
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         path = Path(d) / "synthetic.sst"
         t = time.perf_counter()
         with open(path, "wb") as f:
-            info = graveler.write_range(f, ((b"tables/events/date=2026-11-%02d/part-%07d.parquet" % (i * 28 // n + 1, i),
+            info = graveler_writer.write_range(f, ((b"tables/events/date=2026-11-%02d/part-%07d.parquet" % (i * 28 // n + 1, i),
                                              Entry(f"data/gqv3epl4fd2o8m3men70/c{i:019d}", 1000 + i, f"{i:032x}",
                                                    1_700_000_000 + i, 0)) for i in range(n)))
         tw = time.perf_counter() - t

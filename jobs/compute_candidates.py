@@ -1,12 +1,11 @@
-"""Spark entry point for the GC step `compute_candidates` (see lakefs_gc.spark_steps.compute_candidates_step).
+"""Spark entry point for the GC step `compute_candidates` (:mod:`lakefs_gc.spark.compute_candidates`).
 
-    spark-submit --py-files build/lakefs_gc.zip jobs/compute_candidates.py --meta META.json --result RESULT.json
+    spark-submit --py-files build/lakefs_gc.zip jobs/compute_candidates.py --input INPUT.json --result RESULT.json
 """
 
 import sys
 
-from lakefs_gc import sparkjob
-from lakefs_gc.spark_steps import compute_candidates_step
+from lakefs_gc.spark import compute_candidates, shell
 
 if __name__ == "__main__":
-    sys.exit(sparkjob.run("compute_candidates", compute_candidates_step))
+    sys.exit(shell.run("compute_candidates", compute_candidates.run))

@@ -1,12 +1,11 @@
-"""Spark entry point for the GC step `delete` (see lakefs_gc.spark_steps.delete_step).
+"""Spark entry point for the GC step `delete` (:mod:`lakefs_gc.spark.delete`).
 
-    spark-submit --py-files build/lakefs_gc.zip jobs/delete.py --meta META.json --result RESULT.json
+    spark-submit --py-files build/lakefs_gc.zip jobs/delete.py --input INPUT.json --result RESULT.json
 """
 
 import sys
 
-from lakefs_gc import sparkjob
-from lakefs_gc.spark_steps import delete_step
+from lakefs_gc.spark import delete, shell
 
 if __name__ == "__main__":
-    sys.exit(sparkjob.run("delete", delete_step))
+    sys.exit(shell.run("delete", delete.run))

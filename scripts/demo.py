@@ -1,11 +1,11 @@
 """The main job on the embedded default: the GC DAG end to end against the lakeFS emulator.
 
 1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port, or, when
-   ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions are set (tests/support/lakefs_target.py),
+   ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions are set (include/lakefs_sandbox/target.py),
    uses that real lakeFS instead: the repository gets a fresh name, commits are dated back with the
    commit API, and the run overrides the minimum age (``unsafe_min_age_override``) since a real
    server's grace period is a day;
-2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_gc.seed`` (the emulator's clock is moved
+2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_sandbox.seed`` (the emulator's clock is moved
    back while seeding, so the commits are ten days old and the 1-day retention has passed);
 3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
    45 s, above the emulator's 10 s grace period and above the time the DAG run needs to reach its
@@ -54,9 +54,9 @@ def main() -> int:
     p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from lakefs_gc.seed import DELETED, KEPT, seed, seed_fresh
-    from tests.lakefs_emulator import launcher
-    from tests.support.lakefs_target import LakeFSTarget, target_from_env
+    from lakefs_sandbox.seed import DELETED, KEPT, seed, seed_fresh
+    from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.target import LakeFSTarget, target_from_env
 
     scratch = ROOT / "build" / "demo"
     shutil.rmtree(scratch, ignore_errors=True)

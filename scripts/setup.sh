@@ -57,16 +57,19 @@ fi
 # --- the package as a zip for spark-submit --py-files (rebuilt when the package changes) ---
 mkdir -p build
 "$VENV/bin/python" - <<'PYEOF'
-import os, zipfile, pathlib
+import hashlib, os, zipfile, pathlib
 src = pathlib.Path("include")
 out = pathlib.Path("build/lakefs_gc.zip")
 files = sorted(p for p in src.joinpath("lakefs_gc").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-newest = max((p.stat().st_mtime for p in files), default=0)
-if not out.exists() or out.stat().st_mtime < newest or os.environ.get("FORCE_ZIP"):
+# rebuilt when any file is added, removed, moved or changed: a stale zip runs old code in the jobs
+manifest = hashlib.sha256("".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}\n" for p in files).encode()).hexdigest()
+stamp = out.with_suffix(".zip.sha")
+if not out.exists() or not stamp.exists() or stamp.read_text() != manifest or os.environ.get("FORCE_ZIP"):
     tmp = out.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for p in files:
             z.write(p, p.relative_to(src).as_posix())
     tmp.replace(out)
+    stamp.write_text(manifest)
 PYEOF
 echo "setup: ok (.venv ready, build/lakefs_gc.zip built)"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lakefs_emulator.launcher import free_port, start_server, stop_group
+from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT = 30.0
@@ -119,12 +119,6 @@ class Emulator:
         """blockstore.local.path (what the GC's lakeFS connection gives as local_blockstore_root)."""
         return str(self.root) if self.blockstore_type == "local" else None
 
-    def storage(self, ns: str, s3=None):
-        """The namespace's storage as the GC sees it (``s3``: a MotoServer for s3:// namespaces)."""
-        from lakefs_gc.storage import open_storage
-
-        return open_storage(ns, s3.s3_options() if s3 is not None else None, self.local_root)
-
     def set_clock(self, **body: float) -> dict:
         """The emulator's private clock endpoint (offset=, now= or advance= seconds)."""
         import base64
@@ -167,7 +161,7 @@ def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoS
         args += ["--s3-endpoint", s3.endpoint_url, "--s3-access-key", s3.access_key, "--s3-secret-key", s3.secret_key,
                  "--s3-region", s3.region]
     log = root / f"emulator-{port}.log"
-    proc = _start([sys.executable, "-m", "tests.lakefs_emulator", *args], log,
+    proc = _start([sys.executable, "-m", "lakefs_sandbox.emulator", *args], log,
                   f"http://127.0.0.1:{port}/api/v1/healthcheck")
     return Emulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc, root,
                     "s3" if s3 is not None else "local", args)
@@ -201,7 +195,7 @@ def lakefs_emulator(tmp_path_factory) -> Iterator[Emulator]:
 @pytest.fixture
 def lakefs_client(lakefs_emulator):
     """A lakefs-sdk client of ``lakefs_emulator``; every response it receives is checked against swagger.yml."""
-    from tests.lakefs_emulator.openapi import ResponseRecorder
+    from tests.support.openapi import ResponseRecorder
 
     client = lakefs_emulator.client()
     recorder = ResponseRecorder(client)
@@ -209,3 +203,14 @@ def lakefs_client(lakefs_emulator):
     yield client
     problems = recorder.problems()
     assert not problems, "responses not matching swagger.yml:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One in-process local SparkSession for every test that runs step functions without
+    spark-submit (the jobs' own code, minus the process start)."""
+    from lakefs_gc.spark.inprocess import local_session
+
+    session = local_session("lakefs-gc tests")
+    yield session
+    session.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakefs_gc.graveler import BY_PREFIX_DEPRECATED, FULL, RELATIVE, normalize_address
+from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, FULL, RELATIVE, normalize_address
 
 NS = "s3://bucket/repo"
 CASES = [
@@ -48,7 +48,7 @@ def test_unknown_address_type_is_an_error_not_a_guess():
 def test_local_addresses_match_the_namespace_as_written_and_as_resolved():
     """A real lakeFS on the local blockstore names the namespace local://repo1 but writes full
     addresses and locations resolved under blockstore.local.path (lakeFS 1.84, checked on a server)."""
-    from lakefs_gc.committed import relative_key
+    from lakefs_gc.gc.committed import relative_key
     from lakefs_gc.storage import parse_namespace
 
     roots = parse_namespace("local://repo1", "/var/lakefs/block").roots()
@@ -61,7 +61,7 @@ def test_local_addresses_match_the_namespace_as_written_and_as_resolved():
 
 
 def test_conformance_target_from_the_environment():
-    from tests.support.lakefs_target import TargetConfigError, target_from_env
+    from lakefs_sandbox.target import TargetConfigError, target_from_env
 
     assert target_from_env({}) is None
     base = {"LAKEFS_GC_TARGET_ENDPOINT": "http://127.0.0.1:8000", "LAKEFS_GC_TARGET_ACCESS_KEY_ID": "AK",

@@ -308,7 +308,7 @@ def test_seed_service_runs_the_shared_seeding_code():
     seed = svc["lakefs-seed"]
     argv = argv_of(seed.get("entrypoint")) + argv_of(seed.get("command"))
     bucket = env_of(svc["minio-init"])["MINIO_BUCKET"]
-    assert argv == ["python", "-m", "lakefs_gc.seed", "--endpoint", "http://lakefs:8000",
+    assert argv == ["python", "-m", "lakefs_sandbox.seed", "--endpoint", "http://lakefs:8000",
                     "--repository", "sample-repo", "--namespace", f"s3://{bucket}/sample-repo"]
     seed_env = env_of(seed)
     lk_env = env_of(svc["lakefs"])

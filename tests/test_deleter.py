@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc.deleter import Deleter, DeletePolicy, TokenBucket
+from lakefs_gc.gc.deleter import Deleter, DeletePolicy, TokenBucket
 from lakefs_gc.storage import LocalStorage, S3Options, open_storage
-from lakefs_gc.sweep import add_counts, sweep_dir, sweep_part
+from lakefs_gc.gc.sweep import add_counts, sweep_part
+from lakefs_gc.report.layout import sweep_dir
 from tests.support.faulty_s3 import FaultyS3Proxy
 
 FAST = dict(backoff_base=0.005, backoff_max=0.05)
@@ -154,15 +155,15 @@ def test_sweep_parts_resume_from_done_markers_and_write_dead_letters(tmp_path):
     assert sdir == f"{mark}sweeps/manual__2024-01-01T00_00_00_00_00/"
     policy = DeletePolicy(batch_size=16, **FAST)
     first = sweep_part(st, parts[0], sdir, policy)
-    assert first["deleted"] == 40 and first["resumed_parts"] == 0
+    assert first.deleted == 40 and first.resumed_parts == 0
     # "crash" half-way through part 1: some keys already gone, no marker
     for i in range(20):
         st.delete(f"data/s1/{i:03d}")
     results = [sweep_part(st, p, sdir, policy) for p in parts]
     total = add_counts(results)
-    assert total["resumed_parts"] == 1 and total["parts"] == 3
-    assert total["keys"] == 121 and total["deleted"] == 120 and total["failed"] == 1
-    assert results[1]["missing"] == 20
+    assert total.resumed_parts == 1 and total.parts == 3
+    assert total.keys == 121 and total.deleted == 120 and total.failed == 1
+    assert results[1].missing == 20
     dead = pq.read_table(io.BytesIO(st.get(f"{sdir}dead_letters/part-00002.parquet"))).to_pylist()
     assert dead == [{"key": "data/s2/zdir", "error_code": "EISDIR", "message": dead[0]["message"], "attempts": 1}]
     assert json.loads(st.get(f"{sdir}done/part-00001.json"))["deleted"] == 40
@@ -170,7 +171,7 @@ def test_sweep_parts_resume_from_done_markers_and_write_dead_letters(tmp_path):
 
 
 def test_sweep_part_refuses_a_list_with_protected_addresses(tmp_path):
-    from lakefs_gc.lakefs_api import LakeFSGCError
+    from lakefs_gc.errors import LakeFSGCError
 
     st = LocalStorage(tmp_path)
     st.put("data/s/a", b"x")

@@ -31,7 +31,7 @@ def test_seed_cli_against_the_emulator(lakefs_emulator, tmp_path):
     env = {**os.environ, "LAKEFS_ACCESS_KEY_ID": lakefs_emulator.access_key,
            "LAKEFS_SECRET_ACCESS_KEY": lakefs_emulator.secret_key}
     ns = lakefs_emulator.namespace("seeded")
-    cmd = [sys.executable, "-m", "lakefs_gc.seed", "--endpoint", lakefs_emulator.url, "--repository", "seeded",
+    cmd = [sys.executable, "-m", "lakefs_sandbox.seed", "--endpoint", lakefs_emulator.url, "--repository", "seeded",
            "--namespace", ns, "--local-root", lakefs_emulator.local_root, "--manifest", str(tmp_path / "m.json")]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr

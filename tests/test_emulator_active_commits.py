@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lakefs_emulator.active_commits import (DAY, CommitNode, Rules, active_commits, ancestry_leaves,
+from lakefs_sandbox.emulator.active_commits import (DAY, CommitNode, Rules, active_commits, ancestry_leaves,
                                                   starting_points)
 
 NOW = 1_700_000_000.0

@@ -17,12 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 from lakefs_sdk.exceptions import ApiException
 
-from lakefs_gc.graveler import iter_metarange, iter_range
-from lakefs_gc.sstable import SSTableReader
-from lakefs_gc.lakefs_api import LakeFSClient
+from lakefs_gc.lakefs.graveler import iter_metarange, iter_range
+from lakefs_gc.lakefs.sstable import SSTableReader
+from lakefs_gc.lakefs.client import LakeFSClient
 from tests.conftest import ns_rel, ns_storage
-from tests.lakefs_emulator.openapi import ResponseRecorder
-from tests.lakefs_emulator.xid import descending_xid_time, xid_time
+from tests.support.openapi import ResponseRecorder
+from lakefs_sandbox.emulator.xid import descending_xid_time, xid_time
 
 XID = r"[0-9a-v]{20}"
 
@@ -323,7 +323,7 @@ def test_prepare_commits_without_rules(lakefs_client, lakefs_emulator):
     # the exact words of lakeFS 1.84 (checked on a server): the async start does not check the rules
     assert st.completed and st.result is None and st.error.message == "get gc rules: not found"
     assert status_of(ia.prepare_garbage_collection_commits_status, repo, "GCPCunknown")[0] == 404
-    from lakefs_gc.lakefs_api import NoGCRulesError
+    from lakefs_gc.errors import NoGCRulesError
     with pytest.raises(NoGCRulesError, match="has no GC rules"):
         LakeFSClient(lakefs_emulator.api_url, lakefs_emulator.access_key, lakefs_emulator.secret_key
                      ).prepare_commits(repo, poll_initial=0.01)

@@ -7,10 +7,11 @@ import time
 
 import lakefs_sdk
 
-from lakefs_gc.graveler import iter_metarange, iter_range, recompute_id
-from lakefs_gc.sstable import SSTableReader
+from lakefs_gc.lakefs.graveler import iter_metarange, iter_range
+from lakefs_gc.lakefs.sstable import SSTableReader
+from lakefs_sandbox.graveler_writer import recompute_id
 from tests.conftest import ns_storage
-from tests.lakefs_emulator.openapi import ResponseRecorder
+from tests.support.openapi import ResponseRecorder
 
 N = 100_000
 

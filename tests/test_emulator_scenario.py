@@ -28,11 +28,12 @@ import lakefs_sdk
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc.graveler import RELATIVE, iter_metarange, iter_range, recompute_id
-from lakefs_gc.sstable import SSTableReader
+from lakefs_gc.lakefs.graveler import RELATIVE, iter_metarange, iter_range
+from lakefs_gc.lakefs.sstable import SSTableReader
 from lakefs_gc.storage import open_storage
+from lakefs_sandbox.graveler_writer import entry_identity, recompute_id
 from tests.conftest import ns_rel, ns_storage
-from tests.lakefs_emulator.openapi import ResponseRecorder
+from tests.support.openapi import ResponseRecorder
 
 DAY = 86400
 
@@ -173,7 +174,7 @@ def test_scenario(env):
                 assert recompute_id(reader) == ri.id
                 for rec in iter_range(reader):
                     assert rec.entry.address_type == RELATIVE
-                    assert rec.identity == rec.entry.identity()
+                    assert rec.identity == entry_identity(rec.entry)
                     content[rec.key.decode()] = rec.entry.address
         assert content == model[name], name
         committed |= set(content.values())

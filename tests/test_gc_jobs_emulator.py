@@ -11,9 +11,10 @@ from datetime import datetime, timezone
 import lakefs_sdk
 import pytest
 
-from lakefs_gc.lakefs_api import LakeFSClient
-from lakefs_gc.plan import make_run_plan
-from lakefs_gc.runmeta import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.contract import STEP_INPUTS, RunSettings, StepInputs
+from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from tests.conftest import ns_rel, ns_storage
 from tests.support.spark import submit
 
@@ -66,26 +67,25 @@ def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
     before = {o.key for o in storage.list("", recursive=True)}
 
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
-    plan = make_run_plan(datetime.now(timezone.utc), DAY, client.grace_period_seconds())
-    run_id, locations, pages = client.prepare_uncommitted_all(repo)
-    assert pages >= 2  # page size 1: staged.txt on main, then an empty last page
-    meta = {"repository": repo, "lakefs_endpoint": emu.api_url, "storage_namespace": ns, "mode": "mark_and_sweep",
-            "local_blockstore_root": emu.local_root,
-            "work_dir": str(tmp_path / "work"), "parallelism": 2, "run_id": run_id,
-            "uncommitted_locations": locations, **plan}
+    ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc),
+                      airflow_run_id="manual__jobs", work_dir=str(tmp_path / "work"), local_root=emu.local_root,
+                      parallelism=2)
+    results = {"mark_uncommitted": mark_uncommitted(client, ctx)}
+    run_id = results["mark_uncommitted"].run_id
+    assert results["mark_uncommitted"].pages >= 2  # page size 1: staged.txt on main, then an empty last page
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
-        rc, res, out = submit(step, meta, tmp_path / "r", env)
+        rc, res, out = submit(step, StepInputs(ctx, {k: results[k] for k in STEP_INPUTS[step]}), tmp_path / "r", env)
         assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
         assert emu.secret_key not in out
-        meta.update(res)
-    assert meta["active_commits"] == 1  # only main's HEAD: every commit is 10 days old, retention 1 day
+        results[step] = res
+    assert results["list_committed"].active_commits == 1  # only main's HEAD: 10 days old, retention 1 day
     after = {o.key for o in storage.list("", recursive=True)}
     deleted = before - after
     assert deleted == {over_v1, tmp, dev_staged, compacted_gone}, deleted
     for live in (keep, over_v2, staged, compacted, "_lakefs/dummy"):
         assert live in after
     assert all(k in after for k in before if k.startswith("_lakefs/") and "/unified/" not in k)
-    assert meta["deleted"] == 4 and meta["candidates"] == 4
+    assert results["delete"].counts.deleted == 4 and results["compute_candidates"].candidates == 4
     marked = storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json")
     assert json.loads(marked)["run_id"] == run_id

@@ -1,4 +1,5 @@
-"""The Spark jobs for real (spark-submit, local[2]) on a local:// namespace built by hand.
+"""The Spark steps on a local:// namespace built by hand: once through spark-submit (the jobs as
+the DAG runs them), the rest in-process on the shared SparkSession (the same step functions).
 
 Safety first: after the sweep, every object that is committed, staged, newer than the cutoff,
 under _lakefs/, the dummy marker, or outside the namespace is still there; only true garbage is gone.
@@ -15,9 +16,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc import xid
-from lakefs_gc.plan import iso
+from dataclasses import replace
+
+from lakefs_gc.contract import STEP_INPUTS, CommittedResult, StepInputs, UncommittedResult
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.clock import iso
+from lakefs_gc.lakefs import xid
+from lakefs_gc.spark import compute_candidates, delete, list_slices, shell
 from lakefs_gc.storage import LocalStorage
+from tests.support.contract import make_context
 from tests.support.spark import submit
 
 pytestmark = pytest.mark.spark
@@ -71,12 +78,32 @@ def world(tmp_path):
     committed_dir.mkdir(parents=True)
     pq.write_table(pa.table({"address": [objs["committed"], objs["legacy_committed"],
                                          "s3://elsewhere/x"]}), committed_dir / "part-0.parquet")
-    meta = {"repository": "repo", "storage_namespace": "local://ns/repo", "local_blockstore_root": str(tmp_path),
-            "work_dir": str(work),
-            "start_time": iso_now(), "cutoff_time": iso_at(NOW - DAY), "run_id": run_id,
-            "uncommitted_locations": [f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"],
-            "committed_dir": str(committed_dir), "mode": "mark_and_sweep", "parallelism": 2}
-    return {"root": ns_root, "objs": objs, "meta": meta, "tmp": tmp_path, "st": st}
+    from datetime import datetime, timezone
+
+    ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(work),
+                       start=datetime.fromtimestamp(NOW, timezone.utc), cutoff=datetime.fromtimestamp(NOW - DAY, timezone.utc))
+    results = {
+        "mark_uncommitted": UncommittedResult(run_id=run_id, pages=1, locations=(
+            f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",)),
+        "list_committed": CommittedResult(committed_dir=str(committed_dir), commits_csv="", active_commits=1,
+                                          metaranges=1, ranges=1, committed_addresses=3),
+    }
+    return {"root": ns_root, "objs": objs, "ctx": ctx, "results": results, "run_id": run_id, "tmp": tmp_path,
+            "st": st}
+
+
+STEP_RUN = {"list_slices": list_slices.run, "compute_candidates": compute_candidates.run, "delete": delete.run}
+
+
+def step(spark, world, name, ctx=None, **settings):
+    """Run one step in-process (the job's function on the shared session); record its result."""
+    ctx = ctx or world["ctx"]
+    if settings:
+        ctx = replace(ctx, settings=replace(ctx.settings, **settings))
+    res = STEP_RUN[name](spark, StepInputs(ctx, {k: world["results"].get(k) for k in STEP_INPUTS[name]}), {})
+    shell.check(name, res)
+    world["results"][name] = res
+    return res
 
 
 def iso_now():
@@ -93,62 +120,69 @@ def _exists(world, name):
     return (world["root"] / world["objs"][name]).exists()
 
 
-def test_list_slices_compute_candidates_delete_keep_every_live_object(world):
-    meta = world["meta"]
-    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    assert res["slices_listed"] == 1 and res["slices_skipped"] == 1
-    assert res["listed_objects"] == 6  # committed, staged, 2 garbage, 2 legacy; young/new/dummy/_lakefs not
-    assert res["first_slice"] == world["objs"]["committed"].split("/")[1]
-    meta.update(res)
+def test_the_jobs_through_spark_submit_keep_every_live_object(world):
+    """list_slices, compute_candidates and delete as the DAG runs them: spark-submit, --py-files."""
+    results, tmp = world["results"], world["tmp"] / "r"
 
-    rc, res, err = submit("compute_candidates", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    assert res["candidates"] == 3
-    meta.update(res)
-    report = world["root"] / f"_lakefs/retention/gc/unified/{meta['run_id']}"
+    def job(name):
+        rc, res, out = submit(name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp)
+        assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
+        results[name] = res
+        return res
+
+    res = job("list_slices")
+    assert res.slices_listed == 1 and res.slices_skipped == 1
+    assert res.listed_objects == 6  # committed, staged, 2 garbage, 2 legacy; young/new/dummy/_lakefs not
+    assert res.first_slice == world["objs"]["committed"].split("/")[1]
+
+    res = job("compute_candidates")
+    assert res.candidates == 3
+    report = world["root"] / f"_lakefs/retention/gc/unified/{world['run_id']}"
     marked = sorted(pq.read_table(report / "deleted").column("address").to_pylist())
     assert marked == sorted([world["objs"]["garbage1"], world["objs"]["garbage2"], world["objs"]["legacy_garbage"]])
     assert json.loads((report / "summary.json").read_text())["success"] is False
     # marking deletes nothing
     assert all(_exists(world, n) for n in world["objs"])
 
-    rc, res, err = submit("delete", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    assert (res["deleted"], res["delete_failed"], res["delete_keys"], res["delete_missing"]) == (3, 0, 3, 0)
+    res = job("delete")
+    c = res.counts
+    assert (c.deleted, c.failed, c.keys, c.missing) == (3, 0, 3, 0)
     gone = {"garbage1", "garbage2", "legacy_garbage"}
     for name in world["objs"]:
         assert _exists(world, name) == (name not in gone), name
     assert (world["tmp"] / "ns" / "repo2" / world["objs"]["garbage1"]).exists()  # outside the namespace
 
-    # idempotent: a second sweep of the same mark deletes nothing new and succeeds
-    rc, res2, err = submit("delete", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    assert res2["delete_failed"] == 0 and res2["deleted"] == 3
-    assert res2["delete_resumed_parts"] == res2["delete_parts"] > 0  # same sweep id: counted from the markers
+
+def test_a_second_sweep_of_the_same_mark_resumes_and_deletes_nothing_new(spark, world):
+    step(spark, world, "list_slices")
+    step(spark, world, "compute_candidates")
+    first = step(spark, world, "delete").counts
+    assert (first.deleted, first.failed) == (3, 0)
+    gone = {"garbage1", "garbage2", "legacy_garbage"}
+    again = step(spark, world, "delete").counts
+    assert again.failed == 0 and again.deleted == 3
+    assert again.resumed_parts == again.parts > 0  # same sweep id: counted from the markers
     for name in world["objs"]:
         assert _exists(world, name) == (name not in gone), name
 
 
-def test_missing_uncommitted_files_fail_closed(world):
-    meta = world["meta"]
-    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
-    meta.update(res)
-    run_dir = world["root"] / f"_lakefs/retention/gc/uncommitted/{meta['run_id']}"
+def test_missing_uncommitted_files_fail_closed(spark, world):
+    step(spark, world, "list_slices")
+    run_dir = world["root"] / f"_lakefs/retention/gc/uncommitted/{world['run_id']}"
     for p in run_dir.rglob("*"):
         if p.is_file():
             p.unlink()
-    rc, res, err = submit("compute_candidates", meta, world["tmp"] / "r")
-    assert rc != 0 and "refusing to run without the staged addresses" in err
-    assert not (world["root"] / f"_lakefs/retention/gc/unified/{meta['run_id']}/deleted").exists()
+    with pytest.raises(LakeFSGCError, match="refusing to run without the staged addresses"):
+        step(spark, world, "compute_candidates")
+    assert not (world["root"] / f"_lakefs/retention/gc/unified/{world['run_id']}/deleted").exists()
     assert all(_exists(world, n) for n in world["objs"])
 
 
-def _finish_mark(world, meta):
+def _finish_mark(world, mark_id, start):
     """What save_report does at the end of a successful run: success true in summary.json."""
     st = world["st"]
-    key = f"_lakefs/retention/gc/unified/{meta['run_id']}/summary.json"
-    summary = {**json.loads(st.get(key)), "success": True, "mode": meta["mode"], "start_time": meta["start_time"]}
+    key = f"_lakefs/retention/gc/unified/{mark_id}/summary.json"
+    summary = {**json.loads(st.get(key)), "success": True, "mode": "mark_and_sweep", "start_time": start}
     st.put(key, json.dumps(summary).encode())
 
 
@@ -159,73 +193,63 @@ def _write_committed(world, names, extra=()):
     pq.write_table(pa.table({"address": [world["objs"][n] for n in names] + list(extra)}), d / "part-0.parquet")
 
 
-def test_delayed_confirmation_over_three_marks(world):
+def test_delayed_confirmation_over_three_marks(spark, world):
     """An object orphaned after the first mark is held by the second and deleted by the third; an
     object referenced again between marks is never deleted."""
-    objs, meta = world["objs"], dict(world["meta"], confirm_after_seconds=1800)
+    objs = world["objs"]
     garbage3 = objs["committed"].rsplit("/", 1)[0] + "/c0000000000000000007"
     _put(world["root"], garbage3, 10)
     objs["garbage3"] = garbage3
-    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    meta.update(res)
+    step(spark, world, "list_slices")
+    first_run = world["run_id"]
 
     def mark(run_id, start, committed_names):
         _write_committed(world, committed_names)
-        m = dict(meta, run_id=run_id, start_time=iso_at(start))
         st = world["st"]  # every mark sees the same staged file
-        unc = f"_lakefs/retention/gc/uncommitted/{meta['run_id']}/uncommitted/cvgabcdefghijklmnopq"
-        if run_id != meta["run_id"]:
+        unc = f"_lakefs/retention/gc/uncommitted/{first_run}/uncommitted/cvgabcdefghijklmnopq"
+        if run_id != first_run:
             st.put(f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/cvgabcdefghijklmnopq", st.get(unc))
-            m["uncommitted_locations"] = [f"local://{world['root']}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"]
-        rc, res, err = submit("compute_candidates", m, world["tmp"] / "r")
-        assert rc == 0, err
-        m.update(res)
-        return m
+        world["results"]["mark_uncommitted"] = UncommittedResult(run_id=run_id, pages=1, locations=(
+            f"local://{world['root']}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",))
+        ctx = replace(world["ctx"], start_time=iso_at(start))
+        return ctx, step(spark, world, "compute_candidates", ctx=ctx, confirm_after_seconds=1800)
 
     # mark 1 (two hours ago): garbage3 still committed; nothing earlier to confirm against: all held back
-    m1 = mark(meta["run_id"], NOW - 7200, ["committed", "legacy_committed", "garbage3"])
-    assert (m1["candidates"], m1["to_delete"], m1["held_back"]) == (3, 0, 3)
-    assert "no successful mark" in m1["held_back_reason"]
-    _finish_mark(world, m1)
+    ctx1, m1 = mark(first_run, NOW - 7200, ["committed", "legacy_committed", "garbage3"])
+    assert (m1.candidates, m1.to_delete, m1.held_back) == (3, 0, 3)
+    assert "no successful mark" in m1.held_back_reason
+    _finish_mark(world, first_run, ctx1.start_time)
     # mark 2 (one hour ago): garbage1 referenced again, garbage3 orphaned since mark 1
-    m2 = mark("g4uk6erfnfus73frbnq2", NOW - 3600, ["committed", "legacy_committed", "garbage1"])
-    assert m2["confirmed_by_mark"] == m1["run_id"]
-    assert (m2["candidates"], m2["to_delete"], m2["held_back"]) == (3, 2, 1)  # garbage2, legacy confirmed
-    rc, res, err = submit("delete", m2, world["tmp"] / "r")
-    assert rc == 0, err
-    assert res["deleted"] == 2
+    ctx2, m2 = mark("g4uk6erfnfus73frbnq2", NOW - 3600, ["committed", "legacy_committed", "garbage1"])
+    assert m2.confirmed_by_mark == first_run
+    assert (m2.candidates, m2.to_delete, m2.held_back) == (3, 2, 1)  # garbage2, legacy confirmed
+    assert step(spark, world, "delete", ctx=ctx2).counts.deleted == 2
     assert not _exists(world, "garbage2") and not _exists(world, "legacy_garbage")
     assert _exists(world, "garbage1") and _exists(world, "garbage3")
-    _finish_mark(world, m2)
+    _finish_mark(world, "g4uk6erfnfus73frbnq2", ctx2.start_time)
     # mark 3 (now, after a new listing): garbage3 confirmed by mark 2 and deleted; garbage1 (referenced) never
-    rc, res, err = submit("list_slices", meta, world["tmp"] / "r")
-    assert rc == 0, err
-    meta.update(res)
-    m3 = mark("g4uk6erfnfus73frbnq3", NOW, ["committed", "legacy_committed", "garbage1"])
-    assert m3["confirmed_by_mark"] == m2["run_id"] and m3["to_delete"] == 1
-    rc, res, err = submit("delete", m3, world["tmp"] / "r")
-    assert rc == 0, err
+    step(spark, world, "list_slices")
+    ctx3, m3 = mark("g4uk6erfnfus73frbnq3", NOW, ["committed", "legacy_committed", "garbage1"])
+    assert m3.confirmed_by_mark == "g4uk6erfnfus73frbnq2" and m3.to_delete == 1
+    step(spark, world, "delete", ctx=ctx3)
     assert not _exists(world, "garbage3") and _exists(world, "garbage1")
     for name in ("committed", "staged", "young", "newslice", "legacy_committed", "dummy", "meta", "lakefs_dummy"):
         assert _exists(world, name), name
 
 
-def test_blast_radius_guard_and_dry_run_delete_nothing(world):
-    meta = world["meta"]
-    for step in ("list_slices", "compute_candidates"):
-        rc, res, err = submit(step, meta, world["tmp"] / "r")
-        assert rc == 0, err
-        meta.update(res)
-    assert (meta["candidates"], meta["listed_objects"]) == (3, 6)
-    rc, res, out = submit("delete", dict(meta, max_delete_share=0.4), world["tmp"] / "r")
-    assert rc != 0
-    assert "3 objects to delete are 50.0% of 6 listed objects, above max_delete_share=0.4" in out
-    assert "Param max_delete_share >= 0.500" in out
-    rc, res, out = submit("delete", dict(meta, max_delete_count=2), world["tmp"] / "r")
-    assert rc != 0 and "exceed max_delete_count=2" in out
+def test_blast_radius_guard_and_dry_run_delete_nothing(spark, world):
+    from lakefs_gc.errors import SweepRefused
+
+    step(spark, world, "list_slices")
+    cands = step(spark, world, "compute_candidates")
+    assert (cands.candidates, world["results"]["list_slices"].listed_objects) == (3, 6)
+    with pytest.raises(SweepRefused) as e:
+        step(spark, world, "delete", max_delete_share=0.4)
+    assert "3 objects to delete are 50.0% of 6 listed objects, above max_delete_share=0.4" in str(e.value)
+    assert "Param max_delete_share >= 0.500" in str(e.value)
+    with pytest.raises(SweepRefused, match="exceed max_delete_count=2"):
+        step(spark, world, "delete", max_delete_count=2)
     assert all(_exists(world, n) for n in world["objs"])
-    rc, res, out = submit("delete", dict(meta, dry_run=True), world["tmp"] / "r")
-    assert rc == 0, out
-    assert res["would_delete"] == 3 and res["deleted"] == 0
+    res = step(spark, world, "delete", dry_run=True)
+    assert res.dry_run and res.counts.deleted == 3
     assert all(_exists(world, n) for n in world["objs"])

@@ -8,8 +8,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from lakefs_gc.marks import SweepRefused, blast_radius, candidate_parts, check_mark, latest_mark_before
-from lakefs_gc.plan import iso
+from lakefs_gc.errors import SweepRefused
+from lakefs_gc.gc.confirmation import confirming_mark
+from lakefs_gc.gc.guards import blast_radius, check_mark
+from lakefs_gc.report.marks import candidate_parts, iter_marks
+from lakefs_gc.gc.clock import iso
 from lakefs_gc.storage import LocalStorage
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -64,6 +67,11 @@ def test_blast_radius_guard_names_the_numbers_and_the_param():
     blast_radius("m1", 0, 0, 0.5, 0)
 
 
+def latest_mark_before(st, before):
+    found, unreadable = confirming_mark(iter_marks(st), before)
+    return found
+
+
 def test_latest_mark_before_picks_the_newest_old_enough_successful_mark(st):
     _mark(st, "m_old", age=timedelta(days=3))
     _mark(st, "m_mid", age=timedelta(days=2))
@@ -76,3 +84,16 @@ def test_latest_mark_before_picks_the_newest_old_enough_successful_mark(st):
     assert candidate_parts(st, "m_mid") == ["_lakefs/retention/gc/unified/m_mid/candidates/part-00000.parquet"]
     _mark(st, "m_legacy", parts=("deleted",))
     assert candidate_parts(st, "m_legacy") == ["_lakefs/retention/gc/unified/m_legacy/deleted/part-00000.parquet"]
+
+
+def test_unreadable_earlier_marks_are_reported_not_skipped_silently(st):
+    """A summary that is not JSON, has no start time, or is missing: never used to confirm a
+    deletion, and each is named with its reason (the run's report lists them)."""
+    _mark(st, "m_good", age=timedelta(days=2))
+    st.put("_lakefs/retention/gc/unified/m_garbled/summary.json", b"{not json")
+    st.put("_lakefs/retention/gc/unified/m_notime/summary.json", json.dumps({"success": True}).encode())
+    st.put("_lakefs/retention/gc/unified/m_nosummary/candidates/part-00000.parquet", b"PAR1")
+    found, unreadable = confirming_mark(iter_marks(st), NOW - timedelta(days=1))
+    assert found and found[0] == "m_good"
+    assert sorted(u.split(":")[0] for u in unreadable) == ["m_garbled", "m_nosummary", "m_notime"]
+    assert any("not valid JSON" in u for u in unreadable) and any("no valid start_time" in u for u in unreadable)

@@ -6,41 +6,44 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from lakefs_gc import committed, xid
-from lakefs_gc.candidates import is_deletable
-from lakefs_gc.lakefs_api import LakeFSGCError, resolve_location
-from lakefs_gc.plan import PlanError, make_run_plan, parse_iso
-from lakefs_gc.report import build_summary
+from lakefs_gc.gc import committed
+from lakefs_gc.lakefs import xid
+from lakefs_gc.gc.decision import is_deletable
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, SlicesResult, UncommittedResult
+from lakefs_gc.gc.clock import PlanError, make_run_clock, parse_iso
+from lakefs_gc.report.summary import build_summary
+from tests.support.contract import inputs, make_context
 
 NOW = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=timezone.utc)
 
 
 def test_cutoff_is_start_minus_the_larger_of_min_age_and_grace():
-    p = make_run_plan(NOW, 2 * 86400, 86400)
-    assert parse_iso(p["start_time"]) == NOW
-    assert parse_iso(p["cutoff_time"]) == NOW - timedelta(days=2)
-    assert p["effective_min_age_seconds"] == 2 * 86400 and p["unsafe_min_age_override"] is False
+    p = make_run_clock(NOW, 2 * 86400, 86400)
+    assert parse_iso(p.start_time) == NOW
+    assert parse_iso(p.cutoff_time) == NOW - timedelta(days=2)
+    assert p.effective_min_age_seconds == 2 * 86400
 
 
 def test_min_age_below_grace_is_refused_naming_the_override():
     with pytest.raises(PlanError, match="unsafe_min_age_override"):
-        make_run_plan(NOW, 3600, 86400)
+        make_run_clock(NOW, 3600, 86400)
 
 
 def test_unsafe_override_is_honoured_and_recorded():
-    p = make_run_plan(NOW, 0, 86400, unsafe_override=True)
-    assert parse_iso(p["cutoff_time"]) == NOW and p["unsafe_min_age_override"] is True
+    p = make_run_clock(NOW, 0, 86400, unsafe_override=True)
+    assert parse_iso(p.cutoff_time) == NOW and p.effective_min_age_seconds == 0
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "86400", True])
 def test_invalid_min_age_is_refused(bad):
     with pytest.raises(PlanError, match="min_age_seconds"):
-        make_run_plan(NOW, bad, 86400)
+        make_run_clock(NOW, bad, 86400)
 
 
 def test_naive_clock_is_refused():
     with pytest.raises(PlanError):
-        make_run_plan(NOW.replace(tzinfo=None), 86400, 86400)
+        make_run_clock(NOW.replace(tzinfo=None), 86400, 86400)
 
 
 def test_xid_times_match_the_reference_examples():
@@ -71,7 +74,6 @@ def test_metadata_locations():
     assert committed.relative_key(ns + "/", "s3://bucket/repo/_lakefs/abc") == "_lakefs/abc"
     with pytest.raises(LakeFSGCError, match="outside the storage namespace"):
         committed.relative_key(ns, "s3://bucket/repo2/_lakefs/abc")
-    assert resolve_location(ns, "_lakefs/abc") == "s3://bucket/repo/_lakefs/abc"
 
 
 @pytest.mark.parametrize("address,ok", [
@@ -84,11 +86,22 @@ def test_deletable_rule(address, ok):
 
 
 def test_summary_keeps_lakefs_fields_first_and_adds_ours():
-    meta = {"run_id": "r", "first_slice": "s", "start_time": "a", "cutoff_time": "b", "mode": "mark_and_sweep",
-            "candidates": 5, "deleted": 5, "candidate_bytes": 50, "delete_failed": 0, "airflow_run_id": "x"}
-    s = build_summary(meta, True)
+    ctx = make_context(start=NOW, airflow_run_id="x")
+    results = dict(
+        mark_uncommitted=UncommittedResult(run_id="r", locations=(), pages=1),
+        list_slices=SlicesResult(listed_dir="l", first_slice="s", slices_listed=1, slices_skipped=0,
+                                 listed_objects=10, listed_bytes=100),
+        compute_candidates=CandidatesResult(report_dir="d", uncommitted_files=0, candidates=5, candidate_bytes=50,
+                                            to_delete=5, to_delete_bytes=50, held_back=0, confirm_after_seconds=0),
+        delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=5, parts=1)))
+    s = build_summary(inputs(ctx, **results), True)
     assert list(s)[:6] == ["run_id", "success", "first_slice", "start_time", "cutoff_time", "num_deleted_objects"]
+    assert s["run_id"] == "r" and s["first_slice"] == "s"
     assert s["num_deleted_objects"] == 5 and s["reclaimed_bytes"] == 50 and s["airflow_run_id"] == "x"
-    assert build_summary({**meta, "mode": "mark_only", "deleted": 0}, True)["reclaimed_bytes"] == 0
-    with pytest.raises(ValueError, match="no run_id"):
-        build_summary({}, True)
+    assert s["unsafe_min_age_override"] is False and s["listed_objects"] == 10
+    mark_only = build_summary(inputs(make_context(start=NOW, mode="mark_only"),
+                                     **{**results, "delete": DeleteResult(skipped="mark_only")}), True)
+    assert mark_only["reclaimed_bytes"] == 0 and mark_only["deleted"] == 0 and mark_only["num_deleted_objects"] == 5
+    dry = build_summary(inputs(make_context(start=NOW, dry_run=True),
+                               **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)}))
+    assert dry["deleted"] == 0 and dry["would_delete"] == 5 and dry["reclaimed_bytes"] == 0

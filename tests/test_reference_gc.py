@@ -1,5 +1,5 @@
 """lakeFS's own Spark GC as the judge: one differential scenario (the sample repository of
-``lakefs_gc.seed``) marked by lakeFS's GC and by ours on the same repository (the emulator on a moto
+``lakefs_sandbox.seed``) marked by lakeFS's GC and by ours on the same repository (the emulator on a moto
 S3 namespace), and the two ``deleted/`` sets compared (bench/reference.py runs them all).
 
 lakeFS's GC is not part of this project and the Maven Central mirror reachable here does not serve

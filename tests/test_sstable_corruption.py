@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakefs_gc import graveler
-from lakefs_gc.graveler import Entry
-from lakefs_gc.sstable import (
+from lakefs_gc.lakefs import graveler
+from lakefs_gc.lakefs.graveler import Entry
+from lakefs_gc.lakefs.sstable import (
     FOOTER_LEN,
     ChecksumMismatchError,
     NotRocksDBTableError,
@@ -19,9 +19,9 @@ from lakefs_gc.sstable import (
     SSTableReader,
     TruncatedTableError,
     UnsupportedFormatError,
-    block_crc,
-    write_table,
 )
+from lakefs_sandbox import graveler_writer
+from lakefs_sandbox.sstable_writer import block_crc, write_table
 from tests.support.golden import LAKEFS_SST, require_golden
 
 
@@ -120,8 +120,8 @@ def test_format_version_other_than_2_is_refused():
 
 
 def test_range_reader_refuses_a_metarange_and_a_plain_table():
-    info, _ = graveler.range_to_bytes([(b"a", Entry("data/x/y", 1, "e"))])
-    _, meta = graveler.metarange_to_bytes([info])
+    info, _ = graveler_writer.range_to_bytes([(b"a", Entry("data/x/y", 1, "e"))])
+    _, meta = graveler_writer.metarange_to_bytes([info])
     with pytest.raises(graveler.GravelerError, match="'metaranges', expected 'ranges'"):
         list(graveler.iter_range(SSTableReader(io.BytesIO(meta))))
     with pytest.raises(graveler.GravelerError, match="'test'"):
@@ -130,14 +130,14 @@ def test_range_reader_refuses_a_metarange_and_a_plain_table():
 
 def test_graveler_value_that_is_not_protobuf_is_refused():
     buf = io.BytesIO()
-    write_table(buf, [(b"a", graveler.encode_value(b"x" * 32, b"\xff\xff\xff"))], {"type": "ranges"})
+    write_table(buf, [(b"a", graveler_writer.encode_value(b"x" * 32, b"\xff\xff\xff"))], {"type": "ranges"})
     with pytest.raises(graveler.GravelerError, match="cannot decode"):
         list(graveler.iter_range(SSTableReader(io.BytesIO(buf.getvalue()))))
 
 
 def test_graveler_value_decoding():
-    assert graveler.decode_value(graveler.encode_value(b"id", b"data") + b"trailing") == (b"id", b"data")
-    assert graveler.decode_value(graveler.encode_value(b"i" * 200, b"d" * 5000)) == (b"i" * 200, b"d" * 5000)
+    assert graveler.decode_value(graveler_writer.encode_value(b"id", b"data") + b"trailing") == (b"id", b"data")
+    assert graveler.decode_value(graveler_writer.encode_value(b"i" * 200, b"d" * 5000)) == (b"i" * 200, b"d" * 5000)
     for bad in (b"\x01", b"\x04ab", b"\x04abcd\x41"):  # negative length, short identity, short data
         with pytest.raises((ValueError, IndexError)):
             graveler.decode_value(bad)

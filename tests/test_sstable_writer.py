@@ -8,9 +8,11 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lakefs_gc import graveler
-from lakefs_gc.graveler import Entry
-from lakefs_gc.sstable import INDEX_BINARY_SEARCH, INDEX_TWO_LEVEL, SNAPPY_COMPRESSION, SSTableReader, write_table
+from lakefs_gc.lakefs import graveler
+from lakefs_gc.lakefs.graveler import Entry
+from lakefs_gc.lakefs.sstable import INDEX_BINARY_SEARCH, INDEX_TWO_LEVEL, SNAPPY_COMPRESSION, SSTableReader
+from lakefs_sandbox import graveler_writer
+from lakefs_sandbox.sstable_writer import write_table
 from tests.support import sstdump
 from tests.support.golden import LAKEFS_SST, require_golden
 
@@ -88,20 +90,20 @@ def test_graveler_range_and_metarange_round_trip_with_ids_matching_file_names(tm
     ranges = []
     chunks = [_entries(5000)[i:i + 1000] for i in range(0, 5000, 1000)]
     for chunk in chunks:
-        info, data = graveler.range_to_bytes(chunk)
+        info, data = graveler_writer.range_to_bytes(chunk)
         (tmp_path / info.id).write_bytes(data)
         ranges.append(info)
-    mid, data = graveler.metarange_to_bytes(ranges)
+    mid, data = graveler_writer.metarange_to_bytes(ranges)
     (tmp_path / mid).write_bytes(data)
 
     with SSTableReader(tmp_path / mid) as r:
-        assert graveler.recompute_id(r) == mid
+        assert graveler_writer.recompute_id(r) == mid
         listed = [rng for _, rng in graveler.iter_metarange(r)]
     assert [x.id for x in listed] == [x.id for x in ranges]
     got = []
     for rng in listed:
         with SSTableReader(tmp_path / rng.id) as r:
-            assert graveler.recompute_id(r) == rng.id
+            assert graveler_writer.recompute_id(r) == rng.id
             assert r.user_properties["count"] == str(rng.count)
             got.extend((x.key, x.entry) for x in graveler.iter_range(r))
     assert got == [kv for c in chunks for kv in c]
@@ -112,7 +114,7 @@ def test_rewriting_lakefs_ranges_reproduces_their_ids():
     for name, prefix in (("range.sst", "a83af763"), ("range-56569996.sst", "56569996")):
         with SSTableReader(LAKEFS_SST / name) as r:
             recs = [(x.key, x.entry) for x in graveler.iter_range(r)]
-        info, data = graveler.range_to_bytes(recs)
+        info, data = graveler_writer.range_to_bytes(recs)
         assert info.id.startswith(prefix)
         r2 = SSTableReader(io.BytesIO(data))
         assert [(x.key, x.entry) for x in graveler.iter_range(r2)] == recs
@@ -130,14 +132,14 @@ def test_sst_dump_reads_our_plain_tables(tmp_path):
 
 def test_sst_dump_reads_our_two_level_graveler_range(tmp_path):
     recs = _entries(30_000)
-    info, data = graveler.range_to_bytes(recs)
+    info, data = graveler_writer.range_to_bytes(recs)
     path = tmp_path / info.id
     path.write_bytes(data)
     with SSTableReader(path) as r:
         assert r.index_type == INDEX_TWO_LEVEL
-        assert graveler.recompute_id(r) == path.name
+        assert graveler_writer.recompute_id(r) == path.name
     scanned = sstdump.scan(str(path))
-    assert scanned == [(k, e.to_value()) for k, e in recs]
+    assert scanned == [(k, graveler_writer.entry_value(e)) for k, e in recs]
     props = sstdump.properties(str(path))
     assert "# index partitions" in props and "[static]" in props
 
@@ -145,9 +147,9 @@ def test_sst_dump_reads_our_two_level_graveler_range(tmp_path):
 def test_sst_dump_reads_our_metarange(tmp_path):
     infos = []
     for chunk in (_entries(10)[:5], _entries(10)[5:]):
-        info, _ = graveler.range_to_bytes(chunk)
+        info, _ = graveler_writer.range_to_bytes(chunk)
         infos.append(info)
-    mid, data = graveler.metarange_to_bytes(infos)
+    mid, data = graveler_writer.metarange_to_bytes(infos)
     path = tmp_path / mid
     path.write_bytes(data)
     scanned = sstdump.scan(str(path))
@@ -161,7 +163,7 @@ def test_reading_memory_does_not_grow_with_file_size(tmp_path):
     def peak_for(n):
         path = tmp_path / f"t{n}.sst"
         with open(path, "wb") as f:
-            graveler.write_range(f, ((b"k/%09d" % i, Entry(f"data/s/{i:020d}", i, "e" * 32)) for i in range(n)))
+            graveler_writer.write_range(f, ((b"k/%09d" % i, Entry(f"data/s/{i:020d}", i, "e" * 32)) for i in range(n)))
         tracemalloc.start()
         count = 0
         with SSTableReader(path) as r:

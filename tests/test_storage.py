@@ -92,17 +92,40 @@ def test_list_recursive_and_delimited(storage):
     assert list(storage.list_prefixes("missing/")) == []
 
 
-def test_delete_many(storage, monkeypatch):
-    import lakefs_gc.storage as mod
-
-    monkeypatch.setattr(mod, "S3_MAX_DELETE", 4)  # several DeleteObjects calls without 1000s of objects
+def test_delete_batch(storage):
+    """The deleter's one call: up to 1,000 keys; a missing key is not a failure on S3 (quiet
+    DeleteObjects) and is ``NoSuchKey`` on local (which the deleter counts as deleted)."""
     keys = [f"data/s/{i:05d}" for i in range(11)]
     for k in keys:
         storage.put(k, b"1")
     storage.put("data/keep", b"1")
-    failed = storage.delete_many(keys + ["data/never/existed"])
-    assert failed == []
+    failed = storage.delete_batch(keys + ["data/never/existed"])
+    assert [f for f in failed if f[1] != "NoSuchKey"] == []
     assert [o.key for o in storage.list("data/")] == ["data/keep"]
+    with pytest.raises(ValueError):
+        storage.delete_batch(["data/x"] * 1001) if storage.uri.startswith("s3://") else storage.delete_batch(["../x"])
+
+
+def test_list_start_after_splits_a_flat_listing_into_key_ranges(storage):
+    """list_slices lists legacy root objects by key range (start_after, up to): the ranges together
+    are the whole listing, each key once."""
+    keys = ["0aa", "1bb", "5cc", "9dd", "a00", "fff", "zz", "~x", "\u00e9t\u00e9"]
+    for k in keys:
+        storage.put(k, b"1")
+    storage.put("data/s/x", b"1")
+    assert [o.key for o in storage.list("", recursive=False, start_after="5cc")] == \
+        sorted(k for k in keys if k > "5cc")
+    from lakefs_gc.spark.list_slices import listing_tasks
+
+    seen = []
+    for prefix, recursive, after, up_to in listing_tasks([]):
+        if prefix:
+            continue
+        for o in storage.list(prefix, recursive=recursive, start_after=after):
+            if up_to is not None and o.key > up_to:
+                break
+            seen.append(o.key)
+    assert sorted(seen) == sorted(keys)
 
 
 def test_invalid_keys_are_rejected(tmp_path):

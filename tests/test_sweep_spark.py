@@ -1,4 +1,5 @@
-"""The delete job for real (spark-submit): under injected S3 faults, and killed part-way then re-run.
+"""The delete step under injected S3 faults (in-process, the shared SparkSession), and the delete
+job for real (spark-submit) killed part-way then re-run.
 
 The mark (``deleted/part-*.parquet`` + ``summary.json``) is written by hand in lakeFS's layout; the
 tests assert on what is left in storage and on the job's counts.
@@ -12,13 +13,17 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc.runmeta import ENV_S3_ACCESS_KEY, ENV_S3_SECRET_KEY
-from lakefs_gc.storage import LocalStorage, S3Options, open_storage
+from lakefs_gc.contract import DeleteResult, SlicesResult, StepInputs, UncommittedResult
+from lakefs_gc.spark import delete, shell
+from lakefs_gc.storage import LocalStorage, open_storage
+from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
+from tests.support.contract import make_context
 from tests.support.faulty_s3 import FaultyS3Proxy
 from tests.support.spark import prepare, submit
 
@@ -35,12 +40,16 @@ def _mark(st, candidates: list[str], parts: int) -> None:
     st.put(REPORT + "summary.json", json.dumps({"run_id": MARK, "success": False}).encode())
 
 
-def _meta(ns: str, work, **kw) -> dict:
-    return {"repository": "repo", "storage_namespace": ns, "work_dir": str(work), "run_id": MARK,
-            "mode": "mark_and_sweep", "parallelism": 2, "airflow_run_id": "manual__sweep1", **kw}
+def _inputs(ns: str, work, listed: int, local_root=None, s3_endpoint=None, **settings) -> StepInputs:
+    ctx = make_context(ns, work_dir=str(work), local_root=local_root, s3_endpoint=s3_endpoint, s3_region="us-east-1",
+                       airflow_run_id="manual__sweep1", max_delete_share=1.0, **settings)
+    return StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
+                            "list_slices": SlicesResult(listed_dir="", first_slice="", slices_listed=0,
+                                                        slices_skipped=0, listed_objects=listed, listed_bytes=0),
+                            "compute_candidates": None})
 
 
-def test_delete_job_under_s3_faults_counts_retries_and_writes_dead_letters(moto_server, tmp_path):
+def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spark, moto_server, tmp_path):
     bucket = moto_server.create_bucket("sweep-faults")
     direct = open_storage(f"s3://{bucket}/repo", moto_server.s3_options())
     candidates = [f"data/s{i % 7}/c{i:05d}" for i in range(3000)]
@@ -52,17 +61,17 @@ def test_delete_job_under_s3_faults_counts_retries_and_writes_dead_letters(moto_
     proxy = FaultyS3Proxy(moto_server.endpoint_url, p_slowdown=0.15, p_error=0.1, p_key_error=0.05,
                           deny=frozenset(f"repo/{k}" for k in denied)).start()
     try:
-        meta = _meta(f"s3://{bucket}/repo", tmp_path / "work", s3_endpoint_url=proxy.url, s3_region="us-east-1",
-                     delete_batch_size=250, delete_concurrency=2, listed_objects=len(candidates) + len(live),
-                     max_delete_share=1.0)
-        env = {ENV_S3_ACCESS_KEY: moto_server.access_key, ENV_S3_SECRET_KEY: moto_server.secret_key}
-        rc, res, out = submit("delete", meta, tmp_path / "r", env)
+        inputs = _inputs(f"s3://{bucket}/repo", tmp_path / "work", len(candidates) + len(live), s3_endpoint=proxy.url,
+                         delete_batch_size=250, delete_concurrency=2)
+        env = {ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key}
+        res: DeleteResult = delete.run(spark, inputs, env)
     finally:
         proxy.stop()
-    assert rc != 0, out[-3000:]
-    assert "3 keys could not be deleted after retries" in out and "dead_letters" in out
-    assert res["deleted"] == len(candidates) - 3 and res["delete_failed"] == 3
-    assert res["delete_retried"] > 0 and res["delete_requests"] > 12
+    with pytest.raises(shell.StepFailed, match="3 keys could not be deleted after retries.*dead_letters"):
+        shell.check("delete", res)
+    c = res.counts
+    assert c.deleted == len(candidates) - 3 and c.failed == 3
+    assert c.retried > 0 and c.requests > 12
     assert proxy.stats["slowdown"] + proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
     left = {o.key for o in direct.list("data/", recursive=True)}
     assert left == set(live[:-1]) | set(denied)
@@ -82,10 +91,9 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
         st.put(k, b"x")
     _mark(st, candidates, parts=8)
     # slow enough to be killed part-way: 250 deletes/s in total
-    meta = _meta("local://ns/repo", tmp_path / "work", local_blockstore_root=str(tmp_path), delete_rate=250,
-                 delete_batch_size=50, delete_concurrency=2,
-                 listed_objects=len(candidates) + len(live), max_delete_share=1.0)
-    cmd, env, result_path = prepare("delete", meta, tmp_path / "r1")
+    inputs = _inputs("local://ns/repo", tmp_path / "work", len(candidates) + len(live), local_root=str(tmp_path),
+                     delete_rate=250, delete_batch_size=50, delete_concurrency=2)
+    cmd, env, result_path = prepare("delete", inputs, tmp_path / "r1")
     log = open(tmp_path / "killed.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -108,12 +116,15 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
     assert 0 < len(after_kill) < len(candidates)
     assert not result_path.exists()
 
-    meta["delete_rate"] = 0  # the re-run (an Airflow retry of the same run: same sweep id)
-    rc, res, out = submit("delete", meta, tmp_path / "r2")
+    # the re-run (an Airflow retry of the same run: same sweep id), without the rate limit
+    rerun = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, delete_rate=0)),
+                       inputs.results)
+    rc, res, out = submit("delete", rerun, tmp_path / "r2")
     assert rc == 0, out[-3000:]
     assert not any((root / k).exists() for k in candidates)
     assert all((root / k).exists() for k in live)
-    assert res["deleted"] == len(candidates) and res["delete_keys"] == len(candidates) and res["delete_failed"] == 0
-    assert res["delete_parts"] == 8
+    c = res.counts
+    assert c.deleted == len(candidates) and c.keys == len(candidates) and c.failed == 0
+    assert c.parts == 8
     # the first attempt's work shows: finished parts counted from their markers, or keys found missing
-    assert res["delete_resumed_parts"] > 0 or res["delete_missing"] > 0
+    assert c.resumed_parts > 0 or c.missing > 0

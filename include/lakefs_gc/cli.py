@@ -13,8 +13,8 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from lakefs_gc import graveler
-from lakefs_gc.sstable import SSTableError, SSTableReader
+from lakefs_gc.lakefs import graveler
+from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader
 
 
 def _text(b: bytes) -> str:

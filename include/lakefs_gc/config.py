@@ -20,14 +20,25 @@ from typing import Any
 
 import yaml
 
-from lakefs_gc.runmeta import MODES
+from lakefs_gc.contract import SCHEDULABLE_MODES, STEPS, RunSettings
 
 ENV_CONFIG = "LAKEFS_GC_CONFIG"
 ENV_WORK_DIR = "LAKEFS_GC_WORK_DIR"
 DEFAULT_WORK_DIR = "/tmp/lakefs-gc-work"
-# The project root when the package is used from a checkout (include/lakefs_gc/config.py).
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG_PATH = PROJECT_ROOT / "config" / "gc_repositories.yaml"
+ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
+
+
+def project_root() -> Path:
+    """Where ``config/``, ``jobs/`` and ``build/`` are: ``$LAKEFS_GC_HOME``, else the checkout this
+    package runs from (``include/lakefs_gc/config.py``), else the working directory (a wheel
+    install: set ``LAKEFS_GC_HOME`` or configure every path)."""
+    env = os.environ.get(ENV_PROJECT_ROOT)
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent
+    if here.parent.name == "include" and (here.parents[1] / "jobs").is_dir():
+        return here.parents[1]
+    return Path.cwd()
 
 # lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
 _REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
@@ -38,7 +49,7 @@ _PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly", "@
 _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
-                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep"})
+                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks"})
 _REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
              "mode")
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
@@ -47,6 +58,7 @@ _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallel
 
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
                            "mark_max_age_seconds", "rate", "concurrency", "batch_size"})
+_TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
 _PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
                    "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
 
@@ -78,15 +90,30 @@ class SparkSettings:
 
 @dataclass(frozen=True)
 class SweepSettings:
-    """How a run deletes (defaults of the run's Params)."""
+    """How a run deletes: the defaults of the run's Params (their own defaults: ``RunSettings``)."""
 
     confirm_after_seconds: int | None = None  # None: one schedule interval for scheduled runs, 0 for manual
-    max_delete_share: float = 0.5             # refuse a sweep deleting more than this share of listed objects
-    max_delete_count: int = 10_000_000        # ... or more than this many objects
-    mark_max_age_seconds: int = 7 * 86400     # sweep_only refuses older marks
-    rate: float = 3000.0                      # deletes per second in total; 0 = unlimited
+    max_delete_share: float = RunSettings.max_delete_share
+    max_delete_count: int = RunSettings.max_delete_count
+    mark_max_age_seconds: int = RunSettings.mark_max_age_seconds
+    rate: float = RunSettings.delete_rate
     concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
-    batch_size: int = 1000                    # keys per DeleteObjects request
+    batch_size: int = RunSettings.delete_batch_size
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
+    from its done markers), so failures are retried; refusals (bad settings, missing rules, unsafe
+    input) fail at once without retry."""
+
+    retries: int = 2
+    retry_delay_seconds: int = 120
+    execution_timeout_seconds: int = 6 * 3600
+    execution_timeouts: dict[str, int] = field(default_factory=dict)  # per task id, overriding the above
+
+    def timeout(self, task_id: str) -> int:
+        return self.execution_timeouts.get(task_id, self.execution_timeout_seconds)
 
 
 def schedule_interval_seconds(schedule: str | None) -> int:
@@ -117,6 +144,7 @@ class RepoConfig:
     tags: tuple[str, ...] = ()
     spark: SparkSettings = field(default_factory=SparkSettings)
     sweep: SweepSettings = field(default_factory=SweepSettings)
+    tasks: TaskSettings = field(default_factory=TaskSettings)
 
     @property
     def dag_id(self) -> str:
@@ -132,7 +160,7 @@ class GCConfig:
 def default_config_path() -> Path:
     """``$LAKEFS_GC_CONFIG`` if set, else the checked-in ``config/gc_repositories.yaml``."""
     env = os.environ.get(ENV_CONFIG)
-    return Path(env) if env else DEFAULT_CONFIG_PATH
+    return Path(env) if env else project_root() / "config" / "gc_repositories.yaml"
 
 
 def resolve_work_dir(configured: str | None) -> str:
@@ -202,6 +230,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     merged: dict[str, Any] = {**defaults, **entry}
     merged["spark"] = {**(defaults.get("spark") or {}), **(entry.get("spark") or {})}
     merged["sweep"] = {**(defaults.get("sweep") or {}), **(entry.get("sweep") or {})}
+    merged["tasks"] = {**(defaults.get("tasks") or {}), **(entry.get("tasks") or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
             raise err(fld, "missing (required; set it in the entry or under 'defaults')")
@@ -214,8 +243,10 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         if not isinstance(v, str) or not _CONN_ID_RE.match(v):
             raise err(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")
     mode = merged["mode"]
-    if mode not in MODES:
-        raise err("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode not in SCHEDULABLE_MODES:
+        hint = (" (sweep_only needs the mark id of an earlier run: trigger it by hand with the Params mode and "
+                "mark_id)") if mode == "sweep_only" else ""
+        raise err("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")
     age = merged["min_age_seconds"]
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
         raise err("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")
@@ -232,18 +263,23 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         raise err("tags", f"must be a list of non-empty strings, got {tags!r}")
     spark = _parse_spark(merged["spark"], err)
     sweep = _parse_sweep(merged["sweep"], err)
+    tasks = _parse_tasks(merged["tasks"], err)
     return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
                       storage_conn_id=merged["storage_conn_id"], spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
-                      tags=tuple(tags), spark=spark, sweep=sweep)
+                      tags=tuple(tags), spark=spark, sweep=sweep, tasks=tasks)
+
+
+def _check_section(raw: Any, name: str, allowed: frozenset[str], err) -> None:
+    if not isinstance(raw, Mapping):
+        raise err(name, "must be a mapping")
+    unknown = set(raw) - allowed
+    if unknown:
+        raise err(name, f"unknown key(s) {sorted(unknown)} (allowed: {sorted(allowed)})")
 
 
 def _parse_spark(raw: Any, err) -> SparkSettings:
-    if not isinstance(raw, Mapping):
-        raise err("spark", "must be a mapping")
-    unknown = set(raw) - _SPARK_FIELDS
-    if unknown:
-        raise err("spark", f"unknown key(s) {sorted(unknown)} (allowed: {sorted(_SPARK_FIELDS)})")
+    _check_section(raw, "spark", _SPARK_FIELDS, err)
     conf = raw.get("conf") or {}
     if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
         raise err("spark.conf", "must be a mapping of Spark property names to values")
@@ -269,11 +305,7 @@ def _parse_spark(raw: Any, err) -> SparkSettings:
 
 
 def _parse_sweep(raw: Any, err) -> SweepSettings:
-    if not isinstance(raw, Mapping):
-        raise err("sweep", "must be a mapping")
-    unknown = set(raw) - _SWEEP_FIELDS
-    if unknown:
-        raise err("sweep", f"unknown key(s) {sorted(unknown)} (allowed: {sorted(_SWEEP_FIELDS)})")
+    _check_section(raw, "sweep", _SWEEP_FIELDS, err)
 
     def num(fld, lo, hi=None, integer=True, optional=False):
         v = raw.get(fld)
@@ -299,6 +331,29 @@ def _parse_sweep(raw: Any, err) -> SweepSettings:
     }
     return SweepSettings(**{k: (v if v is not None or k in ("confirm_after_seconds", "concurrency")
                                else getattr(d, k)) for k, v in vals.items()})
+
+
+def _parse_tasks(raw: Any, err) -> TaskSettings:
+    _check_section(raw, "tasks", _TASK_FIELDS, err)
+
+    def whole(name: str, v: Any, lo: int) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise err(f"tasks.{name}", f"must be an integer >= {lo}, got {v!r}")
+        return v
+
+    d = TaskSettings()
+    per_task = raw.get("execution_timeouts") or {}
+    if not isinstance(per_task, Mapping):
+        raise err("tasks.execution_timeouts", "must be a mapping of task id to seconds")
+    bad = set(per_task) - set(STEPS)
+    if bad:
+        raise err("tasks.execution_timeouts", f"unknown task id(s) {sorted(bad)} (tasks: {', '.join(STEPS)})")
+    return TaskSettings(
+        retries=whole("retries", raw.get("retries", d.retries), 0),
+        retry_delay_seconds=whole("retry_delay_seconds", raw.get("retry_delay_seconds", d.retry_delay_seconds), 0),
+        execution_timeout_seconds=whole("execution_timeout_seconds",
+                                        raw.get("execution_timeout_seconds", d.execution_timeout_seconds), 1),
+        execution_timeouts={k: whole(f"execution_timeouts.{k}", v, 1) for k, v in per_task.items()})
 
 
 def _conf_str(v: Any) -> str:

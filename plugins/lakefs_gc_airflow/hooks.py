@@ -1,22 +1,19 @@
 """Hooks: the lakeFS connection (type ``lakefs``) and the storage (``aws``) connection settings.
 
 Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
-``lakefs_gc.lakefs_api.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`.
+``lakefs_gc.lakefs.client.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook
+from lakefs_gc.storage.settings import DEFAULT_REGION, S3Options
 
 if TYPE_CHECKING:
-    from lakefs_gc.lakefs_api import LakeFSClient
-
-API_PATH = "/api/v1"
-
+    from lakefs_gc.lakefs.client import LakeFSClient
 
 def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | None = None,
                     scheme: str | None = None) -> str:
@@ -38,10 +35,9 @@ def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | Non
         base = f"{scheme or 'http'}://{host}" + (f":{port}" if port else "")
         if schema:
             base += "/" + schema.strip("/")
-    base = base.rstrip("/")
-    if not base.endswith(API_PATH):
-        base += API_PATH
-    return base
+    from lakefs_gc.lakefs.client import api_endpoint
+
+    return api_endpoint(base)
 
 
 class LakeFSHook(BaseHook):
@@ -117,7 +113,7 @@ class LakeFSHook(BaseHook):
 
     def get_conn(self) -> LakeFSClient:
         if self._client is None:
-            from lakefs_gc.lakefs_api import LakeFSClient
+            from lakefs_gc.lakefs.client import LakeFSClient
 
             endpoint, access, secret, kwargs = self._settings()
             self._endpoint = endpoint
@@ -133,39 +129,25 @@ class LakeFSHook(BaseHook):
         return True, "Connection successfully tested"
 
 
-@dataclass(frozen=True)
-class StorageSettings:
-    """What jobs need to reach an ``s3://`` namespace. Secrets are excluded from ``repr``."""
+def storage_options(aws_conn_id: str | None) -> S3Options | None:
+    """The Airflow ``aws`` connection as the GC's S3 settings: static keys (login/password or
+    extra), ``endpoint_url`` (extra, or ``service_config.s3.endpoint_url``) and ``region_name``.
 
-    endpoint_url: str | None = None
-    region: str | None = None
-    access_key_id: str | None = None
-    secret_access_key: str | None = None
-    session_token: str | None = None
-
-    def __repr__(self) -> str:
-        return (f"StorageSettings(endpoint_url={self.endpoint_url!r}, region={self.region!r}, "
-                f"has_keys={bool(self.access_key_id)})")
-
-
-def storage_settings(aws_conn_id: str | None) -> StorageSettings:
-    """Read the Airflow ``aws`` connection: static keys (login/password or extra), ``endpoint_url``
-    (extra, or ``service_config.s3.endpoint_url``) and ``region_name``.
-
-    A missing connection gives empty settings (fine for ``local://`` namespaces; jobs then use
-    boto3's default chain). Role assumption is not resolved here: use static keys for S3-compatible
-    servers, or leave the keys empty and let the Spark side use its own credential chain.
+    None when no connection id is configured or the connection does not exist: the caller decides
+    whether that is an error (it is for an ``s3://`` namespace). Role assumption is not resolved
+    here: use static keys for S3-compatible servers, or leave the keys empty and let the Spark side
+    use its own credential chain.
     """
     if not aws_conn_id:
-        return StorageSettings()
-    from airflow.sdk.exceptions import AirflowNotFoundException
+        return None
     from airflow.providers.amazon.aws.utils.connection_wrapper import AwsConnectionWrapper
+    from airflow.sdk.exceptions import AirflowNotFoundException
 
     try:
         conn = BaseHook.get_connection(aws_conn_id)
     except AirflowNotFoundException:
-        return StorageSettings()
+        return None
     w = AwsConnectionWrapper(conn=conn)
-    return StorageSettings(endpoint_url=w.get_service_endpoint_url("s3"), region=w.region_name,
-                           access_key_id=w.aws_access_key_id, secret_access_key=w.aws_secret_access_key,
-                           session_token=w.aws_session_token)
+    return S3Options(endpoint_url=w.get_service_endpoint_url("s3"), region=w.region_name or DEFAULT_REGION,
+                     access_key_id=w.aws_access_key_id, secret_access_key=w.aws_secret_access_key,
+                     session_token=w.aws_session_token)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import sys
 import textwrap
 from functools import cache
@@ -14,21 +14,20 @@ REPO = Path(__file__).resolve().parents[2]
 
 @cache
 def dag_module():
-    """dags/gc_dags.py as a module (for its ``build_gc_dag`` factory)."""
-    spec = importlib.util.spec_from_file_location("lakefs_gc_dag_under_test", REPO / "dags" / "gc_dags.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The DAG factory module (``build_gc_dag``)."""
+    from lakefs_gc_airflow import factory
+
+    return factory
 
 
 def repo_config(**overrides: Any):
-    from lakefs_gc.config import RepoConfig, SparkSettings
+    from lakefs_gc.config import RepoConfig, SparkSettings, TaskSettings
 
     spark = overrides.pop("spark", SparkSettings(driver_memory="1g", executor_memory="1g", parallelism=2,
                                                  conf={"spark.ui.enabled": "false"}))
     fields = dict(repository="sample-repo", lakefs_conn_id="lakefs_default", storage_conn_id="aws_default",
                   spark_conn_id="spark_default", min_age_seconds=86400, mode="mark_and_sweep",
-                  schedule=None, spark=spark)
+                  schedule=None, spark=spark, tasks=TaskSettings(retries=0))
     fields.update(overrides)
     return RepoConfig(**fields)
 
@@ -45,28 +44,51 @@ class FakeTI:
         return [self.xcoms.get(t) for t in task_ids]
 
 
-def context(xcoms: dict[str, Any], run_id: str = "manual__2024-05-01T00:00:00+00:00") -> dict[str, Any]:
-    return {"ti": FakeTI(xcoms), "run_id": run_id, "params": {}}
+def context(xcoms: dict[str, Any], run_id: str = "manual__2024-05-01T00:00:00+00:00",
+            params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"ti": FakeTI(xcoms), "run_id": run_id, "params": dict(params or {})}
 
 
-def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = True) -> Path:
-    """An executable standing in for spark-submit: records argv and digests of the secret env vars it saw,
-    checks the meta file, and writes a result like a job would."""
+def fake_results() -> dict[str, dict]:
+    """A plausible result per Spark step, on the wire (what the fake job writes by default)."""
+    from lakefs_gc import contract as c
+
+    return {k: c.to_wire(v) for k, v in {
+        "list_committed": c.CommittedResult(committed_dir="/w/committed", commits_csv="c", active_commits=1,
+                                            metaranges=1, ranges=1, committed_addresses=2),
+        "list_slices": c.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
+                                      listed_objects=3, listed_bytes=30),
+        "compute_candidates": c.CandidatesResult(report_dir="r", uncommitted_files=1, candidates=3, candidate_bytes=30,
+                                                 to_delete=3, to_delete_bytes=30, held_back=0, confirm_after_seconds=0),
+        "delete": c.DeleteResult(counts=c.DeleteCounts(keys=3, deleted=3, parts=1)),
+    }.items()}
+
+
+def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = True,
+                      result: dict | None = None) -> Path:
+    """An executable standing in for spark-submit: checks the input file is a valid step input,
+    records argv and digests of the secret env vars it saw (in ``fake-job-seen.json``, never in the
+    result: a result is an XCom), and writes the step's result like a job would (``result``, else a
+    plausible one for the step)."""
     script = tmp_path / "fake-spark-submit"
+    results = json.dumps(fake_results())
     script.write_text(textwrap.dedent(f"""\
         #!{sys.executable}
         import hashlib, json, os, sys
-        from lakefs_gc.runmeta import SECRET_ENV
+        from lakefs_gc.contract import inputs_from_wire
+        from lakefs_gc.spark.runtime import SECRET_ENV
         argv = sys.argv[1:]
-        meta_path = argv[argv.index("--meta") + 1]
+        input_path = argv[argv.index("--input") + 1]
         result_path = argv[argv.index("--result") + 1]
-        meta = json.load(open(meta_path))
-        # digests only: a result is an XCom and must never carry a secret
+        step = os.path.basename(argv[argv.index("--input") - 1]).removesuffix(".py")
+        inputs_from_wire(json.load(open(input_path)))
         seen = {{k: hashlib.sha256(os.environ[k].encode()).hexdigest() for k in SECRET_ENV if os.environ.get(k)}}
-        print("fake spark-submit running", argv[argv.index("--meta") - 1])
+        json.dump({{"argv": argv, "secret_env": seen, "pyspark_python": os.environ.get("PYSPARK_PYTHON")}},
+                  open({str(tmp_path / "fake-job-seen.json")!r}, "w"))
+        print("fake spark-submit running", step)
+        result = json.loads({json.dumps(result) if result is not None else "null"!r}) or json.loads({results!r})[step]
         if {write_result!r}:
-            json.dump({{"argv": argv, "secret_env": seen, "pyspark_python": os.environ.get("PYSPARK_PYTHON"),
-                       "meta_keys": sorted(meta), "listed_objects": 3}}, open(result_path, "w"))
+            json.dump(result, open(result_path, "w"))
         sys.exit({exit_code})
     """))
     script.chmod(0o755)

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc.seed import DELETED, KEPT, seed
+from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.conftest import ns_storage
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
 from tests.conftest import free_port
-from tests.lakefs_emulator.launcher import stop_group
+from lakefs_sandbox.emulator.launcher import stop_group
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc.config import DEFAULT_CONFIG_PATH, ConfigError, load_config, resolve_work_dir
+from lakefs_gc.config import ConfigError, default_config_path, load_config, project_root, resolve_work_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,8 +19,8 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_checked_in_config_has_the_sample_repository():
-    assert DEFAULT_CONFIG_PATH == REPO / "config" / "gc_repositories.yaml"
-    cfg = load_config(DEFAULT_CONFIG_PATH)
+    assert project_root() == REPO
+    cfg = load_config(REPO / "config" / "gc_repositories.yaml")
     sample = {r.repository: r for r in cfg.repositories}["sample-repo"]
     assert sample.dag_id == "lakefs_gc__sample-repo"
     assert sample.mode == "mark_and_sweep"
@@ -83,7 +83,15 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
      r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': missing"),
     # bad mode
     (f"  - {BASE}, repository: repo-a, mode: sweep}}",
-     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, sweep_only, got 'sweep'"),
+     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'"),
+    # sweep_only cannot be scheduled: it needs a mark id
+    (f"  - {BASE}, repository: repo-a, mode: sweep_only}}",
+     r"\(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep_only' \(sweep_only needs the "
+     r"mark id"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{retries: -1}}}}",
+     r"\(repo-a\): field 'tasks.retries': must be an integer >= 0"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delet: 60}}}}}}",
+     r"\(repo-a\): field 'tasks.execution_timeouts': unknown task id\(s\) \['delet'\]"),
     # duplicate repository
     (f"  - {BASE}, repository: repo-a, mode: mark_only}}\n  - {BASE}, repository: repo-a, mode: mark_only}}",
      r"repositories\[1\] \(repo-a\): field 'repository': duplicate repository 'repo-a' \(also repositories\[0\]\)"),
@@ -113,3 +121,22 @@ def test_missing_file_and_bad_yaml_are_clear(tmp_path):
         load_config(write(tmp_path, "repositories: [\n"))
     with pytest.raises(ConfigError, match="'repositories' must be a non-empty list"):
         load_config(write(tmp_path, "repositories: []\n"))
+
+
+def test_project_root_and_config_path_follow_the_environment(monkeypatch, tmp_path):
+    """Installed as a wheel there is no checkout around the package: LAKEFS_GC_HOME says where
+    config/, jobs/ and build/ are."""
+    monkeypatch.delenv("LAKEFS_GC_CONFIG", raising=False)
+    monkeypatch.setenv("LAKEFS_GC_HOME", str(tmp_path))
+    assert project_root() == tmp_path
+    assert default_config_path() == tmp_path / "config" / "gc_repositories.yaml"
+
+
+def test_task_settings_default_to_retries_and_timeouts(tmp_path):
+    p = write(tmp_path, f"""\
+        repositories:
+          - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delete: 60}}}}}}
+        """)
+    t = load_config(p).repositories[0].tasks
+    assert (t.retries, t.retry_delay_seconds) == (2, 120)
+    assert (t.timeout("delete"), t.timeout("list_slices")) == (60, 6 * 3600)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
 import lakefs_sdk
 import pytest
@@ -19,7 +18,7 @@ GRACE = 3600
 
 
 class FakeLakeFSClient:
-    """Stands in for lakefs_gc.lakefs_api.LakeFSClient (same constructor and the calls the operators make)."""
+    """Stands in for lakefs_gc.lakefs.client.LakeFSClient (same constructor and the calls the operators make)."""
 
     namespace = ""
     instances: list[FakeLakeFSClient] = []
@@ -47,7 +46,7 @@ class FakeLakeFSClient:
 
 @pytest.fixture
 def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
-    import lakefs_gc.lakefs_api as api
+    import lakefs_gc.lakefs.client as api
 
     ns_dir = tmp_path / "ns"
     (ns_dir / "_lakefs").mkdir(parents=True)
@@ -70,6 +69,7 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
             mode: mark_and_sweep
             work_dir: {tmp_path / "work"}
             spark: {{binary: {binary}}}
+            tasks: {{retries: 1, retry_delay_seconds: 1}}
     """))
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
@@ -103,13 +103,17 @@ def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
     assert summary["uncommitted_pages"] == 2
     assert FakeLakeFSClient.instances[0].endpoint == "http://127.0.0.1:8000/api/v1"
 
-    # every Spark step got the merged metadata of its ancestors (run dir per Airflow run), no secrets
+    # every Spark step got the context and the results it reads, by task id (run dir per Airflow run), no secrets
+    from lakefs_gc.contract import inputs_from_wire
+
     [control] = (ns_dir.parent / "work" / "sample-repo").glob("*/_control")
-    assert sorted(p.name for p in control.glob("*.meta.json")) == sorted(
-        f"{s}.meta.json" for s in ("list_committed", "list_slices", "compute_candidates", "delete"))
-    meta = json.loads((control / "compute_candidates.meta.json").read_text())
-    assert meta["run_id"] == "gcrun0001" and meta["cutoff_time"] and meta["listed_objects"] == 3
-    assert meta["work_dir"] == str(control.parent) and meta["airflow_run_id"] == dr.run_id
+    assert sorted(p.name for p in control.glob("*.input.json")) == sorted(
+        f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "delete"))
+    inputs = inputs_from_wire(json.loads((control / "compute_candidates.input.json").read_text()))
+    assert inputs.mark_id() == "gcrun0001" and inputs.context.cutoff_time
+    assert inputs.results["list_slices"].listed_objects == 3 and inputs.results["list_committed"].ranges == 1
+    assert inputs.context.work_dir == str(control.parent) and inputs.context.airflow_run_id == dr.run_id
+    assert summary["listed_objects"] == 3 and summary["deleted"] == 3 and summary["candidates"] == 3
     from tests.airflow.conftest import LAKEFS_SECRET, S3_SECRET
 
     for p in control.iterdir():

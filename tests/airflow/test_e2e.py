@@ -2,12 +2,12 @@
 jobs, on a ``local://`` namespace and on an ``s3://`` namespace (moto server on 127.0.0.1).
 
 Conformance mode: with ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions set
-(tests/support/lakefs_target.py) the same tests run against that real lakeFS: commits are dated
+(include/lakefs_sandbox/target.py) the same tests run against that real lakeFS: commits are dated
 back with the commit API instead of moving the emulator's clock, and runs set
 ``unsafe_min_age_override`` (a real server's grace period is a day). The test for the other
 namespace kind than the target's root is skipped.
 
-The repository is seeded through lakefs-sdk by ``lakefs_gc.seed`` with the emulator's clock moved
+The repository is seeded through lakefs-sdk by ``lakefs_sandbox.seed`` with the emulator's clock moved
 back (commits ten days old, retention one day); ``min_age_seconds`` is small (the emulator's grace
 period is smaller still) so that objects written a few seconds before the run are "newer than the
 cutoff" and objects written before a short wait are older. Every test asserts on what is left in
@@ -24,10 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, seed_fresh
+from lakefs_sandbox.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, seed_fresh
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
-from tests.support.lakefs_target import target_from_env
+from tests.conftest import ns_storage
+from lakefs_sandbox.target import target_from_env
 
 TARGET = target_from_env()
 # the emulator pages prepare_uncommited by one row; a real lakeFS fits this repository in one page
@@ -136,14 +137,14 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
         if moto is not None:
             bucket = moto.create_bucket(f"gc-e2e-{repo}")
             ns = emu.namespace(repo, bucket=bucket)
-            storage = emu.storage(ns, moto)
-            sibling = emu.storage(f"s3://{bucket}/{repo}-sibling", moto)
+            storage = ns_storage(ns, moto)
+            sibling = ns_storage(f"s3://{bucket}/{repo}-sibling", moto)
             aws = {"conn_type": "aws", "login": moto.access_key, "password": moto.secret_key,
                    "extra": {"endpoint_url": moto.endpoint_url, "region_name": moto.region}}
         else:
             ns = emu.namespace(repo)
-            storage = emu.storage(ns)
-            sibling = emu.storage(f"local://ns/{repo}-sibling")
+            storage = ns_storage(ns)
+            sibling = ns_storage(emu.namespace(f"{repo}-sibling"))
             aws = None
         lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
                   "extra": {"local_blockstore_root": local_root} if local_root else {}}

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc import runmeta
+from lakefs_gc import contract
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, SECRET_ENV
+from lakefs_gc.storage.settings import ENV_ACCESS_KEY as ENV_S3_ACCESS_KEY
+from lakefs_gc.storage.settings import ENV_SECRET_KEY as ENV_S3_SECRET_KEY
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import REPO, context, dag_module, digest, fake_spark_submit, repo_config
 
@@ -17,18 +20,41 @@ SECRETS = (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET)
 SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "delete")
 
 
-def base_meta(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo") -> dict:
-    return {"repository": "sample-repo", "storage_namespace": namespace, "mode": "mark_and_sweep",
-            "work_dir": str(tmp_path / "work" / "sample-repo" / "run1"), "start_time": "2024-05-01T00:00:00.000000Z",
-            "cutoff_time": "2024-04-30T00:00:00.000000Z", "airflow_run_id": "manual__1", "run_id": "gc-run-1",
-            "lakefs_endpoint": "http://127.0.0.1:8000/api/v1", "s3_endpoint_url": "http://127.0.0.1:5000"}
+def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", **settings) -> contract.RunContext:
+    from tests.support.contract import make_context
+
+    return make_context(namespace, repository="sample-repo", work_dir=str(tmp_path / "work" / "sample-repo" / "run1"),
+                        airflow_run_id="manual__1", lakefs_endpoint="http://127.0.0.1:8000/api/v1",
+                        s3_endpoint="http://127.0.0.1:5000",
+                        local_root="/data/lakefs" if namespace.startswith("local://") else None, **settings)
+
+
+UNCOMMITTED = contract.UncommittedResult(run_id="gc-run-1", locations=("x",), pages=1)
+COMMITTED = contract.CommittedResult(committed_dir="/w/committed", commits_csv="c", active_commits=1, metaranges=1,
+                                     ranges=1, committed_addresses=5)
+SLICES = contract.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
+                               listed_objects=7, listed_bytes=70)
+CANDIDATES = contract.CandidatesResult(report_dir="r", uncommitted_files=1, candidates=3, candidate_bytes=30,
+                                       to_delete=3, to_delete_bytes=30, held_back=0, confirm_after_seconds=0)
+
+
+def base_inputs(tmp_path: Path, step: str, namespace: str = "s3://bucket/repos/sample-repo") -> contract.StepInputs:
+    known = {"mark_uncommitted": UNCOMMITTED, "list_committed": COMMITTED, "list_slices": SLICES,
+             "compute_candidates": CANDIDATES}
+    return contract.StepInputs(base_ctx(tmp_path, namespace),
+                               {k: known.get(k) for k in contract.STEP_INPUTS[step]})
+
+
+def wire(ctx: contract.RunContext, **results) -> dict:
+    """XComs as the tasks write them."""
+    return {"prepare_run": contract.to_wire(ctx), **{k: contract.to_wire(v) for k, v in results.items()}}
 
 
 # ---------------------------------------------------------------------------------------------
 # LakeFSHook
 
 def test_lakefs_hook_builds_a_client_from_a_json_env_connection(monkeypatch, connections):
-    from lakefs_gc.lakefs_api import LakeFSClient
+    from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc_airflow.hooks import LakeFSHook
 
     monkeypatch.setenv(*conn_env("lakefs_test", conn_type="lakefs", host="http://127.0.0.1:8123/",
@@ -46,7 +72,7 @@ def test_lakefs_hook_builds_a_client_from_a_json_env_connection(monkeypatch, con
 
 
 def test_lakefs_hook_passes_exact_arguments_to_the_client(monkeypatch, connections):
-    import lakefs_gc.lakefs_api as api
+    import lakefs_gc.lakefs.client as api
     from lakefs_gc_airflow.hooks import LakeFSHook
 
     calls = []
@@ -96,14 +122,14 @@ def test_lakefs_connection_type_is_registered_as_a_provider():
     assert ui["relabeling"] == {"host": "Endpoint URL", "login": "Access key ID", "password": "Secret access key"}
 
 
-def test_storage_settings_from_the_aws_connection(connections, monkeypatch):
-    from lakefs_gc_airflow.hooks import storage_settings
+def test_storage_options_from_the_aws_connection(connections, monkeypatch):
+    from lakefs_gc_airflow.hooks import storage_options
 
-    s = storage_settings("aws_default")
+    s = storage_options("aws_default")
     assert (s.endpoint_url, s.region, s.access_key_id, s.secret_access_key) == \
         ("http://127.0.0.1:5000", "us-east-1", S3_ACCESS, S3_SECRET)
-    assert S3_SECRET not in repr(s)
-    assert storage_settings("no_such_conn") == type(s)()  # absent: empty (local namespaces need none)
+    assert S3_SECRET not in repr(s) and S3_ACCESS not in repr(s)
+    assert storage_options("no_such_conn") is None  # absent: the caller decides (an error for s3://)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,8 +139,8 @@ def test_storage_settings_from_the_aws_connection(connections, monkeypatch):
 def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connections, step):
     dag = dag_module().build_gc_dag(repo_config())
     op = dag.get_task(step)
-    meta = base_meta(tmp_path)
-    meta_path, result_path = op.prepare_submit(meta)
+    inputs = base_inputs(tmp_path, step)
+    meta_path, result_path = op.prepare_submit(inputs)
     hook = op._get_hook()
     cmd = hook._build_spark_submit_command(op.application)
 
@@ -122,42 +148,51 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     assert cmd[cmd.index("--master") + 1] == "local[*]"
     assert cmd[cmd.index("--py-files") + 1] == str(REPO / "build" / "lakefs_gc.zip")
     job = str(REPO / "jobs" / f"{step}.py")
-    assert cmd[cmd.index(job) + 1:] == ["--meta", str(meta_path), "--result", str(result_path)]
+    assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path)]
     assert "--driver-memory" in cmd and "spark.ui.enabled=false" in cmd
     assert "spark.default.parallelism=2" in cmd
     line = " ".join(cmd)
     for secret in SECRETS:
         assert secret not in line
-    # the meta file is the merged dict, without secrets
+    # the input file is the typed context and the results this step reads, without secrets
     text = meta_path.read_text()
-    assert json.loads(text) == meta
+    assert contract.inputs_from_wire(json.loads(text)) == inputs
     for secret in SECRETS:
         assert secret not in text
     # secrets reach spark-submit through its environment only
     env = hook._env
     assert env == op.env_vars
-    assert env[runmeta.ENV_LAKEFS_ACCESS_KEY] == LAKEFS_ACCESS
-    assert env[runmeta.ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
-    assert env[runmeta.ENV_S3_ACCESS_KEY] == S3_ACCESS
-    assert env[runmeta.ENV_S3_SECRET_KEY] == S3_SECRET
+    assert env[ENV_LAKEFS_ACCESS_KEY] == LAKEFS_ACCESS
+    assert env[ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
+    assert env[ENV_S3_ACCESS_KEY] == S3_ACCESS
+    assert env[ENV_S3_SECRET_KEY] == S3_SECRET
     assert env["PYSPARK_PYTHON"] == sys.executable
     assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
-    assert set(env) - {"PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH", "LAKEFS_GC_S3_ENDPOINT_URL",
-                       "LAKEFS_GC_S3_REGION"} <= set(runmeta.SECRET_ENV)
+    assert set(env) - {"PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH"} <= set(SECRET_ENV)
 
 
 def test_local_namespace_gets_no_s3_secrets(tmp_path, connections):
     op = dag_module().build_gc_dag(repo_config()).get_task("list_slices")
-    op.prepare_submit(base_meta(tmp_path, namespace="local:///data/lakefs/sample-repo"))
-    assert runmeta.ENV_S3_SECRET_KEY not in op.env_vars
-    assert op.env_vars[runmeta.ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
+    op.prepare_submit(base_inputs(tmp_path, "list_slices", namespace="local://sample-repo"))
+    assert ENV_S3_SECRET_KEY not in op.env_vars
+    assert op.env_vars[ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
+
+
+def test_s3_namespace_without_its_storage_connection_fails_naming_it(tmp_path, connections, monkeypatch):
+    """Never a silent fall-back to whatever AWS credentials the worker has."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT")
+    op = dag_module().build_gc_dag(repo_config()).get_task("list_slices")
+    with pytest.raises(AirflowFailException, match=r"storage connection 'aws_default' is not defined"):
+        op.prepare_submit(base_inputs(tmp_path, "list_slices"))
 
 
 def test_prepare_submit_twice_does_not_repeat_arguments(tmp_path, connections):
     op = dag_module().build_gc_dag(repo_config()).get_task("delete")
-    op.prepare_submit(base_meta(tmp_path))
-    op.prepare_submit(base_meta(tmp_path))
-    assert op.application_args.count("--meta") == 1
+    op.prepare_submit(base_inputs(tmp_path, "delete"))
+    op.prepare_submit(base_inputs(tmp_path, "delete"))
+    assert op.application_args.count("--input") == 1
 
 
 def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tmp_path, connections, monkeypatch):
@@ -166,7 +201,7 @@ def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tm
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT")
     op = dag_module().build_gc_dag(repo_config()).get_task("list_slices")
     with pytest.raises(AirflowFailException, match=r"'spark_default' is not defined.*AIRFLOW_CONN_SPARK_DEFAULT"):
-        op.prepare_submit(base_meta(tmp_path))
+        op.prepare_submit(base_inputs(tmp_path, "list_slices"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,39 +213,51 @@ def _spark_dag(tmp_path, **spark):
     return dag_module().build_gc_dag(repo_config(spark=SparkSettings(**spark)))
 
 
-def test_execute_merges_upstream_meta_runs_the_job_and_returns_its_result(tmp_path, connections):
+def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_result(tmp_path, connections):
     dag = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path)))
     op = dag.get_task("compute_candidates")
-    meta = base_meta(tmp_path)
-    xcoms = {"prepare_run": meta, "mark_uncommitted": {"run_id": "gc-run-1", "uncommitted_locations": ["x"]},
-             "list_committed": {"committed_dir": "/w/committed", "committed_addresses": 5},
-             "list_slices": {"listed_dir": "/w/listed", "listed_objects": 7}}
-    ctx = context(xcoms)
+    ctx_ = base_ctx(tmp_path)
+    ctx = context(wire(ctx_, mark_uncommitted=UNCOMMITTED, list_committed=COMMITTED, list_slices=SLICES))
     result = op.execute(ctx)
 
-    # pulled from every ancestor, in topological order
-    pulled = ctx["ti"].pulled[0]
-    assert set(pulled) == {"prepare_run", "mark_uncommitted", "list_committed", "list_slices"}
-    assert pulled[0] == "prepare_run" and pulled.index("mark_uncommitted") < pulled.index("list_committed")
-    written = json.loads(Path(meta["work_dir"], "_control", "compute_candidates.meta.json").read_text())
-    assert written["committed_dir"] == "/w/committed" and written["listed_objects"] == 7
-    assert written["storage_namespace"] == meta["storage_namespace"]
-    # the job saw the secrets in its environment, and not in argv
-    assert result["secret_env"] == {runmeta.ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS),
-                                    runmeta.ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
-                                    runmeta.ENV_S3_ACCESS_KEY: digest(S3_ACCESS),
-                                    runmeta.ENV_S3_SECRET_KEY: digest(S3_SECRET)}
-    assert not any(s in " ".join(result["argv"]) for s in SECRETS)
-    assert result["pyspark_python"] == sys.executable
-    assert result["listed_objects"] == 3 and result["compute_candidates_seconds"] >= 0
+    # pulled by task id: the context and exactly the results this step reads
+    assert ctx["ti"].pulled == [["prepare_run", "mark_uncommitted", "list_committed", "list_slices"]]
+    written = contract.inputs_from_wire(json.loads(
+        Path(ctx_.work_dir, "_control", "compute_candidates.input.json").read_text()))
+    assert written.results["list_committed"] == COMMITTED and written.results["list_slices"].listed_objects == 7
+    assert written.context == ctx_
+    # the job saw the secrets in its environment, and not in argv (the fake job records digests)
+    seen = json.loads(Path(tmp_path, "fake-job-seen.json").read_text())
+    assert seen["secret_env"] == {ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS), ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
+                                  ENV_S3_ACCESS_KEY: digest(S3_ACCESS), ENV_S3_SECRET_KEY: digest(S3_SECRET)}
+    assert not any(s in " ".join(seen["argv"]) for s in SECRETS)
+    assert seen["pyspark_python"] == sys.executable
+    assert contract.read_result("compute_candidates", result).candidates == 3
+
+
+def test_a_result_of_the_wrong_shape_fails_the_task(tmp_path, connections):
+    from airflow.sdk.exceptions import AirflowException
+
+    op = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path, result={"listed_objects": 3}))).get_task(
+        "list_slices")
+    with pytest.raises(AirflowException, match=r"list_slices: result file .*missing field 'listed_dir'"):
+        op.execute(context(wire(base_ctx(tmp_path))))
+
+
+def test_a_missing_upstream_result_fails_the_task_without_retry(tmp_path, connections):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    op = _spark_dag(tmp_path, binary="/bin/false").get_task("compute_candidates")
+    with pytest.raises(AirflowFailException, match="the result of task 'mark_uncommitted' is missing"):
+        op.execute(context(wire(base_ctx(tmp_path), list_committed=COMMITTED, list_slices=SLICES)))
 
 
 def test_delete_is_a_no_op_reporting_zero_in_mark_only(tmp_path, connections):
     op = _spark_dag(tmp_path, binary="/bin/false").get_task("delete")  # would fail if started
-    meta = {**base_meta(tmp_path), "mode": "mark_only"}
-    result = op.execute(context({"prepare_run": meta, "compute_candidates": {"candidates": 9}}))
-    assert result["deleted"] == 0 and result["delete_failed"] == 0
-    assert not Path(meta["work_dir"], "_control").exists()
+    ctx_ = base_ctx(tmp_path, mode="mark_only")
+    result = contract.read_result("delete", op.execute(context(wire(ctx_))))
+    assert result.skipped == "mark_only" and result.counts.deleted == 0 and result.counts.failed == 0
+    assert not Path(ctx_.work_dir, "_control").exists()
 
 
 def test_failed_job_fails_the_task_without_leaking_secrets(tmp_path, connections):
@@ -218,7 +265,8 @@ def test_failed_job_fails_the_task_without_leaking_secrets(tmp_path, connections
 
     op = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path, exit_code=3))).get_task("delete")
     with pytest.raises(AirflowException) as e:
-        op.execute(context({"prepare_run": base_meta(tmp_path)}))
+        op.execute(context(wire(base_ctx(tmp_path), mark_uncommitted=UNCOMMITTED, list_slices=SLICES,
+                                compute_candidates=CANDIDATES)))
     assert "Error code is: 3" in str(e.value)
     assert not any(s in str(e.value) for s in SECRETS)
 
@@ -226,27 +274,21 @@ def test_failed_job_fails_the_task_without_leaking_secrets(tmp_path, connections
 def test_job_without_result_file_fails_and_stale_results_are_not_reused(tmp_path, connections):
     from airflow.sdk.exceptions import AirflowException
 
-    meta = base_meta(tmp_path)
-    stale = Path(meta["work_dir"], "_control", "list_slices.result.json")
+    ctx_ = base_ctx(tmp_path)
+    stale = Path(ctx_.work_dir, "_control", "list_slices.result.json")
     stale.parent.mkdir(parents=True)
-    stale.write_text('{"listed_objects": 999}')
+    stale.write_text(json.dumps(contract.to_wire(SLICES)))
     op = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path, write_result=False))).get_task("list_slices")
     with pytest.raises(AirflowException, match="wrote no result file"):
-        op.execute(context({"prepare_run": meta}))
+        op.execute(context(wire(ctx_)))
 
 
 # ---------------------------------------------------------------------------------------------
 # PrepareRunOperator / MarkUncommittedOperator (lakeFS client stood in for)
 
-# the sweep Params as Jinja renders them (strings)
-RENDERED_SWEEP = {"mark_id": "", "dry_run": "False", "confirm_after_seconds": "-1", "max_delete_share": "0.5",
-                  "max_delete_count": "10000000", "mark_max_age_seconds": "604800", "delete_rate": "3000.0",
-                  "delete_concurrency": "2", "delete_batch_size": "1000"}
-
-
 class _Client:
-    def __init__(self, *a, **kw):
-        pass
+    def __init__(self, endpoint, *a, **kw):
+        self.endpoint = endpoint
 
     def get_repository(self, repo):
         import lakefs_sdk
@@ -269,7 +311,7 @@ class _Client:
 
 @pytest.fixture
 def fake_client(monkeypatch, connections):
-    import lakefs_gc.lakefs_api as api
+    import lakefs_gc.lakefs.client as api
 
     monkeypatch.setattr(api, "LakeFSClient", _Client)
 
@@ -277,49 +319,70 @@ def fake_client(monkeypatch, connections):
 def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, tmp_path):
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_only", "90000", "False"  # as rendered by Jinja
-    op.sweep_params = RENDERED_SWEEP
-    meta = op.execute(context({}, run_id="manual__2024-05-01T00:00:00+00:00"))
-    assert meta["work_dir"] == f"{tmp_path}/sample-repo/manual__2024-05-01T00_00_00_00_00"
-    assert (meta["mode"], meta["min_age_seconds"], meta["unsafe_min_age_override"]) == ("mark_only", 90000, False)
-    assert (meta["storage_namespace"], meta["blockstore_type"], meta["grace_period_seconds"]) == \
+    raw = op.execute(context({}, run_id="manual__2024-05-01T00:00:00+00:00",
+                             params={"mode": "mark_only", "min_age_seconds": 90000}))
+    ctx = contract.from_wire(contract.RunContext, raw)
+    assert ctx.work_dir == f"{tmp_path}/sample-repo/manual__2024-05-01T00_00_00_00_00"
+    assert (ctx.mode, ctx.settings.min_age_seconds, ctx.settings.unsafe_min_age_override) == ("mark_only", 90000, False)
+    assert (ctx.storage.namespace, ctx.storage.blockstore_type, ctx.grace_period_seconds) == \
         ("s3://bucket/sample-repo", "s3", 86400)
-    assert (meta["s3_endpoint_url"], meta["s3_region"]) == ("http://127.0.0.1:5000", "us-east-1")
-    assert meta["lakefs_endpoint"] == "http://127.0.0.1:8000/api/v1"
-    assert meta["start_time"] > meta["cutoff_time"]
-    assert meta["parallelism"] == 2  # from the entry's spark.parallelism
-    assert not any(s in json.dumps(meta) for s in SECRETS)
+    assert (ctx.storage.s3_endpoint_url, ctx.storage.s3_region) == ("http://127.0.0.1:5000", "us-east-1")
+    assert ctx.lakefs_endpoint == "http://127.0.0.1:8000/api/v1"
+    assert ctx.start_time > ctx.cutoff_time
+    assert ctx.parallelism == 2  # from the entry's spark.parallelism
+    assert ctx.settings.confirm_after_seconds == 0  # -1 (auto) resolves to 0 for a manual run
+    assert not any(s in json.dumps(raw) for s in SECRETS)
 
 
 def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client):
     from airflow.sdk.exceptions import AirflowFailException
 
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_and_sweep", "60", "False"
-    op.sweep_params = RENDERED_SWEEP
     with pytest.raises(AirflowFailException, match="unsafe_min_age_override"):
+        op.execute(context({}, params={"min_age_seconds": 60}))
+    ctx = contract.from_wire(contract.RunContext, op.execute(
+        context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True})))
+    assert ctx.settings.unsafe_min_age_override is True and ctx.effective_min_age_seconds == 60
+
+
+def test_prepare_run_refuses_an_s3_namespace_without_its_storage_connection(fake_client, monkeypatch):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    monkeypatch.delenv("AIRFLOW_CONN_AWS_DEFAULT")
+    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
+    with pytest.raises(AirflowFailException, match=r"storage connection 'aws_default' is not defined"):
         op.execute(context({}))
-    op.unsafe_min_age_override = "True"
-    meta = op.execute(context({}))
-    assert meta["unsafe_min_age_override"] is True and meta["effective_min_age_seconds"] == 60
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"mode": "sweep_everything"}, r"Param 'mode' must be one of"),
+    ({"delete_batch_size": 5000}, r"Param 'delete_batch_size' must be between 1 and 1000"),
+    ({"dry_run": "yes"}, r"Param 'dry_run' must be true or false"),
+    ({"confirm_after_seconds": -2}, r"Param 'confirm_after_seconds' must be >= -1"),
+])
+def test_prepare_run_refuses_bad_params_naming_them(fake_client, params, message):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
+    with pytest.raises(AirflowFailException, match=message):
+        op.execute(context({}, params=params))
 
 
 def test_mark_uncommitted_returns_every_location(fake_client):
     op = dag_module().build_gc_dag(repo_config()).get_task("mark_uncommitted")
-    out = op.execute(context({"prepare_run": {"repository": "sample-repo"}}))
-    assert (out["run_id"], out["uncommitted_pages"], len(out["uncommitted_locations"])) == ("runid", 3, 1)
+    out = contract.read_result("mark_uncommitted", op.execute(context(wire(base_ctx(Path("/tmp"))))))
+    assert (out.run_id, out.pages, len(out.locations)) == ("runid", 3, 1)
 
 
 def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypatch):
     from airflow.sdk.exceptions import AirflowFailException
 
-    from lakefs_gc.lakefs_api import NoGCRulesError
+    from lakefs_gc.errors import NoGCRulesError
 
     def no_rules(self, repo):
         raise NoGCRulesError(f"repository {repo!r} has no GC rules; set them with lakectl gc set-config")
 
     monkeypatch.setattr(_Client, "require_gc_rules", no_rules)
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    op.mode, op.min_age_seconds, op.unsafe_min_age_override = "mark_and_sweep", "90000", "False"
     with pytest.raises(AirflowFailException, match="has no GC rules.*set-config"):
-        op.execute(context({}))
+        op.execute(context({}, params={"min_age_seconds": 90000}))

@@ -8,17 +8,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lakefs_gc.contract import StepInputs, inputs_to_wire, read_result
+
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 ZIP = REPO / "build" / "lakefs_gc.zip"
 
 
-def prepare(step: str, meta: dict, tmp: Path, extra_env: dict | None = None):
-    """(argv, env, result path) of a spark-submit of ``jobs/<step>.py`` with ``meta``."""
+def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None):
+    """(argv, env, result path) of a spark-submit of ``jobs/<step>.py`` with ``inputs`` (typed, or
+    a raw dict to test what a job does with a malformed input)."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
     tmp.mkdir(parents=True, exist_ok=True)
-    meta_path, result_path = tmp / f"{step}.meta.json", tmp / f"{step}.result.json"
-    meta_path.write_text(json.dumps(meta))
+    meta_path, result_path = tmp / f"{step}.input.json", tmp / f"{step}.result.json"
+    meta_path.write_text(json.dumps(inputs if isinstance(inputs, dict) else inputs_to_wire(inputs)))
     result_path.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update({"PATH": f"{VENV_BIN}:{env.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable,
@@ -27,14 +30,14 @@ def prepare(step: str, meta: dict, tmp: Path, extra_env: dict | None = None):
     cmd = [str(VENV_BIN / "spark-submit"), "--master", "local[2]", "--py-files", str(ZIP),
            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
-           str(REPO / "jobs" / f"{step}.py"), "--meta", str(meta_path), "--result", str(result_path)]
+           str(REPO / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
     return cmd, env, result_path
 
 
-def submit(step: str, meta: dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
-    """Returns (returncode, result dict or None, output). The job's own messages reach stdout:
+def submit(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
+    """Returns (returncode, typed result or None, output). The job's own messages reach stdout:
     spark-submit runs the Python driver under the JVM, which merges its streams."""
-    cmd, env, result_path = prepare(step, meta, tmp, extra_env)
+    cmd, env, result_path = prepare(step, inputs, tmp, extra_env)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
-    result = json.loads(result_path.read_text()) if result_path.exists() else None
+    result = read_result(step, json.loads(result_path.read_text())) if result_path.exists() else None
     return res.returncode, result, res.stdout + res.stderr

@@ -1,0 +1,423 @@
+"""The run contract: what GC tasks hand each other, typed.
+
+One run of one repository is seven tasks. ``prepare_run`` writes the :class:`RunContext` once
+(the repository, where its storage is, the run clock and the validated :class:`RunSettings`);
+every later task returns its own result type and reads only the results it needs, by task id
+(:data:`STEP_INPUTS`). Nothing is overwritten and nothing is merged: ``save_report`` builds the
+report from the typed results.
+
+On the wire (XCom, and the JSON file a Spark job reads) every value is a small dict made by
+:func:`to_wire` and read back by :func:`from_wire`, which refuses unknown or missing fields:
+a task never guesses what an earlier one meant. No address lists and no secrets travel here;
+secrets reach Spark jobs through the environment only (:mod:`lakefs_gc.spark.runtime`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar, Union
+
+from lakefs_gc.errors import ContractError, SettingsError
+
+MODES = ("mark_and_sweep", "mark_only", "sweep_only")
+SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings: the Params of one run, validated once
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The knobs of one run. The defaults here are the only defaults (config, Params, jobs)."""
+
+    mode: str = "mark_and_sweep"
+    min_age_seconds: int = 86400
+    unsafe_min_age_override: bool = False
+    dry_run: bool = False
+    mark_id: str = ""                          # sweep_only: the earlier mark to sweep
+    confirm_after_seconds: int = 0             # resolved: never -1 here (see settings_from_params)
+    max_delete_share: float = 0.5              # blast-radius guard: share of listed objects
+    max_delete_count: int = 10_000_000         # ... and absolute count
+    mark_max_age_seconds: int = 7 * 86400      # sweep_only refuses older marks
+    delete_rate: float = 3000.0                # deletes per second in total; 0 = unlimited
+    delete_concurrency: int = 2                # delete tasks at once
+    delete_batch_size: int = 1000              # keys per DeleteObjects request (S3: at most 1,000)
+    delete_max_attempts: int = 8               # per key, including the first
+    prepare_commits_timeout_seconds: int = 1200  # lakeFS's async prepare_commits task
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SettingsError(f"Param 'mode' must be one of {', '.join(MODES)}, got {self.mode!r}")
+        _check_range("min_age_seconds", self.min_age_seconds, 0)
+        _check_range("confirm_after_seconds", self.confirm_after_seconds, 0)
+        _check_range("max_delete_share", self.max_delete_share, 0.0, 1.0)
+        _check_range("max_delete_count", self.max_delete_count, 0)
+        _check_range("mark_max_age_seconds", self.mark_max_age_seconds, 0)
+        _check_range("delete_rate", self.delete_rate, 0.0)
+        _check_range("delete_concurrency", self.delete_concurrency, 1)
+        _check_range("delete_batch_size", self.delete_batch_size, 1, 1000)
+        _check_range("delete_max_attempts", self.delete_max_attempts, 1)
+        _check_range("prepare_commits_timeout_seconds", self.prepare_commits_timeout_seconds, 1)
+
+
+PARAM_NAMES = tuple(f.name for f in dataclasses.fields(RunSettings))
+AUTO = -1  # confirm_after_seconds: one schedule interval for scheduled and backfill runs, 0 for manual
+
+
+def _check_range(name: str, value: Any, lo: float, hi: float | None = None) -> None:
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+        raise SettingsError(f"Param {name!r} must be {bound}, got {value!r}")
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+    """A Param value as ``kind``. Airflow validates Params against their JSON schema; this guards
+    hand-made runs (``airflow dags trigger --conf``) and jobs started by hand."""
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise SettingsError(f"Param {name!r} must be true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise SettingsError(f"Param {name!r} must be a whole number, got {value!r}")
+    if kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise SettingsError(f"Param {name!r} must be a number, got {value!r}")
+    if not isinstance(value, str):
+        raise SettingsError(f"Param {name!r} must be a string, got {value!r}")
+    return value.strip()
+
+
+def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
+                         schedule_interval_seconds: int = 0) -> RunSettings:
+    """The run's settings from its validated Params (``context["params"]``): one pure function.
+
+    Params this contract does not know are ignored (a DAG may carry others); a missing Param takes
+    the :class:`RunSettings` default. ``confirm_after_seconds`` of -1 resolves to one schedule
+    interval for scheduled and backfill runs and 0 for manual ones.
+    """
+    hints = typing.get_type_hints(RunSettings)
+    values: dict[str, Any] = {}
+    for name in PARAM_NAMES:
+        if name in params and params[name] is not None:
+            values[name] = _coerce(name, params[name], hints[name])
+    confirm = values.get("confirm_after_seconds", AUTO)
+    if confirm == AUTO:
+        kind = run_type.split(".")[-1].lower()
+        values["confirm_after_seconds"] = schedule_interval_seconds if kind in ("scheduled", "backfill") else 0
+    elif confirm < AUTO:
+        raise SettingsError(f"Param 'confirm_after_seconds' must be >= -1 (-1: one schedule interval), got {confirm}")
+    return RunSettings(**values)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run context: written once by prepare_run
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StorageLocation:
+    """Where the repository's objects are, without secrets (those come from the connection)."""
+
+    namespace: str                       # as lakeFS reports it: s3://bucket/repo, local://repo
+    blockstore_type: str                 # s3 | local | ...
+    s3_endpoint_url: str | None = None   # S3-compatible endpoint, None for AWS
+    s3_region: str | None = None
+    local_root: str | None = None        # lakeFS's blockstore.local.path, for local:// namespaces
+
+
+@dataclass(frozen=True)
+class MarkRef:
+    """sweep_only: the earlier mark being swept, as its summary.json describes it."""
+
+    mark_id: str
+    start_time: str
+    cutoff_time: str
+    listed_objects: int                  # what the blast-radius guard compares against
+    to_delete: int
+
+
+@dataclass(frozen=True)
+class RunContext:
+    repository: str
+    lakefs_endpoint: str                 # http://host:8000/api/v1
+    storage: StorageLocation
+    grace_period_seconds: int
+    start_time: str                      # ISO 8601 UTC, fixed once per run
+    cutoff_time: str                     # objects modified at or after it are never candidates
+    effective_min_age_seconds: int
+    work_dir: str                        # Spark-writable place for intermediate Parquet
+    airflow_run_id: str
+    settings: RunSettings
+    parallelism: int | None = None       # partitions the jobs list and delete with; None: Spark's
+    sweep_mark: MarkRef | None = None    # sweep_only
+
+    @property
+    def mode(self) -> str:
+        return self.settings.mode
+
+
+# ---------------------------------------------------------------------------------------------
+# One result type per step
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class UncommittedResult:
+    """mark_uncommitted: lakeFS wrote the staged addresses; its run id names this mark."""
+
+    run_id: str
+    locations: tuple[str, ...]           # every non-empty page location (hazard H2)
+    pages: int
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CommittedResult:
+    committed_dir: str                   # Parquet, column address
+    commits_csv: str
+    active_commits: int
+    metaranges: int
+    ranges: int
+    committed_addresses: int
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SlicesResult:
+    listed_dir: str                      # Parquet: address, size, last_modified_ms
+    first_slice: str
+    slices_listed: int
+    slices_skipped: int
+    listed_objects: int
+    listed_bytes: int
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CandidatesResult:
+    report_dir: str
+    uncommitted_files: int
+    candidates: int
+    candidate_bytes: int
+    to_delete: int                       # after delayed confirmation
+    to_delete_bytes: int
+    held_back: int
+    confirm_after_seconds: int
+    held_back_reason: str | None = None
+    confirmed_by_mark: str | None = None
+    unreadable_marks: tuple[str, ...] = ()   # earlier marks not used for confirmation, with the reason
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class DeleteCounts:
+    """The deleter's counters: one shape for a part, a task and a run."""
+
+    keys: int = 0
+    deleted: int = 0          # gone now (deleted, or already missing)
+    missing: int = 0          # of which already missing
+    retried: int = 0          # key-attempts retried
+    requests: int = 0
+    failed: int = 0           # still failing after retries: dead letters
+    parts: int = 0
+    resumed_parts: int = 0    # parts a retry found already done
+
+    def __add__(self, other: DeleteCounts) -> DeleteCounts:
+        return DeleteCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                               for f in dataclasses.fields(self)})
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    counts: DeleteCounts = field(default_factory=DeleteCounts)
+    skipped: str | None = None           # why nothing ran (mark_only)
+    dry_run: bool = False                # counts.deleted is then what would have gone
+    concurrency: int = 0
+    rate: float = 0.0
+    sweep_dir: str | None = None
+    dead_letters: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    summary_uri: str
+    seconds: float = 0.0
+
+
+RESULT_TYPES: dict[str, type] = {
+    "prepare_run": RunContext,
+    "mark_uncommitted": UncommittedResult,
+    "list_committed": CommittedResult,
+    "list_slices": SlicesResult,
+    "compute_candidates": CandidatesResult,
+    "delete": DeleteResult,
+    "save_report": ReportResult,
+}
+STEPS = tuple(RESULT_TYPES)
+# What each task reads, by task id (besides the context, which every task reads).
+STEP_INPUTS: dict[str, tuple[str, ...]] = {
+    "mark_uncommitted": (),
+    "list_committed": ("mark_uncommitted",),
+    "list_slices": (),
+    "compute_candidates": ("mark_uncommitted", "list_committed", "list_slices"),
+    "delete": ("mark_uncommitted", "list_slices", "compute_candidates"),
+    "save_report": ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"),
+}
+# Steps that do nothing in a mode (they return None, or DeleteResult(skipped=...) for delete).
+SKIPPED_IN: dict[str, tuple[str, ...]] = {
+    "mark_uncommitted": ("sweep_only",),
+    "list_committed": ("sweep_only",),
+    "list_slices": ("sweep_only",),
+    "compute_candidates": ("sweep_only",),
+    "delete": ("mark_only",),
+}
+
+
+def skipped(step: str, mode: str) -> bool:
+    """Whether ``step`` is a no-op in run mode ``mode`` (the one definition of it)."""
+    return mode in SKIPPED_IN.get(step, ())
+
+
+def required_inputs(step: str, mode: str) -> tuple[str, ...]:
+    """The results ``step`` cannot run without in ``mode`` (those of steps that ran in it)."""
+    return tuple(k for k in STEP_INPUTS[step] if not skipped(k, mode))
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """Everything a step reads: the context and the results it names in :data:`STEP_INPUTS`."""
+
+    context: RunContext
+    results: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, step: str, required: bool = True) -> Any:
+        value = self.results.get(step)
+        if value is None and required:
+            raise ContractError(f"the result of task {step!r} is missing (mode {self.context.mode}); "
+                                f"re-run the whole DAG run")
+        return value
+
+    def mark_id(self) -> str:
+        """The mark this run writes (its uncommitted run id) or sweeps (sweep_only)."""
+        if self.context.sweep_mark is not None:
+            return self.context.sweep_mark.mark_id
+        return self.get("mark_uncommitted").run_id
+
+    def listed_objects(self) -> int:
+        """What the mark listed (the blast-radius guard's denominator)."""
+        if self.context.sweep_mark is not None:
+            return self.context.sweep_mark.listed_objects
+        return self.get("list_slices").listed_objects
+
+
+# ---------------------------------------------------------------------------------------------
+# The wire: small dicts
+# ---------------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def to_wire(obj: Any) -> Any:
+    """A dataclass as a JSON-ready dict (tuples become lists); None stays None."""
+    if obj is None:
+        return None
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (tuple, list)):
+        return [to_wire(x) for x in obj]
+    return obj
+
+
+def from_wire(cls: type[T], data: Any, where: str = "") -> T:
+    """Read ``cls`` back from :func:`to_wire`'s dict; unknown, missing or mistyped fields raise
+    :class:`ContractError` naming them."""
+    where = where or cls.__name__
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{where}: expected an object, got {type(data).__name__}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(names)
+    if unknown:
+        raise ContractError(f"{where}: unknown field(s) {sorted(unknown)}")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for name, f in names.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ContractError(f"{where}: missing field {name!r}")
+            continue
+        values[name] = _value(hints[name], data[name], f"{where}.{name}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as e:
+        raise ContractError(f"{where}: {e}") from e
+
+
+def _value(tp: Any, v: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if v is None:
+            return None
+        return _value(args[0], v, where)
+    if origin is tuple:
+        if not isinstance(v, (list, tuple)):
+            raise ContractError(f"{where}: expected a list, got {type(v).__name__}")
+        (item,) = {a for a in typing.get_args(tp) if a is not Ellipsis}
+        return tuple(_value(item, x, where) for x in v)
+    if dataclasses.is_dataclass(tp):
+        return from_wire(tp, v, where)
+    if tp is float and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    if tp is Any or (isinstance(tp, type) and isinstance(v, tp) and not (tp is int and isinstance(v, bool))):
+        return v
+    raise ContractError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {v!r}")
+
+
+def read_result(step: str, value: Any) -> Any:
+    """A task's XCom value as its result type (None for a step that did not run)."""
+    if value is None:
+        return None
+    return from_wire(RESULT_TYPES[step], value, f"result of task {step!r}")
+
+
+def inputs_to_wire(inputs: StepInputs) -> dict[str, Any]:
+    return {"context": to_wire(inputs.context),
+            "results": {k: to_wire(v) for k, v in inputs.results.items()}}
+
+
+def inputs_from_wire(doc: Any) -> StepInputs:
+    if not isinstance(doc, Mapping) or set(doc) != {"context", "results"}:
+        raise ContractError("a step's input must be an object with exactly 'context' and 'results'")
+    results = doc["results"]
+    if not isinstance(results, Mapping):
+        raise ContractError("'results' must be an object keyed by task id")
+    unknown = set(results) - set(RESULT_TYPES)
+    if unknown:
+        raise ContractError(f"results of unknown task(s) {sorted(unknown)}")
+    return StepInputs(from_wire(RunContext, doc["context"], "context"),
+                      {k: read_result(k, v) for k, v in results.items()})
+
+
+def write_json(doc: Any, path: str | os.PathLike) -> None:
+    """Write atomically (a reader never sees half a file)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(doc, sort_keys=True))
+    tmp.replace(p)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text())

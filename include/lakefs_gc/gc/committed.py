@@ -1,0 +1,70 @@
+"""Committed addresses: commits.csv -> metaranges -> ranges -> namespace-relative addresses.
+
+Fails closed (hazard H1): a malformed commits.csv, an unreadable metarange or range, or a metadata
+location outside the namespace raises; nothing is silently skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.lakefs import graveler
+from lakefs_gc.lakefs.sstable import SSTableReader
+from lakefs_gc.storage import Storage, relative_to
+
+COMMITS_HEADER = ["commit_id", "expired", "metarange_id"]
+
+
+def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
+    """(commit_id, metarange_id) of every row. Every listed commit is protected, whatever its
+    ``expired`` value (always ``false`` since lakeFS v0.111; protecting more is the safe side)."""
+    text = data.decode("utf-8")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise LakeFSGCError(f"{where}: commits.csv is empty (no header); lakeFS always writes one. Re-run the GC")
+    header = [h.strip() for h in rows[0]]
+    if header[:1] != ["commit_id"] or "metarange_id" not in header:
+        raise LakeFSGCError(f"{where}: unexpected commits.csv header {header!r} (expected {COMMITS_HEADER!r})")
+    i_c, i_m = header.index("commit_id"), header.index("metarange_id")
+    out = []
+    for n, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise LakeFSGCError(f"{where}: line {n} has {len(row)} fields, expected {len(header)}")
+        out.append((row[i_c].strip(), row[i_m].strip()))
+    if not out:
+        raise LakeFSGCError(f"{where}: commits.csv lists no active commit; a repository with GC rules always has "
+                            f"at least its branch HEADs. Refusing to treat every object as unreferenced")
+    return out
+
+
+def relative_key(namespace: str | tuple[str, ...], location: str) -> str:
+    """A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace
+    (``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``)."""
+    if "://" not in location:
+        return location.lstrip("/")
+    rel = relative_to(namespace, location)
+    if rel is not None:
+        return rel
+    raise LakeFSGCError(f"metadata location {location!r} is outside the storage namespace {namespace!r}")
+
+
+def metarange_range_ids(storage: Storage, key: str) -> list[tuple[str, int]]:
+    """(range id, estimated size) of every range a metarange lists."""
+    with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
+        return [(rng.id, rng.estimated_size) for _, rng in graveler.iter_metarange(r)]
+
+
+def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[str]:
+    """Namespace-relative addresses of a range's entries (addresses outside the namespace dropped)."""
+    normalize = graveler.normalize_address
+    with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
+        for block in graveler.iter_range_addresses(r):
+            for address, address_type in block:
+                rel = normalize(address, address_type, namespace)
+                if rel is not None:
+                    yield rel

@@ -1,0 +1,39 @@
+"""Delayed confirmation: which earlier mark may confirm this run's candidates (a pure function).
+
+An object is deleted only when this run and an earlier successful mark, started at least
+``confirm_after_seconds`` before this one, both found it unreferenced: a reference that one run
+missed (a race with a commit, a lagging listing) must be missed twice, far apart, to cost data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from lakefs_gc.gc.clock import parse_iso
+
+
+def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], before: datetime,
+                    exclude: str = "") -> tuple[tuple[str, dict[str, Any]] | None, list[str]]:
+    """The most recent successful mark (not a sweep) started at or before ``before``, and the
+    marks that could not be considered, each with its reason. ``marks``: (id, summary, problem)
+    as :func:`lakefs_gc.report.marks.iter_marks` yields them."""
+    best: tuple[datetime, str, dict[str, Any]] | None = None
+    unreadable: list[str] = []
+    for mark_id, summary, problem in marks:
+        if mark_id == exclude:
+            continue
+        if summary is None:
+            unreadable.append(f"{mark_id}: {problem}")
+            continue
+        if summary.get("success") is not True or summary.get("mode") == "sweep_only":
+            continue
+        try:
+            started = parse_iso(summary["start_time"])
+        except (KeyError, TypeError, ValueError):
+            unreadable.append(f"{mark_id}: summary.json has no valid start_time ({summary.get('start_time')!r})")
+            continue
+        if started <= before and (best is None or started > best[0]):
+            best = (started, mark_id, summary)
+    return ((best[1], best[2]) if best else None), unreadable

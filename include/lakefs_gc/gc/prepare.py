@@ -1,0 +1,111 @@
+"""The two Python steps of a run: ``prepare_run`` (the run context) and ``mark_uncommitted``.
+
+Both take a :class:`~lakefs_gc.lakefs.client.LakeFSClient` and return contract types; the Airflow
+operators only read connections and Params around them, so the same code runs in tests, benches
+and by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+
+from lakefs_gc.contract import MarkRef, RunContext, RunSettings, StorageLocation, UncommittedResult
+from lakefs_gc.errors import LakeFSGCError, SettingsError
+from lakefs_gc.gc.clock import make_run_clock, parse_iso
+from lakefs_gc.gc.guards import check_mark
+from lakefs_gc.report.layout import safe_name
+from lakefs_gc.storage import LOCAL_ROOT_HELP, S3Options, open_storage, parse_namespace
+from lakefs_gc.storage.settings import DEFAULT_REGION
+
+log = logging.getLogger(__name__)
+
+
+def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
+                work_dir: str, s3: S3Options | None = None, local_root: str | None = None,
+                parallelism: int | None = None, storage_conn_id: str | None = None,
+                lakefs_conn_id: str | None = None) -> RunContext:
+    """Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
+    the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark.
+
+    ``s3``: the storage connection's settings (required for an ``s3://`` namespace: without it the
+    GC would fall back to whatever credentials the worker happens to have). ``local_root``: lakeFS's
+    ``blockstore.local.path`` (required for ``local://``). Raises :class:`LakeFSGCError` (or its
+    subclasses) naming what to fix; nothing has been deleted then.
+    """
+    repo = client.get_repository(repository)
+    client.require_gc_rules(repository)  # fail before any Spark job starts
+    blockstore = client.blockstore_type(getattr(repo, "storage_id", None) or "")
+    grace = int(client.grace_period_seconds())
+    clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
+    if settings.unsafe_min_age_override:
+        log.warning("unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
+                    "this is recorded in the report", clock.cutoff_time, settings.min_age_seconds, grace)
+    ns = repo.storage_namespace
+    location = _location(ns, blockstore, s3, local_root, repository, storage_conn_id, lakefs_conn_id)
+    storage = open_storage(ns, s3 if ns.startswith(("s3://", "s3a://")) else None, location.local_root)
+    if location.local_root:
+        check_namespace(storage, ns)
+    sweep_mark = None
+    if settings.mode == "sweep_only":
+        summary = check_mark(storage, settings.mark_id, parse_iso(clock.start_time), settings.mark_max_age_seconds)
+        sweep_mark = MarkRef(mark_id=settings.mark_id, start_time=str(summary.get("start_time")),
+                             cutoff_time=str(summary.get("cutoff_time", "")),
+                             listed_objects=int(summary.get("listed_objects") or 0),
+                             to_delete=int(summary.get("to_delete", summary.get("candidates")) or 0))
+    return RunContext(
+        repository=repository, lakefs_endpoint=client.endpoint, storage=location, grace_period_seconds=grace,
+        start_time=clock.start_time, cutoff_time=clock.cutoff_time,
+        effective_min_age_seconds=clock.effective_min_age_seconds,
+        work_dir=f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}", airflow_run_id=airflow_run_id,
+        settings=settings, parallelism=parallelism, sweep_mark=sweep_mark)
+
+
+def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | None, repository: str,
+              storage_conn_id: str | None, lakefs_conn_id: str | None) -> StorageLocation:
+    if ns.startswith(("s3://", "s3a://")):
+        if s3 is None:
+            raise SettingsError(
+                f"repository {repository!r} has namespace {ns!r}, but the storage connection "
+                f"{storage_conn_id!r} is not defined: define it (an 'aws' connection with the keys, and "
+                f"endpoint_url in its extra for S3-compatible storage) or fix storage_conn_id in the GC config")
+        return StorageLocation(ns, blockstore, s3.endpoint_url, s3.region or DEFAULT_REGION)
+    if ns.startswith("local://"):
+        if not local_root:
+            raise SettingsError(f"repository {repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} "
+                                f"(connection {lakefs_conn_id!r})")
+        try:
+            parse_namespace(ns, local_root)
+        except ValueError as e:
+            raise SettingsError(str(e)) from e
+        return StorageLocation(ns, blockstore, local_root=local_root)
+    try:
+        parse_namespace(ns)
+    except ValueError as e:
+        raise SettingsError(f"repository {repository!r}: {e}") from e
+    raise SettingsError(f"repository {repository!r}: unsupported namespace {ns!r}")  # parse_namespace refuses first
+
+
+def check_namespace(storage, ns: str) -> None:
+    """A local namespace must hold lakeFS's marker (``_lakefs/dummy``, or ``dummy`` in old
+    repositories) under the configured root: otherwise the GC would be looking at the wrong
+    directory and could take someone else's files for garbage."""
+    try:
+        found = storage.exists("_lakefs/dummy") or storage.exists("dummy")
+    except Exception as e:  # noqa: BLE001 - any storage error here means we cannot trust the place
+        raise LakeFSGCError(f"cannot read storage namespace {ns!r} ({storage.uri}): {type(e).__name__}: {e}") from e
+    if not found:
+        where = getattr(storage, "root", None) or storage.uri
+        raise LakeFSGCError(
+            f"storage namespace {ns!r} has no lakeFS marker (_lakefs/dummy) at {where}: the GC is not looking "
+            f"where lakeFS keeps this repository. Check the storage connection (endpoint, bucket) or, for "
+            f"local://, the lakeFS connection's \"local_blockstore_root\"; nothing was deleted")
+
+
+def mark_uncommitted(client, ctx: RunContext) -> UncommittedResult:
+    """Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2)."""
+    t0 = time.monotonic()
+    run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
+    return UncommittedResult(run_id=run_id, locations=tuple(locations), pages=int(pages),
+                             seconds=round(time.monotonic() - t0, 3))

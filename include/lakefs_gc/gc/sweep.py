@@ -1,0 +1,76 @@
+"""The sweep: delete a mark's ``deleted/`` list, one report part at a time, resumably.
+
+Layout, beside lakeFS's report (``_lakefs/retention/gc/unified/<mark_id>/``)::
+
+    deleted/part-NNNNN.parquet                    the mark's list (column ``address``)
+    sweeps/<sweep_id>/done/part-NNNNN.json        counts of a finished part (written last)
+    sweeps/<sweep_id>/dead_letters/part-NNNNN.parquet   keys that still failed: key, error_code,
+                                                  message, attempts
+
+``sweep_id`` is the Airflow run that sweeps. A retry or a manual clear of the same run skips the
+parts with a ``done`` marker (and counts them from it) and redoes the others from the start:
+keys deleted before a crash are then "not found", which counts as deleted. A later run (a new
+``sweep_id``) sweeps the whole list again, so it retries earlier dead letters.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+from typing import Any
+
+from lakefs_gc.contract import DeleteCounts
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.decision import is_deletable
+from lakefs_gc.gc.deleter import DeletePolicy, Deleter, DeleteStats
+
+PART_COUNTS = ("keys", "deleted", "missing", "retried", "requests", "failed")  # what a done marker records
+
+
+def read_addresses(storage, key: str) -> list[str]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(storage.get(key)), columns=["address"])
+    addresses = table.column("address").to_pylist()
+    refused = [a for a in addresses if a is None or not is_deletable(a)]
+    if refused:
+        raise LakeFSGCError(f"{storage.full_uri(key)} lists addresses GC must never delete: {refused[:5]}; "
+                            f"nothing in this part was deleted")
+    return addresses
+
+
+def write_dead_letters(storage, key: str, stats: DeleteStats) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = stats.dead
+    table = pa.table({"key": pa.array([x.key for x in d], pa.string()),
+                      "error_code": pa.array([x.error_code for x in d], pa.string()),
+                      "message": pa.array([x.message for x in d], pa.string()),
+                      "attempts": pa.array([x.attempts for x in d], pa.int32())})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    storage.put(key, buf.getvalue())
+
+
+def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, **deleter_kw: Any) -> DeleteCounts:
+    """Delete the addresses of one report part (or return its recorded counts if already done)."""
+    name = posixpath.basename(part_key).removesuffix(".parquet")
+    marker = f"{sdir}done/{name}.json"
+    if storage.exists(marker):
+        recorded = json.loads(storage.get(marker))
+        return DeleteCounts(**{k: int(recorded.get(k, 0)) for k in PART_COUNTS}, parts=1, resumed_parts=1)
+    addresses = read_addresses(storage, part_key)
+    stats = Deleter(storage, policy, **deleter_kw).delete(addresses)
+    if stats.dead:
+        write_dead_letters(storage, f"{sdir}dead_letters/{name}.parquet", stats)
+    counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, missing=stats.missing, retried=stats.retried,
+                          requests=stats.requests, failed=len(stats.dead), parts=1)
+    if not policy.dry_run:
+        storage.put(marker, json.dumps({k: getattr(counts, k) for k in PART_COUNTS}).encode())
+    return counts
+
+
+def add_counts(results) -> DeleteCounts:
+    return sum(results, DeleteCounts())

@@ -1,0 +1,258 @@
+"""lakeFS through the official SDK (`lakefs-sdk`), with the calls GC needs and safe retries.
+
+Retries: 5xx, 429 and connection errors are retried with full-jitter exponential backoff; other
+4xx are not (reference 8.1). Everything that would let GC run on partial information raises
+``LakeFSGCError`` with a message saying what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import lakefs_sdk
+import urllib3
+from lakefs_sdk.exceptions import ApiException
+
+from lakefs_gc.errors import LakeFSGCError, NoGCRulesError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+API_PATH = "/api/v1"
+
+
+def api_endpoint(url: str) -> str:
+    """lakeFS's API base: ``url`` without trailing ``/``, ending in ``/api/v1`` (the one place
+    that normalises it)."""
+    base = url.rstrip("/")
+    return base if base.endswith(API_PATH) else base + API_PATH
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, ApiException):
+        return exc.status in RETRY_STATUSES or exc.status in (None, 0)
+    return isinstance(exc, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError))
+
+
+def _error_message(exc: BaseException) -> str:
+    if isinstance(exc, ApiException):
+        body = (exc.body or "").strip() if isinstance(exc.body, str) else exc.body
+        return f"HTTP {exc.status} {exc.reason or ''}: {body}".strip()
+    return f"{type(exc).__name__}: {exc}"
+
+
+class LakeFSClient:
+    """The lakeFS calls GC makes. ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1``
+    (``/api/v1`` is appended when missing)."""
+
+    def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
+                 backoff_base: float = 0.5, backoff_max: float = 20.0, request_timeout: float = 120.0,
+                 sleep: Callable[[float], None] = time.sleep):
+        endpoint = api_endpoint(endpoint)
+        self.endpoint = endpoint
+        cfg = lakefs_sdk.Configuration(host=endpoint, username=access_key, password=secret_key)
+        cfg.retries = 0  # our own policy below; urllib3 must not retry POSTs behind our back
+        self._api = lakefs_sdk.ApiClient(cfg)
+        self._api.user_agent = "lakefs-gc-airflow/0.1 unified_gc"
+        self.repositories = lakefs_sdk.RepositoriesApi(self._api)
+        self.internal = lakefs_sdk.InternalApi(self._api)
+        self.config = lakefs_sdk.ConfigApi(self._api)
+        self.metadata = lakefs_sdk.MetadataApi(self._api)
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.request_timeout = request_timeout
+        self._sleep = sleep
+
+    def close(self) -> None:
+        self._api.close()
+
+    def __enter__(self) -> LakeFSClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- retries -----------------------------------------------------------------------------
+    def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call ``fn`` retrying transient failures; other errors propagate unchanged."""
+        kwargs.setdefault("_request_timeout", self.request_timeout)
+        attempt = 0
+        while True:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:  # classified right below; non-transient ones re-raise
+                if not _is_transient(exc) or attempt >= self.max_retries:
+                    raise
+                delay = random.uniform(0, min(self.backoff_max, self.backoff_base * (2 ** attempt)))
+                attempt += 1
+                log.warning("lakeFS %s failed (%s); retry %d/%d in %.1fs", what, _error_message(exc), attempt,
+                            self.max_retries, delay)
+                self._sleep(delay)
+
+    # -- repository and server facts -----------------------------------------------------------
+    def get_repository(self, repo: str) -> lakefs_sdk.Repository:
+        try:
+            return self.call("getRepository", self.repositories.get_repository, repo)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise LakeFSGCError(f"lakeFS repository {repo!r} not found at {self.endpoint}: check the repository "
+                                    f"name in the GC config") from None
+            if exc.status == 401:
+                raise LakeFSGCError(f"lakeFS at {self.endpoint} refused the credentials (401): check the access key "
+                                    f"and secret of the lakeFS connection") from None
+            raise
+
+    def blockstore_type(self, storage_id: str | None = None) -> str:
+        """The blockstore type serving ``storage_id`` (reference 1.1 getConfig)."""
+        cfg = self.call("getConfig", self.config.get_config)
+        candidates = list(cfg.storage_config_list or [])
+        if len(candidates) <= 1 and cfg.storage_config is not None:
+            return cfg.storage_config.blockstore_type
+        for sc in candidates:
+            if (sc.blockstore_id or "") == (storage_id or ""):
+                return sc.blockstore_type
+        raise LakeFSGCError(f"lakeFS config lists no blockstore with id {storage_id!r}")
+
+    def grace_period_seconds(self) -> int:
+        """lakeFS's link-address grace period (``/config/garbage-collection``); 86400 if absent."""
+        try:
+            gc = self.call("getGarbageCollectionConfig", self.internal.get_garbage_collection_config)
+        except ApiException as exc:
+            if exc.status in (404, 501):
+                return 86400  # older servers: the documented 24 h link window (reference 2.2)
+            raise
+        return int(gc.grace_period if gc.grace_period is not None else 86400)
+
+    def require_gc_rules(self, repo: str) -> lakefs_sdk.GarbageCollectionRules:
+        """The repository's GC rules; none is an error (hazard H1: never "every commit expired").
+
+        Read raw: lakeFS answers ``"branches": null`` when no branch has its own rule, which
+        lakefs-sdk's model refuses (a validation error), so the body is parsed here."""
+        try:
+            resp = self.call("getGCRules", self.repositories.get_gc_rules_with_http_info, repo,
+                             _preload_content=False)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
+            raise
+        return parse_gc_rules(resp.raw_data, repo)
+
+    # -- uncommitted (reference 1.3, hazard H2) -------------------------------------------------
+    def prepare_uncommitted_all(self, repo: str, max_pages: int = 100_000) -> tuple[str, list[str], int]:
+        """Page ``prepare_uncommited`` to the end; return (run_id, every non-empty location, pages).
+
+        lakeFS returns an empty location for a page that wrote no rows, even when earlier pages
+        wrote files, so every page's location is kept, not only the last one (hazard H2).
+        """
+        token: str | None = None
+        run_id: str | None = None
+        locations: list[str] = []
+        pages = 0
+        while True:
+            req = lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token) if token else None
+            resp = self.call("prepareGarbageCollectionUncommitted", self.internal.prepare_garbage_collection_uncommitted,
+                             repo, req)
+            pages += 1
+            if run_id is None:
+                run_id = resp.run_id
+            elif resp.run_id != run_id:
+                raise LakeFSGCError(f"prepare_uncommited changed run id mid-way ({run_id} -> {resp.run_id}); "
+                                    f"re-run the GC")
+            loc = resp.gc_uncommitted_location or ""
+            if loc and loc not in locations:
+                locations.append(loc)
+            token = resp.continuation_token or None
+            if not token:
+                break
+            if pages >= max_pages:
+                raise LakeFSGCError(f"prepare_uncommited did not finish within {max_pages} pages")
+        if not run_id:
+            raise LakeFSGCError("prepare_uncommited returned no run id")
+        return run_id, locations, pages
+
+    # -- committed (reference 1.3, 4.3 step 4) --------------------------------------------------
+    def prepare_commits(self, repo: str, timeout_seconds: float = 1200.0, poll_initial: float = 0.5,
+                        poll_max: float = 15.0) -> dict[str, str]:
+        """Ask lakeFS for the active commits. Returns {run_id, gc_commits_location}.
+
+        Async task with polling (lakeFS >= 1.72), falling back to the synchronous call only when
+        starting the task answers 500. No GC rules is an error, never "all commits active".
+        """
+        try:
+            task = self.call("prepareGarbageCollectionCommitsAsync",
+                             self.internal.prepare_garbage_collection_commits_async, repo)
+        except ApiException as exc:
+            if exc.status == 500:
+                log.warning("async prepare_commits answered 500; falling back to the synchronous call")
+                return self._prepare_commits_sync(repo)
+            if exc.status == 404:
+                # Either no GC rules or an old server without the async route. The Scala GC then
+                # treats every commit as ... nothing (hazard H1). We ask the sync route to tell.
+                return self._prepare_commits_sync(repo)
+            raise
+        deadline = time.monotonic() + timeout_seconds
+        delay = poll_initial
+        while True:
+            try:
+                st = self.call("prepareGarbageCollectionCommitsStatus",
+                               self.internal.prepare_garbage_collection_commits_status, repo, task.id)
+            except ApiException as exc:
+                if exc.status == 404:
+                    raise LakeFSGCError(f"prepare_commits task {task.id} not found on the server; re-run the GC") from None
+                raise
+            if st.completed:
+                if st.error is not None and st.error.message:
+                    msg = st.error.message
+                    if "not found" in msg.lower() and "rule" in msg.lower():
+                        raise NoGCRulesError(self._no_rules_message(repo, msg))
+                    raise LakeFSGCError(f"prepare_commits failed (task {task.id}): {msg}")
+                if st.result is None or not st.result.gc_commits_location:
+                    raise LakeFSGCError(f"prepare_commits task {task.id} completed without a commits location")
+                return {"run_id": st.result.run_id, "gc_commits_location": st.result.gc_commits_location}
+            if time.monotonic() + delay > deadline:
+                raise LakeFSGCError(f"prepare_commits task {task.id} did not complete within {timeout_seconds:.0f}s; "
+                                    f"raise the timeout or retry later")
+            self._sleep(delay)
+            delay = min(poll_max, delay * 2)
+
+    def _prepare_commits_sync(self, repo: str) -> dict[str, str]:
+        try:
+            resp = self.call("prepareGarbageCollectionCommits", self.internal.prepare_garbage_collection_commits, repo)
+        except ApiException as exc:
+            if exc.status == 404:
+                raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
+            raise
+        return {"run_id": resp.run_id, "gc_commits_location": resp.gc_commits_location}
+
+    @staticmethod
+    def _no_rules_message(repo: str, detail: str) -> str:
+        return (f"repository {repo!r} has no GC rules ({detail}); GC deletes nothing without them. Set rules "
+                f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
+
+    def meta_range_location(self, repo: str, metarange_id: str) -> str:
+        return self.call("getMetaRange", self.metadata.get_meta_range, repo, metarange_id).location
+
+    def range_location(self, repo: str, range_id: str) -> str:
+        return self.call("getRange", self.metadata.get_range, repo, range_id).location
+
+
+def parse_gc_rules(raw: bytes | str, repo: str) -> lakefs_sdk.GarbageCollectionRules:
+    """GC rules from lakeFS's JSON, ``"branches": null`` meaning none (as lakeFS writes it)."""
+    import json
+
+    try:
+        doc = json.loads(raw)
+        return lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=int(doc["default_retention_days"]),
+            branches=[lakefs_sdk.GarbageCollectionRule(branch_id=str(b["branch_id"]),
+                                                       retention_days=int(b["retention_days"]))
+                      for b in doc.get("branches") or []])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise LakeFSGCError(f"repository {repo!r}: unreadable GC rules from lakeFS ({exc}): {raw[:200]!r}") from None
+

@@ -1,0 +1,61 @@
+"""Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
+Spark task, through :mod:`lakefs_gc.gc.sweep` (rate-limited, retried, resumable), after the
+blast-radius guard. Keys that still fail are dead letters; the shell then fails the task."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+
+from lakefs_gc.contract import DeleteResult, StepInputs
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.deleter import DeletePolicy
+from lakefs_gc.gc.guards import blast_radius
+from lakefs_gc.gc.sweep import add_counts, sweep_part
+from lakefs_gc.report import layout
+from lakefs_gc.report.marks import parquet_parts
+from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
+
+
+def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys):
+    st = sref.open()
+    for key in part_keys:
+        yield sweep_part(st, key, sdir, policy)
+
+
+def _parquet_rows(st, key: str) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(io.BytesIO(st.get(key))).metadata.num_rows
+
+
+def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
+    """The deleter settings of a run; the global rate is split evenly across the delete tasks that
+    can run at once, so together they never exceed it."""
+    s = inputs.context.settings
+    return DeletePolicy(rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
+                        batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
+
+
+def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
+    ctx = inputs.context
+    s = ctx.settings
+    mark_id = inputs.mark_id()
+    sref = storage_ref(ctx, environ)
+    st = sref.open()
+    if not st.exists(layout.summary_key(mark_id)):
+        raise LakeFSGCError(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
+                            f"nothing to sweep")
+    files = parquet_parts(st, layout.deleted_dir(mark_id))
+    to_delete = sum(_parquet_rows(st, k) for k in files)
+    blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
+    sc = spark.sparkContext
+    concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
+    policy = delete_policy(inputs, min(concurrency, sc.defaultParallelism))
+    sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
+    results = sc.parallelize(files, concurrency).mapPartitions(
+        lambda ks: _sweep_parts(sref, sdir, policy, ks)).collect() if files else []
+    counts = add_counts(results)
+    return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
+                        sweep_dir=st.full_uri(sdir),
+                        dead_letters=st.full_uri(sdir + "dead_letters/") if counts.failed else None)

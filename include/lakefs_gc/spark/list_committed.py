@@ -1,0 +1,59 @@
+"""Spark step ``list_committed``: the addresses of every commit lakeFS says to keep.
+
+commits.csv (lakeFS's async prepare) -> metaranges (driver: a few) -> ranges (executors) ->
+namespace-relative addresses, written as Parquet (column ``address``) under the work location.
+Fails closed (hazard H1): an unreadable commits.csv, metarange or range fails the step.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from lakefs_gc.contract import CommittedResult, StepInputs
+from lakefs_gc.gc import committed
+from lakefs_gc.gc.decision import ADDRESS_SCHEMA
+from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
+
+
+def _metarange_ranges(sref: StorageRef, keys):
+    st = sref.open()
+    for key in keys:
+        for range_id, _ in committed.metarange_range_ids(st, key):
+            yield range_id
+
+
+def _range_addresses(sref: StorageRef, lakefs: LakeFSRef, repo: str, range_ids):
+    st = sref.open()
+    roots = sref.roots
+    with lakefs.client() as client:
+        for rid in range_ids:
+            key = committed.relative_key(roots, client.range_location(repo, rid))
+            for address in committed.range_addresses(st, key, roots):
+                yield (address,)
+
+
+def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CommittedResult:
+    ctx = inputs.context
+    repo = ctx.repository
+    sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
+    roots = sref.roots
+    out_dir = os.path.join(ctx.work_dir, "committed")
+    with lakefs.client() as client:
+        prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
+        csv_loc = prep["gc_commits_location"]
+        rows = committed.parse_commits_csv(sref.open().get(committed.relative_key(roots, csv_loc)), csv_loc)
+        metarange_ids = sorted({m for _, m in rows if m})
+        mr_keys = [committed.relative_key(roots, client.meta_range_location(repo, m)) for m in metarange_ids]
+    n = parallelism(spark, ctx)
+    range_ids = (spark.sparkContext.parallelize(mr_keys, partitions(len(mr_keys), n))
+                 .mapPartitions(lambda keys: _metarange_ranges(sref, keys))
+                 .distinct(n)
+                 .cache())
+    num_ranges = range_ids.count()
+    addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids))
+    spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
+    count = spark.read.parquet(out_dir).count()
+    range_ids.unpersist()
+    return CommittedResult(committed_dir=out_dir, commits_csv=csv_loc, active_commits=len(rows),
+                           metaranges=len(metarange_ids), ranges=num_ranges, committed_addresses=count)

@@ -1,0 +1,92 @@
+"""What every Spark step needs besides the contract: secrets from the environment, the namespace's
+storage on executors, the lakeFS client, partition counts.
+
+Secrets reach a job only through the environment (names below and in
+:mod:`lakefs_gc.storage.settings`); the driver reads them once and ships them to executors inside
+:class:`StorageRef` and :class:`LakeFSRef`, whose ``repr`` hides them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from lakefs_gc.contract import RunContext
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+from lakefs_gc.storage.settings import DEFAULT_REGION
+from lakefs_gc.storage.settings import SECRET_ENV as S3_SECRET_ENV
+
+ENV_LAKEFS_ACCESS_KEY = "LAKEFS_GC_LAKEFS_ACCESS_KEY_ID"
+ENV_LAKEFS_SECRET_KEY = "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY"
+SECRET_ENV = (ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, *S3_SECRET_ENV)
+
+
+@dataclass(frozen=True)
+class StorageRef:
+    """Everything an executor needs to open the namespace (picklable; secrets hidden from repr)."""
+
+    namespace: str
+    s3: S3Options
+    local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
+
+    def open(self):
+        return open_storage(self.namespace, self.s3, self.local_root)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Every URI naming the namespace root (locations and full addresses are relative to these)."""
+        return parse_namespace(self.namespace, self.local_root).roots()
+
+    def __repr__(self) -> str:
+        return f"StorageRef({self.namespace!r})"
+
+
+@dataclass(frozen=True)
+class LakeFSRef:
+    """How executors reach lakeFS (picklable; secrets hidden from repr)."""
+
+    endpoint: str
+    access_key: str
+    secret_key: str
+
+    def client(self):
+        from lakefs_gc.lakefs.client import LakeFSClient
+
+        return LakeFSClient(self.endpoint, self.access_key, self.secret_key)
+
+    def __repr__(self) -> str:
+        return f"LakeFSRef({self.endpoint!r})"
+
+
+def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> StorageRef:
+    """The namespace's storage: the endpoint and region recorded in the context, keys from the
+    environment (none: boto3's default chain, e.g. an instance role on the cluster)."""
+    keys = S3Options.from_env(environ)
+    loc = ctx.storage
+    s3 = replace(keys, endpoint_url=loc.s3_endpoint_url, region=loc.s3_region or DEFAULT_REGION)
+    return StorageRef(loc.namespace, s3, loc.local_root)
+
+
+def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> LakeFSRef:
+    env = os.environ if environ is None else environ
+    access, secret = env.get(ENV_LAKEFS_ACCESS_KEY), env.get(ENV_LAKEFS_SECRET_KEY)
+    if not access or not secret:
+        raise LakeFSGCError(f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
+                            f"in the job's environment (the operator does this from the lakeFS connection)")
+    return LakeFSRef(ctx.lakefs_endpoint, access, secret)
+
+
+def parallelism(spark, ctx: RunContext) -> int:
+    return int(ctx.parallelism or spark.sparkContext.defaultParallelism or 2)
+
+
+def cutoff_seconds(ctx: RunContext) -> float:
+    return parse_iso(ctx.cutoff_time).timestamp()
+
+
+def partitions(n_items: int, n: int) -> int:
+    """Partitions for ``n_items`` work items: at most ``n``, at least 1."""
+    return max(1, min(n_items, n))

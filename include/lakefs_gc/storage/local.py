@@ -1,0 +1,151 @@
+"""lakeFS's ``local`` blockstore: objects are files under the namespace directory."""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
+from lakefs_gc.storage.namespace import _check_key
+
+
+class LocalStorage:
+    """Files under a directory (lakeFS's ``local`` blockstore)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.uri = f"local://{self.root}"
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _path(self, key: str) -> Path:
+        return self.root / _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        p = self._path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, p)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self._path(key).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def open_input(self, key: str) -> IO[bytes]:
+        try:
+            return open(self._path(key), "rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def exists(self, key: str) -> bool:
+        return self._path(key).is_file()
+
+    def _dir_and_name_prefix(self, prefix: str) -> tuple[Path, str, str]:
+        if prefix.rstrip("/"):
+            _check_key(prefix.rstrip("/"))
+        if prefix == "" or prefix.endswith("/"):
+            return self.root / prefix, "", prefix
+        d, _, name = prefix.rpartition("/")
+        return (self.root / d if d else self.root), name, (d + "/" if d else "")
+
+    def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
+        """Objects whose key starts with ``prefix`` (and sorts after ``start_after``), sorted by key;
+        non-recursive lists only the objects directly under the last ``/`` of the prefix (delimiter
+        listing, objects only)."""
+        base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
+        for o in self._walk(base, name_prefix, key_base, recursive):
+            if start_after is None or o.key > start_after:
+                yield o
+
+    def _walk(self, d: Path, name_prefix: str, key_base: str, recursive: bool) -> Iterator[ObjectInfo]:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        # Keys sort as "name/..." for directories: order by name + "/" so output is key-sorted.
+        entries.sort(key=lambda e: e.name + "/" if e.is_dir(follow_symlinks=False) else e.name)
+        for e in entries:
+            if not e.name.startswith(name_prefix) or e.name.startswith(".tmp-"):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if recursive:
+                    yield from self._walk(Path(e.path), "", f"{key_base}{e.name}/", True)
+            elif e.is_file():
+                st = e.stat()
+                yield ObjectInfo(key_base + e.name, st.st_size, st.st_mtime)
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        """Common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
+        base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
+        try:
+            names = sorted(e.name for e in os.scandir(base)
+                           if e.is_dir(follow_symlinks=False) and e.name.startswith(name_prefix))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for n in names:
+            yield f"{key_base}{n}/"
+
+    def delete(self, key: str) -> None:
+        self._unlink(key)
+
+    def _unlink(self, key: str) -> bool:
+        """Remove the object; False if it was not there."""
+        p = self._path(key)
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            return False
+        # prune empty parent directories up to the root, as an object store has no directories
+        parent = p.parent
+        while parent != self.root and self.root in parent.parents:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+        return True
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
+        missing ones. Directories left empty are pruned once per batch, not once per key."""
+        failed: list[tuple[str, str, str]] = []
+        parents: set[str] = set()
+        root = str(self.root)
+        base = root + "/"
+        for k in keys:
+            if not k or k[0] == "/" or "." in k:  # the fast path needs no full check: no "." means no ./..
+                _check_key(k)
+            path = base + k
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                failed.append((k, "NoSuchKey", "not found"))
+                continue
+            except OSError as exc:
+                failed.append((k, errno.errorcode.get(exc.errno or 0, type(exc).__name__), str(exc)))
+                continue
+            parents.add(path.rpartition("/")[0])
+        for d in sorted(parents, key=len, reverse=True):
+            while d != root and d.startswith(root + os.sep):
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+                d = os.path.dirname(d)
+        return failed

@@ -1,0 +1,126 @@
+"""S3 and S3-compatible object stores through boto3 (no Hadoop connector)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import IO
+
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
+from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage.settings import S3Options
+
+S3_MAX_DELETE = 1000
+
+
+def make_s3_client(options: S3Options, max_attempts: int = 5):
+    """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
+    ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
+    and counts by itself)."""
+    import boto3
+    from botocore.config import Config
+
+    cfg = Config(
+        region_name=options.region,
+        s3={"addressing_style": "path" if options.path_style else "auto"},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        retries={"total_max_attempts": max_attempts, "mode": "standard"},
+    )
+    return boto3.session.Session().client(
+        "s3", endpoint_url=options.endpoint_url, aws_access_key_id=options.access_key_id,
+        aws_secret_access_key=options.secret_access_key, aws_session_token=options.session_token,
+        config=cfg)
+
+
+class S3Storage:
+    """Objects under ``s3://bucket/prefix`` through boto3."""
+
+    def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.options = options or S3Options()
+        self.client = client or make_s3_client(self.options)
+        self._raw_client = None
+        self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
+        self._base = self.prefix + "/" if self.prefix else ""
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _key(self, key: str) -> str:
+        return self._base + _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+
+    def _is_missing(self, exc: Exception) -> bool:
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
+        return code in ("NoSuchKey", "404", "NotFound")
+
+    def get(self, key: str) -> bytes:
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        except self.client.exceptions.ClientError as exc:
+            if self._is_missing(exc):
+                raise ObjectNotFound(self.full_uri(key)) from None
+            raise
+
+    def open_input(self, key: str) -> IO[bytes]:
+        """The object in a seekable temporary file (in memory up to 64 MiB)."""
+        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+        try:
+            resp = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            shutil.copyfileobj(resp["Body"], tmp, 1 << 20)
+        except self.client.exceptions.ClientError as exc:
+            tmp.close()
+            if self._is_missing(exc):
+                raise ObjectNotFound(self.full_uri(key)) from None
+            raise
+        tmp.seek(0)
+        return tmp  # type: ignore[return-value]
+
+    def exists(self, key: str) -> bool:
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return True
+        except self.client.exceptions.ClientError as exc:
+            if self._is_missing(exc):
+                return False
+            raise
+
+    def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
+        kwargs = {"Bucket": self.bucket, "Prefix": self._base + prefix}
+        if not recursive:
+            kwargs["Delimiter"] = "/"
+        if start_after:
+            kwargs["StartAfter"] = self._base + start_after
+        strip = len(self._base)
+        for page in self.client.get_paginator("list_objects_v2").paginate(**kwargs):
+            for o in page.get("Contents", ()):
+                yield ObjectInfo(o["Key"][strip:], int(o["Size"]), o["LastModified"].timestamp())
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        strip = len(self._base)
+        for page in self.client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self._base + prefix, Delimiter="/"):
+            for cp in page.get("CommonPrefixes", ()):
+                yield cp["Prefix"][strip:]
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
+        Returns (key, code, message) for keys failed inside a 200 answer; a failed request raises."""
+        if len(keys) > S3_MAX_DELETE:
+            raise ValueError(f"DeleteObjects takes at most {S3_MAX_DELETE} keys, got {len(keys)}")
+        if not keys:
+            return []
+        if self._raw_client is None:
+            self._raw_client = make_s3_client(self.options, max_attempts=1)
+        resp = self._raw_client.delete_objects(
+            Bucket=self.bucket, Delete={"Objects": [{"Key": self._key(k)} for k in keys], "Quiet": True})
+        strip = len(self._base)
+        return [(e["Key"][strip:], str(e.get("Code", "")), str(e.get("Message", ""))) for e in resp.get("Errors", ())]

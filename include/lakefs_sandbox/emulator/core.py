@@ -1,0 +1,945 @@
+"""The emulator's catalog: repositories, branches, commits, staging, GC preparation.
+
+State (repositories, branches, commits, staging, rules, tasks) lives in SQLite (a file under
+``--state`` or in memory); trees live where lakeFS keeps them: ranges and metaranges written as
+graveler SSTables into the storage namespace under ``_lakefs/<id>``. Every public method runs
+under one lock, so the HTTP layer may call from any thread.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+import posixpath
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from lakefs_gc.lakefs.graveler import FULL, RANGES_TYPE, RELATIVE, Entry, RangeInfo, iter_metarange, iter_range
+from lakefs_gc.lakefs.sstable import SSTableReader
+from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+
+from lakefs_sandbox.graveler_writer import (
+    GravelerTableWriter,
+    entry_identity,
+    entry_value,
+    metarange_to_bytes,
+    should_break_at_key,
+)
+
+from .active_commits import CommitNode, Rules, active_commits
+from .xid import new_descending_xid, new_xid, xid_time
+
+DUMMY_KEY = "_lakefs/dummy"
+DUMMY_CONTENT = b"this is dummy data - created by lakeFS to check accessibility"
+RULES_KEY = "_lakefs/retention/gc/rules/config.json"
+REPO_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
+BRANCH_NAME_RE = re.compile(r"^\w[-\w]*$")
+NANOID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-"
+
+
+class APIError(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def not_found(what: str) -> APIError:
+    return APIError(404, f"{what}: not found")
+
+
+@dataclass
+class Settings:
+    """Emulator knobs (command-line flags of ``python -m lakefs_sandbox.emulator``)."""
+
+    access_key: str = "AKIAIOSFOLEMULATOR"
+    secret_key: str = "emulator-secret"
+    state_dir: str | None = None
+    blockstore_type: str = "local"  # "local" or "s3"
+    local_path: str | None = None  # blockstore.local.path: local://<ns> lives at <local_path>/<ns>
+    s3: S3Options = field(default_factory=S3Options)
+    grace_period: int = 86400  # seconds: link-address validity and /config/garbage-collection
+    slice_size: int = 50_000  # data partition roll-over by count (DefaultDataPartitionSize)
+    slice_interval: int = 3600  # ... and by time, seconds (DefaultDataInterval)
+    min_range_size: int = 0
+    max_range_size: int = 20 << 20
+    range_raggedness: int = 50_000
+    uncommitted_page_size: int = 100_000  # rows per prepare_uncommited call
+    prepare_commits_delay: float = 0.0  # seconds an async prepare task reports completed=false
+    clock_offset: float | None = None  # seconds added to the real clock; None keeps the persisted one
+
+
+def _now_iso(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def entry_to_json(e: Entry) -> dict:
+    return {"address": e.address, "address_type": e.address_type, "size": e.size, "etag": e.etag,
+            "mtime": e.last_modified_seconds + e.last_modified_nanos / 1e9, "metadata": dict(e.metadata),
+            "content_type": e.content_type}
+
+
+def entry_from_json(d: dict) -> Entry:
+    mt = float(d["mtime"])
+    sec = int(mt)
+    return Entry(d["address"], int(d["size"]), d["etag"], sec, int(round((mt - sec) * 1e9)) % 1_000_000_000,
+                 dict(d.get("metadata") or {}), int(d["address_type"]), d.get("content_type") or "")
+
+
+def entry_mtime(e: Entry) -> int:
+    return int(e.last_modified_seconds)
+
+
+class _LRU(OrderedDict):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_or(self, key, loader):
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        v = loader()
+        self[key] = v
+        if len(self) > self.size:
+            self.popitem(last=False)
+        return v
+
+
+class Catalog:
+    def __init__(self, settings: Settings):
+        self.s = settings
+        self.lock = threading.RLock()
+        if settings.state_dir:
+            os.makedirs(settings.state_dir, exist_ok=True)
+            path = os.path.join(settings.state_dir, "emulator.sqlite")
+        else:
+            path = ":memory:"
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL" if settings.state_dir else "PRAGMA journal_mode=MEMORY")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._schema()
+        row = self.db.execute("SELECT value FROM meta WHERE key='clock_offset'").fetchone()
+        self._offset = float(row[0]) if row else 0.0
+        if settings.clock_offset is not None:
+            self.set_clock_offset(settings.clock_offset)
+        self._storages: dict[str, object] = {}
+        self._metaranges = _LRU(256)
+        self._ranges = _LRU(64)
+        self._slice: tuple[str, int, float] | None = None  # (slice id, ids issued, created at)
+        self._signing_key = hashlib.sha256(b"lakefs-emulator-link:" + settings.secret_key.encode()).digest()
+
+    # ------------------------------------------------------------------ state
+    def _schema(self) -> None:
+        self.db.executescript("""
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS repos (name TEXT PRIMARY KEY, storage_namespace TEXT NOT NULL,
+            default_branch TEXT NOT NULL, creation_date INTEGER NOT NULL, read_only INTEGER NOT NULL,
+            gc_rules TEXT);
+        CREATE TABLE IF NOT EXISTS branches (repo TEXT NOT NULL, name TEXT NOT NULL, commit_id TEXT NOT NULL,
+            hidden INTEGER NOT NULL, PRIMARY KEY (repo, name));
+        CREATE TABLE IF NOT EXISTS commits (repo TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL,
+            PRIMARY KEY (repo, id));
+        CREATE TABLE IF NOT EXISTS staging (repo TEXT NOT NULL, branch TEXT NOT NULL, path TEXT NOT NULL,
+            entry TEXT, PRIMARY KEY (repo, branch, path));
+        CREATE TABLE IF NOT EXISTS compacted (repo TEXT NOT NULL, branch TEXT NOT NULL, path TEXT NOT NULL,
+            entry TEXT, PRIMARY KEY (repo, branch, path));
+        CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, repo TEXT NOT NULL, body TEXT NOT NULL);
+        """)
+
+    def _tx(self):
+        return _Tx(self.db)
+
+    # ------------------------------------------------------------------ clock
+    def clock_offset(self) -> float:
+        return self._offset
+
+    def set_clock_offset(self, offset: float) -> None:
+        with self.lock:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('clock_offset', ?)", (repr(float(offset)),))
+            self._offset = float(offset)
+
+    def now(self) -> float:
+        return time.time() + self.clock_offset()
+
+    # ------------------------------------------------------------------ storage
+    def storage(self, ns: str):
+        st = self._storages.get(ns)
+        if st is None:
+            st = open_storage(ns, self.s.s3, self.s.local_path)
+            self._storages[ns] = st
+        return st
+
+    def roots(self, ns: str) -> tuple[str, ...]:
+        """Every URI naming the namespace root (local: as written and as resolved)."""
+        return parse_namespace(ns, self.s.local_path).roots()
+
+    def full_uri(self, ns: str, key: str) -> str:
+        """A key as lakeFS formats it (``QualifiedKey.Format``): on the local blockstore
+        ``local://`` + ``path.Join(local_path, ns, key)``, so resolved and without a trailing ``/``
+        (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the key as they are."""
+        if ns.startswith("local://"):
+            return "local://" + posixpath.normpath(f"{parse_namespace(ns, self.s.local_path).prefix}/{key}")
+        return ns.rstrip("/") + "/" + key
+
+    # ------------------------------------------------------------------ repositories
+    def _repo_row(self, name: str) -> dict:
+        row = self.db.execute("SELECT name, storage_namespace, default_branch, creation_date, read_only, gc_rules "
+                              "FROM repos WHERE name=?", (name,)).fetchone()
+        if row is None:
+            raise not_found("repository")
+        return {"id": row[0], "storage_namespace": row[1], "default_branch": row[2], "creation_date": row[3],
+                "read_only": bool(row[4]), "gc_rules": json.loads(row[5]) if row[5] else None}
+
+    @staticmethod
+    def repo_json(r: dict) -> dict:
+        return {"id": r["id"], "creation_date": r["creation_date"], "default_branch": r["default_branch"],
+                "storage_namespace": r["storage_namespace"], "storage_id": "", "read_only": r["read_only"]}
+
+    def create_repository(self, name: str, ns: str, default_branch: str, read_only: bool = False) -> dict:
+        with self.lock:
+            if not REPO_NAME_RE.match(name or ""):
+                raise APIError(400, "repository name: invalid value: validation error")
+            if not BRANCH_NAME_RE.match(default_branch or ""):
+                raise APIError(400, "default branch: invalid value: validation error")
+            try:
+                parsed = parse_namespace(ns, self.s.local_path)
+            except ValueError as exc:
+                raise APIError(400, f"storage namespace: {exc}") from None
+            if parsed.scheme != self.s.blockstore_type:
+                raise APIError(400, f"storage namespace {ns!r}: expected a {self.s.blockstore_type}:// namespace "
+                                    f"(blockstore type {self.s.blockstore_type})")
+            if self.db.execute("SELECT 1 FROM repos WHERE name=?", (name,)).fetchone():
+                raise APIError(409, "repository already exists")
+            ns = ns.rstrip("/")
+            st = self.storage(ns)
+            try:
+                in_use = st.exists(DUMMY_KEY)
+            except Exception as exc:  # noqa: BLE001 - surfaced to the client like lakeFS does
+                raise APIError(400, f"failed to access storage namespace {ns}: {exc}") from None
+            if in_use:
+                raise APIError(400, f"failed to create repository: storage namespace {ns} already in use")
+            st.put(DUMMY_KEY, DUMMY_CONTENT)
+            now = int(self.now())
+            commit = {"id": "", "parents": [], "committer": "", "message": "Repository created",
+                      "creation_date": now, "meta_range_id": "", "metadata": {}, "generation": 1, "version": 1}
+            commit["id"] = self._commit_id(commit)
+            with self._tx():
+                self.db.execute("INSERT INTO repos VALUES (?,?,?,?,?,NULL)", (name, ns, default_branch, now,
+                                                                             int(read_only)))
+                self.db.execute("INSERT INTO commits VALUES (?,?,?)", (name, commit["id"], json.dumps(commit)))
+                self.db.execute("INSERT INTO branches VALUES (?,?,?,0)", (name, default_branch, commit["id"]))
+            return self.repo_json(self._repo_row(name))
+
+    def get_repository(self, name: str) -> dict:
+        with self.lock:
+            return self.repo_json(self._repo_row(name))
+
+    def list_repositories(self, prefix: str, after: str, amount: int) -> tuple[list[dict], bool]:
+        with self.lock:
+            names = [r[0] for r in self.db.execute("SELECT name FROM repos WHERE name > ? ORDER BY name", (after,))
+                     if r[0].startswith(prefix)]
+            page = names[:amount]
+            return [self.repo_json(self._repo_row(n)) for n in page], len(names) > amount
+
+    def delete_repository(self, name: str) -> None:
+        with self.lock:
+            self._repo_row(name)
+            with self._tx():
+                for table in ("repos", "branches", "commits", "staging", "tasks"):
+                    col = "name" if table == "repos" else "repo"
+                    self.db.execute(f"DELETE FROM {table} WHERE {col}=?", (name,))
+
+    # ------------------------------------------------------------------ commits & refs
+    def _commit_id(self, c: dict) -> str:
+        body = json.dumps({k: c[k] for k in ("parents", "committer", "message", "creation_date", "meta_range_id",
+                                               "metadata", "generation", "version")}, sort_keys=True)
+        return hashlib.sha256(body.encode() + str(time.time_ns()).encode()).hexdigest()
+
+    def _commit(self, repo: str, cid: str) -> dict:
+        row = self.db.execute("SELECT body FROM commits WHERE repo=? AND id=?", (repo, cid)).fetchone()
+        if row is None:
+            raise not_found("commit")
+        return json.loads(row[0])
+
+    def _all_commits(self, repo: str) -> dict[str, dict]:
+        return {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT id, body FROM commits WHERE repo=?", (repo,))}
+
+    def _branch(self, repo: str, name: str) -> tuple[str, bool]:
+        row = self.db.execute("SELECT commit_id, hidden FROM branches WHERE repo=? AND name=?", (repo, name)).fetchone()
+        if row is None:
+            raise not_found("branch")
+        return row[0], bool(row[1])
+
+    def resolve_ref(self, repo: str, ref: str) -> tuple[str, str | None]:
+        """(commit id, branch name or None). Accepts a branch, a full commit id or a unique prefix (>= 6)."""
+        row = self.db.execute("SELECT commit_id FROM branches WHERE repo=? AND name=?", (repo, ref)).fetchone()
+        if row:
+            return row[0], ref
+        if re.fullmatch(r"[0-9a-f]{6,64}", ref or ""):
+            rows = self.db.execute("SELECT id FROM commits WHERE repo=? AND id LIKE ?", (repo, ref + "%")).fetchall()
+            if len(rows) == 1:
+                return rows[0][0], None
+        raise not_found("ref")
+
+    def get_commit(self, repo: str, cid: str) -> dict:
+        with self.lock:
+            self._repo_row(repo)
+            full, _ = self.resolve_ref(repo, cid) if cid else (None, None)
+            if full is None:
+                raise not_found("commit")
+            return self._commit(repo, full)
+
+    def log(self, repo: str, ref: str, after: str, amount: int, first_parent: bool = False) -> tuple[list[dict], bool]:
+        with self.lock:
+            self._repo_row(repo)
+            head, _ = self.resolve_ref(repo, ref)
+            commits = self._all_commits(repo)
+            # ancestry, newest generation first (a topological order, ties by date then id)
+            seen: set[str] = set()
+            stack = [head]
+            while stack:
+                c = stack.pop()
+                if c in seen:
+                    continue
+                seen.add(c)
+                parents = commits[c]["parents"]
+                stack.extend(parents[:1] if first_parent else parents)
+            ordered = sorted(seen, key=lambda c: (-commits[c]["generation"], -commits[c]["creation_date"], c))
+            if after:
+                ordered = ordered[ordered.index(after) + 1:] if after in ordered else []
+            return [commits[c] for c in ordered[:amount]], len(ordered) > amount
+
+    # ------------------------------------------------------------------ branches
+    def create_branch(self, repo: str, name: str, source: str, hidden: bool = False) -> str:
+        with self.lock:
+            self._repo_row(repo)
+            if not BRANCH_NAME_RE.match(name or ""):
+                raise APIError(400, "branch name: invalid value: validation error")
+            if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, name)).fetchone():
+                raise APIError(409, "branch already exists")
+            cid, _ = self.resolve_ref(repo, source)
+            self.db.execute("INSERT INTO branches VALUES (?,?,?,?)", (repo, name, cid, int(hidden)))
+            return cid
+
+    def get_branch(self, repo: str, name: str) -> dict:
+        with self.lock:
+            self._repo_row(repo)
+            cid, _ = self._branch(repo, name)
+            return {"id": name, "commit_id": cid}
+
+    def list_branches(self, repo: str, prefix: str, after: str, amount: int, show_hidden: bool) -> tuple[list[dict], bool]:
+        with self.lock:
+            self._repo_row(repo)
+            rows = [(n, c) for n, c, h in self.db.execute(
+                "SELECT name, commit_id, hidden FROM branches WHERE repo=? AND name > ? ORDER BY name", (repo, after))
+                if n.startswith(prefix) and (show_hidden or not h)]
+            return [{"id": n, "commit_id": c} for n, c in rows[:amount]], len(rows) > amount
+
+    def delete_branch(self, repo: str, name: str) -> None:
+        with self.lock:
+            r = self._repo_row(repo)
+            self._branch(repo, name)
+            if name == r["default_branch"]:
+                raise APIError(403, "cannot delete repository default branch")
+            with self._tx():
+                self.db.execute("DELETE FROM branches WHERE repo=? AND name=?", (repo, name))
+                self._unstage(repo, name)
+
+    def reset_branch(self, repo: str, name: str, kind: str, path: str | None) -> None:
+        with self.lock:
+            self._repo_row(repo)
+            self._branch(repo, name)
+            if kind == "reset":
+                self._unstage(repo, name)
+            elif kind == "object":
+                self._unstage(repo, name, lambda p: p == (path or ""))
+            elif kind == "common_prefix":
+                self._unstage(repo, name, lambda p: p.startswith(path or ""))
+            else:
+                raise APIError(400, f"unknown reset type {kind!r}")
+
+    # ------------------------------------------------------------------ trees (graveler SSTables)
+    def _metarange(self, ns: str, mr_id: str) -> list[RangeInfo]:
+        if not mr_id:
+            return []
+
+        def load():
+            with self.storage(ns).open_input(f"_lakefs/{mr_id}") as f:
+                return [ri for _, ri in iter_metarange(SSTableReader(f, name=mr_id))]
+        return self._metaranges.get_or((ns, mr_id), load)
+
+    def _range(self, ns: str, range_id: str) -> tuple[list[bytes], list]:
+        def load():
+            with self.storage(ns).open_input(f"_lakefs/{range_id}") as f:
+                recs = list(iter_range(SSTableReader(f, name=range_id)))
+            return [r.key for r in recs], recs
+        return self._ranges.get_or((ns, range_id), load)
+
+    def _lookup(self, ns: str, mr_id: str, path: str) -> Entry | None:
+        ranges = self._metarange(ns, mr_id)
+        key = path.encode()
+        i = bisect.bisect_left([r.max_key for r in ranges], key)
+        if i == len(ranges) or ranges[i].min_key > key:
+            return None
+        keys, recs = self._range(ns, ranges[i].id)
+        j = bisect.bisect_left(keys, key)
+        return recs[j].entry if j < len(keys) and keys[j] == key else None
+
+    def _iter_committed(self, ns: str, mr_id: str, start: bytes = b"") -> Iterator[tuple[str, Entry]]:
+        for rng in self._metarange(ns, mr_id):
+            if rng.max_key < start:
+                continue
+            keys, recs = self._range(ns, rng.id)
+            for j in range(bisect.bisect_left(keys, start), len(keys)):
+                yield recs[j].key.decode("utf-8", "surrogateescape"), recs[j].entry
+
+    def _write_table(self, ns: str, table_id: str, data: bytes) -> None:
+        st = self.storage(ns)
+        key = f"_lakefs/{table_id}"
+        if not st.exists(key):
+            st.put(key, data)
+
+    def _apply(self, ns: str, base_mr: str, changes: list[tuple[bytes, Entry | None]]) -> str:
+        """lakeFS's committed Apply: untouched base ranges are reused as-is when the writer is at a range
+        boundary; touched ranges are rewritten, cut by ShouldBreakAtKey. Returns the new metarange id."""
+        out: list[RangeInfo] = []
+        state: dict = {"w": None, "buf": None}
+        s = self.s
+
+        def add(key: bytes, value: bytes) -> None:
+            if state["w"] is None:
+                state["buf"] = io.BytesIO()
+                state["w"] = GravelerTableWriter(state["buf"], RANGES_TYPE)
+            w = state["w"]
+            w.add(key, value)
+            if should_break_at_key(key, w.estimated_size(), s.min_range_size, s.max_range_size, s.range_raggedness):
+                close()
+
+        def close() -> None:
+            w = state["w"]
+            if w is None:
+                return
+            info = w.finish()
+            self._write_table(ns, info.id, state["buf"].getvalue())
+            out.append(info)
+            state["w"] = state["buf"] = None
+
+        ci, n = 0, len(changes)
+        for rng in self._metarange(ns, base_mr):
+            while ci < n and changes[ci][0] < rng.min_key:
+                if changes[ci][1] is not None:
+                    add(changes[ci][0], entry_value(changes[ci][1]))
+                ci += 1
+            if ci == n or changes[ci][0] > rng.max_key:
+                close()
+                out.append(rng)  # unchanged range: shared with the base commit
+                continue
+            _, recs = self._range(ns, rng.id)
+            for rec in recs:
+                while ci < n and changes[ci][0] < rec.key:
+                    if changes[ci][1] is not None:
+                        add(changes[ci][0], entry_value(changes[ci][1]))
+                    ci += 1
+                if ci < n and changes[ci][0] == rec.key:
+                    if changes[ci][1] is not None:
+                        add(rec.key, entry_value(changes[ci][1]))
+                    ci += 1
+                else:
+                    add(rec.key, entry_value(rec.entry))
+        while ci < n:
+            if changes[ci][1] is not None:
+                add(changes[ci][0], entry_value(changes[ci][1]))
+            ci += 1
+        close()
+        mr_id, data = metarange_to_bytes(out)
+        self._write_table(ns, mr_id, data)
+        return mr_id
+
+    # ------------------------------------------------------------------ staging
+    def _staged(self, repo: str, branch: str) -> list[tuple[str, Entry | None]]:
+        """The branch's uncommitted changes: staging over the compacted layer (lakeFS's
+        CompactedBaseMetaRangeID; its uncommitted diff joins both, pkg/graveler diffUncommitted)."""
+        rows = dict(self.db.execute("SELECT path, entry FROM compacted WHERE repo=? AND branch=?", (repo, branch)))
+        rows.update(self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)))
+        return [(p, entry_from_json(json.loads(e)) if e else None) for p, e in sorted(rows.items())]
+
+    def _unstage(self, repo: str, branch: str, which=None) -> None:
+        """Drop uncommitted changes (both layers): all, or the paths ``which(path)`` selects."""
+        for table in ("staging", "compacted"):
+            if which is None:
+                self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=?", (repo, branch))
+                continue
+            for (p,) in self.db.execute(f"SELECT path FROM {table} WHERE repo=? AND branch=?", (repo, branch)).fetchall():
+                if which(p):
+                    self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=? AND path=?", (repo, branch, p))
+
+    def compact(self, repo: str, branch: str) -> int:
+        """Staging compaction (lakeFS Enterprise; OSS graveler reads its result): the branch's staged
+        entries move into the compacted layer. Returns how many moved."""
+        with self.lock:
+            self._repo_row(repo)
+            self._branch(repo, branch)
+            rows = self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)).fetchall()
+            with self._tx():
+                for p, e in rows:
+                    self.db.execute("INSERT OR REPLACE INTO compacted VALUES (?,?,?,?)", (repo, branch, p, e))
+                self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, branch))
+            return len(rows)
+
+    def _diff_uncommitted(self, ns: str, mr_id: str, staged: list[tuple[str, Entry | None]]) -> list[tuple[str, Entry | None]]:
+        """Staged changes that differ from the committed tree (identity compare; tombstones of absent keys dropped)."""
+        out = []
+        for path, e in staged:
+            base = self._lookup(ns, mr_id, path)
+            if e is None:
+                if base is not None:
+                    out.append((path, None))
+            elif base is None or entry_identity(base) != entry_identity(e):
+                out.append((path, e))
+        return out
+
+    def _stage(self, repo: str, branch: str, path: str, entry: Entry | None) -> None:
+        self.db.execute("INSERT OR REPLACE INTO staging VALUES (?,?,?,?)",
+                        (repo, branch, path, json.dumps(entry_to_json(entry)) if entry else None))
+
+    def new_address(self) -> str:
+        """``data/<slice>/<object>``: descending-xid slices rolled over by count and time, ascending object xids."""
+        now = self.now()
+        sl = self._slice
+        if sl is None or sl[1] >= self.s.slice_size or now - sl[2] > self.s.slice_interval:
+            sl = (new_descending_xid(now), 0, now)
+        self._slice = (sl[0], sl[1] + 1, sl[2])
+        return f"data/{sl[0]}/{new_xid(now)}"
+
+    def get_entry(self, repo: str, ref: str, path: str) -> tuple[dict, Entry]:
+        with self.lock:
+            r = self._repo_row(repo)
+            cid, branch = self.resolve_ref(repo, ref)
+            if branch is not None:
+                row = self.db.execute("SELECT entry FROM staging WHERE repo=? AND branch=? AND path=?",
+                                      (repo, branch, path)).fetchone() or self.db.execute(
+                    "SELECT entry FROM compacted WHERE repo=? AND branch=? AND path=?", (repo, branch, path)).fetchone()
+                if row is not None:
+                    if row[0] is None:
+                        raise not_found("object")
+                    return r, entry_from_json(json.loads(row[0]))
+            e = self._lookup(r["storage_namespace"], self._commit(repo, cid)["meta_range_id"], path)
+            if e is None:
+                raise not_found("object")
+            return r, e
+
+    def read_object(self, repo: str, ref: str, path: str) -> tuple[Entry, bytes]:
+        r, e = self.get_entry(repo, ref, path)
+        ns = r["storage_namespace"]
+        if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
+            return e, self.storage(ns).get(e.address)
+        if e.address.startswith("local://"):  # full local addresses are absolute paths (VerifyAbsPath)
+            with open(e.address[len("local://"):], "rb") as f:
+                return e, f.read()
+        parsed = parse_namespace(e.address)
+        st = open_storage(f"s3://{parsed.bucket}", self.s.s3)
+        return e, st.get(parsed.prefix)
+
+    def _import_storage(self, root: str):
+        if root.startswith("local://"):
+            from lakefs_gc.storage import LocalStorage
+
+            return LocalStorage(root[len("local://"):])
+        return open_storage(root, self.s.s3)
+
+    def address_uri(self, ns: str, e: Entry) -> str:
+        return self.full_uri(ns, e.address) if e.address_type == RELATIVE else e.address
+
+    def upload(self, repo: str, branch: str, path: str, data: bytes, content_type: str,
+               metadata: dict[str, str] | None = None) -> tuple[dict, Entry]:
+        with self.lock:
+            r = self._repo_row(repo)
+            self._branch(repo, branch)
+            if r["read_only"]:
+                raise APIError(403, "repository is read-only")
+            address = self.new_address()
+            self.storage(r["storage_namespace"]).put(address, data)
+            now = self.now()
+            sec = int(now)
+            e = Entry(address, len(data), hashlib.md5(data).hexdigest(), sec, int((now - sec) * 1e9),
+                      dict(metadata or {}), RELATIVE, content_type or "application/octet-stream")
+            self._stage(repo, branch, path, e)
+            return r, e
+
+    def delete_object(self, repo: str, branch: str, path: str) -> None:
+        with self.lock:
+            self.get_entry(repo, branch, path)  # 404 when absent
+            self._stage(repo, branch, path, None)
+
+    def list_objects(self, repo: str, ref: str, prefix: str, after: str, amount: int,
+                     delimiter: str) -> tuple[dict, list[tuple[str, Entry | None]], bool]:
+        """[(path, entry)] where entry None marks a common prefix; stops after ``amount`` (+1 to know has_more)."""
+        with self.lock:
+            r = self._repo_row(repo)
+            cid, branch = self.resolve_ref(repo, ref)
+            mr = self._commit(repo, cid)["meta_range_id"]
+            staged = [(p, e) for p, e in (self._staged(repo, branch) if branch is not None else [])
+                      if p.startswith(prefix) and p > after]
+            committed = self._iter_committed(r["storage_namespace"], mr, max(prefix, after).encode())
+
+            def merged() -> Iterator[tuple[str, Entry]]:
+                si = 0
+                for p, e in committed:
+                    if not p.startswith(prefix):
+                        if p > prefix:
+                            break
+                        continue
+                    if p <= after:
+                        continue
+                    while si < len(staged) and staged[si][0] < p:
+                        if staged[si][1] is not None:
+                            yield staged[si]  # type: ignore[misc]
+                        si += 1
+                    if si < len(staged) and staged[si][0] == p:
+                        if staged[si][1] is not None:
+                            yield staged[si]  # type: ignore[misc]
+                        si += 1
+                    else:
+                        yield p, e
+                for p, e in staged[si:]:
+                    if e is not None:
+                        yield p, e
+
+            results: list[tuple[str, Entry | None]] = []
+            last_prefix = None
+            has_more = False
+            for p, e in merged():
+                item: tuple[str, Entry | None] = (p, e)
+                if delimiter:
+                    rest = p[len(prefix):]
+                    if delimiter in rest:
+                        cp = prefix + rest[:rest.index(delimiter) + len(delimiter)]
+                        if cp == last_prefix or cp <= after:
+                            continue
+                        last_prefix = cp
+                        item = (cp, None)
+                if len(results) == amount:
+                    has_more = True
+                    break
+                results.append(item)
+            return r, results, has_more
+
+    # ------------------------------------------------------------------ link addresses
+    def _sign(self, address: str) -> str:
+        return hmac.new(self._signing_key, address.encode(), hashlib.sha256).hexdigest()[:40]
+
+    def get_physical_address(self, repo: str, branch: str) -> tuple[dict, str, str]:
+        """(repo, relative address, full URI with ``,<signature>``)."""
+        with self.lock:
+            r = self._repo_row(repo)
+            self._branch(repo, branch)
+            address = self.new_address()
+            return r, address, self.full_uri(r["storage_namespace"], address) + "," + self._sign(address)
+
+    def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
+                              content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
+        with self.lock:
+            r = self._repo_row(repo)
+            self._branch(repo, branch)
+            # lakeFS's normalizePhysicalAddress (pkg/api/controller.go): relative only when under
+            # "<namespace as written>/data/", and then stored *with* its ",<signature>" suffix (the
+            # object key the client wrote to); anything else is FULL, unverified. On the local
+            # blockstore the address lakeFS hands out is the resolved form, so it links as FULL.
+            prefix = r["storage_namespace"].rstrip("/") + "/"
+            if physical.startswith(prefix + "data/"):
+                address = physical[len(prefix):]
+                unsigned, sep, sig = address.rpartition(",")
+                if not sep or not hmac.compare_digest(sig, self._sign(unsigned)):
+                    raise APIError(400, "link address invalid: bad or missing signature")
+                try:
+                    issued = xid_time(unsigned.rsplit("/", 1)[-1])
+                except (ValueError, binascii.Error):
+                    raise APIError(400, "link address invalid") from None
+                if self.now() - issued > self.s.grace_period:
+                    raise APIError(400, "link address expired")
+                address_type = RELATIVE
+            else:
+                address, address_type = physical, FULL
+            now = self.now()
+            sec = int(now)
+            e = Entry(address, int(size), checksum, sec, int((now - sec) * 1e9), dict(metadata or {}), address_type,
+                      content_type or "application/octet-stream")
+            self._stage(repo, branch, path, e)
+            return r, e
+
+    # ------------------------------------------------------------------ commit
+    def commit(self, repo: str, branch: str, message: str, metadata: dict[str, str] | None, date: int | None,
+               allow_empty: bool = False, committer: str = "") -> dict:
+        with self.lock:
+            r = self._repo_row(repo)
+            head, _ = self._branch(repo, branch)
+            if r["read_only"]:
+                raise APIError(403, "repository is read-only")
+            ns = r["storage_namespace"]
+            parent = self._commit(repo, head)
+            changes = self._diff_uncommitted(ns, parent["meta_range_id"], self._staged(repo, branch))
+            if not changes and not allow_empty:
+                raise APIError(400, "commit: no changes")
+            mr_id = self._apply(ns, parent["meta_range_id"], [(p.encode(), e) for p, e in changes])
+            c = self._new_commit(repo, [head], message, metadata, date, mr_id, committer)
+            with self._tx():
+                self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
+                self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
+                self._unstage(repo, branch)
+            return c
+
+    def _new_commit(self, repo: str, parents: list[str], message: str, metadata: dict | None, date: int | None,
+                    mr_id: str, committer: str) -> dict:
+        gen = 1 + max((self._commit(repo, p)["generation"] for p in parents), default=0)
+        c = {"id": "", "parents": parents, "committer": committer, "message": message,
+             "creation_date": int(date) if date is not None else int(self.now()), "meta_range_id": mr_id,
+             "metadata": dict(metadata or {}), "generation": gen, "version": 1}
+        c["id"] = self._commit_id(c)
+        return c
+
+    # ------------------------------------------------------------------ import
+    def import_objects(self, repo: str, branch: str, paths: list[dict], message: str, metadata: dict | None,
+                       date: int | None, committer: str) -> dict:
+        """lakeFS import: a commit on ``branch`` whose destinations are replaced by the listed source
+        objects (FULL addresses, outside the namespace); the branch's staging is kept."""
+        with self.lock:
+            r = self._repo_row(repo)
+            head, _ = self._branch(repo, branch)
+            ns = r["storage_namespace"]
+            base = self._commit(repo, head)["meta_range_id"]
+            new: dict[str, Entry] = {}
+            prefixes: list[str] = []
+            for loc in paths:  # lakeFS's verifyImportPaths: plain string prefixes of the namespace as written
+                src, kind = loc["path"], loc["type"]
+                if src.startswith(ns) or (kind == "common_prefix" and ns.startswith(src)):
+                    what = "import path ({}) in repository namespace ({}) is prohibited" if src.startswith(ns) \
+                        else "prefix ({}) contains repository namespace: ({}),"
+                    raise APIError(400, what.format(src, ns) + ": invalid import source")
+            for loc in paths:
+                src, dest, kind = loc["path"], loc["destination"], loc["type"]
+                try:  # import sources are absolute (local: an absolute path, never under the root's rules)
+                    parsed = parse_namespace(src, "/" if src.startswith("local://") else None)
+                except ValueError as exc:
+                    raise APIError(400, f"import path: {exc}") from None
+                if parsed.scheme != self.s.blockstore_type:
+                    raise APIError(400, f"import path {src!r} does not match blockstore type {self.s.blockstore_type}")
+                if kind == "object":
+                    root, leaf = src.rsplit("/", 1)
+                    infos = [i for i in self._import_storage(root).list(leaf, recursive=False) if i.key == leaf]
+                    if not infos:
+                        raise APIError(400, f"import: object {src} not found")
+                    items = [(dest, src, infos[0])]
+                elif kind == "common_prefix":
+                    prefixes.append(dest)
+                    root = src.rstrip("/")
+                    st = self._import_storage(root)
+                    items = [(dest + i.key, f"{root}/{i.key}", i) for i in st.list("", recursive=True)]
+                else:
+                    raise APIError(400, f"unknown import type {kind!r}")
+                for dpath, uri, info in items:
+                    etag = hashlib.md5(f"{uri}:{info.size}:{info.last_modified}".encode()).hexdigest()
+                    sec = int(info.last_modified)
+                    new[dpath] = Entry(uri, info.size, etag, sec, int((info.last_modified - sec) * 1e9), {}, FULL,
+                                       "application/octet-stream")
+            changes: dict[str, Entry | None] = {}
+            for pfx in prefixes:
+                for p, _ in self._iter_committed(ns, base, pfx.encode()):
+                    if not p.startswith(pfx):
+                        break
+                    changes[p] = None
+            changes.update(new)
+            mr_id = self._apply(ns, base, sorted((p.encode(), e) for p, e in changes.items()))
+            c = self._new_commit(repo, [head], message, metadata, date, mr_id, committer)
+            with self._tx():
+                self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
+                self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
+            return {"commit": c, "ingested_objects": len(new), "metarange_id": mr_id}
+
+    # ------------------------------------------------------------------ GC rules
+    def get_gc_rules(self, repo: str) -> dict:
+        with self.lock:
+            rules = self._repo_row(repo)["gc_rules"]
+            if rules is None:
+                raise not_found("gc rules")
+            return rules
+
+    def set_gc_rules(self, repo: str, rules: dict | None) -> None:
+        with self.lock:
+            r = self._repo_row(repo)
+            self.storage(r["storage_namespace"]).put(RULES_KEY, _rules_proto(rules) if rules else b"")
+            self.db.execute("UPDATE repos SET gc_rules=? WHERE name=?", (json.dumps(rules) if rules else None, repo))
+
+    # ------------------------------------------------------------------ GC: commits
+    def prepare_commits(self, repo: str) -> dict:
+        with self.lock:
+            r = self._repo_row(repo)
+            rules = r["gc_rules"]
+            if rules is None:
+                raise APIError(404, "get gc rules: not found")
+            ns = r["storage_namespace"]
+            commits = {cid: CommitNode(cid, tuple(c["parents"]), c["creation_date"], c["meta_range_id"], c["version"])
+                       for cid, c in self._all_commits(repo).items()}
+            branches = {n: c for n, c in self.db.execute("SELECT name, commit_id FROM branches WHERE repo=?", (repo,))}
+            rr = Rules(int(rules["default_retention_days"]),
+                       {b["branch_id"]: int(b["retention_days"]) for b in rules.get("branches") or []})
+            active = active_commits(commits, branches, rr, self.now())
+            run_id = new_descending_xid(self.now())
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+            w.writerow(["commit_id", "expired", "metarange_id"])
+            for cid, mr in active.items():
+                w.writerow([cid, "false", mr])
+            key = f"_lakefs/retention/gc/commits/run_id={run_id}/commits.csv"
+            st = self.storage(ns)
+            st.put(key, buf.getvalue().encode())
+            out = {"run_id": run_id, "gc_commits_location": self.full_uri(ns, key),
+                   "gc_addresses_location": self.full_uri(ns, "_lakefs/retention/gc/addresses/")}
+            url = self._presign_get(ns, key)
+            if url:
+                out["gc_commits_presigned_url"] = url
+            return out
+
+    def _presign_get(self, ns: str, key: str) -> str | None:
+        st = self.storage(ns)
+        client = getattr(st, "client", None)
+        if client is None:
+            return None
+        return client.generate_presigned_url("get_object", Params={"Bucket": st.bucket, "Key": st._key(key)},
+                                             ExpiresIn=900)
+
+    def start_prepare_commits_task(self, repo: str) -> str:
+        with self.lock:
+            self._repo_row(repo)
+            task_id = "GCPC" + "".join(secrets.choice(NANOID_ALPHABET) for _ in range(21))
+            body: dict = {"created": time.time(), "done_at": time.time() + self.s.prepare_commits_delay}
+            try:
+                body["result"] = self.prepare_commits(repo)
+            except APIError as exc:
+                body["error"] = exc.message
+            self.db.execute("INSERT INTO tasks VALUES (?,?,?)", (task_id, repo, json.dumps(body)))
+            return task_id
+
+    def prepare_commits_status(self, repo: str, task_id: str) -> dict:
+        with self.lock:
+            self._repo_row(repo)
+            row = self.db.execute("SELECT body FROM tasks WHERE id=? AND repo=?", (task_id, repo)).fetchone()
+            if row is None or not task_id.startswith("GCPC"):
+                raise not_found("task")
+            body = json.loads(row[0])
+            now = time.time()
+            out: dict = {"task_id": task_id, "completed": now >= body["done_at"],
+                         "update_time": _now_iso(min(now, body["done_at"]) if now >= body["done_at"] else body["created"])}
+            if out["completed"]:
+                if "result" in body:
+                    out["result"] = body["result"]
+                else:
+                    out["error"] = {"message": body["error"]}
+            return out
+
+    # ------------------------------------------------------------------ GC: uncommitted
+    def prepare_uncommitted(self, repo: str, token: str | None) -> dict:
+        with self.lock:
+            r = self._repo_row(repo)
+            ns = r["storage_namespace"]
+            if token:
+                try:
+                    mark = json.loads(base64.b64decode(token, validate=True))
+                    run_id, mark_branch, mark_path = mark["run_id"], mark["branch"], mark["path"]
+                except Exception:  # noqa: BLE001 - any malformed token is the client's error
+                    raise APIError(400, "invalid continuation token") from None
+            else:
+                run_id, mark_branch, mark_path = new_descending_xid(self.now()), "", ""
+            prefix = ns.rstrip("/") + "/"
+            rows: list[tuple[str, int]] = []
+            next_mark = None
+            page = self.s.uncommitted_page_size
+            for (branch,) in self.db.execute("SELECT name FROM branches WHERE repo=? AND name >= ? ORDER BY name",
+                                             (repo, mark_branch)).fetchall():
+                head, _ = self._branch(repo, branch)
+                mr = self._commit(repo, head)["meta_range_id"]
+                staged = [(p, e) for p, e in self._staged(repo, branch)
+                          if e is not None and (branch != mark_branch or p >= mark_path)]
+                for path, e in self._diff_uncommitted(ns, mr, staged):
+                    if len(rows) == page:
+                        next_mark = {"branch": branch, "path": path, "run_id": run_id, "key": ""}
+                        break
+                    if e.address_type == RELATIVE:
+                        addr = e.address
+                    elif e.address.startswith(prefix):
+                        addr = e.address[len(prefix):]
+                    else:
+                        continue  # external address: not GC's business
+                    rows.append((addr, entry_mtime(e)))
+                if next_mark:
+                    break
+            if next_mark is None and len(rows) == page and page > 0:
+                # the page is full: lakeFS only learns the listing ended on the next call
+                next_mark = {"branch": "\U0010ffff", "path": "", "run_id": run_id, "key": ""}
+            location = ""
+            if rows:
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+                table = pa.table({"physical_address": pa.array([a for a, _ in rows], pa.string()),
+                                  "creation_date": pa.array([t for _, t in rows], pa.int64())},
+                                 schema=pa.schema([pa.field("physical_address", pa.string(), nullable=False),
+                                                   pa.field("creation_date", pa.int64(), nullable=False)]))
+                buf = io.BytesIO()
+                pq.write_table(table, buf, compression="GZIP")
+                loc_key = f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"
+                self.storage(ns).put(loc_key + new_xid(self.now()), buf.getvalue())
+                location = self.full_uri(ns, loc_key)
+            out = {"run_id": run_id, "gc_uncommitted_location": location}
+            if next_mark:
+                out["continuation_token"] = base64.b64encode(json.dumps(next_mark).encode()).decode()
+            return out
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN")
+
+    def __exit__(self, exc_type, *_):
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _pb_varint(v: int) -> bytes:
+    v &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _rules_proto(rules: dict) -> bytes:
+    """graveler.GarbageCollectionRules {int32 default_retention_days = 1; map<string,int32> branch_retention_days = 2}."""
+    out = bytearray()
+    d = int(rules["default_retention_days"])
+    if d:
+        out += b"\x08" + _pb_varint(d)
+    for b in sorted(rules.get("branches") or [], key=lambda x: x["branch_id"]):
+        k = b["branch_id"].encode()
+        entry = b"\x0a" + _pb_varint(len(k)) + k
+        if int(b["retention_days"]):
+            entry += b"\x10" + _pb_varint(int(b["retention_days"]))
+        out += b"\x12" + _pb_varint(len(entry)) + entry
+    return bytes(out)

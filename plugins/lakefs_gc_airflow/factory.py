@@ -1,0 +1,81 @@
+"""The DAG factory: the seven GC tasks of one configured repository, wired.
+
+    prepare_run >> mark_uncommitted >> list_committed
+    prepare_run >> list_slices
+    [list_committed, list_slices] >> compute_candidates >> delete >> save_report
+
+``mark_uncommitted`` strictly before ``list_committed``: an object committed between the two is
+then seen by one of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from airflow.sdk import DAG
+from lakefs_gc.config import RepoConfig, project_root, schedule_interval_seconds
+
+from lakefs_gc_airflow.operators import (
+    GCSparkSubmitOperator,
+    MarkUncommittedOperator,
+    PrepareRunOperator,
+    SaveReportOperator,
+)
+from lakefs_gc_airflow.params import gc_params
+
+START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+def _project_path(value: str | None, default: str) -> str:
+    p = Path(value or default)
+    return str(p if p.is_absolute() else project_root() / p)
+
+
+def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
+    """One DAG, ``lakefs_gc__<repository>``, for one config entry."""
+    spark = cfg.spark
+    interval = schedule_interval_seconds(cfg.schedule)
+    with DAG(
+        dag_id=cfg.dag_id,
+        description=f"lakeFS garbage collection for repository {cfg.repository}",
+        doc_md=doc_md,
+        schedule=cfg.schedule,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,  # two runs of one repository at once would race on its report folder
+        tags=["lakefs", "gc", cfg.repository, *cfg.tags],
+        params=gc_params(cfg, interval),
+        default_args={"owner": "lakefs-gc"},
+    ) as dag:
+        def task(task_id: str) -> dict:
+            """Per-task settings, a fresh dict each: retries for the idempotent steps, a timeout each."""
+            t = cfg.tasks
+            return {"task_id": task_id, "retries": t.retries, "retry_delay": timedelta(seconds=t.retry_delay_seconds),
+                    "execution_timeout": timedelta(seconds=t.timeout(task_id))}
+
+        common = {"lakefs_conn_id": cfg.lakefs_conn_id, "storage_conn_id": cfg.storage_conn_id}
+        spark_kwargs = {
+            **common,
+            "jobs_dir": _project_path(spark.jobs_dir, "jobs"),
+            "py_files": _project_path(spark.py_files, "build/lakefs_gc.zip"),
+            "conn_id": cfg.spark_conn_id,
+            "conf": spark.spark_conf(),
+            "driver_memory": spark.driver_memory,
+            "executor_memory": spark.executor_memory,
+            "spark_binary": spark.binary,
+            "pyspark_python": spark.python,
+        }
+        prepare_run = PrepareRunOperator(repository=cfg.repository, work_dir=cfg.work_dir,
+                                         parallelism=spark.parallelism, schedule_interval_seconds=interval,
+                                         **common, **task("prepare_run"))
+        mark_uncommitted = MarkUncommittedOperator(lakefs_conn_id=cfg.lakefs_conn_id, **task("mark_uncommitted"))
+        list_committed, list_slices, compute_candidates, delete = (
+            GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step))
+            for step in ("list_committed", "list_slices", "compute_candidates", "delete"))
+        save_report = SaveReportOperator(storage_conn_id=cfg.storage_conn_id, **task("save_report"))
+
+        prepare_run >> mark_uncommitted >> list_committed
+        prepare_run >> list_slices
+        [list_committed, list_slices] >> compute_candidates >> delete >> save_report
+    return dag
