@@ -73,7 +73,8 @@ ADVERSARIAL = [
     "data/s/%2e%2e", "data/s/+plus", "data/s/line\nbreak", "data/" + "k" * 2000, "dummy.txt", "ñ",
     "", "/", "/data/x", "data/", "data//x", "data/./x", "data/../x", "data/x/..", "data/x/.", "./data/x", "../x",
     "..", ".", "_lakefs/", "_lakefs/dummy", "_lakefs/retention/gc/unified/x/summary.json", "dummy", "dummy\n",
-    "a/b", "other/prefix/x", "data/x/", "\n", "data\n/x", "_lakefs", "data/s/\u2028", "x/../data/y",
+    "a/b", "other/prefix/x", "data/x/", "\n", "data\n/x", "_lakefs", "data/s/\u2028", "x/../data/y", "data/s/\r",
+    "data/s/\u0085", "data/s/x\u2029", "data/..\u2028", "..\r", "dummy\r",
 ]
 
 

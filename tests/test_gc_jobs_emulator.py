@@ -1,5 +1,7 @@
-"""The whole GC flow without Airflow: a repository built through lakefs-sdk on the emulator, the mark
-through our lakeFS client, then the four Spark jobs for real. Asserts on what is left in storage."""
+"""The whole GC flow without Airflow: a repository built through lakefs-sdk on the emulator, then
+every step in one process (``lakefs_gc.spark.inprocess.run_steps``: the jobs' step functions on the
+shared SparkSession). Asserts on what is left in storage. The jobs through spark-submit are
+tests/test_jobs_local.py and the end-to-end DAG runs."""
 
 from __future__ import annotations
 
@@ -11,18 +13,18 @@ from datetime import datetime, timezone
 import lakefs_sdk
 import pytest
 
-from lakefs_gc.contract import STEP_INPUTS, RunSettings, StepInputs
-from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+from lakefs_gc.contract import RunSettings
+from lakefs_gc.gc.prepare import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from tests.conftest import ns_rel, ns_storage
-from tests.support.spark import submit
 
 pytestmark = pytest.mark.spark
 DAY = 86400
 
 
-def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
+def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path):
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()
     emu.set_clock(offset=-10 * DAY)  # build history ten days ago: slices and commits are old
@@ -70,15 +72,10 @@ def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
     ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc),
                       airflow_run_id="manual__jobs", work_dir=str(tmp_path / "work"), local_root=emu.local_root,
                       parallelism=2)
-    results = {"mark_uncommitted": mark_uncommitted(client, ctx)}
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    results = run_steps(spark, ctx, client, env)
     run_id = results["mark_uncommitted"].run_id
     assert results["mark_uncommitted"].pages >= 2  # page size 1: staged.txt on main, then an empty last page
-    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
-    for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
-        rc, res, out = submit(step, StepInputs(ctx, {k: results[k] for k in STEP_INPUTS[step]}), tmp_path / "r", env)
-        assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
-        assert emu.secret_key not in out
-        results[step] = res
     assert results["list_committed"].active_commits == 1  # only main's HEAD: 10 days old, retention 1 day
     after = {o.key for o in storage.list("", recursive=True)}
     deleted = before - after
@@ -87,5 +84,5 @@ def test_gc_jobs_against_the_emulator(lakefs_emulator_factory, tmp_path):
         assert live in after
     assert all(k in after for k in before if k.startswith("_lakefs/") and "/unified/" not in k)
     assert results["delete"].counts.deleted == 4 and results["compute_candidates"].candidates == 4
-    marked = storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json")
-    assert json.loads(marked)["run_id"] == run_id
+    summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
+    assert summary["run_id"] == run_id and summary["success"] is True and summary["deleted"] == 4

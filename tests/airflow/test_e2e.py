@@ -204,7 +204,7 @@ def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulato
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
     mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
-    assert mark["uncommitted_pages"] == PAGES  # one row per page, then an empty last page
+    assert mark["pages"] == PAGES  # one row per page, then an empty last page
     summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
     assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
     assert summary["candidates"] == len(env.manifest.expected(DELETED))

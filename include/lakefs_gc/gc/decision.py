@@ -20,9 +20,11 @@ ADDRESS_SCHEMA = "address string"
 # Python (``re.search``) alike: an object under ``data/`` or a legacy object at the namespace root;
 # never ``_lakefs/``, never the ``dummy`` marker, never a key with an empty, ``.`` or ``..``
 # segment (on the local blockstore those name another file). Both engines read the pattern the
-# same way (find, with ``^``/``$`` anchors; DOTALL so a newline is an ordinary character):
-# tests/test_decision.py checks them against each other on adversarial keys.
-DELETABLE_PATTERN = r"(?s)^(?!_lakefs/)(?!dummy$)(?!.*(?:^|/)\.{0,2}(?:/|$))(?:data/.+|[^/]+)$"
+# same way: found from ``^``, DOTALL so every character is ordinary, and the end of the key written
+# ``(?!.)`` rather than ``$`` (Java's ``$`` also matches before a final U+2028 or ``\r``, Python's
+# only before a final newline):
+# tests/test_contract.py checks them against each other on adversarial keys.
+DELETABLE_PATTERN = r"(?s)^(?!_lakefs/)(?!dummy(?!.))(?!.*(?:^|/)\.{0,2}(?:/|(?!.)))(?:data/.+|[^/]+)(?!.)"
 _DELETABLE = re.compile(DELETABLE_PATTERN)
 
 
