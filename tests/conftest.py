@@ -21,7 +21,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 READY_TIMEOUT = 30.0
 EMULATOR_ACCESS_KEY = "AKIAIOSFOLEMULATOR"
 EMULATOR_SECRET_KEY = "emulator/secret/key"
-MOTO_KEY = "testing"
+MOTO_ACCESS_KEY = "AKIAMOTOTESTACCESS01"  # distinctive: the secrets checks grep for them
+MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
@@ -37,8 +38,8 @@ def _start(cmd: list[str], log: Path, ready_url: str, env: dict | None = None) -
 class MotoServer:
     endpoint_url: str
     proc: subprocess.Popen
-    access_key: str = MOTO_KEY
-    secret_key: str = MOTO_KEY
+    access_key: str = MOTO_ACCESS_KEY
+    secret_key: str = MOTO_SECRET_KEY
     region: str = "us-east-1"
 
     def s3_options(self):
@@ -119,27 +120,33 @@ class Emulator:
         """blockstore.local.path (what the GC's lakeFS connection gives as local_blockstore_root)."""
         return str(self.root) if self.blockstore_type == "local" else None
 
-    def set_clock(self, **body: float) -> dict:
-        """The emulator's private clock endpoint (offset=, now= or advance= seconds)."""
+    def _private(self, method: str, path: str, body: dict | None = None):
+        """Call one of the emulator's private endpoints (``/_emulator/...``); the JSON answer or None."""
         import base64
         import json
 
-        req = urllib.request.Request(self.url + "/_emulator/clock", method="PUT", data=json.dumps(body).encode(),
+        req = urllib.request.Request(self.url + path, method=method,
+                                     data=json.dumps(body).encode() if body is not None else None,
                                      headers={"Content-Type": "application/json", "Authorization": "Basic " +
                                               base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()})
         with urllib.request.urlopen(req, timeout=10) as r:
-            return json.loads(r.read())
+            raw = r.read()
+            return json.loads(raw) if raw else None
+
+    def set_clock(self, **body: float) -> dict:
+        """The emulator's private clock endpoint (offset=, now= or advance= seconds)."""
+        return self._private("PUT", "/_emulator/clock", body)
 
     def compact(self, repo: str, branch: str) -> int:
         """Staging compaction of ``branch`` (the emulator's private endpoint); returns entries moved."""
-        import base64
-        import json
+        return self._private("POST", f"/_emulator/compact/{repo}/{branch}", {})["compacted"]
 
-        req = urllib.request.Request(f"{self.url}/_emulator/compact/{repo}/{branch}", method="POST", data=b"",
-                                     headers={"Authorization": "Basic " + base64.b64encode(
-                                         f"{self.access_key}:{self.secret_key}".encode()).decode()})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.loads(r.read())["compacted"]
+    def set_faults(self, *rules: dict) -> None:
+        """Injected faults (include/lakefs_sandbox/emulator/faults.py); none clears them."""
+        self._private("PUT", "/_emulator/faults", {"rules": list(rules)})
+
+    def faults(self) -> list[dict]:
+        return self._private("GET", "/_emulator/faults")["rules"]
 
     def client(self):
         import lakefs_sdk

@@ -138,6 +138,16 @@ class StorageLocation:
 
 
 @dataclass(frozen=True)
+class LakeFSRetries:
+    """How every task and job retries lakeFS (5xx, 429, dropped connections): the lakeFS
+    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``."""
+
+    max_retries: int = 5
+    backoff_base: float = 0.5
+    backoff_max: float = 20.0
+
+
+@dataclass(frozen=True)
 class MarkRef:
     """sweep_only: the earlier mark being swept, as its summary.json describes it."""
 
@@ -162,6 +172,7 @@ class RunContext:
     settings: RunSettings
     parallelism: int | None = None       # partitions the jobs list and delete with; None: Spark's
     sweep_mark: MarkRef | None = None    # sweep_only
+    lakefs_retries: LakeFSRetries = field(default_factory=LakeFSRetries)
 
     @property
     def mode(self) -> str:
@@ -190,6 +201,8 @@ class CommittedResult:
     metaranges: int
     ranges: int
     committed_addresses: int
+    documented_commits: int = 0          # kept by the documented rules, walked from the API (gc/retention.py)
+    commits_lakefs_lacked: int = 0       # of which commits.csv did not list: kept anyway
     seconds: float = 0.0
 
 

@@ -106,6 +106,10 @@ class LakeFSHook(BaseHook):
         root = extra.get("local_blockstore_root")
         return str(root) if root else None
 
+    def retries(self) -> dict[str, float]:
+        """The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``) that are set."""
+        return self._settings()[3]
+
     def credentials(self) -> tuple[str, str]:
         """(access key id, secret access key): for handing to Spark jobs through the environment."""
         _, access, secret, _ = self._settings()

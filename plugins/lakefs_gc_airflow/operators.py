@@ -124,7 +124,7 @@ class PrepareRunOperator(BaseOperator):
                               airflow_run_id=context["run_id"], work_dir=resolve_work_dir(self.work_dir),
                               s3=storage_options(self.storage_conn_id), local_root=hook.local_blockstore_root(),
                               parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,
-                              lakefs_conn_id=self.lakefs_conn_id)
+                              lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries())
         except LakeFSGCError as e:
             raise _fail(e) from e
         self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", ctx.airflow_run_id,

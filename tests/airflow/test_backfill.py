@@ -112,6 +112,7 @@ repositories:
     min_age_seconds: {MIN_AGE}
     sweep: {{confirm_after_seconds: 0}}  # scheduled/backfill runs would wait one interval (a day) by default
     work_dir: {tmp_path / 'work'}
+    tasks: {{retry_delay_seconds: 5}}
     spark:
       parallelism: 2
       conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"}}

@@ -81,11 +81,28 @@ class GCEnv:
             conf.setdefault("unsafe_min_age_override", True)
         dr = self.dag.test(run_conf=conf)
         tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+        self.last_tis = tis
         return dr, tis
 
 
 def _states(tis) -> dict[str, str]:
     return {k: ti.state for k, ti in tis.items()}
+
+
+def _assert_no_secrets(secrets: list[str], tis, output: str, *dirs: Path) -> None:
+    """No key or secret in any XCom, in what the run printed (task logs: dag.test() runs the tasks
+    in this process), or in any file the run wrote (work dir and its step files, reports)."""
+    secrets = [s for s in secrets if s]
+    assert secrets
+    for task_id, ti in tis.items():
+        text = json.dumps(ti.xcom_pull(task_ids=task_id), default=str)
+        assert not any(s in text for s in secrets), f"a secret in the XCom of {task_id}"
+    assert not any(s in output for s in secrets), "a secret in the run's output"
+    for d in dirs:
+        for f in d.rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                assert not any(s.encode() in data for s in secrets), f"a secret in {f}"
 
 
 def _write_config(tmp_path: Path, repo: str) -> Path:
@@ -99,6 +116,7 @@ def _write_config(tmp_path: Path, repo: str) -> Path:
             min_age_seconds: {MIN_AGE}
             mode: mark_and_sweep
             work_dir: {tmp_path / "work"}
+            tasks: {{retry_delay_seconds: 5}}
             spark:
               parallelism: 2
               conf:
@@ -153,7 +171,9 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()
     dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws)
-    return GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
+    env = GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
+    env.lakefs_conn, env.aws_conn = lakefs, aws
+    return env
 
 
 def _assert_swept(env: GCEnv, before: set[str], tis) -> dict:
@@ -194,7 +214,8 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dic
 
 
 @needs("local")
-def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
+def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
+                                                                  capfd):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
     env.wait_until_old()
     before = env.keys()
@@ -235,16 +256,22 @@ def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulato
     assert summary["uncommitted_pages"] == PAGES
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
     assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
+    out, err = capfd.readouterr()
+    lakefs_conn = env.lakefs_conn
+    _assert_no_secrets([lakefs_conn["login"], lakefs_conn["password"]], env.last_tis, out + err, tmp_path)
 
 
 @needs("s3")
-def test_s3_namespace_on_moto(lakefs_emulator_factory, request, monkeypatch, tmp_path, airflow_db):
+def test_s3_namespace_on_moto(lakefs_emulator_factory, request, monkeypatch, tmp_path, airflow_db, capfd):
     moto = request.getfixturevalue("moto_server") if TARGET is None else None
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto)
     env.wait_until_old()
     summary = _fresh_garbage_then_sweep(env)
     assert summary["deleted"] == len(env.manifest.expected(DELETED))
     assert summary["storage_namespace"].startswith("s3://")
+    out, err = capfd.readouterr()
+    secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
+    _assert_no_secrets(secrets, env.last_tis, out + err, tmp_path)
 
 
 def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,

@@ -4,6 +4,8 @@ Every request is forwarded unchanged except DeleteObjects (``POST /<bucket>?dele
 from a seeded RNG, is answered ``503 SlowDown`` or ``500 InternalError`` without reaching moto, or
 is forwarded with some keys taken out and reported failed inside the 200 answer (``InternalError``,
 retryable). Keys in ``deny`` always fail inside the 200 answer with ``AccessDenied`` (permanent).
+``fail`` makes other operations fail: ``{"list": 2, "get": -1, "put": 1, "head": 0}`` answers the
+next N requests of that kind (-1: all) ``500 InternalError``.
 Runs in a thread of the test process; ``stop()`` shuts it down.
 """
 
@@ -24,11 +26,12 @@ KEY_RE = re.compile(rb"<Key>(.*?)</Key>", re.S)
 
 class FaultyS3Proxy:
     def __init__(self, upstream: str, *, seed: int = 7, p_slowdown: float = 0.0, p_error: float = 0.0,
-                 p_key_error: float = 0.0, deny: frozenset[str] = frozenset()):
+                 p_key_error: float = 0.0, deny: frozenset[str] = frozenset(), fail: dict[str, int] | None = None):
         self.upstream = upstream.rstrip("/")
         self.rng = random.Random(seed)
         self.p_slowdown, self.p_error, self.p_key_error = p_slowdown, p_error, p_key_error
         self.deny = deny  # full object keys (bucket-relative)
+        self.fail = dict(fail or {})
         self.stats: Counter[str] = Counter()
         self.deleted_keys: list[str] = []  # what was forwarded to moto for deletion
         self.lock = threading.Lock()
@@ -67,6 +70,16 @@ class FaultyS3Proxy:
                            if k.lower() not in ("host", "content-length", "expect", "transfer-encoding", "connection")}
                 if self.command == "POST" and re.search(r"[?&]delete(=|&|$)", self.path):
                     return self._delete_objects(body or b"", headers)
+                kind = {"GET": "list" if "list-type=" in self.path else "get", "PUT": "put",
+                        "HEAD": "head"}.get(self.command, "")
+                with proxy.lock:
+                    left = proxy.fail.get(kind, 0)
+                    if left:
+                        proxy.fail[kind] = left - 1 if left > 0 else left
+                        proxy.stats[f"failed_{kind}"] += 1
+                if left:
+                    return self._reply(500, {"Content-Type": "application/xml"}, _error_xml(
+                        "InternalError", f"injected {kind} failure"))
                 self._reply(*self._forward(body, headers))
 
             def _delete_objects(self, body: bytes, headers: dict[str, str]):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from datetime import datetime
 
-from lakefs_gc.contract import MarkRef, RunContext, RunSettings, StorageLocation, UncommittedResult
+from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation, UncommittedResult
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock, parse_iso
 from lakefs_gc.gc.guards import check_mark
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
                 work_dir: str, s3: S3Options | None = None, local_root: str | None = None,
                 parallelism: int | None = None, storage_conn_id: str | None = None,
-                lakefs_conn_id: str | None = None) -> RunContext:
+                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None) -> RunContext:
     """Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
     the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark.
 
@@ -59,7 +60,8 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         start_time=clock.start_time, cutoff_time=clock.cutoff_time,
         effective_min_age_seconds=clock.effective_min_age_seconds,
         work_dir=f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}", airflow_run_id=airflow_run_id,
-        settings=settings, parallelism=parallelism, sweep_mark=sweep_mark)
+        settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
+        lakefs_retries=LakeFSRetries(**(lakefs_retries or {})))
 
 
 def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | None, repository: str,

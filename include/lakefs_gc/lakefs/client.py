@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import lakefs_sdk
@@ -63,6 +63,8 @@ class LakeFSClient:
         self.internal = lakefs_sdk.InternalApi(self._api)
         self.config = lakefs_sdk.ConfigApi(self._api)
         self.metadata = lakefs_sdk.MetadataApi(self._api)
+        self.branches_api = lakefs_sdk.BranchesApi(self._api)
+        self.refs_api = lakefs_sdk.RefsApi(self._api)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -234,6 +236,30 @@ class LakeFSClient:
     def _no_rules_message(repo: str, detail: str) -> str:
         return (f"repository {repo!r} has no GC rules ({detail}); GC deletes nothing without them. Set rules "
                 f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
+
+    # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
+    def branches(self, repo: str, page: int = 1000) -> Iterator[tuple[str, str]]:
+        """(branch id, HEAD commit id) of every branch lakeFS lists."""
+        after = ""
+        while True:
+            resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page)
+            for ref in resp.results:
+                yield ref.id, ref.commit_id
+            if not resp.pagination.has_more:
+                return
+            after = resp.pagination.next_offset
+
+    def first_parent_log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
+        """Commits from ``ref`` along first parents, newest first (``id``, ``creation_date`` in
+        Unix seconds, ``meta_range_id``)."""
+        after = ""
+        while True:
+            resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page,
+                             first_parent=True)
+            yield from resp.results
+            if not resp.pagination.has_more:
+                return
+            after = resp.pagination.next_offset
 
     def meta_range_location(self, repo: str, metarange_id: str) -> str:
         return self.call("getMetaRange", self.metadata.get_meta_range, repo, metarange_id).location

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from lakefs_gc.contract import RunContext
+from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.storage import S3Options, open_storage, parse_namespace
@@ -51,11 +51,14 @@ class LakeFSRef:
     endpoint: str
     access_key: str
     secret_key: str
+    retries: LakeFSRetries = LakeFSRetries()
 
     def client(self):
         from lakefs_gc.lakefs.client import LakeFSClient
 
-        return LakeFSClient(self.endpoint, self.access_key, self.secret_key)
+        r = self.retries
+        return LakeFSClient(self.endpoint, self.access_key, self.secret_key, max_retries=r.max_retries,
+                            backoff_base=r.backoff_base, backoff_max=r.backoff_max)
 
     def __repr__(self) -> str:
         return f"LakeFSRef({self.endpoint!r})"
@@ -76,7 +79,7 @@ def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> Lak
     if not access or not secret:
         raise LakeFSGCError(f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
                             f"in the job's environment (the operator does this from the lakeFS connection)")
-    return LakeFSRef(ctx.lakefs_endpoint, access, secret)
+    return LakeFSRef(ctx.lakefs_endpoint, access, secret, ctx.lakefs_retries)
 
 
 def parallelism(spark, ctx: RunContext) -> int:

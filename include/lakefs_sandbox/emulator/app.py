@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 from lakefs_gc.lakefs.graveler import Entry
 
 from .core import APIError, Catalog, Settings, _now_iso
+from .faults import install as install_faults
 
 API = "/api/v1"
 VERSION = "1.88.0-emulator"
@@ -126,6 +127,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         raise APIError(401, "error authenticating request")
 
     api = APIRouter(prefix=API, dependencies=[Depends(auth)])
+    install_faults(app, auth)
 
     # ------------------------------------------------------------------ config
     @app.get(API + "/healthcheck")

@@ -1,0 +1,299 @@
+"""Faults at every step: lakeFS answering 500/503/429, dropping the connection, failing page k of
+``prepare_uncommited``, an async prepare task that fails or never completes; changes racing the
+run; two runs at once; a step re-run over a killed attempt's leftovers.
+
+Every case ends in either a complete correct run (the garbage gone, every live object there) or a
+failed run that deleted nothing, with a message naming the cause. The steps run in-process on the
+shared SparkSession (the jobs' own functions); the emulator injects the faults
+(include/lakefs_sandbox/emulator/faults.py).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timedelta, timezone
+
+import lakefs_sdk
+import pytest
+
+from dataclasses import replace
+
+from lakefs_gc.contract import STEP_INPUTS, RunSettings, StepInputs
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark import inprocess
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
+
+pytestmark = pytest.mark.spark
+DAY = 86400
+SETTINGS = RunSettings(min_age_seconds=0, unsafe_min_age_override=True, max_delete_share=1.0,
+                       prepare_commits_timeout_seconds=20)
+FAST_RETRIES = {"max_retries": 3, "backoff_base": 0.01, "backoff_max": 0.05}
+
+
+def later() -> datetime:
+    """The run's clock, a little ahead of the test's last write: with a minimum age of 0 the cutoff
+    is the start, and a file written a moment ago must count as older than it."""
+    return datetime.now(timezone.utc) + timedelta(seconds=2)
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory):
+    """One emulator paging prepare_uncommited by one row (three staged objects: four pages)."""
+    e = start_emulator(tmp_path_factory.mktemp("faults"), "--uncommitted-page-size", "1")
+    yield e
+    stop_process(e.proc)
+
+
+@pytest.fixture
+def repo(emu, request):
+    """A repository with committed, staged and garbage objects; (name, namespace, live, garbage)."""
+    name = "f-" + request.node.name.lower().replace("_", "-").replace("[", "-").replace("]", "")[:40].strip("-")
+    name = f"{name}-{int(time.time() * 1000) % 100000}"
+    c = emu.client()
+    ns = emu.namespace(name)
+    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
+                                                                      default_branch="main"))
+
+    def up(branch, path):
+        return ns_rel(ns, c.objects_api.upload_object(name, branch, path, content=f"{name}/{path}/{time.time()}".encode())
+                      .physical_address)
+
+    committed = up("main", "committed.bin")
+    old = up("main", "overwritten.bin")
+    c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c1", date=int(time.time() - 10 * DAY)))
+    up("main", "overwritten.bin")  # the committed version stays (HEAD); this one is staged
+    c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c2", date=int(time.time() - 9 * DAY)))
+    staged = {up("main", f"staged/{i}.bin") for i in range(3)}
+    dropped = up("main", "dropped.bin")
+    c.objects_api.delete_object(name, "main", "dropped.bin")
+    c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="dev", source="main"))
+    on_deleted_branch = up("dev", "dev.bin")
+    c.branches_api.delete_branch(name, "dev")
+    c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    garbage = {old, dropped, on_deleted_branch}
+    live = {k for k in ns_keys(ns) if k.startswith("data/")} - garbage
+    assert {committed, *staged} <= live
+    return name, ns, live, garbage
+
+
+def ns_keys(ns: str) -> set[str]:
+    return {o.key for o in ns_storage(ns).list("", recursive=True)}
+
+
+def gc(emu, spark, tmp_path, name: str, until: str = "save_report", settings: RunSettings = SETTINGS):
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, settings, now=later(), airflow_run_id=f"run-{time.time()}",
+                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1,
+                          lakefs_retries=FAST_RETRIES)
+        return inprocess.run_steps(spark, ctx, client, env, until=until)
+
+
+def assert_collected(ns, live, garbage):
+    keys = ns_keys(ns)
+    assert live <= keys, f"live objects lost: {sorted(live - keys)}"
+    assert not garbage & keys, f"garbage left: {sorted(garbage & keys)}"
+
+
+def assert_untouched(ns, before):
+    keys = ns_keys(ns)
+    data_before = {k for k in before if not k.startswith("_lakefs/")}
+    assert data_before <= keys, f"deleted by a failed run: {sorted(data_before - keys)}"
+
+
+# every lakeFS call a run makes
+ENDPOINTS = [
+    ("GET", r"/api/v1/repositories/[^/]+$", "getRepository"),
+    ("GET", r"/settings/gc_rules$", "getGCRules"),
+    ("GET", r"/api/v1/config$", "getConfig"),
+    ("GET", r"/config/garbage-collection$", "getGarbageCollectionConfig"),
+    ("POST", r"/gc/prepare_uncommited$", "prepareGarbageCollectionUncommitted"),
+    ("POST", r"/gc/prepare_commits/async$", "prepareGarbageCollectionCommitsAsync"),
+    ("GET", r"/gc/prepare_commits/status$", "prepareGarbageCollectionCommitsStatus"),
+    ("GET", r"/metadata/meta_range/", "getMetaRange"),
+    ("GET", r"/metadata/range/", "getRange"),
+    ("GET", r"/branches$", "listBranches"),
+    ("GET", r"/commits$", "logCommits"),
+]
+
+
+@pytest.mark.parametrize("method, path, op", ENDPOINTS, ids=[e[2] for e in ENDPOINTS])
+def test_transient_lakefs_faults_on_every_endpoint_are_retried_and_the_run_is_correct(emu, spark, repo, tmp_path,
+                                                                                      method, path, op):
+    name, ns, live, garbage = repo
+    emu.set_faults({"method": method, "path": path, "times": 1, "status": 503},
+                   {"method": method, "path": path, "times": 1, "status": 429},
+                   {"method": method, "path": path, "times": 1, "drop": True})
+    try:
+        gc(emu, spark, tmp_path, name)
+        fired = sum(r["fired"] for r in emu.faults())
+    finally:
+        emu.set_faults()
+    assert fired == 3, f"{op}: the faults did not fire ({fired})"
+    assert_collected(ns, live, garbage)
+
+
+@pytest.mark.parametrize("method, path, op", ENDPOINTS, ids=[e[2] for e in ENDPOINTS])
+def test_a_lakefs_endpoint_that_keeps_failing_fails_the_run_and_deletes_nothing(emu, spark, repo, tmp_path,
+                                                                               method, path, op):
+    name, ns, live, garbage = repo
+    before = ns_keys(ns)
+    emu.set_faults({"method": method, "path": path, "times": -1, "status": 500})
+    try:
+        if op == "prepareGarbageCollectionCommitsAsync":
+            # a server whose async route answers 500 is served by the synchronous call instead
+            gc(emu, spark, tmp_path, name)
+            assert_collected(ns, live, garbage)
+            return
+        with pytest.raises(Exception) as e:
+            gc(emu, spark, tmp_path, name)
+    finally:
+        emu.set_faults()
+    assert "500" in str(e.value) and "injected fault" in str(e.value), f"{op}: {e.value}"
+    assert_untouched(ns, before)
+
+
+@pytest.mark.parametrize("page", [0, 1, 3])
+def test_prepare_uncommitted_failing_on_page_k(emu, spark, repo, tmp_path, page):
+    name, ns, live, garbage = repo
+    before = ns_keys(ns)
+    rule = {"method": "POST", "path": r"/gc/prepare_uncommited$", "skip": page}
+    emu.set_faults({**rule, "times": 2, "status": 503})  # transient: retried, the run is correct
+    try:
+        gc(emu, spark, tmp_path, name, until="compute_candidates")
+        emu.set_faults({**rule, "times": -1, "status": 500})  # persistent: the run fails, nothing deleted
+        with pytest.raises(Exception, match="500"):
+            gc(emu, spark, tmp_path, name)
+    finally:
+        emu.set_faults()
+    assert_untouched(ns, before)
+    gc(emu, spark, tmp_path, name)
+    assert_collected(ns, live, garbage)
+
+
+def test_an_async_prepare_task_that_fails_or_never_completes(emu, spark, repo, tmp_path):
+    name, ns, live, garbage = repo
+    before = ns_keys(ns)
+    status = {"method": "GET", "path": r"/gc/prepare_commits/status$", "times": -1, "status": 200}
+    emu.set_faults({**status, "body": {"task_id": "t1", "completed": True, "update_time": "2026-11-23T00:00:00Z",
+                                       "error": {"message": "internal error: out of memory"}}})
+    try:
+        with pytest.raises(LakeFSGCError, match="prepare_commits failed.*out of memory"):
+            gc(emu, spark, tmp_path, name)
+        emu.set_faults({**status, "body": {"task_id": "t1", "completed": False,
+                                           "update_time": "2026-11-23T00:00:00Z"}})
+        with pytest.raises(LakeFSGCError, match="did not complete within 2s"):
+            gc(emu, spark, tmp_path, name, settings=replace(SETTINGS, prepare_commits_timeout_seconds=2))
+    finally:
+        emu.set_faults()
+    assert_untouched(ns, before)
+
+
+def test_a_commit_a_branch_and_a_staged_object_racing_the_run_are_kept(emu, spark, repo, tmp_path):
+    """Between mark_uncommitted and compute_candidates: the staged objects are committed, a branch
+    is created and a new object staged. Nothing live is lost."""
+    name, ns, live, garbage = repo
+    c = emu.client()
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    time.sleep(2)  # the run's real start: what the fixture wrote is older than the cutoff, what races it newer
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(timezone.utc), airflow_run_id="race",
+                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        results = {"mark_uncommitted": mark_uncommitted(client, ctx)}
+        c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="racing"))
+        c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="late", source="main"))
+        late = ns_rel(ns, c.objects_api.upload_object(name, "late", "late.bin", content=b"late").physical_address)
+        for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
+            results[step] = inprocess.SPARK_STEPS[step](
+                spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+    assert_collected(ns, live | {late}, garbage)
+
+
+def test_two_runs_of_one_repository_at_once_are_harmless(emu, spark, repo, tmp_path):
+    name, ns, live, garbage = repo
+    first = gc(emu, spark, tmp_path / "a", name, until="list_slices")  # run A marks ...
+    gc(emu, spark, tmp_path / "b", name)  # ... run B runs whole and sweeps ...
+    assert_collected(ns, live, garbage)
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="a2",
+                          work_dir=str(tmp_path / "a2"), local_root=emu.local_root, parallelism=1)
+    for step in ("compute_candidates", "delete"):  # ... then A finishes on its own mark
+        first[step] = inprocess.SPARK_STEPS[step](spark, StepInputs(ctx, {k: first.get(k) for k in STEP_INPUTS[step]}),
+                                                  env)
+    assert first["delete"].counts.failed == 0
+    assert first["delete"].counts.missing == first["delete"].counts.keys  # B took them already
+    assert_collected(ns, live, garbage)
+
+
+def test_steps_rerun_over_a_killed_attempts_leftovers(emu, spark, repo, tmp_path):
+    """A killed attempt leaves partial Parquet in the work dir and partial report parts; the retry
+    overwrites and clears them and the run is correct."""
+    name, ns, live, garbage = repo
+    work = tmp_path / "work" / name
+    st = ns_storage(ns)
+    results = gc(emu, spark, tmp_path, name, until="compute_candidates")
+    mark = results["mark_uncommitted"].run_id
+    for sub in ("committed", "listed"):  # leftovers of a killed attempt of the listing steps
+        for d in work.glob(f"*/{sub}"):
+            (d / "part-99999-killed.parquet").write_bytes(b"PAR1 not really")
+    st.put(f"_lakefs/retention/gc/unified/{mark}/deleted/part-09999.parquet", b"garbage of a killed attempt")
+    # the retried steps of the same run, in order
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="retry",
+                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+    for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
+        results[step] = inprocess.SPARK_STEPS[step](
+            spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+    assert_collected(ns, live, garbage)
+    assert not st.exists(f"_lakefs/retention/gc/unified/{mark}/deleted/part-09999.parquet")
+
+
+def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(lakefs_emulator_factory, moto_server,
+                                                                                spark, tmp_path):
+    op = "all"
+    from lakefs_gc.storage import S3Options
+    from tests.support.faulty_s3 import FaultyS3Proxy
+
+    emu = lakefs_emulator_factory("--grace-period", "1", s3=moto_server)
+    bucket = moto_server.create_bucket(f"faults-{op}")
+    name = f"s3-{op}"
+    ns = emu.namespace(name, bucket=bucket)
+    c = emu.client()
+    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
+                                                                      default_branch="main"))
+    storage = ns_storage(ns, moto_server)
+    live = {ns_rel(ns, c.objects_api.upload_object(name, "main", "kept.bin", content=b"kept").physical_address)}
+    c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c", date=int(time.time() - DAY)))
+    live.add(ns_rel(ns, c.objects_api.upload_object(name, "main", "staged.bin", content=b"s").physical_address))
+    garbage = ns_rel(ns, c.objects_api.upload_object(name, "main", "gone.bin", content=b"g").physical_address)
+    c.objects_api.delete_object(name, "main", "gone.bin")
+    c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    keys = lambda: {o.key for o in storage.list("", recursive=True)}  # noqa: E731
+    before = keys()
+
+    def run(fail):
+        proxy = FaultyS3Proxy(moto_server.endpoint_url, fail=fail).start()
+        s3 = S3Options(endpoint_url=proxy.url, access_key_id=moto_server.access_key,
+                       secret_access_key=moto_server.secret_key)
+        env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key, **s3.to_env()}
+        try:
+            with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+                ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"s3-{time.time()}",
+                                  work_dir=str(tmp_path / "work"), s3=s3, parallelism=1, lakefs_retries=FAST_RETRIES)
+                return inprocess.run_steps(spark, ctx, client, env), proxy.stats
+        finally:
+            proxy.stop()
+
+    for kind in ("list", "get", "put"):  # every such request fails: the run fails, deleting nothing
+        with pytest.raises(Exception, match="InternalError|injected|500"):
+            run({kind: -1})
+        assert before <= keys(), f"a run that failed on S3 {kind} deleted something"
+    results, stats = run({"list": 2, "get": 2, "put": 2})  # a few failures: absorbed by the S3 client's retries
+    assert (stats["failed_list"], stats["failed_get"], stats["failed_put"]) == (2, 2, 2)
+    assert live <= keys() and garbage not in keys()
+    assert results["delete"].counts.deleted >= 1
