@@ -8,8 +8,10 @@ setup:
 demo: setup
 	@bash scripts/demo.sh
 
+# Two workers, one test file each at a time: the slow end-to-end files mostly wait (Airflow,
+# clocks), so they overlap with the Spark-bound ones. Module-scoped servers stay per file.
 test: setup
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q -n 2 --dist loadfile
 
 bench: setup
 	@$(PY) -m bench

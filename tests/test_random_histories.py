@@ -47,8 +47,9 @@ class Collected:
         roots = parse_namespace(ns, emu.local_root).roots()
         history.create(client, name, ns)
         shared = len(seeds_and_steps) > 1
-        self.histories = [history.apply(client, name, ns, roots, steps, prefix=f"h{seed}-" if shared else "")
-                          for seed, steps in seeds_and_steps]
+        outside = os.path.join(emu.local_root, "outside", name)  # imports come from here, never collected
+        self.histories = [history.apply(client, name, ns, roots, steps, prefix=f"h{seed}-" if shared else "",
+                                        outside=outside) for seed, steps in seeds_and_steps]
         history.set_rules(client, name, self.histories)
         # the clock a little ahead of the last write: with a minimum age of 0 the cutoff is the start
         now = datetime.now(timezone.utc) + timedelta(seconds=2)
@@ -59,6 +60,7 @@ class Collected:
         self.results = run_steps(spark, ctx, gc_client, env)
         after = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
         self.lost = self.keep - after
+        self.lost |= {f for h in self.histories for f in h.outside if not os.path.exists(f)}
         self.left = self.go & after
 
     @property
@@ -82,7 +84,7 @@ def _shrink(run, steps: list[tuple], budget: int = 40) -> list[tuple]:
 def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakefs_emulator, tmp_path):
     emu = lakefs_emulator
     seeds = list(range(SEED_BASE, SEED_BASE + HISTORIES))
-    objects = keep = go = 0
+    objects = keep = go = imported = 0
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
         def run(*seeds_and_steps):
             return Collected(gc_client, emu, spark, tmp_path / "work", list(seeds_and_steps))
@@ -91,6 +93,7 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
             batch = [(seed, history.ops(seed, STEPS)) for seed in seeds[start:start + PER_RUN]]
             c = run(*batch)
             objects += sum(len(h.uploaded) for h in c.histories)
+            imported += sum(len(h.outside) for h in c.histories)
             keep += len(c.keep)
             go += len(c.go)
             if c.ok:
@@ -104,5 +107,5 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
                                 f"shrunk to {len(small)} operations:\n" + "\n".join(map(repr, small)))
             pytest.fail(f"seeds {batch[0][0]}..{batch[-1][0]} fail together, none alone: lost {sorted(c.lost)}, "
                         f"left {sorted(c.left)}")
-    print(f"\n{HISTORIES} histories, {objects} objects written, {keep} must-keep and {go} must-go checks: "
-          f"0 live objects lost, 0 garbage left")
+    print(f"\n{HISTORIES} histories, {objects} objects written and {imported} imported from outside the namespace, "
+          f"{keep} must-keep and {go} must-go checks: 0 live objects lost, 0 garbage left")

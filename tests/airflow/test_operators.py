@@ -386,3 +386,18 @@ def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypa
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     with pytest.raises(AirflowFailException, match="has no GC rules.*set-config"):
         op.execute(context({}, params={"min_age_seconds": 90000}))
+
+
+def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, monkeypatch):
+    """The jobs call lakeFS too (prepare_commits, ranges): they retry as the connection says."""
+    from lakefs_gc.spark.runtime import lakefs_ref
+
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000", login=LAKEFS_ACCESS,
+                                 password=LAKEFS_SECRET, extra={"max_retries": 2, "backoff_base": 0.1}))
+    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
+    ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000})))
+    assert (ctx.lakefs_retries.max_retries, ctx.lakefs_retries.backoff_base, ctx.lakefs_retries.backoff_max) == \
+        (2, 0.1, 20.0)
+    ref = lakefs_ref(ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"})
+    assert ref.retries == ctx.lakefs_retries  # what LakeFSRef.client() builds its client with
+    assert "sekrit-77" not in repr(ref) and "AKIAXYZ" not in repr(ref)

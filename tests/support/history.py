@@ -48,8 +48,10 @@ def ops(seed: int, n: int) -> list[tuple]:
             out.append(("branch", b, rng.randrange(64)))  # from a branch head or an earlier commit
         elif r < 0.82:
             out.append(("fork", rng.randrange(64), p))  # from an earlier commit: drop a path, commit recently
-        elif r < 0.88:
+        elif r < 0.85:
             out.append(("reset", b))
+        elif r < 0.88:
+            out.append(("import", b, p))  # an object from outside the namespace, committed
         else:
             out.append(("drop", b))  # delete a branch (never main)
     rules = (rng.randint(1, 10), {f"b{i}": rng.randint(1, 12) for i in range(1, 8) if rng.random() < 0.4})
@@ -65,6 +67,7 @@ class History:
     uploaded: set[str] = field(default_factory=set)        # every address written through lakeFS
     committed_ever: set[str] = field(default_factory=set)  # addresses some commit has referenced
     rules: tuple[int, dict[str, int]] = (1, {})
+    outside: list[str] = field(default_factory=list)       # files imported from outside the namespace
 
 
 def _rel(roots: tuple[str, ...], address: str) -> str:
@@ -80,10 +83,11 @@ def create(client, repo: str, namespace: str) -> None:
 
 
 def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list[tuple],
-          now: float | None = None, prefix: str = "") -> History:
+          now: float | None = None, prefix: str = "", outside: str | None = None) -> History:
     """Apply ``steps`` to ``repo`` through lakefs-sdk, on branches named ``<prefix>main``,
     ``<prefix>b1``... (``prefix`` empty: the repository's own main). GC rules are returned in
-    ``History.rules``, not set: :func:`set_rules` sets those of every history of a repository."""
+    ``History.rules``, not set: :func:`set_rules` sets those of every history of a repository.
+    ``outside``: a local directory outside the namespace to import objects from (None: no imports)."""
     now = time.time() if now is None else now
     h = History(repo, namespace, steps)
     main = f"{prefix}main"
@@ -158,6 +162,29 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             c = client.commits_api.commit(repo, name, lakefs_sdk.CommitCreation(message="fork", date=int(clock)))
             commits.append(c.id)
             h.committed_ever.add(_rel(roots, stats.physical_address))
+        elif kind == "import":
+            if outside is None:
+                continue
+            import os
+
+            serial += 1
+            src = os.path.join(outside, f"{prefix}{serial}.bin")
+            os.makedirs(outside, exist_ok=True)
+            with open(src, "wb") as f:
+                f.write(f"{repo}/{prefix}{serial} imported".encode())
+            h.outside.append(src)
+            task = client.import_api.import_start(repo, branch, lakefs_sdk.ImportCreation(
+                paths=[lakefs_sdk.ImportLocation(type="object", path=f"local://{src}",
+                                                 destination=f"imported/{step[2]}.bin")],
+                commit=lakefs_sdk.CommitCreation(message="import", date=int(min(now - 60, clock)))))
+            for _ in range(400):
+                st = client.import_api.import_status(repo, branch, task.id)
+                if st.completed:
+                    break
+                time.sleep(0.025)
+            if st.error or not st.completed:
+                raise RuntimeError(f"import into {repo}/{branch}: {st.error or 'not completed'}")
+            commits.append(st.commit.id)
         elif kind == "reset":
             client.branches_api.reset_branch(repo, branch, lakefs_sdk.ResetCreation(type="reset"))
             staged[branch] = {}
@@ -216,6 +243,7 @@ def oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], 
         after = page.pagination.next_offset
     for cid in kept_commits:
         keep |= _list_addresses(client, repo, cid, roots)
+    keep = {a for a in keep if "://" not in a}  # imported from outside: never the GC's to delete
     uploaded = set().union(*(h.uploaded for h in histories))
     committed_ever = set().union(*(h.committed_ever for h in histories))
     return keep, uploaded - committed_ever - keep
