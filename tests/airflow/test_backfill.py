@@ -202,3 +202,10 @@ def test_backfill_over_three_dates(airflow_cluster):
     backfill_reports = [s for s in by_run if s["airflow_run_id"] in {r[0] for r in runs}]
     assert [s["deleted"] for s in backfill_reports] == [len(manifest.expected(DELETED)), 0, 0], by_run
     assert all(s["success"] for s in backfill_reports)
+    # no key or secret anywhere the scheduler-run tasks wrote: task logs, the metadata DB (XComs,
+    # rendered fields), step files, reports
+    secrets = [emu.access_key.encode(), emu.secret_key.encode()]
+    written = [f for d in (af.home, storage.root, af.home.parent / "work") for f in Path(d).rglob("*") if f.is_file()]
+    assert any("task_id=list_committed" in str(f) for f in written), "no task log to check"
+    leaks = [str(f) for f in written if any(s in f.read_bytes() for s in secrets)]
+    assert not leaks, f"a lakeFS key or secret in {leaks}"

@@ -17,7 +17,6 @@ storage.
 from __future__ import annotations
 
 import json
-import os
 import textwrap
 import time
 import uuid
@@ -307,10 +306,9 @@ def test_random_histories_through_the_dag(lakefs_emulator_factory, monkeypatch, 
     histories = [history.apply(client, repo, ns, roots, history.ops(seed, 24), prefix=f"h{seed}-", outside=outside)
                  for seed in (1001, 1002, 1003, 1004)]
     history.set_rules(client, repo, histories)
-    old = time.time() - (MIN_AGE + 60)  # every object written is older than the run's minimum age: backdated
-    for f in Path(emu.local_root, "ns", repo, "data").rglob("*"):  # (a local namespace; saves the wait)
-        if f.is_file():
-            os.utime(f, (old, old))
+    # every object written, and every slice made, older than the run's minimum age (slice ids carry
+    # their creation time: backdating the files alone would not do)
+    time.sleep(MIN_AGE + 3)
     lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
               "extra": {"local_blockstore_root": emu.local_root}}
     dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, None)
