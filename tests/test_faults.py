@@ -297,3 +297,76 @@ def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
     assert (stats["failed_list"], stats["failed_get"], stats["failed_put"]) == (2, 2, 2)
     assert live <= keys() and garbage not in keys()
     assert results["delete"].counts.deleted >= 1
+
+
+def test_lakefs_timing_out_is_retried_then_fails_closed(emu, spark, repo, tmp_path):
+    """A lakeFS that answers later than the client's timeout: a slow answer now and then is retried;
+    one that never comes in time fails the run, deleting nothing."""
+    name, ns, live, garbage = repo
+    before = ns_keys(ns)
+    slow = {"method": "GET", "path": r"/api/v1/repositories/[^/]+$", "delay": 3.0, "status": 200,
+            "body": {"message": "too late"}}
+
+    def run_with_timeout():
+        env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+        with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, request_timeout=1.0, **FAST_RETRIES) as client:
+            ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"slow-{time.time()}",
+                              work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1,
+                              lakefs_retries=FAST_RETRIES)
+            return inprocess.run_steps(spark, ctx, client, env)
+
+    emu.set_faults({**slow, "times": -1})
+    try:
+        with pytest.raises(Exception, match="(?i)timeout|timed out"):
+            run_with_timeout()
+        assert_untouched(ns, before)
+        emu.set_faults({**slow, "times": 1})
+        run_with_timeout()
+    finally:
+        emu.set_faults()
+    assert_collected(ns, live, garbage)
+
+
+def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_path):
+    """The one step that writes into the namespace, killed (SIGKILL to spark-submit, its JVM and
+    Python workers) once its mark has started, then run again as a task retry: the mark is whole,
+    the sweep correct."""
+    import os
+    import signal
+    import subprocess
+
+    from tests.support.spark import prepare
+
+    name, ns, live, garbage = repo
+    st = ns_storage(ns)
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    results = gc(emu, spark, tmp_path, name, until="list_slices")
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="killed",
+                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+    # the earlier steps' results, on this run's context (same listing, same mark)
+    inputs = StepInputs(ctx, {k: results[k] for k in STEP_INPUTS["compute_candidates"]})
+    mark = results["mark_uncommitted"].run_id
+    started = f"_lakefs/retention/gc/unified/{mark}/summary.json"
+    cmd, job_env, result_path = prepare("compute_candidates", inputs, tmp_path / "r", env)
+    with open(tmp_path / "killed.log", "wb") as log:
+        proc = subprocess.Popen(cmd, env=job_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None and not st.exists(started):
+                time.sleep(0.02)
+            killed = proc.poll() is None
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert killed, "the job finished before it could be killed:\n" + (tmp_path / "killed.log").read_text()[-2000:]
+    assert not result_path.exists()
+    assert live <= ns_keys(ns)  # a killed mark deletes nothing
+    # the retry
+    results["compute_candidates"] = inprocess.SPARK_STEPS["compute_candidates"](spark, inputs, env)
+    results["delete"] = inprocess.SPARK_STEPS["delete"](
+        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["delete"]}), env)
+    assert results["compute_candidates"].to_delete == len(garbage)
+    assert_collected(ns, live, garbage)
