@@ -255,13 +255,12 @@ def test_steps_rerun_over_a_killed_attempts_leftovers(emu, spark, repo, tmp_path
 
 def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(lakefs_emulator_factory, moto_server,
                                                                                 spark, tmp_path):
-    op = "all"
     from lakefs_gc.storage import S3Options
     from tests.support.faulty_s3 import FaultyS3Proxy
 
     emu = lakefs_emulator_factory("--grace-period", "1", s3=moto_server)
-    bucket = moto_server.create_bucket(f"faults-{op}")
-    name = f"s3-{op}"
+    bucket = moto_server.create_bucket("faults-s3")
+    name = "s3-faults"
     ns = emu.namespace(name, bucket=bucket)
     c = emu.client()
     c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import lakefs_sdk
@@ -71,8 +72,7 @@ def test_unexpected_files_under_lakefs_and_data_neither_crash_nor_get_deleted_wr
         st.put(k, b"{not json")
     st.put("data/loose-file", b"x")           # directly under data/
     st.put("data/not-a-slice/deep/file", b"x")  # a child of data/ that is not an xid
-    results = gc(lakefs_emulator, spark, tmp_path, name, settings=RunSettings(
-        **{**SETTINGS.__dict__, "confirm_after_seconds": 1}))  # reads the earlier marks: the broken ones are reported
+    results = gc(lakefs_emulator, spark, tmp_path, name, settings=replace(SETTINGS, confirm_after_seconds=1))  # reads the earlier marks: the broken ones are reported
     after = keys(ns)
     assert live <= after and set(odd_lakefs) <= after
     cands = results["compute_candidates"]

@@ -303,6 +303,12 @@ def skipped(step: str, mode: str) -> bool:
     return mode in SKIPPED_IN.get(step, ())
 
 
+def skip_result(step: str, mode: str) -> Any:
+    """What a step returns in a mode where it does nothing: a ``DeleteResult`` saying why for
+    ``delete`` (the report counts 0), None for the marking steps."""
+    return DeleteResult(skipped=mode) if step == "delete" else None
+
+
 def required_inputs(step: str, mode: str) -> tuple[str, ...]:
     """The results ``step`` cannot run without in ``mode`` (those of steps that ran in it)."""
     return tuple(k for k in STEP_INPUTS[step] if not skipped(k, mode))

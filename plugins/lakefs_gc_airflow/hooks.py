@@ -63,6 +63,7 @@ class LakeFSHook(BaseHook):
         self.lakefs_conn_id = lakefs_conn_id
         self._client: LakeFSClient | None = None
         self._endpoint: str | None = None
+        self._conn = None
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
@@ -77,8 +78,15 @@ class LakeFSHook(BaseHook):
             },
         }
 
+    def _connection(self):
+        """The Airflow connection, read once per hook (prepare_run asks it for the client, the
+        blockstore root and the retry extras)."""
+        if self._conn is None:
+            self._conn = self.get_connection(self.lakefs_conn_id)
+        return self._conn
+
     def _settings(self) -> tuple[str, str, str, dict[str, Any]]:
-        conn = self.get_connection(self.lakefs_conn_id)
+        conn = self._connection()
         if not conn.login or not conn.password:
             raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
                              "and password (secret access key)")
@@ -102,7 +110,7 @@ class LakeFSHook(BaseHook):
 
     def local_blockstore_root(self) -> str | None:
         """Extra ``local_blockstore_root`` (lakeFS's ``blockstore.local.path``), or None."""
-        extra = self.get_connection(self.lakefs_conn_id).extra_dejson or {}
+        extra = self._connection().extra_dejson or {}
         root = extra.get("local_blockstore_root")
         return str(root) if root else None
 

@@ -235,7 +235,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         mode = inputs.context.mode
         if contract.skipped(self.step, mode):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
-            return contract.to_wire(contract.DeleteResult(skipped=mode)) if self.step == "delete" else None
+            return contract.to_wire(contract.skip_result(self.step, mode))
         _, result_path = self.prepare_submit(inputs)
         super().execute(context)
         try:

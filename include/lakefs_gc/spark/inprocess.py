@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakefs_gc.contract import STEP_INPUTS, STEPS, DeleteResult, RunContext, StepInputs, skipped
+from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
 from lakefs_gc.gc.prepare import mark_uncommitted
 from lakefs_gc.report.summary import build_summary, summary_location, write_summary
 from lakefs_gc.spark import compute_candidates, delete, list_committed, list_slices, shell
@@ -16,18 +16,13 @@ SPARK_STEPS = {"list_committed": list_committed.run, "list_slices": list_slices.
                "compute_candidates": compute_candidates.run, "delete": delete.run}
 
 
-def skip_result(step: str, ctx: RunContext) -> Any:
-    """What a step that does nothing in this run's mode returns."""
-    return DeleteResult(skipped=ctx.mode) if step == "delete" else None
-
-
 def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report") -> dict[str, Any]:
     """Run every step after ``prepare_run`` up to ``until``; returns the results by task id.
     ``environ`` holds the secrets a job would read from its environment."""
     results: dict[str, Any] = {}
     for step in STEPS[1:]:
         if skipped(step, ctx.mode):
-            results[step] = skip_result(step, ctx)
+            results[step] = skip_result(step, ctx.mode)
         elif step == "mark_uncommitted":
             results[step] = mark_uncommitted(client, ctx)
         elif step == "save_report":
