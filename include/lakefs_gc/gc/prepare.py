@@ -40,7 +40,7 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
     blockstore = client.blockstore_type(getattr(repo, "storage_id", None) or "")
     grace = int(client.grace_period_seconds())
     clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
-    if settings.unsafe_min_age_override:
+    if settings.unsafe_min_age_override and settings.min_age_seconds < grace:
         log.warning("unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
                     "this is recorded in the report", clock.cutoff_time, settings.min_age_seconds, grace)
     ns = repo.storage_namespace
