@@ -17,7 +17,7 @@ jver=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
 
 # --- apt tools used by tests: RocksDB's sst_dump reads our SSTables independently of our code;
 #     a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
-apt_install() {  # apt_install REQUIRED|OPTIONAL PKG
+apt_install() {  # apt_install REQUIRED|OPTIONAL PKG [WHAT FAILS WITHOUT IT]
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing $2 with apt"
     if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >/dev/null || true; APT_UPDATED=1; fi
@@ -25,12 +25,15 @@ apt_install() {  # apt_install REQUIRED|OPTIONAL PKG
     [ "$1" = REQUIRED ] && die "apt-get install $2 failed"
   fi
   if [ "$1" = REQUIRED ]; then
-    echo "setup: warning: could not install $2 (needs root and apt); the sst_dump cross-check will fail" >&2
+    echo "setup: warning: could not install $2 (needs root and apt); ${3:-the sst_dump cross-check} will fail" >&2
   else
     echo "setup: note: $2 not installed; the docker-compose parsing test will skip" >&2
   fi
 }
 command -v sst_dump >/dev/null 2>&1 || apt_install REQUIRED rocksdb-tools
+# Debian's PostgreSQL server binaries: the scheduler-driven tests start their own throwaway cluster
+# (tests/airflow/postgres.py); the package's default cluster is never used
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install REQUIRED postgresql "the scheduler-driven backfill test"
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
   apt_install OPTIONAL docker-compose
 fi

@@ -1,10 +1,12 @@
-"""Scheduler-driven backfill: a real Airflow (api-server, scheduler, dag-processor; LocalExecutor on
-SQLite, in its own AIRFLOW_HOME) runs ``airflow backfill create`` over three dates of the GC DAG
-against the lakeFS emulator with real Spark jobs.
+"""Scheduler-driven backfill: a real Airflow (api-server, scheduler, dag-processor; LocalExecutor on a
+real PostgreSQL started for the test, in its own AIRFLOW_HOME) runs ``airflow backfill create`` over
+three dates of the GC DAG against the lakeFS emulator with real Spark jobs.
 
 Asserts: three successful backfill runs, in logical-date order, never overlapping; the storage ends
 exactly as after one run (the first run deletes the garbage, the next two delete nothing new).
 Every process is started in its own session and stopped by PID (its whole process group).
+PostgreSQL, not SQLite: with SQLite, ``airflow backfill create`` failed now and then with "database is
+locked" while the scheduler was writing the same file; Airflow documents SQLite for development only.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.conftest import ns_storage
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
+from tests.airflow.postgres import Postgres, postgres_cluster
 from tests.conftest import free_port
 from lakefs_sandbox.emulator.launcher import stop_group
 
@@ -48,8 +50,8 @@ def _stop_group(proc: subprocess.Popen, timeout: float = 20.0) -> None:
 
 
 class Airflow:
-    def __init__(self, home: Path, env: dict[str, str]):
-        self.home, self.env, self.procs = home, env, {}
+    def __init__(self, home: Path, env: dict[str, str], db: Postgres):
+        self.home, self.env, self.db, self.procs = home, env, db, {}
 
     def cli(self, *args: str, timeout: float = 180) -> str:
         r = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True,
@@ -71,11 +73,14 @@ class Airflow:
         return (self.home / f"{name}.log").read_text(errors="replace")[-n:]
 
     def query(self, sql: str, *params) -> list[tuple]:
-        db = sqlite3.connect(f"file:{self.home / 'airflow.db'}?mode=ro", uri=True, timeout=10)
+        conn = self.db.connect()
         try:
-            return db.execute(sql, params).fetchall()
+            conn.set_session(readonly=True, autocommit=True)
+            with conn.cursor() as cur:
+                cur.execute(sql, params)
+                return cur.fetchall()
         finally:
-            db.close()
+            conn.close()
 
     def stop(self) -> None:
         for p in self.procs.values():
@@ -95,7 +100,14 @@ def _wait(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0)
 
 
 @pytest.fixture
-def airflow_cluster(tmp_path, lakefs_emulator_factory):
+def metadata_db(tmp_path):
+    """Airflow's metadata database: a fresh PostgreSQL cluster, stopped after the Airflow processes."""
+    with postgres_cluster(tmp_path / "postgres.log") as pg:
+        yield pg
+
+
+@pytest.fixture
+def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
     emu = lakefs_emulator_factory("--grace-period", str(GRACE))
     home = tmp_path / "airflow-home"
     home.mkdir()
@@ -126,7 +138,7 @@ repositories:
         "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
         "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_db.sqlalchemy_url,
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
         "AIRFLOW__API__WORKERS": "1",
@@ -140,7 +152,7 @@ repositories:
                           password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),
                  conn_env("spark_default", conn_type="spark", host="local[2]")):
         env[k] = v
-    af = Airflow(home, env)
+    af = Airflow(home, env, metadata_db)
     try:
         af.cli("db", "migrate", timeout=300)
         af.start("api-server", "api-server")
@@ -165,7 +177,7 @@ def test_backfill_over_three_dates(airflow_cluster):
     def parsed():
         errors = af.query("SELECT filename, stacktrace FROM import_error")
         assert not errors, f"the dag-processor could not import the DAG file: {errors}"
-        return af.query("SELECT 1 FROM serialized_dag WHERE dag_id=?", DAG_ID)
+        return af.query("SELECT 1 FROM serialized_dag WHERE dag_id=%s", DAG_ID)
 
     _wait("the DAG parsed by the dag-processor", parsed, af, timeout=180)
     time.sleep(max(0.0, seeded_at + MIN_AGE + 3 - time.time()))  # the seeded objects are older than the cutoff
@@ -178,7 +190,7 @@ def test_backfill_over_three_dates(airflow_cluster):
 
     def finished():
         rows = af.query("SELECT run_id, state, logical_date, start_date, end_date, run_type FROM dag_run "
-                        "WHERE dag_id=? ORDER BY logical_date", DAG_ID)
+                        "WHERE dag_id=%s ORDER BY logical_date", DAG_ID)
         backfill = [r for r in rows if r[5] == "backfill"]
         done = len(backfill) == 3 and all(r[1] in ("success", "failed") for r in rows)
         return rows if done else None
@@ -187,11 +199,11 @@ def test_backfill_over_three_dates(airflow_cluster):
     runs = [r for r in rows if r[5] == "backfill"]
     detail = "\n".join(map(str, rows)) + "\n" + af.tail("scheduler")
     assert [r[1] for r in runs] == ["success"] * 3, detail
-    assert [datetime.fromisoformat(str(r[2])).date() for r in runs] == [d.date() for d in dates], detail
+    assert [r[2].date() for r in runs] == [d.date() for d in dates], detail
     # in order, never overlapping: each run started after the previous one ended (also vs any other run)
-    spans = sorted((str(r[3]), str(r[4])) for r in rows)
+    spans = sorted((r[3], r[4]) for r in rows)
     assert all(prev_end <= start for (_, prev_end), (start, _) in zip(spans, spans[1:])), spans
-    assert [r[3] for r in sorted(runs, key=lambda r: str(r[3]))] == [r[3] for r in runs]  # started in date order
+    assert [r[3] for r in sorted(runs, key=lambda r: r[3])] == [r[3] for r in runs]  # started in date order
 
     after = {o.key for o in storage.list("", recursive=True)}
     assert before - after == manifest.expected(DELETED)
@@ -205,6 +217,8 @@ def test_backfill_over_three_dates(airflow_cluster):
     # no key or secret anywhere the scheduler-run tasks wrote: task logs, the metadata DB (XComs,
     # rendered fields), step files, reports
     secrets = [emu.access_key.encode(), emu.secret_key.encode()]
+    af.db.dump(af.home / "metadata-db.sql")  # the whole metadata database as text, grepped with the rest
+    assert DAG_ID.encode() in (af.home / "metadata-db.sql").read_bytes(), "the metadata dump holds no run"
     written = [f for d in (af.home, storage.root, af.home.parent / "work") for f in Path(d).rglob("*") if f.is_file()]
     assert any("task_id=list_committed" in str(f) for f in written), "no task log to check"
     leaks = [str(f) for f in written if any(s in f.read_bytes() for s in secrets)]
