@@ -209,6 +209,9 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
         staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
     assert stats.physical_address == loc.physical_address and stats.metadata == {"owner": "me"}
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "linked/obj")) == b"direct bytes"
+    # stat prints a FULL local address as lakeFS's QualifiedKey.Format does: the root joined twice
+    printed = lakefs_client.objects_api.stat_object(repo, "main", "linked/obj").physical_address
+    assert printed == "local://" + os.path.normpath(f"{os.path.abspath(lakefs_emulator.root)}/{written}"), printed
     # the namespace-as-written form links RELATIVE, with its signature checked
     rel = ns_rel(ns, loc.physical_address)
     good = sa.link_physical_address(repo, "main", "rel", lakefs_sdk.StagingMetadata(

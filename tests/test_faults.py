@@ -23,7 +23,7 @@ from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.spark import inprocess
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 
 pytestmark = pytest.mark.spark
@@ -117,6 +117,8 @@ ENDPOINTS = [
     ("GET", r"/metadata/range/", "getRange"),
     ("GET", r"/branches$", "listBranches"),
     ("GET", r"/commits$", "logCommits"),
+    ("GET", r"/branches/[^/]+/diff$", "diffBranch"),
+    ("GET", r"/objects/stat$", "statObject"),
 ]
 
 
@@ -202,7 +204,7 @@ def test_a_commit_a_branch_and_a_staged_object_racing_the_run_are_kept(emu, spar
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
         ctx = prepare_run(client, name, SETTINGS, now=datetime.now(timezone.utc), airflow_run_id="race",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
-        results = {"mark_uncommitted": mark_uncommitted(client, ctx)}
+        results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}
         c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="racing"))
         c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="late", source="main"))
         late = ns_rel(ns, c.objects_api.upload_object(name, "late", "late.bin", content=b"late").physical_address)
@@ -210,6 +212,84 @@ def test_a_commit_a_branch_and_a_staged_object_racing_the_run_are_kept(emu, spar
             results[step] = inprocess.SPARK_STEPS[step](
                 spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
     assert_collected(ns, live | {late}, garbage)
+
+
+def _feature_branch(emu, name, ns):
+    """A live branch ``feature`` with a commit of its own and staged objects (some written through
+    the link flow, which lakeFS's uncommitted mark omits on the local blockstore).
+    Returns (committed on feature only, staged on feature)."""
+    import os
+
+    c = emu.client()
+    c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="feature", source="main"))
+    own = ns_rel(ns, c.objects_api.upload_object(name, "feature", "own.bin", content=b"own").physical_address)
+    c.commits_api.commit(name, "feature", lakefs_sdk.CommitCreation(message="feature work"))
+    staged = {ns_rel(ns, c.objects_api.upload_object(name, "feature", "wip.bin", content=b"wip").physical_address)}
+    loc = c.staging_api.get_physical_address(name, "feature", "linked.bin")
+    path = loc.physical_address[len("local://"):]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(b"linked")
+    c.staging_api.link_physical_address(name, "feature", "linked.bin", lakefs_sdk.StagingMetadata(
+        staging=loc, checksum="e", size_bytes=6))
+    staged.add(ns_rel(ns, loc.physical_address))
+    return own, staged
+
+
+def _run_deleting_feature(emu, spark, name, tmp_path, before_step: str | None, delete_during_walk: bool = False):
+    """Run every step; delete branch ``feature`` right before ``before_step`` (or, with
+    ``delete_during_walk``, while list_committed's retention walk reads the log)."""
+    import threading
+
+    c = emu.client()
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    results: dict = {}
+    deleter = None
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
+        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"mid-{time.time()}",
+                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        for step in ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"):
+            if step == before_step:
+                c.branches_api.delete_branch(name, "feature")
+            if step == "list_committed" and delete_during_walk:
+                # the walk's first log read is held back while the branch goes
+                emu.set_faults({"method": "GET", "path": r"/commits$", "times": 1, "delay": 1.5, "through": True})
+                deleter = threading.Timer(0.5, lambda: c.branches_api.delete_branch(name, "feature"))
+                deleter.start()
+            try:
+                if step == "mark_uncommitted":
+                    results[step] = mark_uncommitted(client, ctx, storage_ref(ctx, env).open())
+                else:
+                    results[step] = inprocess.SPARK_STEPS[step](
+                        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+            finally:
+                if deleter is not None:
+                    deleter.join(10)
+                    emu.set_faults()
+                    deleter = None
+    return results
+
+
+@pytest.mark.parametrize("when", ["before_mark", "before_list_committed", "during_retention_walk"])
+def test_a_branch_deleted_mid_run_loses_nothing_still_referenced(emu, spark, repo, tmp_path, when):
+    """lakeFS #9772: branches come and go while GC runs. A branch deleted between prepare_run and
+    mark_uncommitted, between the mark and list_committed, or while the retention walk reads its
+    log: the run completes, keeps everything still referenced (main's objects, and the deleted
+    branch's commit, which lakeFS keeps as a dangling commit within the retention), and keeps or
+    collects the deleted branch's staged objects (unreferenced once it is gone)."""
+    name, ns, live, garbage = repo
+    own, staged = _feature_branch(emu, name, ns)
+    before = {"before_mark": "mark_uncommitted", "before_list_committed": "list_committed"}.get(when)
+    results = _run_deleting_feature(emu, spark, name, tmp_path, before, delete_during_walk=when == "during_retention_walk")
+    keys = ns_keys(ns)
+    assert live | {own} <= keys, f"referenced objects lost: {sorted((live | {own}) - keys)}"
+    assert not garbage & keys, f"garbage left: {sorted(garbage & keys)}"
+    if when == "before_mark":  # gone before the mark: its staged objects are garbage now
+        assert not staged & keys
+        assert results["mark_uncommitted"].staged_branches_gone == ()  # never listed
+    else:  # the mark saw them staged: kept this run (a later run collects them)
+        assert staged <= keys
+    assert results["delete"].counts.failed == 0
 
 
 def test_two_runs_of_one_repository_at_once_are_harmless(emu, spark, repo, tmp_path):

@@ -19,7 +19,7 @@ from lakefs_gc.contract import RunSettings
 from lakefs_gc.gc.prepare import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.spark.inprocess import run_steps
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage
 
 pytestmark = pytest.mark.spark
@@ -119,7 +119,7 @@ def test_corrupt_uncommitted_parquet_and_ranges_fail_closed(spark, lakefs_emulat
         ctx = prepare_run(client, name, SETTINGS, now=datetime.now(timezone.utc) + timedelta(seconds=2),
                           airflow_run_id="corrupt-unc",
                           work_dir=str(tmp_path / "work2"), local_root=emu.local_root, parallelism=1)
-        results = {"mark_uncommitted": mark_uncommitted(client, ctx)}
+        results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}
     run_id = results["mark_uncommitted"].run_id
     for o in list(st.list(f"_lakefs/retention/gc/uncommitted/{run_id}/", recursive=True)):
         hurt(o.key)

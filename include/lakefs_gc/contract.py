@@ -191,6 +191,13 @@ class UncommittedResult:
     locations: tuple[str, ...]           # every non-empty page location (hazard H2)
     pages: int
     seconds: float = 0.0
+    # the staged entries read through the API (lakefs_gc.gc.uncommitted.api_staged)
+    staged_branches: int = 0             # branches whose uncommitted changes were read
+    staged_entries_checked: int = 0      # added or changed entries statted
+    staged_addresses_lakefs_omitted: int = 0  # live staged addresses lakeFS's mark lacked: kept
+    staged_file: str | None = None       # key of the Parquet holding those (lakeFS's uncommitted format)
+    staged_entries_vanished: int = 0     # gone between the diff and the stat
+    staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         prepare_run = PrepareRunOperator(repository=cfg.repository, work_dir=cfg.work_dir,
                                          parallelism=spark.parallelism, schedule_interval_seconds=interval,
                                          **common, **task("prepare_run"))
-        mark_uncommitted = MarkUncommittedOperator(lakefs_conn_id=cfg.lakefs_conn_id, **task("mark_uncommitted"))
+        mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
         list_committed, list_slices, compute_candidates, delete = (
             GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step))
             for step in ("list_committed", "list_slices", "compute_candidates", "delete"))

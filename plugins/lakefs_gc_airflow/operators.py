@@ -80,6 +80,14 @@ def namespace_s3(ctx: contract.RunContext, storage_conn_id: str | None):
     return s3
 
 
+def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
+    """The repository's storage namespace, opened with the storage connection's settings."""
+    from lakefs_gc.storage import open_storage
+
+    loc = ctx.storage
+    return open_storage(loc.namespace, namespace_s3(ctx, storage_conn_id), loc.local_root)
+
+
 def _fail(exc: Exception) -> AirflowFailException:
     """A refusal (bad setting, missing rules, unsafe input): fail without retrying, say why."""
     return AirflowFailException(str(exc))
@@ -133,25 +141,36 @@ class PrepareRunOperator(BaseOperator):
 
 
 class MarkUncommittedOperator(BaseOperator):
-    """Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2)."""
+    """lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
+    branch's staged entries are read (``diffBranch`` + ``statObject``) and the live ones lakeFS's
+    mark lacks are kept beside it (``lakefs_gc.gc.prepare.mark_uncommitted``)."""
 
-    template_fields: Sequence[str] = ("lakefs_conn_id",)
+    template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
     ui_color = "#d7ecff"
 
-    def __init__(self, *, lakefs_conn_id: str = LakeFSHook.default_conn_name, **kwargs: Any) -> None:
+    def __init__(self, *, lakefs_conn_id: str = LakeFSHook.default_conn_name,
+                 storage_conn_id: str | None = "aws_default", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.lakefs_conn_id = lakefs_conn_id
+        self.storage_conn_id = storage_conn_id
 
     def execute(self, context: Context) -> dict[str, Any] | None:
+        from lakefs_gc.errors import LakeFSGCError
         from lakefs_gc.gc.prepare import mark_uncommitted
 
         ctx = step_inputs(self.task_id, context).context
         if contract.skipped(self.task_id, ctx.mode):
             self.log.info("%s: no new mark; sweeping mark %s", ctx.mode, ctx.sweep_mark and ctx.sweep_mark.mark_id)
             return None
-        result = mark_uncommitted(LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn(), ctx)
-        self.log.info("uncommitted mark %s: %d location(s) over %d page(s)", result.run_id, len(result.locations),
-                      result.pages)
+        try:
+            result = mark_uncommitted(LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn(), ctx,
+                                      namespace_storage(ctx, self.storage_conn_id))
+        except LakeFSGCError as e:
+            raise _fail(e) from e
+        self.log.info("uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
+                      "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
+                      result.run_id, len(result.locations), result.pages, result.staged_entries_checked,
+                      result.staged_branches, result.staged_addresses_lakefs_omitted)
         return contract.to_wire(result)
 
 
@@ -170,12 +189,10 @@ class SaveReportOperator(BaseOperator):
         import time
 
         from lakefs_gc.report.summary import build_summary, summary_location, write_summary
-        from lakefs_gc.storage import open_storage
 
         t0 = time.monotonic()
         inputs = step_inputs(self.task_id, context)
-        loc = inputs.context.storage
-        storage = open_storage(loc.namespace, namespace_s3(inputs.context, self.storage_conn_id), loc.local_root)
+        storage = namespace_storage(inputs.context, self.storage_conn_id)
         uri = write_summary(storage, summary_location(inputs), build_summary(inputs, success=True))
         self.log.info("report for GC run %s written: %s", inputs.mark_id(), uri)
         return contract.to_wire(contract.ReportResult(summary_uri=uri, seconds=round(time.monotonic() - t0, 3)))

@@ -15,7 +15,9 @@ from datetime import datetime
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation, UncommittedResult
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock, parse_iso
+from lakefs_gc.gc import uncommitted
 from lakefs_gc.gc.guards import check_mark
+from lakefs_gc.report import layout
 from lakefs_gc.report.layout import safe_name
 from lakefs_gc.storage import LOCAL_ROOT_HELP, S3Options, open_storage, parse_namespace
 from lakefs_gc.storage.settings import DEFAULT_REGION
@@ -105,9 +107,36 @@ def check_namespace(storage, ns: str) -> None:
             f"local://, the lakeFS connection's \"local_blockstore_root\"; nothing was deleted")
 
 
-def mark_uncommitted(client, ctx: RunContext) -> UncommittedResult:
-    """Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2)."""
+def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
+    """lakeFS's uncommitted mark, completed from its API.
+
+    1. Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2).
+    2. Read every branch's uncommitted changes (``diffBranch``) and stat the added and changed
+       entries (:func:`lakefs_gc.gc.uncommitted.api_staged`): lakeFS's mark leaves out live entries
+       linked with a full address not written as its namespace (on the local blockstore, every
+       object written through ``getPhysicalAddress``). The staged addresses it lacked are written
+       beside the mark, in lakeFS's format, and ``compute_candidates`` keeps them like its own.
+
+    ``storage``: the namespace (lakeFS's Parquet is read from it, the addresses it lacked written
+    to it). Fails closed when a branch's changes cannot be read completely.
+    """
     t0 = time.monotonic()
     run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
+    roots = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).roots()
+    check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root)
+    omitted = sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations)))
+    staged_file = None
+    if omitted:
+        for address in omitted:
+            log.warning("staged address %s is live on a branch of %s but lakeFS's uncommitted mark lacks it: kept",
+                        address, ctx.repository)
+        staged_file = layout.staged_file(run_id)
+        uncommitted.write_staged_file(storage, staged_file, omitted, int(parse_iso(ctx.start_time).timestamp()))
+    log.info("staged entries through the API: %d branch(es), %d added or changed entr(ies), %d vanished meanwhile, "
+             "%d outside the namespace; %d address(es) lakeFS's mark lacked", check.branches, check.entries,
+             check.vanished, check.outside, len(omitted))
     return UncommittedResult(run_id=run_id, locations=tuple(locations), pages=int(pages),
-                             seconds=round(time.monotonic() - t0, 3))
+                             seconds=round(time.monotonic() - t0, 3), staged_branches=check.branches,
+                             staged_entries_checked=check.entries, staged_addresses_lakefs_omitted=len(omitted),
+                             staged_file=staged_file, staged_entries_vanished=check.vanished,
+                             staged_branches_gone=check.branches_gone)

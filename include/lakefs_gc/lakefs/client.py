@@ -65,6 +65,7 @@ class LakeFSClient:
         self.metadata = lakefs_sdk.MetadataApi(self._api)
         self.branches_api = lakefs_sdk.BranchesApi(self._api)
         self.refs_api = lakefs_sdk.RefsApi(self._api)
+        self.objects_api = lakefs_sdk.ObjectsApi(self._api)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -238,11 +239,13 @@ class LakeFSClient:
                 f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
 
     # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
-    def branches(self, repo: str, page: int = 1000) -> Iterator[tuple[str, str]]:
-        """(branch id, HEAD commit id) of every branch lakeFS lists."""
+    def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
+        """(branch id, HEAD commit id) of every branch lakeFS lists (``show_hidden``: also the hidden
+        ones, e.g. import branches, as lakeFS's own uncommitted mark reads them)."""
         after = ""
         while True:
-            resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page)
+            resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page,
+                             show_hidden=show_hidden or None)
             for ref in resp.results:
                 yield ref.id, ref.commit_id
             if not resp.pagination.has_more:
@@ -260,6 +263,42 @@ class LakeFSClient:
             if not resp.pagination.has_more:
                 return
             after = resp.pagination.next_offset
+
+    # -- staged entries through the API (lakefs_gc.gc.uncommitted.api_staged) --------------------
+    def uncommitted_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, str]]:
+        """(type, path) of every uncommitted change on ``branch`` (``diffBranch``, all pages):
+        ``added``, ``changed``, ``removed``. A 404 propagates (the caller decides what a gone
+        branch means)."""
+        after = ""
+        while True:
+            resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,
+                             amount=page)
+            for d in resp.results:
+                if d.path_type != "object":
+                    raise LakeFSGCError(f"diffBranch of {repo}/{branch} answered a {d.path_type!r} entry "
+                                        f"({d.path!r}) without a delimiter; refusing to guess its objects")
+                yield d.type, d.path
+            if not resp.pagination.has_more:
+                return
+            if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
+                raise LakeFSGCError(f"diffBranch of {repo}/{branch} did not advance past {after!r}; "
+                                    f"the staged entries cannot be read completely")
+            after = resp.pagination.next_offset
+
+    def physical_address(self, repo: str, ref: str, path: str) -> str | None:
+        """The physical address lakeFS prints for ``path`` on ``ref`` (``statObject``), or None when
+        there is no such object now (404)."""
+        try:
+            st = self.call("statObject", self.objects_api.stat_object, repo, ref, path, user_metadata=False)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            if exc.status is not None and 400 <= exc.status < 500:
+                raise LakeFSGCError(f"statObject of {path!r} on {ref!r} in {repo!r} answered {_error_message(exc)}: "
+                                    f"the staged entry's address is unknown, so nothing can be collected safely. "
+                                    f"Fix or remove that entry, then re-run the GC") from None
+            raise
+        return st.physical_address
 
     def meta_range_location(self, repo: str, metarange_id: str) -> str:
         return self.call("getMetaRange", self.metadata.get_meta_range, repo, metarange_id).location

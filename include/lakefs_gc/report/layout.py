@@ -7,6 +7,8 @@
     unified/<mark_id>/summary.json               the report (success true only once complete)
     unified/<mark_id>/candidates/part-N.parquet  every candidate of the mark (column address)
     unified/<mark_id>/deleted/part-N.parquet     the ones it decided to delete (lakeFS's list)
+    unified/<mark_id>/staged/lakefs-omitted      live staged addresses lakeFS's mark lacked
+                                                 (lakeFS's uncommitted Parquet format)
     unified/<mark_id>/sweeps/<sweep_id>/         one sweep of the mark: done/, dead_letters/,
                                                  and its summary.json for sweep_only runs
 """
@@ -38,6 +40,10 @@ def candidates_dir(mark_id: str) -> str:
 
 def deleted_dir(mark_id: str) -> str:
     return report_dir(mark_id) + "deleted/"
+
+
+def staged_file(mark_id: str) -> str:
+    return report_dir(mark_id) + "staged/lakefs-omitted"
 
 
 def part_name(index: int) -> str:

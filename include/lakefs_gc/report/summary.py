@@ -69,7 +69,14 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
         out.update({"mark_id": mark.mark_id, "mark_start_time": mark.start_time, "mark_cutoff_time": mark.cutoff_time,
                     "listed_objects": mark.listed_objects, "to_delete": mark.to_delete})
     if unc:
-        out.update({"uncommitted_pages": unc.pages, "mark_uncommitted_seconds": unc.seconds})
+        out.update({"uncommitted_pages": unc.pages, "mark_uncommitted_seconds": unc.seconds,
+                    "staged_branches": unc.staged_branches, "staged_entries_checked": unc.staged_entries_checked,
+                    "staged_addresses_lakefs_omitted": unc.staged_addresses_lakefs_omitted,
+                    "staged_entries_vanished": unc.staged_entries_vanished})
+        if unc.staged_file:
+            out["staged_file"] = unc.staged_file
+        if unc.staged_branches_gone:
+            out["staged_branches_gone"] = list(unc.staged_branches_gone)
     if com:
         out.update({"active_commits": com.active_commits, "metaranges": com.metaranges, "ranges": com.ranges,
                     "committed_addresses": com.committed_addresses, "documented_commits": com.documented_commits,

@@ -72,6 +72,11 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     sc = spark.sparkContext
     n = parallelism(spark, ctx)
     files = uncommitted.uncommitted_files(st, sref.roots, mark_id, unc.locations)
+    if unc.staged_file:  # live staged addresses lakeFS's mark lacked (mark_uncommitted)
+        if not st.exists(unc.staged_file):
+            raise LakeFSGCError(f"the staged addresses lakeFS's mark lacked ({st.full_uri(unc.staged_file)}) are "
+                                f"gone; re-run the whole DAG run")
+        files.append(unc.staged_file)
     staged = spark.createDataFrame(
         sc.parallelize(files, partitions(len(files), n)).mapPartitions(lambda ks: _uncommitted_addresses(sref, ks)),
         ADDRESS_SCHEMA)
@@ -81,8 +86,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     if bad:  # cannot happen by construction; checked anyway before anything is written
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {[r[0] for r in bad]}")
     # a retried attempt must not leave parts of an earlier attempt behind
-    for o in list(st.list(layout.report_dir(mark_id), recursive=True)):
-        st.delete(o.key)
+    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id)):
+        for o in list(st.list(part_dir, recursive=True)):
+            st.delete(o.key)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
     cands = cands.cache()
     total, total_bytes = _write_parts(cands, sref, layout.candidates_dir(mark_id), n)

@@ -24,7 +24,7 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
         if skipped(step, ctx.mode):
             results[step] = skip_result(step, ctx.mode)
         elif step == "mark_uncommitted":
-            results[step] = mark_uncommitted(client, ctx)
+            results[step] = mark_uncommitted(client, ctx, storage_ref(ctx, environ).open())
         elif step == "save_report":
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
             write_summary(storage_ref(ctx, environ).open(), summary_location(inputs), build_summary(inputs))

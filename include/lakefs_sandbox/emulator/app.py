@@ -197,6 +197,16 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     def get_branch(repository: str, branch: str):
         return cat.get_branch(repository, branch)
 
+    @api.get("/repositories/{repository}/branches/{branch}/diff")
+    def diff_branch(repository: str, branch: str, request: Request):
+        q = request.query_params
+        if q.get("delimiter"):
+            raise APIError(400, "delimiter: not supported by the emulator")
+        diffs, more = cat.diff_branch(repository, branch, q.get("prefix", ""), q.get("after", ""), _amount(request))
+        results = [{"type": t, "path": p, "path_type": "object", **({"size_bytes": n} if n is not None else {})}
+                   for p, t, n in diffs]
+        return {"pagination": _pagination(len(results), more, diffs[-1][0] if diffs else ""), "results": results}
+
     @api.delete("/repositories/{repository}/branches/{branch}")
     def delete_branch(repository: str, branch: str):
         cat.delete_branch(repository, branch)
@@ -298,7 +308,8 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         r, e = cat.link_physical_address(repository, branch, path, physical, _field(body, "checksum", str),
                                          _field(body, "size_bytes", int), body.get("content_type") or "",
                                          body.get("user_metadata"))
-        return object_stats(cat, r["storage_namespace"], path, e)
+        # lakeFS answers the address as the client sent it; stat and listing print it resolved
+        return {**object_stats(cat, r["storage_namespace"], path, e), "physical_address": physical}
 
     # ------------------------------------------------------------------ commits
     @api.post("/repositories/{repository}/branches/{branch}/commits")

@@ -563,7 +563,41 @@ class Catalog:
         return open_storage(root, self.s.s3)
 
     def address_uri(self, ns: str, e: Entry) -> str:
-        return self.full_uri(ns, e.address) if e.address_type == RELATIVE else e.address
+        """The ``physical_address`` lakeFS's stat and listing print (``ResolveNamespace`` then
+        ``QualifiedKey.Format``). On the local blockstore a FULL ``local://<host>/<path>`` prints as
+        ``local://`` + ``path.Join(<blockstore root>, host, path)``: the resolved form that
+        ``getPhysicalAddress`` hands out comes back with the root twice
+        (``local:///<root>/<root>/repo/data/...``), while the object is read at ``<root>/repo/data/...``."""
+        if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
+            return self.full_uri(ns, e.address)
+        if e.address.startswith("local://") and self.s.local_path:
+            host, _, path = e.address[len("local://"):].partition("/")
+            root = os.path.normpath(os.path.abspath(self.s.local_path))
+            return "local://" + posixpath.normpath(posixpath.join(root, host, path))
+        return e.address
+
+    def diff_branch(self, repo: str, branch: str, prefix: str, after: str,
+                    amount: int) -> tuple[list[tuple[str, str, int | None]], bool]:
+        """lakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``): the branch's uncommitted changes
+        against its HEAD, by path: ``added`` (no committed entry), ``changed`` (another identity),
+        ``removed`` (a tombstone over a committed entry, size of the committed one)."""
+        with self.lock:
+            r = self._repo_row(repo)
+            head, _ = self._branch(repo, branch)
+            ns = r["storage_namespace"]
+            mr = self._commit(repo, head)["meta_range_id"]
+            out: list[tuple[str, str, int | None]] = []
+            for path, e in self._diff_uncommitted(ns, mr, self._staged(repo, branch)):
+                if not path.startswith(prefix) or path <= after:
+                    continue
+                if len(out) == amount:
+                    return out, True
+                base = self._lookup(ns, mr, path)
+                if e is None:
+                    out.append((path, "removed", base.size if base else None))
+                else:
+                    out.append((path, "added" if base is None else "changed", e.size))
+            return out, False
 
     def upload(self, repo: str, branch: str, path: str, data: bytes, content_type: str,
                metadata: dict[str, str] | None = None) -> tuple[dict, Entry]:

@@ -9,7 +9,9 @@
      "status": 503,       # answer this status with a lakeFS error body ...
      "body": null,        # ... or this JSON body instead (e.g. a task that never completes)
      "delay": 0.0,        # seconds to wait first (a slow server; the client's timeout fires)
-     "drop": false}       # close the connection without an answer
+     "drop": false,       # close the connection without an answer
+     "through": false}    # after the delay, let the request through to the emulator (a slow
+                          # answer that races what the test does meanwhile)
 
 Rules apply in order; the first that matches and has faults left answers.
 """
@@ -35,6 +37,7 @@ class Rule:
     body: dict | None = None
     delay: float = 0.0
     drop: bool = False
+    through: bool = False
     seen: int = 0
     fired: int = 0
     _re: re.Pattern = field(default=None, repr=False)  # type: ignore[assignment]
@@ -52,7 +55,7 @@ class Faults:
         self.lock = threading.Lock()
 
     def set(self, rules: list[dict]) -> None:
-        allowed = {"method", "path", "skip", "times", "status", "body", "delay", "drop"}
+        allowed = {"method", "path", "skip", "times", "status", "body", "delay", "drop", "through"}
         parsed = []
         for r in rules:
             unknown = set(r) - allowed
@@ -92,6 +95,8 @@ class FaultMiddleware:
             return await self.app(scope, receive, send)
         if rule.delay:
             await asyncio.sleep(rule.delay)
+        if rule.through:
+            return await self.app(scope, receive, send)
         if rule.drop:  # promise a body, send half of it, give up: the client sees the connection break
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")]})
