@@ -31,6 +31,8 @@ apt_install() {  # apt_install REQUIRED|OPTIONAL PKG [WHAT FAILS WITHOUT IT]
   fi
 }
 command -v sst_dump >/dev/null 2>&1 || apt_install REQUIRED rocksdb-tools
+# Debian's Chromium for the trigger-form test (playwright drives it by path; never `playwright install`)
+[ -x /usr/bin/chromium ] || apt_install REQUIRED chromium "the browser test of the trigger form"
 # Debian's PostgreSQL server binaries: the scheduler-driven tests start their own throwaway cluster
 # (tests/airflow/postgres.py); the package's default cluster is never used
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install REQUIRED postgresql "the scheduler-driven backfill test"

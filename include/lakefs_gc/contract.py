@@ -42,7 +42,7 @@ class RunSettings:
     min_age_seconds: int = 86400
     unsafe_min_age_override: bool = False
     dry_run: bool = False
-    mark_id: str = ""                          # sweep_only: the earlier mark to sweep
+    mark_id: str = ""                          # sweep_only (required there, refused elsewhere): the mark to sweep
     confirm_after_seconds: int = 0             # resolved: never -1 here (see settings_from_params)
     max_delete_share: float = 0.5              # blast-radius guard: share of listed objects
     max_delete_count: int = 10_000_000         # ... and absolute count
@@ -56,20 +56,26 @@ class RunSettings:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise SettingsError(f"Param 'mode' must be one of {', '.join(MODES)}, got {self.mode!r}")
-        _check_range("min_age_seconds", self.min_age_seconds, 0)
-        _check_range("confirm_after_seconds", self.confirm_after_seconds, 0)
-        _check_range("max_delete_share", self.max_delete_share, 0.0, 1.0)
-        _check_range("max_delete_count", self.max_delete_count, 0)
-        _check_range("mark_max_age_seconds", self.mark_max_age_seconds, 0)
-        _check_range("delete_rate", self.delete_rate, 0.0)
-        _check_range("delete_concurrency", self.delete_concurrency, 1)
-        _check_range("delete_batch_size", self.delete_batch_size, 1, 1000)
-        _check_range("delete_max_attempts", self.delete_max_attempts, 1)
-        _check_range("prepare_commits_timeout_seconds", self.prepare_commits_timeout_seconds, 1)
+        for name, (lo, hi) in BOUNDS.items():
+            _check_range(name, getattr(self, name), lo, hi)
 
 
 PARAM_NAMES = tuple(f.name for f in dataclasses.fields(RunSettings))
 AUTO = -1  # confirm_after_seconds: one schedule interval for scheduled and backfill runs, 0 for manual
+# The range of every numeric setting (upper bound None: none). RunSettings refuses a value outside it;
+# the run form gives Airflow the same range to refuse at trigger time (lakefs_gc_airflow.params).
+BOUNDS: dict[str, tuple[float, float | None]] = {
+    "min_age_seconds": (0, None),
+    "confirm_after_seconds": (0, None),       # the Param also takes AUTO
+    "max_delete_share": (0.0, 1.0),
+    "max_delete_count": (0, None),
+    "mark_max_age_seconds": (0, None),
+    "delete_rate": (0.0, None),
+    "delete_concurrency": (1, None),
+    "delete_batch_size": (1, 1000),
+    "delete_max_attempts": (1, None),
+    "prepare_commits_timeout_seconds": (1, None),
+}
 
 
 def _check_range(name: str, value: Any, lo: float, hi: float | None = None) -> None:
@@ -104,9 +110,10 @@ def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
                          schedule_interval_seconds: int = 0) -> RunSettings:
     """The run's settings from its validated Params (``context["params"]``): one pure function.
 
-    Params this contract does not know are ignored (a DAG may carry others); a missing Param takes
-    the :class:`RunSettings` default. ``confirm_after_seconds`` of -1 resolves to one schedule
-    interval for scheduled and backfill runs and 0 for manual ones.
+    Params this contract does not know are ignored (a DAG may carry others); a missing or null Param
+    (an optional field left empty, like ``mark_id``) takes the :class:`RunSettings` default.
+    ``confirm_after_seconds`` of -1 resolves to one schedule interval for scheduled and backfill runs
+    and 0 for manual ones. A ``mark_id`` with a mode other than sweep_only is refused.
     """
     hints = typing.get_type_hints(RunSettings)
     values: dict[str, Any] = {}
@@ -119,6 +126,10 @@ def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
         values["confirm_after_seconds"] = schedule_interval_seconds if kind in ("scheduled", "backfill") else 0
     elif confirm < AUTO:
         raise SettingsError(f"Param 'confirm_after_seconds' must be >= -1 (-1: one schedule interval), got {confirm}")
+    mode = values.get("mode", RunSettings.mode)
+    if values.get("mark_id") and mode != "sweep_only":  # never guess: a mark named means a sweep of it was meant
+        raise SettingsError(f"Param 'mark_id' is {values['mark_id']!r} but Param 'mode' is {mode!r}: mark_id is "
+                            f"only read by mode sweep_only. Set mode to sweep_only to sweep that mark, or clear mark_id")
     return RunSettings(**values)
 
 

@@ -1,15 +1,37 @@
 """The run form: one Airflow ``Param`` per field of ``lakefs_gc.contract.RunSettings``.
 
-Airflow validates them against their JSON schema before a run starts; ``prepare_run`` turns the
-validated values into ``RunSettings`` (``lakefs_gc.contract.settings_from_params``). The defaults
-shown come from the repository's config entry, falling back to ``RunSettings``'s.
+Airflow validates them against their JSON schema when a run is created (the trigger form, the REST
+API, ``airflow dags trigger``) and refuses an invalid value with a message naming the Param;
+``prepare_run`` turns the validated values into ``RunSettings``
+(``lakefs_gc.contract.settings_from_params``), which checks them again. The defaults shown come
+from the repository's config entry, falling back to ``RunSettings``'s.
+
+No Param has a top-level ``minimum`` or ``maximum``. Airflow 3's trigger form turns those into a
+number input that clamps a typed value to the bound when the field loses focus: 5 typed into the
+blast-radius share became 1, which is no guard at all, and -1 typed into the delete rate would
+become 0, no limit. The range (``lakefs_gc.contract.BOUNDS``) sits in ``allOf`` instead, which the
+form does not read and Airflow's validation does: an out-of-range number stays as typed and the run
+is refused, never created with a weaker value. ``mark_id`` may be empty (null): only mode
+``sweep_only`` needs it, and ``prepare_run`` refuses that mode without it.
 """
 
 from __future__ import annotations
 
 from airflow.sdk import Param
 from lakefs_gc.config import RepoConfig
-from lakefs_gc.contract import AUTO, MODES, PARAM_NAMES, RunSettings
+from lakefs_gc.contract import AUTO, BOUNDS, MODES, PARAM_NAMES, RunSettings
+
+
+def _number(default: float, kind: str, name: str, title: str, description: str = "",
+           minimum: float | None = None) -> Param:
+    """A numeric Param whose range (``BOUNDS[name]``; ``minimum`` overrides its lower bound) Airflow
+    checks when the run is created, stated in the description, and that the form cannot clamp."""
+    lo, hi = BOUNDS[name]
+    lo = lo if minimum is None else minimum
+    bound = {"minimum": lo} if hi is None else {"minimum": lo, "maximum": hi}
+    allowed = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
+    return Param(default, type=kind, title=title, allOf=[bound],
+                 description=f"{description} Allowed: {allowed}; anything else is refused.".lstrip())
 
 
 def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Param]:
@@ -18,43 +40,42 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
         "mode": Param(cfg.mode, type="string", enum=list(MODES), title="Run mode",
                       description="mark_and_sweep: mark, then delete; mark_only: only write the report; "
                                   "sweep_only: delete what the earlier mark `mark_id` listed."),
-        "mark_id": Param("", type="string", title="Mark id (sweep_only)",
+        "mark_id": Param(None, type=["null", "string"], title="Mark id (sweep_only)",
                          description="Run id of an earlier successful mark (its folder under "
-                                     "_lakefs/retention/gc/unified/)."),
+                                     "_lakefs/retention/gc/unified/). Required by mode sweep_only; leave it "
+                                     "empty for the other modes."),
         "dry_run": Param(False, type="boolean", title="Dry run",
                          description="Follow the real code path with a no-op deleter; report what would go."),
-        "min_age_seconds": Param(cfg.min_age_seconds, type="integer", minimum=0, title="Minimum object age (s)",
-                                 description="Objects younger than max(this, lakeFS grace period) are kept."),
+        "min_age_seconds": _number(cfg.min_age_seconds, "integer", "min_age_seconds", "Minimum object age (s)",
+                                  "Objects younger than max(this, lakeFS grace period) are kept."),
         "unsafe_min_age_override": Param(False, type="boolean", title="Unsafe minimum-age override",
                                          description="Allow a minimum age below lakeFS's grace period "
                                                      "(tests and emergencies only; recorded in the report)."),
-        "confirm_after_seconds": Param(sw.confirm_after_seconds if sw.confirm_after_seconds is not None else AUTO,
-                                       type="integer", minimum=AUTO, title="Delayed confirmation (s)",
-                                       description="Delete only what an earlier successful mark at least this "
-                                                   "old also found. -1: one schedule interval "
-                                                   f"({schedule_interval_seconds}s) for scheduled and backfill "
-                                                   "runs, 0 for manual."),
-        "max_delete_share": Param(sw.max_delete_share, type="number", minimum=0, maximum=1,
-                                  title="Blast-radius guard: max share",
-                                  description="Refuse a sweep deleting more than this share of listed objects."),
-        "max_delete_count": Param(sw.max_delete_count, type="integer", minimum=0,
-                                  title="Blast-radius guard: max count",
-                                  description="Refuse a sweep deleting more than this many objects."),
-        "mark_max_age_seconds": Param(sw.mark_max_age_seconds, type="integer", minimum=0,
-                                      title="Max mark age for sweep_only (s)"),
-        "delete_rate": Param(sw.rate, type="number", minimum=0, title="Deletes per second (0: no limit)",
-                             description="Global rate, split across the delete tasks (S3 allows ~3,500/s per "
-                                         "prefix)."),
-        "delete_concurrency": Param(sw.concurrency or cfg.spark.parallelism or d.delete_concurrency, type="integer",
-                                    minimum=1, title="Delete tasks at once"),
-        "delete_batch_size": Param(sw.batch_size, type="integer", minimum=1, maximum=1000,
-                                   title="Keys per DeleteObjects request"),
-        "delete_max_attempts": Param(d.delete_max_attempts, type="integer", minimum=1,
-                                     title="Delete attempts per key",
-                                     description="Retries of throttled or failed deletes, with backoff; keys "
-                                                 "still failing become dead letters."),
-        "prepare_commits_timeout_seconds": Param(d.prepare_commits_timeout_seconds, type="integer", minimum=1,
-                                                 title="lakeFS commit preparation timeout (s)"),
+        "confirm_after_seconds": _number(sw.confirm_after_seconds if sw.confirm_after_seconds is not None else AUTO,
+                                        "integer", "confirm_after_seconds", "Delayed confirmation (s)",
+                                        "Delete only what an earlier successful mark at least this old also "
+                                        f"found. {AUTO}: one schedule interval ({schedule_interval_seconds}s) for "
+                                        "scheduled and backfill runs, 0 for manual.", minimum=AUTO),
+        "max_delete_share": _number(sw.max_delete_share, "number", "max_delete_share",
+                                   "Blast-radius guard: max share",
+                                   "Refuse a sweep deleting more than this share of listed objects (1: no guard)."),
+        "max_delete_count": _number(sw.max_delete_count, "integer", "max_delete_count",
+                                   "Blast-radius guard: max count",
+                                   "Refuse a sweep deleting more than this many objects."),
+        "mark_max_age_seconds": _number(sw.mark_max_age_seconds, "integer", "mark_max_age_seconds",
+                                       "Max mark age for sweep_only (s)"),
+        "delete_rate": _number(sw.rate, "number", "delete_rate", "Deletes per second (0: no limit)",
+                              "Global rate, split across the delete tasks (S3 allows ~3,500/s per prefix)."),
+        "delete_concurrency": _number(sw.concurrency or cfg.spark.parallelism or d.delete_concurrency, "integer",
+                                     "delete_concurrency", "Delete tasks at once"),
+        "delete_batch_size": _number(sw.batch_size, "integer", "delete_batch_size", "Keys per DeleteObjects request"),
+        "delete_max_attempts": _number(d.delete_max_attempts, "integer", "delete_max_attempts",
+                                      "Delete attempts per key",
+                                      "Retries of throttled or failed deletes, with backoff; keys still failing "
+                                      "become dead letters."),
+        "prepare_commits_timeout_seconds": _number(d.prepare_commits_timeout_seconds, "integer",
+                                                  "prepare_commits_timeout_seconds",
+                                                  "lakeFS commit preparation timeout (s)"),
     }
     assert set(params) == set(PARAM_NAMES), "every RunSettings field is a Param"
     return params

@@ -99,3 +99,11 @@ def digest(value: str) -> str:
     import hashlib
 
     return hashlib.sha256(value.encode()).hexdigest()
+
+
+def validate_params(dag, conf: dict[str, Any]) -> dict[str, Any]:
+    """What the API/UI does before creating a run (SerializedDAG.create_dagrun), on the serialized DAG."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    return serialized.params.deep_merge(conf).validate()

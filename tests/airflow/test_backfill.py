@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -99,6 +101,42 @@ def _wait(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0)
                        "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs))
 
 
+def gc_config(path: Path, repository: str, entry: str) -> Path:
+    """A GC config of one mark_and_sweep entry on the default connections; ``entry``: its other
+    fields, as YAML lines."""
+    path.write_text(f"""
+repositories:
+  - repository: {repository}
+    lakefs_conn_id: lakefs_default
+    storage_conn_id: aws_default
+    spark_conn_id: spark_default
+    mode: mark_and_sweep
+{textwrap.indent(textwrap.dedent(entry).strip(), "    ")}
+""")
+    return path
+
+
+def airflow_env(home: Path, port: int, db_url: str, config: Path, **settings: str) -> dict[str, str]:
+    """An Airflow of our own: its home and metadata DB, our dags and plugins and GC config, the
+    api-server on 127.0.0.1:``port``; nothing of the caller's AIRFLOW_* or LAKEFS_GC_* settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS_GC_"))}
+    env.update({
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__API__WORKERS": "1",
+        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(16),
+        "LAKEFS_GC_CONFIG": str(config),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    })
+    env.update(settings)
+    return env
+
+
 @pytest.fixture
 def metadata_db(tmp_path):
     """Airflow's metadata database: a fresh PostgreSQL cluster, stopped after the Airflow processes."""
@@ -112,41 +150,22 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
     home = tmp_path / "airflow-home"
     home.mkdir()
     port = free_port()
-    cfg = tmp_path / "gc.yaml"
-    cfg.write_text(f"""
-repositories:
-  - repository: {REPO_NAME}
-    lakefs_conn_id: lakefs_default
-    storage_conn_id: aws_default
-    spark_conn_id: spark_default
-    mode: mark_and_sweep
-    schedule: "@daily"
-    min_age_seconds: {MIN_AGE}
-    sweep: {{confirm_after_seconds: 0}}  # scheduled/backfill runs would wait one interval (a day) by default
-    work_dir: {tmp_path / 'work'}
-    tasks: {{retry_delay_seconds: 5}}
-    spark:
-      parallelism: 2
-      conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"}}
-""")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS_GC_"))}
-    env.update({
-        "AIRFLOW_HOME": str(home),
+    cfg = gc_config(tmp_path / "gc.yaml", REPO_NAME, f"""
+        schedule: "@daily"
+        min_age_seconds: {MIN_AGE}
+        sweep: {{confirm_after_seconds: 0}}  # scheduled/backfill runs would wait one interval (a day) by default
+        work_dir: {tmp_path / 'work'}
+        tasks: {{retry_delay_seconds: 5}}
+        spark:
+          parallelism: 2
+          conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"}}
+    """)
+    env = airflow_env(home, port, metadata_db.sqlalchemy_url, cfg, **{
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": metadata_db.sqlalchemy_url,
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__API_AUTH__JWT_SECRET": "backfill-test-jwt-secret",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "LAKEFS_GC_CONFIG": str(cfg),
         "SPARK_LOCAL_IP": "127.0.0.1",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     })
     for k, v in (conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
                           password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.airflow.helpers import validate_params
+
 REPO = Path(__file__).resolve().parents[2]
 
 EXPECTED_UPSTREAM = {
@@ -119,25 +121,17 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
     assert skipped("list_committed", "sweep_only") and not skipped("list_committed", "mark_only")
 
 
-def _validate(dag, conf):
-    """What the API/UI does before creating a run (SerializedDAG.create_dagrun), on the serialized DAG."""
-    from airflow.serialization.serialized_objects import DagSerialization
-
-    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
-    return serialized.params.deep_merge(conf).validate()
-
-
 def test_params_accept_valid_values(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
-    assert _validate(dag, {}) == {"mode": "mark_and_sweep", "min_age_seconds": 86400,
-                                  "unsafe_min_age_override": False, "mark_id": "", "dry_run": False,
+    assert validate_params(dag, {}) == {"mode": "mark_and_sweep", "min_age_seconds": 86400,
+                                  "unsafe_min_age_override": False, "mark_id": None, "dry_run": False,
                                   "confirm_after_seconds": -1, "max_delete_share": 0.5,
                                   "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
                                   "delete_rate": 3000.0, "delete_concurrency": 2, "delete_batch_size": 1000,
                                   "delete_max_attempts": 8, "prepare_commits_timeout_seconds": 1200}
     conf = {"mode": "sweep_only", "mark_id": "ft0abc", "min_age_seconds": 0, "unsafe_min_age_override": True,
             "delete_rate": 0, "confirm_after_seconds": 0}
-    assert {k: v for k, v in _validate(dag, conf).items() if k in conf} == conf
+    assert {k: v for k, v in validate_params(dag, conf).items() if k in conf} == conf
 
 
 @pytest.mark.parametrize("conf, message", [
@@ -152,7 +146,7 @@ def test_params_reject_invalid_values_with_a_clear_message(dagbag, conf, message
     from airflow.sdk.exceptions import ParamValidationError
 
     with pytest.raises(ParamValidationError, match=message):
-        _validate(dagbag.dags["lakefs_gc__sample-repo"], conf)
+        validate_params(dagbag.dags["lakefs_gc__sample-repo"], conf)
 
 
 def test_params_have_a_ui_form(dagbag):
@@ -161,7 +155,8 @@ def test_params_have_a_ui_form(dagbag):
     for knob in ("delete_rate", "delete_concurrency", "delete_batch_size", "max_delete_share", "confirm_after_seconds"):
         assert params.get_param(knob).schema.get("title")
     age = params.get_param("min_age_seconds")
-    assert (age.schema["type"], age.schema["minimum"], age.schema["title"]) == ("integer", 0, "Minimum object age (s)")
+    assert (age.schema["type"], age.schema["allOf"], age.schema["title"]) == \
+        ("integer", [{"minimum": 0}], "Minimum object age (s)")
     assert "grace period" in age.description
     assert params.get_param("unsafe_min_age_override").schema["type"] == "boolean"
 

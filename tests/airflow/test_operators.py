@@ -359,6 +359,10 @@ def test_prepare_run_refuses_an_s3_namespace_without_its_storage_connection(fake
     ({"delete_batch_size": 5000}, r"Param 'delete_batch_size' must be between 1 and 1000"),
     ({"dry_run": "yes"}, r"Param 'dry_run' must be true or false"),
     ({"confirm_after_seconds": -2}, r"Param 'confirm_after_seconds' must be >= -1"),
+    # a run created with a value the form would have clamped (a hand-made conf, an old serialized DAG)
+    ({"max_delete_share": 5}, r"Param 'max_delete_share' must be between 0.0 and 1.0, got 5.0"),
+    ({"mode": "sweep_only", "mark_id": None}, r"mode sweep_only needs the Param mark_id"),
+    ({"mode": "mark_only", "mark_id": "gcrun01"}, r"Param 'mark_id' is 'gcrun01' but Param 'mode' is 'mark_only'"),
 ])
 def test_prepare_run_refuses_bad_params_naming_them(fake_client, params, message):
     from airflow.sdk.exceptions import AirflowFailException
