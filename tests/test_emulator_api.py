@@ -487,7 +487,9 @@ def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path)
     assert st.completed and st.ingested_objects == 2 and st.commit.message == "import"
     objs = {x.path: x for x in lakefs_client.objects_api.list_objects(repo, "main").results}
     assert sorted(objs) == ["imported/a.csv", "imported/sub/b.csv"]
-    assert objs["imported/sub/b.csv"].physical_address == f"local://{src}/sub/b.csv"
+    # a FULL local address prints through lakeFS's QualifiedKey.Format: under the blockstore root
+    root = os.path.abspath(lakefs_emulator.root)
+    assert objs["imported/sub/b.csv"].physical_address == "local://" + os.path.normpath(f"{root}/{src}/sub/b.csv")
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "imported/sub/b.csv")) == b"bb"
 
 

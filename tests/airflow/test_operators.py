@@ -372,10 +372,35 @@ def test_prepare_run_refuses_bad_params_naming_them(fake_client, params, message
         op.execute(context({}, params=params))
 
 
-def test_mark_uncommitted_returns_every_location(fake_client):
-    op = dag_module().build_gc_dag(repo_config()).get_task("mark_uncommitted")
-    out = contract.read_result("mark_uncommitted", op.execute(context(wire(base_ctx(Path("/tmp"))))))
-    assert (out.run_id, out.pages, len(out.locations)) == ("runid", 3, 1)
+def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_emulator, connections, monkeypatch,
+                                                                        capsys):
+    """The task against the emulator: a link-flow object staged on a local namespace (lakeFS's mark
+    omits it) is counted in the result and logged once, by address."""
+    import lakefs_sdk
+
+    emu = lakefs_emulator
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
+                                 password=emu.secret_key, extra={"local_blockstore_root": str(emu.root)}))
+    c, name = emu.client(), "op-mark"
+    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=emu.namespace(name),
+                                                                      default_branch="main"))
+    c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    loc = c.staging_api.get_physical_address(name, "main", "x.bin")
+    Path(loc.physical_address[len("local://"):]).parent.mkdir(parents=True, exist_ok=True)
+    Path(loc.physical_address[len("local://"):]).write_bytes(b"x")
+    c.staging_api.link_physical_address(name, "main", "x.bin", lakefs_sdk.StagingMetadata(
+        staging=loc, checksum="e", size_bytes=1))
+    c.objects_api.upload_object(name, "main", "plain.bin", content=b"p")
+    dag = dag_module().build_gc_dag(repo_config(repository=name))
+    ctx = dag.get_task("prepare_run").execute(context({}, params={"min_age_seconds": 90000}))
+    capsys.readouterr()
+    out = contract.read_result("mark_uncommitted", dag.get_task("mark_uncommitted").execute(context(
+        {"prepare_run": ctx})))
+    assert (out.staged_branches, out.staged_entries_checked, out.staged_addresses_lakefs_omitted) == (1, 2, 1)
+    address = "data/" + loc.physical_address.rsplit("/data/", 1)[1]
+    logged = capsys.readouterr().out
+    assert logged.count(address) == 1, logged
+    assert f"staged address {address} is live on a branch of {name} but lakeFS's uncommitted mark lacks it" in logged
 
 
 def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypatch):
