@@ -3,6 +3,7 @@
     sstable   SSTable decoding beside a floor (bench/sstable_bench.py)
     gc        the GC DAG on 1,000,000 objects beside floors (bench/gc_bench.py; --help for sizes)
     delete    the deleter against moto server and local disk beside floors (bench/delete_bench.py)
+    staged    reading the staged entries through lakeFS's API beside lakeFS's own mark (bench/staged_bench.py)
     reference differential runs against lakeFS's own Spark GC, with its timings beside ours
               (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
 """
@@ -11,8 +12,8 @@ import importlib
 import sys
 
 BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench",
-           "reference": "bench.reference"}
-DEFAULT = ("sstable", "gc", "delete")
+           "staged": "bench.staged_bench", "reference": "bench.reference"}
+DEFAULT = ("sstable", "gc", "delete", "staged")
 
 if len(sys.argv) > 1:
     name, args = sys.argv[1], sys.argv[2:]

@@ -1,0 +1,94 @@
+"""What reading the staged entries through lakeFS's API costs, beside lakeFS's own mark.
+
+    .venv/bin/python -m bench staged [--entries N] [--concurrency C]
+
+On the emulator (local blockstore): a repository with N staged entries on two branches, half of
+them written through the link flow (which lakeFS's mark omits). Measured in the same run:
+  peer   lakeFS's uncommitted mark: prepare_uncommited to the end, its Parquet read back
+  api    the defence alone: listBranches, diffBranch (all pages), one statObject per entry
+  task   mark_uncommitted whole (both, and the omitted addresses written beside the mark)
+The defence's cost grows with the staged entries (one request per entry), not with the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import tempfile
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench staged")
+    ap.add_argument("--entries", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=8)
+    args = ap.parse_args(argv)
+
+    import lakefs_sdk
+
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.gc import uncommitted
+    from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage import open_storage, parse_namespace
+    from lakefs_sdk.client import LakeFSClient as SDK
+
+    from lakefs_sandbox.emulator import launcher
+
+    root = Path(tempfile.mkdtemp(prefix="bench-staged-"))
+    local_root = str(root / "blockstore")
+    access, secret = "AKIABENCHSTAGED00001", "bench/staged/secret"
+    emu = launcher.start(root / "emulator.log", "--local-path", local_root, access_key=access, secret_key=secret)
+    api_url = emu.url + "/api/v1"
+    try:
+        c = SDK(lakefs_sdk.Configuration(host=api_url, username=access, password=secret))
+        repo, ns = "bench-staged", "local://bench-staged"
+        c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
+                                                                          default_branch="main"))
+        c.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+        c.objects_api.upload_object(repo, "main", "seed", content=b"s")
+        c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="seed"))
+        c.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
+        t = time.perf_counter()
+        for i in range(args.entries):
+            branch, path = ("main", "dev")[i % 2], f"staged/{i:07d}"
+            if i % 4 < 2:
+                c.objects_api.upload_object(repo, branch, path, content=b"x")
+                continue
+            loc = c.staging_api.get_physical_address(repo, branch, path)
+            p = loc.physical_address[len("local://"):]
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            Path(p).write_bytes(b"x")
+            c.staging_api.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
+                staging=loc, checksum="e", size_bytes=1))
+        print(f"built {args.entries} staged entries in {time.perf_counter() - t:.1f}s")
+        st = open_storage(ns, None, local_root)
+        roots = parse_namespace(ns, local_root).roots()
+        logging.getLogger("lakefs_gc").setLevel(logging.ERROR)  # one warning per omitted address otherwise
+        with LakeFSClient(api_url, access, secret) as client:
+            client.prepare_uncommitted_all(repo)  # warm-up: the emulator's first Parquet write imports pyarrow
+            t = time.perf_counter()
+            run_id, locations, _ = client.prepare_uncommitted_all(repo)
+            marked = uncommitted.lakefs_mark_addresses(st, roots, run_id, tuple(locations))
+            peer = time.perf_counter() - t
+            t = time.perf_counter()
+            check = uncommitted.api_staged(client, repo, roots, local_root, concurrency=args.concurrency)
+            api = time.perf_counter() - t
+            ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc), airflow_run_id="bench",
+                              work_dir=str(root / "work"), local_root=local_root)
+            t = time.perf_counter()
+            result = mark_uncommitted(client, replace(ctx), st)
+            task = time.perf_counter() - t
+        n = args.entries
+        print(f"lakeFS's mark lists {len(marked)} of {n} staged addresses; the API finds {len(check.addresses)}; "
+              f"the task kept {result.staged_addresses_lakefs_omitted} that lakeFS's mark lacked")
+        print(f"{'peer (lakeFS mark)':<24}{peer:8.2f}s {n / peer:10.0f} entries/s")
+        print(f"{'api (diff + stats)':<24}{api:8.2f}s {n / api:10.0f} entries/s  ({api / peer:.1f}x the peer)")
+        print(f"{'task (mark_uncommitted)':<24}{task:8.2f}s {n / task:10.0f} entries/s")
+        return 0
+    finally:
+        emu.stop()
