@@ -36,8 +36,6 @@ def test_settings_from_params_takes_validated_values_and_resolves_auto_confirmat
     ({"delete_batch_size": 1001}, "Param 'delete_batch_size' must be between 1 and 1000"),
     ({"max_delete_share": 5}, r"Param 'max_delete_share' must be between 0.0 and 1.0, got 5.0"),  # never clamped
     ({"delete_rate": -1}, r"Param 'delete_rate' must be >= 0.0, got -1.0"),  # never read as 0, no limit
-    ({"mark_id": "gcrun01"}, r"Param 'mark_id' is 'gcrun01' but Param 'mode' is 'mark_and_sweep'.*clear mark_id"),
-    ({"mode": "mark_only", "mark_id": "gcrun01"}, r"Param 'mode' is 'mark_only'"),
 ])
 def test_bad_params_are_refused_naming_the_param(params, message):
     with pytest.raises(SettingsError, match=message):

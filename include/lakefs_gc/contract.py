@@ -42,7 +42,7 @@ class RunSettings:
     min_age_seconds: int = 86400
     unsafe_min_age_override: bool = False
     dry_run: bool = False
-    mark_id: str = ""                          # sweep_only (required there, refused elsewhere): the mark to sweep
+    mark_id: str = ""                          # sweep_only (required there, ignored elsewhere): the mark to sweep
     confirm_after_seconds: int = 0             # resolved: never -1 here (see settings_from_params)
     max_delete_share: float = 0.5              # blast-radius guard: share of listed objects
     max_delete_count: int = 10_000_000         # ... and absolute count
@@ -113,7 +113,7 @@ def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
     Params this contract does not know are ignored (a DAG may carry others); a missing or null Param
     (an optional field left empty, like ``mark_id``) takes the :class:`RunSettings` default.
     ``confirm_after_seconds`` of -1 resolves to one schedule interval for scheduled and backfill runs
-    and 0 for manual ones. A ``mark_id`` with a mode other than sweep_only is refused.
+    and 0 for manual ones.
     """
     hints = typing.get_type_hints(RunSettings)
     values: dict[str, Any] = {}
@@ -126,10 +126,6 @@ def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
         values["confirm_after_seconds"] = schedule_interval_seconds if kind in ("scheduled", "backfill") else 0
     elif confirm < AUTO:
         raise SettingsError(f"Param 'confirm_after_seconds' must be >= -1 (-1: one schedule interval), got {confirm}")
-    mode = values.get("mode", RunSettings.mode)
-    if values.get("mark_id") and mode != "sweep_only":  # never guess: a mark named means a sweep of it was meant
-        raise SettingsError(f"Param 'mark_id' is {values['mark_id']!r} but Param 'mode' is {mode!r}: mark_id is "
-                            f"only read by mode sweep_only. Set mode to sweep_only to sweep that mark, or clear mark_id")
     return RunSettings(**values)
 
 

@@ -132,7 +132,7 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
                                       and r.request.method == "POST") as answer:
                 button.click()
             assert answer.value.status == 200, answer.value.text()
-            page.get_by_text("Dag run has been successfully triggered").wait_for()
+            page.get_by_text("Dag run has been successfully triggered").first.wait_for()
             shots.append(tmp_path / "1-default-form-triggered.png")
             page.screenshot(path=str(shots[-1]))
             runs = ui.runs()
