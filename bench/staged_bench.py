@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import tempfile
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -38,6 +36,7 @@ def main(argv: list[str]) -> int:
     from lakefs_sdk.client import LakeFSClient as SDK
 
     from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.seed import link_object
 
     root = Path(tempfile.mkdtemp(prefix="bench-staged-"))
     local_root = str(root / "blockstore")
@@ -53,21 +52,16 @@ def main(argv: list[str]) -> int:
         c.objects_api.upload_object(repo, "main", "seed", content=b"s")
         c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="seed"))
         c.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
+        st = open_storage(ns, None, local_root)
+        roots = parse_namespace(ns, local_root).roots()
         t = time.perf_counter()
         for i in range(args.entries):
             branch, path = ("main", "dev")[i % 2], f"staged/{i:07d}"
             if i % 4 < 2:
                 c.objects_api.upload_object(repo, branch, path, content=b"x")
                 continue
-            loc = c.staging_api.get_physical_address(repo, branch, path)
-            p = loc.physical_address[len("local://"):]
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            Path(p).write_bytes(b"x")
-            c.staging_api.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
-                staging=loc, checksum="e", size_bytes=1))
+            link_object(c, repo, branch, path, b"x", st, roots)
         print(f"built {args.entries} staged entries in {time.perf_counter() - t:.1f}s")
-        st = open_storage(ns, None, local_root)
-        roots = parse_namespace(ns, local_root).roots()
         logging.getLogger("lakefs_gc").setLevel(logging.ERROR)  # one warning per omitted address otherwise
         with LakeFSClient(api_url, access, secret) as client:
             client.prepare_uncommitted_all(repo)  # warm-up: the emulator's first Parquet write imports pyarrow
@@ -81,7 +75,7 @@ def main(argv: list[str]) -> int:
             ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc), airflow_run_id="bench",
                               work_dir=str(root / "work"), local_root=local_root)
             t = time.perf_counter()
-            result = mark_uncommitted(client, replace(ctx), st)
+            result = mark_uncommitted(client, ctx, st)
             task = time.perf_counter() - t
         n = args.entries
         print(f"lakeFS's mark lists {len(marked)} of {n} staged addresses; the API finds {len(check.addresses)}; "

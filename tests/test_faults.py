@@ -218,21 +218,16 @@ def _feature_branch(emu, name, ns):
     """A live branch ``feature`` with a commit of its own and staged objects (some written through
     the link flow, which lakeFS's uncommitted mark omits on the local blockstore).
     Returns (committed on feature only, staged on feature)."""
-    import os
+    from lakefs_gc.storage import parse_namespace
+    from lakefs_sandbox.seed import link_object
 
     c = emu.client()
     c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="feature", source="main"))
     own = ns_rel(ns, c.objects_api.upload_object(name, "feature", "own.bin", content=b"own").physical_address)
     c.commits_api.commit(name, "feature", lakefs_sdk.CommitCreation(message="feature work"))
     staged = {ns_rel(ns, c.objects_api.upload_object(name, "feature", "wip.bin", content=b"wip").physical_address)}
-    loc = c.staging_api.get_physical_address(name, "feature", "linked.bin")
-    path = loc.physical_address[len("local://"):]
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(b"linked")
-    c.staging_api.link_physical_address(name, "feature", "linked.bin", lakefs_sdk.StagingMetadata(
-        staging=loc, checksum="e", size_bytes=6))
-    staged.add(ns_rel(ns, loc.physical_address))
+    staged.add(ns_rel(ns, link_object(c, name, "feature", "linked.bin", b"linked", ns_storage(ns),
+                                      parse_namespace(ns, emu.local_root).roots())))
     return own, staged
 
 

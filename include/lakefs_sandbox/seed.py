@@ -61,6 +61,22 @@ def _relative(namespace: str | tuple[str, ...], address: str) -> str:
     return relative_key(namespace, address)
 
 
+def link_object(client, repository: str, branch: str, path: str, data: bytes, storage,
+                roots: tuple[str, ...]) -> str:
+    """Stage ``path`` the way lakeFS's clients write large objects: ``getPhysicalAddress``, the
+    object written by the client at the address handed out (``storage``/``roots``: the namespace;
+    the key keeps its ``,<signature>``), then ``linkPhysicalAddress``. Returns the address as
+    handed out: on the local blockstore the resolved ``local:///<root>/...`` form, which lakeFS's
+    uncommitted mark leaves out."""
+    import lakefs_sdk
+
+    loc = client.staging_api.get_physical_address(repository, branch, path)
+    storage.put(_relative(roots, loc.physical_address), data)
+    client.staging_api.link_physical_address(repository, branch, path, lakefs_sdk.StagingMetadata(
+        staging=loc, checksum="e", size_bytes=len(data)))
+    return loc.physical_address
+
+
 # How far back ``backdate=True`` dates each phase's commits (CommitCreation.date; real lakeFS accepts it).
 PHASE_AGE = {PHASE_OLD: 10 * 86400, PHASE_RECENT: 3600}
 

@@ -379,15 +379,16 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     emu = lakefs_emulator
     monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
                                  password=emu.secret_key, extra={"local_blockstore_root": str(emu.root)}))
+    from lakefs_gc.storage import open_storage, parse_namespace
+    from lakefs_sandbox.seed import link_object
+
     c, name = emu.client(), "op-mark"
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=emu.namespace(name),
+    ns = emu.namespace(name)
+    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
                                                                       default_branch="main"))
     c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
-    loc = c.staging_api.get_physical_address(name, "main", "x.bin")
-    Path(loc.physical_address[len("local://"):]).parent.mkdir(parents=True, exist_ok=True)
-    Path(loc.physical_address[len("local://"):]).write_bytes(b"x")
-    c.staging_api.link_physical_address(name, "main", "x.bin", lakefs_sdk.StagingMetadata(
-        staging=loc, checksum="e", size_bytes=1))
+    linked = link_object(c, name, "main", "x.bin", b"x", open_storage(ns, None, emu.root),
+                         parse_namespace(ns, emu.root).roots())
     c.objects_api.upload_object(name, "main", "plain.bin", content=b"p")
     dag = dag_module().build_gc_dag(repo_config(repository=name))
     ctx = dag.get_task("prepare_run").execute(context({}, params={"min_age_seconds": 90000}))
@@ -404,7 +405,7 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     finally:
         logger.removeHandler(handler)
     assert (out.staged_branches, out.staged_entries_checked, out.staged_addresses_lakefs_omitted) == (1, 2, 1)
-    address = "data/" + loc.physical_address.rsplit("/data/", 1)[1]
+    address = "data/" + linked.rsplit("/data/", 1)[1]
     logged = [r.getMessage() for r in records if address in r.getMessage()]
     assert logged == [f"staged address {address} is live on a branch of {name} but lakeFS's uncommitted mark lacks "
                       f"it: kept"], logged

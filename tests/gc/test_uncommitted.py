@@ -12,7 +12,6 @@ run the whole GC: the objects must still be in storage afterwards.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -28,6 +27,7 @@ from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.spark.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from lakefs_gc.storage import parse_namespace
+from lakefs_sandbox.seed import link_object
 from tests.conftest import ns_rel, ns_storage
 
 SETTINGS = RunSettings(min_age_seconds=0, unsafe_min_age_override=True, max_delete_share=1.0)
@@ -74,18 +74,6 @@ def emu(request, lakefs_emulator_factory, moto_server):
     return lakefs_emulator_factory()
 
 
-def _write_at(emu, moto_server, physical: str, data: bytes) -> None:
-    """Write the object where a client of lakeFS writes it: at the address lakeFS handed out."""
-    if physical.startswith("local://"):
-        path = physical[len("local://"):]
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
-        return
-    bucket, _, key = physical[len("s3://"):].partition("/")
-    moto_server.client().put_object(Bucket=bucket, Key=key, Body=data)
-
-
 def _new_repo(emu, moto_server, name):
     c = emu.client()
     bucket = ""
@@ -98,15 +86,12 @@ def _new_repo(emu, moto_server, name):
     return c, ns
 
 
-def _link(emu, moto_server, c, repo, branch, path, data: bytes) -> str:
-    """getPhysicalAddress, write, linkPhysicalAddress: as lakeFS's clients write large objects.
-    Returns the address as handed out."""
-    loc = c.staging_api.get_physical_address(repo, branch, path)
-    _write_at(emu, moto_server, loc.physical_address, data)
-    c.staging_api.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
-        staging=loc, checksum="e", size_bytes=len(data)))
+def _link(emu, moto_server, c, repo, ns, branch, path, data: bytes) -> str:
+    """The link flow (``lakefs_sandbox.seed.link_object``); the object is live and readable."""
+    address = link_object(c, repo, branch, path, data, ns_storage(ns, moto_server),
+                          parse_namespace(ns, emu.local_root).roots())
     assert bytes(c.objects_api.get_object(repo, branch, path)) == data  # live and readable
-    return loc.physical_address
+    return address
 
 
 def _keys(ns, moto_server):
@@ -137,14 +122,14 @@ def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark,
     c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c1"))
     c.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
     linked = {
-        ("main", "x.bin"): _link(emu, moto_server, c, repo, "main", "x.bin", b"linked on main"),
-        ("dev", "big/y.bin"): _link(emu, moto_server, c, repo, "dev", "big/y.bin", b"linked on dev"),
+        ("main", "x.bin"): _link(emu, moto_server, c, repo, ns, "main", "x.bin", b"linked on main"),
+        ("dev", "big/y.bin"): _link(emu, moto_server, c, repo, ns, "dev", "big/y.bin", b"linked on dev"),
         # a committed object overwritten by a linked one: the staged version is the live one
-        ("main", "committed.bin"): _link(emu, moto_server, c, repo, "main", "committed.bin", b"v2 linked"),
+        ("main", "committed.bin"): _link(emu, moto_server, c, repo, ns, "main", "committed.bin", b"v2 linked"),
     }
     plain = ns_rel(ns, up(repo, "main", "plain.bin", content=b"plain").physical_address)
     # garbage: linked then deleted, uploaded then deleted
-    gone_linked = _link(emu, moto_server, c, repo, "main", "gone.bin", b"gone")
+    gone_linked = _link(emu, moto_server, c, repo, ns, "main", "gone.bin", b"gone")
     c.objects_api.delete_object(repo, "main", "gone.bin")
     gone_plain = ns_rel(ns, up(repo, "dev", "tmp.bin", content=b"tmp").physical_address)
     c.objects_api.delete_object(repo, "dev", "tmp.bin")
@@ -189,7 +174,7 @@ def test_a_second_run_over_the_same_staged_link_entries_keeps_them(spark, emu, m
     c, ns = _new_repo(emu, moto_server, repo)
     c.objects_api.upload_object(repo, "main", "a", content=b"a")
     c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c1"))
-    key = ns_rel(ns, _link(emu, moto_server, c, repo, "main", "x.bin", b"x"))
+    key = ns_rel(ns, _link(emu, moto_server, c, repo, ns, "main", "x.bin", b"x"))
     for _ in range(2):
         _gc(spark, emu, moto_server, repo, tmp_path)
         assert key in _keys(ns, moto_server)
@@ -216,7 +201,7 @@ def _staged_repo(emu, name, n=3):
     c.objects_api.upload_object(name, "main", "a", content=b"a")
     c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c1"))
     c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="dev", source="main"))
-    keys = {ns_rel(ns, _link(emu, None, c, name, "dev", f"p{i}", b"x")) for i in range(n)}
+    keys = {ns_rel(ns, _link(emu, None, c, name, ns, "dev", f"p{i}", b"x")) for i in range(n)}
     return c, ns, keys
 
 

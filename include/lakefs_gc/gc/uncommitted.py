@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from lakefs_gc.gc.committed import relative_key
 from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, normalize_address
 from lakefs_gc.report.layout import uncommitted_dir
 from lakefs_gc.storage import relative_to
+from lakefs_gc.storage.namespace import blockstore_root
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
     key too many leaves garbage, one too few loses data."""
     forms = [physical]
     if physical.startswith("local://") and local_root:
-        root = os.path.normpath(os.path.abspath(local_root))
+        root = blockstore_root(local_root)
         path = physical[len("local://"):]
         if path.startswith(root + "/"):
             forms.append("local://" + path[len(root):])

@@ -40,12 +40,17 @@ LOCAL_ROOT_HELP = ("a local:// storage namespace is relative to the lakeFS serve
                    "extra of the lakeFS connection (the same directory, as the GC workers see it)")
 
 
+def blockstore_root(local_root: str | os.PathLike) -> str:
+    """lakeFS's ``blockstore.local.path`` as an absolute, cleaned path (how addresses under it read)."""
+    return os.path.normpath(os.path.abspath(os.fspath(local_root)))
+
+
 def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> str:
     """Where lakeFS's local blockstore keeps namespace ``local://<path>``: ``<root>/<path>``, cleaned,
     and strictly under the root (pkg/block/local/adapter.go ``extractParamsFromObj``)."""
     if local_root is None or str(local_root) == "":
         raise ValueError(f"{uri!r}: {LOCAL_ROOT_HELP}")
-    root = os.path.normpath(os.path.abspath(os.fspath(local_root)))
+    root = blockstore_root(local_root)
     resolved = os.path.normpath(os.path.join(root, path.lstrip("/")))
     if not resolved.startswith(root.rstrip("/") + "/"):
         raise ValueError(f"local namespace {uri!r} resolves to {resolved!r}, outside the blockstore root {root!r}")

@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from lakefs_gc.lakefs.graveler import FULL, RANGES_TYPE, RELATIVE, Entry, RangeInfo, iter_metarange, iter_range
 from lakefs_gc.lakefs.sstable import SSTableReader
 from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+from lakefs_gc.storage.namespace import blockstore_root
 
 from lakefs_sandbox.graveler_writer import (
     GravelerTableWriter,
@@ -572,8 +573,7 @@ class Catalog:
             return self.full_uri(ns, e.address)
         if e.address.startswith("local://") and self.s.local_path:
             host, _, path = e.address[len("local://"):].partition("/")
-            root = os.path.normpath(os.path.abspath(self.s.local_path))
-            return "local://" + posixpath.normpath(posixpath.join(root, host, path))
+            return "local://" + posixpath.normpath(posixpath.join(blockstore_root(self.s.local_path), host, path))
         return e.address
 
     def diff_branch(self, repo: str, branch: str, prefix: str, after: str,
