@@ -69,9 +69,9 @@ def test_bad_credentials_are_401(lakefs_emulator):
 
 def test_unimplemented_operations_answer_501(lakefs_client, lakefs_emulator):
     repo, _ = new_repo(lakefs_client, lakefs_emulator)
-    status, body = status_of(lakefs_client.tags_api.list_tags, repo)
+    status, body = status_of(lakefs_client.actions_api.list_repository_runs, repo)
     assert status == 501 and "not implemented" in body["message"]
-    lakefs_client.recorder.records.clear()  # 501 is not in listTags' documented responses
+    lakefs_client.recorder.records.clear()  # 501 is not in listRepositoryRuns' documented responses
 
 
 # ---------------------------------------------------------------------------------------------- repositories
@@ -539,3 +539,227 @@ def test_import_from_the_repository_namespace_is_refused_as_lakefs_does(lakefs_c
         paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{resolved}/data/", destination="imp/")],
         commit=lakefs_sdk.CommitCreation(message="import")))
     assert lakefs_client.import_api.import_status(repo, "main", task.id).completed
+
+
+# ---------------------------------------------------------------------------------------------- copies, merges, tags
+
+def _put(client, repo, branch, path, data: bytes, **meta):
+    return client.objects_api.upload_object(repo, branch, path, content=data,
+                                            _headers={f"x-lakefs-meta-{k}": v for k, v in meta.items()})
+
+
+def _read(client, repo, ref, path) -> bytes:
+    return bytes(client.objects_api.get_object(repo, ref, path))
+
+
+def test_copy_object_makes_a_full_copy_as_lakefs_does(lakefs_client, lakefs_emulator):
+    """lakeFS 1.84's copyObject (Catalog.CopyEntry): the data is copied to a new relative address
+    under data/ and staged on the destination; the source may be staged, on another branch, in a
+    commit or a tag; `shallow: true` answers 501 (apiutil.BuildOptsFromParams)."""
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    o = lakefs_client.objects_api
+    src = _put(lakefs_client, repo, "main", "src", b"one", owner="me")
+    copied = o.copy_object(repo, "main", "same-branch", lakefs_sdk.ObjectCopyCreation(src_path="src"))  # staged source
+    assert copied.physical_address != src.physical_address and ns_rel(ns, copied.physical_address).startswith("data/")
+    assert (copied.checksum, copied.size_bytes, copied.metadata, copied.content_type) == \
+        (src.checksum, src.size_bytes, {"owner": "me"}, src.content_type)
+    assert ns_storage(ns).get(ns_rel(ns, copied.physical_address)) == b"one"
+    c1 = commit(lakefs_client, repo, "main")
+    lakefs_client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
+    _put(lakefs_client, repo, "main", "src", b"two")  # staged overwrite on main
+    lakefs_client.tags_api.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref=c1.id))
+    for dest, src_ref, want in (("from-branch", "main", b"two"), ("from-commit", c1.id, b"one"),
+                                ("from-tag", "v1", b"one")):
+        st = o.copy_object(repo, "dev", dest, lakefs_sdk.ObjectCopyCreation(src_path="src", src_ref=src_ref))
+        assert _read(lakefs_client, repo, "dev", dest) == want
+        assert ns_rel(ns, st.physical_address) not in {ns_rel(ns, x.physical_address) for x in (src, copied)}
+    # a copy's address is new: overwriting or deleting the source leaves it readable
+    o.delete_object(repo, "main", "src")
+    assert _read(lakefs_client, repo, "main", "same-branch") == b"one"
+    status, body = status_of(o.copy_object, repo, "main", "shallow",
+                             lakefs_sdk.ObjectCopyCreation(src_path="same-branch", shallow=True))
+    assert status == 501 and body["message"] == "Not Implemented"
+    assert status_of(o.copy_object, repo, "main", "x", lakefs_sdk.ObjectCopyCreation(src_path="nope"))[0] == 404
+    status, body = status_of(o.copy_object, repo, "gone", "x", lakefs_sdk.ObjectCopyCreation(src_path="src"))
+    assert status == 404 and body["message"] == "branch 'gone' not found"
+
+
+def test_copy_of_a_linked_object_reads_the_linked_bytes(lakefs_client, lakefs_emulator):
+    """A copy of an object written through getPhysicalAddress + linkPhysicalAddress (FULL on the
+    local blockstore) reads the client-written bytes and lands at a new relative address."""
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    sa = lakefs_client.staging_api
+    loc = sa.get_physical_address(repo, "main", "linked")
+    path = loc.physical_address[len("local://"):]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(b"linked bytes")
+    sa.link_physical_address(repo, "main", "linked", lakefs_sdk.StagingMetadata(staging=loc, checksum="e",
+                                                                                  size_bytes=12))
+    st = lakefs_client.objects_api.copy_object(repo, "main", "copy", lakefs_sdk.ObjectCopyCreation(src_path="linked"))
+    assert ns_storage(ns).get(ns_rel(ns, st.physical_address)) == b"linked bytes"
+
+
+def _branch(client, repo, name, source="main"):
+    client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name=name, source=source))
+
+
+def _head(client, repo, branch):
+    return client.commits_api.get_commit(repo, client.branches_api.get_branch(repo, branch).commit_id)
+
+
+def test_merge_commit_has_the_destination_as_first_parent(lakefs_client, lakefs_emulator):
+    """lakeFS's Graveler.Merge: parents [destination HEAD, source commit] (a squash merge: the
+    destination HEAD only), `.lakefs.merge.strategy` in the metadata, a three-way merge from the
+    merge base (conflicts 409 unless dest-wins / source-wins), no changes 400, dirty branch 400."""
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    refs = lakefs_client.refs_api
+    _put(lakefs_client, repo, "main", "a", b"a0")
+    _put(lakefs_client, repo, "main", "b", b"b0")
+    base = commit(lakefs_client, repo, "main", "base")
+    _branch(lakefs_client, repo, "feat")
+    _put(lakefs_client, repo, "feat", "a", b"a-feat")
+    lakefs_client.objects_api.delete_object(repo, "feat", "b")
+    _put(lakefs_client, repo, "feat", "f", b"f")
+    f1 = commit(lakefs_client, repo, "feat", "feat")
+    _put(lakefs_client, repo, "main", "m", b"m")
+    m1 = commit(lakefs_client, repo, "main", "main")
+    res = refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(metadata={"k": "v"}))
+    merged = lakefs_client.commits_api.get_commit(repo, res.reference)
+    assert merged.parents == [m1.id, f1.id] and merged.id == _head(lakefs_client, repo, "main").id
+    assert merged.metadata == {"k": "v", ".lakefs.merge.strategy": "default"}
+    assert merged.message == "Merge 'feat' into 'main'" and merged.generation == max(m1.generation, f1.generation) + 1
+    listed = {x.path for x in lakefs_client.objects_api.list_objects(repo, "main").results}
+    assert listed == {"a", "f", "m"} and _read(lakefs_client, repo, "main", "a") == b"a-feat"
+    first = [c.id for c in refs.log_commits(repo, "main", first_parent=True).results]
+    assert first[:3] == [merged.id, m1.id, base.id] and f1.id not in first
+    assert f1.id in [c.id for c in refs.log_commits(repo, "main").results]
+    # nothing new on the source: 400 "no changes" (allowed with allow_empty)
+    status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
+    assert status == 400 and "no changes" in body["message"]
+    # a dirty destination is refused
+    _put(lakefs_client, repo, "feat", "a", b"a-feat-2")
+    commit(lakefs_client, repo, "feat")
+    _put(lakefs_client, repo, "main", "dirty", b"d")
+    status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
+    assert status == 400 and "dirty branch" in body["message"]
+    lakefs_client.branches_api.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="reset"))
+    # both sides changed "a": conflict, then each strategy
+    _put(lakefs_client, repo, "main", "a", b"a-main")
+    commit(lakefs_client, repo, "main")
+    status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
+    assert status == 409 and body == {"reference": ""}
+    _branch(lakefs_client, repo, "main2")
+    refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(strategy="dest-wins"))
+    assert _read(lakefs_client, repo, "main", "a") == b"a-main"
+    refs.merge_into_branch(repo, "feat", "main2", merge=lakefs_sdk.Merge(strategy="source-wins"))
+    assert _read(lakefs_client, repo, "main2", "a") == b"a-feat-2"
+    assert status_of(refs.merge_into_branch, repo, "feat", "main2",
+                     merge=lakefs_sdk.Merge(strategy="theirs"))[0] == 400
+    # squash merge: one parent, the destination's HEAD
+    _put(lakefs_client, repo, "feat", "s", b"s")
+    f3 = commit(lakefs_client, repo, "feat")
+    before = _head(lakefs_client, repo, "main")
+    sq = refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(squash_merge=True, message="squash"))
+    squashed = lakefs_client.commits_api.get_commit(repo, sq.reference)
+    assert squashed.parents == [before.id] and squashed.message == "squash"
+    assert squashed.generation == max(before.generation, f3.generation) + 1
+    assert _read(lakefs_client, repo, "main", "s") == b"s"
+    assert status_of(refs.merge_into_branch, repo, "nope", "main")[0] == 404
+    assert status_of(refs.merge_into_branch, repo, "feat", "nope")[0] == 404
+
+
+def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
+    """lakeFS's Graveler.Revert and CherryPick: one parent (the branch's HEAD); a merge commit
+    needs a 1-based parent number (revert: 409 without, cherry-pick: 400); out of range 400;
+    a cherry-pick keeps the commit's message and metadata and records its origin."""
+    repo, _ = new_repo(lakefs_client, lakefs_emulator)
+    br = lakefs_client.branches_api
+    _put(lakefs_client, repo, "main", "a", b"a0")
+    commit(lakefs_client, repo, "main")
+    _branch(lakefs_client, repo, "feat")
+    _put(lakefs_client, repo, "feat", "f", b"f")
+    f1 = commit(lakefs_client, repo, "feat", "add f", metadata={"team": "x"})
+    _put(lakefs_client, repo, "main", "a", b"a1")
+    a1 = commit(lakefs_client, repo, "main", "a1")
+    # revert a plain commit (parent_number 0): "a" back to a0
+    br.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
+    reverted = _head(lakefs_client, repo, "main")
+    assert reverted.parents == [a1.id] and reverted.message == f"Revert {a1.id}"
+    assert _read(lakefs_client, repo, "main", "a") == b"a0"
+    status, body = status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
+    assert status == 400 and "no changes" in body["message"]  # reverted already
+    _put(lakefs_client, repo, "main", "a", b"a2")
+    commit(lakefs_client, repo, "main", "a2")
+    status, body = status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
+    assert status == 409 and body["message"] == "conflict found"  # "a" changed since a1 on both sides
+    reverted = _head(lakefs_client, repo, "main")
+    # cherry-pick feat's commit onto main
+    picked = br.cherry_pick(repo, "main", lakefs_sdk.CherryPickCreation(ref=f1.id))
+    assert picked.parents == [reverted.id] and picked.message == "add f"
+    assert picked.metadata == {"team": "x", "cherry-pick-origin": f1.id, "cherry-pick-committer": f1.committer}
+    assert _read(lakefs_client, repo, "main", "f") == b"f"
+    # a merge commit: revert needs parent_number (409 without), cherry-pick too (400 without)
+    _put(lakefs_client, repo, "feat", "g", b"g")
+    commit(lakefs_client, repo, "feat")
+    merged = lakefs_client.commits_api.get_commit(repo, lakefs_client.refs_api.merge_into_branch(
+        repo, "feat", "main").reference)
+    for parent, status in ((0, 409), (3, 400)):
+        assert status_of(br.revert_branch, repo, "main",
+                         lakefs_sdk.RevertCreation(ref=merged.id, parent_number=parent))[0] == status
+    _branch(lakefs_client, repo, "other", source=a1.id)
+    assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id))[0] == 400
+    on_other = br.cherry_pick(repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id, parent_number=1))
+    assert on_other.parents == [a1.id] and _read(lakefs_client, repo, "other", "g") == b"g"
+    br.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=merged.id, parent_number=1))
+    assert status_of(lakefs_client.objects_api.stat_object, repo, "main", "g")[0] == 404
+    # a dirty branch is refused; the root commit has no parent to cherry-pick against
+    _put(lakefs_client, repo, "other", "dirty", b"d")
+    assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=f1.id))[0] == 400
+    br.reset_branch(repo, "other", lakefs_sdk.ResetCreation(type="reset"))
+    root = lakefs_client.refs_api.log_commits(repo, "main").results[-1]
+    assert root.parents == [] and status_of(br.cherry_pick, repo, "other",
+                                            lakefs_sdk.CherryPickCreation(ref=root.id))[0] == 400
+
+
+def test_tags_are_refs_but_not_gc_starting_points(lakefs_client, lakefs_emulator):
+    """Tags (create, get, list, delete, read through) and lakeFS's retention walk
+    (pkg/graveler/retention: starting points are branch HEADs and ancestry leaves, never tags): a
+    tagged commit left by a deleted branch is in commits.csv only when the walk keeps it."""
+    repo, ns = new_repo(lakefs_client, lakefs_emulator)
+    tags = lakefs_client.tags_api
+    now = int(time.time())
+    _put(lakefs_client, repo, "main", "a", b"a")
+    c1 = commit(lakefs_client, repo, "main", date=now - 40 * 86400)
+    _branch(lakefs_client, repo, "old")
+    _put(lakefs_client, repo, "old", "x", b"x")
+    x1 = commit(lakefs_client, repo, "old", date=now - 30 * 86400)
+    _put(lakefs_client, repo, "old", "y", b"y")
+    x2 = commit(lakefs_client, repo, "old", date=now - 20 * 86400)
+    assert tags.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref=x1.id)).commit_id == x1.id
+    assert tags.create_tag(repo, lakefs_sdk.TagCreation(id="v2", ref="old")).commit_id == x2.id
+    assert tags.get_tag(repo, "v1").commit_id == x1.id
+    assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="v1", ref="main"))[0] == 409
+    assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="main", ref="main"))[0] == 409
+    assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="bad..tag", ref="main"))[0] == 400
+    assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="v9", ref="nope"))[0] == 404
+    page = tags.list_tags(repo, amount=1)
+    assert [t.id for t in page.results] == ["v1"] and page.pagination.has_more
+    assert [t.id for t in tags.list_tags(repo, after="v1").results] == ["v2"]
+    assert [t.id for t in tags.list_tags(repo, prefix="v2").results] == ["v2"]
+    lakefs_client.branches_api.delete_branch(repo, "old")
+    # a tag is a ref: read through it, branch from it
+    assert _read(lakefs_client, repo, "v1", "x") == b"x"
+    _branch(lakefs_client, repo, "from-tag", source="v1")
+    assert lakefs_client.branches_api.get_branch(repo, "from-tag").commit_id == x1.id
+    lakefs_client.branches_api.delete_branch(repo, "from-tag")
+    # retention 7 days: x2 (20 days old) is a dangling leaf outside the window, tagged or not
+    lakefs_client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
+        default_retention_days=7, branches=[]))
+    res = lakefs_client.internal_api.prepare_garbage_collection_commits(repo)
+    rows = ns_storage(ns).get(ns_rel(ns, res.gc_commits_location)).decode().splitlines()[1:]
+    kept = {line.split(",")[0] for line in rows}
+    assert c1.id in kept and not kept & {x1.id, x2.id}
+    tags.delete_tag(repo, "v1")
+    assert status_of(tags.get_tag, repo, "v1")[0] == 404
+    assert status_of(tags.delete_tag, repo, "v1")[0] == 404

@@ -6,7 +6,9 @@ starting-point iterator: starting points are every branch HEAD (hidden branches 
 a leaf and a HEAD is taken as a HEAD only. From each starting point the main-parent chain is walked:
 a parent is active when its child was created after the threshold ``now - retention days``, so each
 branch keeps everything inside its window plus the first commit before it; the longest retention
-wins on shared history. Tags are not starting points.
+wins on shared history. Tags are not starting points (``GCStartingPointIterator`` merges branches and
+ancestry leaves only), so a tagged commit is in ``commits.csv`` only when some walk keeps it; a merge
+commit's main parent is its first, the destination's HEAD.
 
 Kept on purpose, as lakeFS does it: the walk stops at a commit already *processed* with a threshold
 not after its own, even if that earlier walk did not make the commit active. Starting points are

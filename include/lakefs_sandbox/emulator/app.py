@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from lakefs_gc.lakefs.graveler import Entry
 
-from .core import APIError, Catalog, Settings, _now_iso
+from .core import APIError, Catalog, MergeConflict, Settings, _now_iso
 from .faults import install as install_faults
 
 API = "/api/v1"
@@ -337,6 +337,81 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
                                 _bool(request, "first_parent"))
         return {"pagination": _pagination(len(commits), more, commits[-1]["id"] if commits else ""),
                 "results": [commit_json(c) for c in commits]}
+
+    # ------------------------------------------------------------------ copies, merges, reverts, cherry-picks
+    @api.post("/repositories/{repository}/branches/{branch}/objects/copy")
+    async def copy_object(repository: str, branch: str, request: Request):
+        dest_path = _required(request, "dest_path")
+        body = await _body(request)
+        src_ref = body.get("src_ref") or ""
+        if not isinstance(src_ref, str):
+            raise APIError(400, "src_ref: invalid value")
+        r, e = cat.copy_object(repository, branch, dest_path, src_ref, _field(body, "src_path", str),
+                               body.get("force") is True, body.get("shallow") is True)
+        return _json(201, object_stats(cat, r["storage_namespace"], dest_path, e))
+
+    @api.post("/repositories/{repository}/refs/{source_ref}/merge/{destination_branch}")
+    async def merge_into_branch(repository: str, source_ref: str, destination_branch: str, request: Request,
+                                user: str = Depends(auth)):
+        body = await _body(request) if (await request.body()).strip() else {}
+        message, strategy = body.get("message") or "", body.get("strategy") or ""
+        metadata = body.get("metadata") or {}
+        if not isinstance(message, str) or not isinstance(strategy, str) or not isinstance(metadata, dict):
+            raise APIError(400, "merge: invalid value")
+        try:
+            cid = cat.merge(repository, source_ref, destination_branch, message, metadata, strategy,
+                            body.get("force") is True, body.get("allow_empty") is True,
+                            body.get("squash_merge") is True, user)
+        except MergeConflict:  # lakeFS 1.84 answers a MergeResult with an empty reference
+            return _json(409, {"reference": ""})
+        return {"reference": cid}
+
+    def _overrides(body: dict) -> dict | None:
+        o = body.get("commit_overrides")
+        if o is not None and (not isinstance(o, dict) or not isinstance(o.get("message", ""), str)
+                              or not isinstance(o.get("metadata") or {}, dict)):
+            raise APIError(400, "commit_overrides: invalid value")
+        return o
+
+    @api.post("/repositories/{repository}/branches/{branch}/revert")
+    async def revert_branch(repository: str, branch: str, request: Request, user: str = Depends(auth)):
+        body = await _body(request)
+        cat.revert(repository, branch, _field(body, "ref", str), _field(body, "parent_number", int),
+                   body.get("allow_empty") is True, _overrides(body), body.get("force") is True, user)
+        return Response(status_code=204)
+
+    @api.post("/repositories/{repository}/branches/{branch}/cherry-pick")
+    async def cherry_pick(repository: str, branch: str, request: Request, user: str = Depends(auth)):
+        body = await _body(request)
+        parent = body.get("parent_number")
+        if parent is not None and (not isinstance(parent, int) or isinstance(parent, bool)):
+            raise APIError(400, "parent_number: invalid value")
+        c = cat.cherry_pick(repository, branch, _field(body, "ref", str), parent, _overrides(body),
+                            body.get("force") is True, user)
+        return _json(201, commit_json(c))
+
+    # ------------------------------------------------------------------ tags
+    @api.get("/repositories/{repository}/tags")
+    def list_tags(repository: str, request: Request):
+        tags, more = cat.list_tags(repository, request.query_params.get("prefix", ""),
+                                   request.query_params.get("after", ""), _amount(request))
+        return {"pagination": _pagination(len(tags), more, tags[-1]["id"] if tags else ""), "results": tags}
+
+    @api.post("/repositories/{repository}/tags")
+    async def create_tag(repository: str, request: Request):
+        body = await _body(request)
+        tag = _field(body, "id", str)
+        cid = cat.create_tag(repository, tag, _field(body, "ref", str), body.get("force") is True)
+        return _json(201, {"id": tag, "commit_id": cid})
+
+    @api.get("/repositories/{repository}/tags/{tag}")
+    def get_tag(repository: str, tag: str):
+        return {"id": tag, "commit_id": cat.get_tag(repository, tag)}
+
+    @api.delete("/repositories/{repository}/tags/{tag}")
+    def delete_tag(repository: str, tag: str, request: Request):
+        cat.delete_tag(repository, tag, _bool(request, "force"))
+        return Response(status_code=204)
 
     # ------------------------------------------------------------------ import
     @api.post("/repositories/{repository}/branches/{branch}/import")

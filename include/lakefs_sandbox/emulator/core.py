@@ -13,6 +13,7 @@ import binascii
 import bisect
 import csv
 import hashlib
+import heapq
 import hmac
 import io
 import json
@@ -61,6 +62,32 @@ class APIError(Exception):
 
 def not_found(what: str) -> APIError:
     return APIError(404, f"{what}: not found")
+
+
+class MergeConflict(APIError):
+    """lakeFS's ``ErrConflictFound`` from a three-way merge (409)."""
+
+    def __init__(self):
+        super().__init__(409, "conflict found")
+
+
+def _validate_tag_id(tag: str) -> None:
+    """lakeFS's ``graveler.ValidateTagID`` (git-check-ref-format, ``~`` allowed)."""
+    if not tag:
+        raise APIError(400, "tagID: required value: validation error")
+    if tag == "@" or tag.endswith((".", ".lock")) or any(x in tag for x in ("..", "/", "@{")) or \
+            any(ch in tag for ch in "^:?*[\\") or any(ord(ch) <= 0x20 for ch in tag):
+        raise APIError(400, "tagID: tag id: invalid value: validation error")
+
+
+def _apply_overrides(commit: dict, overrides: dict | None) -> None:
+    """lakeFS's ``applyCommitOverrides``: a non-empty message and a given metadata replace."""
+    if not overrides:
+        return
+    if overrides.get("message"):
+        commit["message"] = overrides["message"]
+    if overrides.get("metadata") is not None:
+        commit["metadata"] = dict(overrides["metadata"])
 
 
 @dataclass
@@ -139,8 +166,12 @@ class Catalog:
         if settings.clock_offset is not None:
             self.set_clock_offset(settings.clock_offset)
         self._storages: dict[str, object] = {}
-        self._metaranges = _LRU(256)
-        self._ranges = _LRU(64)
+        # trees are immutable: keep many parsed (test repositories hold thousands of small ranges; a
+        # big one holds few large ones), and remember which tables are known to be in the namespace
+        self._metaranges = _LRU(4096)
+        self._ranges = _LRU(2048)
+        self._tables_written: set[tuple[str, str]] = set()
+        self._commits_cache: dict[str, tuple[tuple, dict[str, dict]]] = {}  # repo -> (stamp, commits)
         self._slice: tuple[str, int, float] | None = None  # (slice id, ids issued, created at)
         self._signing_key = hashlib.sha256(b"lakefs-emulator-link:" + settings.secret_key.encode()).digest()
 
@@ -160,6 +191,8 @@ class Catalog:
         CREATE TABLE IF NOT EXISTS compacted (repo TEXT NOT NULL, branch TEXT NOT NULL, path TEXT NOT NULL,
             entry TEXT, PRIMARY KEY (repo, branch, path));
         CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, repo TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS tags (repo TEXT NOT NULL, name TEXT NOT NULL, commit_id TEXT NOT NULL,
+            PRIMARY KEY (repo, name));
         """)
 
     def _tx(self):
@@ -261,9 +294,10 @@ class Catalog:
         with self.lock:
             self._repo_row(name)
             with self._tx():
-                for table in ("repos", "branches", "commits", "staging", "tasks"):
+                for table in ("repos", "branches", "commits", "staging", "tasks", "tags"):
                     col = "name" if table == "repos" else "repo"
                     self.db.execute(f"DELETE FROM {table} WHERE {col}=?", (name,))
+            self._commits_cache.pop(name, None)
 
     # ------------------------------------------------------------------ commits & refs
     def _commit_id(self, c: dict) -> str:
@@ -278,7 +312,16 @@ class Catalog:
         return json.loads(row[0])
 
     def _all_commits(self, repo: str) -> dict[str, dict]:
-        return {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT id, body FROM commits WHERE repo=?", (repo,))}
+        """Every commit of ``repo`` by id (read-only: shared by callers). Commits never change and
+        are only added, so the parsed set is kept while the repository's commit count and last
+        rowid stay the same (``delete_repository`` drops it)."""
+        stamp = tuple(self.db.execute("SELECT COUNT(*), MAX(rowid) FROM commits WHERE repo=?", (repo,)).fetchone())
+        cached = self._commits_cache.get(repo)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, {r[0]: json.loads(r[1])
+                              for r in self.db.execute("SELECT id, body FROM commits WHERE repo=?", (repo,))})
+            self._commits_cache[repo] = cached
+        return cached[1]
 
     def _branch(self, repo: str, name: str) -> tuple[str, bool]:
         row = self.db.execute("SELECT commit_id, hidden FROM branches WHERE repo=? AND name=?", (repo, name)).fetchone()
@@ -287,10 +330,13 @@ class Catalog:
         return row[0], bool(row[1])
 
     def resolve_ref(self, repo: str, ref: str) -> tuple[str, str | None]:
-        """(commit id, branch name or None). Accepts a branch, a full commit id or a unique prefix (>= 6)."""
+        """(commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique prefix (>= 6)."""
         row = self.db.execute("SELECT commit_id FROM branches WHERE repo=? AND name=?", (repo, ref)).fetchone()
         if row:
             return row[0], ref
+        row = self.db.execute("SELECT commit_id FROM tags WHERE repo=? AND name=?", (repo, ref)).fetchone()
+        if row:  # lakeFS's revResolve: a full commit id, a branch, a tag, then a commit prefix
+            return row[0], None
         if re.fullmatch(r"[0-9a-f]{6,64}", ref or ""):
             rows = self.db.execute("SELECT id FROM commits WHERE repo=? AND id LIKE ?", (repo, ref + "%")).fetchall()
             if len(rows) == 1:
@@ -410,10 +456,10 @@ class Catalog:
                 yield recs[j].key.decode("utf-8", "surrogateescape"), recs[j].entry
 
     def _write_table(self, ns: str, table_id: str, data: bytes) -> None:
-        st = self.storage(ns)
-        key = f"_lakefs/{table_id}"
-        if not st.exists(key):
-            st.put(key, data)
+        if (ns, table_id) in self._tables_written:
+            return
+        self.storage(ns).put(f"_lakefs/{table_id}", data)  # content-addressed: writing it again is harmless
+        self._tables_written.add((ns, table_id))
 
     def _apply(self, ns: str, base_mr: str, changes: list[tuple[bytes, Entry | None]]) -> str:
         """lakeFS's committed Apply: untouched base ranges are reused as-is when the writer is at a range
@@ -803,6 +849,252 @@ class Catalog:
                 self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
                 self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
             return {"commit": c, "ingested_objects": len(new), "metarange_id": mr_id}
+
+    # ------------------------------------------------------------------ copies (lakeFS's CopyObject)
+    def copy_object(self, repo: str, branch: str, dest_path: str, src_ref: str, src_path: str,
+                    force: bool = False, shallow: bool = False) -> tuple[dict, Entry]:
+        """lakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone): the source entry (any
+        ref; the destination branch when ``src_ref`` is empty; staged entries included) is copied to a
+        new relative address under ``data/`` and staged on ``branch`` with the source's size, checksum,
+        metadata and content type and a new mtime. ``shallow`` answers 501 as lakeFS's
+        ``apiutil.BuildOptsFromParams`` does (the catalog's clone path is not reachable from the API)."""
+        with self.lock:
+            r = self._repo_row(repo)
+            if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, branch)).fetchone() is None:
+                raise APIError(404, f"branch '{branch}' not found")
+            if shallow:
+                raise APIError(501, "Not Implemented")
+            src, data = self.read_object(repo, src_ref or branch, src_path)
+            self._writable(repo, force)
+            address = self.new_address()
+            self.storage(r["storage_namespace"]).put(address, data)
+            now = self.now()
+            sec = int(now)
+            e = Entry(address, src.size, src.etag, sec, int((now - sec) * 1e9), dict(src.metadata), RELATIVE,
+                      src.content_type)
+            self._stage(repo, branch, dest_path, e)
+            return r, e
+
+    # ------------------------------------------------------------------ tags
+    def create_tag(self, repo: str, tag: str, ref: str, force: bool = False) -> str:
+        """lakeFS's ``Catalog.CreateTag``; returns the tagged commit id."""
+        with self.lock:
+            _validate_tag_id(tag)
+            self._repo_row(repo)
+            if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, tag)).fetchone():
+                raise APIError(409, f"branch name {tag}: conflict found")
+            if self.db.execute("SELECT 1 FROM commits WHERE repo=? AND id=?", (repo, tag)).fetchone():
+                raise APIError(409, f"commit ID {tag}: conflict found")
+            cid, _ = self.resolve_ref(repo, ref)
+            self._writable(repo, force)
+            if self.db.execute("SELECT 1 FROM tags WHERE repo=? AND name=?", (repo, tag)).fetchone():
+                raise APIError(409, "tag already exists: not unique")
+            self.db.execute("INSERT INTO tags VALUES (?,?,?)", (repo, tag, cid))
+            return cid
+
+    def get_tag(self, repo: str, tag: str) -> str:
+        with self.lock:
+            _validate_tag_id(tag)
+            self._repo_row(repo)
+            row = self.db.execute("SELECT commit_id FROM tags WHERE repo=? AND name=?", (repo, tag)).fetchone()
+            if row is None:
+                raise APIError(404, "tag not found")
+            return row[0]
+
+    def delete_tag(self, repo: str, tag: str, force: bool = False) -> None:
+        with self.lock:
+            _validate_tag_id(tag)
+            self._writable(repo, force)
+            self.get_tag(repo, tag)
+            self.db.execute("DELETE FROM tags WHERE repo=? AND name=?", (repo, tag))
+
+    def list_tags(self, repo: str, prefix: str, after: str, amount: int) -> tuple[list[dict], bool]:
+        with self.lock:
+            self._repo_row(repo)
+            rows = [(n, c) for n, c in self.db.execute(
+                "SELECT name, commit_id FROM tags WHERE repo=? AND name > ? ORDER BY name", (repo, after))
+                if n.startswith(prefix)]
+            return [{"id": n, "commit_id": c} for n, c in rows[:amount]], len(rows) > amount
+
+    # ------------------------------------------------------------------ merge, revert, cherry-pick
+    def _merge_base(self, repo: str, left: str, right: str) -> str | None:
+        """lakeFS's ``ref.FindMergeBase``: a best common ancestor, walking both sides together by
+        generation (then creation date), newest first."""
+        if left == right:
+            return left
+        commits = self._all_commits(repo)
+        reached = {left: 1, right: 2}
+        queue: list[tuple[int, int, int, str]] = []
+        order = iter(range(1 << 62))
+        for cid in (left, right):
+            c = commits[cid]
+            heapq.heappush(queue, (-c["generation"], -c["creation_date"], next(order), cid))
+        while queue:
+            cid = heapq.heappop(queue)[3]
+            flags = reached[cid]
+            for parent in commits[cid]["parents"]:
+                if parent not in reached:
+                    p = commits[parent]
+                    heapq.heappush(queue, (-p["generation"], -p["creation_date"], next(order), parent))
+                reached[parent] = reached.get(parent, 0) | flags
+                if reached[parent] == 3:
+                    return parent
+        return None
+
+    def _merge_trees(self, ns: str, dest: str, source: str, base: str, strategy: str,
+                     allow_empty: bool = False) -> str:
+        """lakeFS's ``committedManager.Merge`` (``pkg/graveler/committed/merge.go``), key by key: a
+        side that did not change a key against ``base`` takes the other side's; both changed (or
+        one changed and the other deleted) is a conflict unless ``strategy`` is ``dest-wins`` or
+        ``source-wins``. Entries compare by identity. Returns the merged metarange id."""
+        if source == base and not allow_empty:
+            raise APIError(400, "no changes")
+        if dest == base:
+            return source  # changes on the source only
+        d, s, b = (dict(self._iter_committed(ns, mr)) if mr else {} for mr in (dest, source, base))
+
+        def ident(e: Entry | None) -> bytes | None:
+            return None if e is None else entry_identity(e)
+
+        def conflict(src_value: Entry | None, dest_value: Entry | None) -> Entry | None:
+            if strategy == "dest-wins":
+                return dest_value
+            if strategy == "source-wins":
+                return src_value
+            raise MergeConflict()
+
+        changes: list[tuple[bytes, Entry | None]] = []
+        for key in sorted(set(d) | set(s), key=lambda k: k.encode("utf-8", "surrogateescape")):
+            dv, sv, bv = d.get(key), s.get(key), b.get(key)
+            di, si, bi = ident(dv), ident(sv), ident(bv)
+            if sv is not None and dv is not None:
+                if si == di:
+                    out = sv
+                elif bv is not None and si == bi:
+                    out = dv
+                elif bv is not None and di == bi:
+                    out = sv
+                else:
+                    out = conflict(sv, dv)
+            else:  # on one side only
+                present, present_ident = (sv, si) if sv is not None else (dv, di)
+                if bv is None:
+                    out = present  # added by that side
+                elif present_ident == bi:
+                    out = None  # deleted by the other side
+                else:
+                    out = conflict(sv, dv)  # changed by one side, deleted by the other
+            if out != dv:
+                changes.append((key.encode("utf-8", "surrogateescape"), out))
+        return self._apply(ns, dest, changes) if changes else dest
+
+    def _writable(self, repo: str, force: bool) -> dict:
+        """The repository's row; 403 when it is read-only and ``force`` is not set."""
+        r = self._repo_row(repo)
+        if r["read_only"] and not force:
+            raise APIError(403, "repository is read-only")
+        return r
+
+    def _replayed(self, repo: str, ref: str, force: bool) -> tuple[dict, str, dict]:
+        """(repo row, commit id, commit) of the commit a revert or cherry-pick replays."""
+        r = self._writable(repo, force)
+        cid, _ = self.resolve_ref(repo, ref)
+        return r, cid, self._commit(repo, cid)
+
+    def _clean_branch(self, repo: str, branch: str) -> tuple[dict, str, dict]:
+        """(repo row, HEAD id, HEAD commit) of a branch without uncommitted changes (lakeFS's
+        ``prepareForCommitIDUpdate``: ``ErrDirtyBranch`` otherwise)."""
+        r = self._repo_row(repo)
+        head, _ = self._branch(repo, branch)
+        commit = self._commit(repo, head)
+        if self._diff_uncommitted(r["storage_namespace"], commit["meta_range_id"], self._staged(repo, branch)):
+            raise APIError(400, f"{branch}: uncommitted changes (dirty branch)")
+        return r, head, commit
+
+    def _move_branch(self, repo: str, branch: str, c: dict) -> None:
+        with self._tx():
+            self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
+            self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
+            self._unstage(repo, branch)  # lakeFS drops the sealed (empty) staging tokens
+
+    def merge(self, repo: str, source_ref: str, destination: str, message: str, metadata: dict | None,
+              strategy: str, force: bool, allow_empty: bool, squash: bool, committer: str) -> str:
+        """lakeFS's ``Graveler.Merge``: a commit on ``destination`` whose parents are the
+        destination's HEAD (first) and the source commit, or the destination's HEAD alone for a
+        squash merge; metadata gains ``.lakefs.merge.strategy``. Returns the new commit id."""
+        with self.lock:
+            if strategy not in ("", "dest-wins", "source-wins"):
+                raise APIError(400, "strategy: invalid value: validation error")
+            r = self._writable(repo, force)
+            _, to_id, to_commit = self._clean_branch(repo, destination)
+            from_id, _ = self.resolve_ref(repo, source_ref)
+            from_commit = self._commit(repo, from_id)
+            base_id = self._merge_base(repo, from_id, to_id)
+            if base_id is None:
+                raise APIError(500, "find merge base: no merge base")
+            mr = self._merge_trees(r["storage_namespace"], to_commit["meta_range_id"], from_commit["meta_range_id"],
+                                   self._commit(repo, base_id)["meta_range_id"], strategy, allow_empty or force)
+            meta = {**(metadata or {}), ".lakefs.merge.strategy": strategy or "default"}
+            c = self._new_commit(repo, [to_id] if squash else [to_id, from_id],
+                                 message or f"Merge '{source_ref}' into '{destination}'", meta, None, mr, committer)
+            c["generation"] = max(to_commit["generation"], from_commit["generation"]) + 1
+            c["id"] = self._commit_id(c)
+            self._move_branch(repo, destination, c)
+            return c["id"]
+
+    def revert(self, repo: str, branch: str, ref: str, parent_number: int, allow_empty: bool,
+               overrides: dict | None, force: bool, committer: str) -> dict:
+        """lakeFS's ``Graveler.Revert``: merge the reverted commit's parent (``parent_number``,
+        1-based, required for a merge commit) into the branch with the commit as the base; one
+        parent, the branch's HEAD."""
+        with self.lock:
+            if parent_number < 0:
+                raise APIError(400, "parentNumber: invalid value: validation error")
+            r, _, commit = self._replayed(repo, ref, force)
+            parents = commit["parents"]
+            if len(parents) > 1 and parent_number <= 0:
+                raise APIError(409, "must specify 1-based parent number for reverting merge commit")
+            if parent_number > len(parents):
+                raise APIError(400, f"given commit does not have the given parent number: parent {parent_number}")
+            index = parent_number - 1 if parent_number > 0 else 0
+            _, head, head_commit = self._clean_branch(repo, branch)
+            parent_mr = self._commit(repo, parents[index])["meta_range_id"] if parents else ""
+            mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], parent_mr,
+                                   commit["meta_range_id"], "", allow_empty)
+            if mr == head_commit["meta_range_id"] and not allow_empty:
+                raise APIError(400, "no changes")
+            c = self._new_commit(repo, [head], f"Revert {ref}", {}, None, mr, committer)
+            _apply_overrides(c, overrides)
+            c["id"] = self._commit_id(c)
+            self._move_branch(repo, branch, c)
+            return c
+
+    def cherry_pick(self, repo: str, branch: str, ref: str, parent_number: int | None, overrides: dict | None,
+                    force: bool, committer: str) -> dict:
+        """lakeFS's ``Graveler.CherryPick``: merge the commit into the branch with its parent
+        (``parent_number``, 1-based, required for a merge commit) as the base; one parent, the
+        branch's HEAD; the commit's message and metadata plus ``cherry-pick-origin`` and
+        ``cherry-pick-committer``."""
+        with self.lock:
+            if parent_number is not None and parent_number <= 0:
+                raise APIError(400, "parentNumber: value should be greater than 0: invalid value: validation error")
+            r, cid, commit = self._replayed(repo, ref, force)
+            parents = commit["parents"]
+            if parent_number is None and len(parents) > 1:
+                raise APIError(400, "must specify 1-based parent number for cherry-picking merge commit")
+            pn = 1 if parent_number is None else parent_number
+            if pn > len(parents):
+                raise APIError(400, f"parent {pn}: given commit does not have the given parent number")
+            _, head, head_commit = self._clean_branch(repo, branch)
+            parent_mr = self._commit(repo, parents[pn - 1])["meta_range_id"]
+            mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], commit["meta_range_id"],
+                                   parent_mr, "")
+            c = self._new_commit(repo, [head], commit["message"], dict(commit["metadata"]), None, mr, committer)
+            _apply_overrides(c, overrides)
+            c["metadata"] = {**c["metadata"], "cherry-pick-origin": cid, "cherry-pick-committer": commit["committer"]}
+            c["id"] = self._commit_id(c)
+            self._move_branch(repo, branch, c)
+            return c
 
     # ------------------------------------------------------------------ GC rules
     def get_gc_rules(self, repo: str) -> dict:
