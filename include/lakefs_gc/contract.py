@@ -9,7 +9,8 @@ report from the typed results.
 On the wire (XCom, and the JSON file a Spark job reads) every value is a small dict made by
 :func:`to_wire` and read back by :func:`from_wire`, which refuses unknown or missing fields:
 a task never guesses what an earlier one meant. No address lists and no secrets travel here;
-secrets reach Spark jobs through the environment only (:mod:`lakefs_gc.spark.runtime`).
+secrets reach Spark jobs in a file only their user can read, or the environment
+(:mod:`lakefs_gc.spark.runtime`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
-from lakefs_gc.errors import ContractError, SettingsError
+from lakefs_gc.errors import ContractError, Refusal, SettingsError
 
 MODES = ("mark_and_sweep", "mark_only", "sweep_only")
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
@@ -207,8 +208,16 @@ class UncommittedResult:
     staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SparkStepResult:
+    """What every Spark step's result has: ``incomplete`` says why the task fails although the
+    step ran to its end (delete: keys left as dead letters); None when it did all its work."""
+
+    incomplete: str | None = None
+
+
 @dataclass(frozen=True)
-class CommittedResult:
+class CommittedResult(SparkStepResult):
     committed_dir: str                   # Parquet, column address
     commits_csv: str
     active_commits: int
@@ -221,7 +230,7 @@ class CommittedResult:
 
 
 @dataclass(frozen=True)
-class SlicesResult:
+class SlicesResult(SparkStepResult):
     listed_dir: str                      # Parquet: address, size, last_modified_ms
     first_slice: str
     slices_listed: int
@@ -232,7 +241,7 @@ class SlicesResult:
 
 
 @dataclass(frozen=True)
-class CandidatesResult:
+class CandidatesResult(SparkStepResult):
     report_dir: str
     uncommitted_files: int
     candidates: int
@@ -266,7 +275,7 @@ class DeleteCounts:
 
 
 @dataclass(frozen=True)
-class DeleteResult:
+class DeleteResult(SparkStepResult):
     counts: DeleteCounts = field(default_factory=DeleteCounts)
     skipped: str | None = None           # why nothing ran (mark_only)
     dry_run: bool = False                # counts.deleted is then what would have gone
@@ -281,6 +290,37 @@ class DeleteResult:
 class ReportResult:
     summary_uri: str
     seconds: float = 0.0
+
+
+REFUSED, FAILED = "refused", "failed"
+FAILURE_KINDS = (REFUSED, FAILED)
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """Why a Spark job failed, in its result file instead of a result: ``{"failure": {...}}``.
+
+    ``refused``: a :class:`lakefs_gc.errors.Refusal`, the same on every retry (the task fails at
+    once); ``failed``: anything else (Airflow retries the task). See :mod:`lakefs_gc.errors`."""
+
+    kind: str
+    type: str                            # the exception's class name
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAILURE_KINDS:
+            raise ValueError(f"failure kind must be one of {', '.join(FAILURE_KINDS)}, got {self.kind!r}")
+
+
+def failure_of(exc: BaseException) -> StepFailure:
+    return StepFailure(REFUSED if isinstance(exc, Refusal) else FAILED, type(exc).__name__, str(exc))
+
+
+def read_failure(doc: Any) -> StepFailure | None:
+    """The failure a job's result file records, or None when it holds a result."""
+    if isinstance(doc, Mapping) and set(doc) == {"failure"}:
+        return from_wire(StepFailure, doc["failure"], "failure in a job's result file")
+    return None
 
 
 RESULT_TYPES: dict[str, type] = {

@@ -1,7 +1,9 @@
 """Hooks: the lakeFS connection (type ``lakefs``) and the storage (``aws``) connection settings.
 
 Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
-``lakefs_gc.lakefs.client.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`.
+``lakefs_gc.lakefs.client.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`. Every secret
+they read (the lakeFS secret key, the S3 secret key and session token) is given to Airflow's
+``mask_secret`` at once, so no task log shows it.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook
+from airflow.sdk.log import mask_secret
 from lakefs_gc.storage.settings import DEFAULT_REGION, S3Options
 
 if TYPE_CHECKING:
@@ -90,6 +93,7 @@ class LakeFSHook(BaseHook):
         if not conn.login or not conn.password:
             raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
                              "and password (secret access key)")
+        mask_secret(conn.password)
         extra = conn.extra_dejson or {}
         endpoint = lakefs_endpoint(conn.host, conn.port, conn.schema, extra.get("scheme"))
         kwargs: dict[str, Any] = {}
@@ -160,6 +164,9 @@ def storage_options(aws_conn_id: str | None) -> S3Options | None:
     except AirflowNotFoundException:
         return None
     w = AwsConnectionWrapper(conn=conn)
+    for secret in (w.aws_secret_access_key, w.aws_session_token):
+        if secret:
+            mask_secret(secret)
     return S3Options(endpoint_url=w.get_service_endpoint_url("s3"), region=w.region_name or DEFAULT_REGION,
                      access_key_id=w.aws_access_key_id, secret_access_key=w.aws_secret_access_key,
                      session_token=w.aws_session_token)

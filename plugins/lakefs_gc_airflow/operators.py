@@ -202,17 +202,39 @@ class SaveReportOperator(BaseOperator):
 # Spark steps
 
 class GCSparkSubmitOperator(SparkSubmitOperator):
-    """``spark-submit [--py-files ZIP] jobs/<step>.py --input INPUT.json --result RESULT.json``.
+    """``spark-submit [--py-files ZIP] jobs/<step>.py --input INPUT.json --result RESULT.json
+    --secrets SECRETS.json``.
 
-    At execute time: writes the step's typed inputs to ``<work_dir>/_control/<step>.input.json``,
-    passes the lakeFS and S3 secrets as environment variables (never argv), runs the job, and
-    returns the job's result file, read back as the step's result type. In a mode where the step
-    does nothing (``contract.skipped``) it returns without starting Spark.
+    At execute time: writes the step's typed inputs to ``<work_dir>/_control/<step>.input.json``
+    and the lakeFS and S3 secrets to a file only this user can read, runs the job, and returns the
+    job's result file, read back as the step's result type. In a mode where the step does nothing
+    (``contract.skipped``) it returns without starting Spark.
+
+    A job that fails records why in its result file (``lakefs_gc.spark.shell``): a refusal (the
+    blast-radius guard, no GC rules, a bad Param: the same answer on every retry) fails the task
+    at once with ``AirflowFailException``, its message in the task log; any other failure, and a
+    job that died without a record, raises ``AirflowException`` and Airflow retries the task.
+
+    Secrets never travel in ``env_vars``: on YARN and Kubernetes the Spark provider turns them into
+    ``--conf spark.yarn.appMasterEnv.K=V`` / ``spark.kubernetes.driverEnv.K=V`` (argv, the Spark
+    UI's Environment tab, the event log), and standalone cluster mode refuses them. The task writes
+    them to a file (mode 0600 from its creation, in a new 0700 temporary directory:
+    ``lakefs_gc.spark.runtime.write_secrets``), passes its path as ``--secrets`` (a path, not a
+    secret) and removes it when spark-submit returns, fails or is killed. The driver reads it and
+    hands the keys to executors inside the closures of its Spark tasks, never as Spark properties.
+    That needs the driver on this worker: client deploy mode, the default, on every master
+    (``local``, ``yarn``, ``k8s://``, ``spark://``); executors run on the cluster as usual. Cluster
+    deploy mode is refused before anything is written: the driver would run on another host, where
+    neither this file nor the step's input and result files are; shipping the secrets with
+    ``--files`` would upload them to the cluster's staging storage (YARN's staging directory, or on
+    Kubernetes ``spark.kubernetes.file.upload.path``, a shared bucket), out of this task's reach to
+    remove.
     """
 
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "step", "lakefs_conn_id",
                                       "storage_conn_id", "pyspark_python")
     ui_color = "#fde9c8"
+    secrets_file: Path | None = None  # from prepare_submit until the job is over
 
     def __init__(self, *, step: str, jobs_dir: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
@@ -227,21 +249,29 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self._base_args = list(self.application_args or [])
 
     def prepare_submit(self, inputs: contract.StepInputs) -> tuple[Path, Path]:
-        """Write the input file and set argv/env for spark-submit; return (input path, result path)."""
+        """Write the input and secrets files and set argv/env for spark-submit; return (input
+        path, result path). The secrets file is removed by :meth:`remove_secrets`."""
+        from lakefs_gc.spark.runtime import write_secrets
+
         try:
-            BaseHook.get_connection(self._conn_id)
+            conn = BaseHook.get_connection(self._conn_id)
         except AirflowNotFoundException:
             raise AirflowFailException(
                 f"Spark connection {self._conn_id!r} is not defined (without it spark-submit would "
                 f"default to YARN). Define it, e.g. AIRFLOW_CONN_{self._conn_id.upper()}="
                 '\'{"conn_type": "spark", "host": "local[*]"}\'') from None
+        self._refuse_cluster_mode(conn)
+        secrets = self._job_secrets(inputs.context)
         control = self._control_dir(inputs.context)
         input_path = control / f"{self.task_id}.input.json"
         result_path = control / f"{self.task_id}.result.json"
         contract.write_json(contract.inputs_to_wire(inputs), input_path)
         result_path.unlink(missing_ok=True)  # a retry must not read a previous attempt's result
-        self.application_args = [*self._base_args, "--input", str(input_path), "--result", str(result_path)]
-        self.env_vars = {**(self.env_vars or {}), **self._runtime_env(inputs.context)}
+        self.remove_secrets()
+        self.secrets_file = write_secrets(secrets)
+        self.application_args = [*self._base_args, "--input", str(input_path), "--result", str(result_path),
+                                 "--secrets", str(self.secrets_file)]
+        self.env_vars = {**(self.env_vars or {}), **self._runtime_env()}
         if not self._spark_binary:
             self._spark_binary = default_spark_binary()
         self._hook = None  # built from the fields above, lazily, by SparkSubmitOperator
@@ -254,18 +284,74 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
             return contract.to_wire(contract.skip_result(self.step, mode))
         _, result_path = self.prepare_submit(inputs)
-        super().execute(context)
+        try:
+            super().execute(context)
+        except AirflowException:
+            failure = self._job_failure(result_path)
+            if failure is None:  # no record: killed, out of memory, never started... retried
+                raise
+            raise self._failure_exception(failure) from None
+        finally:
+            self.remove_secrets()
         try:
             raw = contract.read_json(result_path)
         except FileNotFoundError:
             raise AirflowException(f"{self.step}: spark-submit succeeded but the job wrote no result "
                                    f"file {result_path}") from None
         try:
+            failure = contract.read_failure(raw)
+            if failure is not None:
+                raise self._failure_exception(failure)
             result = contract.read_result(self.step, raw)
         except contract.ContractError as e:
             raise AirflowException(f"{self.step}: result file {result_path}: {e}") from e
         self.log.info("%s result: %s", self.step, contract.to_wire(result))
         return contract.to_wire(result)
+
+    def on_kill(self) -> None:
+        try:
+            super().on_kill()
+        finally:
+            self.remove_secrets()
+
+    def remove_secrets(self) -> None:
+        """Remove the job's secrets file, if any (after the job, on failure, on kill)."""
+        from lakefs_gc.spark.runtime import remove_secrets
+
+        if self.secrets_file is not None:
+            remove_secrets(self.secrets_file)
+            self.secrets_file = None
+
+    def _job_failure(self, result_path: Path) -> contract.StepFailure | None:
+        """The failure the job recorded in its result file, or None (no file, or not a record)."""
+        try:
+            return contract.read_failure(contract.read_json(result_path))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, contract.ContractError) as e:
+            self.log.warning("%s: unreadable failure record in %s (%s)", self.step, result_path, e)
+            return None
+
+    def _failure_exception(self, failure: contract.StepFailure) -> AirflowException:
+        """A refusal fails the task at once (no retry); any other failure is retried."""
+        if failure.kind == contract.REFUSED:
+            self.log.error("%s refused (no retry): %s", self.step, failure.message)
+            return AirflowFailException(f"{self.step} refused: {failure.message}")
+        self.log.error("%s failed (%s): %s", self.step, failure.type, failure.message)
+        return AirflowException(f"{self.step} failed: {failure.type}: {failure.message}")
+
+    def _refuse_cluster_mode(self, conn) -> None:
+        """The steps run in client deploy mode only (see the class docstring)."""
+        asked = {"the task's deploy_mode": self._deploy_mode,
+                 f"the extra 'deploy-mode' of Spark connection {self._conn_id!r}":
+                     (conn.extra_dejson or {}).get("deploy-mode"),
+                 "the conf spark.submit.deployMode": (self.conf or {}).get("spark.submit.deployMode")}
+        where = [k for k, v in asked.items() if str(v or "").strip().lower() == "cluster"]
+        if where:
+            raise AirflowFailException(
+                f"{self.step}: {' and '.join(where)} asks for deploy mode 'cluster'; the GC's Spark steps run in "
+                f"client deploy mode only (the driver reads its input and secrets files and writes its result "
+                f"file on the Airflow worker; executors still run on the cluster). Set it to 'client' or remove it")
 
     def _control_dir(self, ctx: contract.RunContext) -> Path:
         local = local_dir(ctx.work_dir)
@@ -276,23 +362,26 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _runtime_env(self, ctx: contract.RunContext) -> dict[str, str]:
-        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-        from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
-
+    def _runtime_env(self) -> dict[str, str]:
+        """The job's environment besides the secrets (none of it secret: it may reach argv)."""
         python = self.pyspark_python or sys.executable
-        env = {
+        return {
             "PYSPARK_PYTHON": python,
             "PYSPARK_DRIVER_PYTHON": python,
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
         }
+
+    def _job_secrets(self, ctx: contract.RunContext) -> dict[str, str]:
+        """The lakeFS keys, and the S3 keys for an ``s3://`` namespace, by the names the job reads."""
+        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+        from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
+
         access, secret = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).credentials()
-        env[ENV_LAKEFS_ACCESS_KEY] = access
-        env[ENV_LAKEFS_SECRET_KEY] = secret
+        secrets = {ENV_LAKEFS_ACCESS_KEY: access, ENV_LAKEFS_SECRET_KEY: secret}
         s3 = namespace_s3(ctx, self.storage_conn_id)
         if s3 is not None:
             for name, value in ((ENV_ACCESS_KEY, s3.access_key_id), (ENV_SECRET_KEY, s3.secret_access_key),
                                 (ENV_SESSION_TOKEN, s3.session_token)):
                 if value:
-                    env[name] = value
-        return env
+                    secrets[name] = value
+        return secrets

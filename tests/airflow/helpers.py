@@ -65,11 +65,13 @@ def fake_results() -> dict[str, dict]:
 
 
 def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = True,
-                      result: dict | None = None) -> Path:
+                      result: dict | None = None, failures: dict[str, dict] | None = None) -> Path:
     """An executable standing in for spark-submit: checks the input file is a valid step input,
-    records argv and digests of the secret env vars it saw (in ``fake-job-seen.json``, never in the
-    result: a result is an XCom), and writes the step's result like a job would (``result``, else a
-    plausible one for the step)."""
+    records argv, digests of the secrets it was given (its ``--secrets`` file, and any secret env
+    var) and the file's mode (in ``fake-job-seen.json``, never in the result: a result is an XCom),
+    and writes the step's result like a job would (``result``, else a plausible one for the step).
+    A step in ``failures`` writes ``{"failure": failures[step]}`` instead, says so on stderr and
+    exits 1, as a failing job does."""
     script = tmp_path / "fake-spark-submit"
     results = json.dumps(fake_results())
     script.write_text(textwrap.dedent(f"""\
@@ -83,9 +85,20 @@ def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = T
         step = os.path.basename(argv[argv.index("--input") - 1]).removesuffix(".py")
         inputs_from_wire(json.load(open(input_path)))
         seen = {{k: hashlib.sha256(os.environ[k].encode()).hexdigest() for k in SECRET_ENV if os.environ.get(k)}}
-        json.dump({{"argv": argv, "secret_env": seen, "pyspark_python": os.environ.get("PYSPARK_PYTHON")}},
+        secrets_path = argv[argv.index("--secrets") + 1] if "--secrets" in argv else None
+        from_file = {{k: hashlib.sha256(v.encode()).hexdigest() for k, v in json.load(open(secrets_path)).items()
+                     }} if secrets_path else {{}}
+        json.dump({{"argv": argv, "secret_env": seen, "secrets_file": from_file,
+                   "secrets_mode": oct(os.stat(secrets_path).st_mode & 0o777) if secrets_path else None,
+                   "pyspark_python": os.environ.get("PYSPARK_PYTHON")}},
                   open({str(tmp_path / "fake-job-seen.json")!r}, "w"))
         print("fake spark-submit running", step)
+        failure = json.loads({json.dumps(failures or {})!r}).get(step)
+        if failure:
+            json.dump({{"failure": failure}}, open(result_path, "w"))
+            print(f"lakefs-gc {{step}}: {{failure['kind'].upper()}}: {{failure['type']}}: {{failure['message']}}",
+                  file=sys.stderr)
+            sys.exit(1)
         result = json.loads({json.dumps(result) if result is not None else "null"!r}) or json.loads({results!r})[step]
         if {write_result!r}:
             json.dump(result, open(result_path, "w"))

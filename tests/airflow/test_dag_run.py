@@ -182,3 +182,32 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
     assert dr.state == "failed" and _states(dr)["prepare_run"] == "failed"
     assert "has no lakeFS marker (_lakefs/dummy)" in "".join(capfd.readouterr())
     assert stranger.exists()
+
+
+@pytest.mark.parametrize("step", ["list_committed", "list_slices", "compute_candidates", "delete"])
+def test_a_refusal_in_a_spark_job_fails_its_task_once_with_the_message_in_the_log(gc_dag, tmp_path, capfd, step):
+    """The Spark tasks have a retry here; a refusal (the same on every retry) does not use it."""
+    dag, _ = gc_dag
+    message = f"refusing in {step}: nothing was deleted; change the Param max_delete_share"
+    fake_spark_submit(tmp_path, failures={step: {"kind": "refused", "type": "SweepRefused", "message": message}})
+    dr = dag.test()
+    tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+    assert dr.state == "failed"
+    assert (tis[step].state, tis[step].try_number) == ("failed", 1), _states(dr)
+    assert tis["save_report"].state == "upstream_failed"
+    out = "".join(capfd.readouterr())
+    assert f"lakefs-gc {step}: REFUSED: SweepRefused: {message}" in out and f"{step} refused: {message}" in out
+
+
+@pytest.mark.parametrize("failure", ["recorded", "no record"])
+def test_a_spark_job_failure_that_may_pass_is_retried(gc_dag, tmp_path, failure):
+    """A failure the job records as "failed" (a storage error), or a job that died without a record."""
+    dag, _ = gc_dag
+    if failure == "recorded":
+        fake_spark_submit(tmp_path, failures={"list_slices": {"kind": "failed", "type": "StorageError",
+                                                              "message": "s3://b/r/data/: 503 SlowDown"}})
+    else:
+        fake_spark_submit(tmp_path, exit_code=137, write_result=False)
+    dr = dag.test()
+    ti = {ti.task_id: ti for ti in dr.get_task_instances()}["list_slices"]
+    assert dr.state == "failed" and (ti.state, ti.try_number) == ("failed", 2), _states(dr)

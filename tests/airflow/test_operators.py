@@ -1,4 +1,5 @@
-"""Hook and operators: connections -> client, the spark-submit command line, secrets only in env."""
+"""Hook and operators: connections -> client, the spark-submit command line, secrets only in a
+file only the job's user can read (more masters and the failure records: test_spark_tasks.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lakefs_gc import contract
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, SECRET_ENV
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY as ENV_S3_ACCESS_KEY
 from lakefs_gc.storage.settings import ENV_SECRET_KEY as ENV_S3_SECRET_KEY
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
@@ -148,7 +149,8 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     assert cmd[cmd.index("--master") + 1] == "local[*]"
     assert cmd[cmd.index("--py-files") + 1] == str(REPO / "build" / "lakefs_gc.zip")
     job = str(REPO / "jobs" / f"{step}.py")
-    assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path)]
+    assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path),
+                                        "--secrets", str(op.secrets_file)]
     assert "--driver-memory" in cmd and "spark.ui.enabled=false" in cmd
     assert "spark.default.parallelism=2" in cmd
     line = " ".join(cmd)
@@ -159,23 +161,28 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     assert contract.inputs_from_wire(json.loads(text)) == inputs
     for secret in SECRETS:
         assert secret not in text
-    # secrets reach spark-submit through its environment only
+    # secrets reach the job in a file only its user can read, never in spark-submit's environment
     env = hook._env
     assert env == op.env_vars
-    assert env[ENV_LAKEFS_ACCESS_KEY] == LAKEFS_ACCESS
-    assert env[ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
-    assert env[ENV_S3_ACCESS_KEY] == S3_ACCESS
-    assert env[ENV_S3_SECRET_KEY] == S3_SECRET
+    assert set(env) == {"PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH"}
     assert env["PYSPARK_PYTHON"] == sys.executable
     assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
-    assert set(env) - {"PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PATH"} <= set(SECRET_ENV)
+    assert oct(op.secrets_file.stat().st_mode & 0o777) == "0o600"
+    assert json.loads(op.secrets_file.read_text()) == {ENV_LAKEFS_ACCESS_KEY: LAKEFS_ACCESS,
+                                                       ENV_LAKEFS_SECRET_KEY: LAKEFS_SECRET,
+                                                       ENV_S3_ACCESS_KEY: S3_ACCESS, ENV_S3_SECRET_KEY: S3_SECRET}
+    path = op.secrets_file
+    op.remove_secrets()
+    assert not path.exists() and not path.parent.exists()
 
 
 def test_local_namespace_gets_no_s3_secrets(tmp_path, connections):
     op = dag_module().build_gc_dag(repo_config()).get_task("list_slices")
     op.prepare_submit(base_inputs(tmp_path, "list_slices", namespace="local://sample-repo"))
-    assert ENV_S3_SECRET_KEY not in op.env_vars
-    assert op.env_vars[ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
+    secrets = json.loads(op.secrets_file.read_text())
+    op.remove_secrets()
+    assert ENV_S3_SECRET_KEY not in secrets
+    assert secrets[ENV_LAKEFS_SECRET_KEY] == LAKEFS_SECRET
 
 
 def test_s3_namespace_without_its_storage_connection_fails_naming_it(tmp_path, connections, monkeypatch):
@@ -226,10 +233,13 @@ def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_
         Path(ctx_.work_dir, "_control", "compute_candidates.input.json").read_text()))
     assert written.results["list_committed"] == COMMITTED and written.results["list_slices"].listed_objects == 7
     assert written.context == ctx_
-    # the job saw the secrets in its environment, and not in argv (the fake job records digests)
+    # the job read the secrets from its 0600 file, removed after it; none in argv or its environment
     seen = json.loads(Path(tmp_path, "fake-job-seen.json").read_text())
-    assert seen["secret_env"] == {ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS), ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
-                                  ENV_S3_ACCESS_KEY: digest(S3_ACCESS), ENV_S3_SECRET_KEY: digest(S3_SECRET)}
+    assert seen["secrets_file"] == {ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS),
+                                    ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
+                                    ENV_S3_ACCESS_KEY: digest(S3_ACCESS), ENV_S3_SECRET_KEY: digest(S3_SECRET)}
+    assert seen["secrets_mode"] == "0o600" and seen["secret_env"] == {}
+    assert not Path(seen["argv"][seen["argv"].index("--secrets") + 1]).exists() and op.secrets_file is None
     assert not any(s in " ".join(seen["argv"]) for s in SECRETS)
     assert seen["pyspark_python"] == sys.executable
     assert contract.read_result("compute_candidates", result).candidates == 3

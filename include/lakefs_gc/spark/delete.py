@@ -1,6 +1,7 @@
 """Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
 Spark task, through :mod:`lakefs_gc.gc.sweep` (rate-limited, retried, resumable), after the
-blast-radius guard. Keys that still fail are dead letters; the shell then fails the task."""
+blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
+and the shell fails the task."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 from collections.abc import Mapping
 
 from lakefs_gc.contract import DeleteResult, StepInputs
-from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.deleter import DeletePolicy
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.gc.sweep import add_counts, sweep_part
@@ -44,8 +45,8 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     sref = storage_ref(ctx, environ)
     st = sref.open()
     if not st.exists(layout.summary_key(mark_id)):
-        raise LakeFSGCError(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
-                            f"nothing to sweep")
+        raise SweepRefused(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
+                           f"nothing to sweep")
     files = parquet_parts(st, layout.deleted_dir(mark_id))
     to_delete = sum(_parquet_rows(st, k) for k in files)
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
@@ -56,6 +57,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     results = sc.parallelize(files, concurrency).mapPartitions(
         lambda ks: _sweep_parts(sref, sdir, policy, ks)).collect() if files else []
     counts = add_counts(results)
+    dead_letters = st.full_uri(sdir + "dead_letters/") if counts.failed else None
+    incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
+                  f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
+                  f"fails so they are not forgotten") if counts.failed else None
     return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
-                        sweep_dir=st.full_uri(sdir),
-                        dead_letters=st.full_uri(sdir + "dead_letters/") if counts.failed else None)
+                        sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete)

@@ -1,19 +1,25 @@
 """What every Spark step needs besides the contract: secrets from the environment, the namespace's
 storage on executors, the lakeFS client, partition counts.
 
-Secrets reach a job only through the environment (names below and in
-:mod:`lakefs_gc.storage.settings`); the driver reads them once and ships them to executors inside
+Secrets reach a job's driver in a secrets file (``--secrets``: :func:`write_secrets`, only its owner
+may read it; the Airflow task writes it and removes it after the job) or, when a step is run by
+hand, in the environment (names below and in :mod:`lakefs_gc.storage.settings`); never in argv or
+a Spark property. The driver reads them once and ships them to executors inside
 :class:`StorageRef` and :class:`LakeFSRef`, whose ``repr`` hides them.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import stat
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
-from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.storage import S3Options, open_storage, parse_namespace
 from lakefs_gc.storage.settings import DEFAULT_REGION
@@ -77,9 +83,56 @@ def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> Lak
     env = os.environ if environ is None else environ
     access, secret = env.get(ENV_LAKEFS_ACCESS_KEY), env.get(ENV_LAKEFS_SECRET_KEY)
     if not access or not secret:
-        raise LakeFSGCError(f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
-                            f"in the job's environment (the operator does this from the lakeFS connection)")
+        raise Refusal(f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
+                      f"in the job's environment, or pass --secrets FILE (the Airflow task does this from the "
+                      f"lakeFS connection)")
     return LakeFSRef(ctx.lakefs_endpoint, access, secret, ctx.lakefs_retries)
+
+
+def write_secrets(values: Mapping[str, str]) -> Path:
+    """Write a job's secrets (names from :data:`SECRET_ENV`) to a new file only its owner can read:
+    mode 0600 from its creation, in a new 0700 directory under the temporary directory. The caller
+    removes it with :func:`remove_secrets` once the job is over."""
+    unknown = set(values) - set(SECRET_ENV)
+    if unknown:
+        raise ValueError(f"not secrets of a GC job: {sorted(unknown)}")
+    path = Path(tempfile.mkdtemp(prefix="lakefs-gc-secrets-")) / "secrets.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(dict(values), f)
+    return path
+
+
+def remove_secrets(path: str | os.PathLike) -> None:
+    """Remove a secrets file and its directory (:func:`write_secrets`); nothing if already gone."""
+    p = Path(path)
+    p.unlink(missing_ok=True)
+    try:
+        p.parent.rmdir()
+    except OSError:
+        pass
+
+
+def read_secrets(path: str | os.PathLike) -> dict[str, str]:
+    """A secrets file (:func:`write_secrets`); refused when others may read it or it holds anything
+    but the secrets of :data:`SECRET_ENV` as strings."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        raise Refusal(f"secrets file {path} has mode {mode:o}: others may read it; make it readable by its "
+                      f"owner only (chmod 600)")
+    doc = json.loads(Path(path).read_text())
+    if not isinstance(doc, dict) or set(doc) - set(SECRET_ENV) or not all(isinstance(v, str) for v in doc.values()):
+        raise Refusal(f"secrets file {path} must be a JSON object of strings keyed by {', '.join(SECRET_ENV)}")
+    return doc
+
+
+def job_environ(secrets_file: str | os.PathLike | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Where a job's driver reads its secrets: the environment, overlaid with the secrets file when
+    one is given."""
+    env = dict(os.environ if environ is None else environ)
+    if secrets_file:
+        env.update(read_secrets(secrets_file))
+    return env
 
 
 def parallelism(spark, ctx: RunContext) -> int:

@@ -1,12 +1,19 @@
-"""The common shell of every Spark job: arguments, session, the typed input and result files,
-and a loud failure.
+"""The common shell of every Spark job: arguments, session, secrets, the typed input and result
+files, and a failure the task can act on.
 
-    spark-submit [--py-files build/lakefs_gc.zip] jobs/<step>.py --input INPUT.json --result RESULT.json
+    spark-submit [--py-files build/lakefs_gc.zip] jobs/<step>.py --input INPUT.json --result RESULT.json \
+        [--secrets SECRETS.json]
 
 ``--input`` holds the run context and the results of the tasks this step reads
-(:class:`lakefs_gc.contract.StepInputs`, no secrets); ``--result`` receives this step's result
-type as a small JSON object, which the operator hands on by XCom. A failure prints its cause on
-one line, logs the whole traceback at ERROR (both reach the task log), and exits 1.
+(:class:`lakefs_gc.contract.StepInputs`, no secrets); ``--secrets`` the lakeFS and S3 keys
+(:func:`lakefs_gc.spark.runtime.write_secrets`; without it they come from the environment).
+``--result`` receives this step's result type as a small JSON object, which the operator hands on
+by XCom, or, when the step fails, ``{"failure": {"kind", "type", "message"}}``
+(:class:`lakefs_gc.contract.StepFailure`): kind ``refused`` for a
+:class:`lakefs_gc.errors.Refusal` (the task fails at once), else ``failed`` (Airflow retries it).
+A result whose ``incomplete`` is set (delete: dead letters) is a ``failed`` step. A failure also
+prints its cause on one line (a ``failed`` one logs its traceback at ERROR; both reach the task
+log), and the job exits 1.
 """
 
 from __future__ import annotations
@@ -15,53 +22,76 @@ import argparse
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from lakefs_gc.contract import DeleteResult, StepInputs, inputs_from_wire, read_json, to_wire, write_json
+from lakefs_gc.contract import (REFUSED, SparkStepResult, StepInputs, failure_of, inputs_from_wire, read_json,
+                                to_wire, write_json)
+from lakefs_gc.spark.runtime import job_environ
+
+StepFn = Callable[[Any, StepInputs, Mapping[str, str]], SparkStepResult]
 
 
 class StepFailed(RuntimeError):
-    """The step ran but must fail the task (e.g. keys that could not be deleted)."""
+    """The step ran to its end but must fail the task: its result's ``incomplete``."""
 
 
-def check(step: str, result: Any) -> None:
+def check(step: str, result: SparkStepResult) -> None:
     """Fail a step whose result records a failure that must not be forgotten."""
-    if isinstance(result, DeleteResult) and result.counts.failed:
-        raise StepFailed(f"{result.counts.failed} keys could not be deleted after retries; dead letters (key, "
-                         f"error_code, message, attempts) at {result.dead_letters}; a later sweep of the same mark "
-                         f"retries them. The task fails so they are not forgotten")
+    if result.incomplete:
+        raise StepFailed(result.incomplete)
 
 
-def run(step: str, fn: Callable[[Any, StepInputs], Any], argv: list[str] | None = None) -> int:
+def record_failure(step: str, exc: BaseException, result_path: str, where: str = "") -> int:
+    """Write ``exc`` as the step's failure record, say why on stderr; returns the exit status (1)."""
+    failure = failure_of(exc)
+    word = "REFUSED" if failure.kind == REFUSED else "FAILED"
+    print(f"lakefs-gc {step}: {word}: {where}{failure.type}: {failure.message}", file=sys.stderr)
+    if failure.kind != REFUSED:  # a refusal's message says it all; anything else may need its traceback
+        logging.getLogger(f"lakefs_gc.{step}").error("step %s failed", step, exc_info=exc)
+    try:
+        write_json({"failure": to_wire(replace(failure, message=where + failure.message))}, result_path)
+    except Exception as e:  # no record: the task sees a plain failure and retries
+        print(f"lakefs-gc {step}: cannot write the failure to {result_path}: {type(e).__name__}: {e}", file=sys.stderr)
+    return 1
+
+
+def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[str, str], result_path: str) -> int:
+    """Run one step on ``spark``; write its result, or its failure, to ``result_path``; returns
+    the job's exit status."""
+    t0 = time.monotonic()
+    try:
+        result = replace(fn(spark, inputs, environ), seconds=round(time.monotonic() - t0, 3))
+        check(step, result)
+        write_json(to_wire(result), result_path)
+    except Exception as exc:
+        return record_failure(step, exc, result_path)
+    print(f"lakefs-gc {step}: ok {to_wire(result)}")
+    return 0
+
+
+def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=f"jobs/{step}.py", description=f"lakeFS GC step {step}")
     parser.add_argument("--input", required=True, help="JSON file: the run context and the results this step reads")
     parser.add_argument("--result", required=True, help="where to write the JSON result of this step")
+    parser.add_argument("--secrets", help="JSON file (mode 0600) with the lakeFS and S3 keys; default: the environment")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {step} %(levelname)s %(message)s")
-    log = logging.getLogger(f"lakefs_gc.{step}")
 
     from pyspark.sql import SparkSession
 
     try:
         inputs = inputs_from_wire(read_json(args.input))
     except Exception as exc:
-        print(f"lakefs-gc {step}: FAILED: unreadable input {args.input}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return record_failure(step, exc, args.result, where=f"unreadable input {args.input}: ")
+    try:
+        environ = job_environ(args.secrets)
+    except Exception as exc:
+        return record_failure(step, exc, args.result, where="secrets file: ")
     spark = SparkSession.builder.appName(f"lakefs-gc {step} {inputs.context.repository}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    t0 = time.monotonic()
     try:
-        result = fn(spark, inputs)
-        result = replace(result, seconds=round(time.monotonic() - t0, 3))
-        write_json(to_wire(result), args.result)
-        check(step, result)
-    except Exception as exc:  # the job exits non-zero: nothing after it runs
-        print(f"lakefs-gc {step}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
-        log.error("step %s failed", step, exc_info=True)  # the whole traceback, in the task log
-        return 1
+        return run_step(step, fn, spark, inputs, environ, args.result)
     finally:
         spark.stop()
-    print(f"lakefs-gc {step}: ok {to_wire(result)}")
-    return 0

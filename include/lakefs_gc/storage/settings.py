@@ -1,6 +1,6 @@
 """How the GC reaches an S3-compatible endpoint: one settings type (:class:`S3Options`) for the
 Airflow hook, the operators and the Spark jobs. Secrets never appear in ``repr``; they travel to a
-Spark job only through the environment variables named here (never argv, never XCom)."""
+Spark job only under the names here, in its secrets file or environment (never argv, never XCom)."""
 
 from __future__ import annotations
 
