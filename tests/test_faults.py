@@ -117,8 +117,7 @@ ENDPOINTS = [
     ("GET", r"/metadata/range/", "getRange"),
     ("GET", r"/branches$", "listBranches"),
     ("GET", r"/commits$", "logCommits"),
-    ("GET", r"/branches/[^/]+/diff$", "diffBranch"),
-    ("GET", r"/objects/stat$", "statObject"),
+    ("GET", r"/objects/ls$", "listObjects"),
 ]
 
 

@@ -200,11 +200,11 @@ class UncommittedResult:
     pages: int
     seconds: float = 0.0
     # the staged entries read through the API (lakefs_gc.gc.uncommitted.api_staged)
-    staged_branches: int = 0             # branches whose uncommitted changes were read
-    staged_entries_checked: int = 0      # added or changed entries statted
+    staged_branches: int = 0             # branches read, each against its HEAD commit
+    staged_entries_checked: int = 0      # entries a branch reads at an address its HEAD commit lacks
     staged_addresses_lakefs_omitted: int = 0  # live staged addresses lakeFS's mark lacked: kept
     staged_file: str | None = None       # key of the Parquet holding those (lakeFS's uncommitted format)
-    staged_entries_vanished: int = 0     # gone between the diff and the stat
+    staged_objects_listed: int = 0       # objects listed to find them (branches and HEAD commits)
     staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
 
 

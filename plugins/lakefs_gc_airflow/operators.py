@@ -142,7 +142,7 @@ class PrepareRunOperator(BaseOperator):
 
 class MarkUncommittedOperator(BaseOperator):
     """lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
-    branch's staged entries are read (``diffBranch`` + ``statObject``) and the live ones lakeFS's
+    branch is listed against its HEAD commit (``listObjects``) and the staged addresses lakeFS's
     mark lacks are kept beside it (``lakefs_gc.gc.prepare.mark_uncommitted``)."""
 
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")

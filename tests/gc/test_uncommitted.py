@@ -205,22 +205,27 @@ def _staged_repo(emu, name, n=3):
     return c, ns, keys
 
 
-def test_every_page_of_a_branch_diff_is_read(local_emu, tmp_path):
-    _, _, keys = _staged_repo(local_emu, "pages", n=2501)  # three pages of diffBranch (1,000 each)
+def test_every_page_of_a_branch_listing_is_read(local_emu, tmp_path):
+    _, _, keys = _staged_repo(local_emu, "pages", n=2501)  # three pages of listObjects (1,000 each)
     unc = _mark(local_emu, "pages", tmp_path)
     assert unc.staged_entries_checked == 2501 and unc.staged_addresses_lakefs_omitted == 2501
+    # main (a), dev (a + 2,501), and the HEAD commit of each (a)
+    assert unc.staged_objects_listed == 1 + 2502 + 1 + 1
 
 
 @pytest.mark.parametrize("path, status, error, message", [
-    (r"/branches/dev/diff$", 500, Exception, "500"),
-    (r"/branches/dev/diff$", 403, Exception, "403"),
+    (r"/refs/dev/objects/ls$", 500, Exception, "500"),
+    (r"/refs/dev/objects/ls$", 403, LakeFSGCError, "listObjects of branch 'dev'.*403.*fs:ListObjects"),
     # lakeFS still lists the branch: a 404 is not "deleted meanwhile"
-    (r"/branches/dev/diff$", 404, LakeFSGCError, "branch 'dev'.*still lists the branch"),
-    (r"/objects/stat$", 403, LakeFSGCError, "statObject of 'p[0-9]' on 'dev'.*403"),
+    (r"/refs/dev/objects/ls$", 404, LakeFSGCError, "listObjects of branch 'dev'.*404"),
+    # the HEAD commit's listing, which the branch's is compared against
+    (r"/refs/[0-9a-f]{16,}/objects/ls$", 403, LakeFSGCError,
+     "listObjects of commit [0-9a-f]+, the HEAD lakeFS lists for branch '(main|dev)'.*403.*fs:ListObjects"),
+    (r"/refs/[0-9a-f]{16,}/objects/ls$", 404, LakeFSGCError, "listObjects of commit.*404.*restart lakeFS"),
 ])
 def test_staged_entries_that_cannot_be_read_fail_the_mark_naming_them(local_emu, tmp_path, path, status, error,
                                                                        message):
-    repo = f"unread-{status}-{'diff' if 'diff' in path else 'stat'}"
+    repo = f"unread-{status}-{'branch' if 'dev' in path else 'commit'}"
     _staged_repo(local_emu, repo)
     local_emu.set_faults({"method": "GET", "path": path, "times": -1, "status": status})
     try:
@@ -230,12 +235,12 @@ def test_staged_entries_that_cannot_be_read_fail_the_mark_naming_them(local_emu,
         local_emu.set_faults()
 
 
-def test_a_branch_deleted_while_its_diff_is_read_is_skipped(local_emu, tmp_path):
-    """lakeFS #9772: branches come and go mid-run. The diff of ``dev`` is held back 1.5 s while the
-    branch is deleted; lakeFS then answers 404 and no longer lists it: its staged entries are
+def test_a_branch_deleted_while_it_is_listed_is_skipped(local_emu, tmp_path):
+    """lakeFS #9772: branches come and go mid-run. The listing of ``dev`` is held back 1.5 s while
+    the branch is deleted; lakeFS then answers 404 and no longer lists it: its staged entries are
     unreferenced (as lakeFS's own mark treats them) and the mark completes."""
     c, _, _ = _staged_repo(local_emu, "racing")
-    local_emu.set_faults({"method": "GET", "path": r"/branches/dev/diff$", "times": 1, "delay": 1.5,
+    local_emu.set_faults({"method": "GET", "path": r"/refs/dev/objects/ls$", "times": 1, "delay": 1.5,
                           "through": True})
     deleter = threading.Timer(0.5, lambda: c.branches_api.delete_branch("racing", "dev"))
     deleter.start()

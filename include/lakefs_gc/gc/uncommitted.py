@@ -1,11 +1,11 @@
 """The staged addresses of a run: those lakeFS wrote (``prepare_uncommited``, reference 1.3), and
-those lakeFS's API shows on every branch that its mark leaves out (:func:`api_staged`)."""
+those every branch reads through lakeFS's API that its mark leaves out (:func:`api_staged`)."""
 
 from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -50,23 +50,32 @@ def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The staged entries as lakeFS's API shows them (the defence against the mark's blind spot)
+# The staged entries as lakeFS's API shows them (the defence against the mark's blind spots)
 # ---------------------------------------------------------------------------------------------
 #
-# lakeFS's uncommitted mark (pkg/catalog/gc_write_uncommitted.go) writes a staged entry only when
-# its address is relative or textually starts with "<namespace as written>/". An entry linked with
-# any other form of an address inside the namespace is live and readable but missing from the
-# mark: on the local blockstore every object written through getPhysicalAddress + link is such an
-# entry (the address handed out is the resolved local:///<root>/<ns>/data/... form). So the mark is
-# completed from the API: every branch's uncommitted changes (diffBranch), each added or changed
-# path statted for its physical address.
+# lakeFS's uncommitted mark misses live staged entries in two ways, both checked in lakeFS 1.84's
+# source:
+# 1. pkg/catalog/gc_write_uncommitted.go writes an entry only when its address is relative or
+#    textually starts with "<namespace as written>/". An entry linked with any other form of an
+#    address inside the namespace is live and readable but not in the mark: on the local
+#    blockstore every object written through getPhysicalAddress + link is such an entry (the
+#    address handed out is the resolved local:///<root>/<ns>/data/... form).
+# 2. The mark walks the uncommitted diff (pkg/graveler/uncommitted_diff_iterator.go), which skips
+#    a staged entry whose identity equals the committed one; the identity is size, checksum, user
+#    metadata and content type, not the address (pkg/catalog/entry.go). The same bytes uploaded
+#    again to a committed path, or a committed object copied onto itself, is staged at a new
+#    address that reads return and that neither the mark nor diffBranch lists.
+# So the staged entries are read from what each branch reads now: listObjects of the branch
+# against listObjects of its HEAD commit, merged by path; every entry the branch reads at an
+# address the commit does not have at that path is staged. diffBranch would cost only the staged
+# entries but is blind to case 2; this costs two listings per branch (see api_staged).
 
 STAGED_COLUMNS = ("physical_address", "creation_date")
 
 
 def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) -> set[str]:
-    """Namespace-relative keys an address lakeFS printed (statObject) may name; empty when it lies
-    outside the namespace (an import from elsewhere).
+    """Namespace-relative keys an address lakeFS printed (statObject, listObjects) may name; empty
+    when it lies outside the namespace (an import from elsewhere).
 
     lakeFS prints a FULL ``local://<host>/<path>`` as ``local://`` + ``path.Join(<root>, host,
     path)`` (``QualifiedKey.Format``), so the resolved form comes back with the blockstore root
@@ -86,60 +95,105 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
     return out
 
 
+def staged_entries(branch_view: Iterable[tuple[str, str]],
+                   committed: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """(path, address) of every entry a branch reads at an address its HEAD commit does not have
+    at that path (added, changed, or re-staged with the committed identity). Both inputs in path
+    order (as lakeFS lists them: Go's byte order, which is Python's order of code points); input
+    out of order only yields more entries, never fewer."""
+    it = iter(committed)
+    c = next(it, None)
+    for path, address in branch_view:
+        while c is not None and c[0] < path:
+            c = next(it, None)
+        if c is None or c[0] != path or c[1] != address:
+            yield path, address
+
+
 @dataclass(frozen=True)
 class StagedCheck:
-    """What the API says is staged: every branch's added and changed entries, by address."""
+    """What the API says is staged on every branch, by address."""
 
     addresses: frozenset[str]          # namespace-relative
     branches: int                      # branches read (hidden ones included)
-    entries: int                       # added or changed entries statted
-    vanished: int = 0                  # gone between the diff and the stat (deleted, reset, branch gone)
+    entries: int                       # entries a branch reads at an address its HEAD commit lacks
+    listed: int = 0                    # objects listed (branches and their HEAD commits)
     outside: int = 0                   # addresses outside the namespace (imports): not GC's business
     branches_gone: tuple[str, ...] = ()
 
 
+class _Listing:
+    """One listObjects stream, counted; an API error names the ref it came from."""
+
+    def __init__(self, client, repo: str, ref: str):
+        self.client, self.repo, self.ref, self.n = client, repo, ref, 0
+
+    def __iter__(self):
+        from lakefs_sdk.exceptions import ApiException
+
+        try:
+            for item in self.client.objects(self.repo, self.ref):
+                self.n += 1
+                yield item
+        except ApiException as exc:
+            exc.lakefs_gc_ref = self.ref
+            raise
+
+
 def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None,
                concurrency: int = 8) -> StagedCheck:
-    """Every staged address of every branch, read through lakeFS's API. Fails closed
-    (``LakeFSGCError``) when a branch's changes cannot be read completely; a branch deleted since
-    it was listed is skipped only when lakeFS no longer lists it (its staged entries are then
+    """Every staged address of every branch (hidden ones included), read through lakeFS's API:
+    each branch's listing against its HEAD commit's (:func:`staged_entries`), branches in
+    parallel. Cost: two listings per branch, each as long as the branch (1,000 objects a page).
+
+    The HEAD commit is the one lakeFS listed the branch at, taken before the branch is read: a
+    commit landing meanwhile only makes more entries look staged (kept), never fewer. Fails
+    closed (``LakeFSGCError``) when a listing cannot be read completely; a branch deleted since it
+    was listed is skipped only when lakeFS no longer lists it (its staged entries are then
     unreferenced, as in lakeFS's own mark)."""
     from lakefs_sdk.exceptions import ApiException
 
-    branches = [b for b, _ in client.branches(repo, show_hidden=True)]
+    branches = list(client.branches(repo, show_hidden=True))
+
+    def read(branch: str, commit: str):
+        view, tree = _Listing(client, repo, branch), _Listing(client, repo, commit)
+        try:
+            entries = list(staged_entries(view, tree))
+        except ApiException as exc:
+            if exc.status == 404 and branch not in {b for b, _ in client.branches(repo, show_hidden=True)}:
+                log.info("branch %r of %r was deleted during the run; its staged entries are unreferenced",
+                         branch, repo)
+                return None, view.n + tree.n
+            if exc.status is not None and 400 <= exc.status < 500:
+                what = (f"listObjects of branch {branch!r} of {repo!r}" if getattr(exc, "lakefs_gc_ref", None) == branch
+                        else f"listObjects of commit {commit}, the HEAD lakeFS lists for branch {branch!r} of {repo!r},")
+                fix = ("lakeFS 1.84 answers 404 for a merge commit that was cherry-picked, until the server restarts: "
+                       "restart lakeFS" if exc.status == 404 and what.startswith("listObjects of commit")
+                       else "give the GC's lakeFS user fs:ListObjects on the repository")
+                raise LakeFSGCError(
+                    f"{what} answered {exc.status} {exc.reason or ''}".rstrip() + f": the branch's staged entries "
+                    f"cannot be read, so nothing can be collected safely. To fix: {fix}, then re-run the GC") from None
+            raise  # after the client's retries: the task fails (and Airflow retries it)
+        log.debug("branch %r of %r: %d staged entr(ies) among %d object(s)", branch, repo, len(entries), view.n)
+        return entries, view.n + tree.n
+
     addresses: set[str] = set()
-    entries = vanished = outside = 0
+    entries = listed = outside = 0
     gone: list[str] = []
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="stat") as pool:
-        for branch in branches:
-            try:
-                changes = list(client.uncommitted_changes(repo, branch))
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise  # after the client's retries: the task fails (and Airflow retries it)
-                if branch in {b for b, _ in client.branches(repo, show_hidden=True)}:
-                    raise LakeFSGCError(f"diffBranch of branch {branch!r} of {repo!r} answered 404 while lakeFS still "
-                                        f"lists the branch; refusing to run without its staged entries") from None
-                log.info("branch %r of %r was deleted during the run; its staged entries are unreferenced", branch, repo)
+    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(branches) or 1)),
+                            thread_name_prefix="staged") as pool:
+        for (branch, _), (staged, n) in zip(branches, pool.map(lambda bc: read(*bc), branches)):
+            listed += n
+            if staged is None:
                 gone.append(branch)
                 continue
-            paths = []
-            for kind, path in changes:
-                if kind in ("added", "changed"):
-                    paths.append(path)
-                elif kind != "removed":
-                    raise LakeFSGCError(f"diffBranch of branch {branch!r} of {repo!r} answered change type {kind!r} "
-                                        f"for {path!r}; refusing to guess whether it is staged")
-            entries += len(paths)
-            for physical in pool.map(lambda p, b=branch: client.physical_address(repo, b, p), paths):
-                if physical is None:
-                    vanished += 1
-                    continue
+            entries += len(staged)
+            for _, physical in staged:
                 keys = address_keys(physical, roots, local_root)
                 if not keys:
                     outside += 1
                 addresses |= keys
-    return StagedCheck(frozenset(addresses), len(branches), entries, vanished, outside, tuple(gone))
+    return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone))
 
 
 def lakefs_mark_addresses(storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]) -> set[str]:

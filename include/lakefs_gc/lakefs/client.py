@@ -264,41 +264,27 @@ class LakeFSClient:
                 return
             after = resp.pagination.next_offset
 
-    # -- staged entries through the API (lakefs_gc.gc.uncommitted.api_staged) --------------------
-    def uncommitted_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, str]]:
-        """(type, path) of every uncommitted change on ``branch`` (``diffBranch``, all pages):
-        ``added``, ``changed``, ``removed``. A 404 propagates (the caller decides what a gone
-        branch means)."""
+    # -- what every branch reads now (lakefs_gc.gc.uncommitted.api_staged) -----------------------
+    def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
+        """(path, physical address as lakeFS prints it) of every object ``ref`` reads, in path
+        order (``listObjects``, recursive, all pages). On a branch this is the staged view; on a
+        commit id, the committed tree. A 404 propagates (the caller decides what a gone branch
+        means); a page that does not advance is an error, never a short listing."""
         after = ""
         while True:
-            resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,
-                             amount=page)
-            for d in resp.results:
-                if d.path_type != "object":
-                    raise LakeFSGCError(f"diffBranch of {repo}/{branch} answered a {d.path_type!r} entry "
-                                        f"({d.path!r}) without a delimiter; refusing to guess its objects")
-                yield d.type, d.path
+            resp = self.call("listObjects", self.objects_api.list_objects, repo, ref, after=after or None,
+                             amount=page, user_metadata=False)
+            for o in resp.results:
+                if o.path_type != "object":
+                    raise LakeFSGCError(f"listObjects of {repo}/{ref} answered a {o.path_type!r} entry "
+                                        f"({o.path!r}) without a delimiter; refusing to guess its objects")
+                yield o.path, o.physical_address
             if not resp.pagination.has_more:
                 return
             if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
-                raise LakeFSGCError(f"diffBranch of {repo}/{branch} did not advance past {after!r}; "
-                                    f"the staged entries cannot be read completely")
+                raise LakeFSGCError(f"listObjects of {repo}/{ref} did not advance past {after!r}; "
+                                    f"the objects it reads cannot be listed completely")
             after = resp.pagination.next_offset
-
-    def physical_address(self, repo: str, ref: str, path: str) -> str | None:
-        """The physical address lakeFS prints for ``path`` on ``ref`` (``statObject``), or None when
-        there is no such object now (404)."""
-        try:
-            st = self.call("statObject", self.objects_api.stat_object, repo, ref, path, user_metadata=False)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            if exc.status is not None and 400 <= exc.status < 500:
-                raise LakeFSGCError(f"statObject of {path!r} on {ref!r} in {repo!r} answered {_error_message(exc)}: "
-                                    f"the staged entry's address is unknown, so nothing can be collected safely. "
-                                    f"Fix or remove that entry, then re-run the GC") from None
-            raise
-        return st.physical_address
 
     def meta_range_location(self, repo: str, metarange_id: str) -> str:
         return self.call("getMetaRange", self.metadata.get_meta_range, repo, metarange_id).location

@@ -72,7 +72,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
         out.update({"uncommitted_pages": unc.pages, "mark_uncommitted_seconds": unc.seconds,
                     "staged_branches": unc.staged_branches, "staged_entries_checked": unc.staged_entries_checked,
                     "staged_addresses_lakefs_omitted": unc.staged_addresses_lakefs_omitted,
-                    "staged_entries_vanished": unc.staged_entries_vanished})
+                    "staged_objects_listed": unc.staged_objects_listed})
         if unc.staged_file:
             out["staged_file"] = unc.staged_file
         if unc.staged_branches_gone:
