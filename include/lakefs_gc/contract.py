@@ -148,11 +148,12 @@ class StorageLocation:
 @dataclass(frozen=True)
 class LakeFSRetries:
     """How every task and job retries lakeFS (5xx, 429, dropped connections): the lakeFS
-    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``."""
+    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``."""
 
     max_retries: int = 5
     backoff_base: float = 0.5
     backoff_max: float = 20.0
+    connect_timeout: float = 10.0
 
 
 @dataclass(frozen=True)

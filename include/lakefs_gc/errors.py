@@ -44,5 +44,11 @@ class SettingsError(Refusal, ValueError):
     """A run setting (a Param) is invalid or unsafe; the message names the Param to change."""
 
 
+class Unreachable(LakeFSGCError):
+    """A service (lakeFS, the storage endpoint) did not answer within the retry budget of its
+    connection; the message names the endpoint, the connection and what to check. It counts as
+    failed (a later retry may pass), but the task fails at once: the budget was the retry."""
+
+
 class ContractError(Refusal):
     """A task received run data of the wrong shape (an upgrade mid-run, or a bug): nothing is guessed."""

@@ -59,7 +59,7 @@ class LakeFSHook(BaseHook):
     conn_type = "lakefs"
     hook_name = "lakeFS"
 
-    _RETRY_EXTRAS = {"max_retries": int, "backoff_base": float, "backoff_max": float}
+    _RETRY_EXTRAS = {"max_retries": int, "backoff_base": float, "backoff_max": float, "connect_timeout": float}
 
     def __init__(self, lakefs_conn_id: str = default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -119,7 +119,8 @@ class LakeFSHook(BaseHook):
         return str(root) if root else None
 
     def retries(self) -> dict[str, float]:
-        """The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``) that are set."""
+        """The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``,
+        ``connect_timeout``) that are set."""
         return self._settings()[3]
 
     def credentials(self) -> tuple[str, str]:
@@ -134,7 +135,8 @@ class LakeFSHook(BaseHook):
             endpoint, access, secret, kwargs = self._settings()
             self._endpoint = endpoint
             self.log.info("lakeFS client for %s (connection %s)", endpoint, self.lakefs_conn_id)
-            self._client = LakeFSClient(endpoint, access, secret, **kwargs)
+            self._client = LakeFSClient(endpoint, access, secret, connection=f"lakeFS connection "
+                                        f"{self.lakefs_conn_id!r}", **kwargs)
         return self._client
 
     def test_connection(self) -> tuple[bool, str]:

@@ -120,7 +120,7 @@ class PrepareRunOperator(BaseOperator):
         self.schedule_interval_seconds = schedule_interval_seconds
 
     def execute(self, context: Context) -> dict[str, Any]:
-        from lakefs_gc.errors import LakeFSGCError
+        from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.gc.prepare import prepare_run
 
         run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
@@ -134,7 +134,7 @@ class PrepareRunOperator(BaseOperator):
                               parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,
                               lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries())
         except LakeFSGCError as e:
-            raise _fail(e) from e
+            raise _fail(e) from (None if isinstance(e, Unreachable) else e)
         self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", ctx.airflow_run_id,
                       ctx.repository, ctx.storage.namespace, ctx.mode, ctx.start_time, ctx.cutoff_time, ctx.work_dir)
         return contract.to_wire(ctx)
@@ -155,7 +155,7 @@ class MarkUncommittedOperator(BaseOperator):
         self.storage_conn_id = storage_conn_id
 
     def execute(self, context: Context) -> dict[str, Any] | None:
-        from lakefs_gc.errors import LakeFSGCError
+        from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.gc.prepare import mark_uncommitted
 
         ctx = step_inputs(self.task_id, context).context
@@ -166,7 +166,7 @@ class MarkUncommittedOperator(BaseOperator):
             result = mark_uncommitted(LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn(), ctx,
                                       namespace_storage(ctx, self.storage_conn_id))
         except LakeFSGCError as e:
-            raise _fail(e) from e
+            raise _fail(e) from (None if isinstance(e, Unreachable) else e)
         self.log.info("uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
                       "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
                       result.run_id, len(result.locations), result.pages, result.staged_entries_checked,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.committed import relative_key
 from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, normalize_address
+from lakefs_gc.progress import Progress
 from lakefs_gc.report.layout import uncommitted_dir
 from lakefs_gc.storage import relative_to
 from lakefs_gc.storage.namespace import blockstore_root
@@ -125,8 +126,8 @@ class StagedCheck:
 class _Listing:
     """One listObjects stream, counted; an API error names the ref it came from."""
 
-    def __init__(self, client, repo: str, ref: str):
-        self.client, self.repo, self.ref, self.n = client, repo, ref, 0
+    def __init__(self, client, repo: str, ref: str, progress: Progress):
+        self.client, self.repo, self.ref, self.n, self.progress = client, repo, ref, 0, progress
 
     def __iter__(self):
         from lakefs_sdk.exceptions import ApiException
@@ -134,6 +135,7 @@ class _Listing:
         try:
             for item in self.client.objects(self.repo, self.ref):
                 self.n += 1
+                self.progress.add()
                 yield item
         except ApiException as exc:
             exc.lakefs_gc_ref = self.ref
@@ -154,9 +156,10 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
     from lakefs_sdk.exceptions import ApiException
 
     branches = list(client.branches(repo, show_hidden=True))
+    progress = Progress("mark_uncommitted", f"objects listed on {len(branches)} branch(es) and their HEAD commits")
 
     def read(branch: str, commit: str):
-        view, tree = _Listing(client, repo, branch), _Listing(client, repo, commit)
+        view, tree = _Listing(client, repo, branch, progress), _Listing(client, repo, commit, progress)
         try:
             entries = list(staged_entries(view, tree))
         except ApiException as exc:
@@ -193,6 +196,7 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
                 if not keys:
                     outside += 1
                 addresses |= keys
+    progress.finish()
     return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone))
 
 

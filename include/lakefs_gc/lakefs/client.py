@@ -1,8 +1,13 @@
 """lakeFS through the official SDK (`lakefs-sdk`), with the calls GC needs and safe retries.
 
 Retries: 5xx, 429 and connection errors are retried with full-jitter exponential backoff; other
-4xx are not (reference 8.1). Everything that would let GC run on partial information raises
-``LakeFSGCError`` with a message saying what is wrong and what to do.
+4xx are not (reference 8.1). The budget is the lakeFS connection's extras (``max_retries`` 5,
+``backoff_base`` 0.5 s, ``backoff_max`` 20 s: at most 15.5 s of waiting between six attempts by
+default), each attempt bounded by ``connect_timeout`` (10 s) and ``request_timeout`` (120 s). A
+lakeFS that cannot be reached within the budget is :class:`LakeFSUnreachable`: one line naming the
+endpoint, the connection and what to check; the traceback goes to DEBUG. Everything that would let
+GC run on partial information raises ``LakeFSGCError`` with a message saying what is wrong and
+what to do.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import lakefs_sdk
 import urllib3
 from lakefs_sdk.exceptions import ApiException
 
-from lakefs_gc.errors import LakeFSGCError, NoGCRulesError
+from lakefs_gc.errors import LakeFSGCError, NoGCRulesError, Unreachable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -39,6 +44,33 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError))
 
 
+class LakeFSUnreachable(Unreachable):
+    """lakeFS did not answer within the connection's retry budget (refused, reset, timed out)."""
+
+
+def _connection_failure(exc: BaseException) -> str | None:
+    """Why lakeFS could not be reached (``connection refused``, ``timed out``, ...), or None when
+    it answered (an HTTP status, even a 5xx)."""
+    if isinstance(exc, ApiException) and exc.status not in (None, 0):
+        return None
+    reason = getattr(exc, "reason", None) if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
+    text = str(reason or exc)
+    for needle, why in (("Connection refused", "connection refused"), ("Name or service not known", "unknown host"),
+                        ("nodename nor servname", "unknown host"), ("Temporary failure in name resolution",
+                                                                     "unknown host"),
+                        ("Connection reset", "connection reset"), ("RemoteDisconnected", "connection closed"),
+                        ("timed out", "timed out")):
+        if needle in text:
+            return why
+    # (urllib3's NewConnectionError is a ConnectTimeoutError: the reasons above come first)
+    if isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError,
+                           TimeoutError)):
+        return "timed out"
+    if isinstance(exc, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError)):
+        return f"{type(reason or exc).__name__}"
+    return None
+
+
 def _error_message(exc: BaseException) -> str:
     if isinstance(exc, ApiException):
         body = (exc.body or "").strip() if isinstance(exc.body, str) else exc.body
@@ -52,6 +84,7 @@ class LakeFSClient:
 
     def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
                  backoff_base: float = 0.5, backoff_max: float = 20.0, request_timeout: float = 120.0,
+                 connect_timeout: float = 10.0, connection: str | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         endpoint = api_endpoint(endpoint)
         self.endpoint = endpoint
@@ -70,6 +103,8 @@ class LakeFSClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.request_timeout = request_timeout
+        self.connect_timeout = connect_timeout
+        self.connection = connection  # e.g. "lakeFS connection 'lakefs_default'", for messages
         self._sleep = sleep
 
     def close(self) -> None:
@@ -83,15 +118,29 @@ class LakeFSClient:
 
     # -- retries -----------------------------------------------------------------------------
     def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Call ``fn`` retrying transient failures; other errors propagate unchanged."""
-        kwargs.setdefault("_request_timeout", self.request_timeout)
+        """Call ``fn`` retrying transient failures; other errors propagate unchanged, except that a
+        lakeFS still unreachable once the budget is spent is :class:`LakeFSUnreachable`."""
+        kwargs.setdefault("_request_timeout", (self.connect_timeout, self.request_timeout))
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:  # classified right below; non-transient ones re-raise
-                if not _is_transient(exc) or attempt >= self.max_retries:
+                if not _is_transient(exc):
                     raise
+                if attempt >= self.max_retries:
+                    why = _connection_failure(exc)
+                    if why is None:
+                        raise
+                    log.debug("lakeFS %s: the last attempt's error", what, exc_info=True)
+                    raise LakeFSUnreachable(
+                        f"lakeFS at {self.endpoint} is unreachable ({why}) after {attempt + 1} attempt(s) over "
+                        f"{time.monotonic() - started:.1f}s ({what}): check the endpoint of the "
+                        f"{self.connection or 'lakeFS connection'}, that lakeFS is running and that this worker "
+                        f"can reach it; the retry budget is the connection's extras max_retries, backoff_base, "
+                        f"backoff_max, connect_timeout (now {self.max_retries}, {self.backoff_base}s, "
+                        f"{self.backoff_max}s, {self.connect_timeout}s)") from None
                 delay = random.uniform(0, min(self.backoff_max, self.backoff_base * (2 ** attempt)))
                 attempt += 1
                 log.warning("lakeFS %s failed (%s); retry %d/%d in %.1fs", what, _error_message(exc), attempt,

@@ -13,15 +13,19 @@ from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.deleter import DeletePolicy
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.gc.sweep import add_counts, sweep_part
+from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
 
 
-def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys):
+def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None):
     st = sref.open()
     for key in part_keys:
-        yield sweep_part(st, key, sdir, policy)
+        counts = sweep_part(st, key, sdir, policy)
+        if swept is not None:
+            swept.add(counts.keys)
+        yield counts
 
 
 def _parquet_rows(st, key: str) -> int:
@@ -54,8 +58,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
     policy = delete_policy(inputs, min(concurrency, sc.defaultParallelism))
     sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
-    results = sc.parallelize(files, concurrency).mapPartitions(
-        lambda ks: _sweep_parts(sref, sdir, policy, ks)).collect() if files else []
+    with watch(spark, "delete", "keys swept", total=to_delete) as swept:
+        results = sc.parallelize(files, concurrency).mapPartitions(
+            lambda ks: _sweep_parts(sref, sdir, policy, ks, swept)).collect() if files else []
     counts = add_counts(results)
     dead_letters = st.full_uri(sdir + "dead_letters/") if counts.failed else None
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "

@@ -17,6 +17,7 @@ from lakefs_gc.gc import committed
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA
 from lakefs_gc.gc.retention import documented_commits
+from lakefs_gc.progress import watch
 from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
@@ -27,14 +28,18 @@ def _metarange_ranges(sref: StorageRef, keys):
             yield range_id
 
 
-def _range_addresses(sref: StorageRef, lakefs: LakeFSRef, repo: str, range_ids):
+def _range_addresses(sref: StorageRef, lakefs: LakeFSRef, repo: str, range_ids, ranges_read=None):
     st = sref.open()
     roots = sref.roots
+    n = 0
     with lakefs.client() as client:
         for rid in range_ids:
             key = committed.relative_key(roots, client.range_location(repo, rid))
             for address in committed.range_addresses(st, key, roots):
                 yield (address,)
+            n += 1
+    if ranges_read is not None:
+        ranges_read.add(n)
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CommittedResult:
@@ -61,8 +66,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                  .distinct(n)
                  .cache())
     num_ranges = range_ids.count()
-    addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids))
-    spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
+    with watch(spark, "list_committed", "ranges read", total=num_ranges) as ranges_read:
+        addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids, ranges_read))
+        spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
     count = spark.read.parquet(out_dir).count()
     range_ids.unpersist()
     return CommittedResult(committed_dir=out_dir, commits_csv=csv_loc, active_commits=len(rows),

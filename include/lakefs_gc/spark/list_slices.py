@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from lakefs_gc.contract import SlicesResult, StepInputs
 from lakefs_gc.gc.decision import LISTED_SCHEMA
 from lakefs_gc.lakefs import xid
+from lakefs_gc.progress import watch
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
 
 # Root keys are split into key ranges (lo, hi] at these boundaries, one listing task each: legacy
@@ -45,16 +46,20 @@ def listing_tasks(slices: list[str]) -> list[tuple[str, bool, str | None, str | 
     return tasks
 
 
-def _list(sref: StorageRef, cutoff_s: float, tasks):
+def _list(sref: StorageRef, cutoff_s: float, tasks, listed=None):
     st = sref.open()
+    n = 0
     for prefix, recursive, after, up_to in tasks:
         for o in st.list(prefix, recursive=recursive, start_after=after):
             if up_to is not None and o.key > up_to:
                 break
+            n += 1
             if prefix == "" and o.key == "dummy":
                 continue
             if o.last_modified < cutoff_s:
                 yield (o.key, o.size, int(o.last_modified * 1000))
+    if listed is not None:
+        listed.add(n)
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:
@@ -66,10 +71,11 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     to_list, skipped = plan_slices(sref.open(), cutoff_s)
     tasks = listing_tasks(to_list)
     n = parallelism(spark, ctx)
-    rdd = spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)).mapPartitions(
-        lambda ts: _list(sref, cutoff_s, ts))
     out_dir = os.path.join(ctx.work_dir, "listed")
-    spark.createDataFrame(rdd, LISTED_SCHEMA).write.mode("overwrite").parquet(out_dir)
+    with watch(spark, "list_slices", "objects listed") as listed:
+        rdd = spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)).mapPartitions(
+            lambda ts: _list(sref, cutoff_s, ts, listed))
+        spark.createDataFrame(rdd, LISTED_SCHEMA).write.mode("overwrite").parquet(out_dir)
     agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
     xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
     return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else "", slices_listed=len(to_list),

@@ -64,7 +64,8 @@ class LakeFSRef:
 
         r = self.retries
         return LakeFSClient(self.endpoint, self.access_key, self.secret_key, max_retries=r.max_retries,
-                            backoff_base=r.backoff_base, backoff_max=r.backoff_max)
+                            backoff_base=r.backoff_base, backoff_max=r.backoff_max,
+                            connect_timeout=r.connect_timeout)
 
     def __repr__(self) -> str:
         return f"LakeFSRef({self.endpoint!r})"

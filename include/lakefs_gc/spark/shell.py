@@ -28,6 +28,7 @@ from typing import Any
 
 from lakefs_gc.contract import (REFUSED, SparkStepResult, StepInputs, failure_of, inputs_from_wire, read_json,
                                 to_wire, write_json)
+from lakefs_gc.errors import Unreachable
 from lakefs_gc.spark.runtime import job_environ
 
 StepFn = Callable[[Any, StepInputs, Mapping[str, str]], SparkStepResult]
@@ -49,7 +50,9 @@ def record_failure(step: str, exc: BaseException, result_path: str, where: str =
     word = "REFUSED" if failure.kind == REFUSED else "FAILED"
     print(f"lakefs-gc {step}: {word}: {where}{failure.type}: {failure.message}", file=sys.stderr)
     if failure.kind != REFUSED:  # a refusal's message says it all; anything else may need its traceback
-        logging.getLogger(f"lakefs_gc.{step}").error("step %s failed", step, exc_info=exc)
+        # (an unreachable service's message says it all too: its traceback only at DEBUG)
+        level = logging.DEBUG if isinstance(exc, Unreachable) else logging.ERROR
+        logging.getLogger(f"lakefs_gc.{step}").log(level, "step %s failed", step, exc_info=exc)
     try:
         write_json({"failure": to_wire(replace(failure, message=where + failure.message))}, result_path)
     except Exception as e:  # no record: the task sees a plain failure and retries

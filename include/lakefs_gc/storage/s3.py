@@ -2,19 +2,68 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shutil
 import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from lakefs_gc.errors import Unreachable
 from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import S3Options
 
 S3_MAX_DELETE = 1000
+S3_MAX_ATTEMPTS = 5
 
 
-def make_s3_client(options: S3Options, max_attempts: int = 5):
+class StorageUnreachable(Unreachable):
+    """The S3 endpoint did not answer within botocore's attempts (refused, unknown host, timed out)."""
+
+
+def _reaching(method):
+    """Turn botocore's "could not connect" (after its own attempts) into one line naming the
+    endpoint and what to check; everything else (answers, even 5xx) propagates as it is."""
+
+    def unreachable(self, exc: Exception, args) -> StorageUnreachable:
+        import logging
+
+        logging.getLogger(__name__).debug("S3 %s: the last attempt's error", method.__name__, exc_info=True)
+        where = self.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else self.uri
+        endpoint = self.options.endpoint_url or f"AWS S3 ({self.options.region})"
+        why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
+               "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
+            type(exc).__name__, "connection error")
+        return StorageUnreachable(
+            f"S3 endpoint {endpoint} is unreachable ({why}) after botocore's attempts ({method.__name__} {where}: "
+            f"{exc}): check endpoint_url and region_name in the "
+            f"extra of the storage connection (storage_conn_id in the GC config), that the endpoint is running "
+            f"and that this worker can reach it")
+
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def gen(self, *args, **kwargs):
+            from botocore.exceptions import ConnectionError as BotoConnectionError
+
+            try:
+                yield from method(self, *args, **kwargs)
+            except BotoConnectionError as exc:
+                raise unreachable(self, exc, args) from None
+        return gen
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        from botocore.exceptions import ConnectionError as BotoConnectionError
+
+        try:
+            return method(self, *args, **kwargs)
+        except BotoConnectionError as exc:
+            raise unreachable(self, exc, args) from None
+    return call
+
+
+def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
     """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
     ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
     and counts by itself)."""
@@ -52,6 +101,7 @@ class S3Storage:
     def _key(self, key: str) -> str:
         return self._base + _check_key(key)
 
+    @_reaching
     def put(self, key: str, data: bytes) -> None:
         self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
 
@@ -59,6 +109,7 @@ class S3Storage:
         code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
         return code in ("NoSuchKey", "404", "NotFound")
 
+    @_reaching
     def get(self, key: str) -> bytes:
         try:
             return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
@@ -67,6 +118,7 @@ class S3Storage:
                 raise ObjectNotFound(self.full_uri(key)) from None
             raise
 
+    @_reaching
     def open_input(self, key: str) -> IO[bytes]:
         """The object in a seekable temporary file (in memory up to 64 MiB)."""
         tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
@@ -81,6 +133,7 @@ class S3Storage:
         tmp.seek(0)
         return tmp  # type: ignore[return-value]
 
+    @_reaching
     def exists(self, key: str) -> bool:
         try:
             self.client.head_object(Bucket=self.bucket, Key=self._key(key))
@@ -90,6 +143,7 @@ class S3Storage:
                 return False
             raise
 
+    @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         kwargs = {"Bucket": self.bucket, "Prefix": self._base + prefix}
         if not recursive:
@@ -101,6 +155,7 @@ class S3Storage:
             for o in page.get("Contents", ()):
                 yield ObjectInfo(o["Key"][strip:], int(o["Size"]), o["LastModified"].timestamp())
 
+    @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
         strip = len(self._base)
         for page in self.client.get_paginator("list_objects_v2").paginate(
@@ -108,6 +163,7 @@ class S3Storage:
             for cp in page.get("CommonPrefixes", ()):
                 yield cp["Prefix"][strip:]
 
+    @_reaching
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
 
