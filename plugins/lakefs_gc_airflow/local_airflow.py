@@ -147,7 +147,12 @@ class AirflowProcesses:
         that left the group)."""
         import psutil
 
-        left = [psutil.Process(pid) for pid in self.pids() if psutil.pid_exists(pid)]
+        left = []
+        for pid in self.pids():
+            try:
+                left.append(psutil.Process(pid))
+            except psutil.NoSuchProcess:
+                pass
         order = sorted(self.procs, key=lambda n: ["scheduler", "triggerer", "dag-processor", "api-server"].index(n)
                        if n in COMPONENTS else -1)
         for name in order:
