@@ -362,7 +362,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     warnings = []
     for repo in cfg.repositories:
         for kind, conn_id in (("lakeFS", repo.lakefs_conn_id), ("Spark", repo.spark_conn_id)):
-            if conn_id not in described:
+            if conn_id.lower() not in described:  # AIRFLOW_CONN_<ID>: Airflow upper-cases the id
                 hint = ("LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY"
                         if conn_id == "lakefs_default" else f"AIRFLOW_CONN_{conn_id.upper()}")
                 warnings.append(f"{repo.repository}: its {kind} connection {conn_id!r} is not defined: its runs fail "
