@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
-.PHONY: setup demo test bench proto
+.PHONY: setup demo test bench proto airflow
 PY := .venv/bin/python
 
 setup:
@@ -12,6 +12,10 @@ demo: setup
 # clocks), so they overlap with the Spark-bound ones. Module-scoped servers stay per file.
 test: setup
 	@$(PY) -m pytest -q -n 2 --dist loadfile
+
+# Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
+airflow: setup
+	@.venv/bin/lakefs-gc airflow $(ARGS)
 
 bench: setup
 	@$(PY) -m bench

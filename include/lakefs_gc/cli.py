@@ -4,6 +4,12 @@
 
 prints one JSON object per record of a lakeFS range, a metarange or a plain RocksDB table
 (or, with ``--props``, its properties). Bad input: one line on stderr and exit status 2.
+
+    lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N]
+
+starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
+(``lakefs_gc_airflow.local_airflow``, imported only by this command: the rest of ``lakefs_gc``
+knows nothing of Airflow).
 """
 
 from __future__ import annotations
@@ -66,7 +72,20 @@ def main(argv: list[str] | None = None) -> int:
     dump = sst_sub.add_parser("dump", help="print one JSON object per record")
     dump.add_argument("file")
     dump.add_argument("--props", action="store_true", help="print the table's properties instead of its records")
+    af = sub.add_parser("airflow", help="start Airflow 3 with the GC DAGs on 127.0.0.1 until Ctrl-C")
+    af.add_argument("--env-file", default=None,
+                    help="settings file (default: config/airflow.env, a copy of config/airflow.env.example "
+                         "filled in); '' for the environment only")
+    af.add_argument("--state-dir", default=None,
+                    help="Airflow's home: database, logs, generated secrets (default: var/airflow)")
+    af.add_argument("--port", type=int, default=None,
+                    help="the UI's port on 127.0.0.1 (default: AIRFLOW_PORT, else 8080)")
     args = parser.parse_args(argv)
+
+    if args.command == "airflow":
+        from lakefs_gc_airflow.local_airflow import main
+
+        return main(args.env_file, args.state_dir, args.port)
 
     if args.command == "sst" and args.sst_command == "dump":
         try:

@@ -1,9 +1,15 @@
 """The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
 
-Pure Python (no Airflow): the DAG factory calls :func:`load_config` when DAG files are parsed (the
-only parse-time work), and tests call it directly. Every error names the file, the entry and the
-field, e.g. ``config/gc_repositories.yaml: repositories[0] (sample-repo): field 'mode': must be one
-of mark_and_sweep, mark_only, got 'sweep'``.
+Pure Python (no Airflow): the DAG files call :func:`load_config` when they are parsed (the only
+parse-time work), and tests call it directly. Every error names the file, the entry and the field,
+e.g. ``config/gc_repositories.yaml: repositories[0] (sample-repo): field 'mode': must be one of
+mark_and_sweep, mark_only, got 'sweep'``.
+
+A bad entry breaks only itself: ``load_config(strict=False)`` (what ``dags/gc_dags.py`` reads)
+returns every good entry and the bad entries' messages in ``GCConfig.entry_errors``, and
+:func:`raise_entry_errors` (all of ``dags/gc_config_errors.py``) raises them, so Airflow records them
+as that file's import error while the DAGs of ``gc_dags.py`` stay. A file that cannot be read, is
+not YAML or has a bad top level or ``defaults`` fails as a whole.
 
 Values resolved at run time, not here: the work location (:func:`resolve_work_dir`), which depends
 on the worker's environment.
@@ -155,6 +161,7 @@ class RepoConfig:
 class GCConfig:
     path: Path
     repositories: tuple[RepoConfig, ...]
+    entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
 
 
 def default_config_path() -> Path:
@@ -168,8 +175,11 @@ def resolve_work_dir(configured: str | None) -> str:
     return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
 
 
-def load_config(path: str | os.PathLike | None = None) -> GCConfig:
-    """Read and validate the config file; raise :class:`ConfigError` naming file, entry and field."""
+def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -> GCConfig:
+    """Read and validate the config file; raise :class:`ConfigError` naming file, entry and field.
+
+    ``strict=False``: a bad entry is left out and its message kept in ``entry_errors`` (errors of the
+    whole file still raise)."""
     p = Path(path) if path is not None else default_config_path()
     try:
         text = p.read_text()
@@ -180,11 +190,28 @@ def load_config(path: str | os.PathLike | None = None) -> GCConfig:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"{p}: not valid YAML: {e}") from e
-    return parse_config(doc, p)
+    return parse_config(doc, p, strict=strict)
 
 
-def parse_config(doc: Any, path: str | os.PathLike = "<config>") -> GCConfig:
-    """Validate an already-parsed document (``path`` is only used in messages)."""
+def raise_entry_errors(path: str | os.PathLike | None = None) -> None:
+    """Raise one :class:`ConfigError` naming every bad entry of the config file, if it has any.
+
+    Errors of the whole file are not raised here: ``dags/gc_dags.py`` raises them (one import error
+    for them, not two)."""
+    try:
+        cfg = load_config(path, strict=False)
+    except ConfigError:
+        return
+    if cfg.entry_errors:
+        n = len(cfg.entry_errors)
+        raise ConfigError(f"{cfg.path}: {n} bad repository entr{'y' if n == 1 else 'ies'}, whose GC DAG "
+                          f"{'is' if n == 1 else 'are'} not built (every other entry's DAG is); fix "
+                          f"{'it' if n == 1 else 'them'} in the file:\n" + "\n".join(cfg.entry_errors))
+
+
+def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool = True) -> GCConfig:
+    """Validate an already-parsed document (``path`` is only used in messages); ``strict``: see
+    :func:`load_config`."""
     p = Path(path)
     if not isinstance(doc, Mapping):
         raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
@@ -203,21 +230,34 @@ def parse_config(doc: Any, path: str | os.PathLike = "<config>") -> GCConfig:
         raise ConfigError(f"{p}: 'repositories' must be a non-empty list")
 
     repos: list[RepoConfig] = []
+    errors: list[str] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(entries):
-        where = f"{p}: repositories[{i}]"
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"{where}: each entry must be a mapping")
-        name = entry.get("repository")
-        if isinstance(name, str):
-            where = f"{where} ({name})"
-        repo = _parse_entry(entry, defaults, where)
-        if repo.repository in seen:
-            raise ConfigError(f"{where}: field 'repository': duplicate repository "
-                              f"{repo.repository!r} (also repositories[{seen[repo.repository]}])")
+        try:
+            repo = _parse_listed_entry(entry, i, defaults, p, seen)
+        except ConfigError as e:
+            if strict:
+                raise
+            errors.append(str(e))
+            continue
         seen[repo.repository] = i
         repos.append(repo)
-    return GCConfig(path=p, repositories=tuple(repos))
+    return GCConfig(path=p, repositories=tuple(repos), entry_errors=tuple(errors))
+
+
+def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path,
+                        seen: dict[str, int]) -> RepoConfig:
+    where = f"{p}: repositories[{i}]"
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: each entry must be a mapping")
+    name = entry.get("repository")
+    if isinstance(name, str):
+        where = f"{where} ({name})"
+    repo = _parse_entry(entry, defaults, where)
+    if repo.repository in seen:
+        raise ConfigError(f"{where}: field 'repository': duplicate repository "
+                          f"{repo.repository!r} (also repositories[{seen[repo.repository]}])")
+    return repo
 
 
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:

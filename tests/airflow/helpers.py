@@ -1,4 +1,5 @@
-"""Shared test helpers: the DAG factory loaded from dags/, a fake task context, a fake spark-submit."""
+"""Shared test helpers: the DAG factory loaded from dags/, a fake task context, a fake spark-submit, a
+GC config file, Airflow's components as processes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,43 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from lakefs_gc_airflow.local_airflow import AirflowProcesses
+
 REPO = Path(__file__).resolve().parents[2]
+
+
+def gc_config(path: Path, repository: str, entry: str) -> Path:
+    """A GC config of one mark_and_sweep entry on the default connections; ``entry``: its other
+    fields, as YAML lines."""
+    path.write_text(f"""
+repositories:
+  - repository: {repository}
+    lakefs_conn_id: lakefs_default
+    storage_conn_id: aws_default
+    spark_conn_id: spark_default
+    mode: mark_and_sweep
+{textwrap.indent(textwrap.dedent(entry).strip(), "    ")}
+""")
+    return path
+
+
+class Airflow(AirflowProcesses):
+    """Airflow's components as ``lakefs-gc airflow`` starts them, plus read-only queries of the
+    metadata database when it is a PostgreSQL (``tests/airflow/postgres.py``)."""
+
+    def __init__(self, home: Path, env: dict[str, str], db=None):
+        super().__init__(home, env)
+        self.db = db
+
+    def query(self, sql: str, *params) -> list[tuple]:
+        conn = self.db.connect()
+        try:
+            conn.set_session(readonly=True, autocommit=True)
+            with conn.cursor() as cur:
+                cur.execute(sql, params)
+                return cur.fetchall()
+        finally:
+            conn.close()
 
 
 @cache

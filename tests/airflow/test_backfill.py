@@ -4,7 +4,8 @@ three dates of the GC DAG against the lakeFS emulator with real Spark jobs.
 
 Asserts: three successful backfill runs, in logical-date order, never overlapping; the storage ends
 exactly as after one run (the first run deletes the garbage, the next two delete nothing new).
-Every process is started in its own session and stopped by PID (its whole process group).
+Every process is started in its own session and stopped by PID (its whole process group), with the
+start-up code of ``lakefs-gc airflow`` (``lakefs_gc_airflow.local_airflow``).
 PostgreSQL, not SQLite: with SQLite, ``airflow backfill create`` failed now and then with "database is
 locked" while the scheduler was writing the same file; Airflow documents SQLite for development only.
 """
@@ -12,25 +13,18 @@ locked" while the scheduler was writing the same file; Airflow documents SQLite 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import signal
-import subprocess
-import sys
-import textwrap
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from lakefs_gc_airflow.local_airflow import airflow_env
 from lakefs_sandbox.seed import DELETED, KEPT, seed
-from tests.conftest import ns_storage
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import REPO
-from tests.airflow.postgres import Postgres, postgres_cluster
-from tests.conftest import free_port
-from lakefs_sandbox.emulator.launcher import stop_group
+from tests.airflow.helpers import Airflow, gc_config
+from tests.airflow.postgres import postgres_cluster
+from tests.conftest import free_port, ns_storage
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -39,54 +33,6 @@ REPO_NAME = "backfill-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
 MIN_AGE, GRACE = 15, 5
 RUNS_TIMEOUT = 1500.0  # three GC runs on 2 cores take about 6 minutes
-
-
-def _stop_group(proc: subprocess.Popen, timeout: float = 20.0) -> None:
-    """Stop the process group we started (the daemon and its task subprocesses), then SIGKILL any
-    leftovers of the group (task runners, spark-submit) after the leader exited."""
-    stop_group(proc, timeout)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-class Airflow:
-    def __init__(self, home: Path, env: dict[str, str], db: Postgres):
-        self.home, self.env, self.db, self.procs = home, env, db, {}
-
-    def cli(self, *args: str, timeout: float = 180) -> str:
-        r = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True,
-                           timeout=timeout, cwd=self.home)
-        assert r.returncode == 0, f"airflow {' '.join(args)} failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-        return r.stdout
-
-    def start(self, name: str, *args: str) -> None:
-        log = open(self.home / f"{name}.log", "wb")
-        self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env, stdout=log,
-                                            stderr=subprocess.STDOUT, cwd=self.home, start_new_session=True)
-        log.close()
-
-    def check_alive(self) -> None:
-        for name, p in self.procs.items():
-            assert p.poll() is None, f"airflow {name} exited with {p.returncode}:\n{self.tail(name)}"
-
-    def tail(self, name: str, n: int = 4000) -> str:
-        return (self.home / f"{name}.log").read_text(errors="replace")[-n:]
-
-    def query(self, sql: str, *params) -> list[tuple]:
-        conn = self.db.connect()
-        try:
-            conn.set_session(readonly=True, autocommit=True)
-            with conn.cursor() as cur:
-                cur.execute(sql, params)
-                return cur.fetchall()
-        finally:
-            conn.close()
-
-    def stop(self) -> None:
-        for p in self.procs.values():
-            _stop_group(p)
 
 
 def _wait(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0):
@@ -99,42 +45,6 @@ def _wait(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0)
         time.sleep(every)
     raise TimeoutError(f"{what} not reached after {timeout:.0f}s\n" +
                        "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs))
-
-
-def gc_config(path: Path, repository: str, entry: str) -> Path:
-    """A GC config of one mark_and_sweep entry on the default connections; ``entry``: its other
-    fields, as YAML lines."""
-    path.write_text(f"""
-repositories:
-  - repository: {repository}
-    lakefs_conn_id: lakefs_default
-    storage_conn_id: aws_default
-    spark_conn_id: spark_default
-    mode: mark_and_sweep
-{textwrap.indent(textwrap.dedent(entry).strip(), "    ")}
-""")
-    return path
-
-
-def airflow_env(home: Path, port: int, db_url: str, config: Path, **settings: str) -> dict[str, str]:
-    """An Airflow of our own: its home and metadata DB, our dags and plugins and GC config, the
-    api-server on 127.0.0.1:``port``; nothing of the caller's AIRFLOW_* or LAKEFS_GC_* settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS_GC_"))}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
-        "AIRFLOW__API__HOST": "127.0.0.1",
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(16),
-        "LAKEFS_GC_CONFIG": str(config),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    })
-    env.update(settings)
-    return env
 
 
 @pytest.fixture
@@ -163,9 +73,7 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
     env = airflow_env(home, port, metadata_db.sqlalchemy_url, cfg, **{
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        "SPARK_LOCAL_IP": "127.0.0.1",
     })
     for k, v in (conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
                           password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),
@@ -174,9 +82,8 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
     af = Airflow(home, env, metadata_db)
     try:
         af.cli("db", "migrate", timeout=300)
-        af.start("api-server", "api-server")
-        af.start("scheduler", "scheduler")
-        af.start("dag-processor", "dag-processor")
+        for component in ("api-server", "scheduler", "dag-processor"):
+            af.start(component)
         yield af, emu
     finally:
         af.stop()

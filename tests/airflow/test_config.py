@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc.config import ConfigError, default_config_path, load_config, project_root, resolve_work_dir
+from lakefs_gc.config import (ConfigError, default_config_path, load_config, project_root, raise_entry_errors,
+                              resolve_work_dir)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -112,6 +113,35 @@ def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     with pytest.raises(ConfigError, match=expected) as e:
         load_config(p)
     assert str(e.value).startswith(str(p) + ": ")
+
+
+@pytest.mark.parametrize("entries, expected", [
+    (f"  - {BASE}, repository: repo-a, mode: sweep}}", r"repositories\[1\] \(repo-a\): field 'mode'"),
+    ("  - just-a-name", r"repositories\[1\]: each entry must be a mapping"),
+    (f"  - {BASE}, repository: good-one, mode: mark_only}}", r"repositories\[1\] \(good-one\): field 'repository': "
+                                                             r"duplicate repository 'good-one' \(also repositories\[0\]\)"),
+])
+def test_not_strict_keeps_the_good_entries_and_names_the_bad_one(tmp_path, entries, expected):
+    p = write(tmp_path, f"repositories:\n  - {BASE}, repository: good-one, mode: mark_only}}\n{entries}\n"
+                        f"  - {BASE}, repository: good-two, mode: mark_only}}\n")
+    with pytest.raises(ConfigError, match=expected):
+        load_config(p)  # strict, the default: the first error
+    cfg = load_config(p, strict=False)
+    assert [r.repository for r in cfg.repositories] == ["good-one", "good-two"]
+    [message] = cfg.entry_errors
+    assert message.startswith(f"{p}: repositories[1]")
+    with pytest.raises(ConfigError, match=expected) as e:
+        raise_entry_errors(p)
+    assert str(e.value).startswith(f"{p}: 1 bad repository entry, whose GC DAG is not built")
+
+
+def test_raise_entry_errors_leaves_whole_file_errors_to_the_dag_file(tmp_path):
+    raise_entry_errors(write(tmp_path, f"repositories:\n  - {BASE}, repository: repo-a, mode: mark_only}}\n"))
+    for text in ("repositories: [\n", "repositories: []\n", "defaults: {shedule: x}\nrepositories: [{}]\n"):
+        p = write(tmp_path, text)
+        with pytest.raises(ConfigError):
+            load_config(p, strict=False)
+        raise_entry_errors(p)  # gc_dags.py raises these: one import error, not two
 
 
 def test_missing_file_and_bad_yaml_are_clear(tmp_path):

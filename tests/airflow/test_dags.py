@@ -178,9 +178,51 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
-    [err] = bag.import_errors.values()
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    [(path, err)] = bag.import_errors.items()
+    assert path.endswith("gc_config_errors.py")
     assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
+    assert bag.dag_ids == []
+
+
+def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
+    """Two good entries and two bad ones: the good DAGs are built (in gc_dags.py, which imports
+    cleanly, so Airflow keeps them), the bad ones are one import error of gc_config_errors.py naming
+    each entry and field."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(textwrap.dedent("""
+        defaults: {lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default,
+                   min_age_seconds: 86400, mode: mark_and_sweep}
+        repositories:
+          - {repository: good-one}
+          - {repository: typo-repo, shedule: "@daily"}
+          - {repository: good-two, mode: mark_only}
+          - {repository: bad-sweep, sweep: {max_delete_share: 5}}
+    """))
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two"]
+    [(path, err)] = bag.import_errors.items()
+    assert path.endswith("gc_config_errors.py"), bag.import_errors
+    assert "2 bad repository entries" in err
+    assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in err
+    assert "repositories[3] (bad-sweep): field 'sweep.max_delete_share': must be a number 0..1, got 5" in err
+    assert "good-one" not in err and "good-two" not in err
+
+
+def test_a_file_that_is_not_yaml_fails_as_a_whole_with_line_and_column(monkeypatch, tmp_path):
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n  - {repository: repo-a\n  - oops: [\n")
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO / "dags"))
+    [(path, err)] = bag.import_errors.items()  # once, from gc_dags.py (gc_config_errors.py leaves it there)
+    assert path.endswith("gc_dags.py")
+    assert f"{cfg}: not valid YAML" in err and "line 3, column" in err
+    assert bag.dag_ids == []
 
 
 def test_plugins_manager_does_not_import_the_package_files_as_top_level_modules():
@@ -201,3 +243,5 @@ def test_the_dag_file_is_only_a_loop_over_the_config():
     tree = ast.parse((REPO / "dags" / "gc_dags.py").read_text())
     kinds = [type(node).__name__ for node in tree.body]
     assert kinds == ["Expr", "ImportFrom", "ImportFrom", "For"], kinds
+    tree = ast.parse((REPO / "dags" / "gc_config_errors.py").read_text())
+    assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Expr"]

@@ -25,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from lakefs_gc_airflow.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
-from tests.airflow.test_backfill import Airflow, airflow_env, gc_config
+from tests.airflow.helpers import Airflow, gc_config
 
 pytestmark = [pytest.mark.e2e]
 
@@ -73,10 +74,10 @@ def airflow_ui(tmp_path):
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:{ROLE}",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
     })
-    af = Airflow(home, env, None)  # no metadata-DB queries here: the REST API is asked
+    af = Airflow(home, env)  # no metadata-DB queries here: the REST API is asked
     try:
         af.cli("db", "migrate", timeout=120)
-        af.start("api-server", "api-server")
+        af.start("api-server")
         af.cli("dags", "reserialize", timeout=120)  # the DAG into the DB, while the api-server starts
         wait_http(f"http://127.0.0.1:{port}/api/v2/monitor/health", af.procs["api-server"], home / "api-server.log",
                   timeout=90)

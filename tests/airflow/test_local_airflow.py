@@ -1,0 +1,231 @@
+"""``lakefs-gc airflow`` (``lakefs_gc_airflow.local_airflow``): an Airflow 3 of its own with the GC DAGs.
+
+The settings file resolved into connections, and each wrong setting refused naming it (no process
+started); then the command itself, as a user runs it: a subprocess with a settings file pointing at
+the lakeFS emulator, until Airflow's REST API (signed in with the printed login) lists the DAG of
+the configured repository and the bad entry as an import error; every listening socket of its
+process tree on 127.0.0.1; SIGINT stops it and every process it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from lakefs_gc_airflow.local_airflow import SetupError, plan
+from tests.airflow.helpers import REPO
+from tests.conftest import free_port
+
+EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
+KEY, SECRET = "AKIAIOSFOLEMULATOR", "local-airflow-secret-5c1e"
+GOOD = "{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, " \
+       "min_age_seconds: 86400, mode: mark_and_sweep"
+
+
+def repositories(tmp_path: Path) -> Path:
+    p = tmp_path / "gc.yaml"
+    p.write_text(f"repositories:\n  - {GOOD}, repository: emu-repo}}\n  - {GOOD}, repository: typo-repo, "
+                 f"shedule: '@daily'}}\n")
+    return p
+
+
+def env_file(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "airflow.env"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed(tmp_path):
+    cfg = repositories(tmp_path)
+    f = env_file(tmp_path, f"""\
+        # comment
+        LAKEFS_GC_CONFIG={cfg}
+        export LAKEFS_ENDPOINT=http://127.0.0.1:8000
+        LAKEFS_ACCESS_KEY_ID={KEY}
+        LAKEFS_SECRET_ACCESS_KEY="{SECRET}"
+        LAKEFS_LOCAL_BLOCKSTORE_ROOT=/data/block
+        S3_ENDPOINT_URL=http://127.0.0.1:9000   # MinIO
+        S3_ACCESS_KEY_ID=s3-key
+        S3_SECRET_ACCESS_KEY=s3-secret-value
+        AIRFLOW_CONN_OTHER_LAKEFS='{{"conn_type": "lakefs", "host": "http://lakefs2:8000"}}'
+        AIRFLOW__CORE__PARALLELISM=8
+    """)
+    p = plan(f, {"SPARK_MASTER": "local[2]", "AIRFLOW_PORT": "18080"}, tmp_path / "state")
+    conns = {k: json.loads(v) for k, v in p.connections.items()}
+    assert conns["AIRFLOW_CONN_LAKEFS_DEFAULT"] == {
+        "conn_type": "lakefs", "host": "http://127.0.0.1:8000", "login": KEY, "password": SECRET,
+        "extra": {"local_blockstore_root": "/data/block"}}
+    assert conns["AIRFLOW_CONN_AWS_DEFAULT"] == {
+        "conn_type": "aws", "login": "s3-key", "password": "s3-secret-value",
+        "extra": {"region_name": "us-east-1", "endpoint_url": "http://127.0.0.1:9000"}}
+    assert conns["AIRFLOW_CONN_SPARK_DEFAULT"] == {"conn_type": "spark", "host": "local[2]"}  # the environment wins
+    assert conns["AIRFLOW_CONN_OTHER_LAKEFS"]["host"] == "http://lakefs2:8000"
+    assert (p.port, p.user, p.airflow_settings) == (18080, "admin", {"AIRFLOW__CORE__PARALLELISM": "8"})
+    assert p.work_dir == str(REPO / "var" / "airflow" / "work")  # relative: from the project root
+    assert p.dag_ids == ["lakefs_gc__emu-repo"]
+    [bad] = p.entry_errors
+    assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in bad
+    shown = json.dumps(p.described)
+    assert SECRET not in shown and "s3-secret-value" not in shown and "http://127.0.0.1:8000" in shown
+
+
+@pytest.mark.parametrize("text, environ, expected", [
+    ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
+    ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
+    ("LAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID=\n", {},
+     r"LAKEFS_ENDPOINT is set but LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY are not"),
+    ("LAKEFS_ENDPOINT=127.0.0.1:8000\n", {}, r"LAKEFS_ENDPOINT must be an http\(s\) URL"),
+    ("", {"LAKEFS_ACCESS_KEY_ID": "k"}, r"lakeFS keys are set but LAKEFS_ENDPOINT is not"),
+    ("S3_ACCESS_KEY_ID=k\n", {}, r"set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither"),
+    ("AIRFLOW_PORT=eighty\n", {}, r"AIRFLOW_PORT must be a port number, got 'eighty'"),
+    ("AIRFLOW_CONN_LAKEFS_DEFAULT='{}'\nLAKEFS_ENDPOINT=http://h\nLAKEFS_ACCESS_KEY_ID=k\nLAKEFS_SECRET_ACCESS_KEY=s\n",
+     {}, r"AIRFLOW_CONN_LAKEFS_DEFAULT and the lakeFS settings both define lakefs_default"),
+    ("LAKEFS_GC_CONFIG=nope.yaml\n", {}, r"(?s)nope.yaml: cannot read the GC configuration.*\(LAKEFS_GC_CONFIG in .*airflow.env; "
+     r"relative paths are from the project root"),
+])
+def test_a_wrong_setting_is_refused_naming_it(tmp_path, text, environ, expected):
+    f = env_file(tmp_path, text if "LAKEFS_GC_CONFIG" in text else f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n" + text)
+    with pytest.raises(SetupError, match=expected):
+        plan(f, environ, tmp_path / "state")
+
+
+def test_a_missing_settings_file_says_to_copy_the_example(tmp_path):
+    with pytest.raises(SetupError, match=r"airflow.env: no such file: copy config/airflow.env.example"):
+        plan(tmp_path / "airflow.env", {}, tmp_path / "state")
+
+
+def test_a_connection_a_repository_needs_and_nobody_defines_is_a_warning(tmp_path):
+    p = plan(env_file(tmp_path, f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n"), {}, tmp_path / "state")
+    [w] = p.warnings
+    assert w.startswith("emu-repo: its lakeFS connection 'lakefs_default' is not defined") and "LAKEFS_ENDPOINT" in w
+
+
+class Output:
+    """The command's output, read by a thread (never blocks the test), kept for messages."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.lines: list[str] = []
+        self._t = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._t.start()
+
+    def _read(self, proc):
+        for line in proc.stdout:
+            self.lines.append(line)
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, pattern: str, proc: subprocess.Popen, timeout: float) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(pattern, self.text())
+            if m:
+                return m
+            assert proc.poll() is None, f"lakefs-gc airflow exited with {proc.returncode}:\n{self.text()}"
+            time.sleep(0.2)
+        raise TimeoutError(f"{pattern!r} not printed after {timeout}s:\n{self.text()}")
+
+
+def _api(base: str, path: str, user: str, password: str):
+    req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": user, "password": password}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        token = json.load(r)["access_token"]
+    req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+@pytest.mark.e2e
+def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, lakefs_emulator_factory):
+    import psutil
+
+    assert EXE, "console script lakefs-gc is not installed in the venv (run scripts/setup.sh)"
+    emu = lakefs_emulator_factory()
+    cfg = repositories(tmp_path)
+    settings = env_file(tmp_path, f"""\
+        LAKEFS_GC_CONFIG={cfg}
+        LAKEFS_ENDPOINT={emu.url}
+        LAKEFS_ACCESS_KEY_ID={emu.access_key}
+        LAKEFS_SECRET_ACCESS_KEY={emu.secret_key}
+        LAKEFS_LOCAL_BLOCKSTORE_ROOT={emu.local_root}
+        SPARK_MASTER=local[1]
+    """)
+    port, state = free_port(), tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
+    proc = subprocess.Popen([EXE, "airflow", "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
+                            start_new_session=True)
+    out = Output(proc)
+    tree: set[int] = set()
+    try:
+        login = out.wait_for(r"sign in as\s+(\S+) / (\S+)", proc, timeout=300)
+        user, password = login.group(1), login.group(2)
+        base = f"http://127.0.0.1:{port}"
+        assert f"Airflow UI   {base}" in out.text()
+        assert json.loads((state / "passwords.json").read_text()) == {"admin": password} and user == "admin"
+        assert oct((state / "passwords.json").stat().st_mode & 0o777) == "0o600"
+
+        deadline = time.monotonic() + 180  # the dag-processor parses the DAG files once started
+        while True:
+            dags = [d["dag_id"] for d in _api(base, "/api/v2/dags", user, password)["dags"]]
+            errors = _api(base, "/api/v2/importErrors", user, password)["import_errors"]
+            if "lakefs_gc__emu-repo" in dags and errors:
+                break
+            assert proc.poll() is None, out.text()
+            assert time.monotonic() < deadline, f"DAGs {dags}, import errors {errors} after 180 s:\n{out.text()}"
+            time.sleep(2)
+        assert dags == ["lakefs_gc__emu-repo"]
+        [error] = errors
+        assert error["filename"].endswith("gc_config_errors.py"), error
+        assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in error["stack_trace"]
+        with pytest.raises(urllib.error.HTTPError):  # the API wants the login
+            urllib.request.urlopen(base + "/api/v2/dags", timeout=10)
+
+        me = psutil.Process(proc.pid)
+        tree = {proc.pid, *(c.pid for c in me.children(recursive=True))}
+        sockets = []
+        for pid in tree:
+            try:
+                sockets += [(pid, c.laddr) for c in psutil.Process(pid).net_connections(kind="inet")
+                            if c.status == psutil.CONN_LISTEN]
+            except psutil.NoSuchProcess:
+                pass
+        assert ("127.0.0.1", port) in {(a.ip, a.port) for _, a in sockets}, sockets
+        assert all(a.ip == "127.0.0.1" for _, a in sockets), f"listening beyond 127.0.0.1: {sockets}"
+        assert len(tree) >= 5, tree  # the command and its four components at least
+        assert emu.secret_key not in out.text()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # Ctrl-C
+        try:
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        finally:
+            left = []
+            for pid in tree:
+                try:
+                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                        left.append(pid)
+                except psutil.NoSuchProcess:
+                    pass
+            for pid in left:  # never leave them to the next test
+                os.kill(pid, signal.SIGKILL)
+    assert code == 0, out.text()
+    assert not left, f"still running after Ctrl-C: {left}\n{out.text()}"
+    assert "SIGINT: stopping" in out.text() and "stopped api-server, scheduler, dag-processor, triggerer" in out.text()
