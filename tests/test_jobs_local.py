@@ -146,7 +146,7 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
 
     res = job("delete")
     c = res.counts
-    assert (c.deleted, c.failed, c.keys, c.missing) == (3, 0, 3, 0)
+    assert (c.deleted, c.failed, c.keys, c.already_gone) == (3, 0, 3, 0)
     gone = {"garbage1", "garbage2", "legacy_garbage"}
     for name in world["objs"]:
         assert _exists(world, name) == (name not in gone), name
