@@ -10,8 +10,9 @@ import pytest
 
 from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, MarkRef, SlicesResult, StorageLocation, \
     UncommittedResult
+from lakefs_gc.contract import CommittedResult
 from lakefs_gc.report.summary import (build_summary, held_back_until, human_bytes, lakefs_ui_url, report_url,
-                                      summary_rows, summary_text)
+                                      step_line, summary_rows, summary_text)
 from tests.support.contract import inputs, make_context
 
 NOW = datetime(2026, 11, 23, 17, 0, tzinfo=timezone.utc)
@@ -125,3 +126,24 @@ def test_links_open_the_report_and_the_repository_without_credentials():
     assert lakefs_ui_url("http://lakefs:8000/api/v1", "sample-repo") == "http://lakefs:8000/repositories/sample-repo"
     assert lakefs_ui_url("https://lakefs.example.com/api/v1/", "r") == "https://lakefs.example.com/repositories/r"
     assert lakefs_ui_url("lakefs:8000", "r") is None
+
+
+def test_each_step_result_is_one_readable_line():
+    committed = CommittedResult(committed_dir="c", commits_csv="x", active_commits=3, metaranges=3, ranges=5,
+                                committed_addresses=1234, commits_lakefs_lacked=1, seconds=2.04)
+    assert step_line("list_committed", committed) == (
+        "list_committed: 1,234 committed address(es) from 3 commit(s) to keep (1 lakeFS's list lacked), "
+        "3 metarange(s), 5 range(s); 2.0 s")
+    assert step_line("list_slices", SLICES) == "list_slices: 1,200 object(s) (3.0 MiB) in 2 slice(s), 0 skipped"
+    assert step_line("compute_candidates", _candidates(10, 4, held_back_reason="no successful mark started at or "
+                                                                               "before T")) == (
+        "compute_candidates: 10 candidate(s) (100 B), 4 marked for deletion (40 B), 6 held back "
+        "(no successful mark started at or before T)")
+    assert step_line("delete", DeleteResult(counts=DeleteCounts(keys=40, deleted=37, already_gone=2, failed=1, parts=2,
+                                                                resumed_parts=1, requests=3, retried=4))) == (
+        "delete: deleted 37, already gone 2, dead letters 1 of 40 key(s) in 2 part(s) (1 resumed), 3 request(s), "
+        "4 retried")
+    assert step_line("delete", DeleteResult(skipped="mark_only")) == "delete: no sweep in mark_only"
+    assert step_line("delete", DeleteResult(counts=DeleteCounts(keys=2, deleted=2), dry_run=True)).startswith(
+        "delete: would delete 2, already gone 0")
+    assert "\n" not in step_line("list_slices", SLICES)

@@ -198,6 +198,38 @@ def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
     return "\n".join(f"{label}: {value}" for label, value in summary_rows(summary, uri))
 
 
+def step_line(step: str, result: Any) -> str:
+    """One readable line for a step's result (the job's last line, the task log), e.g.
+    ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``."""
+    r = result
+    if r is None:
+        return f"{step}: did not run in this mode"
+    if isinstance(r, CommittedResult):
+        text = (f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
+                f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
+                f"{_n(r.ranges)} range(s)")
+    elif isinstance(r, SlicesResult):
+        text = (f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
+                f"{_n(r.slices_skipped)} skipped")
+    elif isinstance(r, CandidatesResult):
+        text = (f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
+                f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
+        if r.held_back and r.held_back_reason:
+            text += f" ({r.held_back_reason})"
+    elif isinstance(r, DeleteResult):
+        c = r.counts
+        if r.skipped:
+            text = f"no sweep in {r.skipped}"
+        else:
+            text = (f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
+                    f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
+                    f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried")
+    else:
+        return f"{step}: {r}"
+    seconds = getattr(r, "seconds", 0.0)
+    return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
+
+
 def summary_location(inputs: StepInputs) -> str:
     """Where the run's summary goes: the mark's ``summary.json``; a sweep-only run writes its own
     in its sweep folder and leaves the mark's untouched."""
