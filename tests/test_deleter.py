@@ -51,14 +51,14 @@ def test_policy_rejects_batches_over_1000():
         DeletePolicy(batch_size=1001)
 
 
-def test_local_deleter_counts_missing_as_deleted_and_dead_letters_the_rest(tmp_path):
+def test_local_deleter_counts_missing_as_already_gone_and_dead_letters_the_rest(tmp_path):
     st = LocalStorage(tmp_path)
     keys = [f"data/s/{i:04d}" for i in range(30)]
     for k in keys[:25]:
         st.put(k, b"x")
     (tmp_path / "data" / "s" / "adir").mkdir()  # unlink of a directory fails: a permanent error
     stats = Deleter(st, DeletePolicy(batch_size=7, **FAST)).delete([*keys, "data/s/adir"])
-    assert stats.deleted == 30 and stats.missing == 5
+    assert stats.deleted == 25 and stats.already_gone == 5  # all 30 gone; 5 were not there
     assert [(d.key, d.error_code) for d in stats.dead] == [("data/s/adir", "EISDIR")]
     assert stats.requests == 5  # 31 keys in batches of 7
     assert [o.key for o in st.list("", recursive=True)] == []
@@ -162,11 +162,12 @@ def test_sweep_parts_resume_from_done_markers_and_write_dead_letters(tmp_path):
     results = [sweep_part(st, p, sdir, policy) for p in parts]
     total = add_counts(results)
     assert total.resumed_parts == 1 and total.parts == 3
-    assert total.keys == 121 and total.deleted == 120 and total.failed == 1
-    assert results[1].missing == 20
+    assert total.keys == 121 and total.deleted + total.already_gone == 120 and total.failed == 1
+    assert results[1].already_gone == 20 and results[1].deleted == 20
     dead = pq.read_table(io.BytesIO(st.get(f"{sdir}dead_letters/part-00002.parquet"))).to_pylist()
     assert dead == [{"key": "data/s2/zdir", "error_code": "EISDIR", "message": dead[0]["message"], "attempts": 1}]
-    assert json.loads(st.get(f"{sdir}done/part-00001.json"))["deleted"] == 40
+    marker = json.loads(st.get(f"{sdir}done/part-00001.json"))
+    assert (marker["deleted"], marker["already_gone"]) == (20, 20)
     assert not [o.key for o in st.list("data/", recursive=True)]
 
 

@@ -299,7 +299,8 @@ def test_two_runs_of_one_repository_at_once_are_harmless(emu, spark, repo, tmp_p
         first[step] = inprocess.SPARK_STEPS[step](spark, StepInputs(ctx, {k: first.get(k) for k in STEP_INPUTS[step]}),
                                                   env)
     assert first["delete"].counts.failed == 0
-    assert first["delete"].counts.missing == first["delete"].counts.keys  # B took them already
+    assert first["delete"].counts.already_gone == first["delete"].counts.keys  # B took them already
+    assert first["delete"].counts.deleted == 0
     assert_collected(ns, live, garbage)
 
 

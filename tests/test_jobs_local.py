@@ -128,7 +128,10 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
         rc, res, out = submit(name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp)
         assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
         results[name] = res
+        outputs[name] = out
         return res
+
+    outputs = {}
 
     res = job("list_slices")
     assert res.slices_listed == 1 and res.slices_skipped == 1
@@ -146,7 +149,22 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
 
     res = job("delete")
     c = res.counts
-    assert (c.deleted, c.failed, c.keys, c.missing) == (3, 0, 3, 0)
+    assert (c.deleted, c.failed, c.keys, c.already_gone) == (3, 0, 3, 0)
+    # Spark logs at WARN by default: no INFO line of log4j's pattern ("26/11/23 17:00:00 INFO SparkContext: ...");
+    # the job's result is one readable line, the last of its own
+    import re
+
+    for name, out in outputs.items():
+        print(f"--- {name}: the job's output\n{out}")
+        info = [m.start() for m in re.finditer(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ", out, re.M)]
+        # the SparkContext logs its version, OS and Java before it applies spark.log.level; nothing after
+        level_set = out.find('Setting Spark log level to "WARN"')
+        assert level_set >= 0 and len(info) <= 3 and all(i < level_set for i in info), (name, out[:3000])
+    ours = [line for line in outputs["delete"].splitlines() if line.startswith("lakefs-gc delete: ")]
+    assert ours and ours[-1].startswith(
+        "lakefs-gc delete: deleted 3, already gone 0, dead letters 0 of 3 key(s) in "), outputs["delete"][-3000:]
+    assert re.search(r"^lakefs-gc list_slices: 6 object\(s\) \([^)]+\) in 1 slice\(s\), 1 skipped; [\d.]+ s$",
+                     outputs["list_slices"], re.M), outputs["list_slices"][-3000:]
     gone = {"garbage1", "garbage2", "legacy_garbage"}
     for name in world["objs"]:
         assert _exists(world, name) == (name not in gone), name

@@ -3,13 +3,24 @@
     lakefs-gc sst dump FILE [--props]
 
 prints one JSON object per record of a lakeFS range, a metarange or a plain RocksDB table
-(or, with ``--props``, its properties). Bad input: one line on stderr and exit status 2.
+(or, with ``--props``, its properties).
+
+    lakefs-gc report NAMESPACE|SUMMARY_URI [--run ID] [--limit N] [--json]
+                     [--local-root DIR] [--s3-endpoint URL] [--s3-region REGION]
+
+lists a repository's recent GC marks (id, start, flow, success, counts, and their sweep-only runs)
+so a ``sweep_only`` run can be given a mark id, or prints one run's report as a table (``--run``: a
+mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). S3 keys come from
+``LAKEFS_GC_S3_ACCESS_KEY_ID`` / ``LAKEFS_GC_S3_SECRET_ACCESS_KEY`` (else boto3's default chain),
+as for a Spark step run by hand; ``local://`` needs lakeFS's ``blockstore.local.path``.
 
     lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N]
 
 starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
 (``lakefs_gc_airflow.local_airflow``, imported only by this command: the rest of ``lakefs_gc``
 knows nothing of Airflow).
+
+Bad input: one line on stderr saying what to fix, and exit status 2.
 """
 
 from __future__ import annotations
@@ -64,6 +75,142 @@ def _dump(path: str, props: bool, out) -> None:
                 out.write(json.dumps({"key": _text(key), "value": _text(value)}) + "\n")
 
 
+class UsageError(Exception):
+    """Bad input to a command: its message says what is wrong and how to fix it."""
+
+
+def _open_namespace(namespace: str, args):
+    import os
+    from dataclasses import replace
+
+    from lakefs_gc.storage import S3Options, open_storage
+
+    if namespace.startswith("local://"):
+        root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
+        if not root:
+            raise UsageError(f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
+                             f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT)")
+        if not os.path.isdir(root):
+            raise UsageError(f"--local-root {root}: no such directory (lakeFS's blockstore.local.path)")
+        return open_storage(namespace, None, root)
+    if namespace.startswith(("s3://", "s3a://")):
+        s3 = S3Options.from_env()
+        s3 = replace(s3, endpoint_url=args.s3_endpoint or s3.endpoint_url, region=args.s3_region or s3.region)
+        return open_storage(namespace, s3)
+    raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix or local://path (the "
+                     f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
+
+
+def _split_report_uri(target: str) -> tuple[str, str | None]:
+    """(namespace, key of a summary.json or None) of the command's argument."""
+    from lakefs_gc.report.layout import UNIFIED
+
+    target = target.rstrip("/")
+    marker = "/" + UNIFIED
+    if target.endswith("/summary.json"):
+        if marker not in target:
+            raise UsageError(f"{target}: a report's URI has {UNIFIED}<mark id>/summary.json after the namespace")
+        ns, _, rest = target.partition(marker)
+        return ns, UNIFIED + rest
+    return target, None
+
+
+def _table(rows: list[list[str]], out) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+
+
+def _count(summary: dict, *keys: str) -> str:
+    for k in keys:
+        if summary.get(k) is not None:
+            return f"{summary[k]:,}" if isinstance(summary[k], int) else str(summary[k])
+    return "-"
+
+
+def _mark_row(mark_id: str, s: dict | None, problem: str | None, indent: str = "") -> list[str]:
+    if s is None:
+        return [indent + mark_id, "-", "-", "UNREADABLE", "-", "-", "-", "-", "-", problem or ""]
+    deleted = "-" if s.get("delete_skipped") else _count(s, "deleted")
+    return [indent + mark_id, str(s.get("start_time", "-"))[:19] + "Z", str(s.get("mode", "-")) +
+            (" (dry run)" if s.get("dry_run") else ""),
+            "yes" if s.get("success") is True else "NO", _count(s, "listed_objects"), _count(s, "candidates"),
+            _count(s, "num_deleted_objects"), deleted, _count(s, "held_back"), s.get("airflow_run_id", "")]
+
+
+def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | None]]:
+    from lakefs_gc.report.marks import iter_marks, iter_sweeps
+
+    marks = list(iter_marks(storage))
+    marks.sort(key=lambda m: str((m[1] or {}).get("start_time", "")), reverse=True)
+    if not marks:
+        out.write(f"no GC marks under {storage.full_uri('_lakefs/retention/gc/unified/')}\n")
+        return marks
+    rows = [["mark id", "started (UTC)", "flow", "success", "listed", "candidates", "marked", "deleted",
+             "held back", "airflow run"]]
+    for mark_id, s, problem in marks[:limit]:
+        rows.append(_mark_row(mark_id, s, problem))
+        for sweep, ss, sp in sorted(iter_sweeps(storage, mark_id), key=lambda x: str((x[1] or {}).get("start_time"))):
+            rows.append(_mark_row(f"sweep {sweep}", ss, sp, indent="  "))
+    _table(rows, out)
+    if len(marks) > limit:
+        out.write(f"({len(marks) - limit} older mark(s) not shown; --limit N shows more)\n")
+    out.write("marked: the addresses a mark listed for deletion (lakeFS's num_deleted_objects); a sweep_only run "
+              "takes a mark id whose success is yes\n")
+    return marks
+
+
+def _find_run(storage, run: str) -> tuple[str, dict]:
+    """The summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
+    from lakefs_gc.report.layout import safe_name, summary_key, sweep_dir
+    from lakefs_gc.report.marks import iter_marks, iter_sweeps, read_summary
+
+    summary = read_summary(storage, run) if "/" not in run and run not in (".", "..") else None
+    if summary is not None:
+        return summary_key(run), summary
+    for mark_id, s, _ in iter_marks(storage):
+        if s is not None and s.get("airflow_run_id") == run:
+            return summary_key(mark_id), s
+        for sweep, ss, _ in iter_sweeps(storage, mark_id):
+            if ss is not None and (ss.get("airflow_run_id") == run or sweep == safe_name(run)):
+                return sweep_dir(mark_id, sweep) + "summary.json", ss
+    raise UsageError(f"no GC run {run!r} in {storage.full_uri('_lakefs/retention/gc/unified/')} (neither a mark id "
+                     f"nor an Airflow run id); list the marks with: lakefs-gc report {storage.uri}")
+
+
+def _report(args, out) -> int:
+    import json as _json
+
+    from lakefs_gc.report.summary import summary_rows
+    from lakefs_gc.storage import ObjectNotFound
+
+    namespace, key = _split_report_uri(args.target)
+    storage = _open_namespace(namespace, args)
+    if key is not None:
+        try:
+            summary = _json.loads(storage.get(key))
+        except ObjectNotFound:
+            raise UsageError(f"no report at {args.target}; list the marks with: lakefs-gc report {namespace}") from None
+        except ValueError as e:
+            raise UsageError(f"{args.target} is not valid JSON ({e})") from None
+    elif args.run:
+        key, summary = _find_run(storage, args.run)
+    else:
+        if args.json:
+            from lakefs_gc.report.marks import iter_marks
+
+            out.write(_json.dumps([{"mark_id": m, "summary": s, "problem": p} for m, s, p in iter_marks(storage)])
+                      + "\n")
+        else:
+            _list_marks(storage, args.limit, out)
+        return 0
+    if args.json:
+        out.write(_json.dumps(summary, indent=2) + "\n")
+    else:
+        _table([[label, value] for label, value in summary_rows(summary, storage.full_uri(key))], out)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lakefs-gc", description="lakeFS garbage collection tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,6 +227,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="Airflow's home: database, logs, generated secrets (default: var/airflow)")
     af.add_argument("--port", type=int, default=None,
                     help="the UI's port on 127.0.0.1 (default: AIRFLOW_PORT, else 8080)")
+    rep = sub.add_parser("report", help="list a repository's GC marks, or print one run's report",
+                         description="List a repository's recent GC marks (newest first), or print one run's "
+                                     "report as a table.")
+    rep.add_argument("target", metavar="NAMESPACE|SUMMARY_URI",
+                     help="the repository's storage namespace (s3://bucket/repo, local://repo), or a summary.json URI")
+    rep.add_argument("--run", help="a mark id, or the Airflow run id of a GC run: print its report")
+    rep.add_argument("--limit", type=int, default=20, help="marks to list (default 20)")
+    rep.add_argument("--json", action="store_true", help="print summary.json itself (or every mark's) as JSON")
+    rep.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
+                                          "(default: $LAKEFS_GC_LOCAL_ROOT)")
+    rep.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
+    rep.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
     args = parser.parse_args(argv)
 
     if args.command == "airflow":
@@ -87,6 +246,24 @@ def main(argv: list[str] | None = None) -> int:
 
         return main(args.env_file, args.state_dir, args.port)
 
+    if args.command == "report":
+        from lakefs_gc.errors import Unreachable
+        from lakefs_gc.storage import StorageError
+
+        try:
+            return _report(args, sys.stdout)
+        except (UsageError, ValueError, StorageError, Unreachable) as exc:
+            print(f"lakefs-gc report: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
+            if not type(exc).__module__.startswith("botocore"):
+                raise
+            print(f"lakefs-gc report: error: cannot read {args.target}: {exc} (check --s3-endpoint or "
+                  f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
+                  f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)", file=sys.stderr)
+            return 2
+        except BrokenPipeError:
+            return 0
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)

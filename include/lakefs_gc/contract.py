@@ -261,9 +261,9 @@ class CandidatesResult(SparkStepResult):
 class DeleteCounts:
     """The deleter's counters: one shape for a part, a task and a run."""
 
-    keys: int = 0
-    deleted: int = 0          # gone now (deleted, or already missing)
-    missing: int = 0          # of which already missing
+    keys: int = 0             # keys asked for: deleted + already_gone + failed
+    deleted: int = 0          # removed by this sweep (dry run: would be removed)
+    already_gone: int = 0     # not there when the sweep asked (storage said "not found")
     retried: int = 0          # key-attempts retried
     requests: int = 0
     failed: int = 0           # still failing after retries: dead letters
@@ -291,6 +291,9 @@ class DeleteResult(SparkStepResult):
 class ReportResult:
     summary_uri: str
     seconds: float = 0.0
+    summary: str = ""                    # the run in a few lines (lakefs_gc.report.summary.summary_text)
+    report_url: str | None = None        # a URL a browser can open for summary_uri, when there is one
+    lakefs_url: str | None = None        # the repository in lakeFS's UI
 
 
 REFUSED, FAILED = "refused", "failed"

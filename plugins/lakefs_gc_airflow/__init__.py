@@ -22,4 +22,8 @@ def get_provider_info() -> dict[str, Any]:
         "connection-types": [
             {"connection-type": "lakefs", "hook-class-name": "lakefs_gc_airflow.hooks.LakeFSHook"},
         ],
+        "extra-links": [
+            "lakefs_gc_airflow.operators.GCReportLink",
+            "lakefs_gc_airflow.operators.LakeFSRepositoryLink",
+        ],
     }

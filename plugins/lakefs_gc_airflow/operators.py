@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import BaseHook, BaseOperator
+from airflow.sdk import BaseHook, BaseOperator, BaseOperatorLink
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 from lakefs_gc import contract
 from lakefs_gc.config import resolve_work_dir
@@ -27,6 +27,7 @@ from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+    from airflow.sdk.types import TaskInstanceKey
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,28 +175,76 @@ class MarkUncommittedOperator(BaseOperator):
         return contract.to_wire(result)
 
 
+class _ReportResultLink(BaseOperatorLink):
+    """A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``); empty,
+    so the UI shows no target, when the task has none."""
+
+    field = ""
+
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        from airflow.sdk.execution_time.xcom import XCom
+
+        value = XCom.get_value(ti_key=ti_key, key="return_value")
+        return str(value.get(self.field) or "") if isinstance(value, dict) else ""
+
+
+class GCReportLink(_ReportResultLink):
+    """The run's ``summary.json`` where a browser can open it: the S3 console for AWS, the object's
+    path-style URL on an S3-compatible endpoint (``lakefs_gc.report.summary.report_url``)."""
+
+    name = "GC report (summary.json)"
+    field = "report_url"
+
+
+class LakeFSRepositoryLink(_ReportResultLink):
+    """The repository in lakeFS's UI (``<endpoint>/repositories/<repo>``)."""
+
+    name = "lakeFS repository"
+    field = "lakefs_url"
+
+
 class SaveReportOperator(BaseOperator):
     """Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
-    results of every step (``lakefs_gc.report.summary``)."""
+    results of every step (``lakefs_gc.report.summary``), and show the run where Airflow users look.
 
-    template_fields: Sequence[str] = ("storage_conn_id",)
+    Airflow 3's Task SDK gives a task no way to set its own DAG-run note (the execution API reads
+    it, and sets it only on a run the task triggers), so the run's summary
+    (``lakefs_gc.report.summary.summary_text``: listed, candidates, marked, held back and until when,
+    deleted, already gone, dead letters, reclaimed, flow, cutoff, the report's URI) is:
+    the rendered template field ``run_summary`` (Rendered Templates tab, rewritten after execution),
+    the ``summary`` of the XCom ``return_value``, and the task log (one line per row). Two extra
+    links (``GCReportLink``, ``LakeFSRepositoryLink``) open the report and the repository.
+    """
+
+    template_fields: Sequence[str] = ("storage_conn_id", "run_summary")
+    overwrite_rtif_after_execution = True  # run_summary is set in execute
+    operator_extra_links = (GCReportLink(), LakeFSRepositoryLink())
     ui_color = "#d7ecff"
 
     def __init__(self, *, storage_conn_id: str | None = "aws_default", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.storage_conn_id = storage_conn_id
+        self.run_summary = "(written when the task has run)"
 
     def execute(self, context: Context) -> dict[str, Any]:
         import time
 
-        from lakefs_gc.report.summary import build_summary, summary_location, write_summary
+        from lakefs_gc.report.summary import (build_summary, lakefs_ui_url, report_url, summary_location,
+                                              summary_rows, summary_text, write_summary)
 
         t0 = time.monotonic()
         inputs = step_inputs(self.task_id, context)
-        storage = namespace_storage(inputs.context, self.storage_conn_id)
-        uri = write_summary(storage, summary_location(inputs), build_summary(inputs, success=True))
+        ctx = inputs.context
+        storage = namespace_storage(ctx, self.storage_conn_id)
+        summary = build_summary(inputs, success=True)
+        uri = write_summary(storage, summary_location(inputs), summary)
         self.log.info("report for GC run %s written: %s", inputs.mark_id(), uri)
-        return contract.to_wire(contract.ReportResult(summary_uri=uri, seconds=round(time.monotonic() - t0, 3)))
+        for label, value in summary_rows(summary, uri):
+            self.log.info("%-13s %s", label + ":", value)
+        self.run_summary = summary_text(summary, uri)
+        return contract.to_wire(contract.ReportResult(
+            summary_uri=uri, seconds=round(time.monotonic() - t0, 3), summary=self.run_summary,
+            report_url=report_url(uri, ctx.storage), lakefs_url=lakefs_ui_url(ctx.lakefs_endpoint, ctx.repository)))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -252,6 +301,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         """Write the input and secrets files and set argv/env for spark-submit; return (input
         path, result path). The secrets file is removed by :meth:`remove_secrets`."""
         from lakefs_gc.spark.runtime import write_secrets
+        from lakefs_gc.spark.shell import DEFAULT_SPARK_LOG_LEVEL, LOG_LEVEL_CONF
 
         try:
             conn = BaseHook.get_connection(self._conn_id)
@@ -272,6 +322,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.application_args = [*self._base_args, "--input", str(input_path), "--result", str(result_path),
                                  "--secrets", str(self.secrets_file)]
         self.env_vars = {**(self.env_vars or {}), **self._runtime_env()}
+        # Spark at WARN from the SparkContext's start (our own lines stay at INFO); the entry's
+        # spark.conf may set another level
+        self.conf = {LOG_LEVEL_CONF: DEFAULT_SPARK_LOG_LEVEL, **(self.conf or {})}
         if not self._spark_binary:
             self._spark_binary = default_spark_binary()
         self._hook = None  # built from the fields above, lazily, by SparkSubmitOperator
@@ -305,7 +358,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             result = contract.read_result(self.step, raw)
         except contract.ContractError as e:
             raise AirflowException(f"{self.step}: result file {result_path}: {e}") from e
-        self.log.info("%s result: %s", self.step, contract.to_wire(result))
+        from lakefs_gc.report.summary import step_line
+
+        self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 
     def on_kill(self) -> None:

@@ -126,6 +126,36 @@ def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
 
     for p in control.iterdir():
         assert LAKEFS_SECRET not in p.read_text() and S3_SECRET not in p.read_text()
+    _assert_run_summary_and_links(dag, dr, tis["save_report"], summary_path)
+
+
+def _assert_run_summary_and_links(dag, dr, ti, summary_path):
+    """What a person sees of the run in Airflow: the summary as save_report's rendered field
+    ``run_summary`` (Rendered Templates) and in its XCom, and the extra links as the API serves
+    them (the serialized DAG's links read the XCom the task pushed)."""
+    from airflow.models.renderedtifields import RenderedTaskInstanceFields
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET
+
+    result = ti.xcom_pull(task_ids="save_report")
+    text = result["summary"]
+    uri = "local://ns/_lakefs/retention/gc/unified/gcrun0001/summary.json"  # the namespace as lakeFS names it
+    assert result["summary_uri"] == uri
+    for line in ("flow: mark_and_sweep", "result: success", "listed: 3 objects, 30 B", "marked: 3",
+                 "held back: 0", "deleted: 3", "already gone: 0", "dead letters: 0", "reclaimed: 30 B",
+                 f"report: {uri}"):
+        assert f"\n{line}" in text, (line, text)
+    assert "candidates: 3  (" in text and f"cutoff: {json.loads(summary_path.read_text())['cutoff_time'][:19]}Z" in text
+    rendered = RenderedTaskInstanceFields.get_templated_fields(ti)
+    assert rendered["run_summary"] == text, rendered
+    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("save_report")
+    # as GET .../taskInstances/save_report/links serves them (``link or None``; None: the UI shows no button)
+    links = {name: serialized.get_extra_links(ti, name) or None for name in serialized.extra_links}
+    assert links == {"GC report (summary.json)": None,  # a local:// report: no URL a browser opens
+                     "lakeFS repository": "http://127.0.0.1:8000/repositories/sample-repo"}, links
+    shown = json.dumps([text, rendered, links, result])
+    assert not any(s in shown for s in (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET))
 
 
 def test_mark_only_from_the_run_form_skips_deletion(gc_dag):

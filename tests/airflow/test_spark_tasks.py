@@ -229,3 +229,19 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     assert not any(s in text for s in (LAKEFS_ACCESS, LAKEFS_SECRET)), "a secret in the Spark event log"
     assert not any(name in text for name in SECRET_ENV)
     assert not any(s in out for s in (LAKEFS_ACCESS, LAKEFS_SECRET))
+
+
+@pytest.mark.parametrize("conf, level", [({}, "WARN"), ({"spark.log.level": "INFO"}, "INFO")])
+def test_spark_logs_at_warn_unless_the_entry_sets_its_level(tmp_path, connections, conf, level):
+    """The job's own lines stay at INFO; Spark's from the SparkContext's start are at WARN
+    (``spark.log.level``), unless the entry's ``spark.conf`` asks for another level."""
+    from lakefs_gc.config import SparkSettings
+
+    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(conf=conf))).get_task("list_slices")
+    op.prepare_submit(base_inputs(tmp_path, "list_slices"))
+    try:
+        cmd = op._get_hook()._build_spark_submit_command(op.application)
+    finally:
+        op.remove_secrets()
+    assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf" and cmd[i + 1].startswith("spark.log.level=")] \
+        == [f"spark.log.level={level}"]

@@ -30,6 +30,7 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
     cmd = [str(VENV_BIN / "spark-submit"), "--master", "local[2]", "--py-files", str(ZIP),
            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
+           "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
            str(REPO / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
     return cmd, env, result_path
 

@@ -4,7 +4,9 @@ Runs inside one Spark task (or anywhere): :class:`Deleter` deletes an iterable o
 keys through a storage's ``delete_batch`` (S3 DeleteObjects in quiet mode, up to 1,000 keys; a loop
 of ``unlink`` on local), never more than ``rate`` keys per second, retrying throttling (SlowDown),
 5xx and connection errors, per request and per key (DeleteObjects can answer 200 and fail some keys
-inside). "Not found" is success: a re-run after a crash finds the keys it already deleted gone.
+inside). "Not found" is success, counted apart as ``already_gone``: a re-run after a crash finds the
+keys it already deleted gone. (S3's DeleteObjects answers success for a key that was not there, so
+on ``s3://`` such keys count as ``deleted``; the local blockstore tells them apart.)
 Keys that still fail after ``max_attempts`` come back as :class:`DeadLetter` records.
 """
 
@@ -49,15 +51,15 @@ class DeadLetter:
 
 @dataclass
 class DeleteStats:
-    deleted: int = 0          # keys confirmed gone (deleted now, or already missing)
-    missing: int = 0          # of which: already missing
+    deleted: int = 0          # keys this deleter removed (dry run: would remove)
+    already_gone: int = 0     # keys the storage said were not there ("not found")
     retried: int = 0          # key-attempts that were retried
     requests: int = 0
     dead: list[DeadLetter] = field(default_factory=list)
 
     def add(self, other: DeleteStats) -> None:
         self.deleted += other.deleted
-        self.missing += other.missing
+        self.already_gone += other.already_gone
         self.retried += other.retried
         self.requests += other.requests
         self.dead.extend(other.dead)
@@ -152,8 +154,7 @@ class Deleter:
                     continue
                 code, message = failed[k]
                 if code in MISSING_CODES:
-                    st.deleted += 1
-                    st.missing += 1
+                    st.already_gone += 1
                 elif code in RETRYABLE_CODES and attempt < self.policy.max_attempts:
                     retry.append(k)
                 else:

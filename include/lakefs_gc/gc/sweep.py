@@ -9,7 +9,7 @@ Layout, beside lakeFS's report (``_lakefs/retention/gc/unified/<mark_id>/``)::
 
 ``sweep_id`` is the Airflow run that sweeps. A retry or a manual clear of the same run skips the
 parts with a ``done`` marker (and counts them from it) and redoes the others from the start:
-keys deleted before a crash are then "not found", which counts as deleted. A later run (a new
+keys deleted before a crash are then "not found", counted as ``already_gone``. A later run (a new
 ``sweep_id``) sweeps the whole list again, so it retries earlier dead letters.
 """
 
@@ -25,7 +25,7 @@ from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.decision import is_deletable
 from lakefs_gc.gc.deleter import DeletePolicy, Deleter, DeleteStats
 
-PART_COUNTS = ("keys", "deleted", "missing", "retried", "requests", "failed")  # what a done marker records
+PART_COUNTS = ("keys", "deleted", "already_gone", "retried", "requests", "failed")  # what a done marker records
 
 
 def read_addresses(storage, key: str) -> list[str]:
@@ -60,12 +60,15 @@ def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, **delete
     marker = f"{sdir}done/{name}.json"
     if storage.exists(marker):
         recorded = json.loads(storage.get(marker))
+        if "missing" in recorded and "already_gone" not in recorded:  # a marker of version 0.1: deleted
+            recorded["already_gone"] = recorded["missing"]            # then counted the missing ones too
+            recorded["deleted"] = int(recorded.get("deleted", 0)) - int(recorded["missing"])
         return DeleteCounts(**{k: int(recorded.get(k, 0)) for k in PART_COUNTS}, parts=1, resumed_parts=1)
     addresses = read_addresses(storage, part_key)
     stats = Deleter(storage, policy, **deleter_kw).delete(addresses)
     if stats.dead:
         write_dead_letters(storage, f"{sdir}dead_letters/{name}.parquet", stats)
-    counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, missing=stats.missing, retried=stats.retried,
+    counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, already_gone=stats.already_gone, retried=stats.retried,
                           requests=stats.requests, failed=len(stats.dead), parts=1)
     if not policy.dry_run:
         storage.put(marker, json.dumps({k: getattr(counts, k) for k in PART_COUNTS}).encode())

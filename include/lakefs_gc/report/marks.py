@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.report.layout import UNIFIED, candidates_dir, deleted_dir, summary_key
+from lakefs_gc.report.layout import UNIFIED, candidates_dir, deleted_dir, report_dir, summary_key
 
 
 def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
@@ -37,6 +37,23 @@ def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None
             yield mark_id, None, str(e)
             continue
         yield mark_id, summary, None if summary is not None else "no summary.json"
+
+
+def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+    """(sweep folder, summary, problem) of every sweep-only run of a mark
+    (``unified/<mark>/sweeps/<sweep>/summary.json``), read like :func:`read_summary` reads a mark's."""
+    base = report_dir(mark_id) + "sweeps/"
+    for prefix in storage.list_prefixes(base):
+        sweep = prefix[len(base):].rstrip("/")
+        key = f"{prefix}summary.json"
+        if not sweep or not storage.exists(key):
+            continue  # a sweep of a mark_and_sweep run: its summary is the mark's own
+        try:
+            doc = json.loads(storage.get(key))
+        except ValueError as e:
+            yield sweep, None, f"{storage.full_uri(key)} is not valid JSON ({e})"
+            continue
+        yield (sweep, doc, None) if isinstance(doc, dict) else (sweep, None, f"{storage.full_uri(key)} is not a JSON object")
 
 
 def parquet_parts(storage, prefix: str) -> list[str]:

@@ -8,7 +8,9 @@ mark's in-progress summary (:func:`mark_started`) says ``false`` until ``save_re
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 from lakefs_gc.contract import (
     CandidatesResult,
@@ -16,6 +18,7 @@ from lakefs_gc.contract import (
     DeleteResult,
     RunContext,
     SlicesResult,
+    StorageLocation,
     StepInputs,
     UncommittedResult,
 )
@@ -43,14 +46,14 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     deleted = counts.deleted if swept else 0
     marked = cand.to_delete if cand else (mark.to_delete if mark else 0)
     out: dict[str, Any] = {
-        # lakeFS's fields. lakeFS counts marked addresses in num_deleted_objects; we count what the
-        # sweep confirmed gone (what was marked, in mark-only).
+        # lakeFS's fields, with lakeFS's meaning: num_deleted_objects counts the addresses the mark
+        # listed for deletion (its deleted/ list), in every mode; what a sweep removed is "deleted".
         "run_id": inputs.mark_id(),
         "success": bool(success),
         "first_slice": sl.first_slice if sl else "",
         "start_time": ctx.start_time,
         "cutoff_time": ctx.cutoff_time,
-        "num_deleted_objects": deleted if ctx.mode != "mark_only" else marked,
+        "num_deleted_objects": marked,
         # ours
         "repository": ctx.repository,
         "storage_namespace": ctx.storage.namespace,
@@ -93,12 +96,14 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
         for k in ("held_back_reason", "confirmed_by_mark"):
             if getattr(cand, k) is not None:
                 out[k] = getattr(cand, k)
+        if cand.held_back:
+            out["held_back_until"] = held_back_until(ctx.start_time, cand.confirm_after_seconds)
         if cand.unreadable_marks:
             out["unreadable_marks"] = list(cand.unreadable_marks)
     if dele:
         c = dele.counts
-        out.update({"deleted": deleted, "delete_failed": c.failed, "delete_keys": c.keys,
-                    "delete_missing": c.missing, "delete_retried": c.retried, "delete_requests": c.requests,
+        out.update({"deleted": deleted, "already_gone": c.already_gone if swept else 0, "delete_failed": c.failed,
+                    "delete_keys": c.keys, "delete_retried": c.retried, "delete_requests": c.requests,
                     "delete_parts": c.parts, "delete_resumed_parts": c.resumed_parts,
                     "delete_concurrency": dele.concurrency, "delete_rate": dele.rate, "delete_seconds": dele.seconds})
         if dele.dry_run:
@@ -111,6 +116,118 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     reclaimable = cand.to_delete_bytes if cand else 0
     out["reclaimed_bytes"] = reclaimable if swept and counts is not None and not counts.failed else 0
     return out
+
+
+def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
+    """When this mark's held-back candidates can go: a run that starts at or after this time may
+    use this mark (once successful) to confirm them, if they are still unreferenced then."""
+    start = datetime.strptime(start_time, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return (start + timedelta(seconds=confirm_after_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def human_bytes(n: int) -> str:
+    """``1536`` -> ``1.5 KiB``; exact below 1 KiB."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _t(iso: Any) -> str:
+    """An ISO time of the report, to the second (``2026-11-23T17:00:00Z``)."""
+    return str(iso)[:19] + "Z" if isinstance(iso, str) and len(iso) >= 19 else str(iso)
+
+
+def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
+    """A run's report as (label, value) rows a person reads: what it listed, found, deleted, held
+    back (and until when), left as dead letters, reclaimed; the flow and the cutoff. Built from a
+    ``summary.json`` (this version's or an earlier one's) so the DAG-run summary and ``lakefs-gc
+    report`` say the same thing. Counts a run did not reach are left out."""
+    g = summary.get
+    mode = g("mode", "?")
+    flow = mode + (" (dry run)" if g("dry_run") else "")
+    if mode == "sweep_only" and g("mark_id"):
+        flow += f" of mark {g('mark_id')}"
+    rows = [("repository", f"{g('repository', '?')}  ({g('storage_namespace', '?')})"),
+            ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
+            ("flow", flow),
+            ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
+            ("started", _t(g("start_time"))),
+            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)")]
+    if g("listed_objects") is not None:
+        listed = _n(g("listed_objects"))
+        if g("listed_bytes") is not None:
+            listed += f" objects, {human_bytes(g('listed_bytes'))}"
+        rows.append(("listed", listed))
+    if g("candidates") is not None:
+        rows.append(("candidates", f"{_n(g('candidates'))}  (older than the cutoff, referenced by no kept commit "
+                                   f"and not staged)"))
+    rows.append(("marked", f"{_n(g('num_deleted_objects', 0))}  (the mark's deleted/ list)"))
+    if g("held_back"):
+        until = g("held_back_until")
+        when = f"deletable by the first run that starts after {_t(until)} if still unreferenced" if until else ""
+        rows.append(("held back", "; ".join(x for x in (_n(g("held_back")), when, g("held_back_reason") or "") if x)))
+    elif g("held_back") == 0:
+        rows.append(("held back", "0"))
+    if g("delete_skipped"):
+        rows.append(("deleted", f"0  (no sweep in {g('delete_skipped')})"))
+    elif g("dry_run") and g("would_delete") is not None:
+        rows.append(("deleted", f"0  (dry run: would delete {_n(g('would_delete'))})"))
+    elif "deleted" in summary:
+        rows.append(("deleted", _n(g("deleted"))))
+        if "already_gone" in summary or "delete_missing" in summary:
+            rows.append(("already gone", _n(g("already_gone", g("delete_missing", 0)))))
+        failed = g("delete_failed", 0)
+        rows.append(("dead letters", f"{_n(failed)}  ({g('dead_letters')})" if failed and g("dead_letters")
+                     else _n(failed)))
+    if "reclaimed_bytes" in summary:
+        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0))))
+    if uri:
+        rows.append(("report", uri))
+    return rows
+
+
+def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
+    """:func:`summary_rows` as ``label: value`` lines (the DAG-run summary, the task log)."""
+    return "\n".join(f"{label}: {value}" for label, value in summary_rows(summary, uri))
+
+
+def step_line(step: str, result: Any) -> str:
+    """One readable line for a step's result (the job's last line, the task log), e.g.
+    ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``."""
+    r = result
+    if r is None:
+        return f"{step}: did not run in this mode"
+    if isinstance(r, CommittedResult):
+        text = (f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
+                f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
+                f"{_n(r.ranges)} range(s)")
+    elif isinstance(r, SlicesResult):
+        text = (f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
+                f"{_n(r.slices_skipped)} skipped")
+    elif isinstance(r, CandidatesResult):
+        text = (f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
+                f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
+        if r.held_back and r.held_back_reason:
+            text += f" ({r.held_back_reason})"
+    elif isinstance(r, DeleteResult):
+        c = r.counts
+        if r.skipped:
+            text = f"no sweep in {r.skipped}"
+        else:
+            text = (f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
+                    f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
+                    f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried")
+    else:
+        return f"{step}: {r}"
+    seconds = getattr(r, "seconds", 0.0)
+    return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
 
 
 def summary_location(inputs: StepInputs) -> str:
@@ -126,3 +243,36 @@ def write_summary(storage, key: str, summary: dict[str, Any]) -> str:
     """The only writer of summary.json files; returns the URI written."""
     storage.put(key, json.dumps(summary, sort_keys=False).encode())
     return storage.full_uri(key)
+
+
+def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
+    """The repository's page in lakeFS's UI: the API endpoint without ``/api/v1``, then
+    ``/repositories/<repo>``; None when the endpoint is not an http(s) URL."""
+    if not endpoint.startswith(("http://", "https://")):
+        return None
+    base = endpoint.rstrip("/").removesuffix("/api/v1").rstrip("/")
+    return f"{base}/repositories/{quote(repository, safe='')}"
+
+
+def report_url(uri: str, storage: StorageLocation) -> str | None:
+    """A URL a browser can open for a report written at ``uri``, or None when there is none.
+
+    ``s3://`` on AWS (no endpoint): the S3 console's object page. ``s3://`` on an S3-compatible
+    endpoint: the object's path-style URL on that endpoint (it opens where the bucket can be read
+    without signing, e.g. moto or a public bucket; MinIO's console is on another port we do not
+    know). ``local://``: None, a browser does not open the server's files from a web page (the
+    DAG-run summary and ``lakefs-gc report`` show the path). No credential is ever part of it.
+    """
+    parts = urlsplit(uri)
+    if parts.scheme not in ("s3", "s3a") or not parts.netloc:
+        return None
+    bucket, key = parts.netloc, parts.path.lstrip("/")
+    if not storage.s3_endpoint_url:
+        region = storage.s3_region or "us-east-1"
+        return (f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
+                f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}")
+    endpoint = urlsplit(storage.s3_endpoint_url)
+    if endpoint.scheme not in ("http", "https"):
+        return None
+    base = f"{endpoint.scheme}://{endpoint.hostname}" + (f":{endpoint.port}" if endpoint.port else "")
+    return f"{base}/{quote(bucket, safe='')}/{quote(key)}"

@@ -11,7 +11,10 @@ files, and a failure the task can act on.
 by XCom, or, when the step fails, ``{"failure": {"kind", "type", "message"}}``
 (:class:`lakefs_gc.contract.StepFailure`): kind ``refused`` for a
 :class:`lakefs_gc.errors.Refusal` (the task fails at once), else ``failed`` (Airflow retries it).
-A result whose ``incomplete`` is set (delete: dead letters) is a ``failed`` step. A failure also
+A result whose ``incomplete`` is set (delete: dead letters) is a ``failed`` step. Spark logs at
+WARN (the task passes ``--conf spark.log.level=WARN`` unless the entry's ``spark.conf`` sets it; a
+job started without it is set to WARN once its session is up); the job's own lines stay at INFO and its
+result is its last line, readable (:func:`lakefs_gc.report.summary.step_line`). A failure also
 prints its cause on one line (a ``failed`` one logs its traceback at ERROR; both reach the task
 log), and the job exits 1.
 """
@@ -32,6 +35,10 @@ from lakefs_gc.errors import Unreachable
 from lakefs_gc.spark.runtime import job_environ
 
 StepFn = Callable[[Any, StepInputs, Mapping[str, str]], SparkStepResult]
+
+
+LOG_LEVEL_CONF = "spark.log.level"  # Spark's own logging from the SparkContext's start (the task sets it)
+DEFAULT_SPARK_LOG_LEVEL = "WARN"    # our lines (lakefs_gc.*, Python logging) stay at INFO
 
 
 class StepFailed(RuntimeError):
@@ -70,7 +77,9 @@ def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[
         write_json(to_wire(result), result_path)
     except Exception as exc:
         return record_failure(step, exc, result_path)
-    print(f"lakefs-gc {step}: ok {to_wire(result)}")
+    from lakefs_gc.report.summary import step_line
+
+    print(f"lakefs-gc {step_line(step, result)}", flush=True)  # the result in one readable line
     return 0
 
 
@@ -81,6 +90,7 @@ def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
     parser.add_argument("--secrets", help="JSON file (mode 0600) with the lakeFS and S3 keys; default: the environment")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {step} %(levelname)s %(message)s")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
 
     from pyspark.sql import SparkSession
 
@@ -93,7 +103,8 @@ def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
     except Exception as exc:
         return record_failure(step, exc, args.result, where="secrets file: ")
     spark = SparkSession.builder.appName(f"lakefs-gc {step} {inputs.context.repository}").getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
+    if spark.sparkContext.getConf().get(LOG_LEVEL_CONF) is None:  # a job started by hand without it
+        spark.sparkContext.setLogLevel(DEFAULT_SPARK_LOG_LEVEL)
     try:
         return run_step(step, fn, spark, inputs, environ, args.result)
     finally:
