@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 import zipfile
 from pathlib import Path
 
@@ -106,22 +105,6 @@ def test_lakefs_endpoint_normalisation(host, port, schema, expected):
     from lakefs_gc_airflow.hooks import lakefs_endpoint
 
     assert lakefs_endpoint(host, port, schema) == expected
-
-
-def test_lakefs_connection_type_is_registered_as_a_provider():
-    from airflow.providers_manager import ProvidersManager
-
-    from lakefs_gc_airflow.hooks import LakeFSHook
-
-    pm = ProvidersManager()
-    assert "lakefs-gc" in pm.providers
-    with warnings.catch_warnings():  # the UI side still reads ProvidersManager.hooks
-        warnings.simplefilter("ignore")
-        info = pm.hooks["lakefs"]
-    assert info.hook_class_name == "lakefs_gc_airflow.hooks.LakeFSHook"
-    assert info.connection_id_attribute_name == "lakefs_conn_id"
-    ui = LakeFSHook.get_ui_field_behaviour()
-    assert ui["relabeling"] == {"host": "Endpoint URL", "login": "Access key ID", "password": "Secret access key"}
 
 
 def test_storage_options_from_the_aws_connection(connections, monkeypatch):
