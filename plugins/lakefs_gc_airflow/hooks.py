@@ -162,8 +162,10 @@ def _reason(exc: BaseException) -> str:
     """The cause of a failed request in one line (urllib3 wraps it: MaxRetryError(reason=...))."""
     cause = getattr(exc, "reason", None) or exc
     text = str(cause)
-    if ">: " in text:  # "<urllib3.connection.HTTPConnection object at 0x...>: Failed to establish..."
-        text = text.split(">: ", 1)[1]
+    for sep in (">: ", "): "):  # "<...HTTPConnection object at 0x...>: Failed..." / "HTTPConnection(host=..): Failed..."
+        if sep in text:
+            text = text.split(sep, 1)[1]
+            break
     return f"{type(cause).__name__}: {text}"
 
 
@@ -174,9 +176,9 @@ def _api_failure(endpoint: str, exc) -> str:
     if exc.status == 403:
         return (f"lakeFS at {endpoint} accepted the keys but their user may not read the server config "
                 f"(HTTP 403): the GC needs fs:ReadConfig among its permissions (see the README)")
-    if exc.status == 404:
-        return (f"{endpoint}/config was not found (HTTP 404): is this lakeFS's address? Give the server's URL, "
-                f"e.g. http://lakefs:8000 (/api/v1 is appended when missing)")
+    if exc.status in (404, 405, 501):
+        return (f"{endpoint}/config answered HTTP {exc.status} {exc.reason or ''}: no lakeFS API at this address? "
+                f"Give the lakeFS server's URL, e.g. http://lakefs:8000 (/api/v1 is appended when missing)")
     return f"lakeFS at {endpoint} answered HTTP {exc.status} {exc.reason or ''} to GET /config".rstrip()
 
 

@@ -85,8 +85,9 @@ def lakefs_conns(lakefs_emulator, monkeypatch):
     ("lakefs_ok_root", True, r"accepted the keys \(blockstore: local\)$"),
     ("lakefs_badkey", False, r"refused the keys \(HTTP 401\): check Access key ID and Secret access key"),
     ("lakefs_down", False, r"cannot reach lakeFS at http://127\.0\.0\.1:\d+/api/v1: NewConnectionError: "
-                           r"Failed to establish a new connection: .*Connection refused.*Check the lakeFS endpoint"),
-    ("lakefs_notlakefs", False, r"/somewhere-else/api/v1/config was not found \(HTTP 404\): is this lakeFS's address"),
+                           r"Failed to establish a new connection: \[Errno 111\] Connection refused\. Check the lakeFS endpoint"),
+    ("lakefs_notlakefs", False, r"/somewhere-else/api/v1/config answered HTTP (404|501) .*: no lakeFS API at this "
+                                r"address\? Give the lakeFS server's URL"),
     ("lakefs_nokeys", False, r"'lakefs_nokeys' needs login \(access key id\) and password"),
 ])
 def test_the_test_button_calls_lakefs_and_says_what_failed(lakefs_conns, conn_id, ok, message):
