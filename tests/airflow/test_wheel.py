@@ -159,7 +159,7 @@ from airflow.utils import db
 db.resetdb()
 from airflow.dag_processing.dagbag import DagBag
 
-bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"], include_examples=False)
+bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
 assert not bag.import_errors, bag.import_errors
 dag = bag.dags[%(dag_id)r]
 apps = {t.task_id: t.application for t in dag.tasks if hasattr(t, "application")}
@@ -167,7 +167,7 @@ dr = dag.test(run_conf={"mode": "mark_and_sweep"})
 tis = {ti.task_id: ti for ti in dr.get_task_instances()}
 print("RESULT " + json.dumps({
     "state": dr.state, "tis": {k: ti.state for k, ti in tis.items()}, "apps": apps,
-    "xcom": {k: ti.xcom_pull(task_ids=k) for k in tis}, "lakefs_gc": lakefs_gc.__file__,
+    "xcom": {k: t.xcom_pull(task_ids=k) for k, t in tis.items()}, "lakefs_gc": lakefs_gc.__file__,
 }, default=str))
 """
 
