@@ -42,10 +42,13 @@ LAKEFS_CONN_FIELDS: dict[str, dict[str, Any]] = {
 }
 
 LAKEFS_UI_FIELD_BEHAVIOUR: dict[str, Any] = {
-    "hidden-fields": ["schema", "port"],
+    # Port stays: Airflow 3.3's Test button in the connections list sends a missing port as 0 and
+    # is refused ("The host or port to test differs from the stored connection") unless it is set.
+    "hidden-fields": ["schema"],
     "relabeling": {"host": "lakeFS endpoint", "login": "Access key ID", "password": "Secret access key"},
     "placeholders": {
         "host": "http://lakefs.example.com:8000 (/api/v1 is appended when missing)",
+        "port": "8000 (used when the endpoint URL has no port; set it for the Test button)",
         "login": "AKIAIOSFOLQUICKSTART",
         "password": "the access key's secret",
         "local_blockstore_root": "/home/lakefs/lakefs/data/block",

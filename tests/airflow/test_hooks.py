@@ -40,7 +40,7 @@ def test_the_connection_form_is_provider_metadata_not_deprecated_hook_methods():
     assert meta.hook_name == "lakeFS"
     std = meta.standard_fields
     assert {k: getattr(std, k).title for k in LABELS} == LABELS
-    assert std.port.hidden and std.url_schema.hidden and not std.host.hidden
+    assert std.url_schema.hidden and not std.host.hidden and not std.port.hidden  # Port: see get_provider_info
     assert "/api/v1 is appended" in std.host.placeholder
     extra = meta.extra_fields
     assert {k: v["schema"]["title"] for k, v in extra.items()} == EXTRA_LABELS
