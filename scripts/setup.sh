@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: checks Java 17+, installs the apt tools the tests use, creates .venv with the
-# pinned requirements and the project package (editable), and builds the --py-files zip for Spark.
+# pinned requirements and the project package (editable), and builds the --py-files zip for Spark
+# (build/lakefs_gc.zip, for running a job by hand).
 # A second run only checks stamps and takes a second or two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,22 +60,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# --- the package as a zip for spark-submit --py-files (rebuilt when the package changes) ---
-mkdir -p build
-"$VENV/bin/python" - <<'PYEOF'
-import hashlib, os, zipfile, pathlib
-src = pathlib.Path("include")
-out = pathlib.Path("build/lakefs_gc.zip")
-files = sorted(p for p in src.joinpath("lakefs_gc").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-# rebuilt when any file is added, removed, moved or changed: a stale zip runs old code in the jobs
-manifest = hashlib.sha256("".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}\n" for p in files).encode()).hexdigest()
-stamp = out.with_suffix(".zip.sha")
-if not out.exists() or not stamp.exists() or stamp.read_text() != manifest or os.environ.get("FORCE_ZIP"):
-    tmp = out.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        for p in files:
-            z.write(p, p.relative_to(src).as_posix())
-    tmp.replace(out)
-    stamp.write_text(manifest)
-PYEOF
+# --- the package as a zip for spark-submit --py-files (rewritten when the package's content changes:
+#     a stale zip runs old code in the jobs). The operators build the same zip from the installed
+#     package themselves (lakefs_gc.spark.bundle); this copy is for running a job by hand. ---
+"$VENV/bin/python" -m lakefs_gc.spark.bundle build/lakefs_gc.zip >/dev/null
 echo "setup: ok (.venv ready, build/lakefs_gc.zip built)"

@@ -197,12 +197,12 @@ def test_airflow_image_is_built_from_the_projects_requirements():
     assert any("openjdk-17-jre-headless" in ln for ln in lines), "Spark 4 needs Java 17 in the image"
     assert any(re.search(r"pip install\b.*-e \.", ln) for ln in lines), "the project itself must be installed"
     assert any("build/lakefs_gc.zip" in ln for ln in lines), "spark-submit --py-files needs build/lakefs_gc.zip"
-    for folder in ("include/", "plugins/", "dags/", "jobs/", "config/"):
+    for folder in ("include/", "plugins/", "dags/", "config/"):  # the Spark jobs are inside include/lakefs_gc
         assert any(re.match(rf"^COPY\b.*\s{re.escape(folder)}\s", ln) for ln in lines), f"Dockerfile must COPY {folder}"
     # Only the project's pinned file: no install-at-start hook anywhere in the stack.
     assert "_PIP_ADDITIONAL_REQUIREMENTS" not in COMPOSE_FILE.read_text()
     ignored = {ln.strip() for ln in (ROOT / ".dockerignore").read_text().splitlines() if ln.strip() and not ln.startswith("#")}
-    assert not ignored & {"requirements.txt", "pyproject.toml", "include", "plugins", "dags", "jobs", "config", "docker"}
+    assert not ignored & {"requirements.txt", "pyproject.toml", "include", "plugins", "dags", "config", "docker"}
     assert ".env" in ignored, ".env (secrets) must stay out of the build context"
 
 

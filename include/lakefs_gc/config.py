@@ -35,14 +35,15 @@ ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
 
 
 def project_root() -> Path:
-    """Where ``config/``, ``jobs/`` and ``build/`` are: ``$LAKEFS_GC_HOME``, else the checkout this
-    package runs from (``include/lakefs_gc/config.py``), else the working directory (a wheel
-    install: set ``LAKEFS_GC_HOME`` or configure every path)."""
+    """Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
+    from: ``$LAKEFS_GC_HOME``, else the checkout this package runs from
+    (``include/lakefs_gc/config.py``), else the working directory (an installed package: set
+    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself)."""
     env = os.environ.get(ENV_PROJECT_ROOT)
     if env:
         return Path(env)
     here = Path(__file__).resolve().parent
-    if here.parent.name == "include" and (here.parents[1] / "jobs").is_dir():
+    if here.parent.name == "include" and (here.parents[1] / "pyproject.toml").is_file():
         return here.parents[1]
     return Path.cwd()
 
@@ -81,8 +82,8 @@ class SparkSettings:
     parallelism: int | None = None
     binary: str | None = None       # spark-submit path; None: the one next to the running Python
     python: str | None = None       # PYSPARK_PYTHON; None: the running Python
-    py_files: str | None = None     # None: <project>/build/lakefs_gc.zip
-    jobs_dir: str | None = None     # None: <project>/jobs
+    py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
+    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""

@@ -27,8 +27,12 @@ from lakefs_gc_airflow.params import gc_params
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 
-def _project_path(value: str | None, default: str) -> str:
-    p = Path(value or default)
+def _project_path(value: str | None) -> str | None:
+    """A configured path, relative ones taken from the project root; None (not configured) stays
+    None: the operator then uses the jobs inside the package and a zip of the installed package."""
+    if not value:
+        return None
+    p = Path(value)
     return str(p if p.is_absolute() else project_root() / p)
 
 
@@ -57,8 +61,8 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         common = {"lakefs_conn_id": cfg.lakefs_conn_id, "storage_conn_id": cfg.storage_conn_id}
         spark_kwargs = {
             **common,
-            "jobs_dir": _project_path(spark.jobs_dir, "jobs"),
-            "py_files": _project_path(spark.py_files, "build/lakefs_gc.zip"),
+            "jobs_dir": _project_path(spark.jobs_dir),
+            "py_files": _project_path(spark.py_files),
             "conn_id": cfg.spark_conn_id,
             "conf": spark.spark_conf(),
             "driver_memory": spark.driver_memory,

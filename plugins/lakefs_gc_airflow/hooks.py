@@ -51,7 +51,11 @@ class LakeFSHook(BaseHook):
     ``{"max_retries": 5, "backoff_base": 0.5, "backoff_max": 20.0}`` (retries on 5xx/429/connection
     errors, none on other 4xx: done by the client), and ``local_blockstore_root``: the server's
     ``blockstore.local.path`` as the GC workers see it, required for ``local://`` namespaces
-    (lakeFS keeps ``local://repo1`` at ``<blockstore.local.path>/repo1``).
+    (lakeFS keeps ``local://repo1`` at ``<blockstore.local.path>/repo1``). An empty extra field
+    (``""`` or null, as the connection form saves one left blank) means not set.
+
+    The connection form's labels, help texts and extra fields are provider metadata
+    (``lakefs_gc_airflow.get_provider_info``); :meth:`test_connection` backs its Test button.
     """
 
     conn_name_attr = "lakefs_conn_id"
@@ -67,19 +71,6 @@ class LakeFSHook(BaseHook):
         self._client: LakeFSClient | None = None
         self._endpoint: str | None = None
         self._conn = None
-
-    @classmethod
-    def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        return {
-            "hidden_fields": ["schema", "port"],
-            "relabeling": {"host": "Endpoint URL", "login": "Access key ID", "password": "Secret access key"},
-            "placeholders": {
-                "host": "http://127.0.0.1:8000",
-                "login": "AKIAIOSFOLQUICKSTART",
-                "password": "secret access key",
-                "extra": '{"max_retries": 5, "local_blockstore_root": "/home/lakefs/lakefs/data/block"}',
-            },
-        }
 
     def _connection(self):
         """The Airflow connection, read once per hook (prepare_run asks it for the client, the
@@ -98,7 +89,7 @@ class LakeFSHook(BaseHook):
         endpoint = lakefs_endpoint(conn.host, conn.port, conn.schema, extra.get("scheme"))
         kwargs: dict[str, Any] = {}
         for key, typ in self._RETRY_EXTRAS.items():
-            if extra.get(key) is not None:
+            if extra.get(key) not in (None, ""):
                 try:
                     kwargs[key] = typ(extra[key])
                 except (TypeError, ValueError):
@@ -140,11 +131,57 @@ class LakeFSHook(BaseHook):
         return self._client
 
     def test_connection(self) -> tuple[bool, str]:
+        """The connection form's Test button (Airflow's ``[core] test_connection = Enabled``): one
+        authenticated call to lakeFS's API (``GET /config``), no retries, a 10 s timeout; the answer
+        says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS)."""
+        from lakefs_gc.lakefs.client import LakeFSClient
+        from lakefs_sdk.exceptions import ApiException
+
         try:
-            self.get_conn().grace_period_seconds()
-        except Exception as e:  # reported to the UI's "Test" button, not swallowed in a task
+            endpoint, access, secret, _ = self._settings()
+        except ValueError as e:
             return False, str(e)
-        return True, "Connection successfully tested"
+        client = LakeFSClient(endpoint, access, secret, max_retries=0, request_timeout=10.0)
+        try:
+            cfg = client.call("getConfig", client.config.get_config)
+        except ApiException as e:
+            return False, _api_failure(endpoint, e)
+        except Exception as e:  # connection refused, DNS, TLS, timeout: said in one line, to the UI
+            return False, (f"cannot reach lakeFS at {endpoint}: {_reason(e)}. Check the lakeFS endpoint "
+                           f"(scheme, host, port) and that lakeFS is running and reachable from Airflow")
+        finally:
+            client.close()
+        version = getattr(cfg.version_config, "version", None) or "(version not given)"
+        stores = [s.blockstore_type for s in (cfg.storage_config_list or []) if s is not None] or \
+            ([cfg.storage_config.blockstore_type] if cfg.storage_config is not None else [])
+        message = f"lakeFS {version} at {endpoint} accepted the keys (blockstore: {', '.join(stores) or 'unknown'})"
+        if "local" in stores and not self.local_blockstore_root():
+            message += "; set Local blockstore root to collect its local:// repositories"
+        return True, message
+
+
+def _reason(exc: BaseException) -> str:
+    """The cause of a failed request in one line (urllib3 wraps it: MaxRetryError(reason=...))."""
+    cause = getattr(exc, "reason", None) or exc
+    text = str(cause)
+    for sep in (">: ", "): "):  # "<...HTTPConnection object at 0x...>: Failed..." / "HTTPConnection(host=..): Failed..."
+        if sep in text:
+            text = text.split(sep, 1)[1]
+            break
+    return f"{type(cause).__name__}: {text}"
+
+
+def _api_failure(endpoint: str, exc) -> str:
+    """What lakeFS's answer to ``GET /config`` means for the connection."""
+    if exc.status == 401:
+        return (f"lakeFS at {endpoint} refused the keys (HTTP 401): check Access key ID and Secret access key")
+    if exc.status == 403:
+        return (f"lakeFS at {endpoint} accepted the keys but their user may not read the server config "
+                f"(HTTP 403): the GC needs fs:ReadConfig among its permissions (see the README)")
+    if exc.status in (404, 405, 501):
+        return (f"{endpoint}/config answered HTTP {exc.status} {exc.reason or ''}: no lakeFS API at this address? "
+                f"Give the lakeFS server's URL, e.g. http://lakefs:8000 (/api/v1 is appended when missing)")
+    return f"lakeFS at {endpoint} answered HTTP {exc.status} {exc.reason or ''} to GET /config".rstrip()
 
 
 def storage_options(aws_conn_id: str | None) -> S3Options | None:

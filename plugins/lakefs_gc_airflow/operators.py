@@ -251,8 +251,13 @@ class SaveReportOperator(BaseOperator):
 # Spark steps
 
 class GCSparkSubmitOperator(SparkSubmitOperator):
-    """``spark-submit [--py-files ZIP] jobs/<step>.py --input INPUT.json --result RESULT.json
-    --secrets SECRETS.json``.
+    """``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
+    --result RESULT.json --secrets SECRETS.json``.
+
+    The job is the entry point inside the installed ``lakefs_gc`` package unless ``jobs_dir`` is
+    given (``<jobs_dir>/<step>.py``); ``py_files`` defaults to a zip of the installed package,
+    built on first use and cached (``lakefs_gc.spark.bundle``), so no checkout of the repository
+    is needed on the worker.
 
     At execute time: writes the step's typed inputs to ``<work_dir>/_control/<step>.input.json``
     and the lakeFS and S3 secrets to a file only this user can read, runs the job, and returns the
@@ -285,10 +290,12 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     ui_color = "#fde9c8"
     secrets_file: Path | None = None  # from prepare_submit until the job is over
 
-    def __init__(self, *, step: str, jobs_dir: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
+    def __init__(self, *, step: str, jobs_dir: str | None = None, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
                  **kwargs: Any) -> None:
-        kwargs.setdefault("application", str(Path(jobs_dir) / f"{step}.py"))
+        from lakefs_gc.spark.bundle import job_path
+
+        kwargs.setdefault("application", str(Path(jobs_dir) / f"{step}.py") if jobs_dir else str(job_path(step)))
         kwargs.setdefault("name", f"lakefs-gc-{step}")
         super().__init__(**kwargs)
         self.step = step
@@ -327,6 +334,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.conf = {LOG_LEVEL_CONF: DEFAULT_SPARK_LOG_LEVEL, **(self.conf or {})}
         if not self._spark_binary:
             self._spark_binary = default_spark_binary()
+        if not self.py_files:
+            from lakefs_gc.spark.bundle import py_files
+
+            self.py_files = str(py_files())
         self._hook = None  # built from the fields above, lazily, by SparkSubmitOperator
         return input_path, result_path
 

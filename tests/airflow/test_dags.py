@@ -111,9 +111,10 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
     for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
         t = dag.get_task(step)
         assert t._conn_id == "spark_default"
-        assert t.application == str(REPO / "jobs" / f"{step}.py")
+        # the entry point inside the package; the --py-files zip is built from the package when the task runs
+        assert t.application == str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py")
         assert Path(t.application).exists(), f"missing job file {t.application}"
-        assert t.py_files == str(REPO / "build" / "lakefs_gc.zip")
+        assert t.py_files is None
         assert {"application", "application_args", "env_vars", "conf"} <= set(t.template_fields)
     from lakefs_gc.contract import skipped
 

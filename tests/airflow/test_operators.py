@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -130,22 +130,6 @@ def test_lakefs_endpoint_normalisation(host, port, schema, expected):
     assert lakefs_endpoint(host, port, schema) == expected
 
 
-def test_lakefs_connection_type_is_registered_as_a_provider():
-    from airflow.providers_manager import ProvidersManager
-
-    from lakefs_gc_airflow.hooks import LakeFSHook
-
-    pm = ProvidersManager()
-    assert "lakefs-gc" in pm.providers
-    with warnings.catch_warnings():  # the UI side still reads ProvidersManager.hooks
-        warnings.simplefilter("ignore")
-        info = pm.hooks["lakefs"]
-    assert info.hook_class_name == "lakefs_gc_airflow.hooks.LakeFSHook"
-    assert info.connection_id_attribute_name == "lakefs_conn_id"
-    ui = LakeFSHook.get_ui_field_behaviour()
-    assert ui["relabeling"] == {"host": "Endpoint URL", "login": "Access key ID", "password": "Secret access key"}
-
-
 def test_storage_options_from_the_aws_connection(connections, monkeypatch):
     from lakefs_gc_airflow.hooks import storage_options
 
@@ -170,8 +154,12 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
 
     assert cmd[0] == str(Path(sys.executable).parent / "spark-submit")
     assert cmd[cmd.index("--master") + 1] == "local[*]"
-    assert cmd[cmd.index("--py-files") + 1] == str(REPO / "build" / "lakefs_gc.zip")
-    job = str(REPO / "jobs" / f"{step}.py")
+    bundle = Path(cmd[cmd.index("--py-files") + 1])  # a zip of the imported package (lakefs_gc.spark.bundle)
+    with zipfile.ZipFile(bundle) as z:
+        names = set(z.namelist())
+    assert {"lakefs_gc/__init__.py", "lakefs_gc/contract.py", f"lakefs_gc/spark/jobs/{step}.py"} <= names
+    assert not any(n.startswith(("lakefs_gc_airflow/", "lakefs_sandbox/")) or "__pycache__" in n for n in names)
+    job = str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py")
     assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path),
                                         "--secrets", str(op.secrets_file)]
     assert "--driver-memory" in cmd and "spark.ui.enabled=false" in cmd

@@ -16,7 +16,7 @@ ZIP = REPO / "build" / "lakefs_gc.zip"
 
 
 def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None):
-    """(argv, env, result path) of a spark-submit of ``jobs/<step>.py`` with ``inputs`` (typed, or
+    """(argv, env, result path) of a spark-submit of ``lakefs_gc/spark/jobs/<step>.py`` with ``inputs`` (typed, or
     a raw dict to test what a job does with a malformed input)."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -31,7 +31,7 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
            "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
            "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
-           str(REPO / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
+           str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
     return cmd, env, result_path
 
 

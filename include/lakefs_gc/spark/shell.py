@@ -1,8 +1,10 @@
 """The common shell of every Spark job: arguments, session, secrets, the typed input and result
 files, and a failure the task can act on.
 
-    spark-submit [--py-files build/lakefs_gc.zip] jobs/<step>.py --input INPUT.json --result RESULT.json \
-        [--secrets SECRETS.json]
+    spark-submit [--py-files lakefs_gc.zip] lakefs_gc/spark/jobs/<step>.py --input INPUT.json \
+        --result RESULT.json [--secrets SECRETS.json]
+
+(the entry points and the zip: :mod:`lakefs_gc.spark.bundle`)
 
 ``--input`` holds the run context and the results of the tasks this step reads
 (:class:`lakefs_gc.contract.StepInputs`, no secrets); ``--secrets`` the lakeFS and S3 keys
@@ -84,7 +86,7 @@ def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[
 
 
 def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"jobs/{step}.py", description=f"lakeFS GC step {step}")
+    parser = argparse.ArgumentParser(prog=f"lakefs_gc/spark/jobs/{step}.py", description=f"lakeFS GC step {step}")
     parser.add_argument("--input", required=True, help="JSON file: the run context and the results this step reads")
     parser.add_argument("--result", required=True, help="where to write the JSON result of this step")
     parser.add_argument("--secrets", help="JSON file (mode 0600) with the lakeFS and S3 keys; default: the environment")

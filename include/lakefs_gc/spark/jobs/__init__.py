@@ -1,0 +1,8 @@
+"""The Spark jobs' entry points, one file per Spark step, shipped inside the package so that an
+installed ``lakefs_gc`` can be spark-submitted without a checkout of the repository:
+
+    spark-submit --py-files <bundle.zip> .../lakefs_gc/spark/jobs/<step>.py --input IN.json --result OUT.json
+
+Each file only calls :func:`lakefs_gc.spark.shell.run` with its step's function. Where they are,
+and the ``--py-files`` zip of the package: :mod:`lakefs_gc.spark.bundle`.
+"""

@@ -1,0 +1,14 @@
+"""Spark entry point for the GC step `delete` (:mod:`lakefs_gc.spark.delete`).
+
+    spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/delete.py \
+        --input INPUT.json --result RESULT.json
+
+(installed: ``lakefs_gc.spark.bundle.job_path('delete')``; the operator finds it by itself)
+"""
+
+import sys
+
+from lakefs_gc.spark import delete, shell
+
+if __name__ == "__main__":
+    sys.exit(shell.run("delete", delete.run))

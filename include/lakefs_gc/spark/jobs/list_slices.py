@@ -1,0 +1,14 @@
+"""Spark entry point for the GC step `list_slices` (:mod:`lakefs_gc.spark.list_slices`).
+
+    spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/list_slices.py \
+        --input INPUT.json --result RESULT.json
+
+(installed: ``lakefs_gc.spark.bundle.job_path('list_slices')``; the operator finds it by itself)
+"""
+
+import sys
+
+from lakefs_gc.spark import list_slices, shell
+
+if __name__ == "__main__":
+    sys.exit(shell.run("list_slices", list_slices.run))

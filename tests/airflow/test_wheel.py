@@ -1,0 +1,249 @@
+"""The provider as a user gets it: the wheel built from this repository, installed into a fresh
+virtual environment with Airflow and nothing of the repository on the path, runs a GC DAG end to
+end against the lakeFS emulator on an ``s3://`` namespace (moto server on 127.0.0.1).
+
+No network beyond 127.0.0.1: the sdist and the wheel are built with the main venv's setuptools
+(``uv build --no-build-isolation --offline``), and the new venv is filled from uv's cache
+(``--offline``), held to the versions of the main venv (its ``uv pip freeze`` as constraints:
+the same files setup.sh installed, so nothing new is fetched). First a plain Airflow 3
+(``apache-airflow`` at our pin), then the wheel: everything else it needs must come from its own
+``Requires-Dist``. The DAG file is copied into a DAGS_FOLDER of its own, as the README says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.airflow.helpers import REPO
+
+pytestmark = [pytest.mark.spark, pytest.mark.e2e]
+
+BUILD_TIMEOUT = 180
+GRACE = 3
+MIN_AGE = 5  # no fresh garbage here: the seeded objects only need to be older than the cutoff
+REPO_NAME = "wheel-repo"
+DAG_ID = f"lakefs_gc__{REPO_NAME}"
+TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+         "save_report"]
+
+
+def _uv() -> str:
+    found = shutil.which("uv") or next((str(p) for p in (Path.home() / ".local" / "bin" / "uv",) if p.exists()), None)
+    assert found, "uv not found on PATH or in ~/.local/bin: run scripts/setup.sh (it installs uv)"
+    return found
+
+
+def _run(cmd: list[str], timeout: float, **kwargs) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
+                                 f"{proc.stderr[-5000:]}"
+    return proc.stdout
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment of the new venv's processes: nothing that would put the repository, the main
+    venv or a pytest setting on its path."""
+    main_bin = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != main_bin)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST", "AIRFLOW", "LAKEFS_GC", "PYTHON", "VIRTUAL_ENV", "SPARK", "PYSPARK"))}
+    env.update({"PATH": path, "UV_OFFLINE": "1", "UV_NO_PROGRESS": "1", **extra})
+    return env
+
+
+@dataclass
+class Installed:
+    venv: Path
+    python: Path
+    wheel: Path
+    work: Path
+
+    def run(self, script: str, timeout: float, env: dict[str, str]) -> str:
+        """Run ``script`` with the new venv's Python from a directory outside the repository."""
+        return _run([str(self.python), "-c", script], timeout, cwd=self.work, env=env)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    t0 = time.monotonic()
+    tmp = tmp_path_factory.mktemp("wheel")
+    uv, env = _uv(), _clean_env()
+    dist = tmp / "dist"
+    _run([uv, "build", "--no-build-isolation", "--offline", "-p", sys.executable, "--out-dir", str(dist), str(REPO)],
+         BUILD_TIMEOUT, cwd=REPO, env=env)
+    (wheel,) = dist.glob("lakefs_gc-*-py3-none-any.whl")
+
+    frozen = _run([uv, "pip", "freeze", "-p", sys.executable], 60, env=env).splitlines()
+    constraints = tmp / "constraints.txt"
+    ours = [ln for ln in frozen if ln.startswith("-e") or re.match(r"lakefs[-_]gc\b", ln)]  # the editable install
+    constraints.write_text("\n".join(ln for ln in frozen if ln not in ours) + "\n")
+    airflow_pin = next(ln for ln in frozen if ln.startswith("apache-airflow=="))
+
+    venv = tmp / "venv"
+    _run([uv, "venv", "-q", "-p", sys.executable, str(venv)], 60, env=env)
+    python = venv / "bin" / "python"
+    for what in (airflow_pin, str(wheel)):  # a plain Airflow 3, then the provider with its own dependencies
+        _run([uv, "pip", "install", "-q", "--offline", "-p", str(python), "-c", str(constraints), what],
+             BUILD_TIMEOUT, env=env)
+    work = tmp / "work"
+    work.mkdir()
+    print(f"wheel built and installed in {time.monotonic() - t0:.1f}s: {wheel.name}")
+    return Installed(venv, python, wheel, work)
+
+
+PROBE = """
+import importlib.metadata as md, json, sys, warnings
+import lakefs_gc, lakefs_gc_airflow
+from lakefs_gc.spark import bundle
+from airflow.providers_manager import ProvidersManager
+from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
+
+pm = ProvidersManager()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    hook = pm.hooks["lakefs"]
+meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}["lakefs"]
+dist = md.distribution("lakefs-gc")
+print(json.dumps({
+    "sys_path": sys.path, "lakefs_gc": lakefs_gc.__file__, "lakefs_gc_airflow": lakefs_gc_airflow.__file__,
+    "version": lakefs_gc.__version__, "dist_version": dist.version, "dist_files": str(dist.locate_file("")),
+    "requires": dist.requires, "dists": sorted({d.metadata["Name"] for d in md.distributions()}),
+    "provider_entry_points": [ep.value for ep in md.entry_points(group="apache_airflow_provider")
+                              if ep.value.startswith("lakefs_gc_airflow")],
+    "providers": sorted(pm.providers), "hook": hook.hook_class_name,
+    "host_label": meta.standard_fields.host.title,
+    "extra_labels": {k: v["schema"]["title"] for k, v in (meta.extra_fields or {}).items()},
+    "jobs": {s: str(bundle.job_path(s)) for s in bundle.STEPS},
+}))
+"""
+
+
+def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provider_metadata(installed):
+    out = json.loads(installed.run(PROBE, 120, _clean_env()).splitlines()[-1])
+    venv = str(installed.venv)
+    # the installed package, nothing of the repository or the main venv (its editable install)
+    assert out["lakefs_gc"].startswith(venv) and out["lakefs_gc_airflow"].startswith(venv), out
+    assert out["dist_files"].startswith(venv)
+    main_site = str(Path(sys.executable).parent.parent)
+    leaks = [p for p in out["sys_path"] if p.startswith((str(REPO), main_site))]
+    assert not leaks, f"the repository or the main venv is on the new venv's path: {leaks}"
+    assert out["version"] == out["dist_version"] == re.search(
+        r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert out["provider_entry_points"] == ["lakefs_gc_airflow:get_provider_info"]
+    assert "lakefs-gc" in out["providers"] and out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
+    assert out["host_label"] == "lakeFS endpoint"
+    assert out["extra_labels"]["local_blockstore_root"] == "Local blockstore root"
+    assert all(p.startswith(venv) and p.endswith(f"/lakefs_gc/spark/jobs/{s}.py") for s, p in out["jobs"].items())
+    # test-only and optional packages are not dragged in (Kubernetes is an extra)
+    names = {n.lower() for n in out["dists"]}
+    assert {"apache-airflow", "apache-airflow-providers-apache-spark", "pyspark", "lakefs-sdk"} <= names
+    assert not names & {"moto", "pytest", "hypothesis", "playwright", "apache-airflow-providers-cncf-kubernetes"}, names
+    assert any(r.startswith("apache-airflow<4,>=3") for r in out["requires"]), out["requires"]
+
+
+DRIVER = """
+import json, os, sys
+import lakefs_gc
+from airflow.utils import db
+db.resetdb()
+from airflow.dag_processing.dagbag import DagBag
+
+bag = DagBag(dag_folder=os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+assert not bag.import_errors, bag.import_errors
+dag = bag.dags[%(dag_id)r]
+apps = {t.task_id: t.application for t in dag.tasks if hasattr(t, "application")}
+dr = dag.test(run_conf={"mode": "mark_and_sweep"})
+tis = {ti.task_id: ti for ti in dr.get_task_instances()}
+print("RESULT " + json.dumps({
+    "state": dr.state, "tis": {k: ti.state for k, ti in tis.items()}, "apps": apps,
+    "xcom": {k: t.xcom_pull(task_ids=k) for k, t in tis.items()}, "lakefs_gc": lakefs_gc.__file__,
+}, default=str))
+"""
+
+
+def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, lakefs_emulator_factory, tmp_path):
+    from lakefs_sandbox.seed import DELETED, KEPT, seed
+    from tests.conftest import ns_storage
+
+    t0 = time.monotonic()
+    emu = lakefs_emulator_factory("--grace-period", str(GRACE), s3=moto_server)
+    bucket = moto_server.create_bucket("gc-wheel")
+    ns = emu.namespace(REPO_NAME, bucket=bucket)
+    offsets = {"old": -10 * 86400, "recent": -3600, "fresh": 0}
+    manifest = seed(emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]))
+    storage = ns_storage(ns, moto_server)
+    before = {o.key for o in storage.list("", recursive=True)}
+    seeded_at = time.time()
+
+    # what a user sets up (README, "Installing into your own Airflow"): a DAGS_FOLDER with our DAG
+    # file, the repositories file, connections in the environment
+    dags, plugins, home, cache = (tmp_path / d for d in ("dags", "plugins", "airflow-home", "py-files-cache"))
+    for d in (dags, plugins, home):
+        d.mkdir()
+    shutil.copy(REPO / "dags" / "gc_dags.py", dags / "gc_dags.py")
+    config = tmp_path / "gc_repositories.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        repositories:
+          - repository: {REPO_NAME}
+            lakefs_conn_id: lakefs_default
+            storage_conn_id: aws_default
+            spark_conn_id: spark_default
+            min_age_seconds: {MIN_AGE}
+            mode: mark_and_sweep
+            work_dir: {tmp_path / "work"}
+            tasks: {{retries: 0}}
+            spark:
+              parallelism: 2
+              conf:
+                spark.ui.enabled: "false"
+                spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"
+        """))
+    env = _clean_env(**{
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__PARALLELISM": "4",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "LAKEFS_GC_CONFIG": str(config),
+        "LAKEFS_GC_CACHE_DIR": str(cache),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": emu.url, "login": emu.access_key,
+                                                   "password": emu.secret_key}),
+        "AIRFLOW_CONN_AWS_DEFAULT": json.dumps({"conn_type": "aws", "login": moto_server.access_key,
+                                                "password": moto_server.secret_key,
+                                                "extra": {"endpoint_url": moto_server.endpoint_url,
+                                                          "region_name": moto_server.region}}),
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+    })
+    time.sleep(max(0.0, seeded_at + MIN_AGE + 1 - time.time()))  # everything seeded is older than the cutoff
+    out = installed.run(DRIVER % {"dag_id": DAG_ID}, 600, env)
+    result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
+
+    venv = str(installed.venv)
+    assert result["lakefs_gc"].startswith(venv)
+    assert result["state"] == "success" and result["tis"] == dict.fromkeys(TASKS, "success"), result["tis"]
+    # the Spark jobs are the installed package's; their --py-files zip was built from it, once
+    assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "delete"}
+    assert all(a.startswith(venv) and "/lakefs_gc/spark/jobs/" in a for a in result["apps"].values()), result["apps"]
+    assert len(list(cache.glob("lakefs_gc-*.zip"))) == 1
+
+    # what is left in storage: exactly the expected garbage is gone
+    after = {o.key for o in storage.list("", recursive=True)}
+    assert before - after == manifest.expected(DELETED)
+    assert manifest.expected(KEPT) <= after and {k for k in before if k.startswith("_lakefs/")} <= after
+    run_id = result["xcom"]["mark_uncommitted"]["run_id"]
+    summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
+    assert summary["success"] is True and summary["deleted"] == len(manifest.expected(DELETED)) > 0
+    print(f"DAG run from the installed wheel: {time.monotonic() - t0:.1f}s")

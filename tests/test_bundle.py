@@ -1,0 +1,65 @@
+"""lakefs_gc.spark.bundle: the jobs inside the package and the --py-files zip of the package."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from lakefs_gc.spark import bundle
+
+
+def test_every_spark_step_has_its_entry_point_inside_the_package():
+    for step in bundle.STEPS:
+        path = bundle.job_path(step)
+        assert path.is_file() and path.parent == bundle.package_dir() / "spark" / "jobs"
+        assert f'shell.run("{step}", {step}.run)' in path.read_text()
+    with pytest.raises(ValueError, match="no Spark job for step 'prepare_run'"):
+        bundle.job_path("prepare_run")
+
+
+def test_the_zip_is_built_once_per_content_and_holds_the_package_only(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(bundle.ENV_CACHE_DIR, str(cache))
+    first = bundle.py_files()
+    assert first.parent == cache and oct(cache.stat().st_mode & 0o777) == "0o700"
+    mtime = first.stat().st_mtime_ns
+    assert bundle.py_files() == first and first.stat().st_mtime_ns == mtime  # reused, not rewritten
+    with zipfile.ZipFile(first) as z:
+        names = set(z.namelist())
+    expected = {f"lakefs_gc/{p.relative_to(bundle.package_dir()).as_posix()}"
+                for p in bundle.package_dir().rglob("*.py") if "__pycache__" not in p.parts}
+    assert expected <= names and "lakefs_gc/lakefs/proto/committed.proto" in names
+    assert all(n.startswith("lakefs_gc/") and "__pycache__" not in n for n in names)
+
+    # another content (a package that changed or was upgraded) gets another zip
+    fake = tmp_path / "pkg" / "lakefs_gc"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("x = 1\n")
+    monkeypatch.setattr(bundle, "package_dir", lambda: fake)
+    one = bundle.py_files()
+    (fake / "__init__.py").write_text("x = 2\n")
+    two = bundle.py_files()
+    assert len({first, one, two}) == 3
+    with zipfile.ZipFile(two) as z:
+        assert z.read("lakefs_gc/__init__.py") == b"x = 2\n"
+
+
+def test_a_cache_others_can_write_to_is_refused(tmp_path, monkeypatch):
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    os.chmod(cache, 0o777)
+    monkeypatch.setenv(bundle.ENV_CACHE_DIR, str(cache))
+    with pytest.raises(RuntimeError, match=f"{cache} is not a directory owned by this user .* LAKEFS_GC_CACHE_DIR"):
+        bundle.py_files()
+
+
+def test_write_py_files_rewrites_only_a_changed_zip(tmp_path):
+    out = tmp_path / "build" / "lakefs_gc.zip"
+    assert bundle.write_py_files(out) is True
+    assert bundle.write_py_files(out) is False
+    out.with_name("lakefs_gc.zip.sha").write_text("stale")
+    assert bundle.write_py_files(out) is True
+    assert bundle.main([str(out)]) == 0 and Path(out).is_file()
