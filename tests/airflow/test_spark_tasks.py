@@ -202,6 +202,7 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
 
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))  # where the secrets file goes
+    monkeypatch.setenv("LAKEFS_GC_CACHE_DIR", str(tmp_path / "py-files"))  # the package's zip: not a secret, elsewhere
     (tmp_path / "tmp").mkdir()
     inputs = delete_inputs(tmp_path, listed=4, max_delete_share=0.5)
     events = tmp_path / "spark-events"
