@@ -39,6 +39,12 @@ LAKEFS_CONN_FIELDS: dict[str, dict[str, Any]] = {
         "description": "The longest wait between two retries. Empty: 20.",
         "schema": {"type": ["number", "null"], "minimum": 0},
     },
+    "connect_timeout": {
+        "label": "Connect timeout (seconds)",
+        "description": "How long one attempt waits to connect to lakeFS. Once the retries are spent on an "
+                       "unreachable lakeFS, the task fails at once naming the endpoint. Empty: 10.",
+        "schema": {"type": ["number", "null"], "minimum": 0},
+    },
 }
 
 LAKEFS_UI_FIELD_BEHAVIOUR: dict[str, Any] = {
@@ -55,6 +61,7 @@ LAKEFS_UI_FIELD_BEHAVIOUR: dict[str, Any] = {
         "max_retries": "5",
         "backoff_base": "0.5",
         "backoff_max": "20",
+        "connect_timeout": "10",
     },
 }
 
