@@ -11,9 +11,11 @@ garbage. Then Debian's headless Chromium (playwright, by path) signs in and open
   Airflow 3's Task SDK gives a task no way to set its DAG-run note, so this is where it lives
   (and in the task's XCom and log);
 - the two extra links are there, the REST API serves them, and the report link opens the run's
-  ``summary.json`` (moto serves it at its path-style URL).
+  ``summary.json`` at its path-style URL on the S3 endpoint once the bucket's policy lets a browser
+  read the GC's ``summary.json`` files (a private bucket answers 403).
 
-The page is saved as ``docs/screenshots/run-summary.png``. Nothing holds a key or secret.
+The pages are saved as ``docs/screenshots/run-summary.png`` (the summary, tab Rendered Templates)
+and ``docs/screenshots/run-report-links.png`` (the links, tab Details). Nothing holds a key or secret.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -40,7 +43,8 @@ REPO_NAME = "summary-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
 USER, ROLE = "gc-viewer", "admin"
 DAY, GRACE, MIN_AGE = 86400, 5, 25
-SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"
+SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates
+LINKS_SCREENSHOT = REPO / "docs" / "screenshots" / "run-report-links.png"  # tab Details: the extra links
 
 
 def _clock(emu):
@@ -92,7 +96,7 @@ def gc_run(tmp_path, lakefs_emulator_factory, moto_server):
                   timeout=90)
         secret_values = [emu.access_key, emu.secret_key, moto_server.access_key, moto_server.secret_key]
         yield {"base": f"http://127.0.0.1:{port}", "password": password, "manifest": manifest, "output": out,
-               "home": home, "secrets": secret_values, "bucket": bucket}
+               "home": home, "secrets": secret_values, "bucket": bucket, "moto": moto_server}
     finally:
         af.stop()
 
@@ -126,6 +130,15 @@ def test_a_runs_page_shows_its_summary_and_links_to_the_report(gc_run, tmp_path)
     assert links["lakeFS repository"].endswith(f"/repositories/{REPO_NAME}")
     report_link = links["GC report (summary.json)"]
     assert report_link.startswith("http://127.0.0.1:") and report_link.endswith("/summary.json")
+    # the link opens the report where the browser may read it: a private bucket refuses (403), a bucket
+    # whose policy lets anyone read the GC's summary.json files (counts and paths, no data) serves it
+    with pytest.raises(urllib.error.HTTPError, match="403"):
+        urllib.request.urlopen(report_link, timeout=10)
+    bucket = gc_run["bucket"]
+    gc_run["moto"].client().put_bucket_policy(Bucket=bucket, Policy=json.dumps({
+        "Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
+            "Resource": f"arn:aws:s3:::{bucket}/{REPO_NAME}/_lakefs/retention/gc/unified/*/summary.json"}]}))
     with urllib.request.urlopen(report_link, timeout=10) as r:  # the link opens the report itself
         report = json.load(r)
     assert report["run_id"] == result["summary_uri"].split("/")[-2] and report["deleted"] == n
@@ -147,18 +160,26 @@ def test_a_runs_page_shows_its_summary_and_links_to_the_report(gc_run, tmp_path)
             shown.wait_for()
             for line in (f"marked: {n}", "dead letters: 0", "flow: mark_and_sweep", f"report: {result['summary_uri']}"):
                 expect(page.get_by_text(line, exact=False).first).to_be_visible()
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            html = page.content()
+            page.goto(task_page + "/details")  # Airflow 3 shows a task's extra links on its Details tab
             link = page.get_by_role("link", name="GC report (summary.json)")
             expect(link).to_have_attribute("href", report_link)
             expect(page.get_by_role("link", name="lakeFS repository")).to_have_attribute(
                 "href", links["lakeFS repository"])
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-            html = page.content()
-            report_page = browser.new_page()  # what the link opens (a new tab: another origin)
-            report_page.goto(link.get_attribute("href"))
-            assert f'"run_id": "{report["run_id"]}"' in report_page.content(), report_page.content()[:2000]
+            link.scroll_into_view_if_needed()
+            page.screenshot(path=str(LINKS_SCREENSHOT), full_page=True)
+            html += page.content()
+            report_page = browser.new_page()  # what the link opens: the report, as a download of the JSON
+            with report_page.expect_download() as download:
+                try:
+                    report_page.goto(link.get_attribute("href"))
+                except Exception as e:  # Chromium: "Download is starting" ends the navigation
+                    assert "Download is starting" in str(e), e
+            assert json.loads(Path(download.value.path()).read_text())["run_id"] == report["run_id"]
         finally:
             browser.close()
     shown_text = json.dumps([summary, links, html])
     assert not any(s in shown_text for s in gc_run["secrets"]), "a key or secret on the page, in a link or the summary"
-    print("screenshot:", SCREENSHOT)
+    print("screenshots:", SCREENSHOT, LINKS_SCREENSHOT)
