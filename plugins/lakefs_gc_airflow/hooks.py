@@ -134,7 +134,7 @@ class LakeFSHook(BaseHook):
         """The connection form's Test button (Airflow's ``[core] test_connection = Enabled``): one
         authenticated call to lakeFS's API (``GET /config``), no retries, a 10 s timeout; the answer
         says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS)."""
-        from lakefs_gc.lakefs.client import LakeFSClient
+        from lakefs_gc.lakefs.client import LakeFSClient, LakeFSUnreachable
         from lakefs_sdk.exceptions import ApiException
 
         try:
@@ -147,6 +147,8 @@ class LakeFSHook(BaseHook):
         except ApiException as e:
             return False, _api_failure(endpoint, e)
         except Exception as e:  # connection refused, DNS, TLS, timeout: said in one line, to the UI
+            if isinstance(e, LakeFSUnreachable) and e.__context__ is not None:
+                e = e.__context__  # the client's one line is for tasks; the button names the cause itself
             return False, (f"cannot reach lakeFS at {endpoint}: {_reason(e)}. Check the lakeFS endpoint "
                            f"(scheme, host, port) and that lakeFS is running and reachable from Airflow")
         finally:

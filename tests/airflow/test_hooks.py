@@ -16,7 +16,8 @@ from tests.airflow.conftest import conn_env
 
 LABELS = {"host": "lakeFS endpoint", "login": "Access key ID", "password": "Secret access key"}
 EXTRA_LABELS = {"local_blockstore_root": "Local blockstore root", "max_retries": "Max retries",
-                "backoff_base": "Backoff base (seconds)", "backoff_max": "Backoff max (seconds)"}
+                "backoff_base": "Backoff base (seconds)", "backoff_max": "Backoff max (seconds)",
+                "connect_timeout": "Connect timeout (seconds)"}
 
 
 def test_the_connection_form_is_provider_metadata_not_deprecated_hook_methods():
