@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+import urllib.request
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -157,3 +158,22 @@ def validate_params(dag, conf: dict[str, Any]) -> dict[str, Any]:
 
     serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
     return serialized.params.deep_merge(conf).validate()
+
+
+def airflow_api(base: str, path: str, user: str, password: str):
+    """GET ``path`` from the REST API of the api-server at ``base``, signed in as ``user`` (Airflow
+    3's simple auth manager: a token from ``/auth/token``)."""
+    req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": user, "password": password}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        token = json.load(r)["access_token"]
+    req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.load(r)
+
+
+def sign_in(page, user: str, password: str) -> None:
+    """Sign in on the login page the UI redirected ``page`` to (playwright)."""
+    page.get_by_label("Username").fill(user)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()

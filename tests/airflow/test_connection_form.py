@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
-from tests.airflow.test_backfill import Airflow, airflow_env, gc_config
+from lakefs_gc_airflow.local_airflow import airflow_env
+from tests.airflow.helpers import Airflow, gc_config, sign_in
 from tests.airflow.test_trigger_form import CHROMIUM, ROLE, UI, UI_TIMEOUT_MS, USER, _browser
 
 pytestmark = [pytest.mark.e2e]
@@ -80,9 +81,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             page = browser.new_page()
             page.set_default_timeout(UI_TIMEOUT_MS)
             page.goto(f"{ui.base}/connections")
-            page.get_by_label("Username").fill(USER)
-            page.get_by_label("Password").fill(ui.password)
-            page.get_by_role("button", name="Sign in").click()
+            sign_in(page, USER, ui.password)
             page.wait_for_url("**/connections**")
             try:
                 page.get_by_role("button", name="Add Connection").click()

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from lakefs_gc_airflow.local_airflow import SetupError, plan
-from tests.airflow.helpers import REPO
+from tests.airflow.helpers import REPO, airflow_api
 from tests.conftest import free_port
 
 EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
@@ -139,14 +139,6 @@ class Output:
         raise TimeoutError(f"{pattern!r} not printed after {timeout}s:\n{self.text()}")
 
 
-def _api(base: str, path: str, user: str, password: str):
-    req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": user, "password": password}).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        token = json.load(r)["access_token"]
-    req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
 
 
 @pytest.mark.e2e
@@ -181,8 +173,8 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
 
         deadline = time.monotonic() + 180  # the dag-processor parses the DAG files once started
         while True:
-            dags = [d["dag_id"] for d in _api(base, "/api/v2/dags", user, password)["dags"]]
-            errors = _api(base, "/api/v2/importErrors", user, password)["import_errors"]
+            dags = [d["dag_id"] for d in airflow_api(base, "/api/v2/dags", user, password)["dags"]]
+            errors = airflow_api(base, "/api/v2/importErrors", user, password)["import_errors"]
             if "lakefs_gc__emu-repo" in dags and errors:
                 break
             assert proc.poll() is None, out.text()

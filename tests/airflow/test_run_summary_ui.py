@@ -33,8 +33,8 @@ import pytest
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
 from lakefs_sandbox.seed import DELETED, seed
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import REPO
-from tests.airflow.test_backfill import Airflow, airflow_env, gc_config
+from lakefs_gc_airflow.local_airflow import airflow_env
+from tests.airflow.helpers import REPO, Airflow, airflow_api, gc_config, sign_in
 from tests.airflow.test_trigger_form import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
@@ -101,32 +101,24 @@ def gc_run(tmp_path, lakefs_emulator_factory, moto_server):
         af.stop()
 
 
-def _api(base: str, password: str, path: str):
-    req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": USER, "password": password}).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        token = json.load(r)["access_token"]
-    req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.load(r)
 
 
 def test_a_runs_page_shows_its_summary_and_links_to_the_report(gc_run, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     base, password = gc_run["base"], gc_run["password"]
-    [run] = _api(base, password, f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"]
+    [run] = airflow_api(base, f"/api/v2/dags/{DAG_ID}/dagRuns", USER, password)["dag_runs"]
     assert run["state"] == "success", (run, gc_run["output"][-3000:])
     run_id = run["dag_run_id"]
     q = urllib.parse.quote(run_id, safe="")
-    xcom = _api(base, password, f"/api/v2/dags/{DAG_ID}/dagRuns/{q}/taskInstances/save_report/xcomEntries/return_value")
+    xcom = airflow_api(base, f"/api/v2/dags/{DAG_ID}/dagRuns/{q}/taskInstances/save_report/xcomEntries/return_value", USER, password)
     result = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     summary = result["summary"]
     n = len(gc_run["manifest"].expected(DELETED))
     assert f"\ndeleted: {n}\n" in summary and "\nalready gone: 0\n" in summary and "\ndead letters: 0\n" in summary
     assert f"\nmarked: {n}  (" in summary and "\nflow: mark_and_sweep\n" in summary and "\ncutoff: " in summary
     assert summary.endswith(f"report: {result['summary_uri']}")
-    links = _api(base, password, f"/api/v2/dags/{DAG_ID}/dagRuns/{q}/taskInstances/save_report/links")["extra_links"]
+    links = airflow_api(base, f"/api/v2/dags/{DAG_ID}/dagRuns/{q}/taskInstances/save_report/links", USER, password)["extra_links"]
     assert links["lakeFS repository"].endswith(f"/repositories/{REPO_NAME}")
     report_link = links["GC report (summary.json)"]
     assert report_link.startswith("http://127.0.0.1:") and report_link.endswith("/summary.json")
@@ -151,9 +143,7 @@ def test_a_runs_page_shows_its_summary_and_links_to_the_report(gc_run, tmp_path)
             page.set_default_timeout(UI_TIMEOUT_MS)
             task_page = f"{base}/dags/{DAG_ID}/runs/{q}/tasks/save_report"
             page.goto(task_page)
-            page.get_by_label("Username").fill(USER)
-            page.get_by_label("Password").fill(password)
-            page.get_by_role("button", name="Sign in").click()
+            sign_in(page, USER, password)
             page.wait_for_url(f"**/dags/{DAG_ID}/**")
             page.goto(task_page + "/rendered_templates")
             shown = page.get_by_text(f"deleted: {n}", exact=False).first

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from lakefs_gc_airflow.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
-from tests.airflow.helpers import Airflow, gc_config
+from tests.airflow.helpers import Airflow, airflow_api, gc_config, sign_in
 
 pytestmark = [pytest.mark.e2e]
 
@@ -47,16 +46,7 @@ class UI:
         self.airflow, self.base, self.password = airflow, f"http://127.0.0.1:{port}", password
 
     def api(self, path: str):
-        token = self._post("/auth/token", {"username": USER, "password": self.password})["access_token"]
-        req = urllib.request.Request(self.base + path, headers={"Authorization": f"Bearer {token}"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.load(r)
-
-    def _post(self, path: str, body: dict):
-        req = urllib.request.Request(self.base + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            return json.load(r)
+        return airflow_api(self.base, path, USER, self.password)
 
     def runs(self) -> list[dict]:
         return self.api(f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"]
@@ -116,9 +106,7 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
             page = browser.new_page()
             page.set_default_timeout(UI_TIMEOUT_MS)
             page.goto(f"{ui.base}/dags/{DAG_ID}")
-            page.get_by_label("Username").fill(USER)
-            page.get_by_label("Password").fill(ui.password)
-            page.get_by_role("button", name="Sign in").click()
+            sign_in(page, USER, ui.password)
             page.wait_for_url(f"**/dags/{DAG_ID}**")
 
             # 1. the form as it opens: nothing changed, Trigger
