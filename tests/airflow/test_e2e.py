@@ -214,7 +214,7 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dic
 
 
 @needs("local")
-def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
+def test_local_namespace_mark_only_then_sweep_only(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
                                                                   capfd):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
     env.wait_until_old()
@@ -249,29 +249,41 @@ def test_local_namespace_mark_only_sweep_only_then_mark_and_sweep(lakefs_emulato
                        and k.endswith("/summary.json")]
     assert json.loads(env.storage.get(sweep_summary))["deleted"] == len(env.manifest.expected(DELETED))
 
-    # 4. fresh garbage (newer than the cutoff), then a full run: nothing new is deleted, fresh is kept
-    summary = _fresh_garbage_then_sweep(env, before=before)
-    assert summary["mode"] == "mark_and_sweep"
-    assert summary["num_deleted_objects"] == summary["deleted"] == 0  # the sweep-only run took them
-    assert summary["uncommitted_pages"] == PAGES
-    assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
-    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
     out, err = capfd.readouterr()
     lakefs_conn = env.lakefs_conn
     _assert_no_secrets([lakefs_conn["login"], lakefs_conn["password"]], env.last_tis, out + err, tmp_path)
 
 
 @needs("s3")
-def test_s3_namespace_on_moto(lakefs_emulator_factory, request, monkeypatch, tmp_path, airflow_db, capfd):
+def test_s3_namespace_on_moto_and_the_run_as_the_ui_shows_it(lakefs_emulator_factory, request, monkeypatch, tmp_path,
+                                                              airflow_db, capfd):
+    """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
+    same run is then opened in Airflow's UI in a real browser (``tests/airflow/run_page.py``)."""
     moto = request.getfixturevalue("moto_server") if TARGET is None else None
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto)
     env.wait_until_old()
     summary = _fresh_garbage_then_sweep(env)
-    assert summary["deleted"] == len(env.manifest.expected(DELETED))
-    assert summary["storage_namespace"].startswith("s3://")
+    n = len(env.manifest.expected(DELETED))
+    assert summary["deleted"] == summary["num_deleted_objects"] == n
+    assert summary["storage_namespace"].startswith("s3://") and summary["mode"] == "mark_and_sweep"
+    assert summary["uncommitted_pages"] == PAGES
+    assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
+    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
     out, err = capfd.readouterr()
     secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
     _assert_no_secrets(secrets, env.last_tis, out + err, tmp_path)
+    if TARGET is not None:
+        return
+    from airflow.configuration import conf
+
+    from tests.airflow import run_page
+
+    conns = {"lakefs_default": env.lakefs_conn, "aws_default": env.aws_conn,
+             "spark_default": {"conn_type": "spark", "host": "local[2]"}}
+    with run_page.api_server(tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"),
+                             tmp_path / "gc.yaml", conns) as (base, password):
+        run_page.check_run_page(base, password, env.dag.dag_id, env.manifest.repository, n, moto,
+                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile")
 
 
 def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
