@@ -1,0 +1,124 @@
+"""Which flow a run takes, clean or incremental (the design's Flow 2), and on which earlier run an
+incremental one builds: one pure function over the earlier marks' summaries.
+
+An incremental run is sound on any earlier successful run that saved its state, whatever happened
+after it: it subtracts everything that run's committed listing found plus every commit it has not
+read (by commit id, never by date), and it re-checks every address it may delete against this
+run's own uncommitted mark, committed listing and storage (tests/gc/test_flow.py). So the base is
+the newest usable one; a later failed run does not matter. ``auto`` runs clean when there is none,
+or when the chain of incremental runs since the last clean run reached ``clean_run_every``: only a
+clean run lists every slice and the namespace root, and reads every retained commit, so only it
+collects objects in old slices whose commits expired.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from lakefs_gc.errors import Refusal
+from lakefs_gc.gc.clock import iso, parse_iso
+
+FLOWS = ("auto", "clean", "incremental")
+STATE_FORMAT = 1  # the format of ``incremental_state`` in summary.json (lakefs_gc.report.formats)
+
+
+@dataclass(frozen=True)
+class CleanRunEvery:
+    """Config ``clean_run_every``: an ``auto`` run is clean once the chain since the last clean run
+    holds ``runs`` runs (the clean one included), or once that clean run started ``days`` ago."""
+
+    runs: int | None = None
+    days: float | None = None
+
+    def due(self, runs_in_chain: int, clean_started: datetime, now: datetime) -> str | None:
+        """Why the next run should be clean, or None. ``runs_in_chain``: the last clean run and the
+        incremental runs since it."""
+        if self.runs is not None and runs_in_chain >= self.runs:
+            return (f"clean_run_every: {self.runs} runs (the last clean run and {runs_in_chain - 1} incremental "
+                    f"run(s) since)")
+        if self.days is not None and now - clean_started >= timedelta(days=self.days):
+            return f"clean_run_every: {self.days:g} days (the last clean run started at {iso(clean_started)})"
+        return None
+
+
+@dataclass(frozen=True)
+class FlowChoice:
+    flow: str                   # clean | incremental
+    reason: str                 # why, in words (written into the report)
+    base: str = ""              # incremental: the mark id whose saved state this run builds on
+    base_state: dict[str, Any] | None = None
+
+
+def rules_fingerprint(default_retention_days: int, branches: dict[str, int]) -> str:
+    """The GC rules as one short string: a base saved under other rules is not used by ``auto``."""
+    text = json.dumps({"default_retention_days": default_retention_days, "branches": dict(sorted(branches.items()))},
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None:
+    state = summary.get("incremental_state")
+    if not isinstance(state, dict):
+        return "it saved no state for incremental runs (written before they existed, or a sweep-only run)"
+    if state.get("format") != STATE_FORMAT:
+        return f"its state has format {state.get('format')!r}, this version reads {STATE_FORMAT}"
+    if state.get("namespace") != namespace:
+        return f"it ran on the storage namespace {state.get('namespace')!r}, the repository's is now {namespace!r}"
+    if state.get("gc_rules") != rules:
+        return "the repository's GC rules changed since"
+    for key in ("clean_run_id", "clean_start_time", "runs_in_chain", "last_slice", "uncommitted_dir",
+                "committed_dirs", "read_file"):
+        if key not in state:
+            return f"its state lacks {key!r}"
+    try:
+        parse_iso(state["clean_start_time"])
+    except (TypeError, ValueError):
+        return f"its state's clean_start_time {state['clean_start_time']!r} is not a time"
+    return None
+
+
+def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], *, namespace: str,
+                rules: str, now: datetime, every: CleanRunEvery) -> FlowChoice:
+    """The flow of a marking run. ``requested``: the ``flow`` Param; ``marks``: every earlier mark
+    as :func:`lakefs_gc.report.marks.iter_marks` yields it (id, summary or None, problem).
+
+    Refuses (fails the run, deleting nothing) when ``incremental`` is requested and no earlier run
+    can serve as its base."""
+    if requested not in FLOWS:
+        raise Refusal(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {requested!r}")
+    if requested == "clean":
+        return FlowChoice("clean", "requested (flow=clean)")
+    newest: tuple[datetime, str, dict[str, Any]] | None = None
+    for mark_id, summary, _problem in marks:
+        if summary is None or summary.get("success") is not True or summary.get("mode") == "sweep_only":
+            continue
+        try:
+            started = parse_iso(summary["start_time"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if started < now and (newest is None or started > newest[0]):
+            newest = (started, mark_id, summary)
+    why_not: str | None
+    if newest is None:
+        why_not = "no earlier successful run"
+    else:
+        problem = _unusable(newest[2], namespace, rules)
+        why_not = f"the newest successful run {newest[1]} cannot serve as a base: {problem}" if problem else None
+    if why_not is not None:
+        if requested == "incremental":
+            raise Refusal(f"flow=incremental needs an earlier successful run that saved its state: {why_not}. "
+                          f"Run with flow=clean (or auto) first")
+        return FlowChoice("clean", f"auto: {why_not}")
+    _, base, summary = newest
+    state = summary["incremental_state"]
+    due = every.due(int(state["runs_in_chain"]), parse_iso(state["clean_start_time"]), now)
+    if due and requested == "auto":
+        return FlowChoice("clean", f"auto: {due}")
+    reason = "requested (flow=incremental)" if requested == "incremental" else "auto"
+    return FlowChoice("incremental", f"{reason}: builds on run {base} (started {summary['start_time']})"
+                      + (f"; note: {due}" if due else ""), base, state)
