@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.listing.committed import relative_key
 from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, normalize_address
+from lakefs_gc.listing.committed import relative_key
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
 from lakefs_gc.report.layout import uncommitted_dir
@@ -67,8 +67,6 @@ def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
 # against listObjects of its HEAD commit, merged by path; every entry the branch reads at an
 # address the commit does not have at that path is staged. diffBranch would cost only the staged
 # entries but is blind to case 2; this costs two listings per branch (see api_staged).
-
-STAGED_COLUMNS = ("physical_address", "creation_date")
 
 
 def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) -> set[str]:

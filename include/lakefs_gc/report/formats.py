@@ -19,6 +19,7 @@ from typing import Any
 
 ADDRESS = "address"
 PHYSICAL_ADDRESS = "physical_address"
+STAGED_COLUMNS = (PHYSICAL_ADDRESS, "creation_date")  # lakeFS's uncommitted Parquet
 
 
 def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
@@ -60,8 +61,9 @@ def write_staged(storage, key: str, addresses: list[str], creation_date: int) ->
     ``creation_date`` Unix seconds), so :func:`read_staged` reads them like lakeFS's own."""
     import pyarrow as pa
 
-    _put_table(storage, key, {PHYSICAL_ADDRESS: pa.array(addresses, pa.string()),
-                              "creation_date": pa.array([creation_date] * len(addresses), pa.int64())})
+    address, created = STAGED_COLUMNS
+    _put_table(storage, key, {address: pa.array(addresses, pa.string()),
+                              created: pa.array([creation_date] * len(addresses), pa.int64())})
 
 
 def read_staged(storage, key: str) -> list[str | None]:

@@ -13,10 +13,10 @@ from datetime import timedelta
 
 from lakefs_gc.contract import CandidatesResult, StepInputs
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.listing import uncommitted
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
+from lakefs_gc.listing import uncommitted
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks
 from lakefs_gc.report.summary import mark_started, write_summary

@@ -9,13 +9,13 @@ from collections.abc import Mapping
 
 from lakefs_gc.contract import DeleteResult, StepInputs
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.gc.guards import blast_radius
-from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
+from lakefs_gc.sweeping.deleter import DeletePolicy
+from lakefs_gc.sweeping.parts import add_counts, sweep_part
 
 
 def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None):

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, StepInputs
-from lakefs_gc.listing import committed
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA
 from lakefs_gc.gc.retention import documented_commits
+from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
