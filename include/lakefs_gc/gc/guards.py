@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.clock import iso, parse_iso
+from lakefs_gc.gc.clock import iso
 from lakefs_gc.report.layout import UNIFIED, report_dir
 from lakefs_gc.report.marks import MarkSummary, read_mark
 
