@@ -3,7 +3,7 @@
     .venv/bin/python -m bench delete [--keys N] [--rate R]
 
 * moto server on 127.0.0.1 (S3 DeleteObjects): floor = sequential 1,000-key DeleteObjects with a
-  plain boto3 client; ours = :class:`lakefs_gc.gc.deleter.Deleter` (same concurrency: one sequential
+  plain boto3 client; ours = :class:`lakefs_gc.sweeping.deleter.Deleter` (same concurrency: one sequential
   deleter, batches of 1,000, no rate limit). Then ours with a rate limit below what the endpoint
   can do, to check the achieved rate against the configured one.
 * a local namespace: floor = an ``os.unlink`` loop; ours = the deleter (unlink per key, empty
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
-    from lakefs_gc.gc.deleter import Deleter, DeletePolicy
+    from lakefs_gc.sweeping.deleter import Deleter, DeletePolicy
     from lakefs_gc.storage import LocalStorage, S3Options, make_s3_client, open_storage
     from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 

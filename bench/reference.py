@@ -23,7 +23,6 @@ root is ``s3://...``.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
 import subprocess
@@ -122,18 +121,18 @@ _SPARK = None
 
 
 def spark_session():
-    from lakefs_gc.spark.inprocess import local_session
+    from tests.support.inprocess import local_session
 
     return local_session("lakefs-gc reference diff")
 
 
 def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path) -> tuple[float, str]:
     """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
-    compute_candidates in one SparkSession (lakefs_gc.spark.inprocess). Returns (seconds, run id)."""
+    compute_candidates in one SparkSession (tests.support.inprocess). Returns (seconds, run id)."""
     from lakefs_gc.contract import RunSettings
-    from lakefs_gc.gc.prepare import prepare_run
+    from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.lakefs.client import LakeFSClient
-    from lakefs_gc.spark.inprocess import run_steps
+    from tests.support.inprocess import run_steps
     from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
     from lakefs_gc.storage import S3Options
 
@@ -157,18 +156,20 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
 # ---------------------------------------------------------------------------------------------
 
 def unified_runs(st) -> set[str]:
-    return {o.key.split("/")[4] for o in st.list("_lakefs/retention/gc/unified/", recursive=True)
+    from lakefs_gc.report.layout import UNIFIED
+
+    return {o.key.split("/")[4] for o in st.list(UNIFIED, recursive=True)
             if o.key.endswith("summary.json") and o.key.count("/") == 5}
 
 
 def deleted_set(st, run_id: str) -> set[str]:
-    import pyarrow.parquet as pq
+    from lakefs_gc.report.formats import read_addresses
+    from lakefs_gc.report.layout import deleted_dir
+    from lakefs_gc.report.marks import parquet_parts
 
     out: set[str] = set()
-    for o in st.list(f"_lakefs/retention/gc/unified/{run_id}/deleted/", recursive=True):
-        if o.key.endswith(".parquet"):
-            out.update(a for a in pq.read_table(io.BytesIO(st.get(o.key)), columns=["address"])
-                       .column("address").to_pylist() if a is not None)
+    for key in parquet_parts(st, deleted_dir(run_id)):
+        out.update(a for a in read_addresses(st, key) if a is not None)
     return out
 
 

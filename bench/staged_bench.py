@@ -32,8 +32,9 @@ def main(argv: list[str]) -> int:
     import lakefs_sdk
 
     from lakefs_gc.contract import RunSettings
-    from lakefs_gc.gc import uncommitted
-    from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+    from lakefs_gc.listing import uncommitted
+    from lakefs_gc.steps.prepare_run import prepare_run
+    from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.storage import open_storage, parse_namespace
     from lakefs_sdk.client import LakeFSClient as SDK

@@ -216,7 +216,7 @@ def lakefs_client(lakefs_emulator):
 def spark():
     """One in-process local SparkSession for every test that runs step functions without
     spark-submit (the jobs' own code, minus the process start)."""
-    from lakefs_gc.spark.inprocess import local_session
+    from tests.support.inprocess import local_session
 
     session = local_session("lakefs-gc tests")
     yield session

@@ -48,7 +48,7 @@ def test_unknown_address_type_is_an_error_not_a_guess():
 def test_local_addresses_match_the_namespace_as_written_and_as_resolved():
     """A real lakeFS on the local blockstore names the namespace local://repo1 but writes full
     addresses and locations resolved under blockstore.local.path (lakeFS 1.84, checked on a server)."""
-    from lakefs_gc.gc.committed import relative_key
+    from lakefs_gc.listing.committed import relative_key
     from lakefs_gc.storage import parse_namespace
 
     roots = parse_namespace("local://repo1", "/var/lakefs/block").roots()

@@ -20,9 +20,10 @@ from dataclasses import replace
 
 from lakefs_gc.contract import STEP_INPUTS, RunSettings, StepInputs
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark import inprocess
+from tests.support import inprocess
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 

@@ -22,7 +22,8 @@ from lakefs_gc.contract import STEP_INPUTS, CommittedResult, StepInputs, Uncommi
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.clock import iso
 from lakefs_gc.lakefs import xid
-from lakefs_gc.spark import compute_candidates, delete, list_slices, shell
+from lakefs_gc.spark import shell
+from lakefs_gc.steps import compute_candidates, delete, list_slices
 from lakefs_gc.storage import LocalStorage
 from tests.support.contract import make_context
 from tests.support.spark import submit

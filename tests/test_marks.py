@@ -51,7 +51,7 @@ def test_sweep_only_refuses_bad_marks(st, mark_id, setup, match):
 
 def test_a_good_mark_is_accepted(st):
     _mark(st, "goodmark")
-    assert check_mark(st, "goodmark", NOW, 7 * 86400)["listed_objects"] == 10
+    assert check_mark(st, "goodmark", NOW, 7 * 86400).listed_objects == 10
 
 
 def test_blast_radius_guard_names_the_numbers_and_the_param():

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from lakefs_gc.gc import committed
+from lakefs_gc.listing import committed
 from lakefs_gc.lakefs import xid
 from lakefs_gc.gc.decision import is_deletable
 from lakefs_gc.errors import LakeFSGCError

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from lakefs_gc.contract import RunSettings
-from lakefs_gc.gc.prepare import prepare_run
+from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.inprocess import run_steps
+from tests.support.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage

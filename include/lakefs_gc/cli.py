@@ -139,12 +139,13 @@ def _mark_row(mark_id: str, s: dict | None, problem: str | None, indent: str = "
 
 
 def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | None]]:
+    from lakefs_gc.report.layout import UNIFIED
     from lakefs_gc.report.marks import iter_marks, iter_sweeps
 
     marks = list(iter_marks(storage))
     marks.sort(key=lambda m: str((m[1] or {}).get("start_time", "")), reverse=True)
     if not marks:
-        out.write(f"no GC marks under {storage.full_uri('_lakefs/retention/gc/unified/')}\n")
+        out.write(f"no GC marks under {storage.full_uri(UNIFIED)}\n")
         return marks
     rows = [["mark id", "started (UTC)", "flow", "success", "listed", "candidates", "marked", "deleted",
              "held back", "airflow run"]]
@@ -162,7 +163,7 @@ def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | 
 
 def _find_run(storage, run: str) -> tuple[str, dict]:
     """The summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
-    from lakefs_gc.report.layout import safe_name, summary_key, sweep_dir
+    from lakefs_gc.report.layout import UNIFIED, safe_name, summary_key, sweep_summary_key
     from lakefs_gc.report.marks import iter_marks, iter_sweeps, read_summary
 
     summary = read_summary(storage, run) if "/" not in run and run not in (".", "..") else None
@@ -173,8 +174,8 @@ def _find_run(storage, run: str) -> tuple[str, dict]:
             return summary_key(mark_id), s
         for sweep, ss, _ in iter_sweeps(storage, mark_id):
             if ss is not None and (ss.get("airflow_run_id") == run or sweep == safe_name(run)):
-                return sweep_dir(mark_id, sweep) + "summary.json", ss
-    raise UsageError(f"no GC run {run!r} in {storage.full_uri('_lakefs/retention/gc/unified/')} (neither a mark id "
+                return sweep_summary_key(mark_id, sweep), ss
+    raise UsageError(f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id "
                      f"nor an Airflow run id); list the marks with: lakefs-gc report {storage.uri}")
 
 

@@ -200,7 +200,7 @@ class UncommittedResult:
     locations: tuple[str, ...]           # every non-empty page location (hazard H2)
     pages: int
     seconds: float = 0.0
-    # the staged entries read through the API (lakefs_gc.gc.uncommitted.api_staged)
+    # the staged entries read through the API (lakefs_gc.listing.uncommitted.api_staged)
     staged_branches: int = 0             # branches read, each against its HEAD commit
     staged_entries_checked: int = 0      # entries a branch reads at an address its HEAD commit lacks
     staged_addresses_lakefs_omitted: int = 0  # live staged addresses lakeFS's mark lacked: kept

@@ -56,7 +56,7 @@ class RepositoryExists(RuntimeError):
 
 
 def _relative(namespace: str | tuple[str, ...], address: str) -> str:
-    from lakefs_gc.gc.committed import relative_key
+    from lakefs_gc.listing.committed import relative_key
 
     return relative_key(namespace, address)
 

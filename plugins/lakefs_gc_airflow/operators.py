@@ -21,7 +21,7 @@ from airflow.sdk import BaseHook, BaseOperator, BaseOperatorLink
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 from lakefs_gc import contract
 from lakefs_gc.config import resolve_work_dir
-from lakefs_gc.report.layout import safe_name
+from lakefs_gc.report.layout import CONTROL, safe_name
 
 from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
 
@@ -99,7 +99,7 @@ def _fail(exc: Exception) -> AirflowFailException:
 
 class PrepareRunOperator(BaseOperator):
     """Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock
-    (``lakefs_gc.gc.prepare.prepare_run``); returns the ``RunContext`` every later task reads.
+    (``lakefs_gc.steps.prepare_run``); returns the ``RunContext`` every later task reads.
 
     Refusals (a minimum age below lakeFS's grace period without ``unsafe_min_age_override``, no GC
     rules, a missing connection, a sweep_only mark that is missing, failed or stale) fail the task
@@ -122,8 +122,9 @@ class PrepareRunOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.errors import LakeFSGCError, Unreachable
-        from lakefs_gc.gc.prepare import prepare_run
+        from lakefs_gc.steps import STEP_FUNCTIONS
 
+        prepare_run = STEP_FUNCTIONS["prepare_run"]
         run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
         hook = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id)
         try:
@@ -144,7 +145,7 @@ class PrepareRunOperator(BaseOperator):
 class MarkUncommittedOperator(BaseOperator):
     """lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
     branch is listed against its HEAD commit (``listObjects``) and the staged addresses lakeFS's
-    mark lacks are kept beside it (``lakefs_gc.gc.prepare.mark_uncommitted``)."""
+    mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``)."""
 
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
     ui_color = "#d7ecff"
@@ -157,8 +158,9 @@ class MarkUncommittedOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         from lakefs_gc.errors import LakeFSGCError, Unreachable
-        from lakefs_gc.gc.prepare import mark_uncommitted
+        from lakefs_gc.steps import STEP_FUNCTIONS
 
+        mark_uncommitted = STEP_FUNCTIONS["mark_uncommitted"]
         ctx = step_inputs(self.task_id, context).context
         if contract.skipped(self.task_id, ctx.mode):
             self.log.info("%s: no new mark; sweeping mark %s", ctx.mode, ctx.sweep_mark and ctx.sweep_mark.mark_id)
@@ -205,7 +207,8 @@ class LakeFSRepositoryLink(_ReportResultLink):
 
 class SaveReportOperator(BaseOperator):
     """Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
-    results of every step (``lakefs_gc.report.summary``), and show the run where Airflow users look.
+    results of every step (the step ``lakefs_gc.steps.save_report``), and show the run where Airflow
+    users look.
 
     Airflow 3's Task SDK gives a task no way to set its own DAG-run note (the execution API reads
     it, and sets it only on a run the task triggers), so the run's summary
@@ -227,24 +230,17 @@ class SaveReportOperator(BaseOperator):
         self.run_summary = "(written when the task has run)"
 
     def execute(self, context: Context) -> dict[str, Any]:
-        import time
+        from lakefs_gc.steps import STEP_FUNCTIONS
 
-        from lakefs_gc.report.summary import (build_summary, lakefs_ui_url, report_url, summary_location,
-                                              summary_rows, summary_text, write_summary)
-
-        t0 = time.monotonic()
+        save_report = STEP_FUNCTIONS["save_report"]
         inputs = step_inputs(self.task_id, context)
-        ctx = inputs.context
-        storage = namespace_storage(ctx, self.storage_conn_id)
-        summary = build_summary(inputs, success=True)
-        uri = write_summary(storage, summary_location(inputs), summary)
-        self.log.info("report for GC run %s written: %s", inputs.mark_id(), uri)
-        for label, value in summary_rows(summary, uri):
+        result = save_report(namespace_storage(inputs.context, self.storage_conn_id), inputs)
+        self.log.info("report for GC run %s written: %s", inputs.mark_id(), result.summary_uri)
+        for line in result.summary.splitlines():  # summary_text's "label: value" rows
+            label, _, value = line.partition(": ")
             self.log.info("%-13s %s", label + ":", value)
-        self.run_summary = summary_text(summary, uri)
-        return contract.to_wire(contract.ReportResult(
-            summary_uri=uri, seconds=round(time.monotonic() - t0, 3), summary=self.run_summary,
-            report_url=report_url(uri, ctx.storage), lakefs_url=lakefs_ui_url(ctx.lakefs_endpoint, ctx.repository)))
+        self.run_summary = result.summary
+        return contract.to_wire(result)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -424,7 +420,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if local is None:
             # A remote work location (s3://...): the small control files stay on this worker.
             local = Path(tempfile.gettempdir()) / "lakefs-gc-control" / safe_name(ctx.airflow_run_id)
-        path = local / "_control"
+        path = local / CONTROL
         path.mkdir(parents=True, exist_ok=True)
         return path
 

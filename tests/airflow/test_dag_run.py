@@ -54,11 +54,11 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
     ns_dir = tmp_path / "ns"
     (ns_dir / "_lakefs").mkdir(parents=True)
     (ns_dir / "_lakefs" / "dummy").write_bytes(b"lakeFS namespace marker")
-    from lakefs_gc.gc.uncommitted import write_staged_file
+    from lakefs_gc.report.formats import write_staged
     from lakefs_gc.storage import LocalStorage
 
     # what lakeFS's prepare_uncommited writes for the run the fake reports (lakeFS's Parquet format)
-    write_staged_file(LocalStorage(ns_dir), "_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/f1", [], 0)
+    write_staged(LocalStorage(ns_dir), "_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/f1", [], 0)
     FakeLakeFSClient.namespace = "local://ns"  # under the blockstore root tmp_path, as lakeFS resolves it
     monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET,

@@ -418,7 +418,7 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
-    logger = logging.getLogger("lakefs_gc.gc.prepare")
+    logger = logging.getLogger("lakefs_gc.steps.mark_uncommitted")
     logger.addHandler(handler)
     try:
         out = contract.read_result("mark_uncommitted", dag.get_task("mark_uncommitted").execute(context(

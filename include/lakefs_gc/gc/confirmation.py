@@ -11,15 +11,15 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.report.marks import MarkSummary
 
 
 def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], before: datetime,
-                    exclude: str = "") -> tuple[tuple[str, dict[str, Any]] | None, list[str]]:
+                    exclude: str = "") -> tuple[tuple[str, MarkSummary] | None, list[str]]:
     """The most recent successful mark (not a sweep) started at or before ``before``, and the
     marks that could not be considered, each with its reason. ``marks``: (id, summary, problem)
     as :func:`lakefs_gc.report.marks.iter_marks` yields them."""
-    best: tuple[datetime, str, dict[str, Any]] | None = None
+    best: tuple[datetime, str, MarkSummary] | None = None
     unreadable: list[str] = []
     for mark_id, summary, problem in marks:
         if mark_id == exclude:
@@ -27,13 +27,18 @@ def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None
         if summary is None:
             unreadable.append(f"{mark_id}: {problem}")
             continue
-        if summary.get("success") is not True or summary.get("mode") == "sweep_only":
+        try:
+            mark = MarkSummary.from_doc(summary)
+        except (TypeError, ValueError) as e:
+            unreadable.append(f"{mark_id}: summary.json has a count that is not a number ({e})")
+            continue
+        if not mark.success or mark.mode == "sweep_only":
             continue
         try:
-            started = parse_iso(summary["start_time"])
-        except (KeyError, TypeError, ValueError):
-            unreadable.append(f"{mark_id}: summary.json has no valid start_time ({summary.get('start_time')!r})")
+            started = mark.started()
+        except ValueError:
+            unreadable.append(f"{mark_id}: summary.json has no valid start_time ({mark.start_time!r})")
             continue
         if started <= before and (best is None or started > best[0]):
-            best = (started, mark_id, summary)
+            best = (started, mark_id, mark)
     return ((best[1], best[2]) if best else None), unreadable

@@ -9,30 +9,29 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.clock import iso, parse_iso
+from lakefs_gc.gc.clock import iso
 from lakefs_gc.report.layout import UNIFIED, report_dir
-from lakefs_gc.report.marks import read_summary
+from lakefs_gc.report.marks import MarkSummary, read_mark
 
 
-def check_mark(storage, mark_id: str, now: datetime, max_age_seconds: int) -> dict[str, Any]:
+def check_mark(storage, mark_id: str, now: datetime, max_age_seconds: int) -> MarkSummary:
     """The summary of a mark a sweep-only run may use; else :class:`SweepRefused` saying why."""
     if not mark_id or "/" in mark_id or mark_id in (".", ".."):
         raise SweepRefused(f"mode sweep_only needs the Param mark_id: the run id of an earlier successful mark "
                            f"(the folder name under {storage.full_uri(UNIFIED)}), got {mark_id!r}")
-    summary = read_summary(storage, mark_id)
+    summary = read_mark(storage, mark_id)
     where = storage.full_uri(report_dir(mark_id))
     if summary is None:
         raise SweepRefused(f"mark {mark_id!r} does not exist (no summary.json at {where}); check the Param mark_id. "
                            f"Nothing was deleted")
-    if summary.get("success") is not True:
+    if not summary.success:
         raise SweepRefused(f"mark {mark_id!r} did not complete (summary.json has success: "
-                           f"{summary.get('success')!r} at {where}); run a new mark. Nothing was deleted")
+                           f"{summary.success!r} at {where}); run a new mark. Nothing was deleted")
     try:
-        started = parse_iso(summary["start_time"])
-    except (KeyError, ValueError):
+        started = summary.started()
+    except ValueError:
         raise SweepRefused(f"mark {mark_id!r}: summary.json at {where} has no valid start_time; nothing was deleted") from None
     age = (now - started).total_seconds()
     if age > max_age_seconds:

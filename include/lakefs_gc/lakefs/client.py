@@ -313,7 +313,7 @@ class LakeFSClient:
                 return
             after = resp.pagination.next_offset
 
-    # -- what every branch reads now (lakefs_gc.gc.uncommitted.api_staged) -----------------------
+    # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
     def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
         """(path, physical address as lakeFS prints it) of every object ``ref`` reads, in path
         order (``listObjects``, recursive, all pages). On a branch this is the staged view; on a

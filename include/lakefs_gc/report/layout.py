@@ -11,10 +11,19 @@
                                                  (lakeFS's uncommitted Parquet format)
     unified/<mark_id>/sweeps/<sweep_id>/         one sweep of the mark: done/, dead_letters/,
                                                  and its summary.json for sweep_only runs
+
+and under a run's work location (``<work_dir>/<repository>/<airflow run>/``)::
+
+    committed/    list_committed's addresses (Parquet)
+    listed/       list_slices' objects (Parquet)
+    _control/     the Spark steps' input and result files (on the Airflow worker)
+
+(the formats of the files: :mod:`lakefs_gc.report.formats`)
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 UNIFIED = "_lakefs/retention/gc/unified/"
@@ -50,9 +59,57 @@ def part_name(index: int) -> str:
     return f"part-{index:05d}.parquet"
 
 
+def sweeps_dir(mark_id: str) -> str:
+    return report_dir(mark_id) + "sweeps/"
+
+
 def sweep_dir(mark_id: str, sweep_id: str) -> str:
-    return f"{report_dir(mark_id)}sweeps/{safe_name(sweep_id or 'manual')}/"
+    return f"{sweeps_dir(mark_id)}{safe_name(sweep_id or 'manual')}/"
+
+
+def sweep_summary_key(mark_id: str, sweep_id: str) -> str:
+    """The summary.json of a sweep-only run (``sweep_id``: its Airflow run, or its folder name)."""
+    return sweep_dir(mark_id, sweep_id) + "summary.json"
+
+
+def part_id(part_key: str) -> str:
+    """``.../deleted/part-00003.parquet`` -> ``part-00003``."""
+    return posixpath.basename(part_key).removesuffix(".parquet")
+
+
+def done_marker(sdir: str, part_key: str) -> str:
+    """A swept part's done marker in the sweep folder ``sdir``."""
+    return f"{sdir}done/{part_id(part_key)}.json"
+
+
+def dead_letters_dir(sdir: str) -> str:
+    return sdir + "dead_letters/"
+
+
+def dead_letters_file(sdir: str, part_key: str) -> str:
+    """The keys of one part that still failed after retries."""
+    return f"{dead_letters_dir(sdir)}{part_id(part_key)}.parquet"
 
 
 def uncommitted_dir(run_id: str) -> str:
     return f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"
+
+
+# ---------------------------------------------------------------------------------------------
+# A run's work location
+# ---------------------------------------------------------------------------------------------
+
+CONTROL = "_control"
+
+
+def run_work_dir(work_dir: str, repository: str, airflow_run_id: str) -> str:
+    """The work location of one run: ``<work_dir>/<repository>/<airflow run, safe>``."""
+    return f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}"
+
+
+def committed_dir(run_work_dir: str) -> str:
+    return posixpath.join(run_work_dir, "committed")
+
+
+def listed_dir(run_work_dir: str) -> str:
+    return posixpath.join(run_work_dir, "listed")

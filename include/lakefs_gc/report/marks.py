@@ -1,13 +1,55 @@
-"""Earlier marks as the report layout holds them: their summaries and their Parquet parts."""
+"""Earlier marks as the report layout holds them: their summaries and their Parquet parts.
+
+A summary is read back two ways: as the document itself (any version's, for the reports a person
+reads: ``lakefs-gc report``), and as a :class:`MarkSummary`, the fields the GC's decisions read
+(the sweep-only mark check, delayed confirmation, a sweep's context).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.report.layout import UNIFIED, candidates_dir, deleted_dir, report_dir, summary_key
+from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.report.layout import UNIFIED, candidates_dir, deleted_dir, summary_key, sweeps_dir
+
+
+@dataclass(frozen=True)
+class MarkSummary:
+    """What the GC's decisions read of a mark's ``summary.json`` (lakeFS's fields and ours).
+
+    ``success`` is true only for a JSON ``true``; ``start_time`` is kept as written (``None``
+    when absent) and checked by :meth:`started`; ``to_delete`` is the mark's ``deleted/`` list
+    (``candidates`` in summaries older than delayed confirmation).
+    """
+
+    run_id: str = ""
+    success: bool = False
+    mode: str = ""
+    start_time: Any = None
+    cutoff_time: str = ""
+    listed_objects: int = 0
+    to_delete: int = 0
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> MarkSummary:
+        """From a summary.json document. A missing or empty count is 0; a count that is not a
+        number raises ``ValueError``."""
+        return cls(run_id=str(doc.get("run_id", "")), success=doc.get("success") is True,
+                   mode=str(doc.get("mode", "")), start_time=doc.get("start_time"),
+                   cutoff_time=str(doc.get("cutoff_time", "")),
+                   listed_objects=int(doc.get("listed_objects") or 0),
+                   to_delete=int(doc.get("to_delete", doc.get("candidates")) or 0))
+
+    def started(self) -> datetime:
+        """The mark's start time; ``ValueError`` when it has no valid one."""
+        if not isinstance(self.start_time, str):
+            raise ValueError(f"no start_time ({self.start_time!r})")
+        return parse_iso(self.start_time)
 
 
 def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
@@ -22,6 +64,19 @@ def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
     if not isinstance(doc, dict):
         raise SweepRefused(f"mark {mark_id}: {storage.full_uri(key)} is not a JSON object; nothing was deleted")
     return doc
+
+
+def read_mark(storage, mark_id: str) -> MarkSummary | None:
+    """A mark's summary as :class:`MarkSummary`, None when there is none; unreadable (not JSON,
+    not an object, a count that is not a number) is :class:`SweepRefused`."""
+    doc = read_summary(storage, mark_id)
+    if doc is None:
+        return None
+    try:
+        return MarkSummary.from_doc(doc)
+    except (TypeError, ValueError) as e:
+        raise SweepRefused(f"mark {mark_id}: {storage.full_uri(summary_key(mark_id))} has a count that is not a "
+                           f"number ({e}); nothing was deleted") from None
 
 
 def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
@@ -42,7 +97,7 @@ def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None
 def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
     """(sweep folder, summary, problem) of every sweep-only run of a mark
     (``unified/<mark>/sweeps/<sweep>/summary.json``), read like :func:`read_summary` reads a mark's."""
-    base = report_dir(mark_id) + "sweeps/"
+    base = sweeps_dir(mark_id)
     for prefix in storage.list_prefixes(base):
         sweep = prefix[len(base):].rstrip("/")
         key = f"{prefix}summary.json"

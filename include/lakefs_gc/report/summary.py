@@ -22,7 +22,7 @@ from lakefs_gc.contract import (
     StepInputs,
     UncommittedResult,
 )
-from lakefs_gc.report.layout import summary_key, sweep_dir
+from lakefs_gc.report.layout import summary_key, sweep_summary_key
 
 
 def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> dict[str, Any]:
@@ -235,7 +235,7 @@ def summary_location(inputs: StepInputs) -> str:
     in its sweep folder and leaves the mark's untouched."""
     ctx = inputs.context
     if ctx.sweep_mark is not None:
-        return sweep_dir(ctx.sweep_mark.mark_id, ctx.airflow_run_id) + "summary.json"
+        return sweep_summary_key(ctx.sweep_mark.mark_id, ctx.airflow_run_id)
     return summary_key(inputs.mark_id())
 
 

@@ -3,6 +3,7 @@ installed ``lakefs_gc`` can be spark-submitted without a checkout of the reposit
 
     spark-submit --py-files <bundle.zip> .../lakefs_gc/spark/jobs/<step>.py --input IN.json --result OUT.json
 
-Each file only calls :func:`lakefs_gc.spark.shell.run` with its step's function. Where they are,
+Each file only calls :func:`lakefs_gc.spark.shell.run` with its step's function
+(``lakefs_gc.steps.<step>.run``, the one in :data:`lakefs_gc.steps.STEP_FUNCTIONS`). Where they are,
 and the ``--py-files`` zip of the package: :mod:`lakefs_gc.spark.bundle`.
 """

@@ -1,4 +1,4 @@
-"""Spark entry point for the GC step `compute_candidates` (:mod:`lakefs_gc.spark.compute_candidates`).
+"""Spark entry point for the GC step `compute_candidates` (:mod:`lakefs_gc.steps.compute_candidates`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/compute_candidates.py \
         --input INPUT.json --result RESULT.json
@@ -8,7 +8,8 @@
 
 import sys
 
-from lakefs_gc.spark import compute_candidates, shell
+from lakefs_gc.spark import shell
+from lakefs_gc.steps import compute_candidates
 
 if __name__ == "__main__":
     sys.exit(shell.run("compute_candidates", compute_candidates.run))

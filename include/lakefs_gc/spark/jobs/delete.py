@@ -1,4 +1,4 @@
-"""Spark entry point for the GC step `delete` (:mod:`lakefs_gc.spark.delete`).
+"""Spark entry point for the GC step `delete` (:mod:`lakefs_gc.steps.delete`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/delete.py \
         --input INPUT.json --result RESULT.json
@@ -8,7 +8,8 @@
 
 import sys
 
-from lakefs_gc.spark import delete, shell
+from lakefs_gc.spark import shell
+from lakefs_gc.steps import delete
 
 if __name__ == "__main__":
     sys.exit(shell.run("delete", delete.run))

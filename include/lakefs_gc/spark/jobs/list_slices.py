@@ -1,4 +1,4 @@
-"""Spark entry point for the GC step `list_slices` (:mod:`lakefs_gc.spark.list_slices`).
+"""Spark entry point for the GC step `list_slices` (:mod:`lakefs_gc.steps.list_slices`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/list_slices.py \
         --input INPUT.json --result RESULT.json
@@ -8,7 +8,8 @@
 
 import sys
 
-from lakefs_gc.spark import list_slices, shell
+from lakefs_gc.spark import shell
+from lakefs_gc.steps import list_slices
 
 if __name__ == "__main__":
     sys.exit(shell.run("list_slices", list_slices.run))

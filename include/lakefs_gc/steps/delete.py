@@ -1,22 +1,21 @@
 """Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
-Spark task, through :mod:`lakefs_gc.gc.sweep` (rate-limited, retried, resumable), after the
+Spark task, through :mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resumable), after the
 blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
 and the shell fails the task."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 
 from lakefs_gc.contract import DeleteResult, StepInputs
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.deleter import DeletePolicy
 from lakefs_gc.gc.guards import blast_radius
-from lakefs_gc.gc.sweep import add_counts, sweep_part
 from lakefs_gc.progress import watch
-from lakefs_gc.report import layout
+from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
+from lakefs_gc.sweeping.deleter import DeletePolicy
+from lakefs_gc.sweeping.parts import add_counts, sweep_part
 
 
 def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None):
@@ -26,12 +25,6 @@ def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, s
         if swept is not None:
             swept.add(counts.keys)
         yield counts
-
-
-def _parquet_rows(st, key: str) -> int:
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(io.BytesIO(st.get(key))).metadata.num_rows
 
 
 def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
@@ -52,7 +45,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         raise SweepRefused(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
                            f"nothing to sweep")
     files = parquet_parts(st, layout.deleted_dir(mark_id))
-    to_delete = sum(_parquet_rows(st, k) for k in files)
+    to_delete = sum(formats.count_rows(st, k) for k in files)
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
     sc = spark.sparkContext
     concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
@@ -62,7 +55,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         results = sc.parallelize(files, concurrency).mapPartitions(
             lambda ks: _sweep_parts(sref, sdir, policy, ks, swept)).collect() if files else []
     counts = add_counts(results)
-    dead_letters = st.full_uri(sdir + "dead_letters/") if counts.failed else None
+    dead_letters = st.full_uri(layout.dead_letters_dir(sdir)) if counts.failed else None
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
                   f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
                   f"fails so they are not forgotten") if counts.failed else None

@@ -1,5 +1,6 @@
-"""A whole run in one process and one SparkSession: the same step functions the jobs run, without
-spark-submit (tests of the decision at scale, the differential bench, an operator's dry check)."""
+"""Test support: a whole run in one process and one SparkSession, the same step functions the
+operators and the jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`), without spark-submit (tests
+of the decision at scale, the differential bench)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
-from lakefs_gc.gc.prepare import mark_uncommitted
-from lakefs_gc.report.summary import build_summary, summary_location, write_summary
-from lakefs_gc.spark import compute_candidates, delete, list_committed, list_slices, shell
+from lakefs_gc.spark import shell
 from lakefs_gc.spark.runtime import storage_ref
+from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS
+from lakefs_gc.steps import STEP_FUNCTIONS
 
-SPARK_STEPS = {"list_committed": list_committed.run, "list_slices": list_slices.run,
-               "compute_candidates": compute_candidates.run, "delete": delete.run}
+SPARK_STEPS = {step: STEP_FUNCTIONS[step] for step in SPARK_STEP_IDS}
 
 
 def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report") -> dict[str, Any]:
@@ -24,10 +24,10 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
         if skipped(step, ctx.mode):
             results[step] = skip_result(step, ctx.mode)
         elif step == "mark_uncommitted":
-            results[step] = mark_uncommitted(client, ctx, storage_ref(ctx, environ).open())
+            results[step] = STEP_FUNCTIONS[step](client, ctx, storage_ref(ctx, environ).open())
         elif step == "save_report":
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
-            write_summary(storage_ref(ctx, environ).open(), summary_location(inputs), build_summary(inputs))
+            results[step] = STEP_FUNCTIONS[step](storage_ref(ctx, environ).open(), inputs)
         else:
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
             results[step] = SPARK_STEPS[step](spark, inputs, environ)

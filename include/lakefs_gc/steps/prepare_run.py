@@ -1,24 +1,21 @@
-"""The two Python steps of a run: ``prepare_run`` (the run context) and ``mark_uncommitted``.
+"""Step ``prepare_run``: the run context every later task reads.
 
-Both take a :class:`~lakefs_gc.lakefs.client.LakeFSClient` and return contract types; the Airflow
-operators only read connections and Params around them, so the same code runs in tests, benches
-and by hand.
+Takes a :class:`~lakefs_gc.lakefs.client.LakeFSClient` and returns a contract type; the Airflow
+operator only reads connections and Params around it, so the same code runs in tests, benches and
+by hand.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from datetime import datetime
 
-from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation, UncommittedResult
+from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock, parse_iso
-from lakefs_gc.gc import uncommitted
 from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
-from lakefs_gc.report.layout import safe_name
 from lakefs_gc.storage import LOCAL_ROOT_HELP, S3Options, open_storage, parse_namespace
 from lakefs_gc.storage.settings import DEFAULT_REGION
 
@@ -52,16 +49,14 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         check_namespace(storage, ns)
     sweep_mark = None
     if settings.mode == "sweep_only":
-        summary = check_mark(storage, settings.mark_id, parse_iso(clock.start_time), settings.mark_max_age_seconds)
-        sweep_mark = MarkRef(mark_id=settings.mark_id, start_time=str(summary.get("start_time")),
-                             cutoff_time=str(summary.get("cutoff_time", "")),
-                             listed_objects=int(summary.get("listed_objects") or 0),
-                             to_delete=int(summary.get("to_delete", summary.get("candidates")) or 0))
+        mark = check_mark(storage, settings.mark_id, parse_iso(clock.start_time), settings.mark_max_age_seconds)
+        sweep_mark = MarkRef(mark_id=settings.mark_id, start_time=str(mark.start_time), cutoff_time=mark.cutoff_time,
+                             listed_objects=mark.listed_objects, to_delete=mark.to_delete)
     return RunContext(
         repository=repository, lakefs_endpoint=client.endpoint, storage=location, grace_period_seconds=grace,
         start_time=clock.start_time, cutoff_time=clock.cutoff_time,
         effective_min_age_seconds=clock.effective_min_age_seconds,
-        work_dir=f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}", airflow_run_id=airflow_run_id,
+        work_dir=layout.run_work_dir(work_dir, repository, airflow_run_id), airflow_run_id=airflow_run_id,
         settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
         lakefs_retries=LakeFSRetries(**(lakefs_retries or {})))
 
@@ -105,40 +100,3 @@ def check_namespace(storage, ns: str) -> None:
             f"storage namespace {ns!r} has no lakeFS marker (_lakefs/dummy) at {where}: the GC is not looking "
             f"where lakeFS keeps this repository. Check the storage connection (endpoint, bucket) or, for "
             f"local://, the lakeFS connection's \"local_blockstore_root\"; nothing was deleted")
-
-
-def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
-    """lakeFS's uncommitted mark, completed from its API.
-
-    1. Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2).
-    2. Read what every branch reads now against its HEAD commit (``listObjects`` of both,
-       :func:`lakefs_gc.gc.uncommitted.api_staged`): lakeFS's mark leaves out live entries linked
-       with a full address not written as its namespace (on the local blockstore, every object
-       written through ``getPhysicalAddress``) and entries staged again with their committed
-       identity (the same bytes uploaded again, a copy onto itself). The staged addresses it
-       lacked are written beside the mark, in lakeFS's format, and ``compute_candidates`` keeps
-       them like its own.
-
-    ``storage``: the namespace (lakeFS's Parquet is read from it, the addresses it lacked written
-    to it). Fails closed when a branch or its HEAD commit cannot be listed completely.
-    """
-    t0 = time.monotonic()
-    run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
-    roots = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).roots()
-    check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root)
-    omitted = sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations)))
-    staged_file = None
-    if omitted:
-        for address in omitted:
-            log.warning("staged address %s is live on a branch of %s but lakeFS's uncommitted mark lacks it: kept",
-                        address, ctx.repository)
-        staged_file = layout.staged_file(run_id)
-        uncommitted.write_staged_file(storage, staged_file, omitted, int(parse_iso(ctx.start_time).timestamp()))
-    log.info("staged entries through the API: %d branch(es) and their HEAD commits listed (%d objects), %d staged "
-             "entr(ies), %d outside the namespace; %d address(es) lakeFS's mark lacked", check.branches, check.listed,
-             check.entries, check.outside, len(omitted))
-    return UncommittedResult(run_id=run_id, locations=tuple(locations), pages=int(pages),
-                             seconds=round(time.monotonic() - t0, 3), staged_branches=check.branches,
-                             staged_entries_checked=check.entries, staged_addresses_lakefs_omitted=len(omitted),
-                             staged_file=staged_file, staged_objects_listed=check.listed,
-                             staged_branches_gone=check.branches_gone)

@@ -9,15 +9,15 @@ H1): an unreadable commits.csv, metarange or range fails the step.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, StepInputs
-from lakefs_gc.gc import committed
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA
 from lakefs_gc.gc.retention import documented_commits
+from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
+from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
@@ -47,7 +47,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     repo = ctx.repository
     sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
     roots = sref.roots
-    out_dir = os.path.join(ctx.work_dir, "committed")
+    out_dir = layout.committed_dir(ctx.work_dir)
     with lakefs.client() as client:
         prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
         csv_loc = prep["gc_commits_location"]

@@ -1,4 +1,4 @@
-"""The staged addresses of a run (``lakefs_gc.gc.uncommitted``): lakeFS's uncommitted mark, and
+"""The staged addresses of a run (``lakefs_gc.listing.uncommitted``): lakeFS's uncommitted mark, and
 the defence against its blind spot.
 
 lakeFS 1.84's mark leaves out a staged entry whose address is full and not written as the
@@ -21,10 +21,11 @@ import pytest
 
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc import uncommitted
-from lakefs_gc.gc.prepare import mark_uncommitted, prepare_run
+from lakefs_gc.listing import uncommitted
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.inprocess import run_steps
+from tests.support.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from lakefs_gc.storage import parse_namespace
 from lakefs_sandbox.seed import link_object

@@ -17,10 +17,10 @@ import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
-from lakefs_gc.gc.prepare import prepare_run
+from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.gc.retention import branch_window
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.inprocess import run_steps
+from tests.support.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from tests.conftest import ns_rel, ns_storage
 

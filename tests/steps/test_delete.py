@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakefs_gc.contract import DeleteResult, SlicesResult, StepInputs, UncommittedResult
-from lakefs_gc.spark import delete, shell
+from lakefs_gc.spark import shell
+from lakefs_gc.steps import delete
 from lakefs_gc.storage import LocalStorage, open_storage
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
 from tests.support.contract import make_context

@@ -15,24 +15,20 @@ keys deleted before a crash are then "not found", counted as ``already_gone``. A
 
 from __future__ import annotations
 
-import io
-import json
-import posixpath
 from typing import Any
 
 from lakefs_gc.contract import DeleteCounts
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.decision import is_deletable
-from lakefs_gc.gc.deleter import DeletePolicy, Deleter, DeleteStats
+from lakefs_gc.report import formats, layout
+from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter
 
 PART_COUNTS = ("keys", "deleted", "already_gone", "retried", "requests", "failed")  # what a done marker records
 
 
 def read_addresses(storage, key: str) -> list[str]:
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(io.BytesIO(storage.get(key)), columns=["address"])
-    addresses = table.column("address").to_pylist()
+    """A part's addresses, refused whole when one of them is not deletable."""
+    addresses = formats.read_addresses(storage, key)
     refused = [a for a in addresses if a is None or not is_deletable(a)]
     if refused:
         raise LakeFSGCError(f"{storage.full_uri(key)} lists addresses GC must never delete: {refused[:5]}; "
@@ -40,38 +36,20 @@ def read_addresses(storage, key: str) -> list[str]:
     return addresses
 
 
-def write_dead_letters(storage, key: str, stats: DeleteStats) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    d = stats.dead
-    table = pa.table({"key": pa.array([x.key for x in d], pa.string()),
-                      "error_code": pa.array([x.error_code for x in d], pa.string()),
-                      "message": pa.array([x.message for x in d], pa.string()),
-                      "attempts": pa.array([x.attempts for x in d], pa.int32())})
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
-    storage.put(key, buf.getvalue())
-
-
 def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, **deleter_kw: Any) -> DeleteCounts:
     """Delete the addresses of one report part (or return its recorded counts if already done)."""
-    name = posixpath.basename(part_key).removesuffix(".parquet")
-    marker = f"{sdir}done/{name}.json"
-    if storage.exists(marker):
-        recorded = json.loads(storage.get(marker))
-        if "missing" in recorded and "already_gone" not in recorded:  # a marker of version 0.1: deleted
-            recorded["already_gone"] = recorded["missing"]            # then counted the missing ones too
-            recorded["deleted"] = int(recorded.get("deleted", 0)) - int(recorded["missing"])
+    marker = layout.done_marker(sdir, part_key)
+    recorded = formats.read_done_marker(storage, marker)
+    if recorded is not None:
         return DeleteCounts(**{k: int(recorded.get(k, 0)) for k in PART_COUNTS}, parts=1, resumed_parts=1)
     addresses = read_addresses(storage, part_key)
     stats = Deleter(storage, policy, **deleter_kw).delete(addresses)
     if stats.dead:
-        write_dead_letters(storage, f"{sdir}dead_letters/{name}.parquet", stats)
+        formats.write_dead_letters(storage, layout.dead_letters_file(sdir, part_key), stats.dead)
     counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, already_gone=stats.already_gone, retried=stats.retried,
                           requests=stats.requests, failed=len(stats.dead), parts=1)
     if not policy.dry_run:
-        storage.put(marker, json.dumps({k: getattr(counts, k) for k in PART_COUNTS}).encode())
+        formats.write_done_marker(storage, marker, {k: getattr(counts, k) for k in PART_COUNTS})
     return counts
 
 

@@ -3,16 +3,16 @@ those every branch reads through lakeFS's API that its mark leaves out (:func:`a
 
 from __future__ import annotations
 
-import io
 import logging
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc.committed import relative_key
 from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, normalize_address
+from lakefs_gc.listing.committed import relative_key
 from lakefs_gc.progress import Progress
+from lakefs_gc.report import formats
 from lakefs_gc.report.layout import uncommitted_dir
 from lakefs_gc.storage import relative_to
 from lakefs_gc.storage.namespace import blockstore_root
@@ -39,10 +39,7 @@ def uncommitted_files(storage, roots: tuple[str, ...], run_id: str, locations: t
 
 def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
     """Namespace-relative staged addresses of one Parquet file (column ``physical_address``)."""
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(io.BytesIO(storage.get(key)), columns=["physical_address"])
-    for address in table.column("physical_address").to_pylist():
+    for address in formats.read_staged(storage, key):
         if address is None:
             raise LakeFSGCError(f"{storage.full_uri(key)}: null physical_address in uncommitted parquet")
         rel = normalize_address(address, BY_PREFIX_DEPRECATED, roots)
@@ -70,8 +67,6 @@ def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
 # against listObjects of its HEAD commit, merged by path; every entry the branch reads at an
 # address the commit does not have at that path is staged. diffBranch would cost only the staged
 # entries but is blind to case 2; this costs two listings per branch (see api_staged).
-
-STAGED_COLUMNS = ("physical_address", "creation_date")
 
 
 def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) -> set[str]:
@@ -206,16 +201,3 @@ def lakefs_mark_addresses(storage, roots: tuple[str, ...], run_id: str, location
     for key in uncommitted_files(storage, roots, run_id, locations):
         out.update(file_addresses(storage, key, roots))
     return out
-
-
-def write_staged_file(storage, key: str, addresses: list[str], creation_date: int) -> None:
-    """Staged addresses in lakeFS's uncommitted Parquet format (``physical_address`` relative,
-    ``creation_date`` Unix seconds), so :func:`file_addresses` reads them like lakeFS's own."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.table({"physical_address": pa.array(addresses, pa.string()),
-                      "creation_date": pa.array([creation_date] * len(addresses), pa.int64())})
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
-    storage.put(key, buf.getvalue())

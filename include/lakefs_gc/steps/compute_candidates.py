@@ -8,17 +8,16 @@ until ``save_report`` completes the run.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Mapping
 from datetime import timedelta
 
 from lakefs_gc.contract import CandidatesResult, StepInputs
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc import uncommitted
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
-from lakefs_gc.report import layout
+from lakefs_gc.listing import uncommitted
+from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks
 from lakefs_gc.report.summary import mark_started, write_summary
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
@@ -32,25 +31,18 @@ def _uncommitted_addresses(sref: StorageRef, keys):
 
 
 def _write_report_part(sref: StorageRef, part_dir: str, index: int, rows):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     addresses, total = [], 0
     for r in rows:
         addresses.append(r[0])
         total += r[1] or 0
-    buf = io.BytesIO()
-    pq.write_table(pa.table({"address": pa.array(addresses, pa.string())}), buf)
-    sref.open().put(part_dir + layout.part_name(index), buf.getvalue())
+    formats.write_addresses(sref.open(), part_dir + layout.part_name(index), addresses)
     yield (len(addresses), total)
 
 
 def _read_addresses(sref: StorageRef, keys):
-    import pyarrow.parquet as pq
-
     st = sref.open()
     for key in keys:
-        for a in pq.read_table(io.BytesIO(st.get(key)), columns=["address"]).column("address").to_pylist():
+        for a in formats.read_addresses(st, key):
             yield (a,)
 
 
@@ -110,7 +102,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                 ADDRESS_SCHEMA) if parts else spark.createDataFrame([], ADDRESS_SCHEMA)
             to_delete = cands.join(earlier, on="address", how="left_semi")
             confirmed_by = prev[0]
-            reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].get('start_time')})"
+            reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].start_time})"
     count, nbytes = _write_parts(to_delete, sref, layout.deleted_dir(mark_id), n)
     cands.unpersist()
     return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),

@@ -1,0 +1,51 @@
+"""Listing the namespace's objects: the slices (``data/<slice>/``) to list and the ones to skip,
+the listing tasks (each slice, the loose objects under ``data/``, the root's key ranges), and the
+objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them)."""
+
+from __future__ import annotations
+
+from lakefs_gc.lakefs import xid
+
+# Root keys are split into key ranges (lo, hi] at these boundaries, one listing task each: legacy
+# lakeFS addresses are hex, so the ranges come out even.
+ROOT_BOUNDARIES = tuple("123456789abcdef")
+
+
+def plan_slices(storage, cutoff_s: float) -> tuple[list[str], list[str]]:
+    """Slice prefixes (``data/<slice>/``) to list, and slice ids skipped because their id says they
+    were created after the cutoff (descending xids; reference 2.2). Non-xid children are listed."""
+    to_list, skipped = [], []
+    for p in storage.list_prefixes("data/"):
+        sid = p[len("data/"):].rstrip("/")
+        if xid.is_xid(sid) and xid.descending_time(sid) > cutoff_s:
+            skipped.append(sid)
+        else:
+            to_list.append(p)
+    return to_list, skipped
+
+
+def listing_tasks(slices: list[str]) -> list[tuple[str, bool, str | None, str | None]]:
+    """(prefix, recursive, after, up_to) of every listing task: each slice, the loose objects
+    directly under ``data/``, and the root's key ranges."""
+    tasks: list[tuple[str, bool, str | None, str | None]] = [(p, True, None, None) for p in slices]
+    tasks.append(("data/", False, None, None))
+    bounds: list[str | None] = [None, *ROOT_BOUNDARIES, None]
+    tasks += [("", False, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+    return tasks
+
+
+def list_objects(st, cutoff_s: float, tasks, listed=None):
+    """(address, size, last_modified_ms) of every object the listing ``tasks`` find older than
+    ``cutoff_s`` (the ``dummy`` marker left out); ``listed`` (a counter) counts every key seen."""
+    n = 0
+    for prefix, recursive, after, up_to in tasks:
+        for o in st.list(prefix, recursive=recursive, start_after=after):
+            if up_to is not None and o.key > up_to:
+                break
+            n += 1
+            if prefix == "" and o.key == "dummy":
+                continue
+            if o.last_modified < cutoff_s:
+                yield (o.key, o.size, int(o.last_modified * 1000))
+    if listed is not None:
+        listed.add(n)

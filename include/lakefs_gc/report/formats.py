@@ -1,0 +1,98 @@
+"""Every file of the report besides ``summary.json``, in both directions: one writer and one
+reader per format (where they go: :mod:`lakefs_gc.report.layout`).
+
+- address parts (``candidates/``, ``deleted/``): Parquet, one string column ``address``;
+- staged addresses in lakeFS's uncommitted format (lakeFS's own mark, and the addresses it lacked
+  that ``mark_uncommitted`` writes beside it): Parquet, ``physical_address`` (string) and
+  ``creation_date`` (int64, Unix seconds);
+- dead letters of a sweep part: Parquet, ``key``, ``error_code``, ``message`` (strings) and
+  ``attempts`` (int32);
+- a swept part's done marker: a JSON object of its counts.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ADDRESS = "address"
+PHYSICAL_ADDRESS = "physical_address"
+STAGED_COLUMNS = (PHYSICAL_ADDRESS, "creation_date")  # lakeFS's uncommitted Parquet
+
+
+def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table(dict(columns)), buf)
+    storage.put(key, buf.getvalue())
+
+
+def _column(storage, key: str, column: str) -> list[Any]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(storage.get(key)), columns=[column]).column(column).to_pylist()
+
+
+def write_addresses(storage, key: str, addresses: list[str]) -> None:
+    """An address part (column ``address``)."""
+    import pyarrow as pa
+
+    _put_table(storage, key, {ADDRESS: pa.array(addresses, pa.string())})
+
+
+def read_addresses(storage, key: str) -> list[str | None]:
+    """The ``address`` column of an address part, as written (nulls included)."""
+    return _column(storage, key, ADDRESS)
+
+
+def count_rows(storage, key: str) -> int:
+    """The rows of a Parquet file, from its footer."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(io.BytesIO(storage.get(key))).metadata.num_rows
+
+
+def write_staged(storage, key: str, addresses: list[str], creation_date: int) -> None:
+    """Staged addresses in lakeFS's uncommitted Parquet format (``physical_address`` relative,
+    ``creation_date`` Unix seconds), so :func:`read_staged` reads them like lakeFS's own."""
+    import pyarrow as pa
+
+    address, created = STAGED_COLUMNS
+    _put_table(storage, key, {address: pa.array(addresses, pa.string()),
+                              created: pa.array([creation_date] * len(addresses), pa.int64())})
+
+
+def read_staged(storage, key: str) -> list[str | None]:
+    """The ``physical_address`` column of an uncommitted Parquet file (lakeFS's or ours)."""
+    return _column(storage, key, PHYSICAL_ADDRESS)
+
+
+def write_dead_letters(storage, key: str, dead: Iterable[Any]) -> None:
+    """Dead letters (objects with ``key``, ``error_code``, ``message``, ``attempts``)."""
+    import pyarrow as pa
+
+    d = list(dead)
+    _put_table(storage, key, {"key": pa.array([x.key for x in d], pa.string()),
+                              "error_code": pa.array([x.error_code for x in d], pa.string()),
+                              "message": pa.array([x.message for x in d], pa.string()),
+                              "attempts": pa.array([x.attempts for x in d], pa.int32())})
+
+
+def write_done_marker(storage, key: str, counts: Mapping[str, int]) -> None:
+    storage.put(key, json.dumps(dict(counts)).encode())
+
+
+def read_done_marker(storage, key: str) -> dict[str, Any] | None:
+    """A swept part's recorded counts, None when the part has no marker. A marker of version 0.1
+    counted the keys already gone in ``deleted`` and in ``missing``: read as ``already_gone``."""
+    if not storage.exists(key):
+        return None
+    recorded = json.loads(storage.get(key))
+    if "missing" in recorded and "already_gone" not in recorded:
+        recorded["already_gone"] = recorded["missing"]
+        recorded["deleted"] = int(recorded.get("deleted", 0)) - int(recorded["missing"])
+    return recorded

@@ -1,0 +1,23 @@
+"""Step ``save_report``: write the run's ``summary.json`` (lakeFS's fields plus ours, ``success:
+true``) last, from the typed results of every step (:mod:`lakefs_gc.report.summary`), and return
+where it is and what it says (:class:`~lakefs_gc.contract.ReportResult`)."""
+
+from __future__ import annotations
+
+import time
+
+from lakefs_gc.contract import ReportResult, StepInputs
+from lakefs_gc.report.summary import (build_summary, lakefs_ui_url, report_url, summary_location, summary_text,
+                                      write_summary)
+
+
+def save_report(storage, inputs: StepInputs) -> ReportResult:
+    """``storage``: the repository's namespace. The result's ``summary`` is the run in a few
+    ``label: value`` lines (:func:`lakefs_gc.report.summary.summary_text`)."""
+    t0 = time.monotonic()
+    ctx = inputs.context
+    summary = build_summary(inputs, success=True)
+    uri = write_summary(storage, summary_location(inputs), summary)
+    return ReportResult(summary_uri=uri, seconds=round(time.monotonic() - t0, 3), summary=summary_text(summary, uri),
+                        report_url=report_url(uri, ctx.storage),
+                        lakefs_url=lakefs_ui_url(ctx.lakefs_endpoint, ctx.repository))
