@@ -90,7 +90,7 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
     by_mark = run("local://repo1", "--run", "markA", "--local-root", local_ns)
     assert by_mark.returncode == 0, by_mark.stderr
     rows = {line[:12].strip(): line[12:].strip() for line in by_mark.stdout.splitlines()}
-    assert rows["flow"] == "mark_only" and rows["marked"].startswith("5 ") and rows["listed"] == "20 objects, 2.0 KiB"
+    assert rows["mode"] == "mark_only" and rows["flow"] == "clean" and rows["marked"].startswith("5 ") and rows["listed"] == "20 objects, 2.0 KiB"
     assert rows["held back"].startswith("2; deletable by the first run that starts after 2026-11-21T03:00:00Z")
     assert rows["report"] == "local://repo1/" + summary_key("markA")
     by_airflow_run = run("local://repo1", "--run", "scheduled__2026-11-20T03:00:00+00:00", "--local-root", local_ns)
@@ -98,7 +98,7 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
     sweep_uri = "local://repo1/" + sweep_dir("markA", "manual__2026-11-22T09:00:00+00:00") + "summary.json"
     by_uri = run(sweep_uri, "--local-root", local_ns)
     assert by_uri.returncode == 0, by_uri.stderr
-    assert "flow          sweep_only of mark markA" in by_uri.stdout
+    assert "mode          sweep_only of mark markA" in by_uri.stdout
     assert "deleted       4" in by_uri.stdout and "already gone  1" in by_uri.stdout
     assert run("local://repo1", "--run", "manual__2026-11-22T09:00:00+00:00", "--local-root",
                local_ns).stdout == by_uri.stdout

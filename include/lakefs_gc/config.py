@@ -26,7 +26,10 @@ from typing import Any
 
 import yaml
 
-from lakefs_gc.contract import SCHEDULABLE_MODES, STEPS, RunSettings
+from lakefs_gc.contract import FLOWS, SCHEDULABLE_MODES, STEPS, RunSettings
+from lakefs_gc.gc.flow import CleanRunEvery
+
+DEFAULT_CLEAN_DAYS = 7  # clean_run_every: an auto run is clean at least weekly
 
 ENV_CONFIG = "LAKEFS_GC_CONFIG"
 ENV_WORK_DIR = "LAKEFS_GC_WORK_DIR"
@@ -56,7 +59,8 @@ _PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly", "@
 _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
-                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks"})
+                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks",
+                           "flow", "clean_run_every"})
 _REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
              "mode")
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
@@ -152,6 +156,8 @@ class RepoConfig:
     spark: SparkSettings = field(default_factory=SparkSettings)
     sweep: SweepSettings = field(default_factory=SweepSettings)
     tasks: TaskSettings = field(default_factory=TaskSettings)
+    flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
+    clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
 
     @property
     def dag_id(self) -> str:
@@ -305,10 +311,28 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     spark = _parse_spark(merged["spark"], err)
     sweep = _parse_sweep(merged["sweep"], err)
     tasks = _parse_tasks(merged["tasks"], err)
+    flow = merged.get("flow", "auto")
+    if flow not in FLOWS:
+        raise err("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
+    every = _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err)
     return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
                       storage_conn_id=merged["storage_conn_id"], spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
-                      tags=tuple(tags), spark=spark, sweep=sweep, tasks=tasks)
+                      tags=tuple(tags), spark=spark, sweep=sweep, tasks=tasks, flow=flow, clean_run_every=every)
+
+
+def _parse_clean_run_every(raw: Any, err) -> CleanRunEvery:
+    """``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first); null: never
+    (an ``auto`` run is then clean only when no earlier run can be its base)."""
+    if raw is None:
+        return CleanRunEvery()
+    _check_section(raw, "clean_run_every", frozenset({"runs", "days"}), err)
+    runs, days = raw.get("runs"), raw.get("days")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise err("clean_run_every.runs", f"must be an integer >= 1 (1: every run is clean), got {runs!r}")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0):
+        raise err("clean_run_every.days", f"must be a number of days > 0, got {days!r}")
+    return CleanRunEvery(runs=runs, days=days)
 
 
 def _check_section(raw: Any, name: str, allowed: frozenset[str], err) -> None:

@@ -28,6 +28,7 @@ from typing import Any, TypeVar, Union
 from lakefs_gc.errors import ContractError, Refusal, SettingsError
 
 MODES = ("mark_and_sweep", "mark_only", "sweep_only")
+FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
 
 
@@ -40,6 +41,7 @@ class RunSettings:
     """The knobs of one run. The defaults here are the only defaults (config, Params, jobs)."""
 
     mode: str = "mark_and_sweep"
+    flow: str = "auto"                         # clean | incremental | auto (lakefs_gc.gc.flow.choose_flow)
     min_age_seconds: int = 86400
     unsafe_min_age_override: bool = False
     dry_run: bool = False
@@ -57,6 +59,8 @@ class RunSettings:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise SettingsError(f"Param 'mode' must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.flow not in FLOWS:
+            raise SettingsError(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {self.flow!r}")
         for name, (lo, hi) in BOUNDS.items():
             _check_range(name, getattr(self, name), lo, hi)
 
@@ -168,6 +172,34 @@ class MarkRef:
 
 
 @dataclass(frozen=True)
+class PartsDir:
+    """A folder of address parts a run kept for later runs, and how many parts it wrote there: a
+    later run refuses a folder holding another number (a part lost would lose its addresses)."""
+
+    dir: str
+    parts: int
+
+
+@dataclass(frozen=True)
+class IncrementalBase:
+    """An incremental run: the earlier run it builds on, as that run's ``incremental_state`` in its
+    summary.json describes it (lakefs_gc.report.summary). Keys are namespace-relative."""
+
+    mark_id: str
+    start_time: str
+    mode: str                            # the base run's mode; its deleted/ is gone only after a real sweep
+    dry_run: bool
+    last_slice: str                      # the newest slice it listed ("": none)
+    uncommitted_dir: PartsDir            # its staged addresses
+    committed_dirs: tuple[PartsDir, ...]  # every committed address read since the chain's clean run
+    read_file: str                       # the commit and range ids read since the chain's clean run
+    clean_run_id: str
+    clean_start_time: str
+    clean_listed_objects: int            # what the chain's clean run listed (the blast-radius guard's base)
+    runs_in_chain: int                   # the clean run and the incremental runs since
+
+
+@dataclass(frozen=True)
 class RunContext:
     repository: str
     lakefs_endpoint: str                 # http://host:8000/api/v1
@@ -182,6 +214,10 @@ class RunContext:
     parallelism: int | None = None       # partitions the jobs list and delete with; None: Spark's
     sweep_mark: MarkRef | None = None    # sweep_only
     lakefs_retries: LakeFSRetries = field(default_factory=LakeFSRetries)
+    flow: str = "clean"                  # clean | incremental: what prepare_run chose (lakefs_gc.gc.flow)
+    flow_reason: str = ""
+    gc_rules: str = ""                   # fingerprint of the repository's GC rules (lakefs_gc.gc.flow)
+    base: IncrementalBase | None = None  # incremental: the run it builds on
 
     @property
     def mode(self) -> str:
@@ -228,6 +264,10 @@ class CommittedResult(SparkStepResult):
     documented_commits: int = 0          # kept by the documented rules, walked from the API (gc/retention.py)
     commits_lakefs_lacked: int = 0       # of which commits.csv did not list: kept anyway
     seconds: float = 0.0
+    new_commits: int = 0                 # commits read now (incremental: not read since the chain's clean run)
+    ranges_known: int = 0                # incremental: ranges of new commits read before (skipped)
+    read_file: str = ""                  # key: the commit and range ids read since the chain's clean run
+    state_dir: PartsDir | None = None    # the addresses read now, kept for later runs
 
 
 @dataclass(frozen=True)
@@ -239,6 +279,8 @@ class SlicesResult(SparkStepResult):
     listed_objects: int
     listed_bytes: int
     seconds: float = 0.0
+    slices_before_base: int = 0          # incremental: older than the base's newest slice, not listed
+    root_listed: bool = True             # the namespace root and loose data/ objects (clean runs only)
 
 
 @dataclass(frozen=True)
@@ -255,6 +297,9 @@ class CandidatesResult(SparkStepResult):
     confirmed_by_mark: str | None = None
     unreadable_marks: tuple[str, ...] = ()   # earlier marks not used for confirmation, with the reason
     seconds: float = 0.0
+    uncommitted_dir: PartsDir | None = None  # this run's staged addresses, kept for later runs
+    carried_checked: int = 0             # incremental: earlier staged or held-back addresses checked again
+    carried_candidates: int = 0          # ... of which candidates now
 
 
 @dataclass(frozen=True)

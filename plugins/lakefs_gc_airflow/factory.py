@@ -10,6 +10,7 @@ then seen by one of them.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -72,6 +73,8 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         }
         prepare_run = PrepareRunOperator(repository=cfg.repository, work_dir=cfg.work_dir,
                                          parallelism=spark.parallelism, schedule_interval_seconds=interval,
+                                         clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items()
+                                                          if v is not None},
                                          **common, **task("prepare_run"))
         mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
         list_committed, list_slices, compute_candidates, delete = (

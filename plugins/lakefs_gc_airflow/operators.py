@@ -111,9 +111,11 @@ class PrepareRunOperator(BaseOperator):
 
     def __init__(self, *, repository: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", work_dir: str | None = None,
-                 parallelism: int | None = None, schedule_interval_seconds: int = 0, **kwargs: Any) -> None:
+                 parallelism: int | None = None, schedule_interval_seconds: int = 0,
+                 clean_run_every: dict[str, float] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.repository = repository
+        self.clean_run_every = clean_run_every  # {"runs": N, "days": D} (lakefs_gc.gc.flow.CleanRunEvery)
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
         self.work_dir = work_dir
@@ -122,6 +124,7 @@ class PrepareRunOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.errors import LakeFSGCError, Unreachable
+        from lakefs_gc.gc.flow import CleanRunEvery
         from lakefs_gc.steps import STEP_FUNCTIONS
 
         prepare_run = STEP_FUNCTIONS["prepare_run"]
@@ -134,11 +137,13 @@ class PrepareRunOperator(BaseOperator):
                               airflow_run_id=context["run_id"], work_dir=resolve_work_dir(self.work_dir),
                               s3=storage_options(self.storage_conn_id), local_root=hook.local_blockstore_root(),
                               parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,
-                              lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries())
+                              lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries(),
+                              clean_run_every=CleanRunEvery(**(self.clean_run_every or {})))
         except LakeFSGCError as e:
             raise _fail(e) from (None if isinstance(e, Unreachable) else e)
-        self.log.info("run %s on %s (%s): mode %s, start %s, cutoff %s, work dir %s", ctx.airflow_run_id,
-                      ctx.repository, ctx.storage.namespace, ctx.mode, ctx.start_time, ctx.cutoff_time, ctx.work_dir)
+        self.log.info("run %s on %s (%s): mode %s, flow %s (%s), start %s, cutoff %s, work dir %s",
+                      ctx.airflow_run_id, ctx.repository, ctx.storage.namespace, ctx.mode, ctx.flow, ctx.flow_reason,
+                      ctx.start_time, ctx.cutoff_time, ctx.work_dir)
         return contract.to_wire(ctx)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 from lakefs_gc.config import RepoConfig
-from lakefs_gc.contract import AUTO, BOUNDS, MODES, PARAM_NAMES, RunSettings
+from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, RunSettings
 
 
 def _number(default: float, kind: str, name: str, title: str, description: str = "",
@@ -40,6 +40,12 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
         "mode": Param(cfg.mode, type="string", enum=list(MODES), title="Run mode",
                       description="mark_and_sweep: mark, then delete; mark_only: only write the report; "
                                   "sweep_only: delete what the earlier mark `mark_id` listed."),
+        "flow": Param(cfg.flow, type="string", enum=list(FLOWS), title="Flow",
+                      description="clean: list every slice and read every retained commit; incremental: only what "
+                                  "changed since an earlier run (its new slices, new commits, and what it left "
+                                  "staged or held back); auto: incremental when an earlier run can be its base, "
+                                  "clean when none can or clean_run_every is reached. The report says which ran "
+                                  "and why."),
         "mark_id": Param(None, type=["null", "string"], title="Mark id (sweep_only)",
                          description="Run id of an earlier successful mark (its folder under "
                                      "_lakefs/retention/gc/unified/). Required by mode sweep_only; leave it "

@@ -77,7 +77,7 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     result = xcom["value"] if isinstance(xcom["value"], dict) else json.loads(xcom["value"])
     summary, n = result["summary"], deleted
     assert f"\ndeleted: {n}\n" in summary and "\nalready gone: 0\n" in summary and "\ndead letters: 0\n" in summary
-    assert f"\nmarked: {n}  (" in summary and "\nflow: mark_and_sweep\n" in summary and "\ncutoff: " in summary
+    assert f"\nmarked: {n}  (" in summary and "\nmode: mark_and_sweep\n" in summary and "\ncutoff: " in summary
     assert summary.endswith(f"report: {result['summary_uri']}")
     links = airflow_api(base, f"{task}/links", USER, password)["extra_links"]
     assert links["lakeFS repository"].endswith(f"/repositories/{repository}")
@@ -109,7 +109,7 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
             page.goto(task_page + "/rendered_templates")
             shown = page.get_by_text(f"deleted: {n}", exact=False).first
             shown.wait_for()
-            for line in (f"marked: {n}", "dead letters: 0", "flow: mark_and_sweep", f"report: {result['summary_uri']}"):
+            for line in (f"marked: {n}", "dead letters: 0", "mode: mark_and_sweep", f"report: {result['summary_uri']}"):
                 expect(page.get_by_text(line, exact=False).first).to_be_visible()
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)

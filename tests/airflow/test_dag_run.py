@@ -142,7 +142,7 @@ def _assert_run_summary_and_links(dag, dr, ti, summary_path):
     text = result["summary"]
     uri = "local://ns/_lakefs/retention/gc/unified/gcrun0001/summary.json"  # the namespace as lakeFS names it
     assert result["summary_uri"] == uri
-    for line in ("flow: mark_and_sweep", "result: success", "listed: 3 objects, 30 B", "marked: 3",
+    for line in ("mode: mark_and_sweep", "result: success", "listed: 3 objects, 30 B", "marked: 3",
                  "held back: 0", "deleted: 3", "already gone: 0", "dead letters: 0", "reclaimed: 30 B",
                  f"report: {uri}"):
         assert f"\n{line}" in text, (line, text)

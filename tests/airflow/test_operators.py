@@ -341,8 +341,9 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     raw = op.execute(context({}, run_id="manual__2024-05-01T00:00:00+00:00",
-                             params={"mode": "mark_only", "min_age_seconds": 90000}))
+                             params={"mode": "mark_only", "min_age_seconds": 90000, "flow": "clean"}))
     ctx = contract.from_wire(contract.RunContext, raw)
+    assert (ctx.flow, ctx.flow_reason, ctx.base) == ("clean", "requested (flow=clean)", None)
     assert ctx.work_dir == f"{tmp_path}/sample-repo/manual__2024-05-01T00_00_00_00_00"
     assert (ctx.mode, ctx.settings.min_age_seconds, ctx.settings.unsafe_min_age_override) == ("mark_only", 90000, False)
     assert (ctx.storage.namespace, ctx.storage.blockstore_type, ctx.grace_period_seconds) == \
@@ -362,7 +363,7 @@ def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client
     with pytest.raises(AirflowFailException, match="unsafe_min_age_override"):
         op.execute(context({}, params={"min_age_seconds": 60}))
     ctx = contract.from_wire(contract.RunContext, op.execute(
-        context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True})))
+        context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True, "flow": "clean"})))
     assert ctx.settings.unsafe_min_age_override is True and ctx.effective_min_age_seconds == 60
 
 
@@ -453,7 +454,8 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
     monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000", login=LAKEFS_ACCESS,
                                  password=LAKEFS_SECRET, extra={"max_retries": 2, "backoff_base": 0.1}))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000})))
+    ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000,
+                                                                                  "flow": "clean"})))
     assert (ctx.lakefs_retries.max_retries, ctx.lakefs_retries.backoff_base, ctx.lakefs_retries.backoff_max) == \
         (2, 0.1, 20.0)
     ref = lakefs_ref(ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"})

@@ -46,7 +46,7 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
     marks = [mark("old", 5), mark("new", 2), mark("failed", 1, success=False), mark("sweep", 0.5, mode="sweep_only"),
              ("broken", None, "summary.json is not JSON"), mark("future", -1)]
     c = choose("auto", marks)
-    assert (c.flow, c.base) == ("incremental", "new") and c.base_state["clean_run_id"] == "clean1"
+    assert (c.flow, c.base) == ("incremental", "new") and c.base_summary["incremental_state"]["clean_run_id"] == "clean1"
     assert c.reason.startswith("auto: builds on run new")
     assert choose("incremental", marks).reason.startswith("requested (flow=incremental): builds on run new")
 

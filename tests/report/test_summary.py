@@ -44,7 +44,8 @@ def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_let
     assert rows == {
         "repository": "repo  (local://ns/repo)",
         "run": "scheduled__2026-11-23T17:00:00+00:00  mark mark1",
-        "flow": "mark_and_sweep",
+        "mode": "mark_and_sweep",
+        "flow": "clean",
         "result": "success",
         "started": "2026-11-23T17:00:00Z",
         "cutoff": "2026-11-22T17:00:00Z  (objects written at or after it are kept)",
@@ -59,7 +60,7 @@ def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_let
         "report": "s3://b/repo/_lakefs/retention/gc/unified/mark1/summary.json",
     }
     text = summary_text(s, "s3://b/r/summary.json")
-    assert text.splitlines()[2] == "flow: mark_and_sweep" and text.endswith("report: s3://b/r/summary.json")
+    assert text.splitlines()[2:4] == ["mode: mark_and_sweep", "flow: clean"] and text.endswith("report: s3://b/r/summary.json")
 
 
 def test_held_back_objects_say_when_they_can_go():
@@ -89,13 +90,13 @@ def test_mark_only_dry_run_and_sweep_only_say_what_did_not_happen():
     dry = _summary(dry_run=True, counts=DeleteCounts(keys=40, deleted=40, parts=1))
     assert (dry["deleted"], dry["already_gone"], dry["would_delete"]) == (0, 0, 40)
     assert dict(summary_rows(dry))["deleted"] == "0  (dry run: would delete 40)"
-    assert dict(summary_rows(dry))["flow"] == "mark_and_sweep (dry run)"
+    assert dict(summary_rows(dry))["mode"] == "mark_and_sweep (dry run)"
     ctx = make_context(start=NOW, mode="sweep_only", mark_id="mark1",
                        sweep_mark=MarkRef("mark1", "2026-11-22T17:00:00.000000Z", "2026-11-21T17:00:00.000000Z", 100, 7))
     s = build_summary(inputs(ctx, delete=DeleteResult(counts=DeleteCounts(keys=7, deleted=5, already_gone=2))))
     assert (s["num_deleted_objects"], s["deleted"], s["already_gone"]) == (7, 5, 2)
     rows = dict(summary_rows(s))
-    assert rows["flow"] == "sweep_only of mark mark1"
+    assert rows["mode"] == "sweep_only of mark mark1" and "flow" not in rows
     assert rows["cutoff"].startswith("2026-11-21T17:00:00Z")  # the mark's cutoff, not the sweep's clock
 
 

@@ -62,8 +62,10 @@ def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spar
     proxy = FaultyS3Proxy(moto_server.endpoint_url, p_slowdown=0.15, p_error=0.1, p_key_error=0.05,
                           deny=frozenset(f"repo/{k}" for k in denied)).start()
     try:
+        # a key fails one attempt with p ~ 0.29 here (a request's 503/500, or its own error): with the
+        # default 8 attempts one of the 3,000 keys exhausted them in about one run in seven; with 20, never
         inputs = _inputs(f"s3://{bucket}/repo", tmp_path / "work", len(candidates) + len(live), s3_endpoint=proxy.url,
-                         delete_batch_size=250, delete_concurrency=2)
+                         delete_batch_size=250, delete_concurrency=2, delete_max_attempts=20)
         env = {ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key}
         res: DeleteResult = delete.run(spark, inputs, env)
     finally:

@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from lakefs_gc.contract import FLOWS
 from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.clock import iso, parse_iso
-
-FLOWS = ("auto", "clean", "incremental")
 STATE_FORMAT = 1  # the format of ``incremental_state`` in summary.json (lakefs_gc.report.formats)
 
 
@@ -51,10 +50,10 @@ class FlowChoice:
     flow: str                   # clean | incremental
     reason: str                 # why, in words (written into the report)
     base: str = ""              # incremental: the mark id whose saved state this run builds on
-    base_state: dict[str, Any] | None = None
+    base_summary: dict[str, Any] | None = None
 
 
-def rules_fingerprint(default_retention_days: int, branches: dict[str, int]) -> str:
+def rules_fingerprint(default_retention_days: int | None, branches: dict[str, int]) -> str:
     """The GC rules as one short string: a base saved under other rules is not used by ``auto``."""
     text = json.dumps({"default_retention_days": default_retention_days, "branches": dict(sorted(branches.items()))},
                       sort_keys=True)
@@ -121,4 +120,4 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None
         return FlowChoice("clean", f"auto: {due}")
     reason = "requested (flow=incremental)" if requested == "incremental" else "auto"
     return FlowChoice("incremental", f"{reason}: builds on run {base} (started {summary['start_time']})"
-                      + (f"; note: {due}" if due else ""), base, state)
+                      + (f"; note: {due}" if due else ""), base, summary)

@@ -11,23 +11,32 @@ from lakefs_gc.lakefs import xid
 ROOT_BOUNDARIES = tuple("123456789abcdef")
 
 
-def plan_slices(storage, cutoff_s: float) -> tuple[list[str], list[str]]:
-    """Slice prefixes (``data/<slice>/``) to list, and slice ids skipped because their id says they
-    were created after the cutoff (descending xids; reference 2.2). Non-xid children are listed."""
-    to_list, skipped = [], []
+def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[list[str], list[str], int]:
+    """Slice prefixes (``data/<slice>/``) to list, slice ids skipped because their id says they
+    were created after the cutoff (descending xids; reference 2.2), and how many slices an
+    incremental run leaves unlisted. Non-xid children are listed by clean runs.
+
+    ``since`` (incremental runs): the newest slice the base run listed ("" when it listed none).
+    Only xid slices created since, and that slice itself (lakeFS may still have been writing to it),
+    are listed: descending xids, so ``id <= since``."""
+    to_list, skipped, before = [], [], 0
     for p in storage.list_prefixes("data/"):
         sid = p[len("data/"):].rstrip("/")
         if xid.is_xid(sid) and xid.descending_time(sid) > cutoff_s:
             skipped.append(sid)
+        elif since is not None and (not xid.is_xid(sid) or (since and sid > since)):
+            before += 1
         else:
             to_list.append(p)
-    return to_list, skipped
+    return to_list, skipped, before
 
 
-def listing_tasks(slices: list[str]) -> list[tuple[str, bool, str | None, str | None]]:
-    """(prefix, recursive, after, up_to) of every listing task: each slice, the loose objects
-    directly under ``data/``, and the root's key ranges."""
+def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool, str | None, str | None]]:
+    """(prefix, recursive, after, up_to) of every listing task: each slice and, with ``root``, the
+    loose objects directly under ``data/`` and the root's key ranges."""
     tasks: list[tuple[str, bool, str | None, str | None]] = [(p, True, None, None) for p in slices]
+    if not root:
+        return tasks
     tasks.append(("data/", False, None, None))
     bounds: list[str | None] = [None, *ROOT_BOUNDARIES, None]
     tasks += [("", False, lo, hi) for lo, hi in zip(bounds, bounds[1:])]

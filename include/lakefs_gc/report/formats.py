@@ -7,7 +7,9 @@ reader per format (where they go: :mod:`lakefs_gc.report.layout`).
   ``creation_date`` (int64, Unix seconds);
 - dead letters of a sweep part: Parquet, ``key``, ``error_code``, ``message`` (strings) and
   ``attempts`` (int32);
-- a swept part's done marker: a JSON object of its counts.
+- a swept part's done marker: a JSON object of its counts;
+- the ids a run read (its ``state/read.parquet``): Parquet, ``kind`` (``commit`` | ``range``) and
+  ``id`` (strings).
 """
 
 from __future__ import annotations
@@ -96,3 +98,28 @@ def read_done_marker(storage, key: str) -> dict[str, Any] | None:
         recorded["already_gone"] = recorded["missing"]
         recorded["deleted"] = int(recorded.get("deleted", 0)) - int(recorded["missing"])
     return recorded
+
+
+def write_read_ids(storage, key: str, commits: Iterable[str], ranges: Iterable[str]) -> None:
+    """The commit and range ids a run (and its chain since the last clean run) read."""
+    import pyarrow as pa
+
+    c, r = sorted(set(commits)), sorted(set(ranges))
+    _put_table(storage, key, {"kind": pa.array(["commit"] * len(c) + ["range"] * len(r), pa.string()),
+                              "id": pa.array(c + r, pa.string())})
+
+
+def read_read_ids(storage, key: str) -> tuple[set[str], set[str]]:
+    """(commit ids, range ids) of :func:`write_read_ids`."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(io.BytesIO(storage.get(key)), columns=["kind", "id"])
+    commits, ranges = set(), set()
+    for kind, id_ in zip(t.column("kind").to_pylist(), t.column("id").to_pylist()):
+        if kind == "commit":
+            commits.add(id_)
+        elif kind == "range":
+            ranges.add(id_)
+        else:
+            raise ValueError(f"{storage.full_uri(key)}: unknown kind {kind!r}")
+    return commits, ranges

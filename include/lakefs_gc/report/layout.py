@@ -11,6 +11,9 @@
                                                  (lakeFS's uncommitted Parquet format)
     unified/<mark_id>/sweeps/<sweep_id>/         one sweep of the mark: done/, dead_letters/,
                                                  and its summary.json for sweep_only runs
+    unified/<mark_id>/state/committed/           what the next incremental run reads: the committed
+    unified/<mark_id>/state/uncommitted/         addresses it found (incremental: the new ones only),
+    unified/<mark_id>/state/read.parquet         its staged addresses, the commit and range ids read
 
 and under a run's work location (``<work_dir>/<repository>/<airflow run>/``)::
 
@@ -89,6 +92,23 @@ def dead_letters_dir(sdir: str) -> str:
 def dead_letters_file(sdir: str, part_key: str) -> str:
     """The keys of one part that still failed after retries."""
     return f"{dead_letters_dir(sdir)}{part_id(part_key)}.parquet"
+
+
+def state_dir(mark_id: str) -> str:
+    """What a mark keeps for the incremental runs after it (lakefs_gc.gc.flow)."""
+    return report_dir(mark_id) + "state/"
+
+
+def state_committed_dir(mark_id: str) -> str:
+    return state_dir(mark_id) + "committed/"
+
+
+def state_uncommitted_dir(mark_id: str) -> str:
+    return state_dir(mark_id) + "uncommitted/"
+
+
+def state_read_file(mark_id: str) -> str:
+    return state_dir(mark_id) + "read.parquet"
 
 
 def uncommitted_dir(run_id: str) -> str:

@@ -16,12 +16,16 @@ from lakefs_gc.contract import (
     CandidatesResult,
     CommittedResult,
     DeleteResult,
+    IncrementalBase,
     RunContext,
     SlicesResult,
     StorageLocation,
     StepInputs,
     UncommittedResult,
+    from_wire,
+    to_wire,
 )
+from lakefs_gc.gc.flow import STATE_FORMAT
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
 
 
@@ -115,7 +119,57 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
             out["delete_skipped"] = dele.skipped
     reclaimable = cand.to_delete_bytes if cand else 0
     out["reclaimed_bytes"] = reclaimable if swept and counts is not None and not counts.failed else 0
+    if ctx.mode != "sweep_only":
+        out.update(_flow_fields(ctx, inputs.mark_id(), com, sl, cand))
     return out
+
+
+# What an incremental run leaves to clean runs (written into its report).
+NOT_COVERED = ("objects at the namespace root and directly under data/ (legacy layouts), objects written late "
+               "into slices older than the base run's newest slice, and objects only commits that expired "
+               "since the chain's clean run referenced: the next clean run collects them")
+
+
+def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
+                 cand: CandidatesResult | None) -> dict[str, Any]:
+    """Which flow ran, what it read and why; and the state later incremental runs build on
+    (``incremental_state``; read back by :func:`incremental_base`)."""
+    base = ctx.base if ctx.flow == "incremental" else None
+    out: dict[str, Any] = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
+    if com:
+        out.update({"new_commits": com.new_commits, "ranges_known": com.ranges_known})
+    if sl:
+        out["slices_before_base"] = sl.slices_before_base
+    if base is not None:
+        out.update({"base_run": base.mark_id, "clean_run": base.clean_run_id, "not_covered": NOT_COVERED})
+        if cand:
+            out.update({"carried_checked": cand.carried_checked, "carried_candidates": cand.carried_candidates})
+    if not (com and com.state_dir and com.read_file and sl and cand and cand.uncommitted_dir):
+        return out  # a step kept nothing (a step run by hand without its mark): no base for later runs
+    committed = [*(to_wire(d) for d in base.committed_dirs), to_wire(com.state_dir)] if base else [to_wire(com.state_dir)]
+    out["incremental_state"] = {
+        "format": STATE_FORMAT, "namespace": ctx.storage.namespace, "gc_rules": ctx.gc_rules,
+        "clean_run_id": base.clean_run_id if base else mark_id,
+        "clean_start_time": base.clean_start_time if base else ctx.start_time,
+        "clean_listed_objects": base.clean_listed_objects if base else sl.listed_objects,
+        "runs_in_chain": base.runs_in_chain + 1 if base else 1,
+        "last_slice": sl.first_slice, "uncommitted_dir": to_wire(cand.uncommitted_dir),
+        "committed_dirs": committed, "read_file": com.read_file,
+    }
+    return out
+
+
+def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
+    """The base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary
+    (:func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format)."""
+    st = summary["incremental_state"]
+    return from_wire(IncrementalBase, {
+        "mark_id": mark_id, "start_time": summary["start_time"], "mode": summary.get("mode", ""),
+        "dry_run": bool(summary.get("dry_run", False)), "last_slice": st["last_slice"],
+        "uncommitted_dir": st["uncommitted_dir"], "committed_dirs": st["committed_dirs"], "read_file": st["read_file"],
+        "clean_run_id": st["clean_run_id"], "clean_start_time": st["clean_start_time"],
+        "clean_listed_objects": st.get("clean_listed_objects", 0), "runs_in_chain": st["runs_in_chain"],
+    }, f"the incremental_state of run {mark_id}")
 
 
 def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
@@ -151,12 +205,15 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
     report`` say the same thing. Counts a run did not reach are left out."""
     g = summary.get
     mode = g("mode", "?")
-    flow = mode + (" (dry run)" if g("dry_run") else "")
+    shown_mode = mode + (" (dry run)" if g("dry_run") else "")
     if mode == "sweep_only" and g("mark_id"):
-        flow += f" of mark {g('mark_id')}"
+        shown_mode += f" of mark {g('mark_id')}"
     rows = [("repository", f"{g('repository', '?')}  ({g('storage_namespace', '?')})"),
             ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
-            ("flow", flow),
+            ("mode", shown_mode)]
+    if g("flow"):
+        rows.append(("flow", g("flow") + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
+    rows += [
             ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
             ("started", _t(g("start_time"))),
             ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)")]
@@ -164,7 +221,13 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
         listed = _n(g("listed_objects"))
         if g("listed_bytes") is not None:
             listed += f" objects, {human_bytes(g('listed_bytes'))}"
+        if g("flow") == "incremental":
+            listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
+                       f"held-back object(s) checked again")
         rows.append(("listed", listed))
+    if g("flow") == "incremental":
+        rows.append(("committed", f"{_n(g('new_commits', 0))} new commit(s), {_n(g('ranges', 0))} new range(s) read"))
+        rows.append(("not covered", g("not_covered", "")))
     if g("candidates") is not None:
         rows.append(("candidates", f"{_n(g('candidates'))}  (older than the cutoff, referenced by no kept commit "
                                    f"and not staged)"))

@@ -1,7 +1,11 @@
 """Spark step ``compute_candidates``: the GC decision, and the mark in lakeFS's report layout.
 
 candidates = listed - committed - uncommitted (:func:`lakefs_gc.gc.decision.compute_candidates`),
-written as ``candidates/``; with delayed confirmation only those an earlier mark also found go to
+written as ``candidates/``; this run's staged addresses are kept in ``state/uncommitted/`` for later
+runs. An incremental run (lakefs_gc.gc.flow) subtracts the committed addresses its whole chain
+found, and also checks again what the base run left: its staged addresses and the candidates it
+did not delete, each re-checked against this run's committed and staged sets and in storage
+(still there, older than the cutoff); with delayed confirmation only those an earlier mark also found go to
 ``deleted/`` (lakeFS's list, what the sweep deletes). The mark's summary says ``success: false``
 until ``save_report`` completes the run.
 """
@@ -11,15 +15,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import timedelta
 
-from lakefs_gc.contract import CandidatesResult, StepInputs
-from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.contract import CandidatesResult, IncrementalBase, StepInputs
+from lakefs_gc.errors import ContractError, LakeFSGCError
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
+from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import uncommitted
-from lakefs_gc.report import formats, layout
-from lakefs_gc.report.marks import candidate_parts, iter_marks
+from lakefs_gc.report import layout
+from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
+from lakefs_gc.spark.addresses import clear, read_parts, write_parts
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
 
 
@@ -30,27 +36,29 @@ def _uncommitted_addresses(sref: StorageRef, keys):
             yield (address,)
 
 
-def _write_report_part(sref: StorageRef, part_dir: str, index: int, rows):
-    addresses, total = [], 0
-    for r in rows:
-        addresses.append(r[0])
-        total += r[1] or 0
-    formats.write_addresses(sref.open(), part_dir + layout.part_name(index), addresses)
-    yield (len(addresses), total)
-
-
-def _read_addresses(sref: StorageRef, keys):
+def _check_carried(sref: StorageRef, cutoff_s: float, rows):
+    """(address, size) of each carried address still in storage and older than the cutoff (and
+    not in a slice created after it, as the listing skips those)."""
     st = sref.open()
-    for key in keys:
-        for a in formats.read_addresses(st, key):
-            yield (a,)
+    for (address,) in rows:
+        sid = address.split("/")[1] if address.startswith("data/") and address.count("/") > 1 else ""
+        if sid and xid.is_xid(sid) and xid.descending_time(sid) > cutoff_s:
+            continue
+        info = st.stat(address)
+        if info is not None and info.last_modified < cutoff_s:
+            yield (address, info.size)
 
 
-def _write_parts(df, sref: StorageRef, part_dir: str, n: int) -> tuple[int, int]:
-    parts = (df.repartition(max(1, n))
-             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_report_part(sref, part_dir, i, rows))
-             .collect())
-    return sum(c for c, _ in parts), sum(b for _, b in parts)
+def _carried(spark, sref: StorageRef, base: IncrementalBase, n: int):
+    """What an incremental run checks again besides the slices it lists: the base run's staged
+    addresses (staged then, maybe garbage now) and its candidates it did not delete (held back by
+    delayed confirmation, or marked by a mark-only or dry run)."""
+    st = sref.open()
+    carried = read_parts(spark, sref, [base.uncommitted_dir], n, keys=candidate_parts(st, base.mark_id))
+    if base.mode == "mark_and_sweep" and not base.dry_run:
+        swept = parquet_parts(st, layout.deleted_dir(base.mark_id))
+        carried = carried.join(read_parts(spark, sref, [], n, keys=swept), on="address", how="left_anti")
+    return carried.distinct()
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
@@ -71,19 +79,38 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         files.append(unc.staged_file)
     staged = spark.createDataFrame(
         sc.parallelize(files, partitions(len(files), n)).mapPartitions(lambda ks: _uncommitted_addresses(sref, ks)),
-        ADDRESS_SCHEMA)
-    cands = compute_candidates(spark.read.parquet(slices.listed_dir), spark.read.parquet(committed.committed_dir),
-                               staged, int(cutoff_seconds(ctx) * 1000))
+        ADDRESS_SCHEMA).distinct().cache()
+    cutoff_s = cutoff_seconds(ctx)
+    listed = spark.read.parquet(slices.listed_dir)
+    committed_df = spark.read.parquet(committed.committed_dir)
+    base = ctx.base if ctx.flow == "incremental" else None
+    if ctx.flow == "incremental" and base is None:
+        raise ContractError("an incremental run's context has no base run")
+    if base is not None:  # every address the chain's committed listings found (checked complete)
+        committed_df = committed_df.unionByName(read_parts(spark, sref, base.committed_dirs, n))
+    cands = compute_candidates(listed, committed_df, staged, int(cutoff_s * 1000))
+    carried_checked = carried_found = 0
+    if base is not None:
+        carried = (_carried(spark, sref, base, n)
+                   .join(listed.select("address"), on="address", how="left_anti")
+                   .join(committed_df, on="address", how="left_anti")
+                   .join(staged, on="address", how="left_anti")
+                   .where(deletable(F.col("address")))).cache()
+        carried_checked = carried.count()
+        found = spark.createDataFrame(carried.rdd.mapPartitions(lambda rows: _check_carried(sref, cutoff_s, rows)),
+                                      "address string, size long").cache()
+        carried_found = found.count()
+        cands = cands.unionByName(found)
     bad = cands.where(~deletable(F.col("address"))).limit(5).collect()
     if bad:  # cannot happen by construction; checked anyway before anything is written
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {[r[0] for r in bad]}")
     # a retried attempt must not leave parts of an earlier attempt behind
-    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id)):
-        for o in list(st.list(part_dir, recursive=True)):
-            st.delete(o.key)
+    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id), layout.state_uncommitted_dir(mark_id)):
+        clear(sref, part_dir)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
+    _, _, kept_staged = write_parts(staged, sref, layout.state_uncommitted_dir(mark_id), n)  # for later runs
     cands = cands.cache()
-    total, total_bytes = _write_parts(cands, sref, layout.candidates_dir(mark_id), n)
+    total, total_bytes, _ = write_parts(cands, sref, layout.candidates_dir(mark_id), n)
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None
     unreadable: list[str] = []
@@ -96,16 +123,16 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
             to_delete = cands.limit(0)
             reason = f"no successful mark started at or before {iso(before)}"
         else:
-            parts = candidate_parts(st, prev[0])
-            earlier = spark.createDataFrame(
-                sc.parallelize(parts, partitions(len(parts), n)).mapPartitions(lambda ks: _read_addresses(sref, ks)),
-                ADDRESS_SCHEMA) if parts else spark.createDataFrame([], ADDRESS_SCHEMA)
+            earlier = read_parts(spark, sref, [], n, keys=candidate_parts(st, prev[0]))
             to_delete = cands.join(earlier, on="address", how="left_semi")
             confirmed_by = prev[0]
             reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].start_time})"
-    count, nbytes = _write_parts(to_delete, sref, layout.deleted_dir(mark_id), n)
+    count, nbytes, _ = write_parts(to_delete, sref, layout.deleted_dir(mark_id), n)
     cands.unpersist()
+    staged.unpersist()
     return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),
                             candidates=total, candidate_bytes=total_bytes, to_delete=count, to_delete_bytes=nbytes,
                             held_back=total - count, confirm_after_seconds=confirm, held_back_reason=reason,
-                            confirmed_by_mark=confirmed_by, unreadable_marks=tuple(unreadable))
+                            confirmed_by_mark=confirmed_by, unreadable_marks=tuple(unreadable),
+                            uncommitted_dir=kept_staged, carried_checked=carried_checked,
+                            carried_candidates=carried_found)

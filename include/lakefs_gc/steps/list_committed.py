@@ -3,8 +3,14 @@
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
 N days ago" out). Then metaranges (driver: a few) -> ranges (executors) -> namespace-relative
-addresses, written as Parquet (column ``address``) under the work location. Fails closed (hazard
-H1): an unreadable commits.csv, metarange or range fails the step.
+addresses, written as Parquet (column ``address``) under the work location, and kept in the
+mark's ``state/`` for later incremental runs with the ids of the commits and ranges read. Fails
+closed (hazard H1): an unreadable commits.csv, metarange or range fails the step.
+
+Incremental (lakefs_gc.gc.flow): only the commits to keep that the chain since the last clean run
+has not read (a set difference of commit ids, never commit dates: lakeFS lets a client date a
+commit), and of their ranges only those not read before; the addresses the chain read are kept
+by ``compute_candidates`` from the chain's ``state/committed/`` folders.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, StepInputs
+from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA
 from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
-from lakefs_gc.report import layout
+from lakefs_gc.report import formats, layout
+from lakefs_gc.spark.addresses import clear, write_parts
 from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
@@ -47,7 +55,12 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     repo = ctx.repository
     sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
     roots = sref.roots
+    st = sref.open()
     out_dir = layout.committed_dir(ctx.work_dir)
+    base = ctx.base if ctx.flow == "incremental" else None
+    if ctx.flow == "incremental" and base is None:
+        raise ContractError("an incremental run's context has no base run")
+    read_commits, read_ranges = formats.read_read_ids(st, base.read_file) if base else (set(), set())
     with lakefs.client() as client:
         prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
         csv_loc = prep["gc_commits_location"]
@@ -58,19 +71,29 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                                         parse_iso(ctx.start_time).timestamp())
         listed = {c for c, _ in rows}
         lacked = {c: m for c, m in documented.items() if c not in listed}
-        metarange_ids = sorted({m for _, m in rows if m} | {m for m in lacked.values() if m})
+        keep = {c: m for c, m in rows} | lacked
+        new = {c: m for c, m in keep.items() if c not in read_commits}
+        metarange_ids = sorted({m for m in new.values() if m})
         mr_keys = [committed.relative_key(roots, client.meta_range_location(repo, m)) for m in metarange_ids]
     n = parallelism(spark, ctx)
-    range_ids = (spark.sparkContext.parallelize(mr_keys, partitions(len(mr_keys), n))
-                 .mapPartitions(lambda keys: _metarange_ranges(sref, keys))
-                 .distinct(n)
-                 .cache())
-    num_ranges = range_ids.count()
-    with watch(spark, "list_committed", "ranges read", total=num_ranges) as ranges_read:
+    all_ranges = sorted(spark.sparkContext.parallelize(mr_keys, partitions(len(mr_keys), n))
+                        .mapPartitions(lambda keys: _metarange_ranges(sref, keys)).distinct(n).collect())
+    to_read = [r for r in all_ranges if r not in read_ranges]
+    range_ids = spark.sparkContext.parallelize(to_read, partitions(len(to_read), n))
+    with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
         addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids, ranges_read))
         spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
     count = spark.read.parquet(out_dir).count()
-    range_ids.unpersist()
+    unc = inputs.get("mark_uncommitted")
+    kept = read_file = None
+    if unc is not None:  # kept for later incremental runs, in the mark's state/
+        state = layout.state_committed_dir(unc.run_id)
+        clear(sref, state)
+        _, _, kept = write_parts(spark.read.parquet(out_dir), sref, state, n)
+        read_file = layout.state_read_file(unc.run_id)
+        formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
     return CommittedResult(committed_dir=out_dir, commits_csv=csv_loc, active_commits=len(rows),
-                           metaranges=len(metarange_ids), ranges=num_ranges, committed_addresses=count,
-                           documented_commits=len(documented), commits_lakefs_lacked=len(lacked))
+                           metaranges=len(metarange_ids), ranges=len(to_read), committed_addresses=count,
+                           documented_commits=len(documented), commits_lakefs_lacked=len(lacked),
+                           new_commits=len(new), ranges_known=len(all_ranges) - len(to_read),
+                           read_file=read_file or "", state_dir=kept)

@@ -5,6 +5,9 @@ Slices (``data/<slice>/``) are listed in parallel, one task per group of slices;
 descending xid says it was created after the cutoff is skipped unlisted (reference 2.2). Legacy
 objects at the namespace root (older repositories keep every object there) are listed in parallel
 too, by key range; ``_lakefs/`` and the ``dummy`` marker are never listed.
+
+Incremental (lakefs_gc.gc.flow): only the slices created since the newest one the base run
+listed, and that one again; never the root or loose objects under ``data/`` (clean runs only).
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     ctx = inputs.context
     sref = storage_ref(ctx, environ)
     cutoff_s = cutoff_seconds(ctx)
-    to_list, skipped = slices.plan_slices(sref.open(), cutoff_s)
-    tasks = slices.listing_tasks(to_list)
+    incremental = ctx.flow == "incremental" and ctx.base is not None
+    since = ctx.base.last_slice if incremental else None
+    to_list, skipped, before = slices.plan_slices(sref.open(), cutoff_s, since)
+    tasks = slices.listing_tasks(to_list, root=not incremental)
     n = parallelism(spark, ctx)
     out_dir = layout.listed_dir(ctx.work_dir)
     with watch(spark, "list_slices", "objects listed") as listed:
@@ -40,5 +45,6 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         spark.createDataFrame(rdd, LISTED_SCHEMA).write.mode("overwrite").parquet(out_dir)
     agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
     xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
-    return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else "", slices_listed=len(to_list),
-                        slices_skipped=len(skipped), listed_objects=int(agg["n"]), listed_bytes=int(agg["b"] or 0))
+    return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else (since or ""),
+                        slices_listed=len(to_list), slices_skipped=len(skipped), listed_objects=int(agg["n"]),
+                        listed_bytes=int(agg["b"] or 0), slices_before_base=before, root_listed=not incremental)

@@ -14,8 +14,11 @@ from datetime import datetime
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock, parse_iso
+from lakefs_gc.gc.flow import CleanRunEvery, FlowChoice, choose_flow, rules_fingerprint
 from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
+from lakefs_gc.report.marks import iter_marks
+from lakefs_gc.report.summary import incremental_base
 from lakefs_gc.storage import LOCAL_ROOT_HELP, S3Options, open_storage, parse_namespace
 from lakefs_gc.storage.settings import DEFAULT_REGION
 
@@ -25,9 +28,12 @@ log = logging.getLogger(__name__)
 def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
                 work_dir: str, s3: S3Options | None = None, local_root: str | None = None,
                 parallelism: int | None = None, storage_conn_id: str | None = None,
-                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None) -> RunContext:
+                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None,
+                clean_run_every: CleanRunEvery | None = None) -> RunContext:
     """Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
-    the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark.
+    the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark;
+    for a marking run, choose its flow (:func:`lakefs_gc.gc.flow.choose_flow`: clean, or
+    incremental on an earlier run; ``clean_run_every`` bounds the chain of incremental runs).
 
     ``s3``: the storage connection's settings (required for an ``s3://`` namespace: without it the
     GC would fall back to whatever credentials the worker happens to have). ``local_root``: lakeFS's
@@ -35,7 +41,7 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
     subclasses) naming what to fix; nothing has been deleted then.
     """
     repo = client.get_repository(repository)
-    client.require_gc_rules(repository)  # fail before any Spark job starts
+    rules = client.require_gc_rules(repository)  # fail before any Spark job starts
     blockstore = client.blockstore_type(getattr(repo, "storage_id", None) or "")
     grace = int(client.grace_period_seconds())
     clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
@@ -48,6 +54,13 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
     if location.local_root:
         check_namespace(storage, ns)
     sweep_mark = None
+    choice, fingerprint = FlowChoice("clean", ""), ""
+    if settings.mode != "sweep_only":
+        fingerprint = rules_fingerprint(getattr(rules, "default_retention_days", None),
+                                        {r.branch_id: r.retention_days for r in getattr(rules, "branches", None) or ()})
+        choice = choose_flow(settings.flow, iter_marks(storage), namespace=ns, rules=fingerprint,
+                             now=parse_iso(clock.start_time), every=clean_run_every or CleanRunEvery())
+        log.info("flow %s: %s", choice.flow, choice.reason)
     if settings.mode == "sweep_only":
         mark = check_mark(storage, settings.mark_id, parse_iso(clock.start_time), settings.mark_max_age_seconds)
         sweep_mark = MarkRef(mark_id=settings.mark_id, start_time=str(mark.start_time), cutoff_time=mark.cutoff_time,
@@ -58,7 +71,9 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         effective_min_age_seconds=clock.effective_min_age_seconds,
         work_dir=layout.run_work_dir(work_dir, repository, airflow_run_id), airflow_run_id=airflow_run_id,
         settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
-        lakefs_retries=LakeFSRetries(**(lakefs_retries or {})))
+        lakefs_retries=LakeFSRetries(**(lakefs_retries or {})), flow=choice.flow, flow_reason=choice.reason,
+        gc_rules=fingerprint,
+        base=incremental_base(choice.base, choice.base_summary) if choice.flow == "incremental" else None)
 
 
 def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | None, repository: str,

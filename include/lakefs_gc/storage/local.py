@@ -56,6 +56,13 @@ class LocalStorage:
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
+    def stat(self, key: str) -> ObjectInfo | None:
+        try:
+            st = self._path(key).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return ObjectInfo(key, st.st_size, st.st_mtime) if os.path.isfile(self._path(key)) else None
+
     def _dir_and_name_prefix(self, prefix: str) -> tuple[Path, str, str]:
         if prefix.rstrip("/"):
             _check_key(prefix.rstrip("/"))

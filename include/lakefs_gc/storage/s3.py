@@ -135,13 +135,20 @@ class S3Storage:
 
     @_reaching
     def exists(self, key: str) -> bool:
+        return self._head(key) is not None
+
+    @_reaching
+    def stat(self, key: str) -> ObjectInfo | None:
+        return self._head(key)
+
+    def _head(self, key: str) -> ObjectInfo | None:
         try:
-            self.client.head_object(Bucket=self.bucket, Key=self._key(key))
-            return True
+            r = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
-                return False
+                return None
             raise
+        return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp())
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:

@@ -1,0 +1,68 @@
+"""Address parts (:func:`lakefs_gc.report.formats.write_addresses`) from and to Spark, through the
+namespace's storage on executors: a DataFrame written as ``part-N.parquet`` files under a folder,
+and folders of parts read back as one DataFrame of ``address``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from lakefs_gc.contract import PartsDir
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.gc.decision import ADDRESS_SCHEMA
+from lakefs_gc.report import formats, layout
+from lakefs_gc.report.marks import parquet_parts
+from lakefs_gc.spark.runtime import StorageRef, partitions
+
+
+def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
+    addresses, total = [], 0
+    for r in rows:
+        addresses.append(r[0])
+        total += (r[1] or 0) if len(r) > 1 else 0
+    formats.write_addresses(sref.open(), part_dir + layout.part_name(index), addresses)
+    yield (len(addresses), total)
+
+
+def _read(sref: StorageRef, keys):
+    st = sref.open()
+    for key in keys:
+        for a in formats.read_addresses(st, key):
+            yield (a,)
+
+
+def clear(sref: StorageRef, part_dir: str) -> None:
+    """Remove what an earlier attempt left under ``part_dir``."""
+    st = sref.open()
+    for o in list(st.list(part_dir, recursive=True)):
+        st.delete(o.key)
+
+
+def write_parts(df, sref: StorageRef, part_dir: str, n: int) -> tuple[int, int, PartsDir]:
+    """``df`` (address[, size]) as ``n`` parts under ``part_dir``: (rows, sum of sizes, the folder
+    and its number of parts, every part written even when empty)."""
+    parts = (df.repartition(max(1, n))
+             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_part(sref, part_dir, i, rows))
+             .collect())
+    return sum(c for c, _ in parts), sum(b for _, b in parts), PartsDir(part_dir, len(parts))
+
+
+def kept_parts(st, kept: PartsDir) -> list[str]:
+    """The part files of a folder an earlier run kept; fails closed when their number is not the
+    number it wrote (a lost part would lose addresses that must be subtracted)."""
+    files = parquet_parts(st, kept.dir)
+    if len(files) != kept.parts:
+        raise LakeFSGCError(f"{st.full_uri(kept.dir)} holds {len(files)} address part(s), the run that wrote it "
+                            f"wrote {kept.parts}: an incremental run cannot trust it. Nothing was deleted; run with "
+                            f"the Param flow=clean")
+    return files
+
+
+def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = ()):
+    """Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
+    and in the part files ``keys``, as one DataFrame."""
+    st = sref.open()
+    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    if not files:
+        return spark.createDataFrame([], ADDRESS_SCHEMA)
+    rdd = spark.sparkContext.parallelize(files, partitions(len(files), n)).mapPartitions(lambda ks: _read(sref, ks))
+    return spark.createDataFrame(rdd, ADDRESS_SCHEMA)
