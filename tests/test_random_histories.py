@@ -13,11 +13,13 @@ operations and printed with its seed.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
+import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
@@ -282,3 +284,94 @@ def test_an_object_staged_again_with_its_committed_identity_survives(kind, how, 
     assert c.histories[0].done.get("restage_same_identity") == 1
     assert not c.lost, f"lost {sorted(c.lost)}"
     assert not c.left, f"left {sorted(c.left)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# several GC runs in a row, incremental and clean (issue 18)
+
+RUN_FLOWS = ("clean", "incremental", "incremental", "clean", "incremental", "incremental", "clean")
+SEQUENCES = int(os.environ.get("LAKEFS_GC_SEQUENCES", "1"))
+
+
+def _churn(client, repo: str, roots: tuple[str, ...], rng, churn: history.History) -> None:
+    """Between two runs, on every branch at random: stage a new object, commit what is staged,
+    reset the branch (its staged entries become garbage), or delete an object (a staged delete).
+    New addresses go into ``churn.uploaded``, committed ones into ``churn.committed_ever``."""
+    for b in [b.id for b in client.branches_api.list_branches(repo, amount=1000).results]:
+        r = rng.random()
+        try:
+            if r < 0.35:
+                stats = client.objects_api.upload_object(repo, b, f"churn/{rng.randrange(12)}",
+                                                         content=os.urandom(8))
+                churn.uploaded.add(history._rel(roots, stats.physical_address))
+            elif r < 0.55:
+                c = client.commits_api.commit(repo, b, lakefs_sdk.CommitCreation(message="churn"))
+                churn.committed_ever |= history._list_addresses(client, repo, c.id, roots, {})
+            elif r < 0.7:
+                client.branches_api.reset_branch(repo, b, lakefs_sdk.ResetCreation(type="reset"))
+            elif r < 0.85:
+                page = client.objects_api.list_objects(repo, b, amount=50).results
+                if page:
+                    client.objects_api.delete_object(repo, b, rng.choice(page).path)
+        except lakefs_sdk.exceptions.ApiException as e:
+            if e.status not in (400, 404):  # no changes to commit, nothing to delete
+                raise
+
+
+def test_runs_in_a_row_incremental_and_clean_lose_nothing_and_end_as_clean_runs_would(spark, lakefs_emulator_factory,
+                                                                                        tmp_path):
+    """Several GC runs in a row on one repository, mixing incremental and clean runs, with new
+    histories, new slices and churn between runs (staged entries later committed, reset or deleted):
+    no run deletes a live object, and after every clean run no garbage is left, as if only clean
+    runs had happened. A slice rolls over every second, so every run sees new and old slices."""
+    import random
+
+    emu = lakefs_emulator_factory("--slice-interval", "1")
+    place = Place(emu)
+    totals = {"incremental_deleted": 0, "incremental_runs": 0, "carried": 0, "slices_not_listed": 0}
+    for seq in range(SEQUENCES):
+        rng = random.Random(SEED_BASE * 1000 + seq)
+        client = emu.client()
+        name = f"runs-{SEED_BASE}-{seq}-{next(_repos)}"
+        ns = emu.namespace(name)
+        roots = parse_namespace(ns, emu.local_root).roots()
+        history.create(client, name, ns)
+        storage = place.storage(ns)
+        outside = os.path.join(emu.local_root, "outside", name)
+        histories: list[history.History] = []
+        churn = history.History(name, ns, [])
+        for i, flow in enumerate(RUN_FLOWS):
+            seed = SEED_BASE * 1000 + seq * 100 + i
+            histories.append(history.apply(client, name, ns, roots, history.ops(seed, 12), prefix=f"r{i}-",
+                                           outside=outside, storage=storage))
+            if i:
+                _churn(client, name, roots, rng, churn)
+            history.set_rules(client, name, histories)
+            time.sleep(1.1)  # what was written falls in slices older than the next ones
+            now = datetime.now(timezone.utc) + timedelta(seconds=2)
+            keep, go = history.oracle(client, name, [*histories, churn], roots, now.timestamp())
+            before = {o.key for o in storage.list("data/", recursive=True)}
+            with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
+                ctx = prepare_run(gc_client, name, replace(SETTINGS, flow=flow), now=now,
+                                  airflow_run_id=f"r{i}-{name}", work_dir=str(tmp_path / "work"),
+                                  local_root=emu.local_root, parallelism=1)
+                results = run_steps(spark, ctx, gc_client, {ENV_LAKEFS_ACCESS_KEY: emu.access_key,
+                                                            ENV_LAKEFS_SECRET_KEY: emu.secret_key})
+            after = {o.key for o in storage.list("data/", recursive=True)}
+            where = f"sequence {seq} (seed base {SEED_BASE}), run {i} ({flow})"
+            assert ctx.flow == flow, (where, ctx.flow_reason)
+            assert keep <= after, f"{where}: live objects lost: {sorted(keep - after)}"
+            assert not (before - after) - set().union(*(h.uploaded for h in [*histories, churn])), where
+            assert all(os.path.exists(f) for h in histories for f in h.outside), where
+            if flow == "clean":
+                assert not go & after, f"{where}: garbage left after a clean run: {sorted(go & after)}"
+            else:
+                totals["incremental_runs"] += 1
+                totals["incremental_deleted"] += len(before - after)
+                totals["carried"] += results["compute_candidates"].carried_candidates
+                totals["slices_not_listed"] += results["list_slices"].slices_before_base
+    print(f"\n{SEQUENCES} sequences of {len(RUN_FLOWS)} runs: 0 live objects lost; {totals['incremental_runs']} "
+          f"incremental runs deleted {totals['incremental_deleted']} objects ({totals['carried']} of them carried "
+          f"from the run before: staged then, garbage now), leaving {totals['slices_not_listed']} old slices unlisted")
+    assert totals["incremental_deleted"] > 0, "the incremental runs never collected anything"
+    assert totals["slices_not_listed"] > 0, "the incremental runs listed every slice"

@@ -438,10 +438,13 @@ class StepInputs:
         return self.get("mark_uncommitted").run_id
 
     def listed_objects(self) -> int:
-        """What the mark listed (the blast-radius guard's denominator)."""
-        if self.context.sweep_mark is not None:
-            return self.context.sweep_mark.listed_objects
-        return self.get("list_slices").listed_objects
+        """What the mark listed (the blast-radius guard's denominator); for an incremental run, what
+        its chain's clean run listed and what it listed itself (it lists only new slices)."""
+        ctx = self.context
+        if ctx.sweep_mark is not None:
+            return ctx.sweep_mark.listed_objects
+        base = ctx.base.clean_listed_objects if ctx.flow == "incremental" and ctx.base is not None else 0
+        return base + self.get("list_slices").listed_objects
 
 
 # ---------------------------------------------------------------------------------------------

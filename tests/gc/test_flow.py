@@ -55,7 +55,6 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
     ({"state": None}, {}, "saved no state"),
     ({"format": STATE_FORMAT + 1}, {}, f"format {STATE_FORMAT + 1}"),
     ({}, {"namespace": "s3://bucket/other"}, "storage namespace 's3://bucket/repo'"),
-    ({}, {"rules": rules_fingerprint(3, {})}, "GC rules changed"),
     ({"clean_start_time": "yesterday"}, {}, "not a time"),
 ])
 def test_auto_runs_clean_and_says_why_when_the_newest_run_cannot_be_a_base(summary_state, kw, why):
@@ -77,6 +76,15 @@ def test_clean_run_every_runs_or_days():
     assert choose("auto", old_clean, every=CleanRunEvery(days=9)).flow == "incremental"
     forced = choose("incremental", old_clean, every=CleanRunEvery(days=7))  # asked for: runs, and says so
     assert forced.flow == "incremental" and "note: clean_run_every: 7 days" in forced.reason
+
+
+def test_changed_gc_rules_make_auto_clean_and_incremental_say_so():
+    marks = [mark("m", 1)]
+    other = rules_fingerprint(3, {})
+    c = choose("auto", marks, rules=other)
+    assert (c.flow, c.reason) == ("clean", "auto: the repository's GC rules changed since run m")
+    forced = choose("incremental", marks, rules=other)
+    assert forced.flow == "incremental" and forced.reason.endswith("note: the repository's GC rules changed since run m")
 
 
 def test_an_unknown_flow_is_refused():

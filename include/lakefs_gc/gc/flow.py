@@ -68,8 +68,6 @@ def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None
         return f"its state has format {state.get('format')!r}, this version reads {STATE_FORMAT}"
     if state.get("namespace") != namespace:
         return f"it ran on the storage namespace {state.get('namespace')!r}, the repository's is now {namespace!r}"
-    if state.get("gc_rules") != rules:
-        return "the repository's GC rules changed since"
     for key in ("clean_run_id", "clean_start_time", "runs_in_chain", "last_slice", "uncommitted_dir",
                 "committed_dirs", "read_file"):
         if key not in state:
@@ -116,6 +114,10 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None
     _, base, summary = newest
     state = summary["incremental_state"]
     due = every.due(int(state["runs_in_chain"]), parse_iso(state["clean_start_time"]), now)
+    if state.get("gc_rules") != rules:
+        # still sound (commits newly retained are new to the chain and read), but commits no longer
+        # retained keep their objects until a clean run: auto runs clean
+        due = "the repository's GC rules changed since run " + base + (f"; {due}" if due else "")
     if due and requested == "auto":
         return FlowChoice("clean", f"auto: {due}")
     reason = "requested (flow=incremental)" if requested == "incremental" else "auto"

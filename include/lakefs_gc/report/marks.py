@@ -42,7 +42,7 @@ class MarkSummary:
         return cls(run_id=str(doc.get("run_id", "")), success=doc.get("success") is True,
                    mode=str(doc.get("mode", "")), start_time=doc.get("start_time"),
                    cutoff_time=str(doc.get("cutoff_time", "")),
-                   listed_objects=int(doc.get("listed_objects") or 0),
+                   listed_objects=int(doc.get("guard_objects", doc.get("listed_objects")) or 0),
                    to_delete=int(doc.get("to_delete", doc.get("candidates")) or 0))
 
     def started(self) -> datetime:

@@ -136,6 +136,8 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
     (``incremental_state``; read back by :func:`incremental_base`)."""
     base = ctx.base if ctx.flow == "incremental" else None
     out: dict[str, Any] = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
+    if sl:  # the blast-radius guard's denominator (a sweep-only run of this mark reads it back)
+        out["guard_objects"] = sl.listed_objects + (base.clean_listed_objects if base else 0)
     if com:
         out.update({"new_commits": com.new_commits, "ranges_known": com.ranges_known})
     if sl:
