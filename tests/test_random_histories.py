@@ -342,6 +342,7 @@ def test_runs_in_a_row_incremental_and_clean_lose_nothing_and_end_as_clean_runs_
         churn = history.History(name, ns, [])
         for i, flow in enumerate(RUN_FLOWS):
             seed = SEED_BASE * 1000 + seq * 100 + i
+            client = emu.client()  # a new connection pool: the emulator drops connections idle during a run
             histories.append(history.apply(client, name, ns, roots, history.ops(seed, 12), prefix=f"r{i}-",
                                            outside=outside, storage=storage))
             if i:

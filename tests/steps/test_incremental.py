@@ -158,7 +158,7 @@ def test_an_incremental_run_reads_only_what_changed_and_collects_it(spark, lakef
     new_garbage = repo.upload("new-tmp.bin")
     repo.c.objects_api.delete_object(repo.name, "main", "new-tmp.bin")
     before = repo.keys()
-    ctx2, r2 = repo.run(spark)  # auto: builds on run 1
+    ctx2, r2 = repo.run(spark, max_delete_share=0.5)  # auto: builds on run 1
     assert ctx2.flow == "incremental" and ctx2.flow_reason.startswith(f"auto: builds on run {ctx2.base.mark_id}")
     com, sl, cand = r2["list_committed"], r2["list_slices"], r2["compute_candidates"]
     assert com.new_commits == 1 and com.ranges >= 1 and com.ranges_known >= 0
@@ -170,6 +170,8 @@ def test_an_incremental_run_reads_only_what_changed_and_collects_it(spark, lakef
     s2 = repo.summary(r2["mark_uncommitted"].run_id)
     st = s2["incremental_state"]
     assert st["runs_in_chain"] == 2 and st["clean_run_id"] == r1["mark_uncommitted"].run_id
+    # the guard compares with the chain's clean listing too: 2 of the few objects listed now would be refused
+    assert s2["guard_objects"] == r1["list_slices"].listed_objects + sl.listed_objects > 4 * s2["deleted"]
     assert len(st["committed_dirs"]) == 2
 
     ctx3, _ = repo.run(spark, flow="auto")  # chains on
