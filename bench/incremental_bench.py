@@ -420,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
                     len(slices), garbage0), flush=True)
         # nothing live lost: main (committed and staged) and its commit before the churn
         t = time.perf_counter()
-        live = listed_keys(client, "main") | listed_keys(client, head0)
+        with ThreadPoolExecutor(2) as pool:  # the client's parsing overlaps the emulator's work
+            live = set().union(*pool.map(lambda ref: listed_keys(client, ref), ("main", head0)))
         lost = sorted(k for k in live if not (ns_dir / k).exists())
         left = [k for k in ch.garbage if (ns_dir / k).exists()]
         print(f"  check: {len(live):,} live objects (main with its staged entries, and main before the churn): "
