@@ -275,6 +275,18 @@ def warm_up_run(spark, gc_client, client, emu, work: Path) -> float:
     return time.perf_counter() - t
 
 
+def tree_state() -> str:
+    """The code measured: its commit, and whether the working tree had changes."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    rev = git("rev-parse", "--short", "HEAD") or "unknown"
+    return rev + (" with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -290,7 +302,7 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
 
     lines = [
         f"Incremental GC benchmark: {n_objects:,} objects in {n_slices} slices ({garbage0:,} garbage), "
-        f"{os.cpu_count()} cores, local[2]",
+        f"{os.cpu_count()} cores, local[2], code at {tree_state()}",
         f"  build: files {build['files']:.0f}s, import commits {build['imports']:.0f}s, churn {build['churn']:.0f}s",
         f"  churn: {ch.new_objects:,} new objects in new slices ({ch.committed:,} committed in {ch.commits} commits, "
         f"{ch.overwrites:,} of them overwrites; {ch.staged:,} left staged; {len(ch.garbage):,} garbage), "
