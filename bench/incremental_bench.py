@@ -298,7 +298,7 @@ def share(x: float, y: float) -> str:
 def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, float], ch: Churn,
           new_ranges: int, new_commits: int, n_objects: int, n_slices: int, garbage0: int) -> str:
     def w(run: Run, step: str) -> str:
-        return f"{run.walls[step]:9.2f}" if step in run.walls else "        -"
+        return f"{run.walls[step]:11.2f}" if step in run.walls else f"{'-':>11}"
 
     lines = [
         f"Incremental GC benchmark: {n_objects:,} objects in {n_slices} slices ({garbage0:,} garbage), "
@@ -314,21 +314,21 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
     ]
     if not flow_available():
         lines.append("  incremental flow not available in this tree: second run is clean")
-    lines += ["", f"  {'step (wall s)':<24}{'clean':>9}{'second':>9}   second/clean"]
+    lines += ["", f"  {'step (wall s)':<24}{'clean':>11}{'second':>11}   second/clean"]
     for step in STEPS:
         r = share(incr.walls.get(step, 0), clean.walls.get(step, 0))
         lines.append(f"  {step:<24}{w(clean, step)}{w(incr, step)}   {r:>8}")
     tot = [sum(r.walls.values()) for r in (clean, incr)]
-    lines.append(f"  {'all steps':<24}{tot[0]:9.2f}{tot[1]:9.2f}   {share(tot[1], tot[0]):>8}")
+    lines.append(f"  {'all steps':<24}{tot[0]:11.2f}{tot[1]:11.2f}   {share(tot[1], tot[0]):>8}")
 
     def lc(run: Run) -> float:
         return run.walls.get("list_slices", 0) + run.walls.get("list_committed", 0)
 
     def num(run: Run, step: str, attr: str) -> str:
         v = run.get(step, attr)
-        return f"{v:9,}" if isinstance(v, int) else "        -"
+        return f"{v:11,}" if isinstance(v, int) else f"{'-':>11}"
 
-    lines += ["", f"  {'figure':<24}{'clean':>9}{'second':>9}"]
+    lines += ["", f"  {'figure':<24}{'clean':>11}{'second':>11}"]
     for label, step, attr in (("objects listed (slices)", "list_slices", "listed_objects"),
                               ("slices listed", "list_slices", "slices_listed"),
                               ("slices skipped", "list_slices", "slices_skipped"),
@@ -338,12 +338,12 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
                               ("new commits", "list_committed", "new_commits"),
                               ("active commits", "list_committed", "active_commits"),
                               ("committed addresses", "list_committed", "committed_addresses"),
-                              ("API objects listed (mark)", "mark_uncommitted", "staged_objects_listed"),
+                              ("objects via API (mark)", "mark_uncommitted", "staged_objects_listed"),
                               ("candidates", "compute_candidates", "candidates"),
                               ("deleted", "delete", "counts")):
         if attr == "counts":
             lines.append(f"  {label:<24}" + "".join(
-                f"{getattr(r.get(step, attr), 'deleted', 0):9,}" for r in (clean, incr)))
+                f"{getattr(r.get(step, attr), 'deleted', 0):11,}" for r in (clean, incr)))
         else:
             lines.append(f"  {label:<24}{num(clean, step, attr)}{num(incr, step, attr)}")
     lines.append(f"  (independently: {new_commits} commits and {new_ranges} ranges are new since the clean run)")
