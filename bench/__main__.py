@@ -3,6 +3,9 @@
     sstable   SSTable decoding beside a floor (bench/sstable_bench.py)
     gc        the GC DAG on 1,000,000 objects beside floors (bench/gc_bench.py; --help for sizes)
     delete    the deleter against moto server and local disk beside floors (bench/delete_bench.py)
+    incremental  a clean GC run, 1% churn, then an incremental run: listed objects, ranges read and
+              wall time per step of both (bench/incremental_bench.py; --help for sizes; not part of the
+              default run)
     staged    reading the staged entries through lakeFS's API beside lakeFS's own mark (bench/staged_bench.py)
     reference differential runs against lakeFS's own Spark GC, with its timings beside ours
               (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
@@ -12,7 +15,8 @@ import importlib
 import sys
 
 BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench",
-           "staged": "bench.staged_bench", "reference": "bench.reference"}
+           "staged": "bench.staged_bench", "reference": "bench.reference",
+           "incremental": "bench.incremental_bench"}
 DEFAULT = ("sstable", "gc", "delete", "staged")
 
 if len(sys.argv) > 1:

@@ -1,0 +1,453 @@
+"""A clean GC run, churn, then an incremental run (issue 18's optimized run, the design's Flow 2).
+
+    .venv/bin/python -m bench incremental [--objects N] [--churn 0.01] [--slices S] [--garbage 0.1]
+                                          [--commits 3] [--keep]
+
+Builds, in a scratch directory (``$LAKEFS_GC_BENCH_DIR`` or the system temp dir), on the lakeFS
+emulator with a ``local://`` namespace, as ``bench gc`` does (files written straight into
+``data/<slice>/``, one import commit per referenced slice; no N uploads):
+  * N objects in S old slices; a ``--garbage`` share of the slices is referenced by nothing;
+  * GC rules: 30 days, so every commit is retained.
+Then, in one process on one SparkSession (the test suite's in-process runner, every step):
+  1. a clean run;
+  2. churn, all of it in slices newer than the clean run's newest: ``--churn`` x N new objects
+     uploaded to ``main`` in ``--commits`` new commits (new ranges), overwrites of existing paths
+     under two prefixes (a partition rewritten: a few ranges change; random overwrites over the
+     whole key space would touch every range), staged uploads, staged overwrites and staged deletes
+     left uncommitted, and garbage: uploads overwritten, deleted or reset before any commit, plus
+     a slice of unreferenced files;
+  3. an incremental run (``flow="incremental"``; without that Param in this tree the second run is
+     clean, and the bench says so).
+Prints one table: wall seconds per step of both runs, objects listed, ranges read, new commits,
+the ratios and the issue's targets with PASS/MISS (informational: exit 0). The JVM and
+SparkSession start-up, and a warm-up GC run on a tiny repository of its own, are measured apart
+and are in no step. Checks, through lakeFS's API, that every object of ``main`` (committed and
+staged) and of its commit before the churn is still in storage after both runs: exit 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.gc_bench import ACCESS, REPO, SECRET, build_repository, make_files
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = ("prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+         "save_report")
+LISTED_TARGET, TIME_TARGET = 0.02, 0.15  # the issue's targets: listed objects and listing + committed wall
+UPLOAD_THREADS = 4
+WARM_REPO = "warm-up"
+
+
+def log(msg: str) -> None:
+    print(f"[incremental-bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def flow_available() -> bool:
+    from lakefs_gc.contract import PARAM_NAMES
+
+    return "flow" in PARAM_NAMES
+
+
+def run_settings(flow: str):
+    from lakefs_gc.contract import RunSettings
+
+    # as tests/test_random_histories.py: everything written before the run is old enough; no rate limit
+    kw: dict[str, Any] = dict(min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0,
+                              max_delete_share=1.0, delete_rate=0)
+    if flow_available():
+        kw["flow"] = flow
+    return RunSettings(**kw)
+
+
+@contextmanager
+def timed_steps(walls: dict[str, float]):
+    """Wall time of every step the in-process runner calls, by task id (the step tables wrapped
+    for the duration)."""
+    from lakefs_gc.steps import STEP_FUNCTIONS
+
+    from tests.support import inprocess
+
+    tables = (STEP_FUNCTIONS, inprocess.SPARK_STEPS)
+    saved = [dict(t) for t in tables]
+
+    def wrap(step: str, fn: Callable) -> Callable:
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                walls[step] = time.perf_counter() - t
+        return timed
+
+    for t in tables:
+        for step, fn in list(t.items()):
+            t[step] = wrap(step, fn)
+    try:
+        yield walls
+    finally:
+        for t, s in zip(tables, saved):
+            t.clear()
+            t.update(s)
+
+
+@dataclass
+class Run:
+    name: str
+    flow: str = "clean"
+    reason: str = ""
+    walls: dict[str, float] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, step: str, attr: str, default: Any = None) -> Any:
+        return getattr(self.results.get(step), attr, default)
+
+
+def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = REPO) -> Run:
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.steps.prepare_run import prepare_run
+
+    from tests.support.inprocess import run_steps
+
+    run = Run(name)
+    time.sleep(1.1)  # every write is strictly older than the cutoff (xid times are whole seconds)
+    now = datetime.now(timezone.utc)
+    t = time.perf_counter()
+    ctx = prepare_run(gc_client, repo, run_settings(flow), now=now, airflow_run_id=f"bench-{name}",
+                      work_dir=str(work / "gcwork"), local_root=str(work), parallelism=2)
+    run.walls["prepare_run"] = time.perf_counter() - t
+    run.flow, run.reason = getattr(ctx, "flow", "clean"), getattr(ctx, "flow_reason", "")
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    with timed_steps(run.walls):
+        run.results = run_steps(spark, ctx, gc_client, env)
+    log(f"{name} run done ({run.flow}) in {sum(run.walls.values()):.1f}s")
+    return run
+
+
+@dataclass
+class Churn:
+    new_objects: int = 0        # uploads, all in new slices
+    committed: int = 0          # of which committed (new paths and overwrites)
+    overwrites: int = 0
+    staged: int = 0             # left staged (new paths and overwrites)
+    staged_deletes: int = 0     # tombstones over committed paths, left staged
+    garbage: list[str] = field(default_factory=list)   # keys nothing references any more
+    commits: int = 0
+
+
+def key_of(physical: str) -> str:
+    """The namespace key of a physical address the emulator prints (every object here is under
+    the namespace's ``data/``; a FULL local address prints with the blockstore root twice)."""
+    return "data/" + physical.rsplit("/data/", 1)[-1]
+
+
+def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits: int) -> Churn:
+    """Writes after the clean run, every object in a slice newer than its newest (module doc)."""
+    import lakefs_sdk
+
+    from lakefs_sandbox.emulator.xid import new_descending_xid
+
+    c = Churn()
+    pool = ThreadPoolExecutor(UPLOAD_THREADS)
+
+    def upload(paths: list[str]) -> list[str]:
+        def one(p: str) -> str:
+            st = client.objects_api.upload_object(REPO, "main", p, content=b"churned object")
+            return key_of(st.physical_address)
+        keys = list(pool.map(one, paths))
+        c.new_objects += len(keys)
+        return keys
+
+    def commit(message: str) -> None:
+        client.commits_api.commit(REPO, "main", lakefs_sdk.CommitCreation(message=message))
+        c.commits += 1
+
+    # unreferenced files in a slice of their own, as a crashed writer leaves them
+    n_direct = max(1, n_new // 10)
+    c.garbage += [f"data/{k}" for k in make_files(ns_dir / "data", [new_descending_xid(time.time())], n_direct)]
+    c.new_objects += n_direct
+    # committed: new paths over --commits commits, overwrites of two prefixes in the last one
+    n_over, n_part = max(1, n_new // 10), max(1, n_new // 20)
+    per_commit = max(1, (n_new - n_direct - n_over - 6 * n_part) // commits)
+    prefixes = sorted({p.rsplit("/", 1)[0] for p in committed_paths})[:2]
+    over = [p for p in committed_paths if p.rsplit("/", 1)[0] in prefixes][:n_over]
+    for i in range(commits):
+        upload([f"new/c{i}/{j:07d}" for j in range(per_commit)])
+        c.committed += per_commit
+        if i == commits - 1:
+            upload(over)
+            c.committed += len(over)
+            c.overwrites = len(over)
+        commit(f"churn commit {i}")
+    # left staged: new paths, overwrites of committed paths, deletes of committed paths
+    upload([f"staged/{j:07d}" for j in range(n_part)])
+    upload(committed_paths[-n_part:])
+    c.staged = 2 * n_part
+    tail = committed_paths[-2 * n_part:-n_part]
+    list(pool.map(lambda p: client.objects_api.delete_object(REPO, "main", p), tail))
+    c.staged_deletes = len(tail)
+    # garbage: uploaded, then overwritten / deleted / reset before any commit
+    twice = [f"twice/{j:07d}" for j in range(n_part)]
+    c.garbage += upload(twice)
+    upload(twice)
+    c.staged += n_part
+    gone = [f"deleted/{j:07d}" for j in range(n_part)]
+    c.garbage += upload(gone)
+    list(pool.map(lambda p: client.objects_api.delete_object(REPO, "main", p), gone))
+    reset = [f"reset/{j:07d}" for j in range(n_part)]
+    c.garbage += upload(reset)
+    list(pool.map(lambda p: client.branches_api.reset_branch(
+        REPO, "main", lakefs_sdk.ResetCreation(type="object", path=p)), reset))
+    pool.shutdown()
+    return c
+
+
+def listed_keys(client, ref: str) -> set[str]:
+    out, after = set(), ""
+    while True:
+        page = client.objects_api.list_objects(REPO, ref, after=after, amount=1000)
+        out.update(key_of(o.physical_address) for o in page.results)
+        if not page.pagination.has_more:
+            return out
+        after = page.pagination.next_offset
+
+
+def commit_ranges(client, ns_dir: Path) -> dict[str, set[str]]:
+    """Commit id -> the ids of the ranges its tree holds (read from the namespace's metaranges)."""
+    from lakefs_gc.lakefs.graveler import iter_metarange
+    from lakefs_gc.lakefs.sstable import SSTableReader
+
+    out: dict[str, set[str]] = {}
+    for b in client.branches_api.list_branches(REPO, amount=1000).results:
+        after = ""
+        while True:
+            page = client.refs_api.log_commits(REPO, b.commit_id, after=after, amount=1000)
+            for cm in page.results:
+                if cm.id in out or not cm.meta_range_id:
+                    out.setdefault(cm.id, set())
+                    continue
+                with open(ns_dir / "_lakefs" / cm.meta_range_id, "rb") as f:
+                    out[cm.id] = {ri.id for _, ri in iter_metarange(SSTableReader(f, name=cm.meta_range_id))}
+            if not page.pagination.has_more:
+                break
+            after = page.pagination.next_offset
+    return out
+
+
+def warm_session():
+    """The shared local SparkSession (JVM start-up), timed apart from any run."""
+    from tests.support.inprocess import local_session
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    t = time.perf_counter()
+    spark = local_session("lakefs-gc incremental bench", cores=2)
+    return spark, time.perf_counter() - t
+
+
+def warm_up_run(spark, gc_client, client, emu, work: Path) -> float:
+    """A whole GC run on a tiny repository of its own (Python workers, first jobs, imports): so the
+    clean run's steps do not pay a warm-up the second run is spared. Returns its wall time."""
+    import lakefs_sdk
+
+    t = time.perf_counter()
+    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
+        name=WARM_REPO, storage_namespace=f"local://ns/{WARM_REPO}", default_branch="main"))
+    client.repositories_api.set_gc_rules(WARM_REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30,
+                                                                                     branches=[]))
+    for i in range(4):
+        client.objects_api.upload_object(WARM_REPO, "main", f"w/{i}", content=b"warm-up")
+        if i == 1:
+            client.commits_api.commit(WARM_REPO, "main", lakefs_sdk.CommitCreation(message="warm-up"))
+    client.objects_api.upload_object(WARM_REPO, "main", "w/3", content=b"warm-up again")  # garbage
+    gc_run("warm-up", "clean", spark, gc_client, emu, work, WARM_REPO)
+    return time.perf_counter() - t
+
+
+def tree_state() -> str:
+    """The code measured: its commit, and whether the working tree had changes."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    rev = git("rev-parse", "--short", "HEAD") or "unknown"
+    return rev + (" with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def share(x: float, y: float) -> str:
+    return f"{x / y:.1%}" if y else "n/a"
+
+
+def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, float], ch: Churn,
+          new_ranges: int, new_commits: int, n_objects: int, n_slices: int, garbage0: int) -> str:
+    def w(run: Run, step: str) -> str:
+        return f"{run.walls[step]:11.2f}" if step in run.walls else f"{'-':>11}"
+
+    lines = [
+        f"Incremental GC benchmark: {n_objects:,} objects in {n_slices} slices ({garbage0:,} garbage), "
+        f"{os.cpu_count()} cores, local[2], code at {tree_state()}",
+        f"  build: files {build['files']:.0f}s, import commits {build['imports']:.0f}s, churn {build['churn']:.0f}s",
+        f"  churn: {ch.new_objects:,} new objects in new slices ({ch.committed:,} committed in {ch.commits} commits, "
+        f"{ch.overwrites:,} of them overwrites; {ch.staged:,} left staged; {len(ch.garbage):,} garbage), "
+        f"{ch.staged_deletes:,} staged deletes",
+        f"  JVM + SparkSession start-up: {jvm[0]:.1f}s; a warm-up GC run on a tiny repository {jvm[1]:.1f}s: "
+        f"in no step below",
+        f"  clean run: flow {clean.flow}{' (' + clean.reason + ')' if clean.reason else ''}",
+        f"  second run: flow {incr.flow}{' (' + incr.reason + ')' if incr.reason else ''}",
+    ]
+    if not flow_available():
+        lines.append("  incremental flow not available in this tree: second run is clean")
+    lines += ["", f"  {'step (wall s)':<24}{'clean':>11}{'second':>11}   second/clean"]
+    for step in STEPS:
+        r = share(incr.walls.get(step, 0), clean.walls.get(step, 0))
+        lines.append(f"  {step:<24}{w(clean, step)}{w(incr, step)}   {r:>8}")
+    tot = [sum(r.walls.values()) for r in (clean, incr)]
+    lines.append(f"  {'all steps':<24}{tot[0]:11.2f}{tot[1]:11.2f}   {share(tot[1], tot[0]):>8}")
+
+    def lc(run: Run) -> float:
+        return run.walls.get("list_slices", 0) + run.walls.get("list_committed", 0)
+
+    def num(run: Run, step: str, attr: str) -> str:
+        v = run.get(step, attr)
+        return f"{v:11,}" if isinstance(v, int) else f"{'-':>11}"
+
+    lines += ["", f"  {'figure':<24}{'clean':>11}{'second':>11}"]
+    for label, step, attr in (("objects listed (slices)", "list_slices", "listed_objects"),
+                              ("slices listed", "list_slices", "slices_listed"),
+                              ("slices skipped", "list_slices", "slices_skipped"),
+                              ("slices before the base", "list_slices", "slices_before_base"),
+                              ("ranges read", "list_committed", "ranges"),
+                              ("ranges known (skipped)", "list_committed", "ranges_known"),
+                              ("new commits", "list_committed", "new_commits"),
+                              ("active commits", "list_committed", "active_commits"),
+                              ("committed addresses", "list_committed", "committed_addresses"),
+                              ("objects via API (mark)", "mark_uncommitted", "staged_objects_listed"),
+                              ("candidates", "compute_candidates", "candidates"),
+                              ("deleted", "delete", "counts")):
+        if attr == "counts":
+            lines.append(f"  {label:<24}" + "".join(
+                f"{getattr(r.get(step, attr), 'deleted', 0):11,}" for r in (clean, incr)))
+        else:
+            lines.append(f"  {label:<24}{num(clean, step, attr)}{num(incr, step, attr)}")
+    lines.append(f"  (independently: {new_commits} commits and {new_ranges} ranges are new since the clean run)")
+    listed = [r.get("list_slices", "listed_objects", 0) or 0 for r in (clean, incr)]
+    ranges_read = incr.get("list_committed", "ranges", 0) or 0
+    lines += [
+        "",
+        "  targets (issue 18)                                     figure   target   verdict",
+        f"  objects listed, second / clean                   {share(listed[1], listed[0]):>12}   <= {LISTED_TARGET:.0%}"
+        f"    {verdict(listed[0] > 0 and listed[1] <= LISTED_TARGET * listed[0])}",
+        f"  ranges read by the second run / new ranges       {ranges_read:>5} / {new_ranges:<5} <= new  "
+        f"  {verdict(ranges_read <= new_ranges)}",
+        f"  list_slices + list_committed wall, second / clean {share(lc(incr), lc(clean)):>11}   <= {TIME_TARGET:.0%}"
+        f"   {verdict(lc(clean) > 0 and lc(incr) <= TIME_TARGET * lc(clean))}"
+        f"   ({lc(incr):.2f}s / {lc(clean):.2f}s)",
+        f"  not a target: objects read through lakeFS's API by mark_uncommitted (its staged check), second / "
+        f"clean: {share(*(r.get('mark_uncommitted', 'staged_objects_listed', 0) or 0 for r in (incr, clean)))}",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench incremental", description=__doc__.split("\n\n")[0])
+    p.add_argument("--objects", type=int, default=1_000_000)
+    p.add_argument("--churn", type=float, default=0.01, help="new objects after the clean run, share of --objects")
+    p.add_argument("--slices", type=int, default=100, help="old data/ slices (objects spread evenly)")
+    p.add_argument("--garbage", type=float, default=0.1, help="share of the old slices nothing references")
+    p.add_argument("--commits", type=int, default=3, help="new commits in the churn")
+    p.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    a = p.parse_args(argv)
+    if a.slices < 2 or not 0 <= a.garbage < 1 or a.churn <= 0 or a.commits < 1:
+        sys.exit("need --slices >= 2, 0 <= --garbage < 1, --churn > 0, --commits >= 1")
+    sys.path.insert(0, str(ROOT))
+    from lakefs_gc.lakefs.client import LakeFSClient
+
+    from lakefs_sandbox import seed
+    from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.emulator.xid import new_descending_xid
+
+    work = Path(tempfile.mkdtemp(prefix="lakefs-gc-incr-bench-", dir=os.environ.get("LAKEFS_GC_BENCH_DIR")))
+    n_new = max(20, round(a.objects * a.churn))
+    # the churn's uploads roll over into a few new slices
+    emu = launcher.start(work / "emulator.log", "--grace-period", "0", "--local-path", str(work),
+                         "--slice-size", str(max(10, n_new // 4)), access_key=ACCESS, secret_key=SECRET)
+    spark = None
+    try:
+        ns_dir = work / "ns" / REPO
+        per_slice = a.objects // a.slices
+        now = time.time()  # old slices: an hour ago and before, one a minute
+        slices = sorted({new_descending_xid(now - 3600 - 60 * i) for i in range(a.slices)})
+        t = time.perf_counter()
+        keys = [f"data/{k}" for k in make_files(ns_dir / "data", slices, per_slice)]
+        build = {"files": time.perf_counter() - t}
+        log(f"wrote {len(keys):,} objects in {len(slices)} slices in {build['files']:.0f}s")
+        step = round(1 / a.garbage) if a.garbage else 0
+        kept = [s for i, s in enumerate(slices) if not step or i % step]
+        keys_by_slice: dict[str, list[str]] = {}
+        for k in keys:
+            keys_by_slice.setdefault(k.split("/")[1], []).append(k)
+        garbage0 = len(keys) - sum(len(keys_by_slice[s]) for s in kept)
+        t = time.perf_counter()
+        build_repository(emu, f"local://ns/{REPO}", ns_dir, kept, keys_by_slice, len(kept))
+        build["imports"] = time.perf_counter() - t
+        log(f"made {len(kept)} import commits in {build['imports']:.0f}s ({garbage0:,} objects unreferenced)")
+        client = seed.sdk_client(emu.url, ACCESS, SECRET)
+        committed_paths = [f"t/{s}/{k.rsplit('/', 1)[1]}" for s in kept for k in keys_by_slice[s]]
+
+        spark, started = warm_session()
+        log(f"SparkSession up in {started:.1f}s")
+        with LakeFSClient(emu.url, ACCESS, SECRET) as gc_client:
+            warm = warm_up_run(spark, gc_client, client, emu, work)
+            clean = gc_run("clean", "clean", spark, gc_client, emu, work)
+            before_ranges = commit_ranges(client, ns_dir)
+            head0 = client.branches_api.get_branch(REPO, "main").commit_id
+            t = time.perf_counter()
+            ch = churn(client, ns_dir, committed_paths, n_new, a.commits)
+            build["churn"] = time.perf_counter() - t
+            log(f"churn: {ch.new_objects:,} new objects, {ch.commits} commits in {build['churn']:.0f}s")
+            after_ranges = commit_ranges(client, ns_dir)
+            known = set().union(*before_ranges.values())
+            new_ranges = set().union(*(r for c, r in after_ranges.items() if c not in before_ranges)) - known
+            new_commits = len(set(after_ranges) - set(before_ranges))
+            incr = gc_run("incremental", "incremental", spark, gc_client, emu, work)
+
+        print(table(clean, incr, (started, warm), build, ch, len(new_ranges), new_commits, len(keys),
+                    len(slices), garbage0), flush=True)
+        # nothing live lost: main (committed and staged) and its commit before the churn
+        t = time.perf_counter()
+        with ThreadPoolExecutor(2) as pool:  # the client's parsing overlaps the emulator's work
+            live = set().union(*pool.map(lambda ref: listed_keys(client, ref), ("main", head0)))
+        lost = sorted(k for k in live if not (ns_dir / k).exists())
+        left = [k for k in ch.garbage if (ns_dir / k).exists()]
+        print(f"  check: {len(live):,} live objects (main with its staged entries, and main before the churn): "
+              f"{len(lost)} lost; churn garbage collected {len(ch.garbage) - len(left):,} of {len(ch.garbage):,} "
+              f"({time.perf_counter() - t:.0f}s)", flush=True)
+        if lost:
+            print(f"LOST live objects, e.g. {lost[:5]}", file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        if spark is not None:
+            spark.stop()
+        emu.stop()
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            log(f"scratch kept in {work}")
