@@ -11,6 +11,18 @@ from lakefs_gc.lakefs import xid
 ROOT_BOUNDARIES = tuple("123456789abcdef")
 
 
+def created_after(slice_id: str, cutoff_s: float) -> bool:
+    """The slice's descending xid says it was created after the cutoff (reference 2.2): none of
+    its objects is a candidate, and the listing skips it."""
+    return xid.is_xid(slice_id) and xid.descending_time(slice_id) > cutoff_s
+
+
+def in_slice_created_after(address: str, cutoff_s: float) -> bool:
+    """``data/<slice>/...`` in a slice :func:`created_after` the cutoff."""
+    parts = address.split("/", 2)
+    return len(parts) == 3 and parts[0] == "data" and created_after(parts[1], cutoff_s)
+
+
 def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[list[str], list[str], int]:
     """Slice prefixes (``data/<slice>/``) to list, slice ids skipped because their id says they
     were created after the cutoff (descending xids; reference 2.2), and how many slices an
@@ -22,7 +34,7 @@ def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[lis
     to_list, skipped, before = [], [], 0
     for p in storage.list_prefixes("data/"):
         sid = p[len("data/"):].rstrip("/")
-        if xid.is_xid(sid) and xid.descending_time(sid) > cutoff_s:
+        if created_after(sid, cutoff_s):
             skipped.append(sid)
         elif since is not None and (not xid.is_xid(sid) or (since and sid > since)):
             before += 1

@@ -20,8 +20,8 @@ from lakefs_gc.errors import ContractError, LakeFSGCError
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
-from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import uncommitted
+from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
@@ -41,8 +41,7 @@ def _check_carried(sref: StorageRef, cutoff_s: float, rows):
     not in a slice created after it, as the listing skips those)."""
     st = sref.open()
     for (address,) in rows:
-        sid = address.split("/")[1] if address.startswith("data/") and address.count("/") > 1 else ""
-        if sid and xid.is_xid(sid) and xid.descending_time(sid) > cutoff_s:
+        if in_slice_created_after(address, cutoff_s):
             continue
         info = st.stat(address)
         if info is not None and info.last_modified < cutoff_s:

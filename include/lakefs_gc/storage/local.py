@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,7 +62,7 @@ class LocalStorage:
             st = self._path(key).stat()
         except (FileNotFoundError, NotADirectoryError):
             return None
-        return ObjectInfo(key, st.st_size, st.st_mtime) if os.path.isfile(self._path(key)) else None
+        return ObjectInfo(key, st.st_size, st.st_mtime) if stat.S_ISREG(st.st_mode) else None
 
     def _dir_and_name_prefix(self, prefix: str) -> tuple[Path, str, str]:
         if prefix.rstrip("/"):
