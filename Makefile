@@ -11,7 +11,7 @@ demo: setup
 # Two workers, one test file each at a time: the slow end-to-end files mostly wait (Airflow,
 # clocks), so they overlap with the Spark-bound ones. Module-scoped servers stay per file.
 test: setup
-	@$(PY) -m pytest -q -n 2 --dist loadfile --durations=25
+	@$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
 airflow: setup

@@ -25,6 +25,18 @@ MOTO_ACCESS_KEY = "AKIAMOTOTESTACCESS01"  # distinctive: the secrets checks grep
 MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 
 
+
+def pytest_collection_modifyitems(config, items):
+    """The slow files first (``make test`` runs ``--dist loadfile --no-loadscope-reorder``: workers
+    take whole files in this order): the end-to-end ones, then the Spark ones, then the rest, so
+    the long tests do not start last and leave one worker running alone at the end."""
+    def rank(item) -> int:
+        return 0 if item.get_closest_marker("e2e") else 1 if item.get_closest_marker("spark") else 2
+    by_file: dict[str, int] = {}
+    for item in items:
+        by_file[item.path] = min(by_file.get(item.path, 2), rank(item))
+    items.sort(key=lambda item: by_file[item.path])  # stable: a file's tests keep their order
+
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     """Stop a process we started (in its own session), by its PID: SIGTERM, then SIGKILL."""
     stop_group(proc, timeout)

@@ -25,6 +25,7 @@ from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import Airflow, gc_config
 from tests.airflow.postgres import postgres_cluster
 from tests.conftest import free_port, ns_storage
+from tests.support.jvm import java_options
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -68,7 +69,7 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
         tasks: {{retry_delay_seconds: 5}}
         spark:
           parallelism: 2
-          conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"}}
+          conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "{java_options()}"}}
     """)
     env = airflow_env(home, port, metadata_db.sqlalchemy_url, cfg, **{
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",

@@ -28,6 +28,7 @@ from lakefs_sandbox.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, s
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
 from tests.conftest import ns_storage
+from tests.support.jvm import java_options
 from lakefs_sandbox.target import target_from_env
 
 TARGET = target_from_env()
@@ -121,7 +122,7 @@ def _write_config(tmp_path: Path, repo: str) -> Path:
               parallelism: 2
               conf:
                 spark.ui.enabled: "false"
-                spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"
+                spark.driver.extraJavaOptions: "{java_options()}"
     """))
     return cfg
 

@@ -22,6 +22,7 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import context, dag_module, fake_spark_submit, repo_config
+from tests.support.jvm import java_options
 from tests.airflow.test_operators import CANDIDATES, COMMITTED, SLICES, UNCOMMITTED, base_ctx, base_inputs, wire
 
 S3_TOKEN = "s3-session-token-value-5e0c71"
@@ -209,7 +210,7 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     events.mkdir()
     spark = SparkSettings(driver_memory="1g", parallelism=2, conf={
         "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
-        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+        "spark.driver.extraJavaOptions": java_options(),
         "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false"})
     op = dag_module().build_gc_dag(repo_config(spark=spark)).get_task("delete")
     ctx = context(wire(inputs.context, **{k: v for k, v in inputs.results.items() if v is not None},

@@ -45,12 +45,14 @@ def local_session(app: str = "lakefs-gc in-process", cores: int = 2):
 
     from pyspark.sql import SparkSession
 
+    from tests.support.jvm import java_options
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     spark = (SparkSession.builder.master(f"local[{cores}]").appName(app)
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
              .config("spark.driver.host", "127.0.0.1").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+             .config("spark.driver.extraJavaOptions", java_options())
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

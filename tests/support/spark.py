@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from lakefs_gc.contract import StepInputs, inputs_to_wire, read_result
+from tests.support.jvm import java_options
 
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -28,7 +29,7 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
                 "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"})
     env.update(extra_env or {})
     cmd = [str(VENV_BIN / "spark-submit"), "--master", "local[2]", "--py-files", str(ZIP),
-           "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1",
+           "--conf", f"spark.driver.extraJavaOptions={java_options()}",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
            "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
            str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
