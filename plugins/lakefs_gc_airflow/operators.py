@@ -97,6 +97,18 @@ def _fail(exc: Exception) -> AirflowFailException:
 # ----------------------------------------------------------------------------------------------
 # Python steps
 
+def run_clock_start(context: Context) -> datetime:
+    """When the run's clock starts: the DAG run's start, not this task's. A run that waits for a
+    worker, a slow DAG parse or a retried ``prepare_run`` would otherwise move the cutoff later,
+    over objects written after the run was started; an earlier start only keeps more (retention,
+    cutoff and confirmation all count back from it). Now, when the DAG run has no start yet."""
+    now = datetime.now(timezone.utc)
+    started = getattr(context.get("dag_run"), "start_date", None)
+    if isinstance(started, datetime) and started.tzinfo is not None and started < now:
+        return started.astimezone(timezone.utc)
+    return now
+
+
 class PrepareRunOperator(BaseOperator):
     """Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock
     (``lakefs_gc.steps.prepare_run``); returns the ``RunContext`` every later task reads.
@@ -133,7 +145,7 @@ class PrepareRunOperator(BaseOperator):
         try:
             settings = contract.settings_from_params(context.get("params") or {}, run_type=run_type,
                                                      schedule_interval_seconds=self.schedule_interval_seconds)
-            ctx = prepare_run(hook.get_conn(), self.repository, settings, now=datetime.now(timezone.utc),
+            ctx = prepare_run(hook.get_conn(), self.repository, settings, now=run_clock_start(context),
                               airflow_run_id=context["run_id"], work_dir=resolve_work_dir(self.work_dir),
                               s3=storage_options(self.storage_conn_id), local_root=hook.local_blockstore_root(),
                               parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,

@@ -75,6 +75,8 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__PARALLELISM": "4",
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+        # one parse of the DAG file, not one every 30 s (each takes seconds of CPU the runs need)
+        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
     })
     for k, v in (conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
                           password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),

@@ -356,6 +356,23 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
     assert not any(s in json.dumps(raw) for s in SECRETS)
 
 
+def test_prepare_run_counts_the_cutoff_from_the_dag_runs_start_not_from_the_task(fake_client):
+    """A run that waited (a busy worker, a slow DAG parse, a retried prepare_run) keeps what was
+    written after the run started: the clock is the DAG run's start."""
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
+    started = datetime.now(timezone.utc) - timedelta(minutes=20)
+    c = context({}, params={"min_age_seconds": 90000, "flow": "clean"})
+    ctx = contract.from_wire(contract.RunContext, op.execute({**c, "dag_run": SimpleNamespace(start_date=started)}))
+    assert ctx.start_time == started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert ctx.cutoff_time == (started - timedelta(seconds=90000)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # no start recorded (or one in the future): the task's own clock
+    ctx = contract.from_wire(contract.RunContext, op.execute({**c, "dag_run": SimpleNamespace(start_date=None)}))
+    assert ctx.start_time > started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client):
     from airflow.sdk.exceptions import AirflowFailException
 
