@@ -8,10 +8,11 @@ setup:
 demo: setup
 	@bash scripts/demo.sh
 
-# Two workers, one test file each at a time: the slow end-to-end files mostly wait (Airflow,
-# clocks), so they overlap with the Spark-bound ones. Module-scoped servers stay per file.
+# Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
+# (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
+# (tests/conftest.py). Module-scoped servers stay per file.
 test: setup
-	@$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --durations=25
+	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
 airflow: setup

@@ -26,16 +26,35 @@ MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 
 
 
+# Seconds each long file took in ``make test`` (2026-11-25, 3 workers on 2 cores): only the order
+# in which workers take files depends on it (longest first, so that none starts last and runs alone).
+FILE_SECONDS = {
+    "airflow/test_backfill.py": 530, "airflow/test_e2e.py": 290, "test_demo.py": 335,
+    "airflow/test_wheel.py": 245, "airflow/test_e2e_s3.py": 240, "airflow/test_e2e_histories.py": 190,
+    "airflow/test_trigger_form.py": 100, "airflow/test_local_airflow.py": 90, "airflow/test_connection_form.py": 60,
+    "test_random_histories.py": 175, "test_jobs_local.py": 110, "steps/test_delete.py": 140,
+    "listing/test_uncommitted.py": 160, "test_faults.py": 240,
+}
+
+
 def pytest_collection_modifyitems(config, items):
     """The slow files first (``make test`` runs ``--dist loadfile --no-loadscope-reorder``: workers
-    take whole files in this order): the end-to-end ones, then the Spark ones, then the rest, so
-    the long tests do not start last and leave one worker running alone at the end."""
+    take whole files in this order): the end-to-end ones, then the Spark ones, then the rest, each
+    group longest first (``FILE_SECONDS``), so that the long tests do not start last and leave one
+    worker running alone at the end."""
+    here = Path(__file__).parent
+
     def rank(item) -> int:
         return 0 if item.get_closest_marker("e2e") else 1 if item.get_closest_marker("spark") else 2
-    by_file: dict[str, int] = {}
+    by_file: dict[Path, int] = {}
     for item in items:
         by_file[item.path] = min(by_file.get(item.path, 2), rank(item))
-    items.sort(key=lambda item: by_file[item.path])  # stable: a file's tests keep their order
+
+    def key(item) -> tuple[int, int]:
+        rel = item.path.relative_to(here).as_posix() if item.path.is_relative_to(here) else ""
+        return by_file[item.path], -FILE_SECONDS.get(rel, 0)
+    items.sort(key=key)  # stable: a file's tests keep their order
+
 
 def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
     """Stop a process we started (in its own session), by its PID: SIGTERM, then SIGKILL."""

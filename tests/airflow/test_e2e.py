@@ -255,38 +255,6 @@ def test_local_namespace_mark_only_then_sweep_only(lakefs_emulator_factory, monk
     _assert_no_secrets([lakefs_conn["login"], lakefs_conn["password"]], env.last_tis, out + err, tmp_path)
 
 
-@needs("s3")
-def test_s3_namespace_on_moto_and_the_run_as_the_ui_shows_it(lakefs_emulator_factory, request, monkeypatch, tmp_path,
-                                                              airflow_db, capfd):
-    """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
-    same run is then opened in Airflow's UI in a real browser (``tests/airflow/run_page.py``)."""
-    moto = request.getfixturevalue("moto_server") if TARGET is None else None
-    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto)
-    env.wait_until_old()
-    summary = _fresh_garbage_then_sweep(env)
-    n = len(env.manifest.expected(DELETED))
-    assert summary["deleted"] == summary["num_deleted_objects"] == n
-    assert summary["storage_namespace"].startswith("s3://") and summary["mode"] == "mark_and_sweep"
-    assert summary["uncommitted_pages"] == PAGES
-    assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
-    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
-    out, err = capfd.readouterr()
-    secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
-    _assert_no_secrets(secrets, env.last_tis, out + err, tmp_path)
-    if TARGET is not None:
-        return
-    from airflow.configuration import conf
-
-    from tests.airflow import run_page
-
-    conns = {"lakefs_default": env.lakefs_conn, "aws_default": env.aws_conn,
-             "spark_default": {"conn_type": "spark", "host": "local[2]"}}
-    with run_page.api_server(tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"),
-                             tmp_path / "gc.yaml", conns) as (base, password):
-        run_page.check_run_page(base, password, env.dag.dag_id, env.manifest.repository, n, moto,
-                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile")
-
-
 def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
                                                                          tmp_path, airflow_db, capfd):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-norules")
@@ -299,39 +267,3 @@ def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_em
     assert env.keys() == before
     out, err = capfd.readouterr()
     assert f"repository '{env.manifest.repository}' has no GC rules" in out + err and "set-config" in out + err
-
-
-@pytest.mark.skipif(TARGET is not None, reason="uses the emulator's private endpoints")
-def test_random_histories_through_the_dag(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
-    """A sample of the model-based histories (tests/test_random_histories.py) through the real DAG:
-    Airflow, spark-submit, the report. Nothing the oracle says to keep is lost; every object it says
-    must go is gone."""
-    from lakefs_gc.storage import parse_namespace
-    from tests.support import history
-
-    emu = lakefs_emulator_factory("--grace-period", str(GRACE))
-    client = emu.client()
-    repo = "e2e-histories"
-    ns = emu.namespace(repo)
-    roots = parse_namespace(ns, emu.local_root).roots()
-    history.create(client, repo, ns)
-    outside = str(Path(emu.local_root) / "outside")  # objects imported from here are never the GC's
-    histories = [history.apply(client, repo, ns, roots, history.ops(seed, 24), prefix=f"h{seed}-", outside=outside)
-                 for seed in (1001, 1002, 1003, 1004)]
-    history.set_rules(client, repo, histories)
-    # every object written, and every slice made, older than the run's minimum age (slice ids carry
-    # their creation time: backdating the files alone would not do)
-    time.sleep(MIN_AGE + 3)
-    lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
-              "extra": {"local_blockstore_root": emu.local_root}}
-    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, None)
-    dr = dag.test(run_conf={"mode": "mark_and_sweep"})
-    tis = {ti.task_id: ti for ti in dr.get_task_instances()}
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
-    # the oracle's clock after the run: its retention windows end no earlier than the run's
-    keep, go = history.oracle(client, repo, histories, roots, time.time())
-    after = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
-    assert keep <= after, f"live objects lost: {sorted(keep - after)}"
-    assert not go & after, f"garbage left: {sorted(go & after)}"
-    assert go, "the histories must leave garbage to collect"
-    assert all(Path(f).exists() for h in histories for f in h.outside)
