@@ -126,9 +126,12 @@ def spark_session():
     return local_session("lakefs-gc reference diff")
 
 
-def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path) -> tuple[float, str]:
+def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path, *, flow: str = "clean",
+             sweep: bool = False) -> tuple[float, str]:
     """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
-    compute_candidates in one SparkSession (tests.support.inprocess). Returns (seconds, run id)."""
+    compute_candidates in one SparkSession (tests.support.inprocess). With ``sweep``, a whole run
+    (mark_and_sweep through save_report: it deletes, and later incremental runs build on it).
+    ``flow``: the run's flow Param (clean, incremental). Returns (seconds, run id)."""
     from lakefs_gc.contract import RunSettings
     from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -140,14 +143,16 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
     t0 = time.perf_counter()
     environ = {ENV_LAKEFS_ACCESS_KEY: ak, ENV_LAKEFS_SECRET_KEY: sk,
                **S3Options(access_key_id=s3.access_key, secret_access_key=s3.secret_key).to_env()}
-    settings = RunSettings(mode="mark_only", min_age_seconds=MIN_AGE, unsafe_min_age_override=True,
-                           confirm_after_seconds=0)
+    settings = RunSettings(mode="mark_and_sweep" if sweep else "mark_only", min_age_seconds=MIN_AGE,
+                           unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow=flow)
     with LakeFSClient(lakefs_url, ak, sk) as client:
         ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
                           work_dir=str(work), parallelism=2,
                           s3=S3Options(endpoint_url=s3.endpoint, access_key_id=s3.access_key,
                                        secret_access_key=s3.secret_key, region=s3.region))
-        results = run_steps(spark, ctx, client, environ, until="compute_candidates")
+        if ctx.flow != flow:
+            raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
+        results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates")
     return time.perf_counter() - t0, results["mark_uncommitted"].run_id
 
 
@@ -185,6 +190,7 @@ class Outcome:
     explained: dict[str, str] = field(default_factory=dict)  # address -> reason
     live: set[str] = field(default_factory=set)  # visible on a live branch, staged or committed
     skipped: str = ""  # why lakeFS's GC did not run
+    clean: set[str] | None = None  # two runs in a row: our clean mark at the moment of the incremental one
 
     @property
     def only_reference(self) -> set[str]:
@@ -200,7 +206,8 @@ class Outcome:
 
     def ok(self) -> bool:
         # never one where ours deletes what the reference keeps, unless explained; never a live one
-        return not self.unexplained and not self.ours & self.live
+        return (not self.unexplained and not self.ours & self.live
+                and (self.clean is None or self.ours <= self.clean))
 
 
 def explain(outcome: Outcome, facts: dict) -> None:
@@ -269,21 +276,20 @@ def scenario_lakefs_shape(client, repo: str, ns: str, rng: random.Random) -> dic
     return {}
 
 
-def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 60) -> dict:
-    """A random history: branches from random refs, back-dated commits, uploads, overwrites,
-    deletes, resets, branch deletions, staged changes left at the end, random rules."""
+def random_ops(client, repo: str, branches: list[str], paths: list[str], rng: random.Random, ops: int,
+               commit_date, *, max_branches: int, name: str, weights: tuple[int, ...]) -> None:
+    """``ops`` random operations on ``branches`` (kept up to date): uploads and overwrites, deletes,
+    commits dated ``commit_date(branch, None)``, new branches from a random one
+    (``commit_date(new, source)`` is told), resets and branch deletions; ``weights`` for (put,
+    delete, commit, branch, reset, drop). What lakeFS refuses (a missing path, an empty commit) is
+    part of the game."""
     import lakefs_sdk
     from lakefs_sdk.exceptions import ApiException
 
-    now = int(time.time())
     o, b, c = client.objects_api, client.branches_api, client.commits_api
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
-    branches = ["main"]
-    paths = [f"p/{i:02d}" for i in range(12)]
-    age = {"main": rng.uniform(20, 30)}  # days back of each branch's next commit (decreasing)
+    made = len(branches)  # new branch names never repeat one dropped earlier
     for _ in range(ops):
-        op = rng.choices(["put", "put", "put", "delete", "commit", "commit", "branch", "reset", "drop"])[0]
+        op = rng.choices(["put", "delete", "commit", "branch", "reset", "drop"], weights=weights)[0]
         br = rng.choice(branches)
         try:
             if op == "put":
@@ -291,22 +297,44 @@ def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 6
             elif op == "delete":
                 o.delete_object(repo, br, rng.choice(paths))
             elif op == "commit":
-                age[br] = max(0.0, age[br] - rng.uniform(0, 5))
-                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=int(now - age[br] * DAY),
+                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=commit_date(br, None),
                                                              allow_empty=True))
-            elif op == "branch" and len(branches) < 6:
-                name = f"b{len(age)}"
-                b.create_branch(repo, lakefs_sdk.BranchCreation(name=name, source=br))
-                branches.append(name)
-                age[name] = age[br]
+            elif op == "branch" and len(branches) < max_branches:
+                new, made = f"{name}{made}", made + 1
+                b.create_branch(repo, lakefs_sdk.BranchCreation(name=new, source=br))
+                branches.append(new)
+                commit_date(new, br)
             elif op == "reset":
                 b.reset_branch(repo, br, lakefs_sdk.ResetCreation(type="reset"))
             elif op == "drop" and br != "main":
                 b.delete_branch(repo, br)
                 branches.remove(br)
         except ApiException as e:
-            if e.status not in (400, 404, 409):  # deleting a missing path, empty commits: part of the game
+            if e.status not in (400, 404, 409):
                 raise
+
+
+def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 60) -> dict:
+    """A random history: branches from random refs, back-dated commits, uploads, overwrites,
+    deletes, resets, branch deletions, staged changes left at the end, random rules."""
+    import lakefs_sdk
+
+    now = int(time.time())
+    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
+                                                                           default_branch="main"))
+    branches = ["main"]
+    paths = [f"p/{i:02d}" for i in range(12)]
+    age = {"main": rng.uniform(20, 30)}  # days back of each branch's next commit (decreasing)
+
+    def commit_date(br: str, source: str | None) -> int:
+        if source is not None:  # a new branch: its commits start where its source's are
+            age[br] = age[source]
+            return 0
+        age[br] = max(0.0, age[br] - rng.uniform(0, 5))
+        return int(now - age[br] * DAY)
+
+    random_ops(client, repo, branches, paths, rng, ops, commit_date, max_branches=6, name="b",
+               weights=(3, 1, 2, 1, 1, 1))
     rules = {br: rng.randint(1, 15) for br in branches if rng.random() < 0.5}
     client.repositories_api.set_gc_rules(repo, _rules(rng.randint(1, 10), **rules))
     return {}
@@ -470,6 +498,27 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
     return {}
 
 
+def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int = 40) -> dict:
+    """What happens between two scheduled GC runs, on any repository built above: first the
+    design's trap (the objects staged when the first run marked are committed now, in commits
+    dated back before that run, as a client may date them), then random uploads, overwrites,
+    deletes, commits, resets, new branches and branch deletions, some staged changes left."""
+    import lakefs_sdk
+
+    now = int(time.time())
+    c = client.commits_api
+    branches = branch_ids(client, repo)
+    committed_staged = 0
+    for br in branches:  # the trap: staged at the first mark, committed after it, dated before it
+        if client.branches_api.diff_branch(repo, br, amount=1).results:
+            c.commit(repo, br, lakefs_sdk.CommitCreation(message="staged at the first run", date=now - 2 * DAY))
+            committed_staged += 1
+    paths = [f"churn/{i:02d}" for i in range(10)] + ["tables/a.csv", "tables/t0.csv", "staging/s0.json"]
+    random_ops(client, repo, branches, paths, rng, ops, lambda br, source: now - int(rng.uniform(0, 3) * DAY),
+               max_branches=8, name="churn", weights=(3, 1, 1, 1, 1, 1))
+    return {"committed_staged_branches": committed_staged}
+
+
 # ---------------------------------------------------------------------------------------------
 
 @dataclass
@@ -489,12 +538,16 @@ class Harness:
         return open_storage(ns, S3Options(endpoint_url=self.s3.endpoint, access_key_id=self.s3.access_key,
                                           secret_access_key=self.s3.secret_key, region=self.s3.region))
 
-    def run(self, scenario: str, build, seed: int, **kw) -> Outcome:
+    def _build(self, scenario: str, build, seed: int, **kw):
         repo = f"ref-{scenario}-{uuid.uuid4().hex[:6]}".replace("_", "-")
         ns = f"s3://{self.bucket}/{self.prefix}/{repo}"
         rng = random.Random(seed)
         facts = build(self.client, repo, ns, rng, **kw) or {}
-        st = self.storage(ns)
+        return repo, ns, rng, facts, self.storage(ns)
+
+    def _moment(self, repo: str, ns: str, st) -> tuple[int, set[str], float, set[str] | None, str]:
+        """The objects listed and the live set now; once every object is older than both cutoffs,
+        lakeFS's GC marks. Returns (listed, live, its seconds, its deleted/ set or None, why not)."""
         built = time.time()
         listed = sum(1 for o in st.list("data/", recursive=True))
         live = live_addresses(self.client, repo, ns)
@@ -503,13 +556,42 @@ class Harness:
         try:
             ref_s, _ = run_reference(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work)
             [ref_run] = unified_runs(st) - before
-            reference, skipped = deleted_set(st, ref_run), ""
+            return listed, live, ref_s, deleted_set(st, ref_run), ""
         except ReferenceUnavailable as e:
-            ref_s, reference, skipped = 0.0, None, str(e)
-        ours_s, our_run = run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work)
+            return listed, live, 0.0, None, str(e)
+
+    def _ours(self, repo: str, **kw) -> tuple[float, str]:
+        return run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, **kw)
+
+    def run(self, scenario: str, build, seed: int, **kw) -> Outcome:
+        repo, ns, _, facts, st = self._build(scenario, build, seed, **kw)
+        listed, live, ref_s, reference, skipped = self._moment(repo, ns, st)
+        ours_s, our_run = self._ours(repo)
         outcome = Outcome(scenario, repo, listed, reference, deleted_set(st, our_run), ref_s, ours_s, live=live,
                           skipped=skipped)
         explain(outcome, facts)
+        return outcome
+
+    def run_two(self, scenario: str, build, seed: int, **kw) -> Outcome:
+        """Two GC runs in a row (issue 18): ours runs clean and sweeps; then churn
+        (:func:`churn_between_runs`); then, at the same moment, lakeFS's GC marks, ours marks
+        incrementally, and ours marks clean. The incremental ``deleted/`` set must be a subset of
+        lakeFS's (and of our clean one): what it leaves to the next clean run is explained, never
+        the other way round."""
+        repo, ns, rng, facts, st = self._build(scenario, build, seed, **kw)
+        time.sleep(MIN_AGE + 2)
+        first_s, first = self._ours(repo, sweep=True)
+        log(f"  first run (ours, clean, sweeping): {len(deleted_set(st, first))} deleted in {first_s:.1f}s")
+        facts |= churn_between_runs(self.client, repo, ns, rng)
+        listed, live, ref_s, reference, skipped = self._moment(repo, ns, st)
+        incr_s, incr = self._ours(repo, flow="incremental")
+        _, clean = self._ours(repo)
+        outcome = Outcome(scenario, repo, listed, reference, deleted_set(st, incr), ref_s, incr_s, live=live,
+                          skipped=skipped, clean=deleted_set(st, clean))
+        explain(outcome, facts)
+        for a in outcome.only_reference & outcome.clean:
+            outcome.explained.setdefault(a, "left by the incremental run to the next clean run (our clean run "
+                                            "at the same moment marks it too)")
         return outcome
 
 
@@ -519,17 +601,24 @@ def live_addresses(client, repo: str, ns: str) -> set[str]:
 
     roots = parse_namespace(ns).roots()
     out: set[str] = set()
+    for branch in branch_ids(client, repo):
+        after = ""
+        while True:
+            objs = client.objects_api.list_objects(repo, branch, after=after, amount=1000)
+            out.update(a for a in (relative_to(roots, x.physical_address) for x in objs.results) if a)
+            if not objs.pagination.has_more:
+                break
+            after = objs.pagination.next_offset
+    return out
+
+
+def branch_ids(client, repo: str) -> list[str]:
+    """Every branch of ``repo`` (lakefs-sdk, all pages)."""
+    out: list[str] = []
     after = ""
     while True:
         page = client.branches_api.list_branches(repo, after=after, amount=1000)
-        for ref in page.results:
-            o_after = ""
-            while True:
-                objs = client.objects_api.list_objects(repo, ref.id, after=o_after, amount=1000)
-                out.update(a for a in (relative_to(roots, x.physical_address) for x in objs.results) if a)
-                if not objs.pagination.has_more:
-                    break
-                o_after = objs.pagination.next_offset
+        out += [r.id for r in page.results]
         if not page.pagination.has_more:
             return out
         after = page.pagination.next_offset
@@ -538,6 +627,8 @@ def live_addresses(client, repo: str, ns: str) -> set[str]:
 def report(o: Outcome) -> None:
     if o.ours & o.live:
         status = "OURS DELETES LIVE"
+    elif o.clean is not None and not o.ours <= o.clean:
+        status = "INCREMENTAL NOT WITHIN CLEAN"
     elif o.reference is None:
         status = "reference skipped"
     else:
@@ -546,6 +637,11 @@ def report(o: Outcome) -> None:
     print(f"{o.scenario:16} {o.repo:28} objects {o.objects:>7,}  live {len(o.live):>6,}  reference {ref}  "
           f"ours {len(o.ours):>6,}  only-ref {len(o.only_reference):>3}  only-ours {len(o.only_ours):>3}  "
           f"[{status}]  times ref {o.reference_seconds:6.1f}s ours {o.ours_seconds:6.1f}s", flush=True)
+    if o.clean is not None:
+        print(f"    the second run was incremental: it marks {len(o.ours):,}, our clean run at the same moment "
+              f"{len(o.clean):,}; incremental within clean: {o.ours <= o.clean}")
+        for a in sorted(o.ours - o.clean)[:20]:
+            print(f"    only the incremental run {a}")
     for a in sorted(o.ours & o.live)[:20]:
         print(f"    ours deletes a live object {a}")
     for a in sorted(o.only_reference | o.only_ours)[:20]:
@@ -555,12 +651,16 @@ def report(o: Outcome) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench reference", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scenarios", default="sample,lakefs_shape,lineage,random,h2,big",
+    p.add_argument("--scenarios", default="sample,lakefs_shape,lineage,random,h2,big,two_runs",
                    help="comma-separated: sample, lakefs_shape, lineage (merges, reverts, cherry-picks, tags, "
-                        "copies, the link flow), random, h2 (emulator only), big")
+                        "copies, the link flow), random, h2 (emulator only), big, two_runs (a clean run, "
+                        "churn, then an incremental run beside lakeFS's GC)")
     p.add_argument("--random", type=int, default=20, help="how many random histories")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random history")
     p.add_argument("--big", type=int, default=100_000, help="objects in the big repository")
+    p.add_argument("--two-runs", type=int, default=3,
+                   help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
+                        "incremental run): on lakefs_shape, lineage and this many random histories")
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     try:
@@ -624,10 +724,17 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": S3Options(
                 endpoint_url=s3.endpoint, access_key_id=s3.access_key, secret_access_key=s3.secret_key,
                 region=s3.region)}))
+        if "two_runs" in wanted:
+            runs += [("two_runs-shape", scenario_lakefs_shape, 0, {"two": True}),
+                     ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": S3Options(
+                         endpoint_url=s3.endpoint, access_key_id=s3.access_key, secret_access_key=s3.secret_key,
+                         region=s3.region)})]
+            runs += [(f"two_runs-random-{s}", scenario_random, s, {"two": True})
+                     for s in range(a.seed, a.seed + a.two_runs)]
         outcomes = []
         for name, build, seed, kw in runs:
             log(f"scenario {name}")
-            o = h.run(name, build, seed, **kw)
+            o = h.run_two(name, build, seed, **kw) if kw.pop("two", False) else h.run(name, build, seed, **kw)
             report(o)
             outcomes.append(o)
         if "h2" in wanted and target is None:
