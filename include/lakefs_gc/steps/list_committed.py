@@ -80,27 +80,16 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                         .mapPartitions(lambda keys: _metarange_ranges(sref, keys)).distinct(n).collect())
     to_read = [r for r in all_ranges if r not in read_ranges]
     range_ids = spark.sparkContext.parallelize(to_read, partitions(len(to_read), n))
-    from pyspark import StorageLevel
-
-    unc = inputs.get("mark_uncommitted")
-    kept = read_file = None
     with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
         addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids, ranges_read))
-        # kept (memory, then disk) between the two writes: the ranges are read once, the parquet
-        # written is not read back
-        committed_df = (spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct()
-                        .persist(StorageLevel.MEMORY_AND_DISK))
-        try:
-            committed_df.write.mode("overwrite").parquet(out_dir)
-            if unc is not None:  # kept for later incremental runs, in the mark's state/
-                state = layout.state_committed_dir(unc.run_id)
-                clear(sref, state)
-                count, _, kept = write_parts(committed_df, sref, state, n)
-            else:
-                count = committed_df.count()
-        finally:
-            committed_df.unpersist()
-    if unc is not None:
+        spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
+    count = spark.read.parquet(out_dir).count()
+    unc = inputs.get("mark_uncommitted")
+    kept = read_file = None
+    if unc is not None:  # kept for later incremental runs, in the mark's state/
+        state = layout.state_committed_dir(unc.run_id)
+        clear(sref, state)
+        _, _, kept = write_parts(spark.read.parquet(out_dir), sref, state, n)
         read_file = layout.state_read_file(unc.run_id)
         formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
     return CommittedResult(committed_dir=out_dir, commits_csv=csv_loc, active_commits=len(rows),
