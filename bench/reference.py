@@ -75,6 +75,13 @@ class S3Place:
     secret_key: str
     region: str = "us-east-1"
 
+    def options(self):
+        """The same place as our storage settings (``lakefs_gc.storage.S3Options``)."""
+        from lakefs_gc.storage import S3Options
+
+        return S3Options(endpoint_url=self.endpoint, access_key_id=self.access_key,
+                         secret_access_key=self.secret_key, region=self.region)
+
 
 def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path,
                   timeout: int = 3600) -> tuple[float, str]:
@@ -148,8 +155,7 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
     with LakeFSClient(lakefs_url, ak, sk) as client:
         ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
                           work_dir=str(work), parallelism=2,
-                          s3=S3Options(endpoint_url=s3.endpoint, access_key_id=s3.access_key,
-                                       secret_access_key=s3.secret_key, region=s3.region))
+                          s3=s3.options())
         if ctx.flow != flow:
             raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
         results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates")
@@ -277,12 +283,12 @@ def scenario_lakefs_shape(client, repo: str, ns: str, rng: random.Random) -> dic
 
 
 def random_ops(client, repo: str, branches: list[str], paths: list[str], rng: random.Random, ops: int,
-               commit_date, *, max_branches: int, name: str, weights: tuple[int, ...]) -> None:
+               commit_date, *, max_branches: int, name: str, weights: tuple[int, ...],
+               branched=lambda new, source: None) -> None:
     """``ops`` random operations on ``branches`` (kept up to date): uploads and overwrites, deletes,
-    commits dated ``commit_date(branch, None)``, new branches from a random one
-    (``commit_date(new, source)`` is told), resets and branch deletions; ``weights`` for (put,
-    delete, commit, branch, reset, drop). What lakeFS refuses (a missing path, an empty commit) is
-    part of the game."""
+    commits dated ``commit_date(branch)``, new branches from a random one (``branched(new,
+    source)`` is told), resets and branch deletions; ``weights`` for (put, delete, commit, branch,
+    reset, drop). What lakeFS refuses (a missing path, an empty commit) is part of the game."""
     import lakefs_sdk
     from lakefs_sdk.exceptions import ApiException
 
@@ -297,13 +303,13 @@ def random_ops(client, repo: str, branches: list[str], paths: list[str], rng: ra
             elif op == "delete":
                 o.delete_object(repo, br, rng.choice(paths))
             elif op == "commit":
-                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=commit_date(br, None),
+                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=commit_date(br),
                                                              allow_empty=True))
             elif op == "branch" and len(branches) < max_branches:
                 new, made = f"{name}{made}", made + 1
                 b.create_branch(repo, lakefs_sdk.BranchCreation(name=new, source=br))
                 branches.append(new)
-                commit_date(new, br)
+                branched(new, br)
             elif op == "reset":
                 b.reset_branch(repo, br, lakefs_sdk.ResetCreation(type="reset"))
             elif op == "drop" and br != "main":
@@ -326,15 +332,15 @@ def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 6
     paths = [f"p/{i:02d}" for i in range(12)]
     age = {"main": rng.uniform(20, 30)}  # days back of each branch's next commit (decreasing)
 
-    def commit_date(br: str, source: str | None) -> int:
-        if source is not None:  # a new branch: its commits start where its source's are
-            age[br] = age[source]
-            return 0
+    def commit_date(br: str) -> int:
         age[br] = max(0.0, age[br] - rng.uniform(0, 5))
         return int(now - age[br] * DAY)
 
+    def branched(new: str, source: str) -> None:  # its commits start where its source's are
+        age[new] = age[source]
+
     random_ops(client, repo, branches, paths, rng, ops, commit_date, max_branches=6, name="b",
-               weights=(3, 1, 2, 1, 1, 1))
+               weights=(3, 1, 2, 1, 1, 1), branched=branched)
     rules = {br: rng.randint(1, 15) for br in branches if rng.random() < 0.5}
     client.repositories_api.set_gc_rules(repo, _rules(rng.randint(1, 10), **rules))
     return {}
@@ -514,7 +520,7 @@ def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int 
             c.commit(repo, br, lakefs_sdk.CommitCreation(message="staged at the first run", date=now - 2 * DAY))
             committed_staged += 1
     paths = [f"churn/{i:02d}" for i in range(10)] + ["tables/a.csv", "tables/t0.csv", "staging/s0.json"]
-    random_ops(client, repo, branches, paths, rng, ops, lambda br, source: now - int(rng.uniform(0, 3) * DAY),
+    random_ops(client, repo, branches, paths, rng, ops, lambda br: now - int(rng.uniform(0, 3) * DAY),
                max_branches=8, name="churn", weights=(3, 1, 1, 1, 1, 1))
     return {"committed_staged_branches": committed_staged}
 
@@ -533,10 +539,9 @@ class Harness:
     client: object = None
 
     def storage(self, ns: str):
-        from lakefs_gc.storage import S3Options, open_storage
+        from lakefs_gc.storage import open_storage
 
-        return open_storage(ns, S3Options(endpoint_url=self.s3.endpoint, access_key_id=self.s3.access_key,
-                                          secret_access_key=self.s3.secret_key, region=self.s3.region))
+        return open_storage(ns, self.s3.options())
 
     def _build(self, scenario: str, build, seed: int, **kw):
         repo = f"ref-{scenario}-{uuid.uuid4().hex[:6]}".replace("_", "-")
@@ -698,11 +703,10 @@ def main(argv: list[str] | None = None) -> int:
                          target.s3_region)
             url, ak, sk, bucket, prefix = target.url, target.access_key, target.secret_key, ns.bucket, ns.prefix
             log(f"real lakeFS {url}, namespaces under {target.namespace_root}")
-        from lakefs_gc.storage import S3Options, make_s3_client
+        from lakefs_gc.storage import make_s3_client
         from lakefs_sandbox.seed import sdk_client
 
-        s3c = make_s3_client(S3Options(endpoint_url=s3.endpoint, access_key_id=s3.access_key,
-                                       secret_access_key=s3.secret_key, region=s3.region))
+        s3c = make_s3_client(s3.options())
         try:
             s3c.create_bucket(Bucket=bucket)
         except s3c.exceptions.ClientError:
@@ -715,20 +719,14 @@ def main(argv: list[str] | None = None) -> int:
         if "lakefs_shape" in wanted:
             runs.append(("lakefs_shape", scenario_lakefs_shape, 0, {}))
         if "lineage" in wanted:
-            runs.append(("lineage", scenario_lineage, 0, {"s3": S3Options(
-                endpoint_url=s3.endpoint, access_key_id=s3.access_key, secret_access_key=s3.secret_key,
-                region=s3.region)}))
+            runs.append(("lineage", scenario_lineage, 0, {"s3": s3.options()}))
         if "random" in wanted:
             runs += [(f"random-{s}", scenario_random, s, {}) for s in range(a.seed, a.seed + a.random)]
         if "big" in wanted:
-            runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": S3Options(
-                endpoint_url=s3.endpoint, access_key_id=s3.access_key, secret_access_key=s3.secret_key,
-                region=s3.region)}))
+            runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": s3.options()}))
         if "two_runs" in wanted:
             runs += [("two_runs-shape", scenario_lakefs_shape, 0, {"two": True}),
-                     ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": S3Options(
-                         endpoint_url=s3.endpoint, access_key_id=s3.access_key, secret_access_key=s3.secret_key,
-                         region=s3.region)})]
+                     ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": s3.options()})]
             runs += [(f"two_runs-random-{s}", scenario_random, s, {"two": True})
                      for s in range(a.seed, a.seed + a.two_runs)]
         outcomes = []
