@@ -8,8 +8,9 @@
 2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_sandbox.seed`` (the emulator's clock is moved
    back while seeding, so the commits are ten days old and the 1-day retention has passed);
 3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
-   45 s, above the emulator's 10 s grace period and above the time the DAG run needs to reach its
-   first task on a busy machine), then writes fresh garbage that must be kept;
+   45 s, above the emulator's 10 s grace period and above the time ``airflow dags test`` needs to
+   start the DAG run, whose start is the run clock, on a busy machine), then writes fresh garbage
+   that must be kept;
 4. runs ``airflow dags test lakefs_gc__sample-repo`` (Airflow on SQLite in a scratch home, the
    checked-in ``config/gc_repositories.yaml``, Spark ``local[*]``);
 5. prints a short report and checks every seeded object against its expected outcome;

@@ -1,5 +1,6 @@
 """End to end: the real GC DAG (``dag.test()``, SQLite) against the lakeFS emulator, real spark-submit
-jobs, on a ``local://`` namespace and on an ``s3://`` namespace (moto server on 127.0.0.1).
+jobs, on a ``local://`` namespace; the set-up and checks here also serve ``test_e2e_s3.py`` (an
+``s3://`` namespace on a moto server on 127.0.0.1) and ``test_e2e_histories.py``.
 
 Conformance mode: with ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions set
 (include/lakefs_sandbox/target.py) the same tests run against that real lakeFS: commits are dated
@@ -39,7 +40,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
 DAY = 86400
 GRACE = 5
-MIN_AGE = 25  # above the time dag.test() needs to reach prepare_run on a busy machine
+MIN_AGE = 25  # above the time from the fresh garbage to the DAG run's start (the run clock's) on a busy machine
 TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
          "save_report"]
 
