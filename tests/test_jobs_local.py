@@ -18,12 +18,13 @@ import pytest
 
 from dataclasses import replace
 
-from lakefs_gc.contract import STEP_INPUTS, CommittedResult, StepInputs, UncommittedResult
+from lakefs_gc.contract import STEP_INPUTS, CommittedResult, PartsDir, StepInputs, UncommittedResult
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.clock import iso
 from lakefs_gc.lakefs import xid
 from lakefs_gc.spark import shell
 from lakefs_gc.steps import compute_candidates, delete, list_slices
+from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import LocalStorage
 from tests.support.contract import make_context
 from tests.support.spark import submit
@@ -75,10 +76,9 @@ def world(tmp_path):
                    buf, compression="gzip")
     st.put(f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/cvgabcdefghijklmnopq", buf.getvalue())
     work = tmp_path / "work"
-    committed_dir = work / "committed"
-    committed_dir.mkdir(parents=True)
-    pq.write_table(pa.table({"address": [objs["committed"], objs["legacy_committed"],
-                                         "s3://elsewhere/x"]}), committed_dir / "part-0.parquet")
+    committed_dir = PartsDir(layout.state_committed_dir(run_id), 1)  # what list_committed writes
+    formats.write_addresses(st, committed_dir.dir + layout.part_name(0),
+                            [objs["committed"], objs["legacy_committed"], "s3://elsewhere/x"])
     from datetime import datetime, timezone
 
     ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(work),
@@ -86,7 +86,7 @@ def world(tmp_path):
     results = {
         "mark_uncommitted": UncommittedResult(run_id=run_id, pages=1, locations=(
             f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",)),
-        "list_committed": CommittedResult(committed_dir=str(committed_dir), commits_csv="", active_commits=1,
+        "list_committed": CommittedResult(committed_dir=committed_dir, commits_csv="", active_commits=1,
                                           metaranges=1, ranges=1, committed_addresses=3),
     }
     return {"root": ns_root, "objs": objs, "ctx": ctx, "results": results, "run_id": run_id, "tmp": tmp_path,
@@ -206,10 +206,9 @@ def _finish_mark(world, mark_id, start):
 
 
 def _write_committed(world, names, extra=()):
-    d = world["tmp"] / "work" / "committed"
-    for p in d.glob("*.parquet"):
-        p.unlink()
-    pq.write_table(pa.table({"address": [world["objs"][n] for n in names] + list(extra)}), d / "part-0.parquet")
+    """The committed addresses of the next mark, where list_committed writes them (one part)."""
+    d = world["results"]["list_committed"].committed_dir
+    formats.write_addresses(world["st"], d.dir + layout.part_name(0), [world["objs"][n] for n in names] + list(extra))
 
 
 def test_delayed_confirmation_over_three_marks(spark, world):

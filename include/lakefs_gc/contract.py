@@ -255,7 +255,7 @@ class SparkStepResult:
 
 @dataclass(frozen=True)
 class CommittedResult(SparkStepResult):
-    committed_dir: str                   # Parquet, column address
+    committed_dir: PartsDir              # the addresses read now, each once: the mark's state/committed/
     commits_csv: str
     active_commits: int
     metaranges: int
@@ -267,7 +267,6 @@ class CommittedResult(SparkStepResult):
     new_commits: int = 0                 # commits read now (incremental: not read since the chain's clean run)
     ranges_known: int = 0                # incremental: ranges of new commits read before (skipped)
     read_file: str = ""                  # key: the commit and range ids read since the chain's clean run
-    state_dir: PartsDir | None = None    # the addresses read now, kept for later runs
 
 
 @dataclass(frozen=True)

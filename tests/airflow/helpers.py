@@ -92,7 +92,7 @@ def fake_results() -> dict[str, dict]:
     from lakefs_gc import contract as c
 
     return {k: c.to_wire(v) for k, v in {
-        "list_committed": c.CommittedResult(committed_dir="/w/committed", commits_csv="c", active_commits=1,
+        "list_committed": c.CommittedResult(committed_dir=c.PartsDir("s/committed/", 2), commits_csv="c", active_commits=1,
                                             metaranges=1, ranges=1, committed_addresses=2),
         "list_slices": c.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
                                       listed_objects=3, listed_bytes=30),

@@ -31,7 +31,7 @@ def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", *
 
 
 UNCOMMITTED = contract.UncommittedResult(run_id="gc-run-1", locations=("x",), pages=1)
-COMMITTED = contract.CommittedResult(committed_dir="/w/committed", commits_csv="c", active_commits=1, metaranges=1,
+COMMITTED = contract.CommittedResult(committed_dir=contract.PartsDir("s/committed/", 2), commits_csv="c", active_commits=1, metaranges=1,
                                      ranges=1, committed_addresses=5)
 SLICES = contract.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
                                listed_objects=7, listed_bytes=70)

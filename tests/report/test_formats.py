@@ -56,8 +56,8 @@ def test_sweep_paths_dead_letters_and_done_markers(tmp_path):
 def test_work_dir_paths():
     run = layout.run_work_dir("/var/gc/", "repo", "scheduled__2026-01-01T00:00:00+00:00")
     assert run == "/var/gc/repo/scheduled__2026-01-01T00_00_00_00_00"
-    assert layout.committed_dir(run) == run + "/committed" and layout.listed_dir(run) == run + "/listed"
-    assert layout.committed_dir("s3://b/w/repo/r") == "s3://b/w/repo/r/committed"
+    assert layout.listed_dir(run) == run + "/listed"
+    assert layout.listed_dir("s3://b/w/repo/r") == "s3://b/w/repo/r/listed"
 
 
 def test_mark_summary_reads_what_the_decisions_need(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, MarkRef, SlicesResult, StorageLocation, \
     UncommittedResult
-from lakefs_gc.contract import CommittedResult
+from lakefs_gc.contract import CommittedResult, PartsDir
 from lakefs_gc.report.summary import (build_summary, held_back_until, human_bytes, lakefs_ui_url, report_url,
                                       step_line, summary_rows, summary_text)
 from tests.support.contract import inputs, make_context
@@ -130,7 +130,7 @@ def test_links_open_the_report_and_the_repository_without_credentials():
 
 
 def test_each_step_result_is_one_readable_line():
-    committed = CommittedResult(committed_dir="c", commits_csv="x", active_commits=3, metaranges=3, ranges=5,
+    committed = CommittedResult(committed_dir=PartsDir("c/", 1), commits_csv="x", active_commits=3, metaranges=3, ranges=5,
                                 committed_addresses=1234, commits_lakefs_lacked=1, seconds=2.04)
     assert step_line("list_committed", committed) == (
         "list_committed: 1,234 committed address(es) from 3 commit(s) to keep (1 lakeFS's list lacked), "

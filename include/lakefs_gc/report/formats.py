@@ -48,7 +48,14 @@ def write_addresses(storage, key: str, addresses: list[str]) -> None:
 
 def read_addresses(storage, key: str) -> list[str | None]:
     """The ``address`` column of an address part, as written (nulls included)."""
-    return _column(storage, key, ADDRESS)
+    return read_address_table(storage, key).column(ADDRESS).to_pylist()
+
+
+def read_address_table(storage, key: str):
+    """An address part as an Arrow table of its ``address`` column (for Spark's Arrow path)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(storage.get(key)), columns=[ADDRESS])
 
 
 def count_rows(storage, key: str) -> int:

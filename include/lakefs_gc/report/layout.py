@@ -127,9 +127,5 @@ def run_work_dir(work_dir: str, repository: str, airflow_run_id: str) -> str:
     return f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}"
 
 
-def committed_dir(run_work_dir: str) -> str:
-    return posixpath.join(run_work_dir, "committed")
-
-
 def listed_dir(run_work_dir: str) -> str:
     return posixpath.join(run_work_dir, "listed")

@@ -146,9 +146,9 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
         out.update({"base_run": base.mark_id, "clean_run": base.clean_run_id, "not_covered": NOT_COVERED})
         if cand:
             out.update({"carried_checked": cand.carried_checked, "carried_candidates": cand.carried_candidates})
-    if not (com and com.state_dir and com.read_file and sl and cand and cand.uncommitted_dir):
+    if not (com and com.read_file and sl and cand and cand.uncommitted_dir):
         return out  # a step kept nothing (a step run by hand without its mark): no base for later runs
-    committed = [*(to_wire(d) for d in base.committed_dirs), to_wire(com.state_dir)] if base else [to_wire(com.state_dir)]
+    committed = [*(to_wire(d) for d in base.committed_dirs), to_wire(com.committed_dir)] if base else [to_wire(com.committed_dir)]
     out["incremental_state"] = {
         "format": STATE_FORMAT, "namespace": ctx.storage.namespace, "gc_rules": ctx.gc_rules,
         "clean_run_id": base.clean_run_id if base else mark_id,

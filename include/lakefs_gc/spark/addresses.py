@@ -23,11 +23,12 @@ def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
     yield (len(addresses), total)
 
 
-def _read(sref: StorageRef, keys):
+def _read(sref: StorageRef, batches):
+    """Arrow batches of the addresses in the part files named by ``batches`` (column ``key``)."""
     st = sref.open()
-    for key in keys:
-        for a in formats.read_addresses(st, key):
-            yield (a,)
+    for batch in batches:
+        for key in batch.column(0).to_pylist():
+            yield from formats.read_address_table(st, key).to_batches()
 
 
 def clear(sref: StorageRef, part_dir: str) -> None:
@@ -37,12 +38,13 @@ def clear(sref: StorageRef, part_dir: str) -> None:
         st.delete(o.key)
 
 
-def write_parts(df, sref: StorageRef, part_dir: str, n: int) -> tuple[int, int, PartsDir]:
+def write_parts(df, sref: StorageRef, part_dir: str, n: int, *, distinct: bool = False) -> tuple[int, int, PartsDir]:
     """``df`` (address[, size]) as ``n`` parts under ``part_dir``: (rows, sum of sizes, the folder
-    and its number of parts, every part written even when empty)."""
-    parts = (df.repartition(max(1, n))
-             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_part(sref, part_dir, i, rows))
-             .collect())
+    and its number of parts, every part written even when empty). ``distinct``: each address once
+    (the parts split by address, duplicates dropped in the same shuffle)."""
+    n = max(1, n)
+    parts = df.repartition(n, formats.ADDRESS).dropDuplicates([formats.ADDRESS]) if distinct else df.repartition(n)
+    parts = parts.rdd.mapPartitionsWithIndex(lambda i, rows: _write_part(sref, part_dir, i, rows)).collect()
     return sum(c for c, _ in parts), sum(b for _, b in parts), PartsDir(part_dir, len(parts))
 
 
@@ -64,5 +66,6 @@ def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: 
     files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
     if not files:
         return spark.createDataFrame([], ADDRESS_SCHEMA)
-    rdd = spark.sparkContext.parallelize(files, partitions(len(files), n)).mapPartitions(lambda ks: _read(sref, ks))
-    return spark.createDataFrame(rdd, ADDRESS_SCHEMA)
+    keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
+                                 "key string")
+    return keys.mapInArrow(lambda batches: _read(sref, batches), ADDRESS_SCHEMA)

@@ -81,12 +81,11 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         ADDRESS_SCHEMA).distinct().cache()
     cutoff_s = cutoff_seconds(ctx)
     listed = spark.read.parquet(slices.listed_dir)
-    committed_df = spark.read.parquet(committed.committed_dir)
     base = ctx.base if ctx.flow == "incremental" else None
     if ctx.flow == "incremental" and base is None:
         raise ContractError("an incremental run's context has no base run")
-    if base is not None:  # every address the chain's committed listings found (checked complete)
-        committed_df = committed_df.unionByName(read_parts(spark, sref, base.committed_dirs, n))
+    # what list_committed read now and, incremental, every address the chain's committed listings found
+    committed_df = read_parts(spark, sref, [committed.committed_dir, *(base.committed_dirs if base else ())], n)
     cands = compute_candidates(listed, committed_df, staged, int(cutoff_s * 1000))
     carried_checked = carried_found = 0
     if base is not None:

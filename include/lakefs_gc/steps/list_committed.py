@@ -2,10 +2,11 @@
 
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
-N days ago" out). Then metaranges (driver: a few) -> ranges (executors) -> namespace-relative
-addresses, written as Parquet (column ``address``) under the work location, and kept in the
-mark's ``state/`` for later incremental runs with the ids of the commits and ranges read. Fails
-closed (hazard H1): an unreadable commits.csv, metarange or range fails the step.
+N days ago" out). Then metaranges (executors) -> ranges (executors) -> namespace-relative
+addresses, each once, written in one Spark job as address parts in the mark's ``state/committed/``
+(read there by ``compute_candidates`` now and by later incremental runs), beside the ids of the
+commits and ranges read. Fails closed (hazard H1): an unreadable commits.csv, metarange or range
+fails the step.
 
 Incremental (lakefs_gc.gc.flow): only the commits to keep that the chain since the last clean run
 has not read (a set difference of commit ids, never commit dates: lakeFS lets a client date a
@@ -56,7 +57,6 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
     roots = sref.roots
     st = sref.open()
-    out_dir = layout.committed_dir(ctx.work_dir)
     base = ctx.base if ctx.flow == "incremental" else None
     if ctx.flow == "incremental" and base is None:
         raise ContractError("an incremental run's context has no base run")
@@ -80,20 +80,15 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                         .mapPartitions(lambda keys: _metarange_ranges(sref, keys)).distinct(n).collect())
     to_read = [r for r in all_ranges if r not in read_ranges]
     range_ids = spark.sparkContext.parallelize(to_read, partitions(len(to_read), n))
+    state = layout.state_committed_dir(inputs.mark_id())
+    clear(sref, state)  # what an earlier attempt left
     with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
         addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids, ranges_read))
-        spark.createDataFrame(addresses, ADDRESS_SCHEMA).distinct().write.mode("overwrite").parquet(out_dir)
-    count = spark.read.parquet(out_dir).count()
-    unc = inputs.get("mark_uncommitted")
-    kept = read_file = None
-    if unc is not None:  # kept for later incremental runs, in the mark's state/
-        state = layout.state_committed_dir(unc.run_id)
-        clear(sref, state)
-        _, _, kept = write_parts(spark.read.parquet(out_dir), sref, state, n)
-        read_file = layout.state_read_file(unc.run_id)
-        formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
-    return CommittedResult(committed_dir=out_dir, commits_csv=csv_loc, active_commits=len(rows),
+        count, _, kept = write_parts(spark.createDataFrame(addresses, ADDRESS_SCHEMA), sref, state, n, distinct=True)
+    read_file = layout.state_read_file(inputs.mark_id())
+    formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
+    return CommittedResult(committed_dir=kept, commits_csv=csv_loc, active_commits=len(rows),
                            metaranges=len(metarange_ids), ranges=len(to_read), committed_addresses=count,
                            documented_commits=len(documented), commits_lakefs_lacked=len(lacked),
                            new_commits=len(new), ranges_known=len(all_ranges) - len(to_read),
-                           read_file=read_file or "", state_dir=kept)
+                           read_file=read_file)
