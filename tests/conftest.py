@@ -31,7 +31,7 @@ MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 FILE_SECONDS = {
     "airflow/test_backfill.py": 530, "airflow/test_e2e.py": 290, "test_demo.py": 335,
     "airflow/test_wheel.py": 245, "airflow/test_e2e_s3.py": 240, "airflow/test_e2e_histories.py": 190,
-    "airflow/test_trigger_form.py": 100, "airflow/test_local_airflow.py": 90, "airflow/test_connection_form.py": 60,
+    "airflow/test_forms.py": 140, "airflow/test_local_airflow.py": 90,
     "test_random_histories.py": 175, "test_jobs_local.py": 110, "steps/test_delete.py": 140,
     "listing/test_uncommitted.py": 160, "test_faults.py": 240,
 }

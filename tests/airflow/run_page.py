@@ -34,7 +34,7 @@ from lakefs_gc_airflow.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO, Airflow, airflow_api, sign_in
-from tests.airflow.test_trigger_form import CHROMIUM, UI_TIMEOUT_MS, _browser
+from tests.airflow.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 USER, ROLE = "gc-viewer", "admin"
 SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates

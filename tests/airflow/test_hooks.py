@@ -1,7 +1,7 @@
 """The lakeFS connection type as Airflow 3 shows it (provider metadata: labels, help texts, extra
 fields) and the hook's ``test_connection`` (the form's Test button) against the lakeFS emulator.
 
-The form in a real browser: ``test_connection_form.py``; the provider installed from its wheel:
+The form in a real browser: ``test_forms.py``; the provider installed from its wheel:
 ``test_wheel.py``.
 """
 

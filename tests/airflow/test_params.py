@@ -4,7 +4,7 @@ Airflow 3's form clamps a number input to the schema's top-level ``minimum``/``m
 field loses focus, and keeps the Trigger button disabled while a required field is empty. So: no
 Param has a top-level bound (a typed value reaches Airflow as typed), Airflow's own validation
 refuses every out-of-range value naming the Param, and the defaults validate as they are.
-The same in a real browser: ``test_trigger_form.py``.
+The same in a real browser: ``test_forms.py``.
 """
 
 from __future__ import annotations

@@ -38,13 +38,27 @@ def clear(sref: StorageRef, part_dir: str) -> None:
         st.delete(o.key)
 
 
-def write_parts(df, sref: StorageRef, part_dir: str, n: int, *, distinct: bool = False) -> tuple[int, int, PartsDir]:
+def write_parts(df, sref: StorageRef, part_dir: str, n: int) -> tuple[int, int, PartsDir]:
     """``df`` (address[, size]) as ``n`` parts under ``part_dir``: (rows, sum of sizes, the folder
-    and its number of parts, every part written even when empty). ``distinct``: each address once
-    (the parts split by address, duplicates dropped in the same shuffle)."""
-    n = max(1, n)
-    parts = df.repartition(n, formats.ADDRESS).dropDuplicates([formats.ADDRESS]) if distinct else df.repartition(n)
-    parts = parts.rdd.mapPartitionsWithIndex(lambda i, rows: _write_part(sref, part_dir, i, rows)).collect()
+    and its number of parts, every part written even when empty)."""
+    parts = (df.repartition(max(1, n))
+             .rdd.mapPartitionsWithIndex(lambda i, rows: _write_part(sref, part_dir, i, rows))
+             .collect())
+    return _written(parts, part_dir)
+
+
+def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> tuple[int, PartsDir]:
+    """An RDD of address strings as ``n`` parts under ``part_dir``, each address once: (addresses,
+    the folder and its number of parts). One Python shuffle, by address; no DataFrame (about half
+    the time of a DataFrame's distinct for one string column: no rows converted to and from the JVM)."""
+    by_address = addresses.map(lambda a: (a, None)).reduceByKey(lambda a, _: a, max(1, n))
+    parts = by_address.mapPartitionsWithIndex(
+        lambda i, pairs: _write_part(sref, part_dir, i, ((a,) for a, _ in pairs))).collect()
+    count, _, kept = _written(parts, part_dir)
+    return count, kept
+
+
+def _written(parts: list[tuple[int, int]], part_dir: str) -> tuple[int, int, PartsDir]:
     return sum(c for c, _ in parts), sum(b for _, b in parts), PartsDir(part_dir, len(parts))
 
 

@@ -2,7 +2,7 @@
 
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
-N days ago" out). Then metaranges (executors) -> ranges (executors) -> namespace-relative
+N days ago" out). Then metaranges and the ranges' locations (driver, a few threads) -> ranges (executors) -> namespace-relative
 addresses, each once, written in one Spark job as address parts in the mark's ``state/committed/``
 (read there by ``compute_candidates`` now and by later incremental runs), beside the ids of the
 commits and ranges read. Fails closed (hazard H1): an unreadable commits.csv, metarange or range
@@ -16,37 +16,39 @@ by ``compute_candidates`` from the chain's ``state/committed/`` folders.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from lakefs_gc.contract import CommittedResult, StepInputs
 from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.clock import parse_iso
-from lakefs_gc.gc.decision import ADDRESS_SCHEMA
 from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
-from lakefs_gc.spark.addresses import clear, write_parts
-from lakefs_gc.spark.runtime import LakeFSRef, StorageRef, lakefs_ref, parallelism, partitions, storage_ref
+from lakefs_gc.spark.addresses import clear, write_distinct_parts
+from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
-def _metarange_ranges(sref: StorageRef, keys):
-    st = sref.open()
-    for key in keys:
-        for range_id, _ in committed.metarange_range_ids(st, key):
-            yield range_id
+DRIVER_THREADS = 8
+T = TypeVar("T")
 
 
-def _range_addresses(sref: StorageRef, lakefs: LakeFSRef, repo: str, range_ids, ranges_read=None):
+def _in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
+    """``fn`` of each item, in order, a few at a time (lakeFS calls and small reads on the driver)."""
+    with ThreadPoolExecutor(min(DRIVER_THREADS, max(1, len(items)))) as pool:
+        return list(pool.map(fn, items))
+
+
+def _range_addresses(sref: StorageRef, keys, ranges_read=None):
+    """The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client)."""
     st = sref.open()
     roots = sref.roots
     n = 0
-    with lakefs.client() as client:
-        for rid in range_ids:
-            key = committed.relative_key(roots, client.range_location(repo, rid))
-            for address in committed.range_addresses(st, key, roots):
-                yield (address,)
-            n += 1
+    for key in keys:
+        yield from committed.range_addresses(st, key, roots)
+        n += 1
     if ranges_read is not None:
         ranges_read.add(n)
 
@@ -74,17 +76,21 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         keep = {c: m for c, m in rows} | lacked
         new = {c: m for c, m in keep.items() if c not in read_commits}
         metarange_ids = sorted({m for m in new.values() if m})
-        mr_keys = [committed.relative_key(roots, client.meta_range_location(repo, m)) for m in metarange_ids]
+        # a metarange is one small file per commit, and each location one lakeFS call: read on the
+        # driver (a Spark job would cost more), and only the ranges on executors
+        mr_keys = _in_threads(lambda m: committed.relative_key(roots, client.meta_range_location(repo, m)),
+                              metarange_ids)
+        all_ranges = sorted({r for ranges in _in_threads(lambda k: committed.metarange_range_ids(st, k), mr_keys)
+                             for r, _ in ranges})
+        to_read = [r for r in all_ranges if r not in read_ranges]
+        range_keys = _in_threads(lambda r: committed.relative_key(roots, client.range_location(repo, r)), to_read)
     n = parallelism(spark, ctx)
-    all_ranges = sorted(spark.sparkContext.parallelize(mr_keys, partitions(len(mr_keys), n))
-                        .mapPartitions(lambda keys: _metarange_ranges(sref, keys)).distinct(n).collect())
-    to_read = [r for r in all_ranges if r not in read_ranges]
-    range_ids = spark.sparkContext.parallelize(to_read, partitions(len(to_read), n))
+    range_keys_rdd = spark.sparkContext.parallelize(range_keys, partitions(len(range_keys), n))
     state = layout.state_committed_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
     with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
-        addresses = range_ids.mapPartitions(lambda ids: _range_addresses(sref, lakefs, repo, ids, ranges_read))
-        count, _, kept = write_parts(spark.createDataFrame(addresses, ADDRESS_SCHEMA), sref, state, n, distinct=True)
+        addresses = range_keys_rdd.mapPartitions(lambda keys: _range_addresses(sref, keys, ranges_read))
+        count, kept = write_distinct_parts(addresses, sref, state, n)
     read_file = layout.state_read_file(inputs.mark_id())
     formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
     return CommittedResult(committed_dir=kept, commits_csv=csv_loc, active_commits=len(rows),
