@@ -14,6 +14,7 @@ import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
+from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
 from tests.support.inprocess import run_steps
@@ -24,7 +25,12 @@ pytestmark = pytest.mark.spark
 DAY = 86400
 
 
-def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path):
+@pytest.mark.parametrize("ranges_read_by", ["driver", "executors"])
+def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, monkeypatch, ranges_read_by):
+    """``ranges_read_by``: list_committed reads a few ranges on the driver, many on executors
+    (``DRIVER_READ_MAX_ENTRIES``); both ways here."""
+    if ranges_read_by == "executors":
+        monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()
     emu.set_clock(offset=-10 * DAY)  # build history ten days ago: slices and commits are old

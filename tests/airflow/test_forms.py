@@ -111,6 +111,16 @@ def _browser(playwright, profile: Path):
         viewport={"width": 1400, "height": 1000})
 
 
+def _signed_in(browser, ui: UI, path: str):
+    """A new page of ``browser`` at ``path`` of the UI, signed in as the test's user."""
+    page = browser.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    page.goto(f"{ui.base}{path}")
+    sign_in(page, USER, ui.password)
+    page.wait_for_url(f"**{path}**")
+    return page
+
+
 def _open_trigger_form(page, ui: UI):
     page.goto(f"{ui.base}/dags/{DAG_ID}", timeout=UI_TIMEOUT_MS)
     page.get_by_role("button", name="Trigger").first.click()
@@ -128,11 +138,7 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
     with sync_playwright() as p:
         browser = _browser(p, tmp_path / "chromium-profile")
         try:
-            page = browser.new_page()
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{ui.base}/dags/{DAG_ID}")
-            sign_in(page, USER, ui.password)
-            page.wait_for_url(f"**/dags/{DAG_ID}**")
+            page = _signed_in(browser, ui, f"/dags/{DAG_ID}")
 
             # 1. the form as it opens: nothing changed, Trigger
             dialog = _open_trigger_form(page, ui)
@@ -198,11 +204,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
     with sync_playwright() as p:
         browser = _browser(p, tmp_path / "chromium-profile")
         try:
-            page = browser.new_page()
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{ui.base}/connections")
-            sign_in(page, USER, ui.password)
-            page.wait_for_url("**/connections**")
+            page = _signed_in(browser, ui, "/connections")
             try:
                 page.get_by_role("button", name="Add Connection").click()
                 dialog = page.get_by_role("dialog")

@@ -54,9 +54,9 @@ def relative_key(namespace: str | tuple[str, ...], location: str) -> str:
 
 
 def metarange_range_ids(storage: Storage, key: str) -> list[tuple[str, int]]:
-    """(range id, estimated size) of every range a metarange lists."""
+    """(range id, number of entries) of every range a metarange lists."""
     with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
-        return [(rng.id, rng.estimated_size) for _, rng in graveler.iter_metarange(r)]
+        return [(rng.id, rng.count) for _, rng in graveler.iter_metarange(r)]
 
 
 def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[str]:

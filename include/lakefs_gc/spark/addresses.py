@@ -58,6 +58,16 @@ def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> 
     return count, kept
 
 
+def write_parts_here(addresses: Iterable[str], st, part_dir: str, n: int) -> tuple[int, PartsDir]:
+    """What :func:`write_distinct_parts` writes, from this process (no Spark job): for a few
+    addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the time."""
+    ordered = sorted(set(addresses))
+    n = max(1, n)
+    for i in range(n):
+        formats.write_addresses(st, part_dir + layout.part_name(i), ordered[i::n])
+    return len(ordered), PartsDir(part_dir, n)
+
+
 def _written(parts: list[tuple[int, int]], part_dir: str) -> tuple[int, int, PartsDir]:
     return sum(c for c, _ in parts), sum(b for _, b in parts), PartsDir(part_dir, len(parts))
 

@@ -3,7 +3,8 @@
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
 N days ago" out). Then metaranges and the ranges' locations (driver, a few threads) -> ranges (executors) -> namespace-relative
-addresses, each once, written in one Spark job as address parts in the mark's ``state/committed/``
+addresses, each once, written as address parts in the mark's ``state/committed/`` (one Spark job;
+by the driver itself when the ranges hold few entries, ``DRIVER_READ_MAX_ENTRIES``)
 (read there by ``compute_candidates`` now and by later incremental runs), beside the ids of the
 commits and ranges read. Fails closed (hazard H1): an unreadable commits.csv, metarange or range
 fails the step.
@@ -27,11 +28,16 @@ from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
-from lakefs_gc.spark.addresses import clear, write_distinct_parts
+from lakefs_gc.spark.addresses import clear, write_distinct_parts, write_parts_here
 from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
 DRIVER_THREADS = 8
+# The ranges to read are read by the driver itself when they hold at most this many entries in all
+# (the metaranges say how many): a Spark job's fixed cost (tasks, cold Python workers, a shuffle:
+# seconds) is most of the time of a few ranges, e.g. an incremental run's new ones. Above it,
+# executors read them.
+DRIVER_READ_MAX_ENTRIES = 200_000
 T = TypeVar("T")
 
 
@@ -80,17 +86,22 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         # driver (a Spark job would cost more), and only the ranges on executors
         mr_keys = _in_threads(lambda m: committed.relative_key(roots, client.meta_range_location(repo, m)),
                               metarange_ids)
-        all_ranges = sorted({r for ranges in _in_threads(lambda k: committed.metarange_range_ids(st, k), mr_keys)
-                             for r, _ in ranges})
+        entries = {r: c for ranges in _in_threads(lambda k: committed.metarange_range_ids(st, k), mr_keys)
+                   for r, c in ranges}
+        all_ranges = sorted(entries)
         to_read = [r for r in all_ranges if r not in read_ranges]
         range_keys = _in_threads(lambda r: committed.relative_key(roots, client.range_location(repo, r)), to_read)
     n = parallelism(spark, ctx)
-    range_keys_rdd = spark.sparkContext.parallelize(range_keys, partitions(len(range_keys), n))
     state = layout.state_committed_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
-    with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
-        addresses = range_keys_rdd.mapPartitions(lambda keys: _range_addresses(sref, keys, ranges_read))
-        count, kept = write_distinct_parts(addresses, sref, state, n)
+    if all(entries[r] > 0 for r in to_read) and sum(entries[r] for r in to_read) <= DRIVER_READ_MAX_ENTRIES:
+        # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
+        count, kept = write_parts_here(_range_addresses(sref, range_keys), st, state, n)
+    else:
+        range_keys_rdd = spark.sparkContext.parallelize(range_keys, partitions(len(range_keys), n))
+        with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
+            addresses = range_keys_rdd.mapPartitions(lambda keys: _range_addresses(sref, keys, ranges_read))
+            count, kept = write_distinct_parts(addresses, sref, state, n)
     read_file = layout.state_read_file(inputs.mark_id())
     formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
     return CommittedResult(committed_dir=kept, commits_csv=csv_loc, active_commits=len(rows),
