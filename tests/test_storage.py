@@ -18,7 +18,7 @@ def test_parse_namespace():
     ns = parse_namespace("s3://bucket/a/b/")
     assert (ns.scheme, ns.bucket, ns.prefix, str(ns)) == ("s3", "bucket", "a/b", "s3://bucket/a/b")
     assert parse_namespace("s3://bucket").prefix == ""
-    for bad in ("gs://b/x", "s3:///nobucket", "/just/a/path"):
+    for bad in ("gs://", "s3:///nobucket", "/just/a/path", "ftp://b/x"):
         with pytest.raises(ValueError):
             parse_namespace(bad, root)
 

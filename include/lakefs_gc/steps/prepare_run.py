@@ -95,10 +95,12 @@ def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | 
             raise SettingsError(str(e)) from e
         return StorageLocation(ns, blockstore, local_root=local_root)
     try:
-        parse_namespace(ns)
+        parsed = parse_namespace(ns)
     except ValueError as e:
         raise SettingsError(f"repository {repository!r}: {e}") from e
-    raise SettingsError(f"repository {repository!r}: unsupported namespace {ns!r}")  # parse_namespace refuses first
+    kind = {"azure": "an Azure Blob", "gs": "a Google Cloud Storage"}.get(parsed.scheme, f"a {parsed.scheme}")
+    raise SettingsError(f"repository {repository!r} has {kind} namespace {ns!r}: this GC collects s3:// and local:// "
+                        f"namespaces only so far (Azure and GCS are planned); nothing was read or deleted")
 
 
 def check_namespace(storage, ns: str) -> None:

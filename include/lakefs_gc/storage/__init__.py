@@ -30,4 +30,6 @@ def open_storage(uri: str, s3_options: S3Options | None = None,
         st = LocalStorage(ns.prefix)
         st.uri = str(ns)
         return st
-    return S3Storage(ns.bucket, ns.prefix, s3_options)
+    if ns.scheme == "s3":
+        return S3Storage(ns.bucket, ns.prefix, s3_options)
+    raise ValueError(f"{uri!r}: no storage adapter for {ns.scheme} namespaces yet (s3:// and local:// only)")

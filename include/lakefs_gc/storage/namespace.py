@@ -1,20 +1,24 @@
-"""Storage namespaces as lakeFS names them: ``s3://bucket/prefix`` and ``local://<path>``
-(resolved under lakeFS's ``blockstore.local.path`` exactly as lakeFS does), and keys relative to
-their root."""
+"""Storage namespaces as lakeFS names them: ``s3://bucket/prefix``, ``local://<path>`` (resolved
+under lakeFS's ``blockstore.local.path`` exactly as lakeFS does), and, parsed by lakeFS's rules
+though not yet collected (no storage adapter for them yet), Azure Blob
+``https://<account>.<domain>/<container>/<prefix>`` and Google Cloud Storage ``gs://bucket/prefix``;
+and keys relative to their root."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True, slots=True)
 class NamespaceURI:
-    scheme: str  # "local" or "s3"
-    bucket: str  # "" for local
-    prefix: str  # local: absolute directory (resolved under the blockstore root); s3: key prefix without "/" ends
+    scheme: str  # "local", "s3", "azure" or "gs"
+    bucket: str  # "" for local; the container for azure
+    prefix: str  # local: absolute directory (resolved under the blockstore root); else key prefix without "/" ends
     uri: str = ""  # the namespace as lakeFS reports it, without a trailing "/"
+    host: str = ""  # azure: <account>.<domain>
 
     def __str__(self) -> str:
         if self.uri:
@@ -30,10 +34,17 @@ class NamespaceURI:
         forms = [str(self)]
         if self.scheme == "local":
             forms.append(f"local://{self.prefix}")
-        elif self.scheme == "s3":
-            forms.append(f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}")
+        elif self.scheme in ("s3", "gs"):
+            forms.append(f"{self.scheme}://{self.bucket}/{self.prefix}" if self.prefix else f"{self.scheme}://{self.bucket}")
+        elif self.scheme == "azure":
+            forms.append(f"https://{self.host}/{self.bucket}/{self.prefix}".rstrip("/"))
         return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in forms))
 
+
+# lakeFS's Azure blockstore domains (pkg/block/azure/adapter.go; azurite.test is its test domain,
+# with an endpoint override) and its namespace rule ``^https?://[a-z0-9_-]+\.<domain>``.
+AZURE_DOMAINS = ("blob.core.windows.net", "blob.core.chinacloudapi.cn", "blob.core.usgovcloudapi.net", "azurite.test")
+_AZURE_ACCOUNT = re.compile(r"[a-z0-9_-]+")
 
 LOCAL_ROOT_HELP = ("a local:// storage namespace is relative to the lakeFS server's blockstore.local.path "
                    "(local://repo1 is <blockstore.local.path>/repo1): set it as \"local_blockstore_root\" in the "
@@ -59,7 +70,8 @@ def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> 
 
 def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> NamespaceURI:
     """Parse ``local://<path>`` (resolved under ``local_root``, lakeFS's ``blockstore.local.path``,
-    as lakeFS does) or ``s3://bucket[/prefix]`` (a trailing ``/`` is ignored)."""
+    as lakeFS does), ``s3://bucket[/prefix]``, ``gs://bucket[/prefix]`` or
+    ``https://<account>.<domain>/<container>[/prefix]`` (Azure Blob; a trailing ``/`` is ignored)."""
     if uri.startswith("local://"):
         path = uri[len("local://"):].rstrip("/")
         if not path.strip("/"):
@@ -70,7 +82,28 @@ def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> Na
         if not parts.netloc:
             raise ValueError(f"s3 namespace needs a bucket: {uri!r}")
         return NamespaceURI("s3", parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
-    raise ValueError(f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local:// or s3://)")
+    if parts.scheme == "gs":
+        if not parts.netloc:
+            raise ValueError(f"gs namespace needs a bucket: {uri!r}")
+        return NamespaceURI("gs", parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
+    if parts.scheme in ("http", "https"):
+        return _parse_azure(uri, parts)
+    raise ValueError(f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local://, s3://, gs:// or "
+                     f"https://<account>.blob.core.windows.net/<container>)")
+
+
+def _parse_azure(uri: str, parts) -> NamespaceURI:
+    """An Azure Blob namespace by lakeFS's rules: the host's first label is the storage account
+    (lower case letters, digits, ``_``, ``-``), the rest one of lakeFS's domains; the path's first
+    segment is the container."""
+    account, _, domain = parts.netloc.partition(".")
+    if not _AZURE_ACCOUNT.fullmatch(account) or domain not in AZURE_DOMAINS or parts.port is not None:
+        raise ValueError(f"Azure namespace {uri!r} must read https://<account>.<domain>/<container>[/<path>] with a "
+                         f"lower-case account and a domain lakeFS accepts ({', '.join(AZURE_DOMAINS)})")
+    container, _, prefix = parts.path.strip("/").partition("/")
+    if not container:
+        raise ValueError(f"Azure namespace {uri!r} needs a container: https://{parts.netloc}/<container>[/<path>]")
+    return NamespaceURI("azure", container, prefix.strip("/"), uri.rstrip("/"), host=parts.netloc)
 
 
 def relative_to(roots: str | tuple[str, ...] | list[str], uri: str) -> str | None:
