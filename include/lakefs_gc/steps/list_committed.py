@@ -2,12 +2,12 @@
 
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
-N days ago" out). Then metaranges and the ranges' locations (driver, a few threads) -> ranges (executors) -> namespace-relative
-addresses, each once, written as address parts in the mark's ``state/committed/`` (one Spark job;
-by the driver itself when the ranges hold few entries, ``DRIVER_READ_MAX_ENTRIES``)
-(read there by ``compute_candidates`` now and by later incremental runs), beside the ids of the
-commits and ranges read. Fails closed (hazard H1): an unreadable commits.csv, metarange or range
-fails the step.
+N days ago" out). Then the metaranges and the ranges' locations (driver, a few threads) -> the
+ranges (executors in one Spark job; the driver itself when they hold few entries,
+``DRIVER_READ_MAX_ENTRIES``) -> namespace-relative addresses, each once, written as address parts
+in the mark's ``state/committed/`` (read there by ``compute_candidates`` now and by later
+incremental runs), beside the ids of the commits and ranges read. Fails closed (hazard H1): an
+unreadable commits.csv, metarange or range fails the step.
 
 Incremental (lakefs_gc.gc.flow): only the commits to keep that the chain since the last clean run
 has not read (a set difference of commit ids, never commit dates: lakeFS lets a client date a
@@ -72,7 +72,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     with lakefs.client() as client:
         prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
         csv_loc = prep["gc_commits_location"]
-        rows = committed.parse_commits_csv(sref.open().get(committed.relative_key(roots, csv_loc)), csv_loc)
+        rows = committed.parse_commits_csv(st.get(committed.relative_key(roots, csv_loc)), csv_loc)
         rules = client.require_gc_rules(repo)
         documented = documented_commits(client, repo, rules.default_retention_days,
                                         {r.branch_id: r.retention_days for r in rules.branches or ()},

@@ -21,24 +21,22 @@ class NamespaceURI:
     host: str = ""  # azure: <account>.<domain>
 
     def __str__(self) -> str:
-        if self.uri:
-            return self.uri
+        return self.uri or self.canonical()
+
+    def canonical(self) -> str:
+        """The namespace from its parts: ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket
+        and prefix, ``https://<account>.<domain>/<container>/<prefix>`` (no trailing ``/``)."""
         if self.scheme == "local":
             return f"local://{self.prefix}"
-        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+        root = f"https://{self.host}/{self.bucket}" if self.scheme == "azure" else f"{self.scheme}://{self.bucket}"
+        return f"{root}/{self.prefix}" if self.prefix else root
 
     def roots(self) -> tuple[str, ...]:
-        """Every URI prefix (ending in ``/``) that names this namespace's root. A real lakeFS on the
-        local blockstore reports the namespace as written (``local://repo1``) but writes locations
-        and full addresses with the resolved path (``local:///<blockstore root>/repo1/...``)."""
-        forms = [str(self)]
-        if self.scheme == "local":
-            forms.append(f"local://{self.prefix}")
-        elif self.scheme in ("s3", "gs"):
-            forms.append(f"{self.scheme}://{self.bucket}/{self.prefix}" if self.prefix else f"{self.scheme}://{self.bucket}")
-        elif self.scheme == "azure":
-            forms.append(f"https://{self.host}/{self.bucket}/{self.prefix}".rstrip("/"))
-        return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in forms))
+        """Every URI prefix (ending in ``/``) that names this namespace's root: as written and from
+        its parts. A real lakeFS on the local blockstore reports the namespace as written
+        (``local://repo1``) but writes locations and full addresses with the resolved path
+        (``local:///<blockstore root>/repo1/...``)."""
+        return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in (str(self), self.canonical())))
 
 
 # lakeFS's Azure blockstore domains (pkg/block/azure/adapter.go; azurite.test is its test domain,
