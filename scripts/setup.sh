@@ -60,6 +60,28 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# --- the cloud stand-ins the tests talk HTTP to, under .tools/ (stopped and started by the tests by PID):
+#     Azurite (Azure Blob, from npm) and fake-gcs-server (Google Cloud Storage, a Go module) ---
+AZURITE_VERSION=3.37.0
+FAKE_GCS_VERSION=v1.52.2
+TOOLS=$ROOT/.tools
+if [ "$(cat "$TOOLS/azurite/.version" 2>/dev/null)" != "$AZURITE_VERSION" ]; then
+  command -v npm >/dev/null 2>&1 || die "npm not found: install Node.js (Debian: apt-get install nodejs npm) for Azurite, and re-run"
+  echo "setup: installing Azurite $AZURITE_VERSION (npm) into .tools/azurite"
+  mkdir -p "$TOOLS/azurite"
+  npm install --silent --no-save --no-audit --no-fund --prefix "$TOOLS/azurite" "azurite@$AZURITE_VERSION" >/dev/null \
+    || die "npm install azurite@$AZURITE_VERSION failed"
+  echo "$AZURITE_VERSION" > "$TOOLS/azurite/.version"
+fi
+if [ "$(cat "$TOOLS/bin/.fake-gcs-server.version" 2>/dev/null)" != "$FAKE_GCS_VERSION" ]; then
+  command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ for fake-gcs-server, and re-run"
+  echo "setup: building fake-gcs-server $FAKE_GCS_VERSION (go install) into .tools/bin"
+  mkdir -p "$TOOLS/bin"
+  GOBIN="$TOOLS/bin" go install "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION" \
+    || die "go install github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION failed"
+  echo "$FAKE_GCS_VERSION" > "$TOOLS/bin/.fake-gcs-server.version"
+fi
+
 # --- the package as a zip for spark-submit --py-files (rewritten when the package's content changes:
 #     a stale zip runs old code in the jobs). The operators build the same zip from the installed
 #     package themselves (lakefs_gc.spark.bundle); this copy is for running a job by hand. ---

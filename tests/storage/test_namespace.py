@@ -9,7 +9,7 @@ import pytest
 from lakefs_gc.errors import SettingsError
 from lakefs_gc.lakefs.graveler import FULL, RELATIVE, normalize_address
 from lakefs_gc.steps.prepare_run import _location
-from lakefs_gc.storage import open_storage, parse_namespace
+from lakefs_gc.storage import parse_namespace
 from lakefs_gc.storage.namespace import AZURE_DOMAINS
 
 
@@ -62,8 +62,6 @@ def test_full_addresses_inside_azure_and_gcs_namespaces_are_relative_outside_dro
 @pytest.mark.parametrize("ns, kind", [("https://acct.blob.core.windows.net/cont/repo", "an Azure Blob"),
                                       ("gs://bucket/repo", "a Google Cloud Storage")])
 def test_azure_and_gcs_namespaces_are_refused_before_anything_is_read(ns, kind):
-    with pytest.raises(ValueError, match="no storage adapter"):
-        open_storage(ns)
     with pytest.raises(SettingsError, match=f"'repo1' has {kind} namespace .*s3:// and local:// namespaces only"
                                             f".*nothing was read or deleted"):
         _location(ns, "azure" if "blob" in ns else "gs", None, None, "repo1", None, None)

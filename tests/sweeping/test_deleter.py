@@ -181,3 +181,123 @@ def test_sweep_part_refuses_a_list_with_protected_addresses(tmp_path):
     with pytest.raises(LakeFSGCError, match="never delete"):
         sweep_part(st, "m/deleted/part-00000.parquet", "m/sweeps/x/", DeletePolicy())
     assert st.exists("data/s/a") and st.exists("_lakefs/x")
+
+
+# --- the same faults on Azure Blob (Azurite) and GCS (fake-gcs-server) -----------------------------
+
+def _cloud_world(server, container, n_candidates, n_live):
+    """Candidates and live blobs under ``repo/``, one object in a sibling namespace."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server.create(container)
+    st = open_storage(server.namespace(container, "repo"), server.options())
+    sibling = open_storage(server.namespace(container, "repo-sibling"), server.options())
+    cands = [f"data/slice{i % 5}/obj{i:05d}" for i in range(n_candidates)]
+    live = [f"data/slice{i % 5}/live{i:05d}" for i in range(n_live)] + ["_lakefs/dummy"]
+    with ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda k: st.put(k, b"x"), cands + live))
+    sibling.put("data/slice0/obj00000", b"not ours")
+    return st, sibling, cands, live
+
+
+def _through(proxy, server, container):
+    """The namespace's storage reached through ``proxy`` instead of the server itself."""
+    from dataclasses import replace
+
+    opts = server.options()
+    if server.kind == "azure":
+        opts = replace(opts, account_url=opts.account_url.replace(server.endpoint_url, proxy.url))
+    else:
+        opts = replace(opts, endpoint_url=proxy.url)
+    return open_storage(server.namespace(container, "repo"), opts)
+
+
+def test_azure_deleter_under_faults_retries_counts_and_leaves_leased_blobs(azurite):
+    """Busy and failed batches, busy sub-responses (retried: the blob was in fact deleted, so the
+    retry finds it gone) and leased blobs (Azurite answers 412 LeaseIdMissing: permanent)."""
+    from tests.support.faulty_http import FaultyAzureProxy
+
+    st, sibling, cands, live = _cloud_world(azurite, "azfaults1", 700, 40)
+    leased = cands[100:105]
+    for k in leased:
+        st.client.get_blob_client(f"repo/{k}").acquire_lease(lease_duration=-1)
+    proxy = FaultyAzureProxy(azurite.endpoint_url, p_busy=0.2, p_error=0.1, p_key_error=0.05).start()
+    try:
+        stats = Deleter(_through(proxy, azurite, "azfaults1"),
+                        DeletePolicy(batch_size=50, max_attempts=12, **FAST)).delete(cands)
+    finally:
+        proxy.stop()
+    assert proxy.stats["busy"] > 0 and proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
+    assert stats.deleted + stats.already_gone == len(cands) - 5 and stats.already_gone == proxy.stats["key_errors"]
+    assert sorted(d.key for d in stats.dead) == sorted(leased)
+    assert {d.error_code for d in stats.dead} == {"LeaseIdMissing"}  # not retried once answered (412)
+    assert {o.key for o in st.list()} == set(live) | set(leased)
+    assert [o.key for o in sibling.list()] == ["data/slice0/obj00000"]
+    assert {p.split("/repo/", 1)[1] for p in proxy.deleted_keys} <= set(cands)  # nothing else was ever sent
+
+
+def test_gcs_deleter_under_faults_retries_counts_and_dead_letters_denied_objects(fake_gcs):
+    from tests.support.faulty_http import FaultyGCSProxy
+
+    st, sibling, cands, live = _cloud_world(fake_gcs, "gcsfaults1", 400, 40)
+    denied = cands[100:105]
+    proxy = FaultyGCSProxy(fake_gcs.endpoint_url, p_busy=0.2, p_error=0.1,
+                           deny=frozenset(f"repo/{k}" for k in denied)).start()
+    try:
+        stats = Deleter(_through(proxy, fake_gcs, "gcsfaults1"),
+                        DeletePolicy(max_attempts=12, **FAST)).delete(cands)
+    finally:
+        proxy.stop()
+    assert proxy.stats["busy"] > 0 and proxy.stats["error503"] > 0
+    assert stats.deleted == len(cands) - 5 and stats.already_gone == 0
+    assert stats.retried >= proxy.stats["busy"] + proxy.stats["error503"]
+    assert sorted(d.key for d in stats.dead) == sorted(denied)
+    assert {(d.error_code, d.attempts) for d in stats.dead} == {("403", 1)}
+    assert {o.key for o in st.list()} == set(live) | set(denied)
+    assert [o.key for o in sibling.list()] == ["data/slice0/obj00000"]
+    assert {k.split("repo/", 1)[1] for k in proxy.deleted_keys} <= set(cands)
+
+
+@pytest.mark.parametrize("kind", ["azure", "gcs"])
+def test_cloud_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(kind, request):
+    from tests.support.faulty_http import FaultyAzureProxy, FaultyGCSProxy
+
+    server = request.getfixturevalue("azurite" if kind == "azure" else "fake_gcs")
+    st, _, cands, _ = _cloud_world(server, f"{kind}faults2", 50, 5)
+    proxy = (FaultyAzureProxy if kind == "azure" else FaultyGCSProxy)(server.endpoint_url, p_busy=1.0).start()
+    try:
+        stats = Deleter(_through(proxy, server, f"{kind}faults2"), DeletePolicy(max_attempts=3, **FAST)).delete(cands)
+    finally:
+        proxy.stop()
+    code = "ServerBusy" if kind == "azure" else "429"
+    assert stats.deleted == 0 and len(stats.dead) == 50
+    assert {(d.error_code, d.attempts) for d in stats.dead} == {(code, 3)}
+    assert proxy.stats["requests"] == (3 if kind == "azure" else 150)  # one batch, or 50 single calls, 3 times
+    assert set(cands) <= {o.key for o in st.list()}
+
+
+@pytest.mark.parametrize("kind", ["azure", "gcs"])
+def test_cloud_sweep_resumes_from_done_markers_after_a_kill(kind, request):
+    """A sweep killed half-way through a part: the re-run skips the parts marked done and counts the
+    keys the killed run had deleted as already gone; markers and parts live in the namespace."""
+    server = request.getfixturevalue("azurite" if kind == "azure" else "fake_gcs")
+    st, _, _, live = _cloud_world(server, f"{kind}resume", 0, 3)
+    mark = "_lakefs/retention/gc/unified/mark1/"
+    parts = []
+    for p in range(3):
+        keys = [f"data/s{p}/{i:03d}" for i in range(30)]
+        for k in keys:
+            st.put(k, b"x")
+        parts.append(f"{mark}deleted/part-{p:05d}.parquet")
+        _write_part(st, parts[-1], keys)
+    sdir = sweep_dir("mark1", "manual__2024-01-01T00:00:00+00:00")
+    policy = DeletePolicy(**FAST)
+    assert sweep_part(st, parts[0], sdir, policy).deleted == 30
+    for i in range(12):  # the killed run got this far into part 1
+        st.delete(f"data/s1/{i:03d}")
+    results = [sweep_part(st, p, sdir, policy) for p in parts]
+    total = add_counts(results)
+    assert total.resumed_parts == 1 and total.keys == 90 and total.failed == 0
+    assert (results[1].deleted, results[1].already_gone) == (18, 12)
+    assert json.loads(st.get(f"{sdir}done/part-00002.json"))["deleted"] == 30
+    assert {o.key for o in st.list("data/")} == {k for k in live if k.startswith("data/")}

@@ -1,5 +1,6 @@
 """A storage namespace behind one small interface (``Storage``): ``local://<path>`` (under lakeFS's
-blockstore root) and ``s3://bucket/prefix``.
+blockstore root), ``s3://bucket/prefix``, Azure Blob ``https://<account>.<domain>/<container>/<prefix>``
+and ``gs://bucket/prefix``.
 
 Keys are always relative to the namespace root and use ``/`` separators (``data/<slice>/<obj>``,
 ``_lakefs/<id>``). The same interface serves the lakeFS emulator and the GC itself. No Airflow
@@ -14,22 +15,35 @@ from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, Storage, StorageE
 from lakefs_gc.storage.local import LocalStorage
 from lakefs_gc.storage.namespace import LOCAL_ROOT_HELP, NamespaceURI, parse_namespace, relative_to, resolve_local
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
-from lakefs_gc.storage.settings import DEFAULT_REGION, S3Options
+from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
-__all__ = ["DEFAULT_REGION", "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
+__all__ = ["DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions", "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
            "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
            "parse_namespace", "relative_to", "resolve_local"]
 
 
-def open_storage(uri: str, s3_options: S3Options | None = None,
-                 local_root: str | os.PathLike | None = None) -> LocalStorage | S3Storage:
-    """The storage for a namespace URI (``local_root``: lakeFS's ``blockstore.local.path``, needed
-    for ``local://`` namespaces). ``uri`` and ``full_uri`` keep the namespace as lakeFS names it."""
+def open_storage(uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike | None = None):
+    """The storage for a namespace URI: ``options`` are the settings of its kind (:class:`S3Options`
+    for ``s3://``, :class:`AzureOptions` for Azure, :class:`GCSOptions` for ``gs://``; ignored for
+    ``local://``, which needs ``local_root``, lakeFS's ``blockstore.local.path``). ``uri`` and
+    ``full_uri`` keep the namespace as lakeFS names it."""
     ns = parse_namespace(uri, local_root)
     if ns.scheme == "local":
         st = LocalStorage(ns.prefix)
         st.uri = str(ns)
         return st
+    want = {"s3": S3Options, "azure": AzureOptions, "gs": GCSOptions}[ns.scheme]
+    if options is not None and not isinstance(options, want):
+        raise ValueError(f"{uri!r} is a {ns.scheme} namespace, but the storage settings given are "
+                         f"{type(options).__name__} (a {want.__name__} is needed): check the storage connection's type")
     if ns.scheme == "s3":
-        return S3Storage(ns.bucket, ns.prefix, s3_options)
-    raise ValueError(f"{uri!r}: no storage adapter for {ns.scheme} namespaces yet (s3:// and local:// only)")
+        return S3Storage(ns.bucket, ns.prefix, options)
+    if ns.scheme == "gs":
+        from lakefs_gc.storage.gcs import GCSStorage
+
+        return GCSStorage(ns.bucket, ns.prefix, options)
+    if options is None:
+        raise ValueError(f"{uri!r}: an Azure namespace needs the account's URL and credential (AzureOptions)")
+    from lakefs_gc.storage.azure import AzureStorage
+
+    return AzureStorage(str(ns), ns.host.partition(".")[0], ns.bucket, ns.prefix, options)

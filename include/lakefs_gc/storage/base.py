@@ -29,6 +29,7 @@ class Storage(Protocol):
     """A storage namespace: relative keys under one root."""
 
     uri: str
+    max_delete_batch: int  # most keys one delete_batch call takes
 
     def full_uri(self, key: str) -> str: ...
     def put(self, key: str, data: bytes) -> None: ...
@@ -45,6 +46,7 @@ class Storage(Protocol):
     def delete(self, key: str) -> None: ...
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """Delete up to 1,000 keys in one request; (key, code, message) of each key that failed
-        (``NoSuchKey`` for a missing one). A failed request raises. The deleter's only call."""
+        """Delete up to ``max_delete_batch`` keys (one request where the store has a batch call);
+        (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
+        for a missing one). A failed request raises. The deleter's only call."""
         ...

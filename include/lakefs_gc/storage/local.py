@@ -17,6 +17,8 @@ from lakefs_gc.storage.namespace import _check_key
 class LocalStorage:
     """Files under a directory (lakeFS's ``local`` blockstore)."""
 
+    max_delete_batch = 1000
+
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
         self.uri = f"local://{self.root}"

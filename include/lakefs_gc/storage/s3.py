@@ -86,6 +86,8 @@ def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
 class S3Storage:
     """Objects under ``s3://bucket/prefix`` through boto3."""
 
+    max_delete_batch = S3_MAX_DELETE
+
     def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
         self.bucket = bucket
         self.prefix = prefix.strip("/")

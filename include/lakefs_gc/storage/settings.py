@@ -48,3 +48,102 @@ class S3Options:
         return cls(endpoint_url=env.get(ENV_ENDPOINT_URL) or None, access_key_id=env.get(ENV_ACCESS_KEY) or None,
                    secret_access_key=env.get(ENV_SECRET_KEY) or None, session_token=env.get(ENV_SESSION_TOKEN) or None,
                    region=env.get(ENV_REGION) or DEFAULT_REGION)
+
+
+# --- Azure Blob ---------------------------------------------------------------------------------
+AZURE_ENV_PREFIX = "LAKEFS_GC_AZURE_"
+ENV_AZURE_ACCOUNT_KEY = AZURE_ENV_PREFIX + "ACCOUNT_KEY"
+ENV_AZURE_SAS_TOKEN = AZURE_ENV_PREFIX + "SAS_TOKEN"
+ENV_AZURE_TOKEN = AZURE_ENV_PREFIX + "ACCESS_TOKEN"
+ENV_AZURE_TOKEN_EXPIRES = AZURE_ENV_PREFIX + "ACCESS_TOKEN_EXPIRES_ON"
+ENV_AZURE_ACCOUNT_URL = AZURE_ENV_PREFIX + "ACCOUNT_URL"
+ENV_AZURE_ACCOUNT_NAME = AZURE_ENV_PREFIX + "ACCOUNT_NAME"
+AZURE_SECRET_ENV = (ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES)
+
+
+@dataclass(frozen=True, slots=True)
+class AzureOptions:
+    """How to reach an Azure Blob storage account: its URL (``https://<account>.blob.core.windows.net``,
+    or Azurite's ``http://127.0.0.1:10000/<account>``) and one credential: the account key, a SAS
+    token, or an OAuth access token the Airflow side obtained from the connection's token credential
+    (service principal, managed identity, workload identity) with its expiry. None of them:
+    ``DefaultAzureCredential`` where the storage is opened."""
+
+    account_url: str
+    account_name: str
+    account_key: str | None = None
+    sas_token: str | None = None
+    access_token: str | None = None
+    access_token_expires_on: int = 0  # epoch seconds
+
+    def __repr__(self) -> str:  # never print secrets
+        kind = ("account key" if self.account_key else "SAS token" if self.sas_token
+                else "access token" if self.access_token else "DefaultAzureCredential")
+        return f"AzureOptions(account_url={self.account_url!r}, credential={kind!r})"
+
+    def to_env(self) -> dict[str, str]:
+        env = {ENV_AZURE_ACCOUNT_URL: self.account_url, ENV_AZURE_ACCOUNT_NAME: self.account_name}
+        for name, value in ((ENV_AZURE_ACCOUNT_KEY, self.account_key), (ENV_AZURE_SAS_TOKEN, self.sas_token),
+                            (ENV_AZURE_TOKEN, self.access_token)):
+            if value:
+                env[name] = value
+        if self.access_token:
+            env[ENV_AZURE_TOKEN_EXPIRES] = str(int(self.access_token_expires_on))
+        return env
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, account_url: str | None = None,
+                 account_name: str | None = None) -> AzureOptions:
+        env = os.environ if environ is None else environ
+        return cls(account_url=account_url or env.get(ENV_AZURE_ACCOUNT_URL) or "",
+                   account_name=account_name or env.get(ENV_AZURE_ACCOUNT_NAME) or "",
+                   account_key=env.get(ENV_AZURE_ACCOUNT_KEY) or None, sas_token=env.get(ENV_AZURE_SAS_TOKEN) or None,
+                   access_token=env.get(ENV_AZURE_TOKEN) or None,
+                   access_token_expires_on=int(env.get(ENV_AZURE_TOKEN_EXPIRES) or 0))
+
+
+# --- Google Cloud Storage -----------------------------------------------------------------------
+GCS_ENV_PREFIX = "LAKEFS_GC_GCS_"
+ENV_GCS_TOKEN = GCS_ENV_PREFIX + "ACCESS_TOKEN"
+ENV_GCS_ENDPOINT_URL = GCS_ENV_PREFIX + "ENDPOINT_URL"
+ENV_GCS_PROJECT = GCS_ENV_PREFIX + "PROJECT"
+ENV_GCS_ANONYMOUS = GCS_ENV_PREFIX + "ANONYMOUS"
+GCS_SECRET_ENV = (ENV_GCS_TOKEN,)
+
+
+@dataclass(frozen=True, slots=True)
+class GCSOptions:
+    """How to reach Google Cloud Storage: the JSON API endpoint (None: Google's; an emulator's URL
+    otherwise), the project, and an OAuth access token the Airflow side obtained from the
+    connection's credentials (key file, key JSON, impersonation, ...); ``anonymous`` for an emulator
+    (the connection's ``is_anonymous``). Neither: Application Default Credentials where opened."""
+
+    endpoint_url: str | None = None
+    project: str | None = None
+    access_token: str | None = None
+    anonymous: bool = False
+
+    def __repr__(self) -> str:  # never print secrets
+        kind = "anonymous" if self.anonymous else "access token" if self.access_token else "default credentials"
+        return f"GCSOptions(endpoint_url={self.endpoint_url!r}, project={self.project!r}, credential={kind!r})"
+
+    def to_env(self) -> dict[str, str]:
+        env = {}
+        for name, value in ((ENV_GCS_ENDPOINT_URL, self.endpoint_url), (ENV_GCS_PROJECT, self.project),
+                            (ENV_GCS_TOKEN, self.access_token)):
+            if value:
+                env[name] = value
+        if self.anonymous:
+            env[ENV_GCS_ANONYMOUS] = "1"
+        return env
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, endpoint_url: str | None = None) -> GCSOptions:
+        env = os.environ if environ is None else environ
+        return cls(endpoint_url=endpoint_url or env.get(ENV_GCS_ENDPOINT_URL) or None,
+                   project=env.get(ENV_GCS_PROJECT) or None, access_token=env.get(ENV_GCS_TOKEN) or None,
+                   anonymous=env.get(ENV_GCS_ANONYMOUS) == "1")
+
+
+StorageOptions = S3Options | AzureOptions | GCSOptions
+ALL_SECRET_ENV = (*SECRET_ENV, *AZURE_SECRET_ENV, *GCS_SECRET_ENV)

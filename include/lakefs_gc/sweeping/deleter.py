@@ -1,10 +1,11 @@
 """The sweep's deleter: batches, a rate limit, retries with full-jitter backoff, dead letters.
 
 Runs inside one Spark task (or anywhere): :class:`Deleter` deletes an iterable of namespace-relative
-keys through a storage's ``delete_batch`` (S3 DeleteObjects in quiet mode, up to 1,000 keys; a loop
-of ``unlink`` on local), never more than ``rate`` keys per second, retrying throttling (SlowDown),
-5xx and connection errors, per request and per key (DeleteObjects can answer 200 and fail some keys
-inside). "Not found" is success, counted apart as ``already_gone``: a re-run after a crash finds the
+keys through a storage's ``delete_batch`` (S3 DeleteObjects in quiet mode, up to 1,000 keys; Azure
+Blob Batch, up to 256; parallel single deletes on GCS, 100 per call; a loop of ``unlink`` on local:
+each storage's ``max_delete_batch``), never more than ``rate`` keys per second, retrying throttling
+(S3 SlowDown, Azure ServerBusy, 429), 5xx and connection errors, per request and per key
+(DeleteObjects and Blob Batch can answer 200 and fail some keys inside). "Not found" is success, counted apart as ``already_gone``: a re-run after a crash finds the
 keys it already deleted gone. (S3's DeleteObjects answers success for a key that was not there, so
 on ``s3://`` such keys count as ``deleted``; the local blockstore tells them apart.)
 Keys that still fail after ``max_attempts`` come back as :class:`DeadLetter` records.
@@ -18,10 +19,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 # Codes treated as "the key is already gone" and as "try again later" (S3 error codes and statuses).
-MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "404"})
+# Codes treated as "the key is already gone" and as "try again later": S3 error codes, Azure's
+# x-ms-error-code values, HTTP statuses (GCS, and any answer without a code).
+MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "404", "BlobNotFound", "ContainerNotFound"})
 RETRYABLE_CODES = frozenset({
     "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "Throttling", "ThrottlingException",
-    "RequestLimitExceeded", "TooManyRequests", "500", "502", "503", "504", "ConnectionError",
+    "RequestLimitExceeded", "TooManyRequests", "500", "502", "503", "504", "429", "408", "ConnectionError",
+    "ServerBusy", "OperationTimedOut", "BatchResponseUnmatched",
 })
 
 
@@ -93,7 +97,8 @@ class TokenBucket:
 
 
 def error_code(exc: BaseException) -> str:
-    """An S3-style code for a request-level failure (ClientError code, HTTP status, or ConnectionError)."""
+    """A code for a request-level failure: botocore's error code or HTTP status, Azure's
+    ``error_code`` or status, Google's HTTP status, or ``ConnectionError`` for transport failures."""
     resp = getattr(exc, "response", None)
     if isinstance(resp, dict):
         code = resp.get("Error", {}).get("Code") or ""
@@ -103,6 +108,15 @@ def error_code(exc: BaseException) -> str:
         if status:
             return str(status)
     name = type(exc).__name__
+    if name in ("ServiceRequestError", "ServiceResponseError", "ServiceRequestTimeoutError",
+                "ServiceResponseTimeoutError"):  # azure-core: the request did not get an answer
+        return "ConnectionError"
+    azure_code = getattr(exc, "error_code", None) or getattr(exc, "status_code", None)
+    if azure_code:
+        return str(getattr(azure_code, "value", azure_code))  # StorageErrorCode is an enum of the codes
+    google_status = getattr(exc, "code", None)
+    if isinstance(google_status, int):
+        return str(google_status)
     if "Connection" in name or "Timeout" in name or isinstance(exc, (ConnectionError, TimeoutError)):
         return "ConnectionError"
     return name
@@ -121,7 +135,8 @@ class Deleter:
 
     def delete(self, keys: Iterable[str]) -> DeleteStats:
         stats = DeleteStats()
-        for batch in _batches(keys, self.policy.batch_size):
+        size = min(self.policy.batch_size, self.storage.max_delete_batch)
+        for batch in _batches(keys, size):
             stats.add(self._delete_batch(batch))
         return stats
 

@@ -1,0 +1,187 @@
+"""Azure Blob Storage through ``azure-storage-blob`` (lakeFS's ``azure`` blockstore).
+
+Deletes go through Blob Batch (at most 256 sub-requests per request, not atomic): each
+sub-request's own status is that key's outcome (``BlobNotFound`` for a missing one), so a failure
+inside a batch is never lost. Chosen over ``pyarrow.fs``'s Azure filesystem, whose ``DeleteFiles``
+is a loop of single deletes with the first error raised.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import IO
+from urllib.parse import unquote, urlsplit
+
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError
+from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage.settings import AzureOptions
+
+AZURE_MAX_DELETE = 256  # Blob Batch's limit of sub-requests per request
+CLIENT_RETRIES = 3      # the SDK's own retries for reads and writes (the deleter retries by itself)
+
+
+class StaticTokenCredential:
+    """An OAuth access token obtained elsewhere (the Airflow side, from the connection's token
+    credential), as the ``TokenCredential`` the SDK asks for."""
+
+    def __init__(self, token: str, expires_on: int):
+        self._token, self._expires_on = token, int(expires_on)
+
+    def get_token(self, *scopes, **kwargs):
+        from azure.core.credentials import AccessToken
+
+        return AccessToken(self._token, self._expires_on)
+
+    def __repr__(self) -> str:
+        return "StaticTokenCredential(...)"
+
+
+def azure_credential(options: AzureOptions):
+    """The SDK credential for ``options``: account key, SAS, access token, else DefaultAzureCredential."""
+    if options.account_key:
+        return {"account_name": options.account_name, "account_key": options.account_key}
+    if options.sas_token:
+        from azure.core.credentials import AzureSasCredential
+
+        return AzureSasCredential(options.sas_token.lstrip("?"))
+    if options.access_token:
+        return StaticTokenCredential(options.access_token, options.access_token_expires_on)
+    from azure.identity import DefaultAzureCredential
+
+    return DefaultAzureCredential()
+
+
+def make_service_client(options: AzureOptions, retries: int = CLIENT_RETRIES):
+    """A ``BlobServiceClient`` for ``options``; ``retries`` 0: none (the deleter retries and counts)."""
+    from azure.storage.blob import BlobServiceClient
+
+    return BlobServiceClient(account_url=options.account_url, credential=azure_credential(options),
+                             retry_total=retries, connection_timeout=20, read_timeout=120)
+
+
+class AzureStorage:
+    """Blobs under ``https://<account>.<domain>/<container>/<prefix>``."""
+
+    max_delete_batch = AZURE_MAX_DELETE
+
+    def __init__(self, uri: str, account: str, container: str, prefix: str, options: AzureOptions):
+        if not options.account_url:
+            raise StorageError(f"{uri}: no Azure account URL (the storage connection gives it)")
+        if options.account_name and options.account_name != account:
+            raise StorageError(
+                f"namespace {uri!r} is in storage account {account!r}, but the storage connection reaches account "
+                f"{options.account_name!r} ({options.account_url}): fix the wasb connection (storage_conn_id)")
+        self.uri = uri.rstrip("/")
+        self.container, self.prefix, self.options = container, prefix.strip("/"), options
+        self._base = self.prefix + "/" if self.prefix else ""
+        self.client = make_service_client(options).get_container_client(container)
+        self._raw = None
+        # Sub-request paths in a batch answer: [/<account> on Azurite]/<container>/<blob>
+        self._path_base = urlsplit(options.account_url).path.rstrip("/") + f"/{container}/"
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _name(self, key: str) -> str:
+        return self._base + _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.client.upload_blob(self._name(key), data, overwrite=True)
+
+    def get(self, key: str) -> bytes:
+        from azure.core.exceptions import ResourceNotFoundError
+
+        try:
+            return self.client.download_blob(self._name(key)).readall()
+        except ResourceNotFoundError:
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def open_input(self, key: str) -> IO[bytes]:
+        """The blob in a seekable temporary file (in memory up to 64 MiB)."""
+        from azure.core.exceptions import ResourceNotFoundError
+
+        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+        try:
+            self.client.download_blob(self._name(key)).readinto(tmp)
+        except ResourceNotFoundError:
+            tmp.close()
+            raise ObjectNotFound(self.full_uri(key)) from None
+        tmp.seek(0)
+        return tmp  # type: ignore[return-value]
+
+    def exists(self, key: str) -> bool:
+        return self.stat(key) is not None
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        from azure.core.exceptions import ResourceNotFoundError
+
+        try:
+            p = self.client.get_blob_client(self._name(key)).get_blob_properties()
+        except ResourceNotFoundError:
+            return None
+        return ObjectInfo(key, int(p.size), p.last_modified.timestamp())
+
+    def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
+        """Blobs under ``prefix`` in name order (Azure lists in lexical order); Azure has no
+        start-after, so earlier names are skipped here."""
+        from azure.storage.blob import BlobPrefix
+
+        strip = len(self._base)
+        after = self._base + start_after if start_after else None
+        items = (self.client.list_blobs(name_starts_with=self._base + prefix) if recursive else
+                 self.client.walk_blobs(name_starts_with=self._base + prefix, delimiter="/"))
+        for b in items:
+            if isinstance(b, BlobPrefix) or (after is not None and b.name <= after):
+                continue
+            yield ObjectInfo(b.name[strip:], int(b.size), b.last_modified.timestamp())
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        from azure.storage.blob import BlobPrefix
+
+        strip = len(self._base)
+        for b in self.client.walk_blobs(name_starts_with=self._base + prefix, delimiter="/"):
+            if isinstance(b, BlobPrefix):
+                yield b.name[strip:]
+
+    def delete(self, key: str) -> None:
+        self.client.delete_blob(self._name(key))
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """One Blob Batch request (<= 256 keys) without SDK retries. Returns (key, code, message) for
+        each key whose sub-request failed (``BlobNotFound`` for a missing one); a key whose
+        sub-response cannot be matched to it counts as failed (``BatchResponseUnmatched``, retried:
+        deleting again is harmless). A failed request raises."""
+        if len(keys) > AZURE_MAX_DELETE:
+            raise ValueError(f"Blob Batch takes at most {AZURE_MAX_DELETE} keys, got {len(keys)}")
+        if not keys:
+            return []
+        if self._raw is None:
+            self._raw = make_service_client(self.options, retries=0).get_container_client(self.container)
+        names = {self._name(k): k for k in keys}
+        answers = self._raw.delete_blobs(*names, raise_on_any_failure=False)
+        failed: list[tuple[str, str, str]] = []
+        seen: set[str] = set()
+        for r in answers:
+            path = unquote(urlsplit(r.request.url).path)
+            name = path[len(self._path_base):] if path.startswith(self._path_base) else None
+            key = names.get(name) if name is not None else None
+            if key is None:
+                continue
+            seen.add(key)
+            if not 200 <= r.status_code < 300:
+                code = r.headers.get("x-ms-error-code") or str(r.status_code)
+                failed.append((key, code, f"HTTP {r.status_code} {r.reason or ''}".strip()))
+        failed += [(k, "BatchResponseUnmatched", "no sub-response for this key in the batch answer")
+                   for k in keys if k not in seen]
+        return failed
+
+    def soft_delete_days(self) -> int | None:
+        """Days the account keeps deleted blobs (its blob soft delete), 0 when off; None when the
+        credential may not read the account's service properties."""
+        try:
+            policy = make_service_client(self.options).get_service_properties().get("delete_retention_policy")
+        except Exception:  # noqa: BLE001 - a SAS or role without account-level read: unknown
+            return None
+        return int(policy.days or 0) if policy is not None and policy.enabled else 0

@@ -1,0 +1,147 @@
+"""Google Cloud Storage through ``google-cloud-storage`` (lakeFS's ``gs`` blockstore).
+
+Deletes are single ``objects.delete`` calls run in parallel (``DELETE_THREADS``), each with its own
+outcome (404 for a missing object). The library's JSON batch reports per-call outcomes only through
+private state, and measured on fake-gcs-server the parallel calls delete ~2x faster than the
+library's own sequential ``Bucket.delete_blobs`` (``python -m bench delete --backend gcs``).
+Chosen over ``pyarrow.fs``'s GCS filesystem, which has no per-object delete outcome either.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO
+
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
+from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage.settings import GCSOptions
+
+GCS_MAX_DELETE = 100   # keys per delete_batch call (as many as a JSON batch would carry)
+DELETE_THREADS = 16    # parallel delete calls (measured: 16 about twice the sequential rate)
+DEFAULT_PROJECT = "lakefs-gc"  # listing and reading a bucket need no project; the client wants one
+
+
+def make_gcs_client(options: GCSOptions):
+    """A ``storage.Client`` for ``options``: anonymous (an emulator), an access token, or
+    Application Default Credentials."""
+    from google.cloud import storage
+
+    if options.anonymous:
+        from google.auth.credentials import AnonymousCredentials
+
+        credentials = AnonymousCredentials()
+    elif options.access_token:
+        from google.oauth2.credentials import Credentials
+
+        credentials = Credentials(options.access_token)
+    else:
+        credentials = None
+    client_options = {"api_endpoint": options.endpoint_url} if options.endpoint_url else None
+    return storage.Client(project=options.project or DEFAULT_PROJECT, credentials=credentials,
+                          client_options=client_options)
+
+
+def _code(exc: BaseException) -> str:
+    """An HTTP status for an API error, ``ConnectionError`` for a transport one."""
+    status = getattr(exc, "code", None)
+    if isinstance(status, int):
+        return str(status)
+    name = type(exc).__name__
+    return "ConnectionError" if "Connection" in name or "Timeout" in name else name
+
+
+class GCSStorage:
+    """Objects under ``gs://bucket/prefix``."""
+
+    max_delete_batch = GCS_MAX_DELETE
+
+    def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client=None):
+        self.options = options or GCSOptions()
+        self.client = client or make_gcs_client(self.options)
+        self.bucket_name, self.prefix = bucket, prefix.strip("/")
+        self.bucket = self.client.bucket(bucket)
+        self.uri = f"gs://{bucket}/{self.prefix}" if self.prefix else f"gs://{bucket}"
+        self._base = self.prefix + "/" if self.prefix else ""
+        self._pool: ThreadPoolExecutor | None = None
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _name(self, key: str) -> str:
+        return self._base + _check_key(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self.bucket.blob(self._name(key)).upload_from_string(data)
+
+    def get(self, key: str) -> bytes:
+        from google.api_core.exceptions import NotFound
+
+        try:
+            return self.bucket.blob(self._name(key)).download_as_bytes()
+        except NotFound:
+            raise ObjectNotFound(self.full_uri(key)) from None
+
+    def open_input(self, key: str) -> IO[bytes]:
+        """The object in a seekable temporary file (in memory up to 64 MiB)."""
+        from google.api_core.exceptions import NotFound
+
+        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+        try:
+            self.bucket.blob(self._name(key)).download_to_file(tmp)
+        except NotFound:
+            tmp.close()
+            raise ObjectNotFound(self.full_uri(key)) from None
+        tmp.seek(0)
+        return tmp  # type: ignore[return-value]
+
+    def exists(self, key: str) -> bool:
+        return self.stat(key) is not None
+
+    def stat(self, key: str) -> ObjectInfo | None:
+        b = self.bucket.get_blob(self._name(key))
+        return None if b is None else ObjectInfo(key, int(b.size), b.updated.timestamp())
+
+    def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
+        """Objects under ``prefix`` in name order (GCS lists by name), after ``start_after``."""
+        strip = len(self._base)
+        after = self._base + start_after if start_after else None
+        kwargs = {"prefix": self._base + prefix}
+        if not recursive:
+            kwargs["delimiter"] = "/"
+        if after is not None:
+            kwargs["start_offset"] = after  # inclusive: the key itself is skipped below
+        for b in self.client.list_blobs(self.bucket_name, **kwargs):
+            if after is not None and b.name <= after:
+                continue
+            yield ObjectInfo(b.name[strip:], int(b.size), b.updated.timestamp())
+
+    def list_prefixes(self, prefix: str = "") -> Iterator[str]:
+        strip = len(self._base)
+        blobs = self.client.list_blobs(self.bucket_name, prefix=self._base + prefix, delimiter="/")
+        for _ in blobs:  # the prefixes are collected while the pages are read
+            pass
+        for p in sorted(blobs.prefixes):
+            yield p[strip:]
+
+    def delete(self, key: str) -> None:
+        self.bucket.delete_blob(self._name(key))
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        """Delete up to 100 keys with parallel single calls, without the library's retries.
+        Returns (key, code, message) for each key that failed; the code is the HTTP status (``404``
+        for a missing object) or ``ConnectionError``."""
+        if len(keys) > GCS_MAX_DELETE:
+            raise ValueError(f"delete_batch takes at most {GCS_MAX_DELETE} keys, got {len(keys)}")
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(DELETE_THREADS, thread_name_prefix="gcs-delete")
+
+        def one(key: str) -> tuple[str, str, str] | None:
+            try:
+                self.bucket.delete_blob(self._name(key), retry=None, timeout=60)
+            except Exception as exc:  # noqa: BLE001 - every failure is this key's outcome
+                return key, _code(exc), str(exc)[:500]
+            return None
+
+        return [r for r in self._pool.map(one, keys) if r is not None]

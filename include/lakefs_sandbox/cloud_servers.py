@@ -1,0 +1,120 @@
+"""Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob) and fake-gcs-server
+(Google Cloud Storage), both installed by ``scripts/setup.sh`` under ``.tools/``, started on a free
+127.0.0.1 port in their own session and stopped by PID (:meth:`CloudServer.stop`).
+
+Azurite runs with ``--skipApiVersionCheck``: azure-storage-blob 12.31 sends an API version newer
+than Azurite 3.37's, which Azurite otherwise answers with 400; the client is left as users run it.
+fake-gcs-server is used rather than the pure-Python gcp-storage-emulator, which serves one
+connection at a time with a listen backlog of 5 (parallel deletes time out against it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lakefs_sandbox.emulator.launcher import ROOT, free_port, start_server, stop_group
+
+TOOLS = ROOT / ".tools"
+AZURITE_ACCOUNT = "devstoreaccount1"  # Azurite's well-known development account and key (public)
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def _tool(env: str, path: Path, what: str) -> str:
+    found = os.environ.get(env) or (str(path) if path.exists() else shutil.which(path.name))
+    if not found:
+        raise FileNotFoundError(f"{what} not found at {path} (nor {env}, nor on PATH): run scripts/setup.sh")
+    return found
+
+
+def azurite_binary() -> str:
+    return _tool("LAKEFS_GC_AZURITE", TOOLS / "azurite" / "node_modules" / ".bin" / "azurite-blob", "Azurite")
+
+
+def fake_gcs_binary() -> str:
+    return _tool("LAKEFS_GC_FAKE_GCS_SERVER", TOOLS / "bin" / "fake-gcs-server", "fake-gcs-server")
+
+
+@dataclass
+class CloudServer:
+    kind: str  # "azure" | "gcs"
+    endpoint_url: str
+    proc: subprocess.Popen
+    made: set[str] = field(default_factory=set)
+
+    # --- Azure ---
+    @property
+    def account_url(self) -> str:
+        return f"{self.endpoint_url}/{AZURITE_ACCOUNT}"
+
+    @property
+    def connection_string(self) -> str:
+        return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+                f"BlobEndpoint={self.account_url};")
+
+    def options(self):
+        """The GC's storage settings for this server (account key on Azurite, anonymous on GCS)."""
+        from lakefs_gc.storage import AzureOptions, GCSOptions
+
+        if self.kind == "azure":
+            return AzureOptions(account_url=self.account_url, account_name=AZURITE_ACCOUNT, account_key=AZURITE_KEY)
+        return GCSOptions(endpoint_url=self.endpoint_url, project="test", anonymous=True)
+
+    def namespace(self, container: str, path: str) -> str:
+        """A lakeFS namespace on this server (Azure: lakeFS's test domain ``azurite.test``)."""
+        if self.kind == "azure":
+            return f"https://{AZURITE_ACCOUNT}.azurite.test/{container}/{path}".rstrip("/")
+        return f"gs://{container}/{path}".rstrip("/")
+
+    def create(self, container: str) -> str:
+        """Create a container (Azure) or bucket (GCS) once; its name."""
+        if container in self.made:
+            return container
+        if self.kind == "azure":
+            from azure.core.exceptions import ResourceExistsError
+
+            from lakefs_gc.storage.azure import make_service_client
+
+            try:
+                make_service_client(self.options()).create_container(container)
+            except ResourceExistsError:
+                pass
+        else:
+            from google.api_core.exceptions import Conflict
+
+            from lakefs_gc.storage.gcs import make_gcs_client
+
+            try:
+                make_gcs_client(self.options()).create_bucket(container)
+            except Conflict:
+                pass
+        self.made.add(container)
+        return container
+
+    def stop(self, timeout: float = 15) -> None:
+        stop_group(self.proc, timeout)
+
+
+def start_azurite(workdir: Path, timeout: float = 60.0) -> CloudServer:
+    """Azurite's blob service in memory on a free port."""
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [azurite_binary(), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
+           "--skipApiVersionCheck", "--silent", "--disableTelemetry"]
+    url = f"http://127.0.0.1:{port}"
+    proc = start_server(cmd, workdir / "azurite.log", f"{url}/{AZURITE_ACCOUNT}?comp=list", timeout=timeout)
+    return CloudServer("azure", url, proc)
+
+
+def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
+    """fake-gcs-server in memory on a free port, plain HTTP."""
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{port}"
+    cmd = [fake_gcs_binary(), "-backend", "memory", "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
+           "-public-host", f"127.0.0.1:{port}", "-external-url", url, "-log-level", "warn"]
+    proc = start_server(cmd, workdir / "fake-gcs.log", f"{url}/storage/v1/b", timeout=timeout)
+    return CloudServer("gcs", url, proc)
