@@ -79,6 +79,8 @@ class MotoServer:
         return S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
                          secret_access_key=self.secret_key, region=self.region)
 
+    options = s3_options  # the same name as the other stores' (lakefs_sandbox.cloud_servers.CloudServer)
+
     def client(self):
         from lakefs_gc.storage import make_s3_client
 
@@ -130,11 +132,12 @@ def fake_gcs(tmp_path_factory):
 LOCAL_ROOTS: dict[str, str] = {}
 
 
-def ns_storage(ns: str, s3: MotoServer | None = None):
-    """The storage of a namespace an emulator handed out (local: under that emulator's root)."""
+def ns_storage(ns: str, store=None):
+    """The storage of a namespace an emulator handed out (local: under that emulator's root);
+    ``store``: the moto server, Azurite or fake-gcs-server it is on."""
     from lakefs_gc.storage import open_storage
 
-    return open_storage(ns, s3.s3_options() if s3 is not None else None, LOCAL_ROOTS.get(ns.rstrip("/")))
+    return open_storage(ns, store.options() if store is not None else None, LOCAL_ROOTS.get(ns.rstrip("/")))
 
 
 def ns_rel(ns: str, uri: str) -> str:
@@ -157,6 +160,7 @@ class Emulator:
     root: Path  # scratch directory = the emulator's blockstore.local.path (namespaces local://ns/<name>)
     blockstore_type: str
     args: list[str] = field(default_factory=list)
+    cloud: object | None = None  # the CloudServer of an azure or gs blockstore
 
     @property
     def api_url(self) -> str:
@@ -166,6 +170,8 @@ class Emulator:
         """A fresh storage namespace URI of this emulator's blockstore type."""
         if self.blockstore_type == "s3":
             return f"s3://{bucket}/{name}"
+        if self.cloud is not None:
+            return self.cloud.namespace(self.cloud.create(bucket or "lakefs"), name)
         ns = f"local://ns/{name}"  # relative to blockstore.local.path, as lakeFS has it
         LOCAL_ROOTS[ns] = str(self.root)
         return ns
@@ -212,7 +218,9 @@ class Emulator:
 
 
 def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoServer | None = None,
-                   access_key: str = EMULATOR_ACCESS_KEY, secret_key: str = EMULATOR_SECRET_KEY) -> Emulator:
+                   access_key: str = EMULATOR_ACCESS_KEY, secret_key: str = EMULATOR_SECRET_KEY,
+                   cloud=None) -> Emulator:
+    """An emulator on the local blockstore, on moto (``s3``), or on Azurite / fake-gcs-server (``cloud``)."""
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
     args = ["--listen", f"127.0.0.1:{port}", "--access-key", access_key, "--secret-key", secret_key,
@@ -222,20 +230,29 @@ def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoS
     if s3 is not None:
         args += ["--s3-endpoint", s3.endpoint_url, "--s3-access-key", s3.access_key, "--s3-secret-key", s3.secret_key,
                  "--s3-region", s3.region]
+    env, kind = {}, "s3" if s3 is not None else "local"
+    if cloud is not None and cloud.kind == "azure":
+        from lakefs_sandbox.cloud_servers import AZURITE_KEY
+
+        args += ["--azure-account-url", cloud.account_url]
+        env["LAKEFS_EMULATOR_AZURE_ACCOUNT_KEY"], kind = AZURITE_KEY, "azure"
+    elif cloud is not None:
+        args += ["--gcs-endpoint", cloud.endpoint_url]
+        kind = "gs"
     log = root / f"emulator-{port}.log"
     proc = _start([sys.executable, "-m", "lakefs_sandbox.emulator", *args], log,
-                  f"http://127.0.0.1:{port}/api/v1/healthcheck")
-    return Emulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc, root,
-                    "s3" if s3 is not None else "local", args)
+                  f"http://127.0.0.1:{port}/api/v1/healthcheck", env=env)
+    return Emulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc, root, kind, args, cloud)
 
 
 @pytest.fixture
 def lakefs_emulator_factory(tmp_path) -> Iterator[Callable[..., Emulator]]:
-    """Start emulators with extra flags: ``factory(*flags, state=None, s3=None)``; all stopped at teardown."""
+    """Start emulators with extra flags: ``factory(*flags, state=None, s3=None, cloud=None)``; all stopped at teardown."""
     started: list[Emulator] = []
 
-    def factory(*extra: str, state: Path | None = None, s3: MotoServer | None = None, root: Path | None = None):
-        emu = start_emulator(root or tmp_path / f"emu{len(started)}", *extra, state=state, s3=s3)
+    def factory(*extra: str, state: Path | None = None, s3: MotoServer | None = None, root: Path | None = None,
+                cloud=None):
+        emu = start_emulator(root or tmp_path / f"emu{len(started)}", *extra, state=state, s3=s3, cloud=cloud)
         started.append(emu)
         return emu
 

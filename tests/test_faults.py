@@ -359,7 +359,7 @@ def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
         try:
             with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
                 ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"s3-{time.time()}",
-                                  work_dir=str(tmp_path / "work"), s3=s3, parallelism=1, lakefs_retries=FAST_RETRIES)
+                                  work_dir=str(tmp_path / "work"), storage_options=s3, parallelism=1, lakefs_retries=FAST_RETRIES)
                 return inprocess.run_steps(spark, ctx, client, env), proxy.stats
         finally:
             proxy.stop()

@@ -1,7 +1,8 @@
 """Never delete live data, over generated histories (tests/support/history.py).
 
 Each history is built through lakefs-sdk on an emulator, three in four on a ``local://`` namespace
-and the rest on an ``s3://`` one (a moto server: slower to write to), collected by the real GC (every step, mark and
+and the rest on an ``s3://`` one (a moto server: slower to write to), and ``CLOUD_HISTORIES`` more
+each on an Azure Blob namespace (Azurite) and a ``gs://`` one (fake-gcs-server), collected by the real GC (every step, mark and
 sweep, in one process on the shared SparkSession), and checked against an oracle computed only
 from lakeFS's API and the generator's bookkeeping: zero "must keep" objects lost, every "must go"
 object collected. A failing batch is bisected to one history, shrunk to a minimal list of
@@ -36,6 +37,7 @@ HISTORIES = int(os.environ.get("LAKEFS_GC_HISTORIES", "200"))
 SEED_BASE = int(os.environ.get("LAKEFS_GC_HISTORY_SEED", "0"))
 PER_RUN = 150  # at most this many histories share one repository, judged by one GC run (seconds each)
 S3_SHARE = 0.25  # of the histories, built on an s3:// namespace
+CLOUD_HISTORIES = int(os.environ.get("LAKEFS_GC_CLOUD_HISTORIES", "16"))  # more, on Azure and on GCS each
 STEPS = 24
 BUILDERS = 4  # histories of one repository built at once
 # the run's cutoff is its start: everything the histories wrote is old enough (the grace period is
@@ -51,18 +53,22 @@ _repos = iter(range(10**9))
 
 @dataclass
 class Place:
-    """Where histories are built: an emulator, and for ``s3://`` the moto server and a bucket."""
+    """Where histories are built: an emulator, and but for ``local://`` the server (moto, Azurite,
+    fake-gcs-server) and the bucket or container."""
 
     emu: object
-    s3: object = None
+    store: object = None
     bucket: str = ""
 
     @property
     def kind(self) -> str:
-        return "s3" if self.s3 is not None else "local"
+        return self.emu.blockstore_type
 
     def storage(self, uri: str):
-        return ns_storage(uri, self.s3)
+        return ns_storage(uri, self.store)
+
+    def namespace(self, bucket: str, name: str) -> str:
+        return f"s3://{bucket}/{name}" if self.kind == "s3" else self.store.namespace(self.store.create(bucket), name)
 
 
 class Collected:
@@ -77,10 +83,10 @@ class Collected:
         roots = parse_namespace(ns, emu.local_root).roots()
         history.create(client, name, ns)
         shared = len(seeds_and_steps) > 1
-        if place.s3 is None:  # imports come from here, never collected
+        if place.store is None:  # imports come from here, never collected
             outside, outside_storage = os.path.join(emu.local_root, "outside", name), None
         else:
-            outside = f"s3://{place.bucket}-outside/{name}"
+            outside = place.namespace(f"{place.bucket}-outside", name)
             outside_storage = place.storage(outside)
         storage = place.storage(ns)
 
@@ -98,9 +104,9 @@ class Collected:
         self.keep, self.go = history.oracle(client, name, self.histories, roots, now.timestamp())
         ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id=f"h-{name}", work_dir=str(work),
                           local_root=emu.local_root, parallelism=1,
-                          s3=place.s3.s3_options() if place.s3 is not None else None)
+                          storage_options=place.store.options() if place.store is not None else None)
         env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
-               **(place.s3.s3_options().to_env() if place.s3 is not None else {})}
+               **(place.store.options().to_env() if place.store is not None else {})}
         self.results = run_steps(spark, ctx, gc_client, env)
         after = {o.key for o in storage.list("data/", recursive=True)}
         self.lost = self.keep - after
@@ -177,15 +183,19 @@ def _judge(gc_client, place: Place, spark, work, seeds: list[int]) -> dict:
     return totals
 
 
-def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakefs_emulator, moto_server,
-                                                                   lakefs_emulator_factory, tmp_path):
+def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakefs_emulator, moto_server, azurite,
+                                                                   fake_gcs, lakefs_emulator_factory, tmp_path):
     seeds = list(range(SEED_BASE, SEED_BASE + HISTORIES))
     on_s3 = round(HISTORIES * S3_SHARE)
     local_seeds, s3_seeds = seeds[on_s3:], seeds[:on_s3]
+    azure_seeds = list(range(seeds[-1] + 1, seeds[-1] + 1 + CLOUD_HISTORIES))
+    gcs_seeds = [s + CLOUD_HISTORIES for s in azure_seeds]
     bucket = moto_server.create_bucket("histories")
     moto_server.create_bucket("histories-outside")
     s3_emu = lakefs_emulator_factory(s3=moto_server)
-    places = ((Place(lakefs_emulator), local_seeds), (Place(s3_emu, moto_server, bucket), s3_seeds))
+    places = ((Place(lakefs_emulator), local_seeds), (Place(s3_emu, moto_server, bucket), s3_seeds),
+              (Place(lakefs_emulator_factory(cloud=azurite), azurite, "histories"), azure_seeds),
+              (Place(lakefs_emulator_factory(cloud=fake_gcs), fake_gcs, "histories"), gcs_seeds))
 
     def judge(place_and_seeds):
         place, part = place_and_seeds
@@ -205,7 +215,7 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
                     if not t.get(k) and (k == "copy" or history.LINK_FLOW)]
         for k, v in t.items():
             done[k] = done.get(k, 0) + v
-    print(f"\n{HISTORIES} histories: 0 live objects lost, 0 garbage left\n  " + "\n  ".join(lines))
+    print(f"\n{HISTORIES + 2 * CLOUD_HISTORIES} histories: 0 live objects lost, 0 garbage left\n  " + "\n  ".join(lines))
     if HISTORIES >= 200:  # what `make test`'s histories must include
         missing += [k for k in EXPECTED + ("restage_same_identity",) * history.SAME_IDENTITY if not done.get(k)]
         assert not missing, f"the histories never did {missing}"

@@ -142,9 +142,9 @@ def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
 class StorageLocation:
     """Where the repository's objects are, without secrets (those come from the connection)."""
 
-    namespace: str                       # as lakeFS reports it: s3://bucket/repo, local://repo
-    blockstore_type: str                 # s3 | local | ...
-    s3_endpoint_url: str | None = None   # S3-compatible endpoint, None for AWS
+    namespace: str                       # as lakeFS reports it: s3://bucket/repo, local://repo, gs://, https://
+    blockstore_type: str                 # s3 | local | azure | gs
+    endpoint_url: str | None = None      # S3-compatible endpoint (None: AWS), Azure account URL, GCS API endpoint
     s3_region: str | None = None
     local_root: str | None = None        # lakeFS's blockstore.local.path, for local:// namespaces
 

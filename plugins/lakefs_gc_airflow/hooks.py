@@ -1,8 +1,9 @@
-"""Hooks: the lakeFS connection (type ``lakefs``) and the storage (``aws``) connection settings.
+"""Hooks: the lakeFS connection (type ``lakefs``) and the storage connection's settings (``aws``,
+``wasb`` or ``google_cloud_platform``, resolved through those providers' own hooks).
 
 Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
 ``lakefs_gc.lakefs.client.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`. Every secret
-they read (the lakeFS secret key, the S3 secret key and session token) is given to Airflow's
+they read (the lakeFS secret key, the storage credentials) is given to Airflow's
 ``mask_secret`` at once, so no task log shows it.
 """
 
@@ -13,7 +14,7 @@ from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
-from lakefs_gc.storage.settings import DEFAULT_REGION, S3Options
+from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -186,28 +187,107 @@ def _api_failure(endpoint: str, exc) -> str:
     return f"lakeFS at {endpoint} answered HTTP {exc.status} {exc.reason or ''} to GET /config".rstrip()
 
 
-def storage_options(aws_conn_id: str | None) -> S3Options | None:
-    """The Airflow ``aws`` connection as the GC's S3 settings: static keys (login/password or
-    extra), ``endpoint_url`` (extra, or ``service_config.s3.endpoint_url``) and ``region_name``.
+def storage_options(conn_id: str | None) -> StorageOptions | None:
+    """The storage connection as the GC's settings, its credentials resolved by the official
+    provider's hook of its type, as Airflow users expect of them:
 
-    None when no connection id is configured or the connection does not exist: the caller decides
-    whether that is an error (it is for an ``s3://`` namespace). Role assumption is not resolved
-    here: use static keys for S3-compatible servers, or leave the keys empty and let the Spark side
-    use its own credential chain.
+    - ``aws``: :class:`AwsBaseHook`'s ``get_credentials()`` (static keys, role assumption, profiles,
+      session tokens, the boto3 chain), ``endpoint_url`` (extra, or ``service_config.s3``) and
+      ``region_name``;
+    - ``wasb``: :class:`WasbHook`'s client (connection string, account key, SAS token, service
+      principal, managed or workload identity): its account URL and its credential; a token
+      credential becomes an access token for the storage scope (valid about an hour);
+    - ``google_cloud_platform``: :class:`GCSHook`'s credentials (key file, key JSON, impersonation,
+      ADC; ``is_anonymous`` for an emulator) as an access token, and the endpoint its client uses
+      (``STORAGE_EMULATOR_HOST`` for an emulator, as with the Google provider itself).
+
+    Every secret goes through ``mask_secret``. None when no connection id is configured or the
+    connection does not exist: the caller decides whether that is an error (it is for any
+    namespace but ``local://``).
     """
-    if not aws_conn_id:
+    if not conn_id:
         return None
-    from airflow.providers.amazon.aws.utils.connection_wrapper import AwsConnectionWrapper
     from airflow.sdk.exceptions import AirflowNotFoundException
 
     try:
-        conn = BaseHook.get_connection(aws_conn_id)
+        conn = BaseHook.get_connection(conn_id)
     except AirflowNotFoundException:
         return None
-    w = AwsConnectionWrapper(conn=conn)
-    for secret in (w.aws_secret_access_key, w.aws_session_token):
-        if secret:
-            mask_secret(secret)
-    return S3Options(endpoint_url=w.get_service_endpoint_url("s3"), region=w.region_name or DEFAULT_REGION,
-                     access_key_id=w.aws_access_key_id, secret_access_key=w.aws_secret_access_key,
-                     session_token=w.aws_session_token)
+    kind = (conn.conn_type or "").lower()
+    if kind == "wasb":
+        return _wasb_options(conn_id)
+    if kind in ("google_cloud_platform", "gcpcloudstorage", "gcs"):
+        return _gcs_options(conn_id)
+    if kind not in ("aws", "s3", ""):
+        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
+                         f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://")
+    return _aws_options(conn_id)
+
+
+def _aws_options(conn_id: str) -> S3Options:
+    from airflow.providers.amazon.aws.hooks.base_aws import AwsBaseHook
+
+    hook = AwsBaseHook(aws_conn_id=conn_id, client_type="s3")
+    cfg = hook.conn_config
+    region = hook.conn_region_name or DEFAULT_REGION
+    try:
+        creds = hook.get_credentials(region_name=region)
+    except Exception as e:  # noqa: BLE001 - e.g. no credentials anywhere: the job's own chain decides
+        import logging
+
+        logging.getLogger(__name__).warning("storage connection %r: no AWS credentials resolved (%s); the jobs use "
+                                            "boto3's default chain where they run", conn_id, type(e).__name__)
+        creds = None
+    access, secret, token = (creds.access_key, creds.secret_key, creds.token) if creds is not None else (None,) * 3
+    for value in (secret, token):
+        if value:
+            mask_secret(value)
+    return S3Options(endpoint_url=cfg.get_service_endpoint_url("s3"), region=region, access_key_id=access,
+                     secret_access_key=secret, session_token=token)
+
+
+AZURE_STORAGE_SCOPE = "https://storage.azure.com/.default"
+
+
+def _wasb_options(conn_id: str) -> AzureOptions:
+    from urllib.parse import urlsplit as split
+
+    from airflow.providers.microsoft.azure.hooks.wasb import WasbHook
+
+    client = WasbHook(wasb_conn_id=conn_id).get_conn()
+    url = split(client.url)
+    account_url = f"{url.scheme}://{url.netloc}{url.path}".rstrip("/")
+    cred = client.credential
+    key = sas = token = None
+    expires = 0
+    if getattr(cred, "account_key", None):          # connection string or shared access key
+        key = cred.account_key
+    elif getattr(cred, "signature", None):          # AzureSasCredential
+        sas = cred.signature
+    elif url.query:                                 # a SAS URL as the sas_token
+        sas = url.query
+    elif cred is not None and hasattr(cred, "get_token"):  # service principal, managed or workload identity
+        t = cred.get_token(AZURE_STORAGE_SCOPE)
+        token, expires = t.token, int(t.expires_on)
+    for value in (key, sas, token):
+        if value:
+            mask_secret(value)
+    return AzureOptions(account_url=account_url, account_name=client.account_name or "", account_key=key,
+                        sas_token=sas, access_token=token, access_token_expires_on=expires)
+
+
+def _gcs_options(conn_id: str) -> GCSOptions:
+    from airflow.providers.google.cloud.hooks.gcs import GCSHook
+    from google.auth.credentials import AnonymousCredentials
+
+    hook = GCSHook(gcp_conn_id=conn_id)
+    creds, project = hook.get_credentials_and_project_id()
+    endpoint = getattr(hook.get_conn(), "api_endpoint", None)
+    endpoint = None if endpoint in (None, "https://storage.googleapis.com") else endpoint
+    if isinstance(creds, AnonymousCredentials):
+        return GCSOptions(endpoint_url=endpoint, project=project, anonymous=True)
+    from google.auth.transport.requests import Request
+
+    creds.refresh(Request())
+    mask_secret(creds.token)
+    return GCSOptions(endpoint_url=endpoint, project=project, access_token=creds.token)

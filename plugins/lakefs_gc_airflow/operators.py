@@ -68,17 +68,22 @@ def default_spark_binary() -> str:
     return str(candidate) if candidate.exists() else "spark-submit"
 
 
-def namespace_s3(ctx: contract.RunContext, storage_conn_id: str | None):
-    """The storage connection's S3 settings for an ``s3://`` namespace (None for ``local://``);
-    a missing connection is an error, never a silent fall-back to ambient credentials."""
-    if not ctx.storage.namespace.startswith(("s3://", "s3a://")):
+def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
+    """The storage connection's settings for the namespace (None for ``local://``), the endpoint
+    the run recorded; a missing connection is an error, never a silent fall-back to ambient
+    credentials."""
+    from lakefs_gc.steps.prepare_run import CONNECTION_FOR
+    from lakefs_gc.storage import parse_namespace
+
+    scheme = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
+    if scheme == "local":
         return None
-    s3 = storage_options(storage_conn_id)
-    if s3 is None:
-        raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined; the namespace "
-                                   f"{ctx.storage.namespace!r} needs it (an 'aws' connection with the keys, "
-                                   f"and endpoint_url in its extra for S3-compatible storage)")
-    return s3
+    options = storage_options(storage_conn_id)
+    kind, needed = CONNECTION_FOR[scheme]
+    if options is None or not isinstance(options, kind):
+        raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
+                                   f"kind; the namespace {ctx.storage.namespace!r} needs {needed}")
+    return options
 
 
 def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
@@ -86,7 +91,7 @@ def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
     from lakefs_gc.storage import open_storage
 
     loc = ctx.storage
-    return open_storage(loc.namespace, namespace_s3(ctx, storage_conn_id), loc.local_root)
+    return open_storage(loc.namespace, namespace_options(ctx, storage_conn_id), loc.local_root)
 
 
 def _fail(exc: Exception) -> AirflowFailException:
@@ -147,7 +152,8 @@ class PrepareRunOperator(BaseOperator):
                                                      schedule_interval_seconds=self.schedule_interval_seconds)
             ctx = prepare_run(hook.get_conn(), self.repository, settings, now=run_clock_start(context),
                               airflow_run_id=context["run_id"], work_dir=resolve_work_dir(self.work_dir),
-                              s3=storage_options(self.storage_conn_id), local_root=hook.local_blockstore_root(),
+                              storage_options=storage_options(self.storage_conn_id),
+                              local_root=hook.local_blockstore_root(),
                               parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,
                               lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries(),
                               clean_run_every=CleanRunEvery(**(self.clean_run_every or {})))
@@ -451,16 +457,13 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         }
 
     def _job_secrets(self, ctx: contract.RunContext) -> dict[str, str]:
-        """The lakeFS keys, and the S3 keys for an ``s3://`` namespace, by the names the job reads."""
-        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-        from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
+        """The lakeFS keys, and the storage connection's credentials (S3 keys, Azure key, SAS or
+        token, GCS token), by the names the job reads; endpoints travel in the run context."""
+        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, SECRET_ENV
 
         access, secret = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).credentials()
         secrets = {ENV_LAKEFS_ACCESS_KEY: access, ENV_LAKEFS_SECRET_KEY: secret}
-        s3 = namespace_s3(ctx, self.storage_conn_id)
-        if s3 is not None:
-            for name, value in ((ENV_ACCESS_KEY, s3.access_key_id), (ENV_SECRET_KEY, s3.secret_access_key),
-                                (ENV_SESSION_TOKEN, s3.session_token)):
-                if value:
-                    secrets[name] = value
+        options = namespace_options(ctx, self.storage_conn_id)
+        if options is not None:
+            secrets.update({k: v for k, v in options.to_env().items() if k in SECRET_ENV})
         return secrets

@@ -107,13 +107,13 @@ def _assert_no_secrets(secrets: list[str], tis, output: str, *dirs: Path) -> Non
                 assert not any(s.encode() in data for s in secrets), f"a secret in {f}"
 
 
-def _write_config(tmp_path: Path, repo: str) -> Path:
+def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default") -> Path:
     cfg = tmp_path / "gc.yaml"
     cfg.write_text(textwrap.dedent(f"""
         repositories:
           - repository: {repo}
             lakefs_conn_id: lakefs_default
-            storage_conn_id: aws_default
+            storage_conn_id: {storage_conn_id}
             spark_conn_id: spark_default
             min_age_seconds: {MIN_AGE}
             mode: mark_and_sweep
@@ -128,12 +128,13 @@ def _write_config(tmp_path: Path, repo: str) -> Path:
     return cfg
 
 
-def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None):
-    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo)))
+def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None,
+              storage_conn_id: str = "aws_default"):
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host="local[2]")]
     if aws is not None:
-        conns.append(conn_env("aws_default", **aws))
+        conns.append(conn_env(storage_conn_id, **aws))
     for k, v in conns:
         monkeypatch.setenv(k, v)
     from airflow.dag_processing.dagbag import DagBag
@@ -143,7 +144,12 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | 
     return bag.dags[f"lakefs_gc__{repo}"]
 
 
-def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None) -> GCEnv:
+def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None) -> GCEnv:
+    """A seeded repository on the local blockstore, on moto (``moto``), or on Azurite or
+    fake-gcs-server (``cloud``: then the storage connection is a ``wasb`` one with Azurite's
+    connection string, or a ``google_cloud_platform`` one, anonymous, with ``STORAGE_EMULATOR_HOST``
+    as the Google provider's users point it at an emulator)."""
+    storage_conn_id = "aws_default"
     if TARGET is not None:  # conformance mode: a real lakeFS
         emu = None
         repo = f"{repo}-{uuid.uuid4().hex[:6]}"
@@ -152,9 +158,22 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
         sibling = TARGET.storage(TARGET.namespace(repo + "-sibling"))
         lakefs, aws = TARGET.lakefs_conn(), TARGET.aws_conn()
     else:
-        emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto)
+        emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto,
+                                      cloud=cloud)
         client, local_root = emu.client(), emu.local_root
-        if moto is not None:
+        if cloud is not None:
+            container = cloud.create(f"gc-e2e-{repo}")
+            ns = emu.namespace(repo, bucket=container)
+            storage = ns_storage(ns, cloud)
+            sibling = ns_storage(cloud.namespace(container, f"{repo}-sibling"), cloud)
+            if cloud.kind == "azure":
+                storage_conn_id = "azure_storage"
+                aws = {"conn_type": "wasb", "extra": {"connection_string": cloud.connection_string}}
+            else:
+                storage_conn_id = "gcs_storage"
+                aws = {"conn_type": "google_cloud_platform", "extra": {"is_anonymous": True, "project": "test"}}
+                monkeypatch.setenv("STORAGE_EMULATOR_HOST", cloud.endpoint_url)
+        elif moto is not None:
             bucket = moto.create_bucket(f"gc-e2e-{repo}")
             ns = emu.namespace(repo, bucket=bucket)
             storage = ns_storage(ns, moto)
@@ -172,7 +191,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()
-    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws)
+    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws, storage_conn_id)
     env = GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
     env.lakefs_conn, env.aws_conn = lakefs, aws
     return env

@@ -348,7 +348,7 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
     assert (ctx.mode, ctx.settings.min_age_seconds, ctx.settings.unsafe_min_age_override) == ("mark_only", 90000, False)
     assert (ctx.storage.namespace, ctx.storage.blockstore_type, ctx.grace_period_seconds) == \
         ("s3://bucket/sample-repo", "s3", 86400)
-    assert (ctx.storage.s3_endpoint_url, ctx.storage.s3_region) == ("http://127.0.0.1:5000", "us-east-1")
+    assert (ctx.storage.endpoint_url, ctx.storage.s3_region) == ("http://127.0.0.1:5000", "us-east-1")
     assert ctx.lakefs_endpoint == "http://127.0.0.1:8000/api/v1"
     assert ctx.start_time > ctx.cutoff_time
     assert ctx.parallelism == 2  # from the entry's spark.parallelism

@@ -109,7 +109,7 @@ def _gc(spark, emu, moto_server, repo, tmp_path, settings=SETTINGS):
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
         ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc) + timedelta(seconds=2),
-                          airflow_run_id=f"run-{time.time()}", work_dir=str(tmp_path / "work"), s3=s3,
+                          airflow_run_id=f"run-{time.time()}", work_dir=str(tmp_path / "work"), storage_options=s3,
                           local_root=emu.local_root, parallelism=1)
         return ctx, run_steps(spark, ctx, client, env)
 

@@ -59,9 +59,18 @@ def test_full_addresses_inside_azure_and_gcs_namespaces_are_relative_outside_dro
     assert normalize_address("data/g1/c1", RELATIVE, gs) == "data/g1/c1"
 
 
-@pytest.mark.parametrize("ns, kind", [("https://acct.blob.core.windows.net/cont/repo", "an Azure Blob"),
-                                      ("gs://bucket/repo", "a Google Cloud Storage")])
-def test_azure_and_gcs_namespaces_are_refused_before_anything_is_read(ns, kind):
-    with pytest.raises(SettingsError, match=f"'repo1' has {kind} namespace .*s3:// and local:// namespaces only"
-                                            f".*nothing was read or deleted"):
-        _location(ns, "azure" if "blob" in ns else "gs", None, None, "repo1", None, None)
+@pytest.mark.parametrize("ns, needed", [("https://acct.blob.core.windows.net/cont/repo", "a 'wasb' connection"),
+                                        ("gs://bucket/repo", "a 'google_cloud_platform' connection"),
+                                        ("s3://bucket/repo", "an 'aws' connection")])
+def test_a_cloud_namespace_without_its_connection_is_refused_before_anything_is_read(ns, needed):
+    from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options
+
+    with pytest.raises(SettingsError, match=f"'repo1' has namespace .*connection 'conn1' is not defined: define it "
+                                            f"\\({needed}"):
+        _location(ns, "x", None, None, "repo1", "conn1", None)
+    wrong = S3Options() if not ns.startswith("s3") else GCSOptions()
+    with pytest.raises(SettingsError, match=f"connection 'conn1' is for another store .*must be {needed}"):
+        _location(ns, "x", wrong, None, "repo1", "conn1", None)
+    right = {"s": S3Options(endpoint_url="http://e"), "g": GCSOptions(endpoint_url="http://e"),
+             "h": AzureOptions(account_url="http://e", account_name="acct")}[ns[0]]
+    assert _location(ns, "x", right, None, "repo1", "conn1", None).endpoint_url == "http://e"

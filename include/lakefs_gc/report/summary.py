@@ -332,11 +332,11 @@ def report_url(uri: str, storage: StorageLocation) -> str | None:
     if parts.scheme not in ("s3", "s3a") or not parts.netloc:
         return None
     bucket, key = parts.netloc, parts.path.lstrip("/")
-    if not storage.s3_endpoint_url:
+    if not storage.endpoint_url:
         region = storage.s3_region or "us-east-1"
         return (f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
                 f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}")
-    endpoint = urlsplit(storage.s3_endpoint_url)
+    endpoint = urlsplit(storage.endpoint_url)
     if endpoint.scheme not in ("http", "https"):
         return None
     base = f"{endpoint.scheme}://{endpoint.hostname}" + (f":{endpoint.port}" if endpoint.port else "")

@@ -21,13 +21,13 @@ from pathlib import Path
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.clock import parse_iso
-from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage, parse_namespace
+from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
 from lakefs_gc.storage.settings import DEFAULT_REGION
-from lakefs_gc.storage.settings import SECRET_ENV as S3_SECRET_ENV
 
 ENV_LAKEFS_ACCESS_KEY = "LAKEFS_GC_LAKEFS_ACCESS_KEY_ID"
 ENV_LAKEFS_SECRET_KEY = "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY"
-SECRET_ENV = (ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, *S3_SECRET_ENV)
+SECRET_ENV = (ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, *STORAGE_SECRET_ENV)
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class StorageRef:
     """Everything an executor needs to open the namespace (picklable; secrets hidden from repr)."""
 
     namespace: str
-    s3: S3Options
+    options: StorageOptions | None  # the namespace kind's settings (None for local://)
     local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
 
     def open(self):
-        return open_storage(self.namespace, self.s3, self.local_root)
+        return open_storage(self.namespace, self.options, self.local_root)
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -72,12 +72,20 @@ class LakeFSRef:
 
 
 def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> StorageRef:
-    """The namespace's storage: the endpoint and region recorded in the context, keys from the
-    environment (none: boto3's default chain, e.g. an instance role on the cluster)."""
-    keys = S3Options.from_env(environ)
+    """The namespace's storage: the endpoint (and S3 region) recorded in the context, credentials
+    from the environment (none: the cloud library's own chain where the job runs, e.g. an instance
+    role, a managed identity, Application Default Credentials)."""
     loc = ctx.storage
-    s3 = replace(keys, endpoint_url=loc.s3_endpoint_url, region=loc.s3_region or DEFAULT_REGION)
-    return StorageRef(loc.namespace, s3, loc.local_root)
+    ns = parse_namespace(loc.namespace, loc.local_root)
+    options: StorageOptions | None = None
+    if ns.scheme == "s3":
+        options = replace(S3Options.from_env(environ), endpoint_url=loc.endpoint_url,
+                          region=loc.s3_region or DEFAULT_REGION)
+    elif ns.scheme == "azure":
+        options = AzureOptions.from_env(environ, account_url=loc.endpoint_url, account_name=ns.host.partition(".")[0])
+    elif ns.scheme == "gs":
+        options = GCSOptions.from_env(environ, endpoint_url=loc.endpoint_url)
+    return StorageRef(loc.namespace, options, loc.local_root)
 
 
 def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> LakeFSRef:

@@ -19,14 +19,16 @@ from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import incremental_base
-from lakefs_gc.storage import LOCAL_ROOT_HELP, S3Options, open_storage, parse_namespace
+from lakefs_gc.storage import (LOCAL_ROOT_HELP, AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage,
+                               parse_namespace)
+from lakefs_gc.storage.base import StorageError
 from lakefs_gc.storage.settings import DEFAULT_REGION
 
 log = logging.getLogger(__name__)
 
 
 def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
-                work_dir: str, s3: S3Options | None = None, local_root: str | None = None,
+                work_dir: str, storage_options: StorageOptions | None = None, local_root: str | None = None,
                 parallelism: int | None = None, storage_conn_id: str | None = None,
                 lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None,
                 clean_run_every: CleanRunEvery | None = None) -> RunContext:
@@ -35,8 +37,9 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
     for a marking run, choose its flow (:func:`lakefs_gc.gc.flow.choose_flow`: clean, or
     incremental on an earlier run; ``clean_run_every`` bounds the chain of incremental runs).
 
-    ``s3``: the storage connection's settings (required for an ``s3://`` namespace: without it the
-    GC would fall back to whatever credentials the worker happens to have). ``local_root``: lakeFS's
+    ``storage_options``: the storage connection's settings, of the namespace's kind (required for
+    ``s3://``, Azure and ``gs://`` namespaces: without them the GC would fall back to whatever
+    credentials the worker happens to have). ``local_root``: lakeFS's
     ``blockstore.local.path`` (required for ``local://``). Raises :class:`LakeFSGCError` (or its
     subclasses) naming what to fix; nothing has been deleted then.
     """
@@ -49,8 +52,11 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         log.warning("unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
                     "this is recorded in the report", clock.cutoff_time, settings.min_age_seconds, grace)
     ns = repo.storage_namespace
-    location = _location(ns, blockstore, s3, local_root, repository, storage_conn_id, lakefs_conn_id)
-    storage = open_storage(ns, s3 if ns.startswith(("s3://", "s3a://")) else None, location.local_root)
+    location = _location(ns, blockstore, storage_options, local_root, repository, storage_conn_id, lakefs_conn_id)
+    try:
+        storage = open_storage(ns, storage_options if not ns.startswith("local://") else None, location.local_root)
+    except (ValueError, StorageError) as e:
+        raise SettingsError(f"repository {repository!r}: {e}") from e
     if location.local_root:
         check_namespace(storage, ns)
     sweep_mark = None
@@ -76,15 +82,18 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         base=incremental_base(choice.base, choice.base_summary) if choice.flow == "incremental" else None)
 
 
-def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | None, repository: str,
+# The connection type each namespace kind needs, and what to put in it
+CONNECTION_FOR = {
+    "s3": (S3Options, "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible "
+                      "storage)"),
+    "azure": (AzureOptions, "a 'wasb' connection (connection string, account key, SAS token, service principal or "
+                            "managed identity)"),
+    "gs": (GCSOptions, "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)"),
+}
+
+
+def _location(ns: str, blockstore: str, options: StorageOptions | None, local_root: str | None, repository: str,
               storage_conn_id: str | None, lakefs_conn_id: str | None) -> StorageLocation:
-    if ns.startswith(("s3://", "s3a://")):
-        if s3 is None:
-            raise SettingsError(
-                f"repository {repository!r} has namespace {ns!r}, but the storage connection "
-                f"{storage_conn_id!r} is not defined: define it (an 'aws' connection with the keys, and "
-                f"endpoint_url in its extra for S3-compatible storage) or fix storage_conn_id in the GC config")
-        return StorageLocation(ns, blockstore, s3.endpoint_url, s3.region or DEFAULT_REGION)
     if ns.startswith("local://"):
         if not local_root:
             raise SettingsError(f"repository {repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} "
@@ -98,9 +107,20 @@ def _location(ns: str, blockstore: str, s3: S3Options | None, local_root: str | 
         parsed = parse_namespace(ns)
     except ValueError as e:
         raise SettingsError(f"repository {repository!r}: {e}") from e
-    kind = {"azure": "an Azure Blob", "gs": "a Google Cloud Storage"}.get(parsed.scheme, f"a {parsed.scheme}")
-    raise SettingsError(f"repository {repository!r} has {kind} namespace {ns!r}: this GC collects s3:// and local:// "
-                        f"namespaces only so far (Azure and GCS are planned); nothing was read or deleted")
+    kind, needed = CONNECTION_FOR[parsed.scheme]
+    if options is None:
+        raise SettingsError(
+            f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
+            f"not defined: define it ({needed}) or fix storage_conn_id in the GC config")
+    if not isinstance(options, kind):
+        raise SettingsError(
+            f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
+            f"for another store ({type(options).__name__}): it must be {needed}")
+    if isinstance(options, S3Options):
+        return StorageLocation(ns, blockstore, options.endpoint_url, options.region or DEFAULT_REGION)
+    if isinstance(options, AzureOptions):
+        return StorageLocation(ns, blockstore, options.account_url)
+    return StorageLocation(ns, blockstore, options.endpoint_url)
 
 
 def check_namespace(storage, ns: str) -> None:

@@ -1,5 +1,6 @@
-"""How the GC reaches an S3-compatible endpoint: one settings type (:class:`S3Options`) for the
-Airflow hook, the operators and the Spark jobs. Secrets never appear in ``repr``; they travel to a
+"""How the GC reaches a storage namespace: one settings type per kind (:class:`S3Options` for S3
+and S3-compatible endpoints, :class:`AzureOptions` for Azure Blob, :class:`GCSOptions` for Google
+Cloud Storage) for the Airflow hooks, the operators and the Spark jobs. Secrets never appear in ``repr``; they travel to a
 Spark job only under the names here, in its secrets file or environment (never argv, never XCom)."""
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ ENV_AZURE_TOKEN = AZURE_ENV_PREFIX + "ACCESS_TOKEN"
 ENV_AZURE_TOKEN_EXPIRES = AZURE_ENV_PREFIX + "ACCESS_TOKEN_EXPIRES_ON"
 ENV_AZURE_ACCOUNT_URL = AZURE_ENV_PREFIX + "ACCOUNT_URL"
 ENV_AZURE_ACCOUNT_NAME = AZURE_ENV_PREFIX + "ACCOUNT_NAME"
+# What a job reads from its secrets file (the token's expiry goes with the token); the account URL
+# travels in the run context, the account name in the namespace
 AZURE_SECRET_ENV = (ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES)
 
 
@@ -108,7 +111,8 @@ ENV_GCS_TOKEN = GCS_ENV_PREFIX + "ACCESS_TOKEN"
 ENV_GCS_ENDPOINT_URL = GCS_ENV_PREFIX + "ENDPOINT_URL"
 ENV_GCS_PROJECT = GCS_ENV_PREFIX + "PROJECT"
 ENV_GCS_ANONYMOUS = GCS_ENV_PREFIX + "ANONYMOUS"
-GCS_SECRET_ENV = (ENV_GCS_TOKEN,)
+# What a job reads from its secrets file: the token, and the project and anonymous choice that go with it
+GCS_SECRET_ENV = (ENV_GCS_TOKEN, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from lakefs_gc.storage import S3Options
+from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options
 
 from .core import Settings
 
@@ -19,9 +19,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
                    help="directory for persistent state (SQLite); in memory when omitted")
     p.add_argument("--access-key", default=env("LAKEFS_EMULATOR_ACCESS_KEY", "AKIAIOSFOLEMULATOR"))
     p.add_argument("--secret-key", default=env("LAKEFS_EMULATOR_SECRET_KEY", "emulator-secret"))
-    p.add_argument("--blockstore-type", choices=["local", "s3"], default=None,
+    p.add_argument("--blockstore-type", choices=["local", "s3", "azure", "gs"], default=None,
                    help="blockstore type reported by /config and required of namespaces "
-                        "(default: s3 when --s3-endpoint is given, else local)")
+                        "(default: s3 when --s3-endpoint is given, azure with --azure-account-url, gs with "
+                        "--gcs-endpoint, else local)")
     p.add_argument("--local-path", default=env("LAKEFS_EMULATOR_LOCAL_PATH", "~/lakefs/data/block"),
                    help="blockstore.local.path: local://<ns> is kept at <local-path>/<ns> (lakeFS's default "
                         "~/lakefs/data/block)")
@@ -29,6 +30,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
     p.add_argument("--s3-access-key", default=env("LAKEFS_EMULATOR_S3_ACCESS_KEY") or env("AWS_ACCESS_KEY_ID"))
     p.add_argument("--s3-secret-key", default=env("LAKEFS_EMULATOR_S3_SECRET_KEY") or env("AWS_SECRET_ACCESS_KEY"))
     p.add_argument("--s3-region", default=env("LAKEFS_EMULATOR_S3_REGION", "us-east-1"))
+    p.add_argument("--azure-account-url", default=env("LAKEFS_EMULATOR_AZURE_ACCOUNT_URL"),
+                   help="Azure Blob account URL (e.g. Azurite's http://127.0.0.1:10000/devstoreaccount1); namespaces "
+                        "read https://<account>.azurite.test/<container>/<path> as with lakeFS's test endpoint")
+    p.add_argument("--azure-account-key", default=env("LAKEFS_EMULATOR_AZURE_ACCOUNT_KEY"),
+                   help="its account key (or the environment variable LAKEFS_EMULATOR_AZURE_ACCOUNT_KEY)")
+    p.add_argument("--gcs-endpoint", default=env("LAKEFS_EMULATOR_GCS_ENDPOINT"),
+                   help="GCS JSON API endpoint of an emulator (anonymous, e.g. fake-gcs-server)")
     p.add_argument("--grace-period", type=int, default=86400, help="link-address validity, seconds")
     p.add_argument("--slice-size", type=int, default=50_000, help="data slice roll-over by object count")
     p.add_argument("--slice-interval", type=int, default=3600, help="data slice roll-over by age, seconds")
@@ -44,8 +52,18 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
                    help="seconds added to the real clock (persisted with --state)")
     p.add_argument("--log-level", default="warning")
     a = p.parse_args(argv)
+    azure = gcs = None
+    if a.azure_account_url:
+        account = a.azure_account_url.rstrip("/").rpartition("/")[2]  # Azurite: http://host:port/<account>
+        if "." in account or ":" in account:  # https://<account>.blob.core.windows.net
+            account = a.azure_account_url.split("//", 1)[1].split(".", 1)[0]
+        azure = AzureOptions(account_url=a.azure_account_url.rstrip("/"), account_name=account,
+                             account_key=a.azure_account_key)
+    if a.gcs_endpoint:
+        gcs = GCSOptions(endpoint_url=a.gcs_endpoint, project="emulator", anonymous=True)
+    default_type = "s3" if a.s3_endpoint else "azure" if azure else "gs" if gcs else "local"
     s = Settings(access_key=a.access_key, secret_key=a.secret_key, state_dir=a.state,
-                 blockstore_type=a.blockstore_type or ("s3" if a.s3_endpoint else "local"),
+                 blockstore_type=a.blockstore_type or default_type, azure=azure, gcs=gcs,
                  local_path=os.path.abspath(os.path.expanduser(a.local_path)),
                  s3=S3Options(endpoint_url=a.s3_endpoint, access_key_id=a.s3_access_key,
                               secret_access_key=a.s3_secret_key, region=a.s3_region),

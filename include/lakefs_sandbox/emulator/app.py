@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from lakefs_gc.lakefs.graveler import Entry
+from lakefs_gc.storage import S3Storage
 
 from .core import APIError, Catalog, MergeConflict, Settings, _now_iso
 from .faults import install as install_faults
@@ -288,11 +289,10 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         out: dict = {"physical_address": signed}
         if _bool(request, "presign"):
             st = cat.storage(r["storage_namespace"])
-            client = getattr(st, "client", None)
-            if client is None:
-                raise APIError(400, "presign is not supported by the local blockstore")
+            if not isinstance(st, S3Storage):
+                raise APIError(400, f"presign is not supported by the emulator's {cat.s.blockstore_type} blockstore")
             expiry = 900
-            out["presigned_url"] = client.generate_presigned_url(
+            out["presigned_url"] = st.client.generate_presigned_url(
                 "put_object", Params={"Bucket": st.bucket, "Key": st._key(address)}, ExpiresIn=expiry)
             out["presigned_url_expiry"] = int(time.time()) + expiry
         return out

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 
 from lakefs_gc.lakefs.graveler import FULL, RANGES_TYPE, RELATIVE, Entry, RangeInfo, iter_metarange, iter_range
 from lakefs_gc.lakefs.sstable import SSTableReader
-from lakefs_gc.storage import S3Options, open_storage, parse_namespace
+from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, S3Storage, open_storage, parse_namespace
 from lakefs_gc.storage.namespace import blockstore_root
 
 from lakefs_sandbox.graveler_writer import (
@@ -97,9 +97,16 @@ class Settings:
     access_key: str = "AKIAIOSFOLEMULATOR"
     secret_key: str = "emulator-secret"
     state_dir: str | None = None
-    blockstore_type: str = "local"  # "local" or "s3"
+    blockstore_type: str = "local"  # "local", "s3", "azure" or "gs"
     local_path: str | None = None  # blockstore.local.path: local://<ns> lives at <local_path>/<ns>
     s3: S3Options = field(default_factory=S3Options)
+    azure: AzureOptions | None = None  # the account the azure blockstore writes to (Azurite in tests)
+    gcs: GCSOptions | None = None      # the endpoint the gs blockstore writes to (fake-gcs-server in tests)
+
+    def options(self, uri: str):
+        """The storage settings for a namespace or address of this blockstore's kind."""
+        scheme = parse_namespace(uri, self.local_path).scheme
+        return {"s3": self.s3, "azure": self.azure, "gs": self.gcs}.get(scheme)
     grace_period: int = 86400  # seconds: link-address validity and /config/garbage-collection
     slice_size: int = 50_000  # data partition roll-over by count (DefaultDataPartitionSize)
     slice_interval: int = 3600  # ... and by time, seconds (DefaultDataInterval)
@@ -214,7 +221,7 @@ class Catalog:
     def storage(self, ns: str):
         st = self._storages.get(ns)
         if st is None:
-            st = open_storage(ns, self.s.s3, self.s.local_path)
+            st = open_storage(ns, self.s.options(ns), self.s.local_path)
             self._storages[ns] = st
         return st
 
@@ -599,7 +606,8 @@ class Catalog:
             with open(e.address[len("local://"):], "rb") as f:
                 return e, f.read()
         parsed = parse_namespace(e.address)
-        st = open_storage(f"s3://{parsed.bucket}", self.s.s3)
+        root = parsed.canonical()[:-len(parsed.prefix)].rstrip("/") if parsed.prefix else parsed.canonical()
+        st = open_storage(root, self.s.options(e.address))
         return e, st.get(parsed.prefix)
 
     def _import_storage(self, root: str):
@@ -607,7 +615,7 @@ class Catalog:
             from lakefs_gc.storage import LocalStorage
 
             return LocalStorage(root[len("local://"):])
-        return open_storage(root, self.s.s3)
+        return open_storage(root, self.s.options(root))
 
     def address_uri(self, ns: str, e: Entry) -> str:
         """The ``physical_address`` lakeFS's stat and listing print (``ResolveNamespace`` then
@@ -1141,10 +1149,12 @@ class Catalog:
             return out
 
     def _presign_get(self, ns: str, key: str) -> str | None:
+        """A presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the
+        location)."""
         st = self.storage(ns)
-        client = getattr(st, "client", None)
-        if client is None:
+        if not isinstance(st, S3Storage):
             return None
+        client = st.client
         return client.generate_presigned_url("get_object", Params={"Bucket": st.bucket, "Key": st._key(key)},
                                              ExpiresIn=900)
 
