@@ -1,11 +1,16 @@
 """Deletion throughput of the sweep's deleter, beside floors measured in the same run.
 
-    .venv/bin/python -m bench delete [--keys N] [--rate R]
+    .venv/bin/python -m bench delete [--keys N] [--rate R] [--backends s3,local,azure,gcs]
 
 * moto server on 127.0.0.1 (S3 DeleteObjects): floor = sequential 1,000-key DeleteObjects with a
   plain boto3 client; ours = :class:`lakefs_gc.sweeping.deleter.Deleter` (same concurrency: one sequential
   deleter, batches of 1,000, no rate limit). Then ours with a rate limit below what the endpoint
   can do, to check the achieved rate against the configured one.
+* Azurite (Azure Blob Batch): floor = the SDK's own loop, ``ContainerClient.delete_blobs`` over
+  batches of 256 names; ours = the deleter (Blob Batch of 256, per-key outcomes read), rate-limited.
+* fake-gcs-server (GCS): floor = the library's own bulk delete, ``Bucket.delete_blobs`` (one call
+  per object, in sequence); ours = the deleter (parallel single calls, 100 keys per batch).
+  The library's JSON batch is not the floor: it cannot read fake-gcs-server's batch answer.
 * a local namespace: floor = an ``os.unlink`` loop; ours = the deleter (unlink per key, empty
   directories pruned as an object store has none), then rate-limited.
 Targets (issue 5): >= 80% of the floor when no rate binds; within 5% of the rate when it does.
@@ -44,8 +49,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--local-keys", type=int, default=100_000, help="objects per measurement on local disk")
     p.add_argument("--rate", type=float, default=0,
                    help="rate limit to check (default: half the S3 floor, a tenth of the local throughput)")
-    p.add_argument("--local-only", action="store_true", help="skip the moto measurements")
+    p.add_argument("--cloud-keys", type=int, default=2_000,
+                   help="objects per measurement on Azurite and fake-gcs (Azurite slows down as a container grows)")
+    p.add_argument("--local-only", action="store_true", help="skip the moto, Azurite and fake-gcs measurements")
+    p.add_argument("--backends", default="s3,local,azure,gcs", help="comma-separated: s3, local, azure, gcs")
     a = p.parse_args(argv)
+    backends = {"local"} if a.local_only else set(a.backends.split(","))
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
@@ -62,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         url = f"http://127.0.0.1:{port}"
         opts = S3Options(endpoint_url=url, access_key_id="bench", secret_access_key="bench")
         client = make_s3_client(opts)
-        n = 0 if a.local_only else a.keys
+        n = a.keys if "s3" in backends else 0
         if n:
             client.create_bucket(Bucket="bench")
             keys = [f"data/s{i % 50:02d}/k{i:07d}" for i in range(n)]
@@ -88,7 +97,12 @@ def main(argv: list[str] | None = None) -> None:
             s3_limited = n / (time.perf_counter() - t)
             rows.append(("moto S3 (DeleteObjects x1000)", s3_floor, s3_ours, rate, s3_limited))
 
-        m = a.local_keys
+        for kind in ("azure", "gcs"):
+            if kind in backends:
+                rows.append(_cloud_row(kind, work, a.cloud_keys, a.rate))
+        m = a.local_keys if "local" in backends else 0
+        if not m:
+            return _print(rows)
         lkeys = [f"data/s{i % 100:02d}/k{i:07d}" for i in range(m)]
         floor_dir, ours_dir = work / "floor", work / "ours"
         # the local disk is noisy (writeback of the files just created): alternate, best of three each
@@ -118,7 +132,61 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         stop_group(moto)
         shutil.rmtree(work, ignore_errors=True)
+    _print(rows)
 
+
+def _cloud_row(kind: str, work: Path, n: int, rate: float):
+    """(name, floor, ours, rate, achieved) on Azurite or fake-gcs-server, started and stopped here."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lakefs_gc.storage import open_storage
+    from lakefs_gc.sweeping.deleter import Deleter, DeletePolicy
+    from lakefs_sandbox.cloud_servers import start_azurite, start_fake_gcs
+
+    server = (start_azurite if kind == "azure" else start_fake_gcs)(work / kind)
+    try:
+        container = server.create("bench")
+        keys = [f"data/s{i % 50:02d}/k{i:07d}" for i in range(n)]
+
+        def fill(prefix: str, some: list[str]) -> None:
+            st = open_storage(server.namespace(container, prefix), server.options())
+            with ThreadPoolExecutor(16) as ex:
+                list(ex.map(lambda k: st.put(k, b"x"), some))
+
+        fill("floor", keys)
+        names = [f"floor/{k}" for k in keys]
+        t = time.perf_counter()
+        if kind == "azure":
+            from lakefs_gc.storage.azure import make_service_client
+
+            cc = make_service_client(server.options()).get_container_client(container)
+            for i in range(0, n, 256):
+                list(cc.delete_blobs(*names[i:i + 256]))
+        else:
+            from lakefs_gc.storage.gcs import make_gcs_client
+
+            make_gcs_client(server.options()).bucket(container).delete_blobs(names)
+        floor = n / (time.perf_counter() - t)
+
+        fill("ours", keys)
+        st = open_storage(server.namespace(container, "ours"), server.options())
+        t = time.perf_counter()
+        stats = Deleter(st, DeletePolicy(rate=0)).delete(keys)
+        ours = n / (time.perf_counter() - t)
+        assert stats.deleted == n and not stats.dead, stats
+        rate = rate or round(min(floor, ours) / 2, -1)
+        sub = keys[: max(1000, int(rate * 5))]
+        fill("ours", sub)
+        t = time.perf_counter()
+        Deleter(st, DeletePolicy(rate=rate)).delete(sub)
+        limited = len(sub) / (time.perf_counter() - t)
+        name = "Azurite (Blob Batch x256)" if kind == "azure" else "fake-gcs (parallel deletes)"
+        return name, floor, ours, rate, limited
+    finally:
+        server.stop()
+
+
+def _print(rows) -> None:
     print(f"\nDeletion throughput, one sequential deleter ({os.cpu_count()} cores), keys/s")
     print(f"  {'target':32} {'floor':>10} {'ours':>10} {'ours/floor':>10}   {'rate set':>9} {'achieved':>9} {'dev':>6}")
     for name, floor, ours, rate, limited in rows:

@@ -31,7 +31,7 @@ MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 FILE_SECONDS = {
     "airflow/test_backfill.py": 530, "airflow/test_e2e.py": 250, "test_demo.py": 280,
     "airflow/test_wheel.py": 225, "airflow/test_e2e_s3.py": 265, "airflow/test_e2e_histories.py": 265,
-    "airflow/test_forms.py": 110, "airflow/test_local_airflow.py": 65,
+    "airflow/test_forms.py": 110, "airflow/test_e2e_clouds.py": 500, "airflow/test_local_airflow.py": 65,
     "test_random_histories.py": 230, "test_jobs_local.py": 90, "steps/test_delete.py": 120,
     "listing/test_uncommitted.py": 190, "test_faults.py": 280, "test_hostile_inputs.py": 70,
 }

@@ -109,7 +109,8 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
 @pytest.mark.parametrize("args, env, message", [
     (["local://repo1"], {}, "give lakeFS's blockstore.local.path with --local-root DIR (or LAKEFS_GC_LOCAL_ROOT)"),
     (["local://repo1", "--local-root", "/nonexistent/x"], {}, "--local-root /nonexistent/x: no such directory"),
-    (["gs://bucket/repo"], {}, "is not a storage namespace: give s3://bucket/prefix or local://path"),
+    (["ftp://bucket/repo"], {}, "is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, https://"),
+    (["https://Acct.example.com/c/repo"], {}, "must read https://<account>.<domain>/<container>"),
     (["local://repo1", "--run", "nosuch"], "ROOT", "no GC run 'nosuch'"),
     (["local://repo1/_lakefs/retention/gc/unified/nosuch/summary.json"], "ROOT", "no report at"),
     (["local://repo1/summary.json"], "ROOT", "a report's URI has _lakefs/retention/gc/unified/<mark id>/summary.json"),
@@ -119,6 +120,23 @@ def test_bad_input_says_what_to_fix(local_ns, args, env, message):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.startswith("lakefs-gc report: error: ") and message in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("kind", ["azure", "gcs"])
+def test_azure_and_gcs_namespaces_with_settings_from_the_environment(kind, request):
+    from lakefs_sandbox.cloud_servers import AZURITE_KEY
+
+    server = request.getfixturevalue("azurite" if kind == "azure" else "fake_gcs")
+    ns = server.namespace(server.create("cli-report"), "repo1")
+    _write_runs(open_storage(ns, server.options()), ns)
+    env = ({"LAKEFS_GC_AZURE_ACCOUNT_URL": server.account_url, "LAKEFS_GC_AZURE_ACCOUNT_KEY": AZURITE_KEY}
+           if kind == "azure" else {"LAKEFS_GC_GCS_ENDPOINT_URL": server.endpoint_url, "LAKEFS_GC_GCS_ANONYMOUS": "1"})
+    res = run(ns, env=env)
+    assert res.returncode == 0, res.stderr
+    assert [line.split()[0] for line in res.stdout.splitlines()[1:5]] == ["markB", "markA", "sweep", "markC"]
+    one = run(ns, "--run", "markB", env=env)
+    assert one.stdout.splitlines()[-1].split() == ["report", f"{ns}/{summary_key('markB')}"]
+    assert AZURITE_KEY not in one.stdout + res.stdout + one.stderr
 
 
 def test_s3_namespace_with_keys_from_the_environment(moto_server):

@@ -12,7 +12,8 @@ lists a repository's recent GC marks (id, start, flow, success, counts, and thei
 so a ``sweep_only`` run can be given a mark id, or prints one run's report as a table (``--run``: a
 mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). S3 keys come from
 ``LAKEFS_GC_S3_ACCESS_KEY_ID`` / ``LAKEFS_GC_S3_SECRET_ACCESS_KEY`` (else boto3's default chain),
-as for a Spark step run by hand; ``local://`` needs lakeFS's ``blockstore.local.path``.
+as for a Spark step run by hand (Azure: ``LAKEFS_GC_AZURE_*``; GCS: ``LAKEFS_GC_GCS_*``);
+``local://`` needs lakeFS's ``blockstore.local.path``.
 
     lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N]
 
@@ -83,7 +84,7 @@ def _open_namespace(namespace: str, args):
     import os
     from dataclasses import replace
 
-    from lakefs_gc.storage import S3Options, open_storage
+    from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, open_storage
 
     if namespace.startswith("local://"):
         root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
@@ -97,7 +98,20 @@ def _open_namespace(namespace: str, args):
         s3 = S3Options.from_env()
         s3 = replace(s3, endpoint_url=args.s3_endpoint or s3.endpoint_url, region=args.s3_region or s3.region)
         return open_storage(namespace, s3)
-    raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix or local://path (the "
+    if namespace.startswith("gs://"):
+        return open_storage(namespace, GCSOptions.from_env())  # LAKEFS_GC_GCS_* (none: ADC)
+    if namespace.startswith(("https://", "http://")):
+        from lakefs_gc.storage import parse_namespace
+
+        try:
+            host = parse_namespace(namespace).host
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        # LAKEFS_GC_AZURE_* (ACCOUNT_URL for Azurite; a key, SAS or token; none: DefaultAzureCredential)
+        return open_storage(namespace, AzureOptions.from_env(account_url=os.environ.get("LAKEFS_GC_AZURE_ACCOUNT_URL")
+                                                            or f"https://{host}", account_name=host.split(".")[0]))
+    raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
+                     f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
                      f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
 
 
@@ -232,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
                          description="List a repository's recent GC marks (newest first), or print one run's "
                                      "report as a table.")
     rep.add_argument("target", metavar="NAMESPACE|SUMMARY_URI",
-                     help="the repository's storage namespace (s3://bucket/repo, local://repo), or a summary.json URI")
+                     help="the repository's storage namespace (s3://bucket/repo, gs://bucket/repo, "
+                          "https://<account>.blob.core.windows.net/<container>/repo, local://repo), or a "
+                          "summary.json URI")
     rep.add_argument("--run", help="a mark id, or the Airflow run id of a GC run: print its report")
     rep.add_argument("--limit", type=int, default=20, help="marks to list (default 20)")
     rep.add_argument("--json", action="store_true", help="print summary.json itself (or every mark's) as JSON")

@@ -329,6 +329,7 @@ class DeleteResult(SparkStepResult):
     sweep_dir: str | None = None
     dead_letters: str | None = None
     seconds: float = 0.0
+    soft_delete_days: int | None = None  # Azure: days the account keeps deleted blobs (0: off; None: not Azure/unknown)
 
 
 @dataclass(frozen=True)

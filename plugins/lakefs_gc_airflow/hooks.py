@@ -214,10 +214,15 @@ def storage_options(conn_id: str | None) -> StorageOptions | None:
     except AirflowNotFoundException:
         return None
     kind = (conn.conn_type or "").lower()
-    if kind == "wasb":
-        return _wasb_options(conn_id)
-    if kind in ("google_cloud_platform", "gcpcloudstorage", "gcs"):
-        return _gcs_options(conn_id)
+    try:
+        if kind == "wasb":
+            return _wasb_options(conn_id)
+        if kind in ("google_cloud_platform", "gcpcloudstorage", "gcs"):
+            return _gcs_options(conn_id)
+    except ImportError as e:
+        extra = "azure" if kind == "wasb" else "gcp"
+        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
+                         f"installed ({e}): install lakefs-gc[{extra}] on the Airflow workers") from None
     if kind not in ("aws", "s3", ""):
         raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
                          f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://")

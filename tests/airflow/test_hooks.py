@@ -103,3 +103,103 @@ def test_the_test_button_calls_lakefs_and_says_what_failed(lakefs_conns, conn_id
     assert result[0] is ok and re.search(message, result[1]), result
     assert "Traceback" not in result[1] and "\n" not in result[1]
     assert "not-the-secret" not in result[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# The storage connection, resolved by the official providers' hooks (storage_options)
+
+@pytest.fixture
+def masked(monkeypatch):
+    import lakefs_gc_airflow.hooks as hooks
+
+    seen: list[str] = []
+    real = hooks.mask_secret
+    monkeypatch.setattr(hooks, "mask_secret", lambda secret, *a, **kw: (seen.append(secret), real(secret, *a, **kw)))
+    return seen
+
+
+def test_a_wasb_connection_string_reaches_azurite_through_wasbhook(azurite, monkeypatch, masked):
+    from lakefs_gc.storage import open_storage
+    from lakefs_gc_airflow.hooks import storage_options
+    from lakefs_sandbox.cloud_servers import AZURITE_KEY
+
+    monkeypatch.setenv(*conn_env("azure_storage", conn_type="wasb",
+                                 extra={"connection_string": azurite.connection_string}))
+    options = storage_options("azure_storage")
+    assert (options.account_url, options.account_name, options.account_key) == \
+        (azurite.account_url, "devstoreaccount1", AZURITE_KEY)
+    assert masked == [AZURITE_KEY] and AZURITE_KEY not in repr(options)
+    st = open_storage(azurite.namespace(azurite.create("hookcheck"), "repo"), options)
+    st.put("_lakefs/dummy", b"")
+    assert [o.key for o in st.list()] == ["_lakefs/dummy"]
+
+
+@pytest.mark.parametrize("extra, expect", [
+    ({"shared_access_key": "a2V5a2V5"}, ("account_key", "a2V5a2V5")),
+    ({"sas_token": "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl"}, ("sas_token", "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl")),
+])
+def test_wasb_keys_and_sas_tokens_are_taken_as_wasbhook_builds_them(monkeypatch, masked, extra, expect):
+    """WasbHook's own rules: a dot-less host is the account (``<login>.blob.core.windows.net``)."""
+    from lakefs_gc_airflow.hooks import storage_options
+
+    monkeypatch.setenv(*conn_env("azure_storage", conn_type="wasb", login="myaccount", extra=extra))
+    options = storage_options("azure_storage")
+    assert options.account_url == "https://myaccount.blob.core.windows.net" and options.account_name == "myaccount"
+    assert getattr(options, expect[0]) == expect[1] and masked == [expect[1]] and expect[1] not in repr(options)
+
+
+def test_an_anonymous_gcp_connection_uses_the_emulator_host_as_the_google_provider_does(fake_gcs, monkeypatch,
+                                                                                     masked):
+    from lakefs_gc_airflow.hooks import storage_options
+
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", fake_gcs.endpoint_url)
+    monkeypatch.setenv(*conn_env("gcs_storage", conn_type="google_cloud_platform",
+                                 extra={"is_anonymous": True, "project": "test"}))
+    options = storage_options("gcs_storage")
+    assert (options.endpoint_url, options.project, options.anonymous, options.access_token) == \
+        (fake_gcs.endpoint_url, "test", True, None)
+    assert masked == []
+
+
+def test_a_gcp_key_json_becomes_a_masked_access_token(monkeypatch, masked):
+    """A service-account key JSON resolved by GCSHook, its token fetched from the key's token_uri
+    (a token endpoint on 127.0.0.1 here, as Google's would answer)."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from lakefs_gc_airflow.hooks import storage_options
+
+    class Token(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"access_token": "ya29.from-the-token-endpoint", "expires_in": 3600,
+                               "token_type": "Bearer"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Token)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+        key = {"type": "service_account", "project_id": "proj", "private_key_id": "k1", "private_key": pem,
+               "client_email": "gc@proj.iam.gserviceaccount.com", "client_id": "1",
+               "token_uri": f"http://127.0.0.1:{server.server_address[1]}/token"}
+        monkeypatch.setenv(*conn_env("gcs_storage", conn_type="google_cloud_platform",
+                                     extra={"keyfile_dict": json.dumps(key), "project": "proj"}))
+        options = storage_options("gcs_storage")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (options.access_token, options.project, options.anonymous) == ("ya29.from-the-token-endpoint", "proj", False)
+    assert masked == ["ya29.from-the-token-endpoint"] and "ya29" not in repr(options)

@@ -208,9 +208,14 @@ def test_s3_namespace_without_its_storage_connection_fails_naming_it(tmp_path, c
 
 def test_prepare_submit_twice_does_not_repeat_arguments(tmp_path, connections):
     op = dag_module().build_gc_dag(repo_config()).get_task("delete")
-    op.prepare_submit(base_inputs(tmp_path, "delete"))
-    op.prepare_submit(base_inputs(tmp_path, "delete"))
-    assert op.application_args.count("--input") == 1
+    try:
+        op.prepare_submit(base_inputs(tmp_path, "delete"))
+        first = op.secrets_file
+        op.prepare_submit(base_inputs(tmp_path, "delete"))
+        assert op.application_args.count("--input") == 1
+        assert not first.exists()  # the first call's secrets file is gone, not left behind
+    finally:
+        op.remove_secrets()
 
 
 def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tmp_path, connections, monkeypatch):

@@ -72,7 +72,8 @@ def test_listing_order_prefixes_and_start_after(backend):
 
 def test_delete_batch_reports_every_missing_key_and_touches_nothing_else(backend):
     st, sibling = backend
-    keys = [f"data/s/{i:03d}" for i in range(st.max_delete_batch // 4 + 3)]
+    odd = ["data/s/a name+with%25 odd?chars&é", "data/s/ünï €", "data/s/back\\slash"]  # quoted in batch URLs
+    keys = [f"data/s/{i:03d}" for i in range(st.max_delete_batch // 4 + 3)] + odd
     for k in keys:
         st.put(k, b"x")
     st.put("data/s/live", b"x")
@@ -108,3 +109,50 @@ def test_azure_refuses_a_connection_to_another_account(azurite):
 def test_settings_of_the_wrong_kind_are_refused(moto_server, fake_gcs):
     with pytest.raises(ValueError, match="gs namespace.*S3Options.*GCSOptions"):
         open_storage("gs://bucket/repo", moto_server.s3_options())
+
+
+def test_azure_reports_the_accounts_soft_delete_and_the_summary_says_so(azurite):
+    """Blob soft delete keeps deleted blobs (billed) for its retention days: the report says so."""
+    from azure.storage.blob import RetentionPolicy
+
+    from lakefs_gc.report.summary import summary_rows
+    from lakefs_gc.storage.azure import make_service_client
+
+    st = open_storage(azurite.namespace(azurite.create("softdelete"), "repo"), azurite.options())
+    assert st.soft_delete_days() == 0
+    service = make_service_client(azurite.options())
+    service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=True, days=7))
+    try:
+        assert st.soft_delete_days() == 7
+    finally:
+        service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=False))
+    rows = dict(summary_rows({"reclaimed_bytes": 2048, "soft_delete_days": 7}))
+    assert rows["reclaimed"] == "2.0 KiB  (the storage account's soft delete keeps deleted blobs 7 days: not freed until then)"
+
+
+@pytest.mark.parametrize("kind", ["azure", "gcs"])
+def test_an_unreachable_cloud_endpoint_fails_with_one_line_naming_it(kind, monkeypatch):
+    import socket
+
+    from lakefs_gc.errors import Unreachable
+    from lakefs_gc.storage import AzureOptions, GCSOptions
+    from lakefs_gc.storage import azure, gcs
+
+    monkeypatch.setattr(gcs, "READ_RETRY_SECONDS", 1)  # the libraries' retries, kept short here
+    monkeypatch.setattr(azure, "CLIENT_RETRIES", 0)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    if kind == "azure":
+        st = open_storage("https://devstoreaccount1.azurite.test/cont/repo",
+                          AzureOptions(account_url=f"{url}/devstoreaccount1", account_name="devstoreaccount1",
+                                       account_key="a2V5"))
+    else:
+        st = open_storage("gs://bucket/repo", GCSOptions(endpoint_url=url, anonymous=True))
+    for call in (lambda: list(st.list("data/")), lambda: st.get("_lakefs/dummy"), lambda: st.exists("x")):
+        with pytest.raises(Unreachable) as err:
+            call()
+        message = str(err.value)
+        assert f"{url}" in message and "unreachable" in message and "storage_conn_id" in message
+        assert "\n" not in message and err.value.__cause__ is None

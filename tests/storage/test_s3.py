@@ -8,7 +8,8 @@ import pytest
 
 from lakefs_gc.errors import Unreachable
 from lakefs_gc.storage import S3Storage
-from lakefs_gc.storage.s3 import StorageUnreachable, make_s3_client
+from lakefs_gc.storage.base import StorageUnreachable
+from lakefs_gc.storage.s3 import make_s3_client
 from lakefs_gc.storage.settings import S3Options
 
 

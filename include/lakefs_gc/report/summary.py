@@ -112,7 +112,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
                     "delete_concurrency": dele.concurrency, "delete_rate": dele.rate, "delete_seconds": dele.seconds})
         if dele.dry_run:
             out["would_delete"] = c.deleted
-        for k in ("sweep_dir", "dead_letters"):
+        for k in ("sweep_dir", "dead_letters", "soft_delete_days"):
             if getattr(dele, k) is not None:
                 out[k] = getattr(dele, k)
         if dele.skipped:
@@ -252,7 +252,10 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
         rows.append(("dead letters", f"{_n(failed)}  ({g('dead_letters')})" if failed and g("dead_letters")
                      else _n(failed)))
     if "reclaimed_bytes" in summary:
-        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0))))
+        held = g("soft_delete_days")
+        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
+            f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
+            if held else "")))
     if uri:
         rows.append(("report", uri))
     return rows

@@ -59,5 +59,8 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
                   f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
                   f"fails so they are not forgotten") if counts.failed else None
+    # Azure blob soft delete keeps deleted blobs (and bills them) for its retention period
+    soft_delete = st.soft_delete_days() if hasattr(st, "soft_delete_days") and counts.deleted else None
     return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
-                        sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete)
+                        sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete,
+                        soft_delete_days=soft_delete)

@@ -17,7 +17,8 @@ from lakefs_gc.storage.namespace import LOCAL_ROOT_HELP, NamespaceURI, parse_nam
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
-__all__ = ["DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions", "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
+__all__ = ["DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
+           "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
            "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
            "parse_namespace", "relative_to", "resolve_local"]
 

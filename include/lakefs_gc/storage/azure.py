@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError, reaching, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import AzureOptions
 
@@ -53,12 +53,32 @@ def azure_credential(options: AzureOptions):
     return DefaultAzureCredential()
 
 
-def make_service_client(options: AzureOptions, retries: int = CLIENT_RETRIES):
-    """A ``BlobServiceClient`` for ``options``; ``retries`` 0: none (the deleter retries and counts)."""
-    from azure.storage.blob import BlobServiceClient
+def make_service_client(options: AzureOptions, retries: int | None = None):
+    """A ``BlobServiceClient`` for ``options``: the SDK's exponential retry with 1, 3, 5 s waits
+    (its default waits 15 s and more), ``retries`` attempts after the first (default
+    ``CLIENT_RETRIES``; 0: none, the deleter retries and counts by itself)."""
+    from azure.storage.blob import BlobServiceClient, ExponentialRetry
 
+    retries = CLIENT_RETRIES if retries is None else retries
+    policy = ExponentialRetry(initial_backoff=1, increment_base=2, retry_total=retries)
     return BlobServiceClient(account_url=options.account_url, credential=azure_credential(options),
-                             retry_total=retries, connection_timeout=20, read_timeout=120)
+                             retry_policy=policy, connection_timeout=20, read_timeout=120)
+
+
+def _azure_connection_errors():
+    from azure.core.exceptions import ServiceRequestError, ServiceResponseError
+
+    return (ServiceRequestError, ServiceResponseError)
+
+
+def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> str:
+    return (f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts ({method} "
+            f"{where(self, args)}: {type(exc).__name__}: {exc}): check the account URL the wasb storage connection "
+            f"gives (storage_conn_id in the GC config: host, or BlobEndpoint in its connection string), that the "
+            f"endpoint is running and that this worker can reach it")
+
+
+_reaching = reaching(_azure_connection_errors, _unreachable_message)
 
 
 class AzureStorage:
@@ -87,9 +107,11 @@ class AzureStorage:
     def _name(self, key: str) -> str:
         return self._base + _check_key(key)
 
+    @_reaching
     def put(self, key: str, data: bytes) -> None:
         self.client.upload_blob(self._name(key), data, overwrite=True)
 
+    @_reaching
     def get(self, key: str) -> bytes:
         from azure.core.exceptions import ResourceNotFoundError
 
@@ -98,6 +120,7 @@ class AzureStorage:
         except ResourceNotFoundError:
             raise ObjectNotFound(self.full_uri(key)) from None
 
+    @_reaching
     def open_input(self, key: str) -> IO[bytes]:
         """The blob in a seekable temporary file (in memory up to 64 MiB)."""
         from azure.core.exceptions import ResourceNotFoundError
@@ -111,9 +134,11 @@ class AzureStorage:
         tmp.seek(0)
         return tmp  # type: ignore[return-value]
 
+    @_reaching
     def exists(self, key: str) -> bool:
         return self.stat(key) is not None
 
+    @_reaching
     def stat(self, key: str) -> ObjectInfo | None:
         from azure.core.exceptions import ResourceNotFoundError
 
@@ -123,6 +148,7 @@ class AzureStorage:
             return None
         return ObjectInfo(key, int(p.size), p.last_modified.timestamp())
 
+    @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """Blobs under ``prefix`` in name order (Azure lists in lexical order); Azure has no
         start-after, so earlier names are skipped here."""
@@ -137,6 +163,7 @@ class AzureStorage:
                 continue
             yield ObjectInfo(b.name[strip:], int(b.size), b.last_modified.timestamp())
 
+    @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
         from azure.storage.blob import BlobPrefix
 
@@ -145,6 +172,7 @@ class AzureStorage:
             if isinstance(b, BlobPrefix):
                 yield b.name[strip:]
 
+    @_reaching
     def delete(self, key: str) -> None:
         self.client.delete_blob(self._name(key))
 

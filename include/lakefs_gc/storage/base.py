@@ -3,9 +3,14 @@ the errors."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Protocol
+
+from lakefs_gc.errors import Unreachable
 
 
 class StorageError(Exception):
@@ -50,3 +55,48 @@ class Storage(Protocol):
         (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
         for a missing one). A failed request raises. The deleter's only call."""
         ...
+
+
+class StorageUnreachable(Unreachable):
+    """The storage endpoint did not answer within the client library's attempts (refused, unknown
+    host, timed out)."""
+
+
+def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
+             message: Callable[[object, BaseException, str, tuple], str]):
+    """A decorator for a storage method: the library's "could not connect" errors (after its own
+    attempts) become one :class:`StorageUnreachable` line, ``message(storage, exc, method, args)``,
+    naming the endpoint and what to check; everything else (answers, even 5xx) propagates as it is.
+    ``connection_errors`` is called at the first failure (the library is imported lazily)."""
+
+    def wrap(method):
+        def unreachable(self, exc, args):
+            logging.getLogger(method.__module__).debug("%s: the last attempt's error", method.__name__, exc_info=True)
+            return StorageUnreachable(message(self, exc, method.__name__, args))
+
+        if inspect.isgeneratorfunction(method):
+            @functools.wraps(method)
+            def gen(self, *args, **kwargs):
+                try:
+                    yield from method(self, *args, **kwargs)
+                except Exception as exc:
+                    if isinstance(exc, connection_errors()):
+                        raise unreachable(self, exc, args) from None
+                    raise
+            return gen
+
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:
+                if isinstance(exc, connection_errors()):
+                    raise unreachable(self, exc, args) from None
+                raise
+        return call
+    return wrap
+
+
+def where(storage, args: tuple) -> str:
+    """The URI a failed call was about: the key's, else the namespace's."""
+    return storage.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else storage.uri

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import shutil
 import tempfile
 from collections.abc import Iterator
 from typing import IO
 
-from lakefs_gc.errors import Unreachable
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import S3Options
 
@@ -18,49 +15,24 @@ S3_MAX_DELETE = 1000
 S3_MAX_ATTEMPTS = 5
 
 
-class StorageUnreachable(Unreachable):
-    """The S3 endpoint did not answer within botocore's attempts (refused, unknown host, timed out)."""
+def _botocore_connection_errors():
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+
+    return (BotoConnectionError,)
 
 
-def _reaching(method):
-    """Turn botocore's "could not connect" (after its own attempts) into one line naming the
-    endpoint and what to check; everything else (answers, even 5xx) propagates as it is."""
-
-    def unreachable(self, exc: Exception, args) -> StorageUnreachable:
-        import logging
-
-        logging.getLogger(__name__).debug("S3 %s: the last attempt's error", method.__name__, exc_info=True)
-        where = self.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else self.uri
-        endpoint = self.options.endpoint_url or f"AWS S3 ({self.options.region})"
-        why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
-               "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
-            type(exc).__name__, "connection error")
-        return StorageUnreachable(
-            f"S3 endpoint {endpoint} is unreachable ({why}) after botocore's attempts ({method.__name__} {where}: "
+def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> str:
+    endpoint = self.options.endpoint_url or f"AWS S3 ({self.options.region})"
+    why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
+           "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
+        type(exc).__name__, "connection error")
+    return (f"S3 endpoint {endpoint} is unreachable ({why}) after botocore's attempts ({method} {where(self, args)}: "
             f"{exc}): check endpoint_url and region_name in the "
             f"extra of the storage connection (storage_conn_id in the GC config), that the endpoint is running "
             f"and that this worker can reach it")
 
-    if inspect.isgeneratorfunction(method):
-        @functools.wraps(method)
-        def gen(self, *args, **kwargs):
-            from botocore.exceptions import ConnectionError as BotoConnectionError
 
-            try:
-                yield from method(self, *args, **kwargs)
-            except BotoConnectionError as exc:
-                raise unreachable(self, exc, args) from None
-        return gen
-
-    @functools.wraps(method)
-    def call(self, *args, **kwargs):
-        from botocore.exceptions import ConnectionError as BotoConnectionError
-
-        try:
-            return method(self, *args, **kwargs)
-        except BotoConnectionError as exc:
-            raise unreachable(self, exc, args) from None
-    return call
+_reaching = reaching(_botocore_connection_errors, _unreachable_message)
 
 
 def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):

@@ -1,7 +1,8 @@
 """How the GC reaches a storage namespace: one settings type per kind (:class:`S3Options` for S3
 and S3-compatible endpoints, :class:`AzureOptions` for Azure Blob, :class:`GCSOptions` for Google
-Cloud Storage) for the Airflow hooks, the operators and the Spark jobs. Secrets never appear in ``repr``; they travel to a
-Spark job only under the names here, in its secrets file or environment (never argv, never XCom)."""
+Cloud Storage) for the Airflow hooks, the operators and the Spark jobs. Secrets never appear in
+``repr``; they travel to a Spark job only under the names here, in its secrets file or environment
+(never argv, never XCom)."""
 
 from __future__ import annotations
 
