@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--local-only", action="store_true", help="skip the moto, Azurite and fake-gcs measurements")
     p.add_argument("--backends", default="s3,local,azure,gcs", help="comma-separated: s3, local, azure, gcs")
     a = p.parse_args(argv)
+    import signal
+
+    # a SIGTERM (timeout, Ctrl-C from a wrapper) runs the finally blocks that stop the servers
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     backends = {"local"} if a.local_only else set(a.backends.split(","))
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
