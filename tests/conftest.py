@@ -105,16 +105,21 @@ def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
         stop_process(proc)
 
 
+def _serve(start, tmp_path_factory, name: str):
+    """A cloud stand-in (lakefs_sandbox.cloud_servers) for the session, stopped by PID at its end."""
+    server = start(tmp_path_factory.mktemp(name), timeout=READY_TIMEOUT)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def azurite(tmp_path_factory):
     """Azurite's blob service on 127.0.0.1 (one per test session; scripts/setup.sh installs it)."""
     from lakefs_sandbox.cloud_servers import start_azurite
 
-    server = start_azurite(tmp_path_factory.mktemp("azurite"), timeout=READY_TIMEOUT)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(start_azurite, tmp_path_factory, "azurite")
 
 
 @pytest.fixture(scope="session")
@@ -122,11 +127,7 @@ def fake_gcs(tmp_path_factory):
     """fake-gcs-server on 127.0.0.1 (one per test session; scripts/setup.sh builds it)."""
     from lakefs_sandbox.cloud_servers import start_fake_gcs
 
-    server = start_fake_gcs(tmp_path_factory.mktemp("fake-gcs"), timeout=READY_TIMEOUT)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve(start_fake_gcs, tmp_path_factory, "fake-gcs")
 
 
 # local:// namespace handed out by an emulator -> its blockstore.local.path (the newest wins)

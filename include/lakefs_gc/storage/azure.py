@@ -8,13 +8,11 @@ is a loop of single deletes with the first error raised.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError, reaching, where
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError, reaching, spool_download, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import AzureOptions
 
@@ -125,17 +123,10 @@ class AzureStorage:
         """The blob in a seekable temporary file (in memory up to 64 MiB)."""
         from azure.core.exceptions import ResourceNotFoundError
 
-        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-        try:
-            self.client.download_blob(self._name(key)).readinto(tmp)
-        except ResourceNotFoundError:
-            tmp.close()
-            raise ObjectNotFound(self.full_uri(key)) from None
-        tmp.seek(0)
-        return tmp  # type: ignore[return-value]
+        return spool_download(lambda f: self.client.download_blob(self._name(key)).readinto(f),
+                              lambda e: isinstance(e, ResourceNotFoundError), self.full_uri(key))
 
-    @_reaching
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
         return self.stat(key) is not None
 
     @_reaching

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Protocol
@@ -100,3 +101,20 @@ def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
 def where(storage, args: tuple) -> str:
     """The URI a failed call was about: the key's, else the namespace's."""
     return storage.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else storage.uri
+
+
+def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[Exception], bool],
+                   uri: str) -> IO[bytes]:
+    """``download`` (writing the object into the file it is given) into a seekable temporary file,
+    in memory up to 64 MiB; :class:`ObjectNotFound` naming ``uri`` when ``is_missing`` says the
+    error means the object is not there. Every adapter's ``open_input``."""
+    tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    try:
+        download(tmp)
+    except Exception as exc:
+        tmp.close()
+        if is_missing(exc):
+            raise ObjectNotFound(uri) from None
+        raise
+    tmp.seek(0)
+    return tmp  # type: ignore[return-value]

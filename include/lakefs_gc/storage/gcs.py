@@ -11,12 +11,11 @@ Chosen over ``pyarrow.fs``'s GCS filesystem, which has no per-object delete outc
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, where
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, spool_download, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import GCSOptions
 
@@ -119,17 +118,10 @@ class GCSStorage:
         """The object in a seekable temporary file (in memory up to 64 MiB)."""
         from google.api_core.exceptions import NotFound
 
-        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-        try:
-            self.bucket.blob(self._name(key)).download_to_file(tmp, retry=_retry())
-        except NotFound:
-            tmp.close()
-            raise ObjectNotFound(self.full_uri(key)) from None
-        tmp.seek(0)
-        return tmp  # type: ignore[return-value]
+        return spool_download(lambda f: self.bucket.blob(self._name(key)).download_to_file(f, retry=_retry()),
+                              lambda e: isinstance(e, NotFound), self.full_uri(key))
 
-    @_reaching
-    def exists(self, key: str) -> bool:
+    def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
         return self.stat(key) is not None
 
     @_reaching

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Iterator
 from typing import IO
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, where
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, spool_download, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import S3Options
 
@@ -95,17 +94,10 @@ class S3Storage:
     @_reaching
     def open_input(self, key: str) -> IO[bytes]:
         """The object in a seekable temporary file (in memory up to 64 MiB)."""
-        tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-        try:
-            resp = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
-            shutil.copyfileobj(resp["Body"], tmp, 1 << 20)
-        except self.client.exceptions.ClientError as exc:
-            tmp.close()
-            if self._is_missing(exc):
-                raise ObjectNotFound(self.full_uri(key)) from None
-            raise
-        tmp.seek(0)
-        return tmp  # type: ignore[return-value]
+        return spool_download(
+            lambda f: shutil.copyfileobj(self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"], f,
+                                         1 << 20),
+            lambda e: isinstance(e, self.client.exceptions.ClientError) and self._is_missing(e), self.full_uri(key))
 
     @_reaching
     def exists(self, key: str) -> bool:
