@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: checks Java 17+, installs the apt tools the tests use, creates .venv with the
 # pinned requirements and the project package (editable), and builds the --py-files zip for Spark
-# (build/lakefs_gc.zip, for running a job by hand).
+# (build/lakefs_gc.zip, for running a job by hand), and builds lakeFS itself once per machine.
 # A second run only checks stamps and takes a second or two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,38 @@ die() { echo "setup: $*" >&2; exit 1; }
 command -v java >/dev/null 2>&1 || die "java not found. Install OpenJDK 17 or newer (Debian: apt-get install openjdk-17-jre-headless) and re-run."
 jver=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
 [ -n "$jver" ] && [ "$jver" -ge 17 ] || die "java $jver found, but Spark 4 needs Java 17 or newer. Install OpenJDK 17+ and put it first on PATH."
+
+# --- lakeFS itself (the tests' judge), built once per machine from the Go module proxy by version,
+#     never from copied source: `go mod download` gives the module (verified by the Go checksum
+#     database), a throwaway writable copy gets a placeholder web UI (lakeFS embeds webui/dist, empty
+#     in the module; the GC needs only the API) and `go build ./cmd/lakefs` with the version stamped
+#     as lakeFS's Makefile does. It builds in the background while the venv installs (it is CPU, the
+#     venv mostly network); the copy is removed, only the binary is kept under ~/.cache/lakefs-gc/. ---
+LAKEFS_VERSION=1.84.0
+TOOLS=$ROOT/.tools
+TOOLS_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/lakefs-gc
+mkdir -p "$TOOLS/bin" "$TOOLS_CACHE"
+lk=$TOOLS_CACHE/lakefs-$LAKEFS_VERSION
+lk_pid=
+if [ ! -x "$lk/lakefs" ]; then
+  command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ (lakeFS $LAKEFS_VERSION and fake-gcs-server are built with it), and re-run"
+  echo "setup: building lakeFS $LAKEFS_VERSION from the Go module proxy into $lk (once per machine, about 5 minutes; log: $TOOLS_CACHE/lakefs-build.log)"
+  (
+    set -euo pipefail
+    src=$(go mod download -json "github.com/treeverse/lakefs@v$LAKEFS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    [ -n "$src" ] && [ -f "$src/go.mod" ] || { echo "go mod download gave no module directory"; exit 1; }
+    tmp=$(mktemp -d "$TOOLS_CACHE/lakefs-build.XXXXXX")
+    trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+    cp -R "$src" "$tmp/src" && chmod -R u+w "$tmp/src"
+    printf '<!doctype html><title>lakeFS %s</title><p>lakeFS %s built for the GC tests: API only, no web UI.</p>\n' \
+      "$LAKEFS_VERSION" "$LAKEFS_VERSION" > "$tmp/src/webui/dist/index.html"
+    (cd "$tmp/src" && go build -buildvcs=false -trimpath -o "$tmp/lakefs" \
+      -ldflags "-X github.com/treeverse/lakefs/pkg/version.Version=$LAKEFS_VERSION" ./cmd/lakefs)
+    "$tmp/lakefs" --version | grep -q "$LAKEFS_VERSION" || { echo "the binary does not say $LAKEFS_VERSION"; exit 1; }
+    mkdir -p "$lk" && mv "$tmp/lakefs" "$lk/lakefs"
+  ) > "$TOOLS_CACHE/lakefs-build.log" 2>&1 &
+  lk_pid=$!
+fi
 
 # --- apt tools used by tests: RocksDB's sst_dump reads our SSTables independently of our code;
 #     a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
@@ -77,8 +109,6 @@ fi
 #     once per machine under ~/.cache/lakefs-gc/ and linked into .tools/ ---
 AZURITE_VERSION=3.37.0
 FAKE_GCS_VERSION=v1.52.2
-TOOLS=$ROOT/.tools
-TOOLS_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/lakefs-gc
 mkdir -p "$TOOLS" "$TOOLS_CACHE"
 az=$TOOLS_CACHE/azurite-$AZURITE_VERSION
 if [ ! -x "$az/node_modules/.bin/azurite-blob" ]; then
@@ -105,4 +135,10 @@ mkdir -p "$TOOLS/bin" && ln -sfn "$gcs/fake-gcs-server" "$TOOLS/bin/fake-gcs-ser
 #     a stale zip runs old code in the jobs). The operators build the same zip from the installed
 #     package themselves (lakefs_gc.spark.bundle); this copy is for running a job by hand. ---
 "$VENV/bin/python" -m lakefs_gc.spark.bundle build/lakefs_gc.zip >/dev/null
-echo "setup: ok (.venv ready, build/lakefs_gc.zip built)"
+if [ -n "$lk_pid" ]; then
+  wait "$lk_pid" || die "building lakeFS $LAKEFS_VERSION failed; its log: $TOOLS_CACHE/lakefs-build.log
+$(tail -n 20 "$TOOLS_CACHE/lakefs-build.log")"
+  echo "setup: lakeFS $LAKEFS_VERSION built ($("$lk/lakefs" --version 2>&1 | head -n1))"
+fi
+ln -sfn "$lk/lakefs" "$TOOLS/bin/lakefs"
+echo "setup: ok (.venv ready, lakeFS $LAKEFS_VERSION in .tools/bin, build/lakefs_gc.zip built)"

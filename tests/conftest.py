@@ -295,3 +295,47 @@ def spark():
     session = local_session("lakefs-gc tests")
     yield session
     session.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# lakeFS itself (lakefs_sandbox.real_lakefs: the 1.84.0 server scripts/setup.sh builds)
+
+from lakefs_sandbox.real_lakefs import RealLakeFS  # noqa: E402
+
+
+class RealServer(RealLakeFS):
+    """A real lakeFS whose ``local://`` namespaces ``ns_storage`` can open (as the emulator's)."""
+
+    def namespace(self, name: str, bucket: str = "") -> str:
+        ns = super().namespace(name, bucket)
+        if self.blockstore_type == "local":
+            LOCAL_ROOTS[ns] = str(self.root)
+        return ns
+
+
+BLOCKSTORE_FIXTURES = {"local": None, "s3": "moto_server", "azure": "azurite", "gs": "fake_gcs"}
+
+
+def start_real_lakefs(workdir: Path, kind: str = "local", store=None) -> RealServer:
+    from lakefs_sandbox import real_lakefs
+
+    return real_lakefs.start(workdir, kind, store, timeout=READY_TIMEOUT * 2, cls=RealServer)
+
+
+@pytest.fixture(scope="session")
+def real_lakefs(tmp_path_factory, request) -> Iterator[Callable[[str], RealServer]]:
+    """``real_lakefs(kind)``: lakeFS 1.84 on the ``local``, ``s3`` (moto), ``azure`` (Azurite) or
+    ``gs`` (fake-gcs-server) blockstore; one server per kind and session, started on first use in
+    its own working directory, stopped by PID at the end."""
+    servers: dict[str, RealServer] = {}
+
+    def get(kind: str) -> RealServer:
+        if kind not in servers:
+            fixture = BLOCKSTORE_FIXTURES[kind]
+            store = request.getfixturevalue(fixture) if fixture else None
+            servers[kind] = start_real_lakefs(tmp_path_factory.mktemp(f"lakefs-{kind}"), kind, store)
+        return servers[kind]
+
+    yield get
+    for server in servers.values():
+        server.stop()

@@ -1,0 +1,95 @@
+"""The two live-data holes of the last round, on lakeFS itself and every blockstore: entries that
+lakeFS's own uncommitted mark leaves out, kept while a branch reads them and collected once nothing
+does.
+
+* an object staged through the link flow (``getPhysicalAddress``, the client writes,
+  ``linkPhysicalAddress``): on the local blockstore lakeFS 1.84 hands out the resolved
+  ``local:///`` address and its mark omits it; on the other blockstores it is checked too;
+* a committed object staged again with its committed identity: its bytes uploaded again to the
+  same path, and the object copied onto itself (``copyObject`` copies to a new address; lakeFS's
+  uncommitted diff skips the entry, its identity being HEAD's).
+
+Each scenario: staged past the cutoff, a GC run keeps every staged address (and lakeFS still reads
+the bytes); then the branch is reset (the staged entries dropped, nothing references the addresses)
+and the next run collects them, leaving the committed objects.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import lakefs_sdk
+import pytest
+
+from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_gc.storage import parse_namespace
+from tests.conftest import ns_storage
+from tests.support import history
+from tests.support.inprocess import run_steps
+from tests.test_random_histories import SETTINGS
+
+pytestmark = pytest.mark.spark
+STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
+         ("restage", 0, 1, 0.1),   # obj/1.bin copied onto itself
+         ("restage", 0, 2, 0.9),   # obj/2.bin's bytes uploaded again
+         ("link", 0, 3, 0.9)]      # obj/3.bin through the link flow, linked
+
+
+def _gc(server, name: str, spark, work, store):
+    now = datetime.now(timezone.utc) + timedelta(seconds=2)
+    with LakeFSClient(server.api_url, server.access_key, server.secret_key) as gc_client:
+        ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id=f"holes-{uuid.uuid4().hex[:6]}",
+                          work_dir=str(work), local_root=server.local_root, parallelism=1,
+                          storage_options=store.options() if store is not None else None)
+        env = {ENV_LAKEFS_ACCESS_KEY: server.access_key, ENV_LAKEFS_SECRET_KEY: server.secret_key,
+               **(store.options().to_env() if store is not None else {})}
+        return run_steps(spark, ctx, gc_client, env)
+
+
+@pytest.mark.parametrize("kind", ["local", "s3", "azure", "gs"])
+def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(kind, real_lakefs, spark, tmp_path,
+                                                                               moto_server):
+    server = real_lakefs(kind)
+    store = server.store
+    bucket = moto_server.create_bucket(f"holes-{uuid.uuid4().hex[:8]}") if kind == "s3" else "holes"
+    name = f"holes-{kind}-{uuid.uuid4().hex[:6]}"
+    ns = server.namespace(name, bucket)
+    roots = parse_namespace(ns, server.local_root).roots()
+    storage = ns_storage(ns, store)
+    client = server.client()
+    history.create(client, name, ns)
+    h = history.apply(client, name, ns, roots, STEPS, storage=storage, same_identity=True)
+    history.set_rules(client, name, [h])
+    assert h.done.get("restage_same_identity") == 2 and h.done.get("link") == 1, h.done
+    head = client.branches_api.get_branch(name, "main").commit_id
+    committed = {o.path: o for o in client.objects_api.list_objects(name, head).results}
+    staged = {o.path: o for o in client.objects_api.list_objects(name, "main").results}
+    assert set(staged) == {"obj/1.bin", "obj/2.bin", "obj/3.bin"}
+    for path in ("obj/1.bin", "obj/2.bin"):  # a new address, the committed identity
+        assert staged[path].physical_address != committed[path].physical_address
+        assert staged[path].checksum == committed[path].checksum
+    diff = client.branches_api.diff_branch(name, "main").results
+    assert {d.path for d in diff} == {"obj/3.bin"}, "lakeFS's uncommitted diff lists a same-identity entry"
+    staged_keys = {history._rel(roots, staged[p].physical_address) for p in ("obj/1.bin", "obj/2.bin")} \
+        | set(h.linked.values())
+    committed_keys = {history._rel(roots, o.physical_address) for o in committed.values()}
+    assert all("://" not in k for k in staged_keys | committed_keys), staged_keys | committed_keys
+
+    # 1. staged past the cutoff, read by main: kept
+    results = _gc(server, name, spark, tmp_path / "work", store)
+    after = {o.key for o in storage.list("data/", recursive=True)}
+    assert staged_keys | committed_keys <= after, f"live objects lost: {sorted((staged_keys | committed_keys) - after)}"
+    for path in staged:
+        assert bytes(client.objects_api.get_object(name, "main", path)), path
+    omitted = results["mark_uncommitted"].staged_addresses_lakefs_omitted
+    print(f"\n{kind}: lakeFS's mark omitted {omitted} of 3 staged addresses; all kept")
+
+    # 2. the branch reset: nothing reads them any more; the next run collects them
+    client.branches_api.reset_branch(name, "main", lakefs_sdk.ResetCreation(type="reset"))
+    _gc(server, name, spark, tmp_path / "work", store)
+    after = {o.key for o in storage.list("data/", recursive=True)}
+    assert committed_keys <= after, f"committed objects lost: {sorted(committed_keys - after)}"
+    assert not staged_keys & after, f"garbage left: {sorted(staged_keys & after)}"
