@@ -94,7 +94,7 @@ class Collected:
             seed, steps = seed_and_steps
             return history.apply(emu.client(), name, ns, roots, steps, prefix=f"h{seed}-" if shared else "",
                                  outside=outside, storage=storage, outside_storage=outside_storage,
-                                 same_identity=same_identity)
+                                 same_identity=same_identity, cherry_pick_any=not getattr(emu, "real", False))
         # a few at a time: the client's work overlaps the emulator's (results keep the seeds' order)
         with ThreadPoolExecutor(BUILDERS) as pool:
             self.histories = list(pool.map(build, seeds_and_steps))

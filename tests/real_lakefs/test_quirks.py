@@ -1,0 +1,71 @@
+"""lakeFS 1.84's own quirk, on lakeFS itself: after a commit that has metadata (here a merge
+commit) is cherry-picked, lakeFS answers 404 "commit not found" for that commit's full id until
+the server restarts (the cherry-pick writes its origin into the cached source commit's metadata
+map, ``pkg/graveler/graveler.go``, ``CherryPick``); shorter prefixes still resolve. lakeFS's own
+GC crashes on it. Ours must fail closed (deleting nothing) or succeed, and lose nothing live.
+A server of its own: the quirk lasts until a restart, and would poison the shared servers.
+The emulator reproduces it with injected faults (``tests/test_random_histories.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import lakefs_sdk
+import pytest
+
+from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_gc.storage import parse_namespace
+from tests.conftest import ns_storage, start_real_lakefs
+from tests.support import history
+from tests.support.inprocess import run_steps
+from tests.test_random_histories import SETTINGS
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_cherry_picked_merge_commit_lakefs_answers_404_for_never_makes_the_gc_delete_live_data(spark, tmp_path):
+    server = start_real_lakefs(tmp_path / "lakefs")
+    try:
+        client = server.client()
+        name = "quirk"
+        ns = server.namespace(name)
+        roots = parse_namespace(ns, server.local_root).roots()
+        history.create(client, name, ns)
+        steps = [("upload", 0, 1), ("commit", 0, 1.0), ("branch", 0, 0), ("upload", 1, 2), ("commit", 1, 1.0),
+                 ("upload", 0, 3), ("commit", 0, 1.0), ("upload", 0, 4),  # main dirty: the merge commits it first
+                 ("merge", 0, 1, 0.4), ("branch", 0, 1), ("upload", 2, 5), ("commit", 2, 1.0)]
+        h = history.apply(client, name, ns, roots, steps, storage=ns_storage(ns))
+        merge = client.branches_api.get_branch(name, "main").commit_id
+        assert len(client.commits_api.get_commit(name, merge).parents) == 2
+        history.set_rules(client, name, [h])
+        # the oracle before the quirk (it reads commits by id); the cherry-pick adds b3's new tree
+        now = datetime.now(timezone.utc) + timedelta(seconds=30)
+        keep, _ = history.oracle(client, name, [h], roots, now.timestamp())
+        client.branches_api.cherry_pick(name, "b3", lakefs_sdk.CherryPickCreation(ref=merge, parent_number=1))
+        keep |= history._list_addresses(client, name, "b3", roots, h.linked)
+        with pytest.raises(lakefs_sdk.exceptions.NotFoundException):  # the quirk, reproduced
+            client.commits_api.get_commit(name, merge)
+        assert client.commits_api.get_commit(name, merge[:16]).id == merge  # a prefix still resolves
+        client.objects_api.upload_object(name, "b1", "obj/garbage.bin", content=b"staged, then reset")
+        client.branches_api.reset_branch(name, "b1", lakefs_sdk.ResetCreation(type="reset"))
+        before = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
+        with LakeFSClient(server.api_url, server.access_key, server.secret_key) as gc_client:
+            try:
+                ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id="quirk",
+                                  work_dir=str(tmp_path / "work"), local_root=server.local_root, parallelism=1)
+                run_steps(spark, ctx, gc_client, {ENV_LAKEFS_ACCESS_KEY: server.access_key,
+                                                  ENV_LAKEFS_SECRET_KEY: server.secret_key})
+                failed = None
+            except Exception as exc:  # noqa: BLE001 - failing closed is one of the two allowed outcomes
+                failed = exc
+        after = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
+        assert keep <= after, f"live objects lost: {sorted(keep - after)}"
+        if failed is not None:
+            assert after == before, "the GC failed but deleted first"
+        outcome = f"failed closed: {type(failed).__name__} {' '.join(str(failed).split())[:200]}" if failed \
+            else f"succeeded, deleting {len(before - after)}"
+        print(f"\non lakeFS itself the GC {outcome}")
+    finally:
+        server.stop()
