@@ -5,8 +5,9 @@ PY := .venv/bin/python
 setup:
 	@bash scripts/setup.sh
 
+# LAKEFS=real: against lakeFS 1.84 itself (the server the set-up builds) instead of the emulator.
 demo: setup
-	@bash scripts/demo.sh
+	@bash scripts/demo.sh $(if $(LAKEFS),--lakefs $(LAKEFS))
 
 # Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
 # (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
@@ -15,8 +16,9 @@ test: setup
 	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
+# LAKEFS=real: lakeFS 1.84 itself too, run in var/airflow/lakefs and seeded with sample-repo (--lakefs real).
 airflow: setup
-	@.venv/bin/lakefs-gc airflow $(ARGS)
+	@.venv/bin/lakefs-gc airflow $(if $(LAKEFS),--lakefs $(LAKEFS)) $(ARGS)
 
 bench: setup
 	@$(PY) -m bench

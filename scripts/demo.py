@@ -1,10 +1,11 @@
 """The main job on the embedded default: the GC DAG end to end against the lakeFS emulator.
 
-1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port, or, when
-   ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions are set (include/lakefs_sandbox/target.py),
-   uses that real lakeFS instead: the repository gets a fresh name, commits are dated back with the
-   commit API, and the run overrides the minimum age (``unsafe_min_age_override``) since a real
-   server's grace period is a day;
+1. starts the lakeFS API emulator (local blockstore) on a free 127.0.0.1 port; with ``--lakefs real``
+   (``make demo LAKEFS=real``) lakeFS 1.84 itself instead (the server the set-up builds, local
+   blockstore, in ``build/demo/lakefs``); when ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions are
+   set (include/lakefs_sandbox/target.py), that real lakeFS: the repository gets a fresh name. On a
+   real lakeFS commits are dated back with the commit API, and the run overrides the minimum age
+   (``unsafe_min_age_override``) since a real server's grace period is a day;
 2. seeds ``sample-repo`` through lakefs-sdk with ``lakefs_sandbox.seed`` (the emulator's clock is moved
    back while seeding, so the commits are ten days old and the 1-day retention has passed);
 3. waits until the seeded objects are older than the run's minimum age (``--min-age``, default
@@ -53,6 +54,9 @@ def human(n: int) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
+    p.add_argument("--lakefs", choices=("emulator", "real"), default=os.environ.get("LAKEFS_GC_DEMO_LAKEFS") or "emulator",
+                   help="the lakeFS API emulator (default; $LAKEFS_GC_DEMO_LAKEFS) or lakeFS 1.84 itself (the "
+                        "server scripts/setup.sh builds)")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
     from lakefs_sandbox.seed import DELETED, KEPT, seed, seed_fresh
@@ -64,9 +68,14 @@ def main() -> int:
     (scratch / "airflow").mkdir(parents=True)
     venv_bin = Path(sys.executable).parent
     real = target_from_env()
-    emu = None
+    emu = server = None
     repo, dag_id, config = REPO, DAG_ID, ROOT / "config" / "gc_repositories.yaml"
-    if real is None:
+    if real is None and a.lakefs == "real":
+        from lakefs_sandbox import real_lakefs
+
+        server = real_lakefs.start(scratch / "lakefs")
+        target = server.target("local://demo")
+    elif real is None:
         block = scratch / "block"
         emu = launcher.start(scratch / "emulator.log", "--grace-period", str(GRACE), "--state",
                              str(scratch / "emulator-state"), "--local-path", str(block),
@@ -82,8 +91,10 @@ def main() -> int:
     url = target.url
     migrate = None
     try:
-        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})" if emu else f"using the lakeFS at {url} "
-            f"(LAKEFS_GC_TARGET_ENDPOINT), namespaces under {target.namespace_root}")
+        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})" if emu else
+            f"lakeFS {real_lakefs.VERSION} itself up at {url} (pid {server.proc.pid}; state, log and "
+            f"blockstore in {server.workdir})" if server else
+            f"using the lakeFS at {url} (LAKEFS_GC_TARGET_ENDPOINT), namespaces under {target.namespace_root}")
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
         env.update({
@@ -171,6 +182,8 @@ GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
             launcher.stop_group(migrate)
         if emu is not None:
             emu.stop()
+        if server is not None:
+            server.stop()
 
 
 if __name__ == "__main__":

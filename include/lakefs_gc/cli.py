@@ -15,7 +15,7 @@ mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). 
 as for a Spark step run by hand (Azure: ``LAKEFS_GC_AZURE_*``; GCS: ``LAKEFS_GC_GCS_*``);
 ``local://`` needs lakeFS's ``blockstore.local.path``.
 
-    lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N]
+    lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N] [--lakefs real]
 
 starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
 (``lakefs_gc_airflow.local_airflow``, imported only by this command: the rest of ``lakefs_gc``
@@ -242,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="Airflow's home: database, logs, generated secrets (default: var/airflow)")
     af.add_argument("--port", type=int, default=None,
                     help="the UI's port on 127.0.0.1 (default: AIRFLOW_PORT, else 8080)")
+    af.add_argument("--lakefs", choices=("settings", "real"), default="settings",
+                    help="settings: the lakeFS of the settings (default); real: run lakeFS 1.84 itself (the "
+                         "set-up builds it; local blockstore, state in <state-dir>/lakefs) and seed sample-repo")
     rep = sub.add_parser("report", help="list a repository's GC marks, or print one run's report",
                          description="List a repository's recent GC marks (newest first), or print one run's "
                                      "report as a table.")
@@ -261,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "airflow":
         from lakefs_gc_airflow.local_airflow import main
 
-        return main(args.env_file, args.state_dir, args.port)
+        return main(args.env_file, args.state_dir, args.port, args.lakefs)
 
     if args.command == "report":
         from lakefs_gc.errors import Unreachable

@@ -166,8 +166,11 @@ def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> d
     }
 
 
-def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float) -> None:
-    """``POST /setup_lakefs``: the admin user with the given keys (lakeFS's first-run flow)."""
+def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, existing_ok: bool = False) -> bool:
+    """``POST /setup_lakefs``: the admin user with the given keys (lakeFS's first-run flow). True
+    when it set lakeFS up; with ``existing_ok``, a lakeFS already set up (in a working directory
+    that was used before: it answers 409 "lakeFS already initialized") is accepted when the given
+    keys sign in to it (then False); keys it refuses are an error saying so."""
     body = json.dumps({"username": ADMIN, "key": {"access_key_id": access_key,
                                                   "secret_access_key": secret_key}}).encode()
     req = urllib.request.Request(url + "/api/v1/setup_lakefs", data=body, method="POST",
@@ -177,20 +180,36 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float) -> 
         try:
             with urllib.request.urlopen(req, timeout=10) as r:
                 r.read()
-                return
+                return True
         except urllib.error.HTTPError as e:
             detail = e.read().decode(errors="replace")[:300]
             if e.code >= 500 and time.monotonic() < deadline:  # the KV store still opening
                 time.sleep(0.2)
                 continue
+            if e.code == 409 and existing_ok:
+                break
             raise RuntimeError(f"lakeFS setup_lakefs answered {e.code}: {detail}") from None
+    import base64
+
+    auth = base64.b64encode(f"{access_key}:{secret_key}".encode()).decode()
+    check = urllib.request.Request(url + "/api/v1/user", headers={"Authorization": "Basic " + auth})
+    try:
+        with urllib.request.urlopen(check, timeout=10) as r:
+            r.read()
+            return False
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"lakeFS is already set up and refuses the given keys (GET /api/v1/user answered "
+                           f"{e.code}): they are not the keys it was set up with") from None
 
 
 def start(workdir: Path, blockstore: str = "local", store=None, timeout: float = 60.0,
           access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS) -> RealLakeFS:
     """lakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up; ``store``: the
     moto server (``s3``) or the Azurite / fake-gcs-server :class:`CloudServer` (``azure``/``gs``);
-    ``cls``: the handle's class (a subclass of :class:`RealLakeFS`)."""
+    ``cls``: the handle's class (a subclass of :class:`RealLakeFS`). With ``access_key`` and
+    ``secret_key`` given, ``workdir`` may hold the state of an earlier start: its ``lakefs.yaml``'s
+    secrets are kept (the stored keys are encrypted with them) and the admin set up then is reused
+    when those keys sign in."""
     import yaml
 
     binary = lakefs_binary()
@@ -198,7 +217,14 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     cfg = workdir / "lakefs.yaml"
-    cfg.write_text(yaml.safe_dump(config(workdir, port, blockstore, store), sort_keys=False))
+    given = access_key is not None and secret_key is not None
+    settings = config(workdir, port, blockstore, store)
+    if given and cfg.exists():  # a restart on its state: the keys lakeFS stored are encrypted with its secrets
+        before = yaml.safe_load(cfg.read_text()) or {}
+        settings["auth"]["encrypt"] = before.get("auth", {}).get("encrypt") or settings["auth"]["encrypt"]
+        settings["blockstore"]["signing"] = (before.get("blockstore", {}).get("signing")
+                                             or settings["blockstore"]["signing"])
+    cfg.write_text(yaml.safe_dump(settings, sort_keys=False))
     cfg.chmod(0o600)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "LAKEFS_", "AZURE_", "GOOGLE_", "STORAGE_EMULATOR"))}
@@ -216,9 +242,9 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
         from lakefs_sandbox.emulator.launcher import wait_http
 
         wait_http(url + "/_health", proc, log, timeout)
-        if access_key is None or secret_key is None:
+        if not given:
             access_key, secret_key = new_keys()
-        _setup_admin(url, access_key, secret_key, timeout)
+        _setup_admin(url, access_key, secret_key, timeout, existing_ok=given)
     except BaseException:
         stop_group(proc)
         raise

@@ -15,8 +15,14 @@ become Airflow connections given to the components as ``AIRFLOW_CONN_*`` environ
 (never argv, never printed). The UI's login is the simple auth manager's: one user (``admin``), its
 password generated once into ``<state>/passwords.json`` (0600) and printed at each start.
 
+With ``--lakefs real`` (``make airflow LAKEFS=real``) the command also runs lakeFS 1.84 itself (the
+server the set-up builds, ``lakefs_sandbox.real_lakefs``, imported only then) on the local
+blockstore in ``<state>/lakefs`` (its state stays there from one start to the next; its admin's keys
+in ``<state>/lakefs/keys.json``, 0600), seeds ``sample-repo`` on ``local://sample-repo`` the first
+time, and the ``LAKEFS_*`` settings point at it, whatever the file or the environment say.
+
 Ctrl-C (SIGINT) or SIGTERM stops every component: its process group by the leader's PID, then any
-process of the tree still alive by its own PID, each with a bounded wait.
+process of the tree still alive by its own PID, each with a bounded wait; then lakeFS, by its PID.
 
 The tests start their Airflow components with the same pieces (:func:`airflow_env`,
 :class:`AirflowProcesses`, :data:`COMPONENTS`). No Airflow import here: Airflow runs in the processes.
@@ -53,6 +59,9 @@ SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_mana
 START_TIMEOUT = 240.0   # db migrate excepted: four components on 2 busy cores take about a minute
 MIGRATE_TIMEOUT = 600.0
 STOP_TIMEOUT = 20.0     # per component, then SIGKILL
+# --lakefs real: lakeFS itself in <state>/lakefs, the settings it fills, the repository it seeds.
+LAKEFS_MODES = ("settings", "real")
+SAMPLE_REPO, SAMPLE_NAMESPACE = "sample-repo", "local://sample-repo"
 
 
 class SetupError(ValueError):
@@ -284,11 +293,16 @@ class Plan:
     airflow_settings: dict[str, str]   # AIRFLOW__* from the file
     work_dir: str
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)       # settings replaced by the lakeFS this command runs
+    min_ages: dict[str, int] = field(default_factory=dict)  # repository -> min_age_seconds
 
 
-def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None) -> Plan:
+def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None,
+         lakefs: Mapping[str, str] | None = None) -> Plan:
     """Resolve the settings (environment over file over defaults) into a :class:`Plan`; a wrong
-    setting raises :class:`SetupError` naming it."""
+    setting raises :class:`SetupError` naming it. ``lakefs``: the ``LAKEFS_*`` settings of the lakeFS
+    this command runs (``--lakefs real``), over the environment and the file (each value of theirs it
+    replaces is noted in :attr:`Plan.notes`, secrets left out)."""
     root = project_root()
     from_file: dict[str, str] = {}
     if env_file is not None:
@@ -298,9 +312,19 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         from_file = read_env_file(env_file)
     where = str(env_file) if env_file else "the environment"
 
+    lakefs = lakefs or {}
+
     def get(name: str) -> str | None:
-        value = environ.get(name) or from_file.get(name) or SETTINGS[name].default
+        value = lakefs.get(name) or environ.get(name) or from_file.get(name) or SETTINGS[name].default
         return value.strip() if value else None
+
+    notes = []
+    for name, value in lakefs.items():
+        for source, values in (("the environment", environ), (str(env_file), from_file)):
+            given = (values.get(name) or "").strip()
+            if given and given != value:
+                shown = "" if SETTINGS[name].secret else f"={given}"
+                notes.append(f"{name}{shown} in {source} is replaced by the lakeFS this command runs (--lakefs real)")
 
     cfg_path = Path(get("LAKEFS_GC_CONFIG"))
     cfg_path = cfg_path if cfg_path.is_absolute() else root / cfg_path
@@ -381,7 +405,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     return Plan(state=state, port=int(port_text), user=user, config_path=cfg.path,
                 dag_ids=[r.dag_id for r in cfg.repositories], entry_errors=list(cfg.entry_errors),
                 connections=conns, described=described, airflow_settings=settings, work_dir=work_dir,
-                warnings=warnings)
+                warnings=warnings, notes=notes, min_ages={r.repository: r.min_age_seconds for r in cfg.repositories})
 
 
 # ---------------------------------------------------------------- the state directory
@@ -429,6 +453,88 @@ def component_env(p: Plan, base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
+# ---------------------------------------------------------------- --lakefs real: lakeFS itself
+
+def start_lakefs(home: Path, timeout: float = 60.0):
+    """lakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``, whose state
+    stays there from one start to the next: its admin's keys generated at the first start into
+    ``home/keys.json`` (0600) and reused at the next ones (lakeFS is then already set up). Its handle
+    (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``, ``.stop()``)."""
+    from lakefs_sandbox import real_lakefs
+
+    home.mkdir(parents=True, exist_ok=True)
+    key_id, secret = real_lakefs.new_keys()
+    keys = _private_json(home / "keys.json", {"access_key_id": key_id, "secret_access_key": secret})
+    try:
+        return real_lakefs.start(home, "local", timeout=timeout, access_key=keys["access_key_id"],
+                                 secret_key=keys["secret_access_key"])
+    except FileNotFoundError as e:  # no binary: the set-up builds it
+        raise RuntimeError(str(e)) from None
+    except RuntimeError as e:
+        if "refuses the given keys" not in str(e):
+            raise
+        raise RuntimeError(f"{e}: {home}/keys.json is not the one of the lakeFS in {home}; put that one back, "
+                           f"or remove {home} to start lakeFS over (its repositories go with it)") from None
+
+
+def lakefs_settings(server) -> dict[str, str]:
+    """The ``LAKEFS_*`` settings of a lakeFS this command runs (``plan(..., lakefs=...)``)."""
+    return {"LAKEFS_ENDPOINT": server.url, "LAKEFS_ACCESS_KEY_ID": server.access_key,
+            "LAKEFS_SECRET_ACCESS_KEY": server.secret_key, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": server.local_root}
+
+
+def seed_sample(server) -> tuple[bool, int]:
+    """``sample-repo`` on ``local://sample-repo`` (``lakefs_sandbox.seed``, commits dated back ten
+    days through the commit API) unless the repository exists; (seeded now, its creation time)."""
+    from lakefs_sdk.exceptions import ApiException, NotFoundException
+
+    from lakefs_sandbox.seed import seed
+
+    client = server.client()
+    try:
+        return False, int(client.repositories_api.get_repository(SAMPLE_REPO).creation_date)
+    except NotFoundException:
+        pass
+    try:
+        seed(client, SAMPLE_REPO, SAMPLE_NAMESPACE, backdate=True, local_root=server.local_root)
+        return True, int(client.repositories_api.get_repository(SAMPLE_REPO).creation_date)
+    except ApiException as e:
+        raise RuntimeError(f"seeding {SAMPLE_REPO} on {SAMPLE_NAMESPACE} failed: lakeFS answered {e.status} "
+                           f"{e.reason}: {str(e.body)[:300]}") from None
+
+
+def _lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
+    """What the summary says of the lakeFS this command runs: where, how to sign in (the secret only
+    as where it is), the placeholder UI, the sample repository and when a GC run has garbage to take."""
+    from lakefs_sandbox.real_lakefs import VERSION
+
+    keys = home / "keys.json"
+    creds = ("$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1])); "
+             "print(k[\"access_key_id\"]+\":\"+k[\"secret_access_key\"])' " + f"{keys})")
+    lines = [
+        f"  lakeFS API   {server.api_url}   (lakeFS {VERSION} run by this command, pid {server.proc.pid}; "
+        f"state in {home}, log {home}/lakefs.log)",
+        f"  its login    access key id {server.access_key}, secret access key in {keys} (0600); HTTP basic "
+        f"auth, e.g.",
+        f"               curl -u \"{creds}\" {server.api_url}/repositories",
+        f"  lakeFS UI    none: {server.url}/ is a placeholder page (this lakeFS is built without its web UI); "
+        f"use the API",
+    ]
+    when = "seeded now" if seeded else "seeded at an earlier start"
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+    lines.append(f"  {SAMPLE_REPO}  {when} ({stamp}) on {SAMPLE_NAMESPACE}, in {server.local_root}/{SAMPLE_REPO}: "
+                 f"commits dated back ten days, GC retention 1 day")
+    if SAMPLE_REPO in p.min_ages:
+        age = p.min_ages[SAMPLE_REPO]
+        ready = time.strftime("%Y-%m-%d %H:%M", time.localtime(created + age))
+        lines.append(f"               a GC run deletes its garbage once the objects are older than the minimum age "
+                     f"(min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
+                     f"before that it deletes nothing")
+    else:
+        lines.append(f"               not in {p.config_path}: no DAG collects it")
+    return lines
+
+
 # ---------------------------------------------------------------- the command
 
 class _Stop(Exception):
@@ -440,15 +546,33 @@ def _on_signal(signum, _frame):
 
 
 def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.stdout,
-        environ: Mapping[str, str] | None = None) -> int:
-    """Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything."""
+        environ: Mapping[str, str] | None = None, lakefs: str = "settings") -> int:
+    """Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything.
+    ``lakefs``: ``settings`` (the lakeFS of the settings) or ``real`` (lakeFS itself, run by this command
+    in ``<state>/lakefs``, :func:`start_lakefs`)."""
     environ = os.environ if environ is None else environ
+    if lakefs not in LAKEFS_MODES:
+        raise ValueError(f"lakefs: one of {LAKEFS_MODES}, got {lakefs!r}")
+    real = lakefs == "real"
+    lakefs_home = state / "lakefs"
 
     def say(text: str = "") -> None:
         print(text, file=out, flush=True)
 
     try:
-        p = plan(env_file, environ, state, port)
+        if real:
+            from lakefs_sandbox import real_lakefs
+
+            try:
+                real_lakefs.lakefs_binary()
+            except FileNotFoundError as e:
+                raise SetupError(str(e)) from None
+            # every other setting checked before lakeFS starts (its URL and keys: placeholders here)
+            p = plan(env_file, environ, state, port, lakefs={
+                "LAKEFS_ENDPOINT": f"http://{LOOPBACK}:1", "LAKEFS_ACCESS_KEY_ID": "-", "LAKEFS_SECRET_ACCESS_KEY": "-",
+                "LAKEFS_LOCAL_BLOCKSTORE_ROOT": str(lakefs_home / "block")})
+        else:
+            p = plan(env_file, environ, state, port)
     except SetupError as e:
         say(f"lakefs-gc airflow: error: {e}")
         return 2
@@ -458,12 +582,22 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         return 2
     state.mkdir(parents=True, exist_ok=True)
     (state / "logs").mkdir(exist_ok=True)
-    env = component_env(p, environ)
     password = _private_json(state / "passwords.json", {p.user: secrets.token_urlsafe(12)})[p.user]
-    procs = AirflowProcesses(state, env)
+    procs = AirflowProcesses(state, {})
+    server = None
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     url = f"http://{LOOPBACK}:{p.port}"
     try:
+        if real:
+            say(f"lakefs-gc airflow: starting lakeFS {real_lakefs.VERSION} (local blockstore) in {lakefs_home} "
+                f"(log: {lakefs_home}/lakefs.log)")
+            server = start_lakefs(lakefs_home)
+            say(f"lakefs-gc airflow: lakeFS at {server.url} (pid {server.proc.pid}); looking for {SAMPLE_REPO}")
+            seeded, created = seed_sample(server)
+            if seeded:
+                say(f"lakefs-gc airflow: seeded {SAMPLE_REPO} on {SAMPLE_NAMESPACE}")
+            p = plan(env_file, environ, state, port, lakefs=lakefs_settings(server))
+        procs.env = component_env(p, environ)
         say(f"lakefs-gc airflow: state in {state}; preparing the metadata database (logs: {state}/db-migrate.log)")
         log = procs.cli("db", "migrate", timeout=MIGRATE_TIMEOUT)
         (state / "db-migrate.log").write_text(log)
@@ -471,7 +605,7 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             procs.start(name)
         say(f"lakefs-gc airflow: started {', '.join(f'{n} (pid {pr.pid})' for n, pr in procs.procs.items())}")
         wait_http(f"{url}/api/v2/monitor/health", procs, START_TIMEOUT)
-        wrong = [x for x in listeners(procs.pids()) if x[2] != LOOPBACK]
+        wrong = [x for x in listeners(procs.pids() | ({server.proc.pid} if server else set())) if x[2] != LOOPBACK]
         if wrong:
             say("lakefs-gc airflow: error: listening beyond 127.0.0.1, stopping: "
                 + "; ".join(f"{name} (pid {pid}) on {ip}:{port_}" for pid, name, ip, port_ in wrong))
@@ -479,15 +613,21 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         say()
         say(f"  Airflow UI   {url}")
         say(f"  sign in as   {p.user} / {password}   (kept in {state}/passwords.json)")
+        if server is not None:
+            for line in _lakefs_lines(server, lakefs_home, seeded, created, p):
+                say(line)
         say(f"  repositories {p.config_path}: {', '.join(p.dag_ids) or 'no good entry'}")
         for error in p.entry_errors:
             say(f"  BAD ENTRY    {error}")
         for conn_id, text in sorted(p.described.items()):
             say(f"  connection   {conn_id}: {text}")
+        for note in p.notes:
+            say(f"  NOTE         {note}")
         for warning in p.warnings:
             say(f"  WARNING      {warning}")
         say(f"  logs         {state}/*.log, task logs in {state}/logs")
-        say("  The DAGs start paused: unpause one to let its schedule run. Ctrl-C stops everything.")
+        say("  The DAGs start paused: unpause one to let its schedule run. Ctrl-C stops everything"
+            + (", lakeFS too." if server else "."))
         say()
         while True:
             dead = procs.dead()
@@ -496,10 +636,17 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
                 say(f"lakefs-gc airflow: error: airflow {name} exited with {code}; stopping the others. "
                     f"The end of {state}/{name}.log:\n{procs.tail(name, 2000)}")
                 return 1
+            if server is not None and server.proc.poll() is not None:
+                say(f"lakefs-gc airflow: error: lakeFS exited with {server.proc.returncode}; stopping Airflow. "
+                    f"The end of {lakefs_home}/lakefs.log:\n{server.log_tail(2000)}")
+                return 1
             time.sleep(1)
     except _Stop as e:
         say(f"lakefs-gc airflow: {e}: stopping")
         return 0
+    except SetupError as e:
+        say(f"lakefs-gc airflow: error: {e}")
+        return 2
     except (RuntimeError, TimeoutError, subprocess.TimeoutExpired) as e:
         say(f"lakefs-gc airflow: error: {e}")
         return 1
@@ -507,19 +654,26 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         for s in previous:  # a second Ctrl-C during the stop must not leave processes behind
             signal.signal(s, signal.SIG_IGN)
         procs.stop()
+        if server is not None:  # after Airflow, whose tasks may be calling it
+            server.stop()
         for s, handler in previous.items():
             signal.signal(s, handler)
-        if procs.procs:
-            say("lakefs-gc airflow: stopped " + ", ".join(procs.procs))
+        stopped = list(procs.procs) + ([f"lakeFS (pid {server.proc.pid})"] if server is not None else [])
+        if stopped:
+            say("lakefs-gc airflow: stopped " + ", ".join(stopped))
 
 
-def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None) -> int:
-    """``lakefs-gc airflow``: paths relative to the working directory, defaults under the project."""
+def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None,
+         lakefs: str | None = None) -> int:
+    """``lakefs-gc airflow``: paths relative to the working directory, defaults under the project.
+    With ``lakefs="real"`` a missing default settings file is no error: lakeFS's settings come from
+    the lakeFS the command runs, the others have defaults."""
     root = project_root()
+    lakefs = lakefs or "settings"
     env = root / "config" / "airflow.env" if env_file is None else (Path(env_file) if env_file else None)
+    if lakefs == "real" and env_file is None and not env.exists():
+        print(f"lakefs-gc airflow: no {env}: the defaults and the environment only", flush=True)
+        env = None
     state = Path(state_dir) if state_dir else root / "var" / "airflow"
-    return run(env, state.resolve(), port)
+    return run(env, state.resolve(), port, lakefs=lakefs)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -45,8 +45,13 @@ TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "co
          "save_report"]
 
 
+def is_real(emu) -> bool:
+    """A real lakeFS: the conformance target (None) or a server of lakefs_sandbox.real_lakefs."""
+    return emu is None or getattr(emu, "real", False)
+
+
 def clock_for(emu):
-    if emu is None:  # a real lakeFS: commits are dated back by the seed instead
+    if is_real(emu):  # a real lakeFS: commits are dated back by the seed instead
         return lambda phase: None
     offsets = {"old": -10 * DAY, "recent": -3600, "fresh": 0}
     return lambda phase: emu.set_clock(offset=offsets[phase])
@@ -79,7 +84,7 @@ class GCEnv:
     def run(self, **conf):
         # always the whole conf: dag.test() keeps the previous run's conf as the DAG's params
         conf = {"mode": "mark_and_sweep", **conf}
-        if self.emu is None:  # a real lakeFS's grace period (a day) is above the test's minimum age
+        if is_real(self.emu):  # a real lakeFS's grace period (a day) is above the test's minimum age
             conf.setdefault("unsafe_min_age_override", True)
         dr = self.dag.test(run_conf=conf)
         tis = {ti.task_id: ti for ti in dr.get_task_instances()}
@@ -144,13 +149,19 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | 
     return bag.dags[f"lakefs_gc__{repo}"]
 
 
-def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None) -> GCEnv:
+def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None,
+              server=None) -> GCEnv:
     """A seeded repository on the local blockstore, on moto (``moto``), or on Azurite or
     fake-gcs-server (``cloud``: then the storage connection is a ``wasb`` one with Azurite's
     connection string, or a ``google_cloud_platform`` one, anonymous, with ``STORAGE_EMULATOR_HOST``
-    as the Google provider's users point it at an emulator)."""
+    as the Google provider's users point it at an emulator). ``server``: lakeFS itself
+    (``tests/conftest.py``'s ``real_lakefs``) instead of an emulator, on its own blockstore."""
     storage_conn_id = "aws_default"
-    if TARGET is not None:  # conformance mode: a real lakeFS
+    if server is not None:
+        repo = f"{repo}-{uuid.uuid4().hex[:6]}"
+        moto = server.store if server.blockstore_type == "s3" else None
+        cloud = server.cloud
+    if TARGET is not None and server is None:  # conformance mode: a real lakeFS
         emu = None
         repo = f"{repo}-{uuid.uuid4().hex[:6]}"
         ns = TARGET.namespace(repo)
@@ -158,8 +169,8 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
         sibling = TARGET.storage(TARGET.namespace(repo + "-sibling"))
         lakefs, aws = TARGET.lakefs_conn(), TARGET.aws_conn()
     else:
-        emu = lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto,
-                                      cloud=cloud)
+        emu = server or lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto,
+                                                cloud=cloud)
         client, local_root = emu.client(), emu.local_root
         if cloud is not None:
             container = cloud.create(f"gc-e2e-{repo}")
@@ -187,7 +198,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
             aws = None
         lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
                   "extra": {"local_blockstore_root": local_root} if local_root else {}}
-    manifest = seed(client, repo, ns, phase=clock_for(emu), backdate=emu is None, local_root=local_root)
+    manifest = seed(client, repo, ns, phase=clock_for(emu), backdate=is_real(emu), local_root=local_root)
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()

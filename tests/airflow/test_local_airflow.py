@@ -9,6 +9,7 @@ process tree on 127.0.0.1; SIGINT stops it and every process it started.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -111,6 +112,27 @@ def test_a_connection_a_repository_needs_and_nobody_defines_is_a_warning(tmp_pat
     p = plan(env_file(tmp_path, f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n"), {}, tmp_path / "state")
     [w] = p.warnings
     assert w.startswith("emu-repo: its lakeFS connection 'lakefs_default' is not defined") and "LAKEFS_ENDPOINT" in w
+
+
+def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and_says_so(tmp_path):
+    f = env_file(tmp_path, f"""\
+        LAKEFS_GC_CONFIG={repositories(tmp_path)}
+        LAKEFS_ENDPOINT=http://127.0.0.1:8000
+        LAKEFS_ACCESS_KEY_ID=file-key
+        LAKEFS_SECRET_ACCESS_KEY=file-secret-value
+    """)
+    own = {"LAKEFS_ENDPOINT": "http://127.0.0.1:41234", "LAKEFS_ACCESS_KEY_ID": KEY,
+           "LAKEFS_SECRET_ACCESS_KEY": SECRET, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": "/state/lakefs/block"}
+    p = plan(f, {"LAKEFS_ACCESS_KEY_ID": "env-key"}, tmp_path / "state", lakefs=own)
+    assert json.loads(p.connections["AIRFLOW_CONN_LAKEFS_DEFAULT"]) == {
+        "conn_type": "lakefs", "host": "http://127.0.0.1:41234", "login": KEY, "password": SECRET,
+        "extra": {"local_blockstore_root": "/state/lakefs/block"}}
+    notes = "\n".join(p.notes)
+    assert f"LAKEFS_ENDPOINT=http://127.0.0.1:8000 in {f} is replaced by the lakeFS this command runs" in notes
+    assert "LAKEFS_ACCESS_KEY_ID=env-key in the environment is replaced" in notes
+    assert f"LAKEFS_SECRET_ACCESS_KEY in {f} is replaced" in notes and "file-secret-value" not in notes
+    assert len(p.notes) == 4 and not p.warnings  # the file's key too; no blockstore root in the file
+    assert p.min_ages == {"emu-repo": 86400}
 
 
 class Output:
@@ -221,3 +243,93 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
     assert code == 0, out.text()
     assert not left, f"still running after Ctrl-C: {left}\n{out.text()}"
     assert "SIGINT: stopping" in out.text() and "stopped api-server, scheduler, dag-processor, triggerer" in out.text()
+
+
+@pytest.mark.e2e
+@pytest.mark.real_lakefs
+def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_stops_it(tmp_path):
+    """``--lakefs real`` (``make airflow LAKEFS=real``): lakeFS 1.84 itself started in
+    ``<state>/lakefs`` with its keys in ``keys.json`` (0600), ``sample-repo`` seeded with commits
+    dated back, the components' ``lakefs_default`` on it whatever the settings file says, and Ctrl-C
+    as soon as the components are started stops them and lakeFS; the next start reuses the state and
+    the keys (lakeFS is already set up) and seeds nothing again."""
+    import psutil
+
+    from lakefs_gc_airflow.local_airflow import lakefs_settings, seed_sample, start_lakefs
+
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(f"repositories:\n  - {GOOD}, repository: sample-repo}}\n")
+    settings = env_file(tmp_path, f"""\
+        LAKEFS_GC_CONFIG={cfg}
+        LAKEFS_ENDPOINT=http://127.0.0.1:8000
+        LAKEFS_ACCESS_KEY_ID=file-key
+        LAKEFS_SECRET_ACCESS_KEY=file-secret-value
+        SPARK_MASTER=local[1]
+    """)
+    port, state = free_port(), tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
+    proc = subprocess.Popen([sys.executable, "-m", "lakefs_gc", "airflow", "--lakefs", "real",
+                             "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
+                            start_new_session=True)
+    out = Output(proc)
+    tree: set[int] = set()
+    try:
+        m = out.wait_for(r"lakeFS at (http://127\.0\.0\.1:\d+) \(pid (\d+)\)", proc, timeout=120)
+        lakefs_url, lakefs_pid = m.group(1), int(m.group(2))
+        tree.add(lakefs_pid)
+        out.wait_for(r"seeded sample-repo on local://sample-repo", proc, timeout=120)
+        started = out.wait_for(r"started api-server \(pid (\d+)\), scheduler \(pid (\d+)\)", proc, timeout=600)
+        home = state / "lakefs"
+        keys = json.loads((home / "keys.json").read_text())
+        assert oct((home / "keys.json").stat().st_mode & 0o777) == "0o600"
+        me = psutil.Process(proc.pid)
+        tree |= {proc.pid, *(c.pid for c in me.children(recursive=True))}
+        assert psutil.Process(lakefs_pid).cwd() == str(home) and "lakefs" in psutil.Process(lakefs_pid).name()
+        conn = json.loads(psutil.Process(int(started.group(2))).environ()["AIRFLOW_CONN_LAKEFS_DEFAULT"])
+        assert conn == {"conn_type": "lakefs", "host": lakefs_url, "login": keys["access_key_id"],
+                        "password": keys["secret_access_key"],
+                        "extra": {"local_blockstore_root": str(home / "block")}}, conn
+        auth = "Basic " + base64.b64encode(f"{keys['access_key_id']}:{keys['secret_access_key']}".encode()).decode()
+
+        def api(path: str):
+            req = urllib.request.Request(f"{lakefs_url}/api/v1{path}", headers={"Authorization": auth})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return json.loads(r.read())
+
+        assert api("/repositories/sample-repo")["storage_namespace"] == "local://sample-repo"
+        commits = api("/repositories/sample-repo/refs/main/commits?amount=100")["results"]
+        assert min(c["creation_date"] for c in commits if c["parents"]) < time.time() - 9 * 86400, commits
+        assert any((home / "block" / "sample-repo").rglob("*"))
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # Ctrl-C
+        try:
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+        finally:
+            left = []
+            for pid in tree:
+                try:
+                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                        left.append(pid)
+                except psutil.NoSuchProcess:
+                    pass
+            for pid in left:  # never leave them to the next test
+                os.kill(pid, signal.SIGKILL)
+    text = out.text()
+    assert code == 0, text
+    assert not left, f"still running after Ctrl-C: {left}\n{text}"
+    assert (f"stopped api-server, scheduler, dag-processor, triggerer, lakeFS (pid {lakefs_pid})" in text), text
+    assert keys["secret_access_key"] not in text and "file-secret-value" not in text
+
+    again = start_lakefs(state / "lakefs")  # a restart: already set up (409), the keys of keys.json reused
+    try:
+        assert (again.access_key, again.secret_key) == (keys["access_key_id"], keys["secret_access_key"])
+        assert seed_sample(again)[0] is False
+        assert lakefs_settings(again)["LAKEFS_LOCAL_BLOCKSTORE_ROOT"] == str(state / "lakefs" / "block")
+    finally:
+        again.stop()
+    assert again.proc.poll() is not None
