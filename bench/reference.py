@@ -15,9 +15,11 @@ GC's own S3 client uses) with ``LAKEFS_GC_REFERENCE_JAR`` and ``LAKEFS_GC_REFERE
 tries the GC itself (``io.lakefs:lakefs-spark-client_2.13``). Without them the reference side is
 skipped, saying why, and ours runs alone on every scenario (still judged against the live objects).
 
-lakeFS is the emulator by default (S3 blockstore on the moto server); with
-``LAKEFS_GC_TARGET_ENDPOINT`` (see include/lakefs_sandbox/target.py) a real lakeFS whose namespace
-root is ``s3://...``.
+lakeFS is lakeFS 1.84 itself by default (the server ``scripts/setup.sh`` builds, S3 blockstore on
+the moto server, ``--lakefs real``), or the emulator (``--lakefs emulator``; scenario h2 needs it),
+or, with ``LAKEFS_GC_TARGET_ENDPOINT`` (see include/lakefs_sandbox/target.py), a lakeFS of your own
+whose namespace root is ``s3://...``. Our side runs in ``make test`` against lakeFS itself
+(``tests/real_lakefs/test_bench_reference.py``), so a broken call here fails the suite.
 """
 
 from __future__ import annotations
@@ -128,9 +130,13 @@ _SPARK = None
 
 
 def spark_session():
+    """One local SparkSession for our side (kept in ``_SPARK``: ``main`` stops it at the end)."""
+    global _SPARK
     from tests.support.inprocess import local_session
 
-    return local_session("lakefs-gc reference diff")
+    if _SPARK is None:
+        _SPARK = local_session("lakefs-gc reference diff")
+    return _SPARK
 
 
 def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path, *, flow: str = "clean",
@@ -154,8 +160,7 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
                            unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow=flow)
     with LakeFSClient(lakefs_url, ak, sk) as client:
         ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
-                          work_dir=str(work), parallelism=2,
-                          s3=s3.options())
+                          work_dir=str(work), parallelism=2, storage_options=s3.options())
         if ctx.flow != flow:
             raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
         results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates")
@@ -405,10 +410,12 @@ def scenario_lineage(client, repo: str, ns: str, rng: random.Random, s3=None) ->
     b.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=squash, parent_number=0))
     branch("rel", base)
     b.cherry_pick(repo, "rel", lakefs_sdk.CherryPickCreation(ref=feat1))
-    branch("rel2", base)
-    b.cherry_pick(repo, "rel2", lakefs_sdk.CherryPickCreation(ref=merge, parent_number=1))
+    # the revert of the merge first: once a merge commit is cherry-picked, lakeFS 1.84 answers 404
+    # for its full id until it restarts (its cherry-pick writes into the cached commit's metadata)
     branch("undo", "main")
     b.revert_branch(repo, "undo", lakefs_sdk.RevertCreation(ref=merge, parent_number=1))
+    branch("rel2", base)
+    b.cherry_pick(repo, "rel2", lakefs_sdk.CherryPickCreation(ref=merge, parent_number=1))
     b.delete_branch(repo, "feat")  # feat's commits: a tag and the merges' second parents
     # an old branch, tagged and deleted: outside every retention, its objects are garbage to both GCs
     branch("gone", base)
@@ -600,6 +607,17 @@ class Harness:
         return outcome
 
 
+def start_lakefs(workdir: Path, s3: S3Place):
+    """lakeFS 1.84 itself on an S3 blockstore at ``s3`` (lakefs_sandbox.real_lakefs), stopped by the caller."""
+    from types import SimpleNamespace
+
+    from lakefs_sandbox import real_lakefs
+
+    store = SimpleNamespace(endpoint_url=s3.endpoint, access_key=s3.access_key, secret_key=s3.secret_key,
+                            region=s3.region)
+    return real_lakefs.start(workdir, "s3", store)
+
+
 def live_addresses(client, repo: str, ns: str) -> set[str]:
     """Namespace-relative addresses visible on every branch (staged and committed), from the API."""
     from lakefs_gc.storage import parse_namespace, relative_to
@@ -663,6 +681,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--random", type=int, default=20, help="how many random histories")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random history")
     p.add_argument("--big", type=int, default=100_000, help="objects in the big repository")
+    p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
+                   help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
+                        "the moto server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
     p.add_argument("--two-runs", type=int, default=3,
                    help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
                         "incremental run): on lakefs_shape, lineage and this many random histories")
@@ -687,12 +708,19 @@ def main(argv: list[str] | None = None) -> int:
                                          work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
             procs.append(moto)
             s3 = S3Place(f"http://127.0.0.1:{port}", "testing", "testing")
-            emu = launcher.start(work / "emulator.log", "--s3-endpoint", s3.endpoint, "--s3-access-key", "testing",
-                                 "--s3-secret-key", "testing", "--grace-period", str(MIN_AGE),
-                                 access_key=ACCESS, secret_key=SECRET)
-            procs.append(emu.proc)
-            url, ak, sk, bucket, prefix = emu.url, ACCESS, SECRET, "reference", "repos"
-            log(f"lakeFS emulator {url} on moto {s3.endpoint}")
+            if a.lakefs == "real":
+                server = start_lakefs(work / "lakefs", s3)
+                procs.append(server.proc)
+                url, ak, sk = server.url, server.access_key, server.secret_key
+                log(f"lakeFS {server.url} itself (1.84) on moto {s3.endpoint}")
+            else:
+                emu = launcher.start(work / "emulator.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
+                                     "testing", "--s3-secret-key", "testing", "--grace-period", str(MIN_AGE),
+                                     access_key=ACCESS, secret_key=SECRET)
+                procs.append(emu.proc)
+                url, ak, sk = emu.url, ACCESS, SECRET
+                log(f"lakeFS emulator {url} on moto {s3.endpoint}")
+            bucket, prefix = "reference", "repos"
         else:
             from lakefs_gc.storage import parse_namespace
 
@@ -735,7 +763,7 @@ def main(argv: list[str] | None = None) -> int:
             o = h.run_two(name, build, seed, **kw) if kw.pop("two", False) else h.run(name, build, seed, **kw)
             report(o)
             outcomes.append(o)
-        if "h2" in wanted and target is None:
+        if "h2" in wanted and target is None and a.lakefs == "emulator":
             paged = launcher.start(work / "emulator-paged.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
                                    "testing", "--s3-secret-key", "testing", "--grace-period", str(MIN_AGE),
                                    "--uncommitted-page-size", "1", access_key=ACCESS, secret_key=SECRET)
