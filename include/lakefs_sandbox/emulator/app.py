@@ -79,11 +79,14 @@ def _field(body: dict, name: str, kind: type | tuple[type, ...]):
     return v
 
 
-def object_stats(cat: Catalog, ns: str, path: str, e: Entry, user_metadata: bool = True) -> dict:
+def object_stats(cat: Catalog, ns: str, path: str, e: Entry, user_metadata: bool = True,
+                 listing: bool = False) -> dict:
+    """lakeFS's ObjectStats: ``metadata`` always in a stat (``{}`` without ``user_metadata``), in a
+    listing only when the entry has some (and ``user_metadata``)."""
     out = {"path": path, "path_type": "object", "physical_address": cat.address_uri(ns, e), "checksum": e.etag,
            "size_bytes": e.size, "mtime": int(e.last_modified_seconds), "content_type": e.content_type}
-    if user_metadata:
-        out["metadata"] = dict(e.metadata)
+    if not listing or (user_metadata and e.metadata):
+        out["metadata"] = dict(e.metadata) if user_metadata else {}
     return out
 
 
@@ -94,14 +97,14 @@ def commit_json(c: dict) -> dict:
 
 def storage_config(s: Settings) -> dict:
     if s.blockstore_type == "s3":
-        example, regex = "s3://example-bucket/", "^s3://"
-    else:
-        example, regex = "local://example-bucket/", "^local://"
+        example, regex, prefix = "s3://example-bucket/", "^s3://", ""
+    else:  # lakeFS's local adapter suggests local:// (pkg/block/local DefaultNamespacePrefix)
+        example, regex, prefix = "local://example-bucket/", "^local://", "local://"
     return {"blockstore_type": s.blockstore_type, "blockstore_namespace_example": example,
-            "blockstore_namespace_ValidityRegex": regex, "default_namespace_prefix": "",
+            "blockstore_namespace_ValidityRegex": regex, "default_namespace_prefix": prefix,
             "pre_sign_support": s.blockstore_type == "s3", "pre_sign_support_ui": False,
             "import_support": True, "import_validity_regex": regex, "pre_sign_multipart_upload": False,
-            "blockstore_id": "", "blockstore_description": "lakeFS emulator"}
+            "blockstore_id": "", "blockstore_description": ""}
 
 
 def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
@@ -137,9 +140,10 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
 
     @api.get("/config")
     def get_config():
-        return {"version_config": {"version": VERSION, "upgrade_recommended": False},
-                "storage_config": storage_config(settings), "storage_config_list": [storage_config(settings)],
-                "ui_config": {}, "capabilities_config": {"async_ops": True}}
+        # as lakeFS 1.84 with one blockstore: an empty storage_config_list, no capabilities listed
+        return {"version_config": {"version": VERSION, "version_context": "lakeFS"},
+                "storage_config": storage_config(settings), "storage_config_list": [],
+                "ui_config": {}, "capabilities_config": {}}
 
     @api.get("/config/storage")
     def get_storage_config():
@@ -147,7 +151,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
 
     @api.get("/config/version")
     def get_version():
-        return {"version": VERSION, "upgrade_recommended": False}
+        return {"version": VERSION, "version_context": "lakeFS"}
 
     @api.get("/config/garbage-collection")
     def get_gc_config():
@@ -198,15 +202,30 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     def get_branch(repository: str, branch: str):
         return cat.get_branch(repository, branch)
 
+    def _diff_list(diffs: list, more: bool) -> dict:
+        results = [{"path": p, "type": t, "path_type": "common_prefix"} if n is None else
+                   {"path": p, "type": t, "path_type": "object", "size_bytes": n} for p, t, n in diffs]
+        return {"pagination": _pagination(len(results), more, diffs[-1][0] if diffs else ""), "results": results}
+
     @api.get("/repositories/{repository}/branches/{branch}/diff")
     def diff_branch(repository: str, branch: str, request: Request):
         q = request.query_params
-        if q.get("delimiter"):
-            raise APIError(400, "delimiter: not supported by the emulator")
-        diffs, more = cat.diff_branch(repository, branch, q.get("prefix", ""), q.get("after", ""), _amount(request))
-        results = [{"type": t, "path": p, "path_type": "object", **({"size_bytes": n} if n is not None else {})}
-                   for p, t, n in diffs]
-        return {"pagination": _pagination(len(results), more, diffs[-1][0] if diffs else ""), "results": results}
+        return _diff_list(*cat.diff_branch(repository, branch, q.get("prefix", ""), q.get("after", ""),
+                                           _amount(request), q.get("delimiter", "")))
+
+    @api.get("/repositories/{repository}/refs/{left_ref}/diff/{right_ref}")
+    def diff_refs(repository: str, left_ref: str, right_ref: str, request: Request):
+        q = request.query_params
+        kind = q.get("type") or "three_dot"
+        if kind not in ("two_dot", "three_dot"):
+            raise APIError(400, "type: invalid value")
+        return _diff_list(*cat.diff_refs(repository, left_ref, right_ref, kind, q.get("prefix", ""),
+                                         q.get("after", ""), _amount(request), q.get("delimiter", "")))
+
+    @api.get("/repositories/{repository}/refs/{source_ref}/merge/{destination_branch}")
+    def find_merge_base(repository: str, source_ref: str, destination_branch: str):
+        source, destination, base = cat.find_merge_base(repository, source_ref, destination_branch)
+        return {"source_commit_id": source, "destination_commit_id": destination, "base_commit_id": base}
 
     @api.delete("/repositories/{repository}/branches/{branch}")
     def delete_branch(repository: str, branch: str):
@@ -240,7 +259,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         if request.headers.get("if-none-match") == "*":
             try:
                 cat.get_entry(repository, branch, path)
-                raise APIError(412, "precondition failed: object exists")
+                raise APIError(412, "path already exists")
             except APIError as exc:
                 if exc.status != 404:
                     raise
@@ -276,7 +295,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         r, items, more = cat.list_objects(repository, ref, q.get("prefix", ""), q.get("after", ""), _amount(request),
                                           q.get("delimiter", ""))
         um = _bool(request, "user_metadata", True)
-        results = [object_stats(cat, r["storage_namespace"], p, e, um) if e is not None else
+        results = [object_stats(cat, r["storage_namespace"], p, e, um, listing=True) if e is not None else
                    {"path": p, "path_type": "common_prefix", "physical_address": "", "checksum": "", "mtime": 0}
                    for p, e in items]
         return {"pagination": _pagination(len(results), more, items[-1][0] if items else ""), "results": results}
@@ -285,15 +304,16 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     @api.get("/repositories/{repository}/branches/{branch}/staging/backing")
     def get_physical_address(repository: str, branch: str, request: Request):
         _required(request, "path")
-        r, address, signed = cat.get_physical_address(repository, branch)
-        out: dict = {"physical_address": signed}
+        r, key, signed = cat.get_physical_address(repository, branch)
+        out: dict = {"physical_address": signed, "presigned_url": None}
         if _bool(request, "presign"):
             st = cat.storage(r["storage_namespace"])
+            if cat.s.blockstore_type == "local":  # lakeFS's local adapter
+                raise APIError(500, "local adapter presigned URL: operation not supported")
             if not isinstance(st, S3Storage):
                 raise APIError(400, f"presign is not supported by the emulator's {cat.s.blockstore_type} blockstore")
             expiry = 900
-            out["presigned_url"] = st.client.generate_presigned_url(
-                "put_object", Params={"Bucket": st.bucket, "Key": st._key(address)}, ExpiresIn=expiry)
+            out["presigned_url"] = cat.presign(r["storage_namespace"], "put_object", key, expiry)  # signature incl.
             out["presigned_url_expiry"] = int(time.time()) + expiry
         return out
 

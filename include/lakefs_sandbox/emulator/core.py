@@ -60,8 +60,11 @@ class APIError(Exception):
         self.message = message
 
 
-def not_found(what: str) -> APIError:
-    return APIError(404, f"{what}: not found")
+def not_found(what: str = "") -> APIError:
+    """lakeFS's 404s: graveler's ``ErrRepositoryNotFound`` ("repository not found"),
+    ``ErrBranchNotFound``, ``ErrCommitNotFound``, ``ErrTagNotFound``, else ``ErrNotFound``
+    ("not found", e.g. a missing object or an unresolvable ref)."""
+    return APIError(404, f"{what} not found" if what else "not found")
 
 
 class MergeConflict(APIError):
@@ -77,7 +80,7 @@ def _validate_tag_id(tag: str) -> None:
         raise APIError(400, "tagID: required value: validation error")
     if tag == "@" or tag.endswith((".", ".lock")) or any(x in tag for x in ("..", "/", "@{")) or \
             any(ch in tag for ch in "^:?*[\\") or any(ord(ch) <= 0x20 for ch in tag):
-        raise APIError(400, "tagID: tag id: invalid value: validation error")
+        raise APIError(400, "argument tagID: tag id: invalid value: validation error")
 
 
 def _apply_overrides(commit: dict, overrides: dict | None) -> None:
@@ -173,6 +176,7 @@ class Catalog:
         if settings.clock_offset is not None:
             self.set_clock_offset(settings.clock_offset)
         self._storages: dict[str, object] = {}
+        self._presigners: dict[str, object] = {}  # S3 clients that sign URLs with SigV4
         # trees are immutable: keep many parsed (test repositories hold thousands of small ranges; a
         # big one holds few large ones), and remember which tables are known to be in the namespace
         self._metaranges = _LRU(4096)
@@ -265,7 +269,7 @@ class Catalog:
                 raise APIError(400, f"storage namespace {ns!r}: expected a {self.s.blockstore_type}:// namespace "
                                     f"(blockstore type {self.s.blockstore_type})")
             if self.db.execute("SELECT 1 FROM repos WHERE name=?", (name,)).fetchone():
-                raise APIError(409, "repository already exists")
+                raise APIError(409, "error creating repository: not unique")
             ns = ns.rstrip("/")
             st = self.storage(ns)
             try:
@@ -273,7 +277,8 @@ class Catalog:
             except Exception as exc:  # noqa: BLE001 - surfaced to the client like lakeFS does
                 raise APIError(400, f"failed to access storage namespace {ns}: {exc}") from None
             if in_use:
-                raise APIError(400, f"failed to create repository: storage namespace {ns} already in use")
+                raise APIError(400, f"failed to create repository: found lakeFS objects in the storage (:{ns}) "
+                                    f"key({DUMMY_KEY}): storage namespace already in use")
             st.put(DUMMY_KEY, DUMMY_CONTENT)
             now = int(self.now())
             commit = {"id": "", "parents": [], "committer": "", "message": "Repository created",
@@ -326,7 +331,8 @@ class Catalog:
         cached = self._commits_cache.get(repo)
         if cached is None or cached[0] != stamp:
             cached = (stamp, {r[0]: json.loads(r[1])
-                              for r in self.db.execute("SELECT id, body FROM commits WHERE repo=?", (repo,))})
+                              for r in self.db.execute("SELECT id, body FROM commits WHERE repo=? ORDER BY rowid",
+                                                       (repo,))})
             self._commits_cache[repo] = cached
         return cached[1]
 
@@ -336,8 +342,9 @@ class Catalog:
             raise not_found("branch")
         return row[0], bool(row[1])
 
-    def resolve_ref(self, repo: str, ref: str) -> tuple[str, str | None]:
-        """(commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique prefix (>= 6)."""
+    def resolve_ref(self, repo: str, ref: str, missing: str = "not found") -> tuple[str, str | None]:
+        """(commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique
+        prefix (>= 6); ``missing``: the 404's message (lakeFS's differs by endpoint)."""
         row = self.db.execute("SELECT commit_id FROM branches WHERE repo=? AND name=?", (repo, ref)).fetchone()
         if row:
             return row[0], ref
@@ -348,12 +355,12 @@ class Catalog:
             rows = self.db.execute("SELECT id FROM commits WHERE repo=? AND id LIKE ?", (repo, ref + "%")).fetchall()
             if len(rows) == 1:
                 return rows[0][0], None
-        raise not_found("ref")
+        raise APIError(404, missing)
 
     def get_commit(self, repo: str, cid: str) -> dict:
         with self.lock:
             self._repo_row(repo)
-            full, _ = self.resolve_ref(repo, cid) if cid else (None, None)
+            full, _ = self.resolve_ref(repo, cid, "commit not found") if cid else (None, None)
             if full is None:
                 raise not_found("commit")
             return self._commit(repo, full)
@@ -361,21 +368,28 @@ class Catalog:
     def log(self, repo: str, ref: str, after: str, amount: int, first_parent: bool = False) -> tuple[list[dict], bool]:
         with self.lock:
             self._repo_row(repo)
-            head, _ = self.resolve_ref(repo, ref)
+            head, _ = self.resolve_ref(repo, ref, "ref: not found")
+            after_id = self.resolve_ref(repo, after, "from ref: not found")[0] if after else ""
             commits = self._all_commits(repo)
-            # ancestry, newest generation first (a topological order, ties by date then id)
-            seen: set[str] = set()
-            stack = [head]
-            while stack:
-                c = stack.pop()
-                if c in seen:
-                    continue
-                seen.add(c)
-                parents = commits[c]["parents"]
-                stack.extend(parents[:1] if first_parent else parents)
-            ordered = sorted(seen, key=lambda c: (-commits[c]["generation"], -commits[c]["creation_date"], c))
-            if after:
-                ordered = ordered[ordered.index(after) + 1:] if after in ordered else []
+            # lakeFS's CommitIterator (pkg/graveler/ref/commit_iterator.go): a queue of reached
+            # commits, the newest creation date first (lakeFS: then the larger id; here, within one
+            # second, the later created, as lakeFS's nanosecond dates have it), each commit's
+            # parents (the first only with first_parent) queued once
+            created = {cid: i for i, cid in enumerate(commits)}  # insertion order
+
+            def rank(cid: str) -> tuple[int, int]:
+                return -commits[cid]["creation_date"], -created[cid]
+            queue, reached, ordered = [(rank(head), head)], set(), []
+            while queue:
+                cid = heapq.heappop(queue)[1]
+                ordered.append(cid)
+                parents = commits[cid]["parents"]
+                for p in parents[:1] if first_parent else parents:
+                    if p not in reached:
+                        reached.add(p)
+                        heapq.heappush(queue, (rank(p), p))
+            if after_id:  # lakeFS skips up to and including it; never reached: nothing left
+                ordered = ordered[ordered.index(after_id) + 1:] if after_id in ordered else []
             return [commits[c] for c in ordered[:amount]], len(ordered) > amount
 
     # ------------------------------------------------------------------ branches
@@ -383,10 +397,11 @@ class Catalog:
         with self.lock:
             self._repo_row(repo)
             if not BRANCH_NAME_RE.match(name or ""):
-                raise APIError(400, "branch name: invalid value: validation error")
+                raise APIError(400, "argument branch: branch id: invalid value: validation error: branch id must "
+                                    "consist of letters, digits, underscores and dashes, and cannot start with a dash")
             if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, name)).fetchone():
-                raise APIError(409, "branch already exists")
-            cid, _ = self.resolve_ref(repo, source)
+                raise APIError(409, "branch already exists: not unique")
+            cid, _ = self.resolve_ref(repo, source, f"source reference '{source}': not found")
             self.db.execute("INSERT INTO branches VALUES (?,?,?,?)", (repo, name, cid, int(hidden)))
             return cid
 
@@ -590,11 +605,11 @@ class Catalog:
                     "SELECT entry FROM compacted WHERE repo=? AND branch=? AND path=?", (repo, branch, path)).fetchone()
                 if row is not None:
                     if row[0] is None:
-                        raise not_found("object")
+                        raise not_found()
                     return r, entry_from_json(json.loads(row[0]))
             e = self._lookup(r["storage_namespace"], self._commit(repo, cid)["meta_range_id"], path)
             if e is None:
-                raise not_found("object")
+                raise not_found()
             return r, e
 
     def read_object(self, repo: str, ref: str, path: str) -> tuple[Entry, bytes]:
@@ -630,28 +645,101 @@ class Catalog:
             return "local://" + posixpath.normpath(posixpath.join(blockstore_root(self.s.local_path), host, path))
         return e.address
 
-    def diff_branch(self, repo: str, branch: str, prefix: str, after: str,
-                    amount: int) -> tuple[list[tuple[str, str, int | None]], bool]:
+    def diff_branch(self, repo: str, branch: str, prefix: str, after: str, amount: int,
+                    delimiter: str = "") -> tuple[list[tuple[str, str, int | None]], bool]:
         """lakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``): the branch's uncommitted changes
         against its HEAD, by path: ``added`` (no committed entry), ``changed`` (another identity),
-        ``removed`` (a tombstone over a committed entry, size of the committed one)."""
+        ``removed`` (a tombstone over a committed entry: the tombstone's size, 0); paged as
+        :meth:`_page_diff` (``size`` None: a common prefix)."""
         with self.lock:
             r = self._repo_row(repo)
             head, _ = self._branch(repo, branch)
             ns = r["storage_namespace"]
             mr = self._commit(repo, head)["meta_range_id"]
-            out: list[tuple[str, str, int | None]] = []
-            for path, e in self._diff_uncommitted(ns, mr, self._staged(repo, branch)):
-                if not path.startswith(prefix) or path <= after:
+            diffs = [(path, "removed", 0) if e is None else
+                     (path, "changed" if self._lookup(ns, mr, path) is not None else "added", e.size)
+                     for path, e in self._diff_uncommitted(ns, mr, self._staged(repo, branch))]
+            return _page_diff(diffs, prefix, after, amount, delimiter)
+
+    def _tree(self, repo: str, ns: str, cid: str, branch: str | None = None) -> dict[str, Entry]:
+        """A commit's entries by path (with ``branch``: its staged changes over them)."""
+        tree = dict(self._iter_committed(ns, self._commit(repo, cid)["meta_range_id"]))
+        for path, e in self._staged(repo, branch) if branch is not None else []:
+            if e is None:
+                tree.pop(path, None)
+            else:
+                tree[path] = e
+        return tree
+
+    def diff_refs(self, repo: str, left: str, right: str, kind: str, prefix: str, after: str, amount: int,
+                  delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
+        """lakeFS's ``diffRefs``. ``two_dot`` (``Graveler.Diff``): the left commit against the right
+        one (a right ref ``<branch>$``, lakeFS's staging modifier: the branch's staged changes
+        over its HEAD); ``removed`` carries the left entry's size.
+        ``three_dot``, the default (``Graveler.Compare``, committed only): what merging the right
+        ref into the left would change, from their merge base: a key only the right side changed
+        is ``added``/``changed``/``removed``, one both changed differently ``conflict``. Paged as
+        :meth:`_page_diff`."""
+        with self.lock:
+            r = self._repo_row(repo)
+            ns = r["storage_namespace"]
+            if kind == "two_dot":
+                left_id, _ = self.resolve_ref(repo, left)
+                staging = right.endswith("$") and self.db.execute(
+                    "SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, right[:-1])).fetchone() is not None
+                right_id, _ = self.resolve_ref(repo, right[:-1] if staging else right)
+                lt, base = self._tree(repo, ns, left_id), None
+                rt = self._tree(repo, ns, right_id, right[:-1] if staging else None)
+            else:
+                right_id, _ = self.resolve_ref(repo, right, f"get commit by ref {right}: not found")
+                left_id, _ = self.resolve_ref(repo, left, f"get commit by branch {left}: not found")
+                base_id = self._merge_base(repo, right_id, left_id)
+                if base_id is None:
+                    raise APIError(500, "no merge base")
+                lt, rt, base = (self._tree(repo, ns, c) for c in (left_id, right_id, base_id))
+            ident = entry_identity
+            diffs: list[tuple[str, str, int | None]] = []
+            for path in sorted(set(lt) | set(rt), key=lambda k: k.encode("utf-8", "surrogateescape")):
+                lv, rv = lt.get(path), rt.get(path)
+                if lv is not None and rv is not None and ident(lv) == ident(rv):
                     continue
-                if len(out) == amount:
-                    return out, True
-                base = self._lookup(ns, mr, path)
-                if e is None:
-                    out.append((path, "removed", base.size if base else None))
-                else:
-                    out.append((path, "added" if base is None else "changed", e.size))
-            return out, False
+                typ = "added" if lv is None else "removed" if rv is None else "changed"
+                size = (rv if rv is not None else lv).size
+                if base is not None:  # lakeFS's compareIterator
+                    bv = base.get(path)
+                    if typ == "added":
+                        if bv is not None:
+                            if ident(bv) == ident(rv):
+                                continue
+                            typ = "conflict"
+                    elif typ == "changed":
+                        if bv is None:
+                            typ = "conflict"
+                        elif ident(bv) == ident(rv):
+                            continue
+                        elif ident(bv) != ident(lv):
+                            typ = "conflict"
+                    else:  # removed
+                        if bv is None:
+                            continue
+                        if ident(bv) != ident(lv):
+                            typ = "conflict"
+                diffs.append((path, typ, size))
+            return _page_diff(diffs, prefix, after, amount, delimiter)
+
+    def find_merge_base(self, repo: str, source: str, destination: str) -> tuple[str, str, str]:
+        """lakeFS's ``findMergeBase``: (source_commit_id, destination_commit_id, base_commit_id) as
+        lakeFS 1.84 answers them: its controller passes the destination as the catalog's source,
+        so ``source_commit_id`` is the destination's commit and ``destination_commit_id`` the
+        source's."""
+        with self.lock:
+            self._repo_row(repo)
+            from_id, _ = self.resolve_ref(repo, destination, f"get commit by ref {destination}: not found")
+            to_id, _ = self.resolve_ref(repo, source, f"get commit by branch {source}: not found")
+            base = self._merge_base(repo, from_id, to_id)
+            if base is None:
+                raise APIError(500, "no merge base")
+            return from_id, to_id, base
 
     def upload(self, repo: str, branch: str, path: str, data: bytes, content_type: str,
                metadata: dict[str, str] | None = None) -> tuple[dict, Entry]:
@@ -670,6 +758,8 @@ class Catalog:
             return r, e
 
     def delete_object(self, repo: str, branch: str, path: str) -> None:
+        """A tombstone over a committed or staged entry. A path that is nowhere (or already
+        deleted) answers 404, where lakeFS 1.84 answers 204 (README: where it differs)."""
         with self.lock:
             self.get_entry(repo, branch, path)  # 404 when absent
             self._stage(repo, branch, path, None)
@@ -728,16 +818,25 @@ class Catalog:
             return r, results, has_more
 
     # ------------------------------------------------------------------ link addresses
+    def _hmac(self, address: str) -> bytes:
+        """The link-address HMAC-SHA256. lakeFS's covers the JSON of repository, branch, path and
+        address (``catalog.getAddressJSON``); the emulator's the address only, so an address may be
+        linked under another path (README: where it differs)."""
+        return hmac.new(self._signing_key, address.encode(), hashlib.sha256).digest()
+
     def _sign(self, address: str) -> str:
-        return hmac.new(self._signing_key, address.encode(), hashlib.sha256).hexdigest()[:40]
+        """The signature, URL-safe base64 without padding (43 characters), as lakeFS's ``signAddress``."""
+        return base64.urlsafe_b64encode(self._hmac(address)).rstrip(b"=").decode()
 
     def get_physical_address(self, repo: str, branch: str) -> tuple[dict, str, str]:
-        """(repo, relative address, full URI with ``,<signature>``)."""
+        """(repo, the key to write: the relative address with ``,<signature>``, the full URI of
+        that key). The branch must exist (lakeFS 1.84 looks up only the repository)."""
         with self.lock:
             r = self._repo_row(repo)
             self._branch(repo, branch)
             address = self.new_address()
-            return r, address, self.full_uri(r["storage_namespace"], address) + "," + self._sign(address)
+            key = address + "," + self._sign(address)
+            return r, key, self.full_uri(r["storage_namespace"], key)
 
     def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
                               content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
@@ -749,11 +848,17 @@ class Catalog:
             # object key the client wrote to); anything else is FULL, unverified. On the local
             # blockstore the address lakeFS hands out is the resolved form, so it links as FULL.
             prefix = r["storage_namespace"].rstrip("/") + "/"
-            if physical.startswith(prefix + "data/"):
+            if physical.startswith(prefix + "data/"):  # lakeFS's Catalog.VerifyLinkAddress
                 address = physical[len(prefix):]
                 unsigned, sep, sig = address.rpartition(",")
-                if not sep or not hmac.compare_digest(sig, self._sign(unsigned)):
-                    raise APIError(400, "link address invalid: bad or missing signature")
+                if not sep:
+                    raise APIError(400, "address is not signed: link address invalid")
+                try:
+                    given = base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4))
+                except (ValueError, binascii.Error):
+                    raise APIError(400, "malformed address signature: link address invalid") from None
+                if not hmac.compare_digest(given, self._hmac(unsigned)):
+                    raise APIError(400, "invalid address signature: invalid address")
                 try:
                     issued = xid_time(unsigned.rsplit("/", 1)[-1])
                 except (ValueError, binascii.Error):
@@ -1016,7 +1121,7 @@ class Catalog:
         head, _ = self._branch(repo, branch)
         commit = self._commit(repo, head)
         if self._diff_uncommitted(r["storage_namespace"], commit["meta_range_id"], self._staged(repo, branch)):
-            raise APIError(400, f"{branch}: uncommitted changes (dirty branch)")
+            raise APIError(400, "uncommitted changes (dirty branch)")
         return r, head, commit
 
     def _move_branch(self, repo: str, branch: str, c: dict) -> None:
@@ -1032,7 +1137,7 @@ class Catalog:
         squash merge; metadata gains ``.lakefs.merge.strategy``. Returns the new commit id."""
         with self.lock:
             if strategy not in ("", "dest-wins", "source-wins"):
-                raise APIError(400, "strategy: invalid value: validation error")
+                raise APIError(400, "argument strategy: invalid value: validation error")
             r = self._writable(repo, force)
             _, to_id, to_commit = self._clean_branch(repo, destination)
             from_id, _ = self.resolve_ref(repo, source_ref)
@@ -1040,8 +1145,14 @@ class Catalog:
             base_id = self._merge_base(repo, from_id, to_id)
             if base_id is None:
                 raise APIError(500, "find merge base: no merge base")
-            mr = self._merge_trees(r["storage_namespace"], to_commit["meta_range_id"], from_commit["meta_range_id"],
-                                   self._commit(repo, base_id)["meta_range_id"], strategy, allow_empty or force)
+            try:
+                mr = self._merge_trees(r["storage_namespace"], to_commit["meta_range_id"],
+                                       from_commit["meta_range_id"], self._commit(repo, base_id)["meta_range_id"],
+                                       strategy, allow_empty or force)
+            except MergeConflict:
+                raise
+            except APIError as exc:  # lakeFS: "update branch <destination>: no changes"
+                raise APIError(exc.status, f"update branch {destination}: {exc.message}") from None
             meta = {**(metadata or {}), ".lakefs.merge.strategy": strategy or "default"}
             c = self._new_commit(repo, [to_id] if squash else [to_id, from_id],
                                  message or f"Merge '{source_ref}' into '{destination}'", meta, None, mr, committer)
@@ -1067,10 +1178,15 @@ class Catalog:
             index = parent_number - 1 if parent_number > 0 else 0
             _, head, head_commit = self._clean_branch(repo, branch)
             parent_mr = self._commit(repo, parents[index])["meta_range_id"] if parents else ""
-            mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], parent_mr,
-                                   commit["meta_range_id"], "", allow_empty)
+            try:  # a conflict stays "conflict found" (lakeFS: "update branch: conflict found"; README)
+                mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], parent_mr,
+                                       commit["meta_range_id"], "", allow_empty)
+            except MergeConflict:
+                raise
+            except APIError as exc:
+                raise APIError(exc.status, f"update branch: {exc.message}") from None
             if mr == head_commit["meta_range_id"] and not allow_empty:
-                raise APIError(400, "no changes")
+                raise APIError(400, "update branch: no changes")
             c = self._new_commit(repo, [head], f"Revert {ref}", {}, None, mr, committer)
             _apply_overrides(c, overrides)
             c["id"] = self._commit_id(c)
@@ -1095,8 +1211,11 @@ class Catalog:
                 raise APIError(400, f"parent {pn}: given commit does not have the given parent number")
             _, head, head_commit = self._clean_branch(repo, branch)
             parent_mr = self._commit(repo, parents[pn - 1])["meta_range_id"]
-            mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], commit["meta_range_id"],
-                                   parent_mr, "")
+            try:
+                mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], commit["meta_range_id"],
+                                       parent_mr, "")
+            except APIError as exc:  # lakeFS: "update branch: conflict found", "update branch: no changes"
+                raise APIError(exc.status, f"update branch: {exc.message}") from None
             c = self._new_commit(repo, [head], commit["message"], dict(commit["metadata"]), None, mr, committer)
             _apply_overrides(c, overrides)
             c["metadata"] = {**c["metadata"], "cherry-pick-origin": cid, "cherry-pick-committer": commit["committer"]}
@@ -1109,7 +1228,7 @@ class Catalog:
         with self.lock:
             rules = self._repo_row(repo)["gc_rules"]
             if rules is None:
-                raise not_found("gc rules")
+                raise not_found()
             return rules
 
     def set_gc_rules(self, repo: str, rules: dict | None) -> None:
@@ -1151,17 +1270,33 @@ class Catalog:
     def _presign_get(self, ns: str, key: str) -> str | None:
         """A presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the
         location)."""
+        return self.presign(ns, "get_object", key) if isinstance(self.storage(ns), S3Storage) else None
+
+    def presign(self, ns: str, operation: str, key: str, expiry: int = 900) -> str:
+        """A presigned S3 URL for ``key`` of namespace ``ns``, signed as lakeFS signs (SigV4, query
+        parameters ``X-Amz-*``, boto3's default for a custom endpoint being SigV2) and, as the Go
+        SDK lakeFS uses, with ``x-id=<operation>`` among the signed parameters."""
         st = self.storage(ns)
-        if not isinstance(st, S3Storage):
-            return None
-        client = st.client
-        return client.generate_presigned_url("get_object", Params={"Bucket": st.bucket, "Key": st._key(key)},
-                                             ExpiresIn=900)
+        presigner = self._presigners.get(ns)
+        if presigner is None:
+            import boto3
+            from botocore.config import Config
+
+            o = st.options
+            presigner = boto3.session.Session().client(
+                "s3", endpoint_url=o.endpoint_url, aws_access_key_id=o.access_key_id,
+                aws_secret_access_key=o.secret_access_key, aws_session_token=o.session_token,
+                config=Config(region_name=o.region, signature_version="s3v4",
+                              s3={"addressing_style": "path" if o.path_style else "auto"}))
+            presigner.meta.events.register("before-sign.s3", _x_id)
+            self._presigners[ns] = presigner
+        return presigner.generate_presigned_url(operation, Params={"Bucket": st.bucket, "Key": st._key(key)},
+                                                ExpiresIn=expiry)
 
     def start_prepare_commits_task(self, repo: str) -> str:
         with self.lock:
             self._repo_row(repo)
-            task_id = "GCPC" + "".join(secrets.choice(NANOID_ALPHABET) for _ in range(21))
+            task_id = "GCPC" + "".join(secrets.choice(NANOID_ALPHABET) for _ in range(20))  # catalog.NewTaskID
             body: dict = {"created": time.time(), "done_at": time.time() + self.s.prepare_commits_delay}
             try:
                 body["result"] = self.prepare_commits(repo)
@@ -1243,6 +1378,46 @@ class Catalog:
             if next_mark:
                 out["continuation_token"] = base64.b64encode(json.dumps(next_mark).encode()).decode()
             return out
+
+
+def _x_id(request, operation_name: str, **_) -> None:
+    """botocore ``before-sign`` hook: the operation as ``x-id`` in the query (signed with it)."""
+    request.url += ("&" if "?" in request.url else "?") + f"x-id={operation_name}"
+
+
+def _page_diff(diffs: list[tuple[str, str, int | None]], prefix: str, after: str, amount: int,
+               delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
+    """lakeFS's ``listDiffHelper`` over (path, type, size) in path order: the paths under
+    ``prefix`` past ``after`` (with a delimiter: past everything under ``after``), a run of paths
+    under one common prefix folded into one ``prefix_changed`` entry (size None; lakeFS reports
+    every common prefix as changed), at most ``amount``; returns them and whether more follow."""
+    def started(p: str) -> bool:
+        if not after or after < prefix:
+            return p >= prefix
+        if not delimiter:
+            return p >= after
+        return p > after and not p.startswith(after)  # SeekGE(UpperBoundForPrefix(after))
+
+    out: list[tuple[str, str, int | None]] = []
+    items = [d for d in diffs if started(d[0])]
+    i = 0
+    while i < len(items) and len(out) <= amount:
+        path, typ, size = items[i]
+        if path == after:
+            i += 1
+            continue
+        if not path.startswith(prefix):
+            break
+        rest = path[len(prefix):]
+        if delimiter and delimiter in rest:
+            common = prefix + rest.split(delimiter, 1)[0] + delimiter
+            out.append((common, "prefix_changed", None))
+            while i < len(items) and items[i][0].startswith(common):
+                i += 1
+            continue
+        out.append((path, typ, size))
+        i += 1
+    return out[:amount], len(out) > amount
 
 
 class _Tx:
