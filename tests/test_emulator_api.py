@@ -182,7 +182,19 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     o.delete_object(repo, "main", "dir/n0")
     assert status_of(o.stat_object, repo, "main", "dir/n0")[0] == 404
     assert o.stat_object(repo, c1.id, "dir/n0").size_bytes == 1
-    assert status_of(o.delete_object, repo, "main", "dir/n0")[0] == 404
+    # deleting what is not there (deleted already, or never was) succeeds and changes nothing, as
+    # lakeFS 1.84's Graveler.Delete; a missing branch is still a 404
+    assert o.delete_object(repo, "main", "dir/n0") is None and o.delete_object(repo, "main", "never/was") is None
+    assert status_of(o.stat_object, repo, "main", "dir/n0")[0] == 404
+    assert [d.path for d in lakefs_client.branches_api.diff_branch(repo, "main").results] == ["dir/n0"]
+    status, body = status_of(o.delete_object, repo, "nope", "dir/n1")
+    assert (status, body["message"]) == (404, "branch not found")
+    # the bulk delete: the same per path, no error for what is not there
+    o.upload_object(repo, "main", "dir/bulk", content=b"b")
+    res = o.delete_objects(repo, "main", lakefs_sdk.PathList(paths=["dir/bulk", "dir/n0", "never/was"]))
+    assert res.errors == [] and status_of(o.stat_object, repo, "main", "dir/bulk")[0] == 404
+    assert o.delete_objects(repo, "nope", lakefs_sdk.PathList(paths=["dir/n1"])).errors == []  # lakeFS: no error
+    assert o.stat_object(repo, "main", "dir/n1").size_bytes == 1
     c2 = commit(lakefs_client, repo, "main", "delete n0")
     assert "dir/n0" not in [x.path for x in o.list_objects(repo, c2.id).results]
     # a short commit id works as a ref
@@ -212,19 +224,31 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     # stat prints a FULL local address as lakeFS's QualifiedKey.Format does: the root joined twice
     printed = lakefs_client.objects_api.stat_object(repo, "main", "linked/obj").physical_address
     assert printed == "local://" + os.path.normpath(f"{os.path.abspath(lakefs_emulator.root)}/{written}"), printed
-    # the namespace-as-written form links RELATIVE, with its signature checked
-    rel = ns_rel(ns, loc.physical_address)
-    good = sa.link_physical_address(repo, "main", "rel", lakefs_sdk.StagingMetadata(
-        staging=lakefs_sdk.StagingLocation(physical_address=f"{ns}/{rel}"), checksum="e", size_bytes=1))
-    assert good.physical_address.endswith("/" + rel)
-    bad = lakefs_sdk.StagingLocation(physical_address=f"{ns}/{rel.rsplit(',', 1)[0]},0000")
-    assert status_of(sa.link_physical_address, repo, "main", "x", lakefs_sdk.StagingMetadata(
-        staging=bad, checksum="e", size_bytes=1))[0] == 400
+    # the namespace-as-written form links RELATIVE, with its signature checked: the signature
+    # covers repository, branch and path (lakeFS's getAddressJSON), so the address links under the
+    # path and branch it was handed out for only
+    rel = ns_rel(ns, sa.get_physical_address(repo, "main", "rel").physical_address)
+
+    def link(path, address, branch="main"):
+        return sa.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
+            staging=lakefs_sdk.StagingLocation(physical_address=address), checksum="e", size_bytes=1))
+    _branch(lakefs_client, repo, "dev")
+    for path, branch in (("other", "main"), ("rel", "dev")):
+        status, body = status_of(link, path, f"{ns}/{rel}", branch)
+        assert (status, body["message"]) == (400, "invalid address signature: invalid address"), (path, branch)
+    assert link("rel", f"{ns}/{rel}").physical_address == f"{ns}/{rel}"
+    assert status_of(link, "x", f"{ns}/{rel.rsplit(',', 1)[0]},0000")[0] == 400
+    status, body = status_of(link, "x", f"{ns}/{rel.rsplit(',', 1)[0]},not+base64")
+    assert status == 400 and body["message"].startswith('malformed address signature: {"Repository":"')
     # an external (full) address outside the namespace is linked as FULL without signature
     ext = sa.link_physical_address(repo, "main", "ext", lakefs_sdk.StagingMetadata(
         staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1))
     assert ext.physical_address == "local:///elsewhere/file"
-    assert status_of(sa.get_physical_address, repo, "nope", "p")[0] == 404
+    # a missing branch gets an address (lakeFS 1.84 looks up the repository only); linking it does not
+    missing = sa.get_physical_address(repo, "nope", "p").physical_address
+    status, body = status_of(link, "p", f"{ns}/{ns_rel(ns, missing)}", "nope")
+    assert (status, body["message"]) == (404, "branch not found")
+    assert status_of(sa.get_physical_address, "no-such-repo", "main", "p")[0] == 404
     # lakeFS's prepare_uncommited skips FULL addresses not under the namespace as written: the
     # resolved-form link is not reported (a lakeFS hazard on the local blockstore), the RELATIVE one is
     run = lakefs_client.internal_api.prepare_garbage_collection_uncommitted(repo)
@@ -480,11 +504,25 @@ def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path)
     (src / "sub" / "b.csv").write_bytes(b"bb")
     lakefs_client.objects_api.upload_object(repo, "main", "imported/old", content=b"gone after import")
     commit(lakefs_client, repo, "main")
-    task = lakefs_client.import_api.import_start(repo, "main", lakefs_sdk.ImportCreation(
+    creation = lakefs_sdk.ImportCreation(
         paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="imported/")],
-        commit=lakefs_sdk.CommitCreation(message="import")))
+        commit=lakefs_sdk.CommitCreation(message="import"))
+    head = lakefs_client.branches_api.get_branch(repo, "main").commit_id
+    # a dirty branch (a staged object, or a staged delete of a committed one) is refused as lakeFS
+    # 1.84 refuses it: the start answers 202, the status an error and not completed
+    for make_dirty in (lambda: lakefs_client.objects_api.upload_object(repo, "main", "staged", content=b"s"),
+                       lambda: lakefs_client.objects_api.delete_object(repo, "main", "imported/old")):
+        make_dirty()
+        task = lakefs_client.import_api.import_start(repo, "main", creation)
+        st = lakefs_client.import_api.import_status(repo, "main", task.id)
+        assert not st.completed and st.error.message == "import error: merge import: uncommitted changes (dirty branch)"
+        assert st.commit is None and lakefs_client.branches_api.get_branch(repo, "main").commit_id == head
+        lakefs_client.branches_api.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="reset"))
+    task = lakefs_client.import_api.import_start(repo, "main", creation)
+    assert re.fullmatch(XID, task.id)  # lakeFS's import id: an xid
     st = lakefs_client.import_api.import_status(repo, "main", task.id)
     assert st.completed and st.ingested_objects == 2 and st.commit.message == "import"
+    assert st.commit.metadata == {".lakefs.merge.strategy": "source-wins"} and st.commit.parents == [head]
     objs = {x.path: x for x in lakefs_client.objects_api.list_objects(repo, "main").results}
     assert sorted(objs) == ["imported/a.csv", "imported/sub/b.csv"]
     # a FULL local address prints through lakeFS's QualifiedKey.Format: under the blockstore root
@@ -692,7 +730,7 @@ def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
     _put(lakefs_client, repo, "main", "a", b"a2")
     commit(lakefs_client, repo, "main", "a2")
     status, body = status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
-    assert status == 409 and body["message"] == "conflict found"  # "a" changed since a1 on both sides
+    assert status == 409 and body["message"] == "update branch: conflict found"  # "a" changed since a1 on both sides
     reverted = _head(lakefs_client, repo, "main")
     # cherry-pick feat's commit onto main
     picked = br.cherry_pick(repo, "main", lakefs_sdk.CherryPickCreation(ref=f1.id))

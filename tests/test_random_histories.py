@@ -221,6 +221,22 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
         assert not missing, f"the histories never did {missing}"
 
 
+def merged_history(server, name: str):
+    """A local repository ``name`` whose main's HEAD is a merge commit, with branches b1..b3 around
+    it (the cherry-pick quirk's scenario); (client, namespace, roots, history, merge commit id)."""
+    client = server.client()
+    ns = server.namespace(name)
+    roots = parse_namespace(ns, server.local_root).roots()
+    history.create(client, name, ns)
+    steps = [("upload", 0, 1), ("commit", 0, 1.0), ("branch", 0, 0), ("upload", 1, 2), ("commit", 1, 1.0),
+             ("upload", 0, 3), ("commit", 0, 1.0), ("upload", 0, 4),  # main dirty: the merge commits it first
+             ("merge", 0, 1, 0.4), ("branch", 0, 1), ("upload", 2, 5), ("commit", 2, 1.0)]
+    h = history.apply(client, name, ns, roots, steps, storage=ns_storage(ns))
+    merge = client.branches_api.get_branch(name, "main").commit_id
+    assert len(client.commits_api.get_commit(name, merge).parents) == 2
+    return client, ns, roots, h, merge
+
+
 def test_a_merge_commit_lakefs_answers_404_for_after_a_cherry_pick_never_deletes(
         spark, lakefs_emulator, tmp_path):
     """lakeFS 1.84 quirk: after a merge commit is cherry-picked, its full id can answer 404 until
@@ -230,17 +246,8 @@ def test_a_merge_commit_lakefs_answers_404_for_after_a_cherry_pick_never_deletes
     import lakefs_sdk
 
     emu = lakefs_emulator
-    client = emu.client()
     name = f"quirk-{next(_repos)}"
-    ns = emu.namespace(name)
-    roots = parse_namespace(ns, emu.local_root).roots()
-    history.create(client, name, ns)
-    steps = [("upload", 0, 1), ("commit", 0, 1.0), ("branch", 0, 0), ("upload", 1, 2), ("commit", 1, 1.0),
-             ("upload", 0, 3), ("commit", 0, 1.0), ("upload", 0, 4),  # main dirty: the merge commits it first
-             ("merge", 0, 1, 0.4), ("branch", 0, 1), ("upload", 2, 5), ("commit", 2, 1.0)]
-    h = history.apply(client, name, ns, roots, steps, storage=ns_storage(ns))
-    merge = client.branches_api.get_branch(name, "main").commit_id
-    assert len(client.commits_api.get_commit(name, merge).parents) == 2
+    client, ns, roots, h, merge = merged_history(emu, name)
     client.branches_api.cherry_pick(name, "b3", lakefs_sdk.CherryPickCreation(ref=merge, parent_number=1))
     client.objects_api.upload_object(name, "b1", "obj/garbage.bin", content=b"staged, then reset")
     client.branches_api.reset_branch(name, "b1", lakefs_sdk.ResetCreation(type="reset"))
@@ -334,33 +341,43 @@ def test_runs_in_a_row_incremental_and_clean_lose_nothing_and_end_as_clean_runs_
     histories, new slices and churn between runs (staged entries later committed, reset or deleted):
     no run deletes a live object, and after every clean run no garbage is left, as if only clean
     runs had happened. A slice rolls over every second, so every run sees new and old slices."""
-    totals = runs_in_a_row(lakefs_emulator_factory("--slice-interval", "1"), spark, tmp_path)
+    totals = runs_in_a_row(Place(lakefs_emulator_factory("--slice-interval", "1")), spark, tmp_path)
     assert totals["slices_not_listed"] > 0, "the incremental runs listed every slice"
 
 
-def runs_in_a_row(emu, spark, tmp_path) -> dict:
-    """``SEQUENCES`` sequences of ``RUN_FLOWS`` GC runs on ``emu`` (an emulator or lakeFS itself,
-    local blockstore), each judged; the totals."""
+def runs_in_a_row(place: Place, spark, tmp_path) -> dict:
+    """``SEQUENCES`` sequences of ``RUN_FLOWS`` GC runs on ``place`` (an emulator or lakeFS itself,
+    on any blockstore), each judged; the totals."""
     import random
 
-    place = Place(emu)
+    emu = place.emu
+    options = place.store.options() if place.store is not None else None
+    secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
+               **(options.to_env() if options is not None else {})}
     totals = {"incremental_deleted": 0, "incremental_runs": 0, "carried": 0, "slices_not_listed": 0}
     for seq in range(SEQUENCES):
         rng = random.Random(SEED_BASE * 1000 + seq)
         client = emu.client()
         name = f"runs-{SEED_BASE}-{seq}-{next(_repos)}"
-        ns = emu.namespace(name)
+        ns = emu.namespace(name, place.bucket)
         roots = parse_namespace(ns, emu.local_root).roots()
         history.create(client, name, ns)
         storage = place.storage(ns)
-        outside = os.path.join(emu.local_root, "outside", name)
+        if place.store is None:  # imports come from here, never collected
+            outside, outside_storage = os.path.join(emu.local_root, "outside", name), None
+        else:
+            outside = place.namespace(f"{place.bucket}-outside", name)
+            outside_storage = place.storage(outside)
+
+        def still_there(f: str) -> bool:
+            return outside_storage.exists(f.rsplit("/", 1)[1]) if outside_storage is not None else os.path.exists(f)
         histories: list[history.History] = []
         churn = history.History(name, ns, [])
         for i, flow in enumerate(RUN_FLOWS):
             seed = SEED_BASE * 1000 + seq * 100 + i
             client = emu.client()  # a new connection pool: the emulator drops connections idle during a run
             histories.append(history.apply(client, name, ns, roots, history.ops(seed, 12), prefix=f"r{i}-",
-                                           outside=outside, storage=storage,
+                                           outside=outside, storage=storage, outside_storage=outside_storage,
                                            cherry_pick_any=not getattr(emu, "real", False)))
             if i:
                 _churn(client, name, roots, rng, churn)
@@ -372,15 +389,14 @@ def runs_in_a_row(emu, spark, tmp_path) -> dict:
             with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
                 ctx = prepare_run(gc_client, name, replace(SETTINGS, flow=flow), now=now,
                                   airflow_run_id=f"r{i}-{name}", work_dir=str(tmp_path / "work"),
-                                  local_root=emu.local_root, parallelism=1)
-                results = run_steps(spark, ctx, gc_client, {ENV_LAKEFS_ACCESS_KEY: emu.access_key,
-                                                            ENV_LAKEFS_SECRET_KEY: emu.secret_key})
+                                  local_root=emu.local_root, parallelism=1, storage_options=options)
+                results = run_steps(spark, ctx, gc_client, secrets)
             after = {o.key for o in storage.list("data/", recursive=True)}
-            where = f"sequence {seq} (seed base {SEED_BASE}), run {i} ({flow})"
+            where = f"{place.kind}: sequence {seq} (seed base {SEED_BASE}), run {i} ({flow})"
             assert ctx.flow == flow, (where, ctx.flow_reason)
             assert keep <= after, f"{where}: live objects lost: {sorted(keep - after)}"
             assert not (before - after) - set().union(*(h.uploaded for h in [*histories, churn])), where
-            assert all(os.path.exists(f) for h in histories for f in h.outside), where
+            assert all(still_there(f) for h in histories for f in h.outside), where
             if flow == "clean":
                 assert not go & after, f"{where}: garbage left after a clean run: {sorted(go & after)}"
             else:
@@ -388,8 +404,9 @@ def runs_in_a_row(emu, spark, tmp_path) -> dict:
                 totals["incremental_deleted"] += len(before - after)
                 totals["carried"] += results["compute_candidates"].carried_candidates
                 totals["slices_not_listed"] += results["list_slices"].slices_before_base
-    print(f"\n{SEQUENCES} sequences of {len(RUN_FLOWS)} runs: 0 live objects lost; {totals['incremental_runs']} "
-          f"incremental runs deleted {totals['incremental_deleted']} objects ({totals['carried']} of them carried "
-          f"from the run before: staged then, garbage now), leaving {totals['slices_not_listed']} old slices unlisted")
+    print(f"\n{place.kind}: {SEQUENCES} sequences of {len(RUN_FLOWS)} runs: 0 live objects lost; "
+          f"{totals['incremental_runs']} incremental runs deleted {totals['incremental_deleted']} objects "
+          f"({totals['carried']} of them carried from the run before: staged then, garbage now), leaving "
+          f"{totals['slices_not_listed']} old slices unlisted")
     assert totals["incremental_deleted"] > 0, "the incremental runs never collected anything"
     return totals

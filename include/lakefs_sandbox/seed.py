@@ -186,9 +186,9 @@ def run_import(client, repository: str, branch: str, paths: list, message: str, 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = client.import_api.import_status(repository, branch, task.id)
+        if st.error:  # lakeFS reports a failed import with completed: false
+            raise RuntimeError(f"import into {repository}/{branch} failed: {st.error}")
         if st.completed:
-            if st.error:
-                raise RuntimeError(f"import into {repository}/{branch} failed: {st.error}")
             return
         time.sleep(0.05)
     raise TimeoutError(f"import into {repository}/{branch} did not complete within {timeout:.0f}s")

@@ -223,23 +223,7 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         assert len(tree) >= 5, tree  # the command and its four components at least
         assert emu.secret_key not in out.text()
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # Ctrl-C
-        try:
-            code = proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        finally:
-            left = []
-            for pid in tree:
-                try:
-                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                        left.append(pid)
-                except psutil.NoSuchProcess:
-                    pass
-            for pid in left:  # never leave them to the next test
-                os.kill(pid, signal.SIGKILL)
+        code, left = _interrupt(proc, tree)
     assert code == 0, out.text()
     assert not left, f"still running after Ctrl-C: {left}\n{out.text()}"
     assert "SIGINT: stopping" in out.text() and "stopped api-server, scheduler, dag-processor, triggerer" in out.text()
@@ -302,23 +286,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         assert min(c["creation_date"] for c in commits if c["parents"]) < time.time() - 9 * 86400, commits
         assert any((home / "block" / "sample-repo").rglob("*"))
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)  # Ctrl-C
-        try:
-            code = proc.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
-        finally:
-            left = []
-            for pid in tree:
-                try:
-                    if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                        left.append(pid)
-                except psutil.NoSuchProcess:
-                    pass
-            for pid in left:  # never leave them to the next test
-                os.kill(pid, signal.SIGKILL)
+        code, left = _interrupt(proc, tree)
     text = out.text()
     assert code == 0, text
     assert not left, f"still running after Ctrl-C: {left}\n{text}"
@@ -333,3 +301,28 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
     finally:
         again.stop()
     assert again.proc.poll() is not None
+
+
+def _interrupt(proc: subprocess.Popen, tree) -> tuple[int, list[int]]:
+    """Ctrl-C to the command (if still running), its exit code, and the processes of ``tree`` still
+    alive after it (killed, never left to the next test)."""
+    import psutil
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+    try:
+        code = proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        left = []
+        for pid in tree:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    left.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    return code, left

@@ -16,11 +16,10 @@ import pytest
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.steps.prepare_run import prepare_run
-from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage, start_real_lakefs
 from tests.support import history
 from tests.support.inprocess import run_steps
-from tests.test_random_histories import SETTINGS
+from tests.test_random_histories import SETTINGS, merged_history
 
 pytestmark = pytest.mark.spark
 
@@ -28,17 +27,8 @@ pytestmark = pytest.mark.spark
 def test_a_cherry_picked_merge_commit_lakefs_answers_404_for_never_makes_the_gc_delete_live_data(spark, tmp_path):
     server = start_real_lakefs(tmp_path / "lakefs")
     try:
-        client = server.client()
         name = "quirk"
-        ns = server.namespace(name)
-        roots = parse_namespace(ns, server.local_root).roots()
-        history.create(client, name, ns)
-        steps = [("upload", 0, 1), ("commit", 0, 1.0), ("branch", 0, 0), ("upload", 1, 2), ("commit", 1, 1.0),
-                 ("upload", 0, 3), ("commit", 0, 1.0), ("upload", 0, 4),  # main dirty: the merge commits it first
-                 ("merge", 0, 1, 0.4), ("branch", 0, 1), ("upload", 2, 5), ("commit", 2, 1.0)]
-        h = history.apply(client, name, ns, roots, steps, storage=ns_storage(ns))
-        merge = client.branches_api.get_branch(name, "main").commit_id
-        assert len(client.commits_api.get_commit(name, merge).parents) == 2
+        client, ns, roots, h, merge = merged_history(server, name)
         history.set_rules(client, name, [h])
         # the oracle before the quirk (it reads commits by id); the cherry-pick adds b3's new tree
         now = datetime.now(timezone.utc) + timedelta(seconds=30)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
-import secrets
 import threading
 import time
 from datetime import datetime, timezone
@@ -15,8 +14,9 @@ from fastapi.responses import JSONResponse, Response
 from lakefs_gc.lakefs.graveler import Entry
 from lakefs_gc.storage import S3Storage
 
-from .core import APIError, Catalog, MergeConflict, Settings, _now_iso
+from .core import APIError, Catalog, ImportFailed, MergeConflict, Settings, _now_iso
 from .faults import install as install_faults
+from .xid import new_xid
 
 API = "/api/v1"
 VERSION = "1.88.0-emulator"
@@ -271,6 +271,14 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         cat.delete_object(repository, branch, _required(request, "path"))
         return Response(status_code=204)
 
+    @api.post("/repositories/{repository}/branches/{branch}/objects/delete")
+    async def delete_objects(repository: str, branch: str, request: Request):
+        """lakeFS's bulk delete: 200 with the per-path errors (none for a path that is not there)."""
+        paths = _field(await _body(request), "paths", list)
+        if not all(isinstance(p, str) for p in paths):
+            raise APIError(400, "paths: invalid value")
+        return {"errors": cat.delete_objects(repository, branch, paths)}
+
     @api.get("/repositories/{repository}/refs/{ref}/objects/stat")
     def stat_object(repository: str, ref: str, request: Request):
         path = _required(request, "path")
@@ -303,8 +311,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
     # ------------------------------------------------------------------ staging
     @api.get("/repositories/{repository}/branches/{branch}/staging/backing")
     def get_physical_address(repository: str, branch: str, request: Request):
-        _required(request, "path")
-        r, key, signed = cat.get_physical_address(repository, branch)
+        r, key, signed = cat.get_physical_address(repository, branch, _required(request, "path"))
         out: dict = {"physical_address": signed, "presigned_url": None}
         if _bool(request, "presign"):
             st = cat.storage(r["storage_namespace"])
@@ -442,9 +449,13 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
         for p in paths:
             if not isinstance(p, dict) or not all(isinstance(p.get(k), str) for k in ("type", "path", "destination")):
                 raise APIError(400, "paths: invalid value")
-        res = cat.import_objects(repository, branch, paths, _field(creation, "message", str), creation.get("metadata"),
-                                 creation.get("date"), user)
-        task_id = "IM" + secrets.token_hex(10)
+        try:
+            # the commit's date is not taken: lakeFS's catalog.ImportCommit has no date (now, always)
+            res = cat.import_objects(repository, branch, paths, _field(creation, "message", str),
+                                     creation.get("metadata"), None, user)
+        except ImportFailed as exc:  # lakeFS fails it after the 202: the status tells
+            res = {"error": exc.message, "ingested_objects": exc.ingested}
+        task_id = new_xid(cat.now())  # lakeFS's import id: xid.New()
         with imports_lock:
             imports[task_id] = {"repo": repository, "branch": branch, "time": time.time(), **res}
         return _json(202, {"id": task_id})
@@ -457,6 +468,9 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
             t = imports.get(task_id)
         if t is None or t["repo"] != repository or t["branch"] != branch:
             raise APIError(404, "import: not found")
+        if "error" in t:  # lakeFS's importStatusToResponse of a failed import: not completed, ErrImport
+            return {"completed": False, "update_time": _now_iso(t["time"]), "ingested_objects": t["ingested_objects"],
+                    "error": {"message": f"import error: {t['error']}"}}
         return {"completed": True, "update_time": _now_iso(t["time"]), "ingested_objects": t["ingested_objects"],
                 "metarange_id": t["metarange_id"], "commit": commit_json(t["commit"])}
 

@@ -51,6 +51,8 @@ RULES_KEY = "_lakefs/retention/gc/rules/config.json"
 REPO_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
 BRANCH_NAME_RE = re.compile(r"^\w[-\w]*$")
 NANOID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-"
+RAW_URL_B64 = re.compile(r"[A-Za-z0-9_-]*")
+DELETE_OBJECTS_MAX = 1000  # lakeFS's DefaultMaxDeleteObjects (pkg/api/controller.go)
 
 
 class APIError(Exception):
@@ -67,6 +69,15 @@ def not_found(what: str = "") -> APIError:
     return APIError(404, f"{what} not found" if what else "not found")
 
 
+class ImportFailed(APIError):
+    """An import that lakeFS starts (202) and then fails: its status reports ``completed: false``
+    and the error (``import error: <message>``); ``ingested`` objects were listed before it failed."""
+
+    def __init__(self, message: str, ingested: int):
+        super().__init__(400, message)
+        self.ingested = ingested
+
+
 class MergeConflict(APIError):
     """lakeFS's ``ErrConflictFound`` from a three-way merge (409)."""
 
@@ -81,6 +92,36 @@ def _validate_tag_id(tag: str) -> None:
     if tag == "@" or tag.endswith((".", ".lock")) or any(x in tag for x in ("..", "/", "@{")) or \
             any(ch in tag for ch in "^:?*[\\") or any(ord(ch) <= 0x20 for ch in tag):
         raise APIError(400, "argument tagID: tag id: invalid value: validation error")
+
+
+_GO_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                    "\t": "\\t", "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                    "\u2029": "\\u2029"}
+
+
+def _go_json_string(s: str) -> str:
+    """A string as Go's ``json.Marshal`` writes it (Go 1.22+): ``"`` and ``\\`` escaped, ``\\b
+    \\f \\n \\r \\t`` by name, other control characters ``\\u00xx``, HTML-escaped (``<``, ``>``,
+    ``&``), U+2028/U+2029 escaped, anything else as UTF-8 (a lone surrogate, invalid UTF-8 to Go,
+    as U+FFFD)."""
+    out = []
+    for ch in s:
+        if ch in _GO_JSON_ESCAPES:
+            out.append(_GO_JSON_ESCAPES[ch])
+        elif ord(ch) < 0x20:
+            out.append(f"\\u{ord(ch):04x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\ufffd")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _address_json(repo: str, branch: str, path: str, address: str) -> bytes:
+    """What lakeFS signs for a link address (``catalog.getAddressJSON``): ``json.Marshal`` of a
+    struct of Repository, Branch, Path and PhysicalAddress, in that order."""
+    fields = (("Repository", repo), ("Branch", branch), ("Path", path), ("PhysicalAddress", address))
+    return ("{" + ",".join(f'"{k}":{_go_json_string(v)}' for k, v in fields) + "}").encode()
 
 
 def _apply_overrides(commit: dict, overrides: dict | None) -> None:
@@ -758,11 +799,41 @@ class Catalog:
             return r, e
 
     def delete_object(self, repo: str, branch: str, path: str) -> None:
-        """A tombstone over a committed or staged entry. A path that is nowhere (or already
-        deleted) answers 404, where lakeFS 1.84 answers 204 (README: where it differs)."""
+        """lakeFS's ``Graveler.Delete`` (``deleteUnsafe``): a tombstone over an entry the branch
+        shows (committed or staged); a path that is nowhere, or deleted already, is left as it is
+        and still succeeds (lakeFS 1.84 answers 204, not 404). The branch must exist."""
         with self.lock:
-            self.get_entry(repo, branch, path)  # 404 when absent
+            self._repo_row(repo)
+            self._branch(repo, branch)  # "branch not found"
+            try:
+                self.get_entry(repo, branch, path)
+            except APIError as exc:
+                if exc.status != 404:
+                    raise
+                return  # nothing to delete: lakeFS does nothing and reports success
             self._stage(repo, branch, path, None)
+
+    def delete_objects(self, repo: str, branch: str, paths: list[str]) -> list[dict]:
+        """lakeFS's ``deleteObjects`` (``Catalog.DeleteEntries``, ``Graveler.DeleteBatch``): each
+        path as :meth:`delete_object`; answers the per-path errors (``ObjectError``). lakeFS's
+        controller drops every not-found error, the batch's own included: a missing repository
+        or branch answers no error and deletes nothing; so does an empty path among them (its
+        ``ErrPathRequiredValue`` fails the whole batch, and is dropped too: Spark's "main/")."""
+        with self.lock:
+            if len(paths) > DELETE_OBJECTS_MAX:
+                raise APIError(400, f"request size exceeded, max paths is set to {DELETE_OBJECTS_MAX}")
+            if any(not p for p in paths):
+                return []
+            try:
+                self._repo_row(repo)
+                self._branch(repo, branch)
+            except APIError as exc:
+                if exc.status == 404:
+                    return []
+                raise
+            for p in paths:
+                self.delete_object(repo, branch, p)
+            return []
 
     def list_objects(self, repo: str, ref: str, prefix: str, after: str, amount: int,
                      delimiter: str) -> tuple[dict, list[tuple[str, Entry | None]], bool]:
@@ -818,31 +889,33 @@ class Catalog:
             return r, results, has_more
 
     # ------------------------------------------------------------------ link addresses
-    def _hmac(self, address: str) -> bytes:
-        """The link-address HMAC-SHA256. lakeFS's covers the JSON of repository, branch, path and
-        address (``catalog.getAddressJSON``); the emulator's the address only, so an address may be
-        linked under another path (README: where it differs)."""
-        return hmac.new(self._signing_key, address.encode(), hashlib.sha256).digest()
+    def _hmac(self, repo: str, branch: str, path: str, address: str) -> bytes:
+        """The link-address HMAC-SHA256 over what lakeFS signs (``catalog.getAddressJSON``): the
+        JSON of repository, branch, path and address, so that an address links only under the
+        repository, branch and path it was handed out for."""
+        return hmac.new(self._signing_key, _address_json(repo, branch, path, address), hashlib.sha256).digest()
 
-    def _sign(self, address: str) -> str:
+    def _sign(self, repo: str, branch: str, path: str, address: str) -> str:
         """The signature, URL-safe base64 without padding (43 characters), as lakeFS's ``signAddress``."""
-        return base64.urlsafe_b64encode(self._hmac(address)).rstrip(b"=").decode()
+        return base64.urlsafe_b64encode(self._hmac(repo, branch, path, address)).rstrip(b"=").decode()
 
-    def get_physical_address(self, repo: str, branch: str) -> tuple[dict, str, str]:
+    def get_physical_address(self, repo: str, branch: str, path: str) -> tuple[dict, str, str]:
         """(repo, the key to write: the relative address with ``,<signature>``, the full URI of
-        that key). The branch must exist (lakeFS 1.84 looks up only the repository)."""
+        that key). As lakeFS 1.84 (``GetPhysicalAddress``): only the repository is looked up, so a
+        branch that does not exist gets an address too (linking it then answers the missing branch)."""
         with self.lock:
             r = self._repo_row(repo)
-            self._branch(repo, branch)
             address = self.new_address()
-            key = address + "," + self._sign(address)
+            key = address + "," + self._sign(repo, branch, path, address)
             return r, key, self.full_uri(r["storage_namespace"], key)
 
     def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
                               content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
+        """lakeFS's ``LinkPhysicalAddress``, in its order: the repository, the address (verified
+        when relative), then the entry staged on the branch (``CreateEntry``: a missing branch
+        answers 404 only after the address passed)."""
         with self.lock:
             r = self._repo_row(repo)
-            self._branch(repo, branch)
             # lakeFS's normalizePhysicalAddress (pkg/api/controller.go): relative only when under
             # "<namespace as written>/data/", and then stored *with* its ",<signature>" suffix (the
             # object key the client wrote to); anything else is FULL, unverified. On the local
@@ -853,11 +926,14 @@ class Catalog:
                 unsigned, sep, sig = address.rpartition(",")
                 if not sep:
                     raise APIError(400, "address is not signed: link address invalid")
-                try:
+                try:  # Go's base64.RawURLEncoding: that alphabet only, no padding
+                    if not RAW_URL_B64.fullmatch(sig) or len(sig) % 4 == 1:
+                        raise ValueError(sig)
                     given = base64.urlsafe_b64decode(sig + "=" * (-len(sig) % 4))
                 except (ValueError, binascii.Error):
-                    raise APIError(400, "malformed address signature: link address invalid") from None
-                if not hmac.compare_digest(given, self._hmac(unsigned)):
+                    signed = _address_json(repo, branch, path, unsigned).decode()
+                    raise APIError(400, f"malformed address signature: {signed}: link address invalid") from None
+                if not hmac.compare_digest(given, self._hmac(repo, branch, path, unsigned)):
                     raise APIError(400, "invalid address signature: invalid address")
                 try:
                     issued = xid_time(unsigned.rsplit("/", 1)[-1])
@@ -868,6 +944,7 @@ class Catalog:
                 address_type = RELATIVE
             else:
                 address, address_type = physical, FULL
+            self._branch(repo, branch)
             now = self.now()
             sec = int(now)
             e = Entry(address, int(size), checksum, sec, int((now - sec) * 1e9), dict(metadata or {}), address_type,
@@ -908,8 +985,14 @@ class Catalog:
     # ------------------------------------------------------------------ import
     def import_objects(self, repo: str, branch: str, paths: list[dict], message: str, metadata: dict | None,
                        date: int | None, committer: str) -> dict:
-        """lakeFS import: a commit on ``branch`` whose destinations are replaced by the listed source
-        objects (FULL addresses, outside the namespace); the branch's staging is kept."""
+        """lakeFS import (``Catalog.importAsync``, then ``Graveler.Import``): a commit on ``branch``
+        whose destinations are replaced by the listed source objects (FULL addresses, outside the
+        namespace), message ``Import objects`` when none is given, metadata
+        ``.lakefs.merge.strategy: source-wins``; the branch's staging is dropped (lakeFS drops its
+        sealed tokens). A branch with uncommitted changes (``prepareForCommitIDUpdate``: a staged
+        entry that differs from HEAD, or a tombstone over a committed one) is refused after the
+        sources were listed: :class:`ImportFailed`, which lakeFS reports in the import's status
+        (``merge import: uncommitted changes (dirty branch)``), not as the start's answer."""
         with self.lock:
             r = self._repo_row(repo)
             head, _ = self._branch(repo, branch)
@@ -949,6 +1032,8 @@ class Catalog:
                     sec = int(info.last_modified)
                     new[dpath] = Entry(uri, info.size, etag, sec, int((info.last_modified - sec) * 1e9), {}, FULL,
                                        "application/octet-stream")
+            if self._diff_uncommitted(ns, base, self._staged(repo, branch)):
+                raise ImportFailed("merge import: uncommitted changes (dirty branch)", len(new))
             changes: dict[str, Entry | None] = {}
             for pfx in prefixes:
                 for p, _ in self._iter_committed(ns, base, pfx.encode()):
@@ -957,10 +1042,9 @@ class Catalog:
                     changes[p] = None
             changes.update(new)
             mr_id = self._apply(ns, base, sorted((p.encode(), e) for p, e in changes.items()))
-            c = self._new_commit(repo, [head], message, metadata, date, mr_id, committer)
-            with self._tx():
-                self.db.execute("INSERT INTO commits VALUES (?,?,?)", (repo, c["id"], json.dumps(c)))
-                self.db.execute("UPDATE branches SET commit_id=? WHERE repo=? AND name=?", (c["id"], repo, branch))
+            c = self._new_commit(repo, [head], message or "Import objects",
+                                 {**(metadata or {}), ".lakefs.merge.strategy": "source-wins"}, date, mr_id, committer)
+            self._move_branch(repo, branch, c)
             return {"commit": c, "ingested_objects": len(new), "metarange_id": mr_id}
 
     # ------------------------------------------------------------------ copies (lakeFS's CopyObject)
@@ -1178,12 +1262,10 @@ class Catalog:
             index = parent_number - 1 if parent_number > 0 else 0
             _, head, head_commit = self._clean_branch(repo, branch)
             parent_mr = self._commit(repo, parents[index])["meta_range_id"] if parents else ""
-            try:  # a conflict stays "conflict found" (lakeFS: "update branch: conflict found"; README)
+            try:
                 mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], parent_mr,
                                        commit["meta_range_id"], "", allow_empty)
-            except MergeConflict:
-                raise
-            except APIError as exc:
+            except APIError as exc:  # lakeFS: "update branch: conflict found", "update branch: no changes"
                 raise APIError(exc.status, f"update branch: {exc.message}") from None
             if mr == head_commit["meta_range_id"] and not allow_empty:
                 raise APIError(400, "update branch: no changes")
