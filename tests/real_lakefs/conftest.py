@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by markers
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "tests/real_lakefs/" in item.path.as_posix():
