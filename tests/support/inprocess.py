@@ -4,7 +4,7 @@ of the decision at scale, the differential bench)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
@@ -16,11 +16,15 @@ from lakefs_gc.steps import STEP_FUNCTIONS
 SPARK_STEPS = {step: STEP_FUNCTIONS[step] for step in SPARK_STEP_IDS}
 
 
-def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report") -> dict[str, Any]:
+def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report",
+              between: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Run every step after ``prepare_run`` up to ``until``; returns the results by task id.
-    ``environ`` holds the secrets a job would read from its environment."""
+    ``environ`` holds the secrets a job would read from its environment. ``between(step)`` is
+    called before each step (what happens in the repository between two tasks)."""
     results: dict[str, Any] = {}
     for step in STEPS[1:]:
+        if between is not None:
+            between(step)
         if skipped(step, ctx.mode):
             results[step] = skip_result(step, ctx.mode)
         elif step == "mark_uncommitted":
