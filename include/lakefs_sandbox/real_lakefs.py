@@ -3,7 +3,8 @@ benchmarks and the demo on 127.0.0.1 with any of its four blockstores, stopped b
 
 Each server gets its own working directory (lakeFS writes state into its cwd): its config file
 (``lakefs.yaml``), the local KV store (``metadata/``), the committed cache (``cache/``), the
-local blockstore (``block/``, lakeFS's ``blockstore.local.path``) and its log (``lakefs.log``).
+local blockstore (``block/``, lakeFS's ``blockstore.local.path``), its temporary files (``tmp/``,
+its ``TMPDIR``: an import keeps a scratch KV store there) and its log (``lakefs.log``).
 Every outbound call lakeFS would make is off or points at a closed port on 127.0.0.1: usage
 stats (``stats.enabled: false``), the latest-version check (``security.check_latest_version``),
 the audit check (it runs once at start whatever the interval: ``security.audit_check_url`` is a
@@ -228,7 +229,8 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
     cfg.chmod(0o600)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "LAKEFS_", "AZURE_", "GOOGLE_", "STORAGE_EMULATOR"))}
-    env.update(HOME=str(workdir), AWS_EC2_METADATA_DISABLED="true",
+    (workdir / "tmp").mkdir(exist_ok=True)  # lakeFS's imports keep a scratch KV store in TMPDIR
+    env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), AWS_EC2_METADATA_DISABLED="true",
                AWS_REQUEST_CHECKSUM_CALCULATION="when_required", AWS_RESPONSE_CHECKSUM_VALIDATION="when_required",
                DO_NOT_TRACK="1")
     if blockstore == "gs":
