@@ -225,8 +225,10 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
         settings["auth"]["encrypt"] = before.get("auth", {}).get("encrypt") or settings["auth"]["encrypt"]
         settings["blockstore"]["signing"] = (before.get("blockstore", {}).get("signing")
                                              or settings["blockstore"]["signing"])
-    cfg.write_text(yaml.safe_dump(settings, sort_keys=False))
-    cfg.chmod(0o600)
+    fd = os.open(cfg, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # its secrets: never readable by others
+    with os.fdopen(fd, "w") as f:
+        f.write(yaml.safe_dump(settings, sort_keys=False))
+    cfg.chmod(0o600)  # a file of an earlier start keeps its mode through O_TRUNC
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AWS_", "LAKEFS_", "AZURE_", "GOOGLE_", "STORAGE_EMULATOR"))}
     (workdir / "tmp").mkdir(exist_ok=True)  # lakeFS's imports keep a scratch KV store in TMPDIR
@@ -263,9 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     server = start(Path(a.workdir))
     print(f"lakeFS {VERSION} at {server.url} (blockstore.local.path {server.local_root}); "
           f"keys in {Path(a.workdir) / 'keys.json'}", flush=True)
-    keys = Path(a.workdir) / "keys.json"
-    keys.write_text(json.dumps({"access_key_id": server.access_key, "secret_access_key": server.secret_key}))
-    keys.chmod(0o600)
+    fd = os.open(Path(a.workdir) / "keys.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never readable by others
+    with os.fdopen(fd, "w") as f:
+        json.dump({"access_key_id": server.access_key, "secret_access_key": server.secret_key}, f)
     try:
         server.proc.wait()
     except KeyboardInterrupt:
