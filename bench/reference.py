@@ -77,6 +77,10 @@ class S3Place:
     secret_key: str
     region: str = "us-east-1"
 
+    @property
+    def endpoint_url(self) -> str:  # the name lakefs_sandbox's servers use (real_lakefs.start's store)
+        return self.endpoint
+
     def options(self):
         """The same place as our storage settings (``lakefs_gc.storage.S3Options``)."""
         from lakefs_gc.storage import S3Options
@@ -609,13 +613,9 @@ class Harness:
 
 def start_lakefs(workdir: Path, s3: S3Place):
     """lakeFS 1.84 itself on an S3 blockstore at ``s3`` (lakefs_sandbox.real_lakefs), stopped by the caller."""
-    from types import SimpleNamespace
-
     from lakefs_sandbox import real_lakefs
 
-    store = SimpleNamespace(endpoint_url=s3.endpoint, access_key=s3.access_key, secret_key=s3.secret_key,
-                            region=s3.region)
-    return real_lakefs.start(workdir, "s3", store)
+    return real_lakefs.start(workdir, "s3", s3)
 
 
 def live_addresses(client, repo: str, ns: str) -> set[str]:

@@ -70,11 +70,37 @@ class Place:
     def namespace(self, bucket: str, name: str) -> str:
         return f"s3://{bucket}/{name}" if self.kind == "s3" else self.store.namespace(self.store.create(bucket), name)
 
+    def outside(self, name: str):
+        """Where repository ``name``'s histories import from, outside its namespace (never collected):
+        (a local directory or a URI, its storage or None for a directory)."""
+        if self.store is None:
+            return os.path.join(self.emu.local_root, "outside", name), None
+        uri = self.namespace(f"{self.bucket}-outside", name)
+        return uri, self.storage(uri)
+
+    def collect(self, name: str, spark, work, now: datetime, settings: RunSettings = SETTINGS,
+                run_id: str | None = None, between=None):
+        """One GC run of repository ``name``, every step in this process on ``spark``
+        (``tests.support.inprocess.run_steps``, ``between`` its hook); (context, results)."""
+        emu = self.emu
+        options = self.store.options() if self.store is not None else None
+        secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
+                   **(options.to_env() if options is not None else {})}
+        with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
+            ctx = prepare_run(gc_client, name, settings, now=now, airflow_run_id=run_id or f"gc-{name}",
+                              work_dir=str(work), local_root=emu.local_root, parallelism=1, storage_options=options)
+            return ctx, run_steps(spark, ctx, gc_client, secrets, between=between)
+
+
+def outside_exists(f: str, outside_storage) -> bool:
+    """An object a history imported from outside the namespace (``History.outside``) is still there."""
+    return outside_storage.exists(f.rsplit("/", 1)[1]) if outside_storage is not None else os.path.exists(f)
+
 
 class Collected:
     """Histories built in one repository, collected by one GC run, and judged."""
 
-    def __init__(self, gc_client, place: Place, spark, work, seeds_and_steps: list[tuple[int, list[tuple]]],
+    def __init__(self, place: Place, spark, work, seeds_and_steps: list[tuple[int, list[tuple]]],
                  same_identity: bool | None = None):
         emu = place.emu
         client = emu.client()
@@ -83,11 +109,7 @@ class Collected:
         roots = parse_namespace(ns, emu.local_root).roots()
         history.create(client, name, ns)
         shared = len(seeds_and_steps) > 1
-        if place.store is None:  # imports come from here, never collected
-            outside, outside_storage = os.path.join(emu.local_root, "outside", name), None
-        else:
-            outside = place.namespace(f"{place.bucket}-outside", name)
-            outside_storage = place.storage(outside)
+        outside, outside_storage = place.outside(name)
         storage = place.storage(ns)
 
         def build(seed_and_steps):  # each history on its own branches, with its own client
@@ -102,19 +124,10 @@ class Collected:
         # the clock a little ahead of the last write: with a minimum age of 0 the cutoff is the start
         now = datetime.now(timezone.utc) + timedelta(seconds=2)
         self.keep, self.go = history.oracle(client, name, self.histories, roots, now.timestamp())
-        ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id=f"h-{name}", work_dir=str(work),
-                          local_root=emu.local_root, parallelism=1,
-                          storage_options=place.store.options() if place.store is not None else None)
-        env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
-               **(place.store.options().to_env() if place.store is not None else {})}
-        self.results = run_steps(spark, ctx, gc_client, env)
+        _, self.results = place.collect(name, spark, work, now, run_id=f"h-{name}")
         after = {o.key for o in storage.list("data/", recursive=True)}
         self.lost = self.keep - after
-        for h in self.histories:
-            for f in h.outside:
-                if not (outside_storage.exists(f.rsplit("/", 1)[1]) if outside_storage is not None
-                        else os.path.exists(f)):
-                    self.lost.add(f)
+        self.lost |= {f for h in self.histories for f in h.outside if not outside_exists(f, outside_storage)}
         self.left = self.go & after
 
     @property
@@ -148,13 +161,13 @@ def _one_failing(run, batch: list[tuple[int, list[tuple]]]) -> tuple[int, list[t
     return batch[0] if not run(*batch).ok else None
 
 
-def _judge(gc_client, place: Place, spark, work, seeds: list[int]) -> dict:
+def _judge(place: Place, spark, work, seeds: list[int]) -> dict:
     """Build, collect and judge ``seeds`` on ``place`` in equal batches of at most PER_RUN (one
     repository and one GC run each); totals."""
     totals = {"objects": 0, "imported": 0, "keep": 0, "go": 0, "staged_linked": 0}
 
     def run(*seeds_and_steps):
-        return Collected(gc_client, place, spark, work, list(seeds_and_steps))
+        return Collected(place, spark, work, list(seeds_and_steps))
 
     runs = -(-len(seeds) // PER_RUN)
     for i in range(runs):  # batches of equal size
@@ -199,8 +212,7 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
 
     def judge(place_and_seeds):
         place, part = place_and_seeds
-        with LakeFSClient(place.emu.api_url, place.emu.access_key, place.emu.secret_key) as gc_client:
-            return _judge(gc_client, place, spark, tmp_path / f"work-{place.kind}", part)
+        return _judge(place, spark, tmp_path / f"work-{place.kind}", part)
     # both namespace kinds at once: one builds (waiting on its emulator and S3) while the other's
     # GC runs (Spark jobs from two threads share the session)
     with ThreadPoolExecutor(len(places)) as pool:
@@ -296,8 +308,7 @@ def test_an_object_staged_again_with_its_committed_identity_survives(kind, how, 
         place = Place(lakefs_emulator_factory(s3=moto_server), moto_server, bucket)
     steps = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
              ("restage", 0, 1, 0.1 if how == "copy onto itself" else 0.9)]
-    with LakeFSClient(place.emu.api_url, place.emu.access_key, place.emu.secret_key) as gc_client:
-        c = Collected(gc_client, place, spark, tmp_path / "work", [(0, steps)], same_identity=True)
+    c = Collected(place, spark, tmp_path / "work", [(0, steps)], same_identity=True)
     assert c.histories[0].done.get("restage_same_identity") == 1
     assert not c.lost, f"lost {sorted(c.lost)}"
     assert not c.left, f"left {sorted(c.left)}"
@@ -351,9 +362,6 @@ def runs_in_a_row(place: Place, spark, tmp_path) -> dict:
     import random
 
     emu = place.emu
-    options = place.store.options() if place.store is not None else None
-    secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
-               **(options.to_env() if options is not None else {})}
     totals = {"incremental_deleted": 0, "incremental_runs": 0, "carried": 0, "slices_not_listed": 0}
     for seq in range(SEQUENCES):
         rng = random.Random(SEED_BASE * 1000 + seq)
@@ -363,14 +371,7 @@ def runs_in_a_row(place: Place, spark, tmp_path) -> dict:
         roots = parse_namespace(ns, emu.local_root).roots()
         history.create(client, name, ns)
         storage = place.storage(ns)
-        if place.store is None:  # imports come from here, never collected
-            outside, outside_storage = os.path.join(emu.local_root, "outside", name), None
-        else:
-            outside = place.namespace(f"{place.bucket}-outside", name)
-            outside_storage = place.storage(outside)
-
-        def still_there(f: str) -> bool:
-            return outside_storage.exists(f.rsplit("/", 1)[1]) if outside_storage is not None else os.path.exists(f)
+        outside, outside_storage = place.outside(name)
         histories: list[history.History] = []
         churn = history.History(name, ns, [])
         for i, flow in enumerate(RUN_FLOWS):
@@ -386,17 +387,14 @@ def runs_in_a_row(place: Place, spark, tmp_path) -> dict:
             now = datetime.now(timezone.utc) + timedelta(seconds=2)
             keep, go = history.oracle(client, name, [*histories, churn], roots, now.timestamp())
             before = {o.key for o in storage.list("data/", recursive=True)}
-            with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-                ctx = prepare_run(gc_client, name, replace(SETTINGS, flow=flow), now=now,
-                                  airflow_run_id=f"r{i}-{name}", work_dir=str(tmp_path / "work"),
-                                  local_root=emu.local_root, parallelism=1, storage_options=options)
-                results = run_steps(spark, ctx, gc_client, secrets)
+            ctx, results = place.collect(name, spark, tmp_path / "work", now, replace(SETTINGS, flow=flow),
+                                         run_id=f"r{i}-{name}")
             after = {o.key for o in storage.list("data/", recursive=True)}
             where = f"{place.kind}: sequence {seq} (seed base {SEED_BASE}), run {i} ({flow})"
             assert ctx.flow == flow, (where, ctx.flow_reason)
             assert keep <= after, f"{where}: live objects lost: {sorted(keep - after)}"
             assert not (before - after) - set().union(*(h.uploaded for h in [*histories, churn])), where
-            assert all(still_there(f) for h in histories for f in h.outside), where
+            assert all(outside_exists(f, outside_storage) for h in histories for f in h.outside), where
             if flow == "clean":
                 assert not go & after, f"{where}: garbage left after a clean run: {sorted(go & after)}"
             else:

@@ -33,7 +33,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from lakefs_sandbox.emulator.launcher import ROOT, free_port, start_server, stop_group
@@ -70,7 +70,6 @@ class RealLakeFS:
     workdir: Path
     blockstore_type: str  # local | s3 | azure | gs
     store: object | None = None  # the MotoServer-like or CloudServer the blockstore is on
-    args: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:  # never print keys
         return f"RealLakeFS({self.url!r}, {self.blockstore_type})"
@@ -237,15 +236,10 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
                DO_NOT_TRACK="1")
     if blockstore == "gs":
         env["STORAGE_EMULATOR_HOST"] = store.endpoint_url.split("://", 1)[-1]
-    log = workdir / "lakefs.log"
     url = f"http://127.0.0.1:{port}"
-    with open(log, "ab") as fh:
-        proc = subprocess.Popen([binary, "run", "--config", str(cfg)], stdout=fh, stderr=subprocess.STDOUT,
-                                cwd=workdir, env=env, start_new_session=True)
+    proc = start_server([binary, "run", "--config", str(cfg)], workdir / "lakefs.log", url + "/_health", env,
+                        timeout, cwd=workdir, inherit_env=False)
     try:
-        from lakefs_sandbox.emulator.launcher import wait_http
-
-        wait_http(url + "/_health", proc, log, timeout)
         if not given:
             access_key, secret_key = new_keys()
         _setup_admin(url, access_key, secret_key, timeout, existing_ok=given)

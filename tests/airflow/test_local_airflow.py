@@ -178,12 +178,7 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         LAKEFS_LOCAL_BLOCKSTORE_ROOT={emu.local_root}
         SPARK_MASTER=local[1]
     """)
-    port, state = free_port(), tmp_path / "state"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
-    proc = subprocess.Popen([EXE, "airflow", "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
-                            start_new_session=True)
-    out = Output(proc)
+    proc, out, port, state = _start_command(tmp_path, settings, EXE, "airflow")
     tree: set[int] = set()
     try:
         login = out.wait_for(r"sign in as\s+(\S+) / (\S+)", proc, timeout=300)
@@ -250,13 +245,8 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         LAKEFS_SECRET_ACCESS_KEY=file-secret-value
         SPARK_MASTER=local[1]
     """)
-    port, state = free_port(), tmp_path / "state"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
-    proc = subprocess.Popen([sys.executable, "-m", "lakefs_gc", "airflow", "--lakefs", "real",
-                             "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
-                            start_new_session=True)
-    out = Output(proc)
+    proc, out, port, state = _start_command(tmp_path, settings, sys.executable, "-m", "lakefs_gc", "airflow",
+                                            "--lakefs", "real")
     tree: set[int] = set()
     try:
         m = out.wait_for(r"lakeFS at (http://127\.0\.0\.1:\d+) \(pid (\d+)\)", proc, timeout=120)
@@ -326,3 +316,15 @@ def _interrupt(proc: subprocess.Popen, tree) -> tuple[int, list[int]]:
         for pid in left:
             os.kill(pid, signal.SIGKILL)
     return code, left
+
+
+def _start_command(tmp_path: Path, settings: Path, *command: str):
+    """``command`` (``lakefs-gc airflow`` and its options) with ``settings`` as its env file, a state
+    directory under ``tmp_path`` and a free port, in an environment without the settings' variables;
+    (the process, its :class:`Output`, the port, the state directory)."""
+    port, state = free_port(), tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
+    proc = subprocess.Popen([*command, "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
+                            start_new_session=True)
+    return proc, Output(proc), port, state

@@ -22,14 +22,10 @@ from datetime import datetime, timedelta, timezone
 import lakefs_sdk
 import pytest
 
-from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
 from tests.support import history
-from tests.support.inprocess import run_steps
-from tests.test_random_histories import SETTINGS
+from tests.test_random_histories import Place
 
 pytestmark = pytest.mark.spark
 STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
@@ -38,15 +34,9 @@ STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
          ("link", 0, 3, 0.9)]      # obj/3.bin through the link flow, linked
 
 
-def _gc(server, name: str, spark, work, store):
-    now = datetime.now(timezone.utc) + timedelta(seconds=2)
-    with LakeFSClient(server.api_url, server.access_key, server.secret_key) as gc_client:
-        ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id=f"holes-{uuid.uuid4().hex[:6]}",
-                          work_dir=str(work), local_root=server.local_root, parallelism=1,
-                          storage_options=store.options() if store is not None else None)
-        env = {ENV_LAKEFS_ACCESS_KEY: server.access_key, ENV_LAKEFS_SECRET_KEY: server.secret_key,
-               **(store.options().to_env() if store is not None else {})}
-        return run_steps(spark, ctx, gc_client, env)
+def _gc(server, name: str, spark, work):
+    return Place(server, server.store).collect(name, spark, work, datetime.now(timezone.utc) + timedelta(seconds=2),
+                                               run_id=f"holes-{uuid.uuid4().hex[:6]}")[1]
 
 
 @pytest.mark.parametrize("kind", ["local", "s3", "azure", "gs"])
@@ -79,7 +69,7 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
     assert all("://" not in k for k in staged_keys | committed_keys), staged_keys | committed_keys
 
     # 1. staged past the cutoff, read by main: kept
-    results = _gc(server, name, spark, tmp_path / "work", store)
+    results = _gc(server, name, spark, tmp_path / "work")
     after = {o.key for o in storage.list("data/", recursive=True)}
     assert staged_keys | committed_keys <= after, f"live objects lost: {sorted((staged_keys | committed_keys) - after)}"
     for path in staged:
@@ -89,7 +79,7 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
 
     # 2. the branch reset: nothing reads them any more; the next run collects them
     client.branches_api.reset_branch(name, "main", lakefs_sdk.ResetCreation(type="reset"))
-    _gc(server, name, spark, tmp_path / "work", store)
+    _gc(server, name, spark, tmp_path / "work")
     after = {o.key for o in storage.list("data/", recursive=True)}
     assert committed_keys <= after, f"committed objects lost: {sorted(committed_keys - after)}"
     assert not staged_keys & after, f"garbage left: {sorted(staged_keys & after)}"

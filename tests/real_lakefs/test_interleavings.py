@@ -23,14 +23,10 @@ from datetime import datetime, timedelta, timezone
 import lakefs_sdk
 import pytest
 
-from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
 from tests.support import history
-from tests.support.inprocess import run_steps
-from tests.test_random_histories import SETTINGS
+from tests.test_random_histories import Place
 
 pytestmark = pytest.mark.spark
 GAPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete", "save_report")
@@ -78,11 +74,7 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, real_lakefs, sp
         if step == gap:
             _changes(client, repo)
 
-    with LakeFSClient(server.api_url, server.access_key, server.secret_key) as gc_client:
-        ctx = prepare_run(gc_client, repo, SETTINGS, now=now, airflow_run_id=f"gap-{repo}",
-                          work_dir=str(tmp_path / "work"), local_root=server.local_root, parallelism=1)
-        run_steps(spark, ctx, gc_client, {ENV_LAKEFS_ACCESS_KEY: server.access_key,
-                                          ENV_LAKEFS_SECRET_KEY: server.secret_key}, between=between)
+    Place(server).collect(repo, spark, tmp_path / "work", now, run_id=f"gap-{repo}", between=between)
     # the oracle at the end: its retention windows end no earlier than the run's
     keep, _ = history.oracle(client, repo, [h], roots, datetime.now(timezone.utc).timestamp())
     after = {o.key for o in storage.list("data/", recursive=True)}

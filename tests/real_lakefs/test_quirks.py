@@ -13,13 +13,9 @@ from datetime import datetime, timedelta, timezone
 import lakefs_sdk
 import pytest
 
-from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-from lakefs_gc.steps.prepare_run import prepare_run
 from tests.conftest import ns_storage, start_real_lakefs
 from tests.support import history
-from tests.support.inprocess import run_steps
-from tests.test_random_histories import SETTINGS, merged_history
+from tests.test_random_histories import Place, merged_history
 
 pytestmark = pytest.mark.spark
 
@@ -41,15 +37,11 @@ def test_a_cherry_picked_merge_commit_lakefs_answers_404_for_never_makes_the_gc_
         client.objects_api.upload_object(name, "b1", "obj/garbage.bin", content=b"staged, then reset")
         client.branches_api.reset_branch(name, "b1", lakefs_sdk.ResetCreation(type="reset"))
         before = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
-        with LakeFSClient(server.api_url, server.access_key, server.secret_key) as gc_client:
-            try:
-                ctx = prepare_run(gc_client, name, SETTINGS, now=now, airflow_run_id="quirk",
-                                  work_dir=str(tmp_path / "work"), local_root=server.local_root, parallelism=1)
-                run_steps(spark, ctx, gc_client, {ENV_LAKEFS_ACCESS_KEY: server.access_key,
-                                                  ENV_LAKEFS_SECRET_KEY: server.secret_key})
-                failed = None
-            except Exception as exc:  # noqa: BLE001 - failing closed is one of the two allowed outcomes
-                failed = exc
+        try:
+            Place(server).collect(name, spark, tmp_path / "work", now, run_id="quirk")
+            failed = None
+        except Exception as exc:  # noqa: BLE001 - failing closed is one of the two allowed outcomes
+            failed = exc
         after = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
         assert keep <= after, f"live objects lost: {sorted(keep - after)}"
         if failed is not None:

@@ -74,11 +74,14 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
 
 
 def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = None,
-                 timeout: float = 30.0) -> subprocess.Popen:
-    """Start ``cmd`` in its own session (output to ``log``) and wait until ``ready_url`` answers."""
+                 timeout: float = 30.0, cwd: Path = ROOT, inherit_env: bool = True) -> subprocess.Popen:
+    """Start ``cmd`` in its own session in ``cwd`` (output to ``log``) and wait until ``ready_url``
+    answers; ``env`` is added to this process's environment, or is the whole of it without
+    ``inherit_env``."""
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
-                                env={**os.environ, **(env or {})}, start_new_session=True)
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
+                                env={**os.environ, **(env or {})} if inherit_env else dict(env or {}),
+                                start_new_session=True)
     try:
         wait_http(ready_url, proc, log, timeout)
     except BaseException:
