@@ -124,15 +124,32 @@ class Collected:
         # the clock a little ahead of the last write: with a minimum age of 0 the cutoff is the start
         now = datetime.now(timezone.utc) + timedelta(seconds=2)
         self.keep, self.go = history.oracle(client, name, self.histories, roots, now.timestamp())
-        _, self.results = place.collect(name, spark, work, now, run_id=f"h-{name}")
+        # the full staged check judges the fast one: a mark of its own first (mark_only), then the
+        # real run with the default check; both clean, with the same clock
+        _, full = place.collect(name, spark, work, now, run_id=f"f-{name}",
+                                settings=replace(SETTINGS, mode="mark_only", staged_check="full", flow="clean"))
+        full_go = set(marked_for_deletion(storage, full["mark_uncommitted"].run_id))
+        before = {o.key for o in storage.list("data/", recursive=True)}
+        _, self.results = place.collect(name, spark, work, now, run_id=f"h-{name}", settings=replace(SETTINGS, flow="clean"))
+        assert self.results["compute_candidates"].staged_check == "candidates"
         after = {o.key for o in storage.list("data/", recursive=True)}
         self.lost = self.keep - after
         self.lost |= {f for h in self.histories for f in h.outside if not outside_exists(f, outside_storage)}
         self.left = self.go & after
+        # what the full check would have deleted and the fast one did not, and the other way round
+        self.checks_differ = full_go ^ (before - after)
 
     @property
     def ok(self) -> bool:
-        return not self.lost and not self.left
+        return not self.lost and not self.left and not self.checks_differ
+
+
+def marked_for_deletion(storage, mark_id: str) -> list[str]:
+    """The addresses a mark listed in its ``deleted/`` (what its sweep deletes)."""
+    from lakefs_gc.report import formats, layout
+    from lakefs_gc.report.marks import parquet_parts
+
+    return [a for k in parquet_parts(storage, layout.deleted_dir(mark_id)) for a in formats.read_addresses(storage, k)]
 
 
 def _shrink(run, steps: list[tuple], budget: int = 40) -> list[tuple]:
@@ -187,11 +204,12 @@ def _judge(place: Place, spark, work, seeds: list[int]) -> dict:
         failing = _one_failing(run, batch)
         if failing is None:
             pytest.fail(f"{place.kind}: seeds {batch[0][0]}..{batch[-1][0]} fail together, none alone: "
-                        f"lost {sorted(c.lost)}, left {sorted(c.left)}")
+                        f"lost {sorted(c.lost)}, left {sorted(c.left)}, the checks differ on {sorted(c.checks_differ)}")
         seed, steps = failing
         small = _shrink(lambda s, seed=seed: run((seed, s)), steps)
         again = run((seed, small))
-        pytest.fail(f"{place.kind} seed {seed}: lost {sorted(again.lost)}, left {sorted(again.left)}; "
+        pytest.fail(f"{place.kind} seed {seed}: lost {sorted(again.lost)}, left {sorted(again.left)}, the full and "
+                    f"fast staged checks differ on {sorted(again.checks_differ)}; "
                     f"shrunk to {len(small)} operations:\n" + "\n".join(map(repr, small)))
     return totals
 

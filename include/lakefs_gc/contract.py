@@ -29,6 +29,7 @@ from lakefs_gc.errors import ContractError, Refusal, SettingsError
 
 MODES = ("mark_and_sweep", "mark_only", "sweep_only")
 FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
+STAGED_CHECKS = ("candidates", "full")  # lakefs_gc.listing.staged
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
 
 
@@ -55,12 +56,19 @@ class RunSettings:
     delete_batch_size: int = 1000              # keys per DeleteObjects request (S3: at most 1,000)
     delete_max_attempts: int = 8               # per key, including the first
     prepare_commits_timeout_seconds: int = 1200  # lakeFS's async prepare_commits task
+    # The defence against live staged entries lakeFS's uncommitted mark lacks (lakefs_gc.listing.staged):
+    # "candidates" asks lakeFS only about the candidates that could be one; "full" lists every branch
+    # against its HEAD commit (two listings per branch: the cost follows the repository's size).
+    staged_check: str = "candidates"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise SettingsError(f"Param 'mode' must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.flow not in FLOWS:
             raise SettingsError(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {self.flow!r}")
+        if self.staged_check not in STAGED_CHECKS:
+            raise SettingsError(f"Param 'staged_check' must be one of {', '.join(STAGED_CHECKS)}, "
+                                f"got {self.staged_check!r}")
         for name, (lo, hi) in BOUNDS.items():
             _check_range(name, getattr(self, name), lo, hi)
 
@@ -192,6 +200,7 @@ class IncrementalBase:
     last_slice: str                      # the newest slice it listed ("": none)
     uncommitted_dir: PartsDir            # its staged addresses
     committed_dirs: tuple[PartsDir, ...]  # every committed address read since the chain's clean run
+    identity_dirs: tuple[PartsDir, ...]   # every committed entry's (size, checksum, path) read since then
     read_file: str                       # the commit and range ids read since the chain's clean run
     clean_run_id: str
     clean_start_time: str
@@ -243,6 +252,9 @@ class UncommittedResult:
     staged_file: str | None = None       # key of the Parquet holding those (lakeFS's uncommitted format)
     staged_objects_listed: int = 0       # objects listed to find them (branches and HEAD commits)
     staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
+    staged_check: str = "full"           # RunSettings.staged_check as this step ran it
+    heads_file: str | None = None        # candidates: every branch's HEAD before and after lakeFS's mark
+    branches_moved: int = 0              # candidates: HEAD moved during lakeFS's mark (listed in full)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,11 +279,12 @@ class CommittedResult(SparkStepResult):
     new_commits: int = 0                 # commits read now (incremental: not read since the chain's clean run)
     ranges_known: int = 0                # incremental: ranges of new commits read before (skipped)
     read_file: str = ""                  # key: the commit and range ids read since the chain's clean run
+    identity_dir: PartsDir | None = None  # (size, checksum, path) of every entry of the ranges read now
 
 
 @dataclass(frozen=True)
 class SlicesResult(SparkStepResult):
-    listed_dir: str                      # Parquet: address, size, last_modified_ms
+    listed_dir: str                      # Parquet: address, size, last_modified_ms, checksum
     first_slice: str
     slices_listed: int
     slices_skipped: int
@@ -299,6 +312,14 @@ class CandidatesResult(SparkStepResult):
     uncommitted_dir: PartsDir | None = None  # this run's staged addresses, kept for later runs
     carried_checked: int = 0             # incremental: earlier staged or held-back addresses checked again
     carried_candidates: int = 0          # ... of which candidates now
+    # the staged check on the candidates (lakefs_gc.listing.staged), when it ran here
+    staged_check: str = "full"
+    staged_suspicious: int = 0           # candidates a staged entry could read (size and checksum of an entry)
+    staged_stats: int = 0                # statObject calls made for them
+    staged_kept: int = 0                 # candidates a branch reads now: kept, never deleted
+    commits_since: int = 0               # commits made since list_committed read them, read now
+    committed_since_kept: int = 0        # candidates those commits reference: kept
+    staged_check_seconds: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -193,10 +193,17 @@ class MarkUncommittedOperator(BaseOperator):
                                       namespace_storage(ctx, self.storage_conn_id))
         except LakeFSGCError as e:
             raise _fail(e) from (None if isinstance(e, Unreachable) else e)
-        self.log.info("uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
-                      "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
-                      result.run_id, len(result.locations), result.pages, result.staged_entries_checked,
-                      result.staged_branches, result.staged_addresses_lakefs_omitted)
+        if result.staged_check == "candidates":
+            self.log.info("uncommitted mark %s: %d location(s) over %d page(s); branch HEADs recorded for the staged "
+                          "check on the candidates (compute_candidates), %d moved during the mark and were listed: "
+                          "%d live staged address(es) lakeFS's mark lacked (kept)", result.run_id,
+                          len(result.locations), result.pages, result.branches_moved,
+                          result.staged_addresses_lakefs_omitted)
+        else:
+            self.log.info("uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
+                          "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
+                          result.run_id, len(result.locations), result.pages, result.staged_entries_checked,
+                          result.staged_branches, result.staged_addresses_lakefs_omitted)
         return contract.to_wire(result)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from airflow.sdk import Param
 from lakefs_gc.config import RepoConfig
-from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, RunSettings
+from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, STAGED_CHECKS, RunSettings
 
 
 def _number(default: float, kind: str, name: str, title: str, description: str = "",
@@ -46,6 +46,13 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
                                   "staged or held back); auto: incremental when an earlier run can be its base, "
                                   "clean when none can or clean_run_every is reached. The report says which ran "
                                   "and why."),
+        "staged_check": Param(d.staged_check, type="string", enum=list(STAGED_CHECKS), title="Staged-entry check",
+                              description="How live staged entries lakeFS's uncommitted mark lacks are found. "
+                                          "candidates: ask lakeFS only about the candidates that could be one "
+                                          "(same size and checksum as a committed entry; on local storage also "
+                                          "each branch's changes); full: list every branch against its HEAD "
+                                          "commit (two listings per branch, as long as the repository). Both keep "
+                                          "the same objects; the report counts what the check asked and kept."),
         "mark_id": Param(None, type=["null", "string"], title="Mark id (sweep_only)",
                          description="Run id of an earlier successful mark (its folder under "
                                      "_lakefs/retention/gc/unified/). Required by mode sweep_only; leave it "

@@ -435,7 +435,7 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
                          parse_namespace(ns, emu.root).roots())
     c.objects_api.upload_object(name, "main", "plain.bin", content=b"p")
     dag = dag_module().build_gc_dag(repo_config(repository=name))
-    ctx = dag.get_task("prepare_run").execute(context({}, params={"min_age_seconds": 90000}))
+    ctx = dag.get_task("prepare_run").execute(context({}, params={"min_age_seconds": 90000, "staged_check": "full"}))
     import logging
 
     records: list[logging.LogRecord] = []

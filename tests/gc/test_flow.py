@@ -19,7 +19,7 @@ EVERY = CleanRunEvery(runs=7, days=7)
 def state(**over):
     s = {"format": STATE_FORMAT, "namespace": NS, "gc_rules": RULES, "clean_run_id": "clean1",
          "clean_start_time": iso(NOW - timedelta(days=1)), "runs_in_chain": 1, "last_slice": "s",
-         "uncommitted_dir": "u/", "committed_dirs": ["c/"], "read_file": "r.json"}
+         "uncommitted_dir": "u/", "committed_dirs": ["c/"], "identity_dirs": ["i/"], "read_file": "r.json"}
     s.update(over)
     return s
 

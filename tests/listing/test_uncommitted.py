@@ -12,6 +12,7 @@ run the whole GC: the objects must still be in storage afterwards.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -115,8 +116,10 @@ def _gc(spark, emu, moto_server, repo, tmp_path, settings=SETTINGS):
 
 
 @pytest.mark.spark
-def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark, emu, moto_server, tmp_path):
-    repo = f"link-{emu.blockstore_type}-{int(time.time() * 1000) % 100000}"
+@pytest.mark.parametrize("staged_check", ["candidates", "full"])
+def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark, emu, moto_server, tmp_path,
+                                                                          staged_check):
+    repo = f"link-{emu.blockstore_type}-{staged_check[0]}-{int(time.time() * 1000) % 100000}"
     c, ns = _new_repo(emu, moto_server, repo)
     up = c.objects_api.upload_object
     kept = ns_rel(ns, up(repo, "main", "committed.bin", content=b"committed").physical_address)
@@ -150,18 +153,23 @@ def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark,
     else:  # on S3 the handed-out address is the namespace as written: lakeFS marks it RELATIVE
         assert not omitted
 
-    ctx, results = _gc(spark, emu, moto_server, repo, tmp_path)
+    ctx, results = _gc(spark, emu, moto_server, repo, tmp_path, replace(SETTINGS, staged_check=staged_check))
     after = _keys(ns, moto_server)
     assert set(linked_keys.values()) | {kept, plain} <= after, "a live staged object was deleted"
     assert not garbage & after, f"garbage left: {sorted(garbage & after)}"
     for (branch, path), _ in linked.items():
         assert bytes(c.objects_api.get_object(repo, branch, path))  # still readable through lakeFS
-    unc = results["mark_uncommitted"]
-    assert unc.staged_branches == 2 and unc.staged_entries_checked == 4
-    assert unc.staged_addresses_lakefs_omitted == len(omitted)
+    unc, cand = results["mark_uncommitted"], results["compute_candidates"]
     mark = unc.run_id
     summary = json.loads(ns_storage(ns, moto_server).get(f"_lakefs/retention/gc/unified/{mark}/summary.json"))
-    assert summary["success"] and summary["staged_addresses_lakefs_omitted"] == len(omitted)
+    assert summary["success"] and summary["staged_check"] == staged_check
+    if staged_check == "candidates":  # lakeFS is asked about the candidates only: the linked garbage's path
+        assert unc.staged_branches == 0 and unc.heads_file and not unc.staged_file
+        assert cand.staged_kept == len(omitted) and summary["staged_kept"] == len(omitted)
+        return
+    assert unc.staged_branches == 2 and unc.staged_entries_checked == 4
+    assert unc.staged_addresses_lakefs_omitted == len(omitted)
+    assert summary["staged_addresses_lakefs_omitted"] == len(omitted)
     if omitted:  # the addresses lakeFS lacked are kept beside the mark, in lakeFS's format
         assert summary["staged_file"] == f"_lakefs/retention/gc/unified/{mark}/staged/lakefs-omitted"
         st = ns_storage(ns, moto_server)
@@ -192,7 +200,8 @@ def local_emu(lakefs_emulator_factory):
 def _mark(emu, repo, tmp_path):
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, repo, SETTINGS, now=datetime.now(timezone.utc), airflow_run_id=f"m-{time.time()}",
+        ctx = prepare_run(client, repo, replace(SETTINGS, staged_check="full"), now=datetime.now(timezone.utc),
+                          airflow_run_id=f"m-{time.time()}",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
         return mark_uncommitted(client, ctx, storage_ref(ctx, env).open())
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-LISTED_SCHEMA = "address string, size long, last_modified_ms long"
+# checksum: what the store says of the content (lakefs_gc.storage.base.ObjectInfo.checksum), or null
+LISTED_SCHEMA = "address string, size long, last_modified_ms long, checksum string"
 ADDRESS_SCHEMA = "address string"
 
 
@@ -40,14 +41,14 @@ def is_deletable(address: str | None) -> bool:
 
 def compute_candidates(listed: DataFrame, committed: DataFrame, uncommitted: DataFrame, cutoff_ms: int) -> DataFrame:
     """Listed objects older than ``cutoff_ms``, minus committed and uncommitted addresses, minus
-    protected paths. Returns (address, size)."""
+    protected paths. Returns (address, size, checksum)."""
     from pyspark.sql import functions as F
 
-    listed = listed.select("address", "size", "last_modified_ms")
+    listed = listed.select("address", "size", "last_modified_ms", "checksum")
     committed = committed.select("address")
     uncommitted = uncommitted.select("address")
     old = listed.where(F.col("last_modified_ms") < F.lit(cutoff_ms))
     out = (old.join(committed, on="address", how="left_anti")
               .join(uncommitted, on="address", how="left_anti")
               .where(deletable(F.col("address"))))
-    return out.select("address", "size")
+    return out.select("address", "size", "checksum")

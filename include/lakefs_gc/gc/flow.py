@@ -23,7 +23,7 @@ from typing import Any
 from lakefs_gc.contract import FLOWS
 from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.clock import iso, parse_iso
-STATE_FORMAT = 1  # the format of ``incremental_state`` in summary.json (lakefs_gc.report.formats)
+STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (lakefs_gc.report.formats)
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None
     if state.get("namespace") != namespace:
         return f"it ran on the storage namespace {state.get('namespace')!r}, the repository's is now {namespace!r}"
     for key in ("clean_run_id", "clean_start_time", "runs_in_chain", "last_slice", "uncommitted_dir",
-                "committed_dirs", "read_file"):
+                "committed_dirs", "identity_dirs", "read_file"):
         if key not in state:
             return f"its state lacks {key!r}"
     try:

@@ -99,6 +99,8 @@ class LakeFSClient:
         self.branches_api = lakefs_sdk.BranchesApi(self._api)
         self.refs_api = lakefs_sdk.RefsApi(self._api)
         self.objects_api = lakefs_sdk.ObjectsApi(self._api)
+        self.commits_api = lakefs_sdk.CommitsApi(self._api)
+        self.tags_api = lakefs_sdk.TagsApi(self._api)
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
@@ -333,6 +335,53 @@ class LakeFSClient:
             if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
                 raise LakeFSGCError(f"listObjects of {repo}/{ref} did not advance past {after!r}; "
                                     f"the objects it reads cannot be listed completely")
+            after = resp.pagination.next_offset
+
+    # -- the staged check on the candidates (lakefs_gc.listing.staged) -------------------------------
+    def commit(self, repo: str, commit_id: str) -> tuple[tuple[str, ...], str]:
+        """(parents, metarange id) of a commit (``getCommit``)."""
+        c = self.call("getCommit", self.commits_api.get_commit, repo, commit_id)
+        return tuple(c.parents or ()), c.meta_range_id or ""
+
+    def commit_metarange(self, repo: str, commit_id: str) -> str:
+        return self.commit(repo, commit_id)[1]
+
+    def tags(self, repo: str, page: int = 1000) -> Iterator[tuple[str, str]]:
+        """(tag id, commit id) of every tag."""
+        after = ""
+        while True:
+            resp = self.call("listTags", self.tags_api.list_tags, repo, after=after or None, amount=page)
+            for ref in resp.results:
+                yield ref.id, ref.commit_id
+            if not resp.pagination.has_more:
+                return
+            after = resp.pagination.next_offset
+
+    def stat_address(self, repo: str, ref: str, path: str) -> str | None:
+        """The physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it), or
+        None when it reads nothing there (404). Other errors propagate."""
+        from lakefs_sdk.exceptions import NotFoundException
+
+        try:
+            return self.call("statObject", self.objects_api.stat_object, repo, ref, path,
+                             user_metadata=False).physical_address
+        except NotFoundException:
+            return None
+
+    def branch_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, int | None]]:
+        """(path, size) of every entry the branch adds or changes against its HEAD commit
+        (``diffBranch``; removals left out), in path order."""
+        after = ""
+        while True:
+            resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,
+                             amount=page)
+            for d in resp.results:
+                if d.type in ("added", "changed") and d.path_type == "object":
+                    yield d.path, d.size_bytes
+            if not resp.pagination.has_more:
+                return
+            if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
+                raise LakeFSGCError(f"diffBranch of {repo}/{branch} did not advance past {after!r}")
             after = resp.pagination.next_offset
 
     def meta_range_location(self, repo: str, metarange_id: str) -> str:

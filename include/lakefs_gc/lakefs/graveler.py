@@ -149,6 +149,24 @@ def iter_range_addresses(reader: SSTableReader) -> Iterator[list[tuple[str, int]
         yield out
 
 
+def iter_range_identities(reader: SSTableReader) -> Iterator[list[tuple[str, int, bytes, int, str]]]:
+    """Per data block, (address, address_type, path, size, checksum) of every record: what the
+    staged check needs besides the address (lakefs_gc.listing.staged)."""
+    _require_type(reader, RANGES_TYPE)
+    from_bytes = _EntryPB.FromString
+    path = reader.path
+    for block in reader.iter_blocks():
+        out = []
+        append = out.append
+        for key, value in block:
+            try:
+                pb = from_bytes(decode_value(value)[1])
+            except Exception as exc:
+                raise GravelerError(path, f"record {key!r}: cannot decode graveler value ({exc})") from None
+            append((pb.address, pb.address_type, key, pb.size, pb.e_tag))
+        yield out
+
+
 def iter_metarange(reader: SSTableReader) -> Iterator[tuple[bytes, RangeInfo]]:
     """Decode every record of a metarange: (key = range max key, RangeInfo)."""
     _require_type(reader, METARANGES_TYPE)

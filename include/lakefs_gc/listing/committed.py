@@ -68,3 +68,15 @@ def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]
                 rel = normalize(address, address_type, namespace)
                 if rel is not None:
                     yield rel
+
+
+def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[tuple[str | None, str, int, str]]:
+    """(namespace-relative address or None outside the namespace, path, size, checksum) of every
+    entry of a range: the addresses GC keeps, and the identities the staged check compares
+    (lakefs_gc.listing.staged; entries imported from outside the namespace included)."""
+    normalize = graveler.normalize_address
+    with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
+        for block in graveler.iter_range_identities(r):
+            for address, address_type, path, size, checksum in block:
+                yield (normalize(address, address_type, namespace), path.decode("utf-8", "surrogateescape"),
+                       size, checksum)

@@ -56,7 +56,7 @@ def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool,
 
 
 def list_objects(st, cutoff_s: float, tasks, listed=None):
-    """(address, size, last_modified_ms) of every object the listing ``tasks`` find older than
+    """(address, size, last_modified_ms, checksum) of every object the listing ``tasks`` find older than
     ``cutoff_s`` (the ``dummy`` marker left out); ``listed`` (a counter) counts every key seen."""
     n = 0
     for prefix, recursive, after, up_to in tasks:
@@ -67,6 +67,6 @@ def list_objects(st, cutoff_s: float, tasks, listed=None):
             if prefix == "" and o.key == "dummy":
                 continue
             if o.last_modified < cutoff_s:
-                yield (o.key, o.size, int(o.last_modified * 1000))
+                yield (o.key, o.size, int(o.last_modified * 1000), o.checksum)
     if listed is not None:
         listed.add(n)

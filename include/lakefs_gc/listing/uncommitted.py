@@ -4,7 +4,7 @@ those every branch reads through lakeFS's API that its mark leaves out (:func:`a
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -138,7 +138,7 @@ class _Listing:
 
 
 def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None,
-               concurrency: int = 8) -> StagedCheck:
+               concurrency: int = 8, only: Collection[str] | None = None) -> StagedCheck:
     """Every staged address of every branch (hidden ones included), read through lakeFS's API:
     each branch's listing against its HEAD commit's (:func:`staged_entries`), branches in
     parallel. Cost: two listings per branch, each as long as the branch (1,000 objects a page).
@@ -147,10 +147,10 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
     commit landing meanwhile only makes more entries look staged (kept), never fewer. Fails
     closed (``LakeFSGCError``) when a listing cannot be read completely; a branch deleted since it
     was listed is skipped only when lakeFS no longer lists it (its staged entries are then
-    unreferenced, as in lakeFS's own mark)."""
+    unreferenced, as in lakeFS's own mark). ``only``: these branches, not every one."""
     from lakefs_sdk.exceptions import ApiException
 
-    branches = list(client.branches(repo, show_hidden=True))
+    branches = [(b, c) for b, c in client.branches(repo, show_hidden=True) if only is None or b in only]
     progress = Progress("mark_uncommitted", f"objects listed on {len(branches)} branch(es) and their HEAD commits")
 
     def read(branch: str, commit: str):

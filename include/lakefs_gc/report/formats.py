@@ -9,7 +9,11 @@ reader per format (where they go: :mod:`lakefs_gc.report.layout`).
   ``attempts`` (int32);
 - a swept part's done marker: a JSON object of its counts;
 - the ids a run read (its ``state/read.parquet``): Parquet, ``kind`` (``commit`` | ``range``) and
-  ``id`` (strings).
+  ``id`` (strings);
+- identity parts (``state/identities/``): Parquet, ``size`` (int64), ``checksum`` and ``path``
+  (strings), one row per committed entry read;
+- the branch HEADs around lakeFS's uncommitted mark (``state/heads.json``): a JSON object,
+  ``before`` and ``after``, each branch id -> commit id.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 ADDRESS = "address"
+IDENTITY_COLUMNS = ("size", "checksum", "path")
+IDENTITY_SCHEMA = "size long, checksum string, path string"  # the same, for Spark
 PHYSICAL_ADDRESS = "physical_address"
 STAGED_COLUMNS = (PHYSICAL_ADDRESS, "creation_date")  # lakeFS's uncommitted Parquet
 
@@ -130,3 +136,38 @@ def read_read_ids(storage, key: str) -> tuple[set[str], set[str]]:
         else:
             raise ValueError(f"{storage.full_uri(key)}: unknown kind {kind!r}")
     return commits, ranges
+
+
+def write_identities(storage, key: str, rows: list[tuple[int, str, str]]) -> None:
+    """An identity part: (size, checksum, path) of committed entries."""
+    import pyarrow as pa
+
+    sizes, checksums, paths = (zip(*rows) if rows else ((), (), ()))
+    _put_table(storage, key, {"size": pa.array(sizes, pa.int64()), "checksum": pa.array(checksums, pa.string()),
+                              "path": pa.array(paths, pa.string())})
+
+
+def read_identity_table(storage, key: str):
+    """An identity part as an Arrow table (for Spark's Arrow path)."""
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(storage.get(key)), columns=list(IDENTITY_COLUMNS))
+
+
+def write_heads(storage, key: str, before: Mapping[str, str], after: Mapping[str, str]) -> None:
+    storage.put(key, json.dumps({"before": dict(before), "after": dict(after)}, sort_keys=True).encode())
+
+
+def read_heads(storage, key: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(before, after) as written; a file that is not that shape is an error, never an empty map."""
+    from lakefs_gc.errors import LakeFSGCError
+
+    try:
+        doc = json.loads(storage.get(key))
+        before, after = doc["before"], doc["after"]
+        if not (isinstance(before, dict) and isinstance(after, dict)):
+            raise TypeError("not objects")
+        return {str(k): str(v) for k, v in before.items()}, {str(k): str(v) for k, v in after.items()}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LakeFSGCError(f"{storage.full_uri(key)}: not the branch HEADs mark_uncommitted wrote ({exc}); "
+                            f"re-run the whole DAG run") from None

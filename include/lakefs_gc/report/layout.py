@@ -103,6 +103,16 @@ def state_committed_dir(mark_id: str) -> str:
     return state_dir(mark_id) + "committed/"
 
 
+def state_identities_dir(mark_id: str) -> str:
+    """(size, checksum, path) of every entry of the ranges the mark read (lakefs_gc.listing.staged)."""
+    return state_dir(mark_id) + "identities/"
+
+
+def state_heads_file(mark_id: str) -> str:
+    """Every branch's HEAD commit before and after lakeFS's uncommitted mark (lakefs_gc.listing.staged)."""
+    return state_dir(mark_id) + "heads.json"
+
+
 def state_uncommitted_dir(mark_id: str) -> str:
     return state_dir(mark_id) + "uncommitted/"
 

@@ -79,7 +79,8 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
         out.update({"uncommitted_pages": unc.pages, "mark_uncommitted_seconds": unc.seconds,
                     "staged_branches": unc.staged_branches, "staged_entries_checked": unc.staged_entries_checked,
                     "staged_addresses_lakefs_omitted": unc.staged_addresses_lakefs_omitted,
-                    "staged_objects_listed": unc.staged_objects_listed})
+                    "staged_objects_listed": unc.staged_objects_listed, "staged_check": unc.staged_check,
+                    "branches_moved": unc.branches_moved})
         if unc.staged_file:
             out["staged_file"] = unc.staged_file
         if unc.staged_branches_gone:
@@ -97,6 +98,11 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
                     "candidate_bytes": cand.candidate_bytes, "confirm_after_seconds": cand.confirm_after_seconds,
                     "to_delete": cand.to_delete, "to_delete_bytes": cand.to_delete_bytes,
                     "held_back": cand.held_back, "compute_candidates_seconds": cand.seconds})
+        if cand.staged_check == "candidates":
+            out.update({"staged_suspicious": cand.staged_suspicious, "staged_stats": cand.staged_stats,
+                        "staged_kept": cand.staged_kept, "commits_since": cand.commits_since,
+                        "committed_since_kept": cand.committed_since_kept,
+                        "staged_check_seconds": cand.staged_check_seconds})
         for k in ("held_back_reason", "confirmed_by_mark"):
             if getattr(cand, k) is not None:
                 out[k] = getattr(cand, k)
@@ -146,9 +152,10 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
         out.update({"base_run": base.mark_id, "clean_run": base.clean_run_id, "not_covered": NOT_COVERED})
         if cand:
             out.update({"carried_checked": cand.carried_checked, "carried_candidates": cand.carried_candidates})
-    if not (com and com.read_file and sl and cand and cand.uncommitted_dir):
+    if not (com and com.read_file and com.identity_dir and sl and cand and cand.uncommitted_dir):
         return out  # a step kept nothing (a step run by hand without its mark): no base for later runs
     committed = [*(to_wire(d) for d in base.committed_dirs), to_wire(com.committed_dir)] if base else [to_wire(com.committed_dir)]
+    identities = [*(to_wire(d) for d in base.identity_dirs), to_wire(com.identity_dir)] if base else [to_wire(com.identity_dir)]
     out["incremental_state"] = {
         "format": STATE_FORMAT, "namespace": ctx.storage.namespace, "gc_rules": ctx.gc_rules,
         "clean_run_id": base.clean_run_id if base else mark_id,
@@ -156,7 +163,7 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
         "clean_listed_objects": base.clean_listed_objects if base else sl.listed_objects,
         "runs_in_chain": base.runs_in_chain + 1 if base else 1,
         "last_slice": sl.first_slice, "uncommitted_dir": to_wire(cand.uncommitted_dir),
-        "committed_dirs": committed, "read_file": com.read_file,
+        "committed_dirs": committed, "identity_dirs": identities, "read_file": com.read_file,
     }
     return out
 
@@ -168,7 +175,8 @@ def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
     return from_wire(IncrementalBase, {
         "mark_id": mark_id, "start_time": summary["start_time"], "mode": summary.get("mode", ""),
         "dry_run": bool(summary.get("dry_run", False)), "last_slice": st["last_slice"],
-        "uncommitted_dir": st["uncommitted_dir"], "committed_dirs": st["committed_dirs"], "read_file": st["read_file"],
+        "uncommitted_dir": st["uncommitted_dir"], "committed_dirs": st["committed_dirs"],
+        "identity_dirs": st["identity_dirs"], "read_file": st["read_file"],
         "clean_run_id": st["clean_run_id"], "clean_start_time": st["clean_start_time"],
         "clean_listed_objects": st.get("clean_listed_objects", 0), "runs_in_chain": st["runs_in_chain"],
     }, f"the incremental_state of run {mark_id}")

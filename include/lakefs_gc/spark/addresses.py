@@ -83,6 +83,25 @@ def kept_parts(st, kept: PartsDir) -> list[str]:
     return files
 
 
+def _read_identities(sref: StorageRef, batches):
+    st = sref.open()
+    for batch in batches:
+        for key in batch.column(0).to_pylist():
+            yield from formats.read_identity_table(st, key).to_batches()
+
+
+def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int):
+    """Every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one
+    DataFrame (lakefs_gc.listing.staged)."""
+    st = sref.open()
+    files = [k for d in kept for k in kept_parts(st, d)]
+    if not files:
+        return spark.createDataFrame([], formats.IDENTITY_SCHEMA)
+    keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
+                                 "key string")
+    return keys.mapInArrow(lambda batches: _read_identities(sref, batches), formats.IDENTITY_SCHEMA)
+
+
 def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = ()):
     """Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
     and in the part files ``keys``, as one DataFrame."""

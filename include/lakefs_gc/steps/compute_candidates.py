@@ -20,13 +20,14 @@ from lakefs_gc.errors import ContractError, LakeFSGCError
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
+from lakefs_gc.listing import staged as staged_check
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
-from lakefs_gc.spark.addresses import clear, read_parts, write_parts
-from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
+from lakefs_gc.spark.addresses import clear, read_identities, read_parts, write_parts
+from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref, parallelism, partitions, storage_ref
 
 
 def _uncommitted_addresses(sref: StorageRef, keys):
@@ -37,7 +38,7 @@ def _uncommitted_addresses(sref: StorageRef, keys):
 
 
 def _check_carried(sref: StorageRef, cutoff_s: float, rows):
-    """(address, size) of each carried address still in storage and older than the cutoff (and
+    """(address, size, checksum) of each carried address still in storage and older than the cutoff (and
     not in a slice created after it, as the listing skips those)."""
     st = sref.open()
     for (address,) in rows:
@@ -45,7 +46,7 @@ def _check_carried(sref: StorageRef, cutoff_s: float, rows):
             continue
         info = st.stat(address)
         if info is not None and info.last_modified < cutoff_s:
-            yield (address, info.size)
+            yield (address, info.size, info.checksum)
 
 
 def _carried(spark, sref: StorageRef, base: IncrementalBase, n: int):
@@ -96,9 +97,20 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                    .where(deletable(F.col("address")))).cache()
         carried_checked = carried.count()
         found = spark.createDataFrame(carried.rdd.mapPartitions(lambda rows: _check_carried(sref, cutoff_s, rows)),
-                                      "address string, size long").cache()
+                                      "address string, size long, checksum string").cache()
         carried_found = found.count()
         cands = cands.unionByName(found)
+    check = None
+    if ctx.settings.staged_check == "candidates" and unc.heads_file:
+        if committed.identity_dir is None or (base is not None and len(base.identity_dirs) != len(base.committed_dirs)):
+            raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
+                                "Nothing was deleted; re-run the whole DAG run (flow=clean)")
+        cands = cands.cache()
+        identities = read_identities(spark, sref, [committed.identity_dir, *(base.identity_dirs if base else ())], n)
+        kept, check = staged_check.check(spark, ctx, sref, lakefs_ref(ctx, environ), cands, identities,
+                                         committed.read_file, n)
+        cands = cands.join(kept, on="address", how="left_anti")
+        staged = staged.unionByName(kept).distinct()
     bad = cands.where(~deletable(F.col("address"))).limit(5).collect()
     if bad:  # cannot happen by construction; checked anyway before anything is written
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {[r[0] for r in bad]}")
@@ -133,4 +145,11 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                             held_back=total - count, confirm_after_seconds=confirm, held_back_reason=reason,
                             confirmed_by_mark=confirmed_by, unreadable_marks=tuple(unreadable),
                             uncommitted_dir=kept_staged, carried_checked=carried_checked,
-                            carried_candidates=carried_found)
+                            carried_candidates=carried_found, staged_check=ctx.settings.staged_check,
+                            **(_check_fields(check) if check else {}))
+
+
+def _check_fields(check) -> dict:
+    return {"staged_suspicious": check.suspicious, "staged_stats": check.stats, "staged_kept": check.kept,
+            "commits_since": check.commits_since, "committed_since_kept": check.committed_since_kept,
+            "staged_check_seconds": check.seconds}

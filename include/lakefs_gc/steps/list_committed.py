@@ -6,7 +6,9 @@ N days ago" out). Then the metaranges and the ranges' locations (driver, a few t
 ranges (executors in one Spark job; the driver itself when they hold few entries,
 ``DRIVER_READ_MAX_ENTRIES``) -> namespace-relative addresses, each once, written as address parts
 in the mark's ``state/committed/`` (read there by ``compute_candidates`` now and by later
-incremental runs), beside the ids of the commits and ranges read. Fails closed (hazard H1): an
+incremental runs), beside the ids of the commits and ranges read and the identities (size,
+checksum, path) of every entry read, ``state/identities/`` (the staged check's, lakefs_gc.listing.staged).
+The commits also include every branch HEAD ``mark_uncommitted`` recorded around lakeFS's mark. Fails closed (hazard H1): an
 unreadable commits.csv, metarange or range fails the step.
 
 Incremental (lakefs_gc.gc.flow): only the commits to keep that the chain since the last clean run
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from lakefs_gc.contract import CommittedResult, StepInputs
+from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.clock import parse_iso
 from lakefs_gc.gc.retention import documented_commits
@@ -47,14 +49,20 @@ def _in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
         return list(pool.map(fn, items))
 
 
-def _range_addresses(sref: StorageRef, keys, ranges_read=None):
-    """The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client)."""
+def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_read=None):
+    """The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client); the
+    identities of their entries are written as identity part ``index`` under ``part_dir``."""
     st = sref.open()
     roots = sref.roots
+    identities: list[tuple[int, str, str]] = []
     n = 0
     for key in keys:
-        yield from committed.range_addresses(st, key, roots)
+        for address, path, size, checksum in committed.range_entries(st, key, roots):
+            identities.append((size, checksum, path))
+            if address is not None:
+                yield address
         n += 1
+    formats.write_identities(st, part_dir + layout.part_name(index), identities)
     if ranges_read is not None:
         ranges_read.add(n)
 
@@ -69,6 +77,11 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     if ctx.flow == "incremental" and base is None:
         raise ContractError("an incremental run's context has no base run")
     read_commits, read_ranges = formats.read_read_ids(st, base.read_file) if base else (set(), set())
+    unc = inputs.get("mark_uncommitted")
+    heads: set[str] = set()
+    if unc is not None and unc.heads_file:  # the staged check compares candidates with these HEADs' entries
+        before, after = formats.read_heads(st, unc.heads_file)
+        heads = set(before.values()) | set(after.values())
     with lakefs.client() as client:
         prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
         csv_loc = prep["gc_commits_location"]
@@ -80,6 +93,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         listed = {c for c, _ in rows}
         lacked = {c: m for c, m in documented.items() if c not in listed}
         keep = {c: m for c, m in rows} | lacked
+        # a HEAD at the mark that lakeFS's list lacks (moved since, and older than the retention): its
+        # entries are what a re-staged entry could equal; read like any commit to keep
+        keep |= {c: client.commit_metarange(repo, c) for c in sorted(heads - set(keep))}
         new = {c: m for c, m in keep.items() if c not in read_commits}
         metarange_ids = sorted({m for m in new.values() if m})
         # a metarange is one small file per commit, and each location one lakeFS call: read on the
@@ -93,19 +109,25 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         range_keys = _in_threads(lambda r: committed.relative_key(roots, client.range_location(repo, r)), to_read)
     n = parallelism(spark, ctx)
     state = layout.state_committed_dir(inputs.mark_id())
+    identities = layout.state_identities_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
+    clear(sref, identities)
     if all(entries[r] > 0 for r in to_read) and sum(entries[r] for r in to_read) <= DRIVER_READ_MAX_ENTRIES:
         # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
-        count, kept = write_parts_here(_range_addresses(sref, range_keys), st, state, n)
+        count, kept = write_parts_here(_range_addresses(sref, identities, 0, range_keys), st, state, n)
+        identity_parts = 1
     else:
-        range_keys_rdd = spark.sparkContext.parallelize(range_keys, partitions(len(range_keys), n))
+        parts = partitions(len(range_keys), n)
+        range_keys_rdd = spark.sparkContext.parallelize(range_keys, parts)
         with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:
-            addresses = range_keys_rdd.mapPartitions(lambda keys: _range_addresses(sref, keys, ranges_read))
+            addresses = range_keys_rdd.mapPartitionsWithIndex(
+                lambda i, keys: _range_addresses(sref, identities, i, keys, ranges_read))
             count, kept = write_distinct_parts(addresses, sref, state, n)
+        identity_parts = range_keys_rdd.getNumPartitions()
     read_file = layout.state_read_file(inputs.mark_id())
     formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
     return CommittedResult(committed_dir=kept, commits_csv=csv_loc, active_commits=len(rows),
                            metaranges=len(metarange_ids), ranges=len(to_read), committed_addresses=count,
                            documented_commits=len(documented), commits_lakefs_lacked=len(lacked),
                            new_commits=len(new), ranges_known=len(all_ranges) - len(to_read),
-                           read_file=read_file)
+                           read_file=read_file, identity_dir=PartsDir(identities, identity_parts))

@@ -1,5 +1,5 @@
 """Spark step ``list_slices``: every object of the namespace that GC may consider, older than the
-cutoff, written as Parquet (address, size, last_modified_ms) under the work location.
+cutoff, written as Parquet (address, size, last_modified_ms, checksum) under the work location.
 
 Slices (``data/<slice>/``) are listed in parallel, one task per group of slices; a slice whose
 descending xid says it was created after the cutoff is skipped unlisted (reference 2.2). Legacy

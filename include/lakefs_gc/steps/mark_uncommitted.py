@@ -19,25 +19,43 @@ log = logging.getLogger(__name__)
 
 
 def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
-    """lakeFS's uncommitted mark, completed from its API.
+    """lakeFS's uncommitted mark, and what it needs to be complete.
 
     1. Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2).
-    2. Read what every branch reads now against its HEAD commit (``listObjects`` of both,
-       :func:`lakefs_gc.listing.uncommitted.api_staged`): lakeFS's mark leaves out live entries linked
-       with a full address not written as its namespace (on the local blockstore, every object
-       written through ``getPhysicalAddress``) and entries staged again with their committed
-       identity (the same bytes uploaded again, a copy onto itself). The staged addresses it
-       lacked are written beside the mark, in lakeFS's format, and ``compute_candidates`` keeps
-       them like its own.
+    2. ``staged_check`` ``candidates`` (default): record every branch's HEAD just before and just
+       after lakeFS's mark (``state/heads.json``; ``list_committed`` reads those commits, and
+       ``compute_candidates`` checks the candidates against their entries,
+       :mod:`lakefs_gc.listing.staged`). A branch whose HEAD moved meanwhile (lakeFS diffed it
+       against a HEAD we cannot name) is listed in full, as below.
+       ``full``: read what every branch reads now against its HEAD commit (``listObjects`` of
+       both, :func:`lakefs_gc.listing.uncommitted.api_staged`): two listings per branch.
+    The staged addresses lakeFS's mark lacked that a listing found are written beside the mark,
+    in lakeFS's format, and ``compute_candidates`` keeps them like its own.
 
     ``storage``: the namespace (lakeFS's Parquet is read from it, the addresses it lacked written
     to it). Fails closed when a branch or its HEAD commit cannot be listed completely.
     """
     t0 = time.monotonic()
-    run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
     roots = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).roots()
-    check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root)
-    omitted = sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations)))
+    fast = ctx.settings.staged_check == "candidates"
+    before = dict(client.branches(ctx.repository, show_hidden=True)) if fast else {}
+    run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
+    heads_file, moved = None, []
+    if fast:
+        after = dict(client.branches(ctx.repository, show_hidden=True))
+        moved = sorted(b for b in before.keys() & after.keys() if before[b] != after[b])
+        heads_file = layout.state_heads_file(run_id)
+        formats.write_heads(storage, heads_file, before, after)
+        log.info("staged check on the candidates: %d branch HEAD(s) recorded around lakeFS's mark, %d moved meanwhile "
+                 "(listed in full)", len(after), len(moved))
+    if not fast:
+        check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root)
+    elif moved:
+        check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root, only=moved)
+    else:
+        check = uncommitted.StagedCheck(frozenset(), 0, 0)
+    omitted = sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations))
+                     ) if check.addresses else []
     staged_file = None
     if omitted:
         for address in omitted:
@@ -45,11 +63,13 @@ def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
                         address, ctx.repository)
         staged_file = layout.staged_file(run_id)
         formats.write_staged(storage, staged_file, omitted, int(parse_iso(ctx.start_time).timestamp()))
-    log.info("staged entries through the API: %d branch(es) and their HEAD commits listed (%d objects), %d staged "
-             "entr(ies), %d outside the namespace; %d address(es) lakeFS's mark lacked", check.branches, check.listed,
-             check.entries, check.outside, len(omitted))
+    if check.branches:
+        log.info("staged entries through the API: %d branch(es) and their HEAD commits listed (%d objects), %d staged "
+                 "entr(ies), %d outside the namespace; %d address(es) lakeFS's mark lacked", check.branches,
+                 check.listed, check.entries, check.outside, len(omitted))
     return UncommittedResult(run_id=run_id, locations=tuple(locations), pages=int(pages),
                              seconds=round(time.monotonic() - t0, 3), staged_branches=check.branches,
                              staged_entries_checked=check.entries, staged_addresses_lakefs_omitted=len(omitted),
                              staged_file=staged_file, staged_objects_listed=check.listed,
-                             staged_branches_gone=check.branches_gone)
+                             staged_branches_gone=check.branches_gone, staged_check=ctx.settings.staged_check,
+                             heads_file=heads_file, branches_moved=len(moved))

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, StorageError, reaching, spool_download, where
+from lakefs_gc.storage.base import (ObjectInfo, ObjectNotFound, StorageError, hex_md5, reaching, spool_download,
+                                    where)
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import AzureOptions
 
@@ -137,7 +138,13 @@ class AzureStorage:
             p = self.client.get_blob_client(self._name(key)).get_blob_properties()
         except ResourceNotFoundError:
             return None
-        return ObjectInfo(key, int(p.size), p.last_modified.timestamp())
+        return ObjectInfo(key, int(p.size), p.last_modified.timestamp(), hex_md5(p.content_settings.content_md5))
+
+    def content_md5(self, key: str) -> str | None:
+        """Content-MD5 in hex: Azure keeps one for blobs put in one call (and for any blob whose
+        writer set it); None for blobs put in blocks without it."""
+        info = self.stat(key)
+        return info.checksum if info else None
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
@@ -152,7 +159,8 @@ class AzureStorage:
         for b in items:
             if isinstance(b, BlobPrefix) or (after is not None and b.name <= after):
                 continue
-            yield ObjectInfo(b.name[strip:], int(b.size), b.last_modified.timestamp())
+            yield ObjectInfo(b.name[strip:], int(b.size), b.last_modified.timestamp(),
+                             hex_md5(b.content_settings.content_md5))
 
     @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:

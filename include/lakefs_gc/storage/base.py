@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ class ObjectInfo:
     key: str
     size: int
     last_modified: float  # epoch seconds
+    # What the store says of the content, in the form lakeFS records an object's checksum when it
+    # writes it (hex, no quotes): S3's ETag as given (a multipart one ends in "-<parts>" and is
+    # not the content's MD5), Azure's Content-MD5 and GCS's md5Hash in hex; None when the store
+    # has none (local files, Azure blobs put in blocks, GCS composite objects). Only the staged
+    # check compares it (lakefs_gc.listing.staged).
+    checksum: str | None = None
 
 
 class Storage(Protocol):
@@ -44,6 +51,10 @@ class Storage(Protocol):
     def exists(self, key: str) -> bool: ...
     def stat(self, key: str) -> ObjectInfo | None:
         """The object's size and last modification, None when it does not exist."""
+        ...
+    def content_md5(self, key: str) -> str | None:
+        """The content's MD5 (hex) when the store vouches for it (or, local, computes it), else None
+        (missing, or a store checksum that is not the content's MD5): the staged check's."""
         ...
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """Objects under ``prefix`` sorted by key (UTF-8 byte order), only those after ``start_after``."""
@@ -96,6 +107,25 @@ def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
                 raise
         return call
     return wrap
+
+
+MD5_HEX = re.compile(r"[0-9a-f]{32}")  # a checksum in the form of lakeFS's own (content MD5, hex)
+
+
+def hex_md5(value: bytes | bytearray | str | None) -> str | None:
+    """A content MD5 as lakeFS writes checksums (lower-case hex): Azure gives the raw 16 bytes,
+    GCS base64 of them; anything else (absent, another length) is None."""
+    import base64
+    import binascii
+
+    if not value:
+        return None
+    if isinstance(value, str):
+        try:
+            value = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return bytes(value).hex() if len(value) == 16 else None
 
 
 def where(storage, args: tuple) -> str:

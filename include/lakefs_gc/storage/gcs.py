@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, spool_download, where
+from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, hex_md5, reaching, spool_download, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import GCSOptions
 
@@ -127,7 +127,12 @@ class GCSStorage:
     @_reaching
     def stat(self, key: str) -> ObjectInfo | None:
         b = self.bucket.get_blob(self._name(key), retry=_retry())
-        return None if b is None else ObjectInfo(key, int(b.size), b.updated.timestamp())
+        return None if b is None else ObjectInfo(key, int(b.size), b.updated.timestamp(), hex_md5(b.md5_hash))
+
+    def content_md5(self, key: str) -> str | None:
+        """md5Hash in hex (GCS keeps none for composite objects)."""
+        info = self.stat(key)
+        return info.checksum if info else None
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
@@ -142,7 +147,7 @@ class GCSStorage:
         for b in self.client.list_blobs(self.bucket_name, **kwargs):
             if after is not None and b.name <= after:
                 continue
-            yield ObjectInfo(b.name[strip:], int(b.size), b.updated.timestamp())
+            yield ObjectInfo(b.name[strip:], int(b.size), b.updated.timestamp(), hex_md5(b.md5_hash))
 
     @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:

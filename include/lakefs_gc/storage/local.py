@@ -66,6 +66,19 @@ class LocalStorage:
             return None
         return ObjectInfo(key, st.st_size, st.st_mtime) if stat.S_ISREG(st.st_mode) else None
 
+    def content_md5(self, key: str) -> str | None:
+        """The file's MD5, read (lakeFS's local blockstore computes the same for what it writes)."""
+        import hashlib
+
+        h = hashlib.md5(usedforsecurity=False)
+        try:
+            with open(self._path(key), "rb") as f:
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        return h.hexdigest()
+
     def _dir_and_name_prefix(self, prefix: str) -> tuple[Path, str, str]:
         if prefix.rstrip("/"):
             _check_key(prefix.rstrip("/"))

@@ -6,12 +6,18 @@ import shutil
 from collections.abc import Iterator
 from typing import IO
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, reaching, spool_download, where
+from lakefs_gc.storage.base import MD5_HEX, ObjectInfo, ObjectNotFound, reaching, spool_download, where
 from lakefs_gc.storage.namespace import _check_key
 from lakefs_gc.storage.settings import S3Options
 
 S3_MAX_DELETE = 1000
 S3_MAX_ATTEMPTS = 5
+
+
+def _etag(value: str | None) -> str | None:
+    """An ETag as lakeFS records a checksum: quotes and spaces stripped (httputil.StripQuotesAndSpaces)."""
+    value = (value or "").strip().strip('"').strip()
+    return value or None
 
 
 def _botocore_connection_errors():
@@ -107,6 +113,21 @@ class S3Storage:
     def stat(self, key: str) -> ObjectInfo | None:
         return self._head(key)
 
+    @_reaching
+    def content_md5(self, key: str) -> str | None:
+        """The ETag when it is the content's MD5: one-part objects not encrypted with KMS or a
+        customer key (S3's ETag is then an opaque value, or a digest of the parts' digests)."""
+        try:
+            r = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+        except self.client.exceptions.ClientError as exc:
+            if self._is_missing(exc):
+                return None
+            raise
+        if r.get("SSECustomerAlgorithm") or str(r.get("ServerSideEncryption", "")).startswith("aws:kms"):
+            return None
+        etag = _etag(r.get("ETag"))
+        return etag if etag and MD5_HEX.fullmatch(etag) else None
+
     def _head(self, key: str) -> ObjectInfo | None:
         try:
             r = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
@@ -114,7 +135,7 @@ class S3Storage:
             if self._is_missing(exc):
                 return None
             raise
-        return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp())
+        return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp(), _etag(r.get("ETag")))
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
@@ -126,7 +147,7 @@ class S3Storage:
         strip = len(self._base)
         for page in self.client.get_paginator("list_objects_v2").paginate(**kwargs):
             for o in page.get("Contents", ()):
-                yield ObjectInfo(o["Key"][strip:], int(o["Size"]), o["LastModified"].timestamp())
+                yield ObjectInfo(o["Key"][strip:], int(o["Size"]), o["LastModified"].timestamp(), _etag(o.get("ETag")))
 
     @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:

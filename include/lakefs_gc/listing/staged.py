@@ -1,0 +1,254 @@
+"""The staged check on the candidates (``RunSettings.staged_check`` ``candidates``, the default).
+
+lakeFS's uncommitted mark misses live staged entries in two ways (:mod:`lakefs_gc.listing.uncommitted`
+names lakeFS's source): entries re-staged with the committed identity, and entries linked with a
+full address not written as the namespace (on the local blockstore, every link-flow entry). The
+``full`` check lists every branch against its HEAD commit in ``mark_uncommitted``: its cost follows
+the repository's size. This one runs in ``compute_candidates``, once the candidates are known, and
+asks lakeFS only about those that could be such an entry:
+
+1. **Commits since.** A staged entry of the mark's time can have been committed after
+   ``list_committed`` read the commits (then overwritten or reset): every commit reachable from a
+   branch now that the run did not read (``state/read.parquet``: this run and its chain) is read
+   now, its ranges' addresses subtracted from the candidates and its entries' identities added to
+   what step 2 compares (tags are not walked: lakeFS's retention ignores them,
+   ``pkg/graveler/retention/active_commits.go``).
+2. **Same identity.** lakeFS's uncommitted diff skips a staged entry whose identity (size,
+   checksum, user metadata, content type: ``pkg/catalog/entry.go``) equals the HEAD commit's at its
+   path (``pkg/graveler/uncommitted_diff_iterator.go``). Its object is a candidate only if its size
+   and checksum then equal those of a committed entry the run read: ``list_committed`` read every
+   HEAD recorded around lakeFS's mark (``state/heads.json``) and keeps (size, checksum, path) of
+   every entry (``state/identities/``). The candidates whose size and content MD5 equal a read
+   entry's, or whose size equals one's when either checksum cannot be compared (below), are
+   *suspicious*; the paths of those entries are asked on every branch (``statObject``), and a
+   candidate a branch reads is kept.
+3. **Link-flow entries on the local blockstore.** ``getPhysicalAddress`` hands out the resolved
+   ``local:///<root>/<namespace>/data/...`` form (``pkg/api/controller.go`` ``GetPhysicalAddress``,
+   ``ResolveNamespace``), which ``normalizePhysicalAddress`` does not recognise as the namespace:
+   such an entry is stored FULL and lakeFS's mark skips it. On a local namespace every branch's
+   changes (``diffBranch``: as many entries as lakeFS's own mark reads) whose size is a candidate's
+   are asked as well. On S3, Azure and GCS the address lakeFS hands out starts with the namespace
+   and is stored relative (``normalizePhysicalAddress``): lakeFS's mark has it.
+
+When the checksums can be compared. lakeFS records an object's checksum as the MD5 of its content
+when it writes it (``pkg/upload/write_blob.go``), and what the client says when it links one
+(``LinkPhysicalAddress``: lakeFS's clients send the store's ETag). A candidate's content MD5 is
+what its store vouches for: Azure's Content-MD5 and GCS's md5Hash as listed; S3's ETag when the
+object is in one part and not encrypted with KMS or a customer key (a HEAD says so); on local the
+file is read. A candidate without one, or an entry whose checksum is not an MD5 in lakeFS's form,
+is compared by size alone. An entry whose checksum equals the candidate's store checksum as
+listed always matches.
+
+Cost: a few lakeFS calls per branch (the commits since), then one ``statObject`` per suspicious path
+and branch, plus on local one ``diffBranch`` per branch. Asking more than ``STAT_BUDGET`` stats
+lists every branch instead (the full check's reading, now): never more than that. Fails closed:
+any lakeFS error but a 404 of ``statObject`` (nothing read there, or the branch deleted since)
+fails the step.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.listing import committed
+from lakefs_gc.listing.uncommitted import address_keys, api_staged
+from lakefs_gc.progress import Progress
+from lakefs_gc.report import formats
+from lakefs_gc.storage import parse_namespace
+
+log = logging.getLogger(__name__)
+
+MD5_PATTERN = "^[0-9a-f]{32}$"      # lakefs_gc.storage.base.MD5_HEX, as a Spark pattern
+MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail closed (see commits_since)
+STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
+THREADS = 16
+
+
+@dataclass(frozen=True)
+class CheckCounts:
+    suspicious: int = 0              # candidates a staged entry could read
+    paths: int = 0                   # paths asked on every branch
+    stats: int = 0                   # statObject calls
+    kept: int = 0                    # candidates a branch reads now
+    commits_since: int = 0           # commits read now (made since list_committed read them)
+    committed_since_kept: int = 0    # candidates they reference
+    listed_instead: bool = False     # over STAT_BUDGET: every branch listed
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CommitsSince:
+    commits: int
+    addresses: frozenset[str]
+    identities: tuple[tuple[int, str, str], ...]
+
+
+def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: set[str], read_ranges: set[str],
+                  branches: Iterable[tuple[str, str]]) -> CommitsSince:
+    """Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``, walked
+    by parents until read ones; their ranges not in ``read_ranges`` read here (few: what changed
+    during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created during the
+    run on an old, expired commit: the next run reads it as a HEAD) fails closed."""
+    seen: dict[str, str] = {}
+    stack = [c for _, c in branches if c and c not in read_commits]
+    while stack:
+        c = stack.pop()
+        if c in read_commits or c in seen:
+            continue
+        if len(seen) >= MAX_COMMITS_SINCE:
+            raise LakeFSGCError(
+                f"more than {MAX_COMMITS_SINCE} commits reachable from the branches of {repo!r} were not read by "
+                f"list_committed (a branch created during the run on an old commit, or many commits meanwhile): "
+                f"their objects cannot be told apart from garbage. Nothing was deleted; run the GC again")
+        parents, metarange = client.commit(repo, c)
+        seen[c] = metarange
+        stack.extend(parents)
+    addresses: set[str] = set()
+    identities: list[tuple[int, str, str]] = []
+    if seen:
+        mr_keys = [committed.relative_key(roots, client.meta_range_location(repo, m))
+                   for m in sorted({m for m in seen.values() if m})]
+        ranges = sorted({r for k in mr_keys for r, _ in committed.metarange_range_ids(st, k)} - read_ranges)
+        keys = [committed.relative_key(roots, client.range_location(repo, r)) for r in ranges]
+        with ThreadPoolExecutor(max(1, min(THREADS, len(keys)))) as pool:
+            for entries in pool.map(lambda k: list(committed.range_entries(st, k, roots)), keys):
+                for address, path, size, checksum in entries:
+                    identities.append((size, checksum, path))
+                    if address is not None:
+                        addresses.add(address)
+        log.info("%d commit(s) of %s made since list_committed read them: %d range(s) read, %d address(es)",
+                 len(seen), repo, len(ranges), len(addresses))
+    return CommitsSince(len(seen), frozenset(addresses), tuple(identities))
+
+
+def _vouched(sref, rows):
+    """(address, content MD5 or None) of each candidate row (address,): the store's word."""
+    st = sref.open()
+    for (address,) in rows:
+        yield (address, st.content_md5(address))
+
+
+def suspicious(spark, sref, kind: str, cands, identities, n: int):
+    """(suspicious candidates' addresses, the paths to ask) as DataFrames (see the module's
+    docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
+    checksum, path) of every committed entry read."""
+    from pyspark.sql import functions as F
+
+    ident = identities.select("size", F.col("checksum").alias("icheck"), "path")
+    md5 = F.col("icheck").rlike(MD5_PATTERN)
+    ident_md5, ident_other = ident.where(md5), ident.where(~md5 | F.col("icheck").isNull())
+    sized = cands.join(ident.select("size").distinct(), on="size", how="left_semi")
+    if kind in ("s3", "local"):  # the listing's word is not enough: ask the store, or read the file
+        vouched = spark.createDataFrame(
+            sized.select("address").rdd.mapPartitions(lambda rows: _vouched(sref, rows)),
+            "address string, vouched string")
+        sized = sized.join(vouched, on="address", how="left")
+    else:
+        sized = sized.withColumn("vouched", F.col("checksum"))
+    sized = sized.cache()
+    unvouched = sized.where(F.col("vouched").isNull())
+    by_md5 = sized.join(ident_md5.select("size", F.col("icheck").alias("vouched")).distinct(),
+                        on=["size", "vouched"], how="left_semi")
+    by_listed = sized.join(ident.select("size", F.col("icheck").alias("checksum")).distinct(),
+                           on=["size", "checksum"], how="left_semi")
+    by_size = sized.join(ident_other.select("size").distinct(), on="size", how="left_semi")
+    sus = unvouched.unionByName(by_md5).unionByName(by_listed).unionByName(by_size).select(
+        "address", "size", "checksum", "vouched").distinct().cache()
+    paths = (ident_other.join(sus.select("size").distinct(), on="size", how="left_semi").select("path")
+             .unionByName(ident.join(sus.where(F.col("vouched").isNull()).select("size").distinct(),
+                                     on="size", how="left_semi").select("path"))
+             .unionByName(ident.join(sus.select("size", F.col("vouched").alias("icheck")).distinct(),
+                                     on=["size", "icheck"], how="left_semi").select("path"))
+             .unionByName(ident.join(sus.select("size", F.col("checksum").alias("icheck")).distinct(),
+                                     on=["size", "icheck"], how="left_semi").select("path"))
+             .distinct())
+    sized.unpersist()
+    return sus.select("address"), paths
+
+
+def read_by_branches(client, repo: str, branches: list[str], paths: list[str], roots: tuple[str, ...],
+                     local_root: str | None) -> tuple[set[str], int]:
+    """Namespace-relative keys of what each of ``branches`` reads at each of ``paths`` (statObject),
+    and the number of calls made. A branch or path gone (404) reads nothing."""
+    progress = Progress("compute_candidates", f"paths asked on {len(branches)} branch(es)", total=len(paths))
+    out: set[str] = set()
+
+    def ask(path: str) -> set[str]:
+        found: set[str] = set()
+        for branch in branches:
+            physical = client.stat_address(repo, branch, path)
+            if physical is not None:
+                found |= address_keys(physical, roots, local_root)
+        progress.add()
+        return found
+
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-check") as pool:
+        for found in pool.map(ask, paths):
+            out |= found
+    progress.finish()
+    return out, len(paths) * len(branches)
+
+
+def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> set[str]:
+    """Paths a branch adds or changes (diffBranch) whose size is one of ``sizes``."""
+    out: set[str] = set()
+    for branch in branches:
+        from lakefs_sdk.exceptions import NotFoundException
+
+        try:
+            out |= {p for p, size in client.branch_changes(repo, branch) if size is None or size in sizes}
+        except NotFoundException:  # deleted since it was listed: its staged entries are garbage
+            continue
+    return out
+
+
+def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
+    """The kept candidates (a DataFrame of ``address``) and :class:`CheckCounts`. ``cands``:
+    (address, size, checksum) cached by the caller; ``identities``: (size, checksum, path)."""
+    t0 = time.monotonic()
+    st, roots, repo = sref.open(), sref.roots, ctx.repository
+    kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
+    read_commits, read_ranges = formats.read_read_ids(st, read_file)
+    with lakefs.client() as client:
+        branches = list(client.branches(repo, show_hidden=True))
+        since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
+        if since.identities:
+            identities = identities.unionByName(spark.createDataFrame(list(since.identities), formats.IDENTITY_SCHEMA))
+        kept_since = spark.createDataFrame([(a,) for a in sorted(since.addresses)], "address string")
+        committed_kept = cands.join(kept_since, on="address", how="left_semi").select("address").cache()
+        n_committed_kept = committed_kept.count()
+        rest = cands.join(kept_since, on="address", how="left_anti")
+        sus, paths_df = suspicious(spark, sref, kind, rest, identities, n)
+        n_sus = sus.count()
+        paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
+        names = [b for b, _ in branches]
+        if kind == "local" and names:
+            sizes = {r[0] for r in rest.select("size").distinct().collect()}
+            if sizes:
+                paths = sorted(set(paths) | changed_paths(client, repo, names, sizes))
+        listed_instead = len(paths) * len(names) > STAT_BUDGET
+        if listed_instead:
+            log.warning("%d path(s) to ask on %d branch(es) is over the budget of %d calls: every branch is listed "
+                        "against its HEAD commit instead", len(paths), len(names), STAT_BUDGET)
+            full = api_staged(client, repo, roots, ctx.storage.local_root)
+            read, stats = set(full.addresses), full.listed // 1000 + len(names)
+        elif paths:
+            read, stats = read_by_branches(client, repo, names, paths, roots, ctx.storage.local_root)
+        else:
+            read, stats = set(), 0
+    staged_kept = rest.join(spark.createDataFrame([(a,) for a in sorted(read)], "address string"),
+                            on="address", how="left_semi").select("address")
+    kept = committed_kept.unionByName(staged_kept).distinct().cache()
+    n_kept = kept.count() - n_committed_kept
+    counts = CheckCounts(suspicious=n_sus, paths=len(paths), stats=stats, kept=n_kept, commits_since=since.commits,
+                         committed_since_kept=n_committed_kept, listed_instead=listed_instead,
+                         seconds=round(time.monotonic() - t0, 3))
+    log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
+             "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
+             n_sus, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)
+    return kept, counts
