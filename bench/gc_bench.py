@@ -42,9 +42,10 @@ def log(msg: str) -> None:
 
 
 def make_files(base: Path, names: list[str], per_dir: int) -> list[str]:
-    """``per_dir`` files in each directory ``base/<name>``; returns keys relative to ``base``."""
+    """``per_dir`` files in each directory ``base/<name>``; returns keys relative to ``base``. Each
+    file's bytes are its own key: no two files have the same content, as in a real data lake (the
+    staged check compares sizes and checksums)."""
     keys = []
-    payload = b"x" * 16
     from lakefs_sandbox.emulator.xid import new_xid
 
     now = time.time()
@@ -53,7 +54,7 @@ def make_files(base: Path, names: list[str], per_dir: int) -> list[str]:
         for _ in range(per_dir):
             k = f"{d}/{new_xid(now)}"
             fd = os.open(base / k, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            os.write(fd, payload)
+            os.write(fd, k.encode())
             os.close(fd)
             keys.append(k)
     return keys

@@ -1,13 +1,18 @@
 """A clean GC run, churn, then an incremental run (issue 18's optimized run, the design's Flow 2).
 
     .venv/bin/python -m bench incremental [--objects N] [--churn 0.01] [--slices S] [--garbage 0.1]
-                                          [--commits 3] [--keep]
+                                          [--commits 3] [--branches 3] [--suspicious 0.01]
+                                          [--no-full-peer] [--keep]
 
 Builds, in a scratch directory (``$LAKEFS_GC_BENCH_DIR`` or the system temp dir), on the lakeFS
 emulator with a ``local://`` namespace, as ``bench gc`` does (files written straight into
 ``data/<slice>/``, one import commit per referenced slice; no N uploads):
   * N objects in S old slices; a ``--garbage`` share of the slices is referenced by nothing;
-  * GC rules: 30 days, so every commit is retained.
+  * GC rules: 30 days, so every commit is retained;
+  * ``--branches`` branches in all (``main`` and branches made from it after the imports);
+  * every file's bytes are its own key (no two alike); with ``--suspicious`` that share of the
+    garbage (the old unreferenced slices, and the churn's unreferenced files) holds the bytes of a
+    committed object instead: the staged check must ask lakeFS about those.
 Then, in one process on one SparkSession (the test suite's in-process runner, every step):
   1. a clean run;
   2. churn, all of it in slices newer than the clean run's newest: ``--churn`` x N new objects
@@ -18,6 +23,8 @@ Then, in one process on one SparkSession (the test suite's in-process runner, ev
      a slice of unreferenced files;
   3. an incremental run (``flow="incremental"``; without that Param in this tree the second run is
      clean, and the bench says so).
+Both runs use the default staged check (``candidates``); the full check's listing of every branch
+(``staged_check: full``) is measured once after the clean run, as its peer (``--no-full-peer``: not).
 Prints one table: wall seconds per step of both runs, objects listed, ranges read, new commits,
 the ratios and the issue's targets with PASS/MISS (informational: exit 0). The JVM and
 SparkSession start-up, and a warm-up GC run on a tiny repository of its own, are measured apart
@@ -46,7 +53,8 @@ from bench.gc_bench import ACCESS, REPO, SECRET, build_repository, make_files
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
          "save_report")
-LISTED_TARGET, TIME_TARGET = 0.02, 0.15  # the issue's targets: listed objects and listing + committed wall
+LISTED_TARGET, TIME_TARGET = 0.02, 0.15  # issue 18's targets: listed objects and listing + committed wall
+MARK_TARGET, RUN_TARGET = 5.0, 0.15  # issue 28's: mark_uncommitted seconds, incremental / clean run
 UPLOAD_THREADS = 4
 WARM_REPO = "warm-up"
 
@@ -145,6 +153,7 @@ class Churn:
     staged_deletes: int = 0     # tombstones over committed paths, left staged
     garbage: list[str] = field(default_factory=list)   # keys nothing references any more
     commits: int = 0
+    suspicious: int = 0         # garbage holding a committed object's bytes
 
 
 def key_of(physical: str) -> str:
@@ -153,7 +162,24 @@ def key_of(physical: str) -> str:
     return "data/" + physical.rsplit("/data/", 1)[-1]
 
 
-def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits: int) -> Churn:
+def make_suspicious(ns_dir: Path, garbage: list[str], committed: list[str], share: float, seed: int) -> int:
+    """Give ``share`` of the ``garbage`` keys the bytes of a committed object (same size and MD5):
+    candidates the staged check must ask lakeFS about. Their times stay those of their slice."""
+    import random
+
+    rng = random.Random(seed)
+    chosen = rng.sample(garbage, round(len(garbage) * share)) if share else []
+    for k in chosen:
+        src = rng.choice(committed)
+        path = ns_dir / k
+        st = path.stat()
+        path.write_bytes((ns_dir / src).read_bytes())
+        os.utime(path, (st.st_atime, st.st_mtime))
+    return len(chosen)
+
+
+def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits: int,
+          committed_keys: list[str], suspicious: float) -> Churn:
     """Writes after the clean run, every object in a slice newer than its newest (module doc)."""
     import lakefs_sdk
 
@@ -164,7 +190,7 @@ def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits:
 
     def upload(paths: list[str]) -> list[str]:
         def one(p: str) -> str:
-            st = client.objects_api.upload_object(REPO, "main", p, content=b"churned object")
+            st = client.objects_api.upload_object(REPO, "main", p, content=f"churned {p} {time.time()}".encode())
             return key_of(st.physical_address)
         keys = list(pool.map(one, paths))
         c.new_objects += len(keys)
@@ -176,7 +202,9 @@ def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits:
 
     # unreferenced files in a slice of their own, as a crashed writer leaves them
     n_direct = max(1, n_new // 10)
-    c.garbage += [f"data/{k}" for k in make_files(ns_dir / "data", [new_descending_xid(time.time())], n_direct)]
+    direct = [f"data/{k}" for k in make_files(ns_dir / "data", [new_descending_xid(time.time())], n_direct)]
+    c.suspicious = make_suspicious(ns_dir, direct, committed_keys, suspicious, 2)
+    c.garbage += direct
     c.new_objects += n_direct
     # committed: new paths over --commits commits, overwrites of two prefixes in the last one
     n_over, n_part = max(1, n_new // 10), max(1, n_new // 20)
@@ -246,6 +274,18 @@ def commit_ranges(client, ns_dir: Path) -> dict[str, set[str]]:
     return out
 
 
+def full_peer(gc_client, work: Path) -> tuple[float, int, int]:
+    """The full check's reading (staged_check: full), timed: every branch against its HEAD commit."""
+    from lakefs_gc.listing.uncommitted import api_staged
+    from lakefs_gc.storage import parse_namespace
+
+    t = time.perf_counter()
+    check = api_staged(gc_client, REPO, parse_namespace(f"local://ns/{REPO}", str(work)).roots(), str(work))
+    seconds = time.perf_counter() - t
+    log(f"peer: the full check listed {check.listed:,} objects on {check.branches} branch(es) in {seconds:.1f}s")
+    return seconds, check.listed, check.branches
+
+
 def warm_session():
     """The shared local SparkSession (JVM start-up), timed apart from any run."""
     from tests.support.inprocess import local_session
@@ -296,16 +336,19 @@ def share(x: float, y: float) -> str:
 
 
 def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, float], ch: Churn,
-          new_ranges: int, new_commits: int, n_objects: int, n_slices: int, garbage0: int) -> str:
+          new_ranges: int, new_commits: int, n_objects: int, n_slices: int, garbage0: int,
+          branches: int = 1, suspicious0: int = 0, peer: tuple[float, int, int] | None = None) -> str:
     def w(run: Run, step: str) -> str:
         return f"{run.walls[step]:11.2f}" if step in run.walls else f"{'-':>11}"
 
     lines = [
-        f"Incremental GC benchmark: {n_objects:,} objects in {n_slices} slices ({garbage0:,} garbage), "
+        f"Incremental GC benchmark: {n_objects:,} objects in {n_slices} slices ({garbage0:,} garbage, "
+        f"{suspicious0:,} of it with a committed object's bytes), {branches} branch(es), "
         f"{os.cpu_count()} cores, local[2], code at {tree_state()}",
         f"  build: files {build['files']:.0f}s, import commits {build['imports']:.0f}s, churn {build['churn']:.0f}s",
         f"  churn: {ch.new_objects:,} new objects in new slices ({ch.committed:,} committed in {ch.commits} commits, "
-        f"{ch.overwrites:,} of them overwrites; {ch.staged:,} left staged; {len(ch.garbage):,} garbage), "
+        f"{ch.overwrites:,} of them overwrites; {ch.staged:,} left staged; {len(ch.garbage):,} garbage, "
+        f"{ch.suspicious:,} of it with a committed object's bytes), "
         f"{ch.staged_deletes:,} staged deletes",
         f"  JVM + SparkSession start-up: {jvm[0]:.1f}s; a warm-up GC run on a tiny repository {jvm[1]:.1f}s: "
         f"in no step below",
@@ -339,6 +382,10 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
                               ("active commits", "list_committed", "active_commits"),
                               ("committed addresses", "list_committed", "committed_addresses"),
                               ("objects via API (mark)", "mark_uncommitted", "staged_objects_listed"),
+                              ("staged: suspicious", "compute_candidates", "staged_suspicious"),
+                              ("staged: statObject calls", "compute_candidates", "staged_stats"),
+                              ("staged: kept", "compute_candidates", "staged_kept"),
+                              ("commits since (check)", "compute_candidates", "commits_since"),
                               ("candidates", "compute_candidates", "candidates"),
                               ("deleted", "delete", "counts")):
         if attr == "counts":
@@ -359,10 +406,35 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
         f"  list_slices + list_committed wall, second / clean {share(lc(incr), lc(clean)):>11}   <= {TIME_TARGET:.0%}"
         f"   {verdict(lc(clean) > 0 and lc(incr) <= TIME_TARGET * lc(clean))}"
         f"   ({lc(incr):.2f}s / {lc(clean):.2f}s)",
-        f"  not a target: objects read through lakeFS's API by mark_uncommitted (its staged check), second / "
-        f"clean: {share(*(r.get('mark_uncommitted', 'staged_objects_listed', 0) or 0 for r in (incr, clean)))}",
     ]
+    marks = [r.walls.get("mark_uncommitted", 0) for r in (clean, incr)]
+    own = [r.get("mark_uncommitted", "lakefs_seconds", 0) or 0 for r in (clean, incr)]
+    checks = [r.get("compute_candidates", "staged_check_seconds", 0) or 0 for r in (clean, incr)]
+    sus = [r.get("compute_candidates", "staged_suspicious", 0) or 0 for r in (clean, incr)]
+    lines += [
+        "",
+        f"  targets (issue 28), staged check on the candidates          figure      target   verdict",
+        f"  mark_uncommitted, clean run                            {marks[0]:9.2f}s   <= {MARK_TARGET:.0f}s"
+        f"      {verdict(marks[0] <= MARK_TARGET)}   (lakeFS's own mark in it: {own[0]:.2f}s)",
+        f"  mark_uncommitted, second run                           {marks[1]:9.2f}s   <= {MARK_TARGET:.0f}s"
+        f"      {verdict(marks[1] <= MARK_TARGET)}   (lakeFS's own mark in it: {own[1]:.2f}s)",
+        f"  all steps, second / clean                              {share(tot[1], tot[0]):>10}   <= {RUN_TARGET:.0%}"
+        f"     {verdict(tot[0] > 0 and tot[1] <= RUN_TARGET * tot[0])}",
+    ]
+    for name, i in (("clean", 0), ("second", 1)):
+        per = f"{checks[i] / sus[i] * 1000:.1f} ms per suspicious candidate (upper bound: the whole check)" \
+            if sus[i] else "no suspicious candidate"
+        lines.append(f"  the check in compute_candidates, {name} run: {checks[i]:.2f}s, {sus[i]:,} suspicious "
+                     f"({share(sus[i], r_cands(clean if i == 0 else incr))} of the candidates); {per}")
+    if peer is not None:
+        lines.append(f"  peer, the full check (staged_check: full) on the clean run's repository: {peer[0]:.2f}s to list "
+                     f"{peer[1]:,} objects on {peer[2]} branch(es) and their HEAD commits (its mark_uncommitted would "
+                     f"add lakeFS's own mark)")
     return "\n".join(lines)
+
+
+def r_cands(run: Run) -> int:
+    return run.get("compute_candidates", "candidates", 0) or 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,11 +444,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slices", type=int, default=100, help="old data/ slices (objects spread evenly)")
     p.add_argument("--garbage", type=float, default=0.1, help="share of the old slices nothing references")
     p.add_argument("--commits", type=int, default=3, help="new commits in the churn")
+    p.add_argument("--branches", type=int, default=3, help="branches in all (main and copies of it)")
+    p.add_argument("--suspicious", type=float, default=0.0,
+                   help="share of the garbage holding a committed object's bytes (the staged check asks about those)")
+    p.add_argument("--no-full-peer", action="store_true", help="do not measure the full check's listing")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = p.parse_args(argv)
     if a.slices < 2 or not 0 <= a.garbage < 1 or a.churn <= 0 or a.commits < 1:
         sys.exit("need --slices >= 2, 0 <= --garbage < 1, --churn > 0, --commits >= 1")
     sys.path.insert(0, str(ROOT))
+    import lakefs_sdk
+
     from lakefs_gc.lakefs.client import LakeFSClient
 
     from lakefs_sandbox import seed
@@ -410,16 +488,22 @@ def main(argv: list[str] | None = None) -> int:
         log(f"made {len(kept)} import commits in {build['imports']:.0f}s ({garbage0:,} objects unreferenced)")
         client = seed.sdk_client(emu.url, ACCESS, SECRET)
         committed_paths = [f"t/{s}/{k.rsplit('/', 1)[1]}" for s in kept for k in keys_by_slice[s]]
+        committed_keys = [k for s in kept for k in keys_by_slice[s]]
+        for i in range(1, a.branches):
+            client.branches_api.create_branch(REPO, lakefs_sdk.BranchCreation(name=f"branch-{i}", source="main"))
+        suspicious0 = make_suspicious(ns_dir, [k for s in slices if s not in set(kept) for k in keys_by_slice[s]],
+                                      committed_keys, a.suspicious, 1)
 
         spark, started = warm_session()
         log(f"SparkSession up in {started:.1f}s")
         with LakeFSClient(emu.url, ACCESS, SECRET) as gc_client:
             warm = warm_up_run(spark, gc_client, client, emu, work)
             clean = gc_run("clean", "clean", spark, gc_client, emu, work)
+            peer = None if a.no_full_peer else full_peer(gc_client, work)
             before_ranges = commit_ranges(client, ns_dir)
             head0 = client.branches_api.get_branch(REPO, "main").commit_id
             t = time.perf_counter()
-            ch = churn(client, ns_dir, committed_paths, n_new, a.commits)
+            ch = churn(client, ns_dir, committed_paths, n_new, a.commits, committed_keys, a.suspicious)
             build["churn"] = time.perf_counter() - t
             log(f"churn: {ch.new_objects:,} new objects, {ch.commits} commits in {build['churn']:.0f}s")
             after_ranges = commit_ranges(client, ns_dir)
@@ -429,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
             incr = gc_run("incremental", "incremental", spark, gc_client, emu, work)
 
         print(table(clean, incr, (started, warm), build, ch, len(new_ranges), new_commits, len(keys),
-                    len(slices), garbage0), flush=True)
+                    len(slices), garbage0, a.branches, suspicious0, peer), flush=True)
         # nothing live lost: main (committed and staged) and its commit before the churn
         t = time.perf_counter()
         with ThreadPoolExecutor(2) as pool:  # the client's parsing overlaps the emulator's work

@@ -253,6 +253,7 @@ class UncommittedResult:
     staged_objects_listed: int = 0       # objects listed to find them (branches and HEAD commits)
     staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
     staged_check: str = "full"           # RunSettings.staged_check as this step ran it
+    lakefs_seconds: float = 0.0          # of seconds: lakeFS's own mark (prepare_uncommited, every page)
     heads_file: str | None = None        # candidates: every branch's HEAD before and after lakeFS's mark
     branches_moved: int = 0              # candidates: HEAD moved during lakeFS's mark (listed in full)
 

@@ -67,6 +67,7 @@ MD5_PATTERN = "^[0-9a-f]{32}$"      # lakefs_gc.storage.base.MD5_HEX, as a Spark
 MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail closed (see commits_since)
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
+DRIVER_MAX = 20_000                  # candidates checked on the driver; more: on executors
 
 
 @dataclass(frozen=True)
@@ -207,9 +208,70 @@ def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> se
     return out
 
 
+def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: frozenset):
+    """The identity rows (Arrow batches of size, checksum, path) a candidate could be: (size,
+    checksum) in ``keys`` (as ``"size:checksum"``), a checksum not in lakeFS's MD5 form at one of
+    ``sizes``, or any row at one of ``unvouched_sizes``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kv, sv = pa.array(sorted(keys), pa.string()), pa.array(sorted(sizes), pa.int64())
+    uv = pa.array(sorted(unvouched_sizes), pa.int64())
+    for b in batches:
+        size, checksum = b.column(0), b.column(1)
+        key = pc.binary_join_element_wise(pc.cast(size, pa.string()), pc.fill_null(checksum, ""), ":")
+        other = pc.invert(pc.fill_null(pc.match_substring_regex(checksum, MD5_PATTERN), False))
+        m = pc.or_(pc.or_(pc.is_in(key, value_set=kv), pc.is_in(size, value_set=uv)),
+                   pc.and_(pc.is_in(size, value_set=sv), other))
+        yield b.filter(pc.fill_null(m, False))
+
+
+def suspicious_here(sref, kind: str, rows, identities) -> tuple[set[str], set[str]]:
+    """:func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
+    the store asked here, the identities filtered by one Spark job. (suspicious addresses, paths)."""
+    from collections import defaultdict
+
+    from lakefs_gc.storage.base import MD5_HEX
+
+    st = sref.open()
+    listed = {r[0]: (int(r[1]), r[2]) for r in rows}
+    if kind in ("s3", "local"):  # the listing's word is not enough: ask the store, or read the file
+        with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-md5") as pool:
+            vouched = dict(zip(listed, pool.map(st.content_md5, listed)))
+    else:
+        vouched = {a: c for a, (_, c) in listed.items()}
+    keys = frozenset({f"{s}:{c}" for s, c in listed.values() if c}
+                     | {f"{listed[a][0]}:{v}" for a, v in vouched.items() if v})
+    sizes = frozenset(s for s, _ in listed.values())
+    unvouched = frozenset(listed[a][0] for a, v in vouched.items() if not v)
+    matched = identities.mapInArrow(lambda bs: _matching(bs, keys, sizes, unvouched),
+                                    formats.IDENTITY_SCHEMA).collect()
+    by_key: dict[str, set[str]] = defaultdict(set)
+    by_size: dict[int, set[str]] = defaultdict(set)
+    other: dict[int, set[str]] = defaultdict(set)
+    for size, checksum, path in matched:
+        by_size[size].add(path)
+        by_key[f"{size}:{checksum}"].add(path)
+        if not MD5_HEX.fullmatch(checksum or ""):
+            other[size].add(path)
+    sus: set[str] = set()
+    paths: set[str] = set()
+    for address, (size, checksum) in listed.items():
+        v = vouched[address]
+        hit = set(by_size.get(size, ())) if v is None else set(by_key.get(f"{size}:{v}", ()))
+        if checksum:
+            hit |= by_key.get(f"{size}:{checksum}", set())
+        hit |= other.get(size, set())
+        if hit:
+            sus.add(address)
+            paths |= hit
+    return sus, paths
+
+
 def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
     """The kept candidates (a DataFrame of ``address``) and :class:`CheckCounts`. ``cands``:
-    (address, size, checksum) cached by the caller; ``identities``: (size, checksum, path)."""
+    (address, size, checksum) cached by the caller; ``identities``: (size, checksum, path). Up to
+    :data:`DRIVER_MAX` candidates are handled on the driver (an incremental run's), more on executors."""
     t0 = time.monotonic()
     st, roots, repo = sref.open(), sref.roots, ctx.repository
     kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
@@ -217,20 +279,28 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
         since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
+        committed_kept, n_committed_kept, rest = None, 0, cands
+        if since.addresses:
+            kept_since = spark.createDataFrame([(a,) for a in sorted(since.addresses)], "address string")
+            committed_kept = cands.join(kept_since, on="address", how="left_semi").select("address").cache()
+            n_committed_kept = committed_kept.count()
+            rest = cands.join(kept_since, on="address", how="left_anti")
         if since.identities:
             identities = identities.unionByName(spark.createDataFrame(list(since.identities), formats.IDENTITY_SCHEMA))
-        kept_since = spark.createDataFrame([(a,) for a in sorted(since.addresses)], "address string")
-        committed_kept = cands.join(kept_since, on="address", how="left_semi").select("address").cache()
-        n_committed_kept = committed_kept.count()
-        rest = cands.join(kept_since, on="address", how="left_anti")
-        sus, paths_df = suspicious(spark, sref, kind, rest, identities, n)
-        n_sus = sus.count()
-        paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
+        few = rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
+        here = len(few) <= DRIVER_MAX
+        if here:
+            sus_set, path_set = suspicious_here(sref, kind, few, identities) if few else (set(), set())
+            n_sus, paths = len(sus_set), sorted(path_set)
+            sizes = {int(r[1]) for r in few}
+        else:
+            sus, paths_df = suspicious(spark, sref, kind, rest, identities, n)
+            n_sus = sus.count()
+            paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
+            sizes = {r[0] for r in rest.select("size").distinct().collect()} if kind == "local" else set()
         names = [b for b, _ in branches]
-        if kind == "local" and names:
-            sizes = {r[0] for r in rest.select("size").distinct().collect()}
-            if sizes:
-                paths = sorted(set(paths) | changed_paths(client, repo, names, sizes))
+        if kind == "local" and names and sizes:
+            paths = sorted(set(paths) | changed_paths(client, repo, names, sizes))
         listed_instead = len(paths) * len(names) > STAT_BUDGET
         if listed_instead:
             log.warning("%d path(s) to ask on %d branch(es) is over the budget of %d calls: every branch is listed "
@@ -241,10 +311,15 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
             read, stats = read_by_branches(client, repo, names, paths, roots, ctx.storage.local_root)
         else:
             read, stats = set(), 0
-    staged_kept = rest.join(spark.createDataFrame([(a,) for a in sorted(read)], "address string"),
-                            on="address", how="left_semi").select("address")
-    kept = committed_kept.unionByName(staged_kept).distinct().cache()
-    n_kept = kept.count() - n_committed_kept
+    if here:
+        staged_found = sorted({r[0] for r in few} & read)
+        n_kept = len(staged_found)
+        staged_kept = spark.createDataFrame([(a,) for a in staged_found], "address string")
+    else:
+        staged_kept = rest.join(spark.createDataFrame([(a,) for a in sorted(read)], "address string"),
+                                on="address", how="left_semi").select("address").cache()
+        n_kept = staged_kept.count()
+    kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
     counts = CheckCounts(suspicious=n_sus, paths=len(paths), stats=stats, kept=n_kept, commits_since=since.commits,
                          committed_since_kept=n_committed_kept, listed_instead=listed_instead,
                          seconds=round(time.monotonic() - t0, 3))

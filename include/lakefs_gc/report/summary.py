@@ -80,7 +80,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
                     "staged_branches": unc.staged_branches, "staged_entries_checked": unc.staged_entries_checked,
                     "staged_addresses_lakefs_omitted": unc.staged_addresses_lakefs_omitted,
                     "staged_objects_listed": unc.staged_objects_listed, "staged_check": unc.staged_check,
-                    "branches_moved": unc.branches_moved})
+                    "branches_moved": unc.branches_moved, "lakefs_mark_seconds": unc.lakefs_seconds})
         if unc.staged_file:
             out["staged_file"] = unc.staged_file
         if unc.staged_branches_gone:

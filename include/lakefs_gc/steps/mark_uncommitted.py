@@ -39,7 +39,9 @@ def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
     roots = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).roots()
     fast = ctx.settings.staged_check == "candidates"
     before = dict(client.branches(ctx.repository, show_hidden=True)) if fast else {}
+    t_lakefs = time.monotonic()
     run_id, locations, pages = client.prepare_uncommitted_all(ctx.repository)
+    lakefs_seconds = round(time.monotonic() - t_lakefs, 3)
     heads_file, moved = None, []
     if fast:
         after = dict(client.branches(ctx.repository, show_hidden=True))
@@ -72,4 +74,4 @@ def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
                              staged_entries_checked=check.entries, staged_addresses_lakefs_omitted=len(omitted),
                              staged_file=staged_file, staged_objects_listed=check.listed,
                              staged_branches_gone=check.branches_gone, staged_check=ctx.settings.staged_check,
-                             heads_file=heads_file, branches_moved=len(moved))
+                             heads_file=heads_file, branches_moved=len(moved), lakefs_seconds=lakefs_seconds)

@@ -1016,7 +1016,8 @@ class Catalog:
                     raise APIError(400, f"import path {src!r} does not match blockstore type {self.s.blockstore_type}")
                 if kind == "object":
                     root, leaf = src.rsplit("/", 1)
-                    infos = [i for i in self._import_storage(root).list(leaf, recursive=False) if i.key == leaf]
+                    st = self._import_storage(root)
+                    infos = [i for i in st.list(leaf, recursive=False) if i.key == leaf]
                     if not infos:
                         raise APIError(400, f"import: object {src} not found")
                     items = [(dest, src, infos[0])]
@@ -1028,7 +1029,7 @@ class Catalog:
                 else:
                     raise APIError(400, f"unknown import type {kind!r}")
                 for dpath, uri, info in items:
-                    etag = hashlib.md5(f"{uri}:{info.size}:{info.last_modified}".encode()).hexdigest()
+                    etag = _import_checksum(st, info, uri)
                     sec = int(info.last_modified)
                     new[dpath] = Entry(uri, info.size, etag, sec, int((info.last_modified - sec) * 1e9), {}, FULL,
                                        "application/octet-stream")
@@ -1536,3 +1537,16 @@ def _rules_proto(rules: dict) -> bytes:
             entry += b"\x10" + _pb_varint(int(b["retention_days"]))
         out += b"\x12" + _pb_varint(len(entry)) + entry
     return bytes(out)
+
+
+def _import_checksum(st, info, uri: str) -> str:
+    """The checksum lakeFS's import walkers record: the S3 listing's ETag (``pkg/block/s3/walker.go``),
+    GCS's md5Hash in hex (``pkg/block/gs/walker.go``), Azure's Content-MD5 in hex else the blob's
+    ETag (``pkg/block/azure/adapter.go`` ``calcETag``), a local file's MD5 (``pkg/block/local/adapter.go``
+    ``calcFileETag``). Our listings give the first three as ``ObjectInfo.checksum``; an Azure blob
+    without Content-MD5 gets an ETag-like value here (Azurite's ETag is not in our listing)."""
+    if info.checksum:
+        return info.checksum
+    if hasattr(st, "content_md5") and uri.startswith("local://"):
+        return st.content_md5(info.key) or ""
+    return "0x" + hashlib.md5(f"{uri}:{info.size}:{info.last_modified}".encode()).hexdigest()[:15].upper()
