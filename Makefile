@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
-.PHONY: setup demo test bench proto airflow
+.PHONY: setup demo test bench histories proto airflow
 PY := .venv/bin/python
 
 setup:
@@ -22,6 +22,17 @@ airflow: setup
 
 bench: setup
 	@$(PY) -m bench
+
+# Many random histories in one command (issue 28: at least 1,000): HISTORIES on the emulator (a
+# quarter on s3://, CLOUD more each on Azure and GCS), REAL per blockstore on lakeFS itself; on
+# every one, the full staged check judges the fast one.
+HISTORIES ?= 1000
+CLOUD ?= 50
+REAL ?= 40
+histories: setup
+	@LAKEFS_GC_HISTORIES=$(HISTORIES) LAKEFS_GC_CLOUD_HISTORIES=$(CLOUD) LAKEFS_GC_REAL_HISTORIES=$(REAL) \
+		$(PY) -m pytest -q -s -p no:randomly tests/test_random_histories.py tests/real_lakefs/test_histories.py \
+		-k "lose_nothing_live or lose_nothing_and_leave_nothing"
 
 # Regenerate include/lakefs_gc/lakefs/proto/*_pb2.py (needs grpcio-tools; not part of setup).
 proto:

@@ -146,3 +146,27 @@ def test_merge_revert_and_cherry_pick_onto_a_same_identity_restaging_are_accepte
         assert after != restaged, f"{op}: the branch still reads the re-staged object"
         head = b.get_branch(repo, "main").commit_id
         assert after == o.stat_object(repo, head, "a").physical_address, f"{op}: main reads other than its HEAD"
+
+
+def test_a_hard_reset_of_a_branch_holding_a_same_identity_restaging_is_accepted_and_keeps_it(real_lakefs):
+    """lakeFS 1.84's ResetHard refuses a dirty branch only on its sealed staging tokens
+    (``pkg/graveler/graveler.go`` ``ResetHard``, ``isSealedEmpty``): the entry re-staged with HEAD's
+    identity stays, the branch still reads it, and against the new HEAD it is a change. lakeFS's
+    mark taken before the reset lacks it; the staged check finds it through the HEAD recorded at the
+    mark (lakefs_gc.listing.staged; tests/real_lakefs/test_interleavings.py runs it between tasks)."""
+    server = real_lakefs("local")
+    client = server.client()
+    repo = f"facts-hard-{uuid.uuid4().hex[:6]}"
+    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
+        name=repo, storage_namespace=server.namespace(repo), default_branch="main"))
+    o, b, c = client.objects_api, client.branches_api, client.commits_api
+    o.upload_object(repo, "main", "a", content=b"v1")
+    first = c.commit(repo, "main", lakefs_sdk.CommitCreation(message="c1")).id
+    o.upload_object(repo, "main", "a", content=b"v2")
+    c.commit(repo, "main", lakefs_sdk.CommitCreation(message="c2"))
+    restaged = o.upload_object(repo, "main", "a", content=b"v2").physical_address
+    assert not b.diff_branch(repo, "main").results  # same identity: not a change
+    lakefs_sdk.ExperimentalApi(client.branches_api.api_client).hard_reset_branch(repo, "main", first)  # accepted
+    assert b.get_branch(repo, "main").commit_id == first
+    assert o.stat_object(repo, "main", "a").physical_address == restaged  # kept, still read
+    assert [(d.path, d.type) for d in b.diff_branch(repo, "main").results] == [("a", "changed")]

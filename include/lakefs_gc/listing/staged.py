@@ -25,10 +25,14 @@ asks lakeFS only about those that could be such an entry:
 3. **Link-flow entries on the local blockstore.** ``getPhysicalAddress`` hands out the resolved
    ``local:///<root>/<namespace>/data/...`` form (``pkg/api/controller.go`` ``GetPhysicalAddress``,
    ``ResolveNamespace``), which ``normalizePhysicalAddress`` does not recognise as the namespace:
-   such an entry is stored FULL and lakeFS's mark skips it. On a local namespace every branch's
-   changes (``diffBranch``: as many entries as lakeFS's own mark reads) whose size is a candidate's
-   are asked as well. On S3, Azure and GCS the address lakeFS hands out starts with the namespace
-   and is stored relative (``normalizePhysicalAddress``): lakeFS's mark has it.
+   such an entry is stored FULL and lakeFS's mark skips it. Its key carries lakeFS's signature
+   after a ``,`` (``Catalog.GetAddressWithSignature``, ``LinkAddressSigningDelimiter``): when a
+   candidate on a local namespace has one, every branch's changes (``diffBranch``: as many entries
+   as lakeFS's own mark reads) of such a candidate's size are asked on that branch. On S3, Azure
+   and GCS the address lakeFS hands out starts with the namespace and is stored relative
+   (``normalizePhysicalAddress``): lakeFS's mark has it. (An entry linked on the local blockstore
+   with an address of no signature, from a lakeFS that did not sign them, is left to
+   ``staged_check: full``.)
 
 When the checksums can be compared. lakeFS records an object's checksum as the MD5 of its content
 when it writes it (``pkg/upload/write_blob.go``), and what the client says when it links one
@@ -40,7 +44,8 @@ is compared by size alone. An entry whose checksum equals the candidate's store 
 listed always matches.
 
 Cost: a few lakeFS calls per branch (the commits since), then one ``statObject`` per suspicious path
-and branch, plus on local one ``diffBranch`` per branch. Asking more than ``STAT_BUDGET`` stats
+and branch, plus on local, when a candidate is a link-flow object, one ``diffBranch`` per branch and
+a ``statObject`` per change of its size. Asking more than ``STAT_BUDGET`` stats
 lists every branch instead (the full check's reading, now): never more than that. Fails closed:
 any lakeFS error but a 404 of ``statObject`` (nothing read there, or the branch deleted since)
 fails the step.
@@ -68,6 +73,7 @@ MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail close
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
 DRIVER_MAX = 20_000                  # candidates checked on the driver; more: on executors
+LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in every address getPhysicalAddress hands out
 
 
 @dataclass(frozen=True)
@@ -172,37 +178,33 @@ def suspicious(spark, sref, kind: str, cands, identities, n: int):
     return sus.select("address"), paths
 
 
-def read_by_branches(client, repo: str, branches: list[str], paths: list[str], roots: tuple[str, ...],
-                     local_root: str | None) -> tuple[set[str], int]:
-    """Namespace-relative keys of what each of ``branches`` reads at each of ``paths`` (statObject),
-    and the number of calls made. A branch or path gone (404) reads nothing."""
-    progress = Progress("compute_candidates", f"paths asked on {len(branches)} branch(es)", total=len(paths))
-    out: set[str] = set()
+def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
+                     local_root: str | None) -> set[str]:
+    """Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject). A branch
+    or path gone (404) reads nothing."""
+    progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
 
-    def ask(path: str) -> set[str]:
-        found: set[str] = set()
-        for branch in branches:
-            physical = client.stat_address(repo, branch, path)
-            if physical is not None:
-                found |= address_keys(physical, roots, local_root)
+    def ask(branch_path: tuple[str, str]) -> set[str]:
+        physical = client.stat_address(repo, *branch_path)
         progress.add()
-        return found
+        return address_keys(physical, roots, local_root) if physical is not None else set()
 
+    out: set[str] = set()
     with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-check") as pool:
-        for found in pool.map(ask, paths):
+        for found in pool.map(ask, asks):
             out |= found
     progress.finish()
-    return out, len(paths) * len(branches)
+    return out
 
 
-def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> set[str]:
-    """Paths a branch adds or changes (diffBranch) whose size is one of ``sizes``."""
-    out: set[str] = set()
+def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
+    """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes``."""
+    from lakefs_sdk.exceptions import NotFoundException
+
+    out: list[tuple[str, str]] = []
     for branch in branches:
-        from lakefs_sdk.exceptions import NotFoundException
-
         try:
-            out |= {p for p, size in client.branch_changes(repo, branch) if size is None or size in sizes}
+            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if size is None or size in sizes]
         except NotFoundException:  # deleted since it was listed: its staged entries are garbage
             continue
     return out
@@ -278,6 +280,8 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
     read_commits, read_ranges = formats.read_read_ids(st, read_file)
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
+        log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
+                 len(branches))
         since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
         committed_kept, n_committed_kept, rest = None, 0, cands
         if since.addresses:
@@ -287,30 +291,35 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
             rest = cands.join(kept_since, on="address", how="left_anti")
         if since.identities:
             identities = identities.unionByName(spark.createDataFrame(list(since.identities), formats.IDENTITY_SCHEMA))
+        log.info("staged check: %d commit(s) since (%.1fs); finding the suspicious candidates", since.commits,
+                 time.monotonic() - t0)
         few = rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
         here = len(few) <= DRIVER_MAX
         if here:
             sus_set, path_set = suspicious_here(sref, kind, few, identities) if few else (set(), set())
             n_sus, paths = len(sus_set), sorted(path_set)
-            sizes = {int(r[1]) for r in few}
+            link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == "local" else []
         else:
             sus, paths_df = suspicious(spark, sref, kind, rest, identities, n)
             n_sus = sus.count()
             paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
-            sizes = {r[0] for r in rest.select("size").distinct().collect()} if kind == "local" else set()
+            link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
+                          .select("address", "size").collect()] if kind == "local" else [])
         names = [b for b, _ in branches]
-        if kind == "local" and names and sizes:
-            paths = sorted(set(paths) | changed_paths(client, repo, names, sizes))
-        listed_instead = len(paths) * len(names) > STAT_BUDGET
+        asks = [(b, p) for p in paths for b in names]
+        log.info("staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)", n_sus,
+                 len(paths), len(names), time.monotonic() - t0)
+        linked_sizes = {size for _, size in link_flow}
+        if linked_sizes and names:  # step 3: each branch's own changes, asked on that branch only
+            asks += changed_paths(client, repo, names, linked_sizes)
+        listed_instead = len(asks) > STAT_BUDGET
         if listed_instead:
-            log.warning("%d path(s) to ask on %d branch(es) is over the budget of %d calls: every branch is listed "
-                        "against its HEAD commit instead", len(paths), len(names), STAT_BUDGET)
+            log.warning("%d statObject call(s) is over the budget of %d: every branch is listed against its HEAD "
+                        "commit instead", len(asks), STAT_BUDGET)
             full = api_staged(client, repo, roots, ctx.storage.local_root)
             read, stats = set(full.addresses), full.listed // 1000 + len(names)
-        elif paths:
-            read, stats = read_by_branches(client, repo, names, paths, roots, ctx.storage.local_root)
         else:
-            read, stats = set(), 0
+            read, stats = read_by_branches(client, repo, asks, roots, ctx.storage.local_root), len(asks)
     if here:
         staged_found = sorted({r[0] for r in few} & read)
         n_kept = len(staged_found)

@@ -1,0 +1,110 @@
+"""The staged check on the candidates (lakefs_gc.listing.staged): which candidates are suspicious,
+which paths are asked, and the commits made since list_committed, without Spark or lakeFS (the
+end-to-end cases: tests/listing/test_uncommitted.py, the random histories, tests/real_lakefs/)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+import pytest
+
+from lakefs_gc.errors import LakeFSGCError
+from lakefs_gc.listing import staged
+
+MD5_A, MD5_B = hashlib.md5(b"a").hexdigest(), hashlib.md5(b"b").hexdigest()
+
+
+class Frame:
+    """Enough of a DataFrame for suspicious_here: mapInArrow(...).collect() over one Arrow table."""
+
+    def __init__(self, rows):
+        self.table = pa.table({"size": pa.array([r[0] for r in rows], pa.int64()),
+                               "checksum": pa.array([r[1] for r in rows], pa.string()),
+                               "path": pa.array([r[2] for r in rows], pa.string())})
+
+    def mapInArrow(self, fn, schema):
+        out = [b for b in fn(iter(self.table.to_batches()))]
+        return type("Collected", (), {"collect": lambda _: [tuple(r.values()) for b in out for r in b.to_pylist()]})()
+
+
+class Store:
+    def __init__(self, md5s):
+        self.md5s, self.asked = md5s, []
+
+    def content_md5(self, key):
+        self.asked.append(key)
+        return self.md5s.get(key)
+
+
+class Ref:
+    def __init__(self, store):
+        self.store = store
+
+    def open(self):
+        return self.store
+
+
+IDENTITIES = [(1, MD5_A, "p/a"), (1, MD5_B, "p/b"), (7, "0x8DC0FFEE", "p/azure-etag"), (9, MD5_A, "p/nine"),
+              (5, None, "p/none")]
+
+
+@pytest.mark.parametrize("kind", ["azure", "gs"])
+def test_the_listed_md5_decides_where_the_store_vouches_for_it(kind):
+    rows = [("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
+            ("data/x/no-md5", 9, None), ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)]
+    store = Store({})
+    sus, paths = staged.suspicious_here(Ref(store), kind, rows, Frame(IDENTITIES))
+    # same size and MD5; no MD5 of its own: any entry of its size; an entry whose checksum is not an
+    # MD5 (a client's, an Azure ETag): by size alone
+    assert sus == {"data/x/same", "data/x/no-md5", "data/x/odd-etag"}
+    assert paths == {"p/a", "p/nine", "p/azure-etag"}
+    assert store.asked == []  # Azure's Content-MD5 and GCS's md5Hash are the content's MD5 as listed
+
+
+def test_s3_asks_the_store_whether_the_etag_is_the_md5():
+    rows = [("data/x/plain", 1, MD5_A), ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
+            ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")]
+    store = Store({"data/x/plain": MD5_A})  # KMS and multipart: no MD5 the store vouches for
+    ids = IDENTITIES + [(1, "abc-2", "p/linked")]  # a link-flow entry recorded with the store's ETag
+    sus, paths = staged.suspicious_here(Ref(store), "s3", rows, Frame(ids))
+    assert sus == {"data/x/plain", "data/x/kms", "data/x/multipart", "data/x/link-etag"}
+    assert {"p/a", "p/nine", "p/linked", "p/b"} <= paths
+    assert sorted(store.asked) == sorted(r[0] for r in rows)
+
+
+def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
+    rows = [("data/x/copy", 1, None), ("data/x/new", 1, None)]
+    store = Store({"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()})
+    sus, paths = staged.suspicious_here(Ref(store), "local", rows, Frame(IDENTITIES))
+    assert (sus, paths) == ({"data/x/copy"}, {"p/b"})
+
+
+def test_nothing_is_suspicious_without_an_entry_of_its_size():
+    store = Store({"data/x/y": MD5_A})
+    assert staged.suspicious_here(Ref(store), "local", [("data/x/y", 2, None)], Frame(IDENTITIES)) == (set(), set())
+
+
+class Commits:
+    """A client's commit graph: id -> (parents, metarange)."""
+
+    def __init__(self, graph):
+        self.graph, self.asked = graph, []
+
+    def commit(self, repo, c):
+        self.asked.append(c)
+        return self.graph[c]
+
+
+def test_commits_since_walks_every_parent_until_read_ones():
+    graph = {"c3": (("c2", "m1"), ""), "c2": (("c1",), ""), "m1": (("c1",), ""), "c1": (("c0",), "")}  # no ranges
+    client = Commits(graph)
+    since = staged.commits_since(client, "r", None, (), {"c1", "d1"}, set(), [("main", "c3"), ("dev", "d1")])
+    assert since.commits == 3 and sorted(client.asked) == ["c2", "c3", "m1"]
+
+
+def test_commits_since_fails_closed_past_its_bound(monkeypatch):
+    monkeypatch.setattr(staged, "MAX_COMMITS_SINCE", 5)
+    graph = {f"c{i}": ((f"c{i - 1}",), f"m{i}") for i in range(1, 20)}
+    with pytest.raises(LakeFSGCError, match="more than 5 commits .* Nothing was deleted"):
+        staged.commits_since(Commits(graph), "r", None, (), set(), set(), [("main", "c19")])
