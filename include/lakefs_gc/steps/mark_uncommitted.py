@@ -25,8 +25,14 @@ def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
     2. ``staged_check`` ``candidates`` (default): record every branch's HEAD just before and just
        after lakeFS's mark (``state/heads.json``; ``list_committed`` reads those commits, and
        ``compute_candidates`` checks the candidates against their entries,
-       :mod:`lakefs_gc.listing.staged`). A branch whose HEAD moved meanwhile (lakeFS diffed it
-       against a HEAD we cannot name) is listed in full, as below.
+       :mod:`lakefs_gc.listing.staged`). The HEAD lakeFS's mark diffed a branch against is what
+       an entry it skipped has the identity of; it can be gone from lakeFS's list of commits by
+       the time ``list_committed`` asks: a commit, merge, revert or cherry-pick applies the staged
+       entries and keeps HEAD's for an identical identity (``pkg/graveler/committed/commit.go``),
+       but a hard reset keeps the staging area (``pkg/graveler/graveler.go`` ``ResetHard`` refuses
+       only on sealed staging tokens), so the entry lives on against another HEAD. A branch whose
+       HEAD moved during the mark (lakeFS diffed it against a HEAD we cannot name) is listed in
+       full, as below.
        ``full``: read what every branch reads now against its HEAD commit (``listObjects`` of
        both, :func:`lakefs_gc.listing.uncommitted.api_staged`): two listings per branch.
     The staged addresses lakeFS's mark lacked that a listing found are written beside the mark,
