@@ -118,12 +118,18 @@ def test_the_checksum_lakefs_records_against_what_the_store_says(kind, real_lake
     assert seen["copy small"][1] == small[0]
 
 
-def test_merge_revert_and_cherry_pick_onto_a_same_identity_restaging_are_accepted_and_drop_it(real_lakefs):
+def _local_repo(real_lakefs, what: str):
+    """A new repository on the local lakeFS: (client, name)."""
     server = real_lakefs("local")
     client = server.client()
-    repo = f"facts-restage-{uuid.uuid4().hex[:6]}"
+    repo = f"facts-{what}-{uuid.uuid4().hex[:6]}"
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
         name=repo, storage_namespace=server.namespace(repo), default_branch="main"))
+    return client, repo
+
+
+def test_merge_revert_and_cherry_pick_onto_a_same_identity_restaging_are_accepted_and_drop_it(real_lakefs):
+    client, repo = _local_repo(real_lakefs, "restage")
     o, b, c = client.objects_api, client.branches_api, client.commits_api
     o.upload_object(repo, "main", "a", content=b"A1")
     o.upload_object(repo, "main", "b", content=b"B1")
@@ -154,11 +160,7 @@ def test_a_hard_reset_of_a_branch_holding_a_same_identity_restaging_is_accepted_
     identity stays, the branch still reads it, and against the new HEAD it is a change. lakeFS's
     mark taken before the reset lacks it; the staged check finds it through the HEAD recorded at the
     mark (lakefs_gc.listing.staged; tests/real_lakefs/test_interleavings.py runs it between tasks)."""
-    server = real_lakefs("local")
-    client = server.client()
-    repo = f"facts-hard-{uuid.uuid4().hex[:6]}"
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=repo, storage_namespace=server.namespace(repo), default_branch="main"))
+    client, repo = _local_repo(real_lakefs, "hard")
     o, b, c = client.objects_api, client.branches_api, client.commits_api
     o.upload_object(repo, "main", "a", content=b"v1")
     first = c.commit(repo, "main", lakefs_sdk.CommitCreation(message="c1")).id

@@ -134,19 +134,8 @@ def iter_range(reader: SSTableReader) -> Iterator[RangeRecord]:
 
 def iter_range_addresses(reader: SSTableReader) -> Iterator[list[tuple[str, int]]]:
     """Per data block, the (address, address_type) of every record: what GC needs from a range."""
-    _require_type(reader, RANGES_TYPE)
-    from_bytes = _EntryPB.FromString
-    path = reader.path
-    for block in reader.iter_blocks():
-        out = []
-        append = out.append
-        for key, value in block:
-            try:
-                pb = from_bytes(decode_value(value)[1])
-            except Exception as exc:
-                raise GravelerError(path, f"record {key!r}: cannot decode graveler value ({exc})") from None
-            append((pb.address, pb.address_type))
-        yield out
+    for block in iter_range_identities(reader):
+        yield [(address, address_type) for address, address_type, *_ in block]
 
 
 def iter_range_identities(reader: SSTableReader) -> Iterator[list[tuple[str, int, bytes, int, str]]]:

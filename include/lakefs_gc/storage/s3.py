@@ -117,25 +117,26 @@ class S3Storage:
     def content_md5(self, key: str) -> str | None:
         """The ETag when it is the content's MD5: one-part objects not encrypted with KMS or a
         customer key (S3's ETag is then an opaque value, or a digest of the parts' digests)."""
-        try:
-            r = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
-        except self.client.exceptions.ClientError as exc:
-            if self._is_missing(exc):
-                return None
-            raise
-        if r.get("SSECustomerAlgorithm") or str(r.get("ServerSideEncryption", "")).startswith("aws:kms"):
+        r = self._head_response(key)
+        if r is None or r.get("SSECustomerAlgorithm") or str(r.get("ServerSideEncryption", "")).startswith("aws:kms"):
             return None
         etag = _etag(r.get("ETag"))
         return etag if etag and MD5_HEX.fullmatch(etag) else None
 
     def _head(self, key: str) -> ObjectInfo | None:
+        r = self._head_response(key)
+        if r is None:
+            return None
+        return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp(), _etag(r.get("ETag")))
+
+    def _head_response(self, key: str) -> dict | None:
+        """HeadObject's answer, None when the object does not exist."""
         try:
-            r = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return self.client.head_object(Bucket=self.bucket, Key=self._key(key))
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
                 return None
             raise
-        return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp(), _etag(r.get("ETag")))
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
