@@ -124,7 +124,8 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
 
 def test_params_accept_valid_values(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
-    assert validate_params(dag, {}) == {"mode": "mark_and_sweep", "flow": "auto", "min_age_seconds": 86400,
+    assert validate_params(dag, {}) == {"mode": "mark_and_sweep", "flow": "auto", "staged_check": "candidates",
+                                  "min_age_seconds": 86400,
                                   "unsafe_min_age_override": False, "mark_id": None, "dry_run": False,
                                   "confirm_after_seconds": -1, "max_delete_share": 0.5,
                                   "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
