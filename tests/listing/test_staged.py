@@ -29,8 +29,11 @@ class Frame:
 
 
 class Store:
-    def __init__(self, md5s):
-        self.md5s, self.asked = md5s, []
+    """A store: S3 and local (the listed checksum is not vouched for: content_md5 asked), or Azure
+    and GCS (``listed_md5``: Content-MD5 and md5Hash as listed)."""
+
+    def __init__(self, md5s, listed_md5=False):
+        self.md5s, self.asked, self.listed_md5 = md5s, [], listed_md5
 
     def content_md5(self, key):
         self.asked.append(key)
@@ -49,12 +52,11 @@ IDENTITIES = [(1, MD5_A, "p/a"), (1, MD5_B, "p/b"), (7, "0x8DC0FFEE", "p/azure-e
               (5, None, "p/none")]
 
 
-@pytest.mark.parametrize("kind", ["azure", "gs"])
-def test_the_listed_md5_decides_where_the_store_vouches_for_it(kind):
+def test_the_listed_md5_decides_where_the_store_vouches_for_it():
     rows = [("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
             ("data/x/no-md5", 9, None), ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)]
-    store = Store({})
-    sus, paths = staged.suspicious_here(Ref(store), kind, rows, Frame(IDENTITIES))
+    store = Store({}, listed_md5=True)
+    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(IDENTITIES))
     # same size and MD5; no MD5 of its own: any entry of its size; an entry whose checksum is not an
     # MD5 (a client's, an Azure ETag): by size alone
     assert sus == {"data/x/same", "data/x/no-md5", "data/x/odd-etag"}
@@ -67,7 +69,7 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
             ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")]
     store = Store({"data/x/plain": MD5_A})  # KMS and multipart: no MD5 the store vouches for
     ids = IDENTITIES + [(1, "abc-2", "p/linked")]  # a link-flow entry recorded with the store's ETag
-    sus, paths = staged.suspicious_here(Ref(store), "s3", rows, Frame(ids))
+    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(ids))
     assert sus == {"data/x/plain", "data/x/kms", "data/x/multipart", "data/x/link-etag"}
     assert {"p/a", "p/nine", "p/linked", "p/b"} <= paths
     assert sorted(store.asked) == sorted(r[0] for r in rows)
@@ -76,13 +78,13 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
 def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
     rows = [("data/x/copy", 1, None), ("data/x/new", 1, None)]
     store = Store({"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()})
-    sus, paths = staged.suspicious_here(Ref(store), "local", rows, Frame(IDENTITIES))
+    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(IDENTITIES))
     assert (sus, paths) == ({"data/x/copy"}, {"p/b"})
 
 
 def test_nothing_is_suspicious_without_an_entry_of_its_size():
     store = Store({"data/x/y": MD5_A})
-    assert staged.suspicious_here(Ref(store), "local", [("data/x/y", 2, None)], Frame(IDENTITIES)) == (set(), set())
+    assert staged.suspicious_here(Ref(store), [("data/x/y", 2, None)], Frame(IDENTITIES)) == (set(), set())
 
 
 class Commits:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.lakefs import graveler
@@ -80,3 +82,24 @@ def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) 
             for address, address_type, path, size, checksum in block:
                 yield (normalize(address, address_type, namespace), path.decode("utf-8", "surrogateescape"),
                        size, checksum)
+
+
+DRIVER_THREADS = 8
+T = TypeVar("T")
+
+
+def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
+    """``fn`` of each item, in order, a few at a time (lakeFS calls and small reads on the driver)."""
+    with ThreadPoolExecutor(min(DRIVER_THREADS, max(1, len(items)))) as pool:
+        return list(pool.map(fn, items))
+
+
+def ranges_to_read(client, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
+                   read_ranges: set[str]) -> tuple[dict[str, int], list[str], list[str]]:
+    """The ranges of ``metarange_ids``: (every range id -> its number of entries, the ids not in
+    ``read_ranges`` in order, and their namespace keys). A metarange is one small file and each
+    location one lakeFS call: read on the driver, a few at a time."""
+    mr_keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), metarange_ids)
+    entries = {r: c for ranges in in_threads(lambda k: metarange_range_ids(storage, k), mr_keys) for r, c in ranges}
+    to_read = [r for r in sorted(entries) if r not in read_ranges]
+    return entries, to_read, in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), to_read)

@@ -65,10 +65,11 @@ from lakefs_gc.listing.uncommitted import address_keys, api_staged
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
 from lakefs_gc.storage import parse_namespace
+from lakefs_gc.storage.base import MD5_HEX
 
 log = logging.getLogger(__name__)
 
-MD5_PATTERN = "^[0-9a-f]{32}$"      # lakefs_gc.storage.base.MD5_HEX, as a Spark pattern
+MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
 MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail closed (see commits_since)
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
@@ -79,12 +80,10 @@ LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in e
 @dataclass(frozen=True)
 class CheckCounts:
     suspicious: int = 0              # candidates a staged entry could read
-    paths: int = 0                   # paths asked on every branch
     stats: int = 0                   # statObject calls
     kept: int = 0                    # candidates a branch reads now
     commits_since: int = 0           # commits read now (made since list_committed read them)
     committed_since_kept: int = 0    # candidates they reference
-    listed_instead: bool = False     # over STAT_BUDGET: every branch listed
     seconds: float = 0.0
 
 
@@ -118,10 +117,8 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
     addresses: set[str] = set()
     identities: list[tuple[int, str, str]] = []
     if seen:
-        mr_keys = [committed.relative_key(roots, client.meta_range_location(repo, m))
-                   for m in sorted({m for m in seen.values() if m})]
-        ranges = sorted({r for k in mr_keys for r, _ in committed.metarange_range_ids(st, k)} - read_ranges)
-        keys = [committed.relative_key(roots, client.range_location(repo, r)) for r in ranges]
+        _, ranges, keys = committed.ranges_to_read(client, repo, st, roots, sorted({m for m in seen.values() if m}),
+                                                   read_ranges)
         with ThreadPoolExecutor(max(1, min(THREADS, len(keys)))) as pool:
             for entries in pool.map(lambda k: list(committed.range_entries(st, k, roots)), keys):
                 for address, path, size, checksum in entries:
@@ -140,7 +137,7 @@ def _vouched(sref, rows):
         yield (address, st.content_md5(address))
 
 
-def suspicious(spark, sref, kind: str, cands, identities, n: int):
+def suspicious(spark, sref, cands, identities, n: int):
     """(suspicious candidates' addresses, the paths to ask) as DataFrames (see the module's
     docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
     checksum, path) of every committed entry read."""
@@ -150,7 +147,7 @@ def suspicious(spark, sref, kind: str, cands, identities, n: int):
     md5 = F.col("icheck").rlike(MD5_PATTERN)
     ident_md5, ident_other = ident.where(md5), ident.where(~md5 | F.col("icheck").isNull())
     sized = cands.join(ident.select("size").distinct(), on="size", how="left_semi")
-    if kind in ("s3", "local"):  # the listing's word is not enough: ask the store, or read the file
+    if not sref.open().listed_md5:  # the listing's word is not enough: ask the store, or read the file
         vouched = spark.createDataFrame(
             sized.select("address").rdd.mapPartitions(lambda rows: _vouched(sref, rows)),
             "address string, vouched string")
@@ -228,16 +225,14 @@ def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: froze
         yield b.filter(pc.fill_null(m, False))
 
 
-def suspicious_here(sref, kind: str, rows, identities) -> tuple[set[str], set[str]]:
+def suspicious_here(sref, rows, identities) -> tuple[set[str], set[str]]:
     """:func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
     the store asked here, the identities filtered by one Spark job. (suspicious addresses, paths)."""
     from collections import defaultdict
 
-    from lakefs_gc.storage.base import MD5_HEX
-
     st = sref.open()
     listed = {r[0]: (int(r[1]), r[2]) for r in rows}
-    if kind in ("s3", "local"):  # the listing's word is not enough: ask the store, or read the file
+    if not st.listed_md5:  # the listing's word is not enough: ask the store, or read the file
         with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-md5") as pool:
             vouched = dict(zip(listed, pool.map(st.content_md5, listed)))
     else:
@@ -296,11 +291,11 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
         few = rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
         here = len(few) <= DRIVER_MAX
         if here:
-            sus_set, path_set = suspicious_here(sref, kind, few, identities) if few else (set(), set())
+            sus_set, path_set = suspicious_here(sref, few, identities) if few else (set(), set())
             n_sus, paths = len(sus_set), sorted(path_set)
             link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == "local" else []
         else:
-            sus, paths_df = suspicious(spark, sref, kind, rest, identities, n)
+            sus, paths_df = suspicious(spark, sref, rest, identities, n)
             n_sus = sus.count()
             paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
             link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
@@ -312,8 +307,7 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
         linked_sizes = {size for _, size in link_flow}
         if linked_sizes and names:  # step 3: each branch's own changes, asked on that branch only
             asks += changed_paths(client, repo, names, linked_sizes)
-        listed_instead = len(asks) > STAT_BUDGET
-        if listed_instead:
+        if len(asks) > STAT_BUDGET:
             log.warning("%d statObject call(s) is over the budget of %d: every branch is listed against its HEAD "
                         "commit instead", len(asks), STAT_BUDGET)
             full = api_staged(client, repo, roots, ctx.storage.local_root)
@@ -329,9 +323,8 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
                                 on="address", how="left_semi").select("address").cache()
         n_kept = staged_kept.count()
     kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
-    counts = CheckCounts(suspicious=n_sus, paths=len(paths), stats=stats, kept=n_kept, commits_since=since.commits,
-                         committed_since_kept=n_committed_kept, listed_instead=listed_instead,
-                         seconds=round(time.monotonic() - t0, 3))
+    counts = CheckCounts(suspicious=n_sus, stats=stats, kept=n_kept, commits_since=since.commits,
+                         committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3))
     log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
              "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
              n_sus, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)

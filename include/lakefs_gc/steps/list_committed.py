@@ -19,9 +19,7 @@ by ``compute_candidates`` from the chain's ``state/committed/`` folders.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError
@@ -34,19 +32,11 @@ from lakefs_gc.spark.addresses import clear, write_distinct_parts, write_parts_h
 from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, parallelism, partitions, storage_ref
 
 
-DRIVER_THREADS = 8
 # The ranges to read are read by the driver itself when they hold at most this many entries in all
 # (the metaranges say how many): a Spark job's fixed cost (tasks, cold Python workers, a shuffle:
 # seconds) is most of the time of a few ranges, e.g. an incremental run's new ones. Above it,
 # executors read them.
 DRIVER_READ_MAX_ENTRIES = 200_000
-T = TypeVar("T")
-
-
-def _in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
-    """``fn`` of each item, in order, a few at a time (lakeFS calls and small reads on the driver)."""
-    with ThreadPoolExecutor(min(DRIVER_THREADS, max(1, len(items)))) as pool:
-        return list(pool.map(fn, items))
 
 
 def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_read=None):
@@ -98,15 +88,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         keep |= {c: client.commit_metarange(repo, c) for c in sorted(heads - set(keep))}
         new = {c: m for c, m in keep.items() if c not in read_commits}
         metarange_ids = sorted({m for m in new.values() if m})
-        # a metarange is one small file per commit, and each location one lakeFS call: read on the
-        # driver (a Spark job would cost more), and only the ranges on executors
-        mr_keys = _in_threads(lambda m: committed.relative_key(roots, client.meta_range_location(repo, m)),
-                              metarange_ids)
-        entries = {r: c for ranges in _in_threads(lambda k: committed.metarange_range_ids(st, k), mr_keys)
-                   for r, c in ranges}
+        # the metaranges on the driver (a Spark job would cost more), only the ranges on executors
+        entries, to_read, range_keys = committed.ranges_to_read(client, repo, st, roots, metarange_ids, read_ranges)
         all_ranges = sorted(entries)
-        to_read = [r for r in all_ranges if r not in read_ranges]
-        range_keys = _in_threads(lambda r: committed.relative_key(roots, client.range_location(repo, r)), to_read)
     n = parallelism(spark, ctx)
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())

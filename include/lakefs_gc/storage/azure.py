@@ -84,6 +84,7 @@ class AzureStorage:
     """Blobs under ``https://<account>.<domain>/<container>/<prefix>``."""
 
     max_delete_batch = AZURE_MAX_DELETE
+    listed_md5 = True  # Content-MD5
 
     def __init__(self, uri: str, account: str, container: str, prefix: str, options: AzureOptions):
         if not options.account_url:

@@ -43,6 +43,7 @@ class Storage(Protocol):
 
     uri: str
     max_delete_batch: int  # most keys one delete_batch call takes
+    listed_md5: bool       # ObjectInfo.checksum as listed is the content's MD5 (when there is one)
 
     def full_uri(self, key: str) -> str: ...
     def put(self, key: str, data: bytes) -> None: ...

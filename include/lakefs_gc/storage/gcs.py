@@ -84,6 +84,7 @@ class GCSStorage:
     """Objects under ``gs://bucket/prefix``."""
 
     max_delete_batch = GCS_MAX_DELETE
+    listed_md5 = True  # md5Hash
 
     def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client=None):
         self.options = options or GCSOptions()

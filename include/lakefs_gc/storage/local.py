@@ -18,6 +18,7 @@ class LocalStorage:
     """Files under a directory (lakeFS's ``local`` blockstore)."""
 
     max_delete_batch = 1000
+    listed_md5 = False  # no checksum listed: content_md5 reads the file
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)

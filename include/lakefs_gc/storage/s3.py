@@ -64,6 +64,7 @@ class S3Storage:
     """Objects under ``s3://bucket/prefix`` through boto3."""
 
     max_delete_batch = S3_MAX_DELETE
+    listed_md5 = False  # the ETag: content_md5 asks whether it is the MD5
 
     def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
         self.bucket = bucket
