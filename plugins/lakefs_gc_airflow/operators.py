@@ -318,12 +318,18 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def __init__(self, *, step: str, jobs_dir: str | None = None, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
+                 conn_id: str = "spark_default", deploy_mode: str | None = None, spark_binary: str | None = None,
                  **kwargs: Any) -> None:
         from lakefs_gc.spark.bundle import job_path
 
         kwargs.setdefault("application", str(Path(jobs_dir) / f"{step}.py") if jobs_dir else str(job_path(step)))
         kwargs.setdefault("name", f"lakefs-gc-{step}")
-        super().__init__(**kwargs)
+        spark_binary = spark_binary or default_spark_binary()
+        # SparkSubmitOperator keeps these three private: given to it, and kept here as they were given
+        super().__init__(conn_id=conn_id, deploy_mode=deploy_mode, spark_binary=spark_binary, **kwargs)
+        self.spark_conn_id = conn_id
+        self.deploy_mode = deploy_mode
+        self.spark_binary = spark_binary
         self.step = step
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
@@ -337,11 +343,11 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         from lakefs_gc.spark.shell import DEFAULT_SPARK_LOG_LEVEL, LOG_LEVEL_CONF
 
         try:
-            conn = BaseHook.get_connection(self._conn_id)
+            conn = BaseHook.get_connection(self.spark_conn_id)
         except AirflowNotFoundException:
             raise AirflowFailException(
-                f"Spark connection {self._conn_id!r} is not defined (without it spark-submit would "
-                f"default to YARN). Define it, e.g. AIRFLOW_CONN_{self._conn_id.upper()}="
+                f"Spark connection {self.spark_conn_id!r} is not defined (without it spark-submit would "
+                f"default to YARN). Define it, e.g. AIRFLOW_CONN_{self.spark_conn_id.upper()}="
                 '\'{"conn_type": "spark", "host": "local[*]"}\'') from None
         self._refuse_cluster_mode(conn)
         secrets = self._job_secrets(inputs.context)
@@ -358,14 +364,11 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         # Spark at WARN from the SparkContext's start (our own lines stay at INFO); the entry's
         # spark.conf may set another level
         self.conf = {LOG_LEVEL_CONF: DEFAULT_SPARK_LOG_LEVEL, **(self.conf or {})}
-        if not self._spark_binary:
-            self._spark_binary = default_spark_binary()
         if not self.py_files:
             from lakefs_gc.spark.bundle import py_files
 
             self.py_files = str(py_files())
-        self._hook = None  # built from the fields above, lazily, by SparkSubmitOperator
-        return input_path, result_path
+        return input_path, result_path  # SparkSubmitOperator.execute builds its hook from the fields above
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         inputs = step_inputs(self.step, context)
@@ -434,8 +437,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def _refuse_cluster_mode(self, conn) -> None:
         """The steps run in client deploy mode only (see the class docstring)."""
-        asked = {"the task's deploy_mode": self._deploy_mode,
-                 f"the extra 'deploy-mode' of Spark connection {self._conn_id!r}":
+        asked = {"the task's deploy_mode": self.deploy_mode,
+                 f"the extra 'deploy-mode' of Spark connection {self.spark_conn_id!r}":
                      (conn.extra_dejson or {}).get("deploy-mode"),
                  "the conf spark.submit.deployMode": (self.conf or {}).get("spark.submit.deployMode")}
         where = [k for k, v in asked.items() if str(v or "").strip().lower() == "cluster"]

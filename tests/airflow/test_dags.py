@@ -110,7 +110,7 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
     for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
         t = dag.get_task(step)
-        assert t._conn_id == "spark_default"
+        assert t.spark_conn_id == "spark_default"
         # the entry point inside the package; the --py-files zip is built from the package when the task runs
         assert t.application == str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py")
         assert Path(t.application).exists(), f"missing job file {t.application}"
