@@ -86,7 +86,7 @@ def timed_steps(walls: dict[str, float]):
     for the duration)."""
     from lakefs_gc.steps import STEP_FUNCTIONS
 
-    from tests.support import inprocess
+    from lakefs_sandbox import inprocess
 
     tables = (STEP_FUNCTIONS, inprocess.SPARK_STEPS)
     saved = [dict(t) for t in tables]
@@ -127,7 +127,7 @@ def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = 
     from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
     from lakefs_gc.steps.prepare_run import prepare_run
 
-    from tests.support.inprocess import run_steps
+    from lakefs_sandbox.inprocess import run_steps
 
     run = Run(name)
     time.sleep(1.1)  # every write is strictly older than the cutoff (xid times are whole seconds)
@@ -288,7 +288,7 @@ def full_peer(gc_client, work: Path) -> tuple[float, int, int]:
 
 def warm_session():
     """The shared local SparkSession (JVM start-up), timed apart from any run."""
-    from tests.support.inprocess import local_session
+    from lakefs_sandbox.inprocess import local_session
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     t = time.perf_counter()

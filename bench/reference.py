@@ -136,7 +136,7 @@ _SPARK = None
 def spark_session():
     """One local SparkSession for our side (kept in ``_SPARK``: ``main`` stops it at the end)."""
     global _SPARK
-    from tests.support.inprocess import local_session
+    from lakefs_sandbox.inprocess import local_session
 
     if _SPARK is None:
         _SPARK = local_session("lakefs-gc reference diff")
@@ -146,13 +146,13 @@ def spark_session():
 def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path, *, flow: str = "clean",
              sweep: bool = False) -> tuple[float, str]:
     """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
-    compute_candidates in one SparkSession (tests.support.inprocess). With ``sweep``, a whole run
+    compute_candidates in one SparkSession (lakefs_sandbox.inprocess). With ``sweep``, a whole run
     (mark_and_sweep through save_report: it deletes, and later incremental runs build on it).
     ``flow``: the run's flow Param (clean, incremental). Returns (seconds, run id)."""
     from lakefs_gc.contract import RunSettings
     from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.lakefs.client import LakeFSClient
-    from tests.support.inprocess import run_steps
+    from lakefs_sandbox.inprocess import run_steps
     from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
     from lakefs_gc.storage import S3Options
 

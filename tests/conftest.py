@@ -293,9 +293,10 @@ def lakefs_client(lakefs_emulator):
 def spark():
     """One in-process local SparkSession for every test that runs step functions without
     spark-submit (the jobs' own code, minus the process start)."""
-    from tests.support.inprocess import local_session
+    from lakefs_sandbox.inprocess import local_session
+    from tests.support.jvm import java_options
 
-    session = local_session("lakefs-gc tests")
+    session = local_session("lakefs-gc tests", java_options=java_options())
     yield session
     session.stop()
 

@@ -23,7 +23,7 @@ from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support import inprocess
+from lakefs_sandbox import inprocess
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 
@@ -423,6 +423,7 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     import signal
     import subprocess
 
+    from lakefs_gc.steps import compute_candidates
     from tests.support.spark import prepare
 
     name, ns, live, garbage = repo
@@ -437,6 +438,9 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     mark = results["mark_uncommitted"].run_id
     started = f"_lakefs/retention/gc/unified/{mark}/summary.json"
     cmd, job_env, result_path = prepare("compute_candidates", inputs, tmp_path / "r", env)
+    # on executors: its mark is written by Spark jobs, a window to kill it in (the driver writes a
+    # few addresses' mark in milliseconds); the retry below decides on the driver
+    cmd[1:1] = ["--conf", f"{compute_candidates.FEW_CONF}=0"]
     with open(tmp_path / "killed.log", "wb") as log:
         proc = subprocess.Popen(cmd, env=job_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:

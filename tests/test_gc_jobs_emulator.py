@@ -1,5 +1,5 @@
 """The whole GC flow without Airflow: a repository built through lakefs-sdk on the emulator, then
-every step in one process (``tests.support.inprocess.run_steps``: the jobs' step functions on the
+every step in one process (``lakefs_sandbox.inprocess.run_steps``: the jobs' step functions on the
 shared SparkSession). Asserts on what is left in storage. The jobs through spark-submit are
 tests/test_jobs_local.py and the end-to-end DAG runs."""
 
@@ -17,7 +17,7 @@ from lakefs_gc.contract import RunSettings
 from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from tests.conftest import ns_rel, ns_storage
 

@@ -18,7 +18,7 @@ import pytest
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage
 
@@ -112,7 +112,7 @@ def test_corrupt_uncommitted_parquet_and_ranges_fail_closed(spark, lakefs_emulat
     # folder is listed by the step, so damage every file lakeFS leaves there)
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
-    from tests.support.inprocess import SPARK_STEPS
+    from lakefs_sandbox.inprocess import SPARK_STEPS
     from lakefs_gc.contract import STEP_INPUTS, StepInputs
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as client:

@@ -26,7 +26,7 @@ import pytest
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
@@ -81,7 +81,7 @@ class Place:
     def collect(self, name: str, spark, work, now: datetime, settings: RunSettings = SETTINGS,
                 run_id: str | None = None, between=None):
         """One GC run of repository ``name``, every step in this process on ``spark``
-        (``tests.support.inprocess.run_steps``, ``between`` its hook); (context, results)."""
+        (``lakefs_sandbox.inprocess.run_steps``, ``between`` its hook); (context, results)."""
         emu = self.emu
         options = self.store.options() if self.store is not None else None
         secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key,
@@ -217,11 +217,14 @@ def _judge(place: Place, spark, work, seeds: list[int]) -> dict:
 def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakefs_emulator, moto_server, azurite,
                                                                    fake_gcs, lakefs_emulator_factory, tmp_path,
                                                                    monkeypatch):
-    # the staged check's executor path here (a few candidates are otherwise checked on the driver:
-    # the histories on lakeFS itself, tests/real_lakefs/test_histories.py, take that one)
+    # the executors' path of compute_candidates and of its staged check here (a few candidates are
+    # otherwise decided on the driver: the histories on lakeFS itself, tests/real_lakefs/test_histories.py,
+    # take that one)
     from lakefs_gc.listing import staged
+    from lakefs_gc.steps import compute_candidates
 
     monkeypatch.setattr(staged, "DRIVER_MAX", 0)
+    monkeypatch.setattr(compute_candidates, "FEW", 0)
     seeds = list(range(SEED_BASE, SEED_BASE + HISTORIES))
     on_s3 = round(HISTORIES * S3_SHARE)
     local_seeds, s3_seeds = seeds[on_s3:], seeds[:on_s3]

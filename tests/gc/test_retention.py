@@ -20,7 +20,7 @@ from lakefs_gc.contract import RunSettings
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.gc.retention import branch_window
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from tests.conftest import ns_rel, ns_storage
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 
-import pyarrow as pa
 import pytest
 
 from lakefs_gc.errors import LakeFSGCError
@@ -15,17 +14,8 @@ from lakefs_gc.listing import staged
 MD5_A, MD5_B = hashlib.md5(b"a").hexdigest(), hashlib.md5(b"b").hexdigest()
 
 
-class Frame:
-    """Enough of a DataFrame for suspicious_here: mapInArrow(...).collect() over one Arrow table."""
-
-    def __init__(self, rows):
-        self.table = pa.table({"size": pa.array([r[0] for r in rows], pa.int64()),
-                               "checksum": pa.array([r[1] for r in rows], pa.string()),
-                               "path": pa.array([r[2] for r in rows], pa.string())})
-
-    def mapInArrow(self, fn, schema):
-        out = [b for b in fn(iter(self.table.to_batches()))]
-        return type("Collected", (), {"collect": lambda _: [tuple(r.values()) for b in out for r in b.to_pylist()]})()
+def identities(rows):  # the committed entries a run read, without Spark: rows only
+    return staged.Identities(None, None, (), 1, rows=tuple(rows))
 
 
 class Store:
@@ -56,7 +46,7 @@ def test_the_listed_md5_decides_where_the_store_vouches_for_it():
     rows = [("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
             ("data/x/no-md5", 9, None), ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)]
     store = Store({}, listed_md5=True)
-    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(IDENTITIES))
+    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     # same size and MD5; no MD5 of its own: any entry of its size; an entry whose checksum is not an
     # MD5 (a client's, an Azure ETag): by size alone
     assert sus == {"data/x/same", "data/x/no-md5", "data/x/odd-etag"}
@@ -69,7 +59,7 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
             ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")]
     store = Store({"data/x/plain": MD5_A})  # KMS and multipart: no MD5 the store vouches for
     ids = IDENTITIES + [(1, "abc-2", "p/linked")]  # a link-flow entry recorded with the store's ETag
-    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(ids))
+    sus, paths = staged.suspicious_here(Ref(store), rows, identities(ids))
     assert sus == {"data/x/plain", "data/x/kms", "data/x/multipart", "data/x/link-etag"}
     assert {"p/a", "p/nine", "p/linked", "p/b"} <= paths
     assert sorted(store.asked) == sorted(r[0] for r in rows)
@@ -78,13 +68,13 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
 def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
     rows = [("data/x/copy", 1, None), ("data/x/new", 1, None)]
     store = Store({"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()})
-    sus, paths = staged.suspicious_here(Ref(store), rows, Frame(IDENTITIES))
+    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     assert (sus, paths) == ({"data/x/copy"}, {"p/b"})
 
 
 def test_nothing_is_suspicious_without_an_entry_of_its_size():
     store = Store({"data/x/y": MD5_A})
-    assert staged.suspicious_here(Ref(store), [("data/x/y", 2, None)], Frame(IDENTITIES)) == (set(), set())
+    assert staged.suspicious_here(Ref(store), [("data/x/y", 2, None)], identities(IDENTITIES)) == (set(), set())
 
 
 class Commits:

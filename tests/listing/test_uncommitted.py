@@ -26,7 +26,7 @@ from lakefs_gc.listing import uncommitted
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from lakefs_gc.storage import parse_namespace
 from lakefs_sandbox.seed import link_object

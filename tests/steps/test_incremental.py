@@ -24,7 +24,7 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.steps import STEP_FUNCTIONS
 from lakefs_gc.steps.prepare_run import prepare_run
 from tests.conftest import ns_rel, ns_storage
-from tests.support.inprocess import run_steps
+from lakefs_sandbox.inprocess import run_steps
 
 pytestmark = pytest.mark.spark
 

@@ -53,17 +53,21 @@ fails the step.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
+from lakefs_gc.contract import PartsDir
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.listing import committed
 from lakefs_gc.listing.uncommitted import address_keys, api_staged
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
+from lakefs_gc.spark.addresses import read_identities
 from lakefs_gc.storage import parse_namespace
 from lakefs_gc.storage.base import MD5_HEX
 
@@ -85,6 +89,40 @@ class CheckCounts:
     commits_since: int = 0           # commits read now (made since list_committed read them)
     committed_since_kept: int = 0    # candidates they reference
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Identities:
+    """The (size, checksum, path) of every committed entry the run read: the identity folders of
+    the run and its chain (``state/identities/``) and the rows of the commits read since."""
+
+    spark: Any
+    sref: Any
+    dirs: tuple[PartsDir, ...]
+    n: int
+    rows: tuple[tuple[int, str, str], ...] = ()
+
+    def plus(self, rows: Iterable[tuple[int, str, str]]) -> Identities:
+        return dataclasses.replace(self, rows=(*self.rows, *rows))
+
+    def frame(self):
+        """All of them, as one DataFrame (the executors' path)."""
+        df = read_identities(self.spark, self.sref, self.dirs, self.n)
+        return df.unionByName(self.spark.createDataFrame(list(self.rows), formats.IDENTITY_SCHEMA)) if self.rows else df
+
+    def matching(self, keep) -> list[tuple[int, str, str]]:
+        """The rows ``keep(batches) -> batches`` keeps, filtered where the parts are read (one Spark
+        job; only what it keeps comes back)."""
+        import pyarrow as pa
+
+        found = ([tuple(r) for r in read_identities(self.spark, self.sref, self.dirs, self.n, keep).collect()]
+                 if self.dirs else [])
+        if self.rows:
+            size, checksum, path = zip(*self.rows)
+            batch = pa.record_batch([pa.array(size, pa.int64()), pa.array(checksum, pa.string()),
+                                     pa.array(path, pa.string())], names=["size", "checksum", "path"])
+            found += [(r["size"], r["checksum"], r["path"]) for b in keep([batch]) for r in b.to_pylist()]
+        return found
 
 
 @dataclass(frozen=True)
@@ -225,9 +263,9 @@ def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: froze
         yield b.filter(pc.fill_null(m, False))
 
 
-def suspicious_here(sref, rows, identities) -> tuple[set[str], set[str]]:
+def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[str]]:
     """:func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
-    the store asked here, the identities filtered by one Spark job. (suspicious addresses, paths)."""
+    the store asked here, the identities filtered where they are read. (suspicious addresses, paths)."""
     from collections import defaultdict
 
     st = sref.open()
@@ -241,8 +279,7 @@ def suspicious_here(sref, rows, identities) -> tuple[set[str], set[str]]:
                      | {f"{listed[a][0]}:{v}" for a, v in vouched.items() if v})
     sizes = frozenset(s for s, _ in listed.values())
     unvouched = frozenset(listed[a][0] for a, v in vouched.items() if not v)
-    matched = identities.mapInArrow(lambda bs: _matching(bs, keys, sizes, unvouched),
-                                    formats.IDENTITY_SCHEMA).collect()
+    matched = identities.matching(lambda bs: _matching(bs, keys, sizes, unvouched))
     by_key: dict[str, set[str]] = defaultdict(set)
     by_size: dict[int, set[str]] = defaultdict(set)
     other: dict[int, set[str]] = defaultdict(set)
@@ -266,36 +303,42 @@ def suspicious_here(sref, rows, identities) -> tuple[set[str], set[str]]:
 
 
 def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
-    """The kept candidates (a DataFrame of ``address``) and :class:`CheckCounts`. ``cands``:
-    (address, size, checksum) cached by the caller; ``identities``: (size, checksum, path). Up to
-    :data:`DRIVER_MAX` candidates are handled on the driver (an incremental run's), more on executors."""
+    """The kept candidates and :class:`CheckCounts`. ``cands``: (address, size, checksum), a
+    DataFrame cached by the caller (the kept come back as a DataFrame of ``address``), or a list of
+    rows when the step decides on the driver (the kept come back as a set); ``identities``: the
+    committed entries' (size, checksum, path), :class:`Identities`. Up to :data:`DRIVER_MAX`
+    candidates are handled on the driver, more on executors."""
     t0 = time.monotonic()
     st, roots, repo = sref.open(), sref.roots, ctx.repository
     kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
     read_commits, read_ranges = formats.read_read_ids(st, read_file)
+    rows_given = isinstance(cands, list)
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
         log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
                  len(branches))
         since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
         committed_kept, n_committed_kept, rest = None, 0, cands
-        if since.addresses:
+        if rows_given:
+            committed_kept = {r[0] for r in cands if r[0] in since.addresses}
+            n_committed_kept = len(committed_kept)
+            rest = [r for r in cands if r[0] not in since.addresses]
+        elif since.addresses:
             kept_since = spark.createDataFrame([(a,) for a in sorted(since.addresses)], "address string")
             committed_kept = cands.join(kept_since, on="address", how="left_semi").select("address").cache()
             n_committed_kept = committed_kept.count()
             rest = cands.join(kept_since, on="address", how="left_anti")
-        if since.identities:
-            identities = identities.unionByName(spark.createDataFrame(list(since.identities), formats.IDENTITY_SCHEMA))
+        identities = identities.plus(since.identities)
         log.info("staged check: %d commit(s) since (%.1fs); finding the suspicious candidates", since.commits,
                  time.monotonic() - t0)
-        few = rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
-        here = len(few) <= DRIVER_MAX
+        few = rest if rows_given else rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
+        here = rows_given or len(few) <= DRIVER_MAX
         if here:
             sus_set, path_set = suspicious_here(sref, few, identities) if few else (set(), set())
             n_sus, paths = len(sus_set), sorted(path_set)
             link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == "local" else []
         else:
-            sus, paths_df = suspicious(spark, sref, rest, identities, n)
+            sus, paths_df = suspicious(spark, sref, rest, identities.frame(), n)
             n_sus = sus.count()
             paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
             link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
@@ -317,12 +360,16 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
     if here:
         staged_found = sorted({r[0] for r in few} & read)
         n_kept = len(staged_found)
-        staged_kept = spark.createDataFrame([(a,) for a in staged_found], "address string")
+        staged_kept = set(staged_found) if rows_given else spark.createDataFrame([(a,) for a in staged_found],
+                                                                                  "address string")
     else:
         staged_kept = rest.join(spark.createDataFrame([(a,) for a in sorted(read)], "address string"),
                                 on="address", how="left_semi").select("address").cache()
         n_kept = staged_kept.count()
-    kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
+    if rows_given:
+        kept = staged_kept | committed_kept
+    else:
+        kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
     counts = CheckCounts(suspicious=n_sus, stats=stats, kept=n_kept, commits_since=since.commits,
                          committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3))
     log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "

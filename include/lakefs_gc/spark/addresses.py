@@ -83,23 +83,51 @@ def kept_parts(st, kept: PartsDir) -> list[str]:
     return files
 
 
-def _read_identities(sref: StorageRef, batches):
+def _read_identities(sref: StorageRef, keep, batches):
     st = sref.open()
     for batch in batches:
         for key in batch.column(0).to_pylist():
-            yield from formats.read_identity_table(st, key).to_batches()
+            tables = formats.read_identity_table(st, key).to_batches()
+            yield from (keep(tables) if keep is not None else tables)
 
 
-def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int):
+def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep=None):
     """Every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one
-    DataFrame (lakefs_gc.listing.staged)."""
+    DataFrame (lakefs_gc.listing.staged); ``keep(batches) -> batches``, when given, filters them
+    where they are read (only what it keeps reaches the JVM)."""
     st = sref.open()
     files = [k for d in kept for k in kept_parts(st, d)]
     if not files:
         return spark.createDataFrame([], formats.IDENTITY_SCHEMA)
     keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
                                  "key string")
-    return keys.mapInArrow(lambda batches: _read_identities(sref, batches), formats.IDENTITY_SCHEMA)
+    return keys.mapInArrow(lambda batches: _read_identities(sref, keep, batches), formats.IDENTITY_SCHEMA)
+
+
+def _read_among(sref: StorageRef, among: frozenset, batches):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    st, values = sref.open(), pa.array(sorted(among), pa.string())
+    for batch in batches:
+        for key in batch.column(0).to_pylist():
+            table = formats.read_address_table(st, key)
+            yield from table.filter(pc.is_in(table.column(0), value_set=values)).to_batches()
+
+
+def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
+                    keys: Iterable[str] = ()) -> set[str]:
+    """The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
+    (checked complete, :func:`kept_parts`) and the part files ``keys`` hold: one Spark job scans
+    the parts, no shuffle, and only what it finds comes back to the driver."""
+    st = sref.open()
+    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    among = frozenset(among)
+    if not files or not among:
+        return set()
+    keys_df = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
+                                    "key string")
+    return {r[0] for r in keys_df.mapInArrow(lambda b: _read_among(sref, among, b), ADDRESS_SCHEMA).collect()}
 
 
 def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = ()):

@@ -12,22 +12,26 @@ until ``save_report`` completes the run.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from lakefs_gc.contract import CandidatesResult, IncrementalBase, StepInputs
-from lakefs_gc.errors import ContractError, LakeFSGCError
+from lakefs_gc.contract import CandidatesResult, IncrementalBase, PartsDir, StepInputs
+from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
-from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable
+from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable, is_deletable
 from lakefs_gc.listing import staged as staged_check
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
-from lakefs_gc.spark.addresses import clear, read_identities, read_parts, write_parts
+from lakefs_gc.spark.addresses import addresses_among, clear, read_parts, write_parts, write_parts_here
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref, parallelism, partitions, storage_ref
+
+log = logging.getLogger(__name__)
 
 
 def _uncommitted_addresses(sref: StorageRef, keys):
@@ -61,30 +65,139 @@ def _carried(spark, sref: StorageRef, base: IncrementalBase, n: int):
     return carried.distinct()
 
 
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
-    from pyspark.sql import functions as F
+THREADS = 16
+FEW = 20_000  # listed objects, staged and carried addresses decided on the driver (an incremental run's)
+FEW_CONF = "spark.lakefs_gc.driverMaxAddresses"  # a Spark property that sets FEW (0: always on executors)
 
+
+def few(spark) -> int:
+    """:data:`FEW`, or what the Spark property :data:`FEW_CONF` says."""
+    raw = spark.conf.get(FEW_CONF, None)
+    if raw is None:
+        return FEW
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise SettingsError(f"Spark property {FEW_CONF}={raw!r} is not a whole number of addresses >= 0 (the most "
+                            f"compute_candidates decides on the driver; 0: always on executors). Fix it in the Spark "
+                            f"connection's or the task's conf, or remove it (default {FEW:,})")
+    return value
+
+
+def _bounded(items, limit: int) -> list | None:
+    """``items`` as a list, or None when there are more than ``limit``."""
+    out = []
+    for item in items:
+        out.append(item)
+        if len(out) > limit:
+            return None
+    return out
+
+
+def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
     ctx = inputs.context
-    unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
-    mark_id = unc.run_id
+    unc, slices = inputs.get("mark_uncommitted"), inputs.get("list_slices")
     sref = storage_ref(ctx, environ)
     st = sref.open()
-    sc = spark.sparkContext
-    n = parallelism(spark, ctx)
-    files = uncommitted.uncommitted_files(st, sref.roots, mark_id, unc.locations)
+    files = uncommitted.uncommitted_files(st, sref.roots, unc.run_id, unc.locations)
     if unc.staged_file:  # live staged addresses lakeFS's mark lacked (mark_uncommitted)
         if not st.exists(unc.staged_file):
             raise LakeFSGCError(f"the staged addresses lakeFS's mark lacked ({st.full_uri(unc.staged_file)}) are "
                                 f"gone; re-run the whole DAG run")
         files.append(unc.staged_file)
+    base = ctx.base if ctx.flow == "incremental" else None
+    if ctx.flow == "incremental" and base is None:
+        raise ContractError("an incremental run's context has no base run")
+    if ctx.settings.staged_check == "candidates" and unc.heads_file and (
+            inputs.get("list_committed").identity_dir is None
+            or (base is not None and len(base.identity_dirs) != len(base.committed_dirs))):
+        raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
+                            "Nothing was deleted; re-run the whole DAG run (flow=clean)")
+    limit = few(spark)
+    if slices.listed_objects <= limit:
+        staged = _bounded((a for k in files for a in uncommitted.file_addresses(st, k, sref.roots)), limit)
+        if staged is not None:
+            log.info("deciding on the driver: %d listed object(s), %d staged address(es) (%s: %d)",
+                     slices.listed_objects, len(staged), FEW_CONF, limit)
+            done = _run_here(spark, inputs, environ, sref, files, set(staged), base, limit)
+            if done is not None:
+                return done
+    log.info("deciding on executors: %d listed object(s) (%s: %d)", slices.listed_objects, FEW_CONF, limit)
+    return _run_spark(spark, inputs, environ, sref, files, base)
+
+
+def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[str], staged: set[str],
+              base: IncrementalBase | None, limit: int) -> CandidatesResult | None:
+    """The decision on the driver, for a run whose listed objects, staged addresses and carried
+    addresses are :data:`FEW` each (an incremental run's): what lies in the committed parts of the run
+    and its chain is found by scans that send back only those few addresses, no shuffle. None when
+    the carried addresses are more: the caller decides on executors."""
+    ctx = inputs.context
+    unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
+    st, n = sref.open(), parallelism(spark, ctx)
+    cutoff_s = cutoff_seconds(ctx)
+    carried: list[str] = []
+    if base is not None:
+        rows = _carried(spark, sref, base, n).limit(limit + 1).collect()
+        if len(rows) > limit:
+            return None
+        carried = [r[0] for r in rows]
+    listed = {r[0]: r for r in spark.read.parquet(slices.listed_dir)
+              .select("address", "size", "last_modified_ms", "checksum").collect()}
+    # what list_committed read now and, incremental, every address the chain's committed listings found
+    committed_found = addresses_among(spark, sref, [committed.committed_dir, *(base.committed_dirs if base else ())],
+                                      n, among=set(listed) | set(carried))
+    cutoff_ms = int(cutoff_s * 1000)
+    cands = [(a, size, checksum) for a, size, modified_ms, checksum in listed.values()
+             if modified_ms is not None and modified_ms < cutoff_ms
+             and a not in committed_found and a not in staged and is_deletable(a)]
+    carried = [a for a in carried
+               if a not in listed and a not in committed_found and a not in staged and is_deletable(a)]
+    found: list[tuple] = []
+    if carried:
+        with ThreadPoolExecutor(THREADS, thread_name_prefix="carried") as pool:
+            for rows in pool.map(lambda a: list(_check_carried(sref, cutoff_s, [(a,)])), carried):
+                found += rows
+    cands += found
+    check = None
+    if ctx.settings.staged_check == "candidates" and unc.heads_file:
+        identities = staged_check.Identities(spark, sref, _identity_dirs(committed, base), n)
+        kept, check = staged_check.check(spark, ctx, sref, lakefs_ref(ctx, environ), cands, identities,
+                                         committed.read_file, n)
+        cands = [r for r in cands if r[0] not in kept]
+        staged |= kept
+    bad = [r[0] for r in cands if not is_deletable(r[0])][:5]
+    if bad:  # cannot happen by construction; checked anyway before anything is written
+        raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {bad}")
+    sizes = {a: size or 0 for a, size, _ in cands}
+
+    def write(addresses, part_dir: str) -> tuple[int, int, PartsDir]:
+        count, kept_dir = write_parts_here(addresses, st, part_dir, n)
+        return count, sum(sizes.get(a, 0) for a in addresses), kept_dir
+
+    def confirmed(mark_id: str | None) -> set[str]:
+        return addresses_among(spark, sref, [], n, among=sizes, keys=candidate_parts(st, mark_id)) if mark_id else set()
+
+    return _save(ctx, sref, unc.run_id, slices, files, staged, set(sizes), write, confirmed, len(carried), len(found),
+                 check)
+
+
+def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[str],
+               base: IncrementalBase | None) -> CandidatesResult:
+    """The decision on executors: DataFrames joined, whatever the sizes."""
+    from pyspark.sql import functions as F
+
+    ctx = inputs.context
+    unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
+    sc = spark.sparkContext
+    n = parallelism(spark, ctx)
     staged = spark.createDataFrame(
         sc.parallelize(files, partitions(len(files), n)).mapPartitions(lambda ks: _uncommitted_addresses(sref, ks)),
         ADDRESS_SCHEMA).distinct().cache()
     cutoff_s = cutoff_seconds(ctx)
     listed = spark.read.parquet(slices.listed_dir)
-    base = ctx.base if ctx.flow == "incremental" else None
-    if ctx.flow == "incremental" and base is None:
-        raise ContractError("an incremental run's context has no base run")
     # what list_committed read now and, incremental, every address the chain's committed listings found
     committed_df = read_parts(spark, sref, [committed.committed_dir, *(base.committed_dirs if base else ())], n)
     cands = compute_candidates(listed, committed_df, staged, int(cutoff_s * 1000))
@@ -102,11 +215,8 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         cands = cands.unionByName(found)
     check = None
     if ctx.settings.staged_check == "candidates" and unc.heads_file:
-        if committed.identity_dir is None or (base is not None and len(base.identity_dirs) != len(base.committed_dirs)):
-            raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
-                                "Nothing was deleted; re-run the whole DAG run (flow=clean)")
         cands = cands.cache()
-        identities = read_identities(spark, sref, [committed.identity_dir, *(base.identity_dirs if base else ())], n)
+        identities = staged_check.Identities(spark, sref, _identity_dirs(committed, base), n)
         kept, check = staged_check.check(spark, ctx, sref, lakefs_ref(ctx, environ), cands, identities,
                                          committed.read_file, n)
         cands = cands.join(kept, on="address", how="left_anti")
@@ -114,13 +224,38 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     bad = cands.where(~deletable(F.col("address"))).limit(5).collect()
     if bad:  # cannot happen by construction; checked anyway before anything is written
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {[r[0] for r in bad]}")
+    cands = cands.cache()
+
+    def write(df, part_dir: str) -> tuple[int, int, PartsDir]:
+        return write_parts(df, sref, part_dir, n)
+
+    def confirmed(mark_id: str | None):
+        if mark_id is None:
+            return cands.limit(0)
+        earlier = read_parts(spark, sref, [], n, keys=candidate_parts(sref.open(), mark_id))
+        return cands.join(earlier, on="address", how="left_semi")
+
+    try:
+        return _save(ctx, sref, unc.run_id, slices, files, staged, cands, write, confirmed, carried_checked,
+                     carried_found, check)
+    finally:
+        cands.unpersist()
+        staged.unpersist()
+
+
+def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged, cands, write, confirmed,
+          carried_checked: int, carried_found: int, check) -> CandidatesResult:
+    """The mark written, by either engine: ``staged`` and ``cands`` (of the engine's kind) through
+    ``write(them, part_dir) -> (rows, bytes, PartsDir)``; ``confirmed(mark_id or None)``: which of
+    ``cands`` that earlier mark's candidates hold (delayed confirmation; None: no such mark)."""
+    st = sref.open()
     # a retried attempt must not leave parts of an earlier attempt behind
-    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id), layout.state_uncommitted_dir(mark_id)):
+    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
+                     layout.state_uncommitted_dir(mark_id)):
         clear(sref, part_dir)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
-    _, _, kept_staged = write_parts(staged, sref, layout.state_uncommitted_dir(mark_id), n)  # for later runs
-    cands = cands.cache()
-    total, total_bytes, _ = write_parts(cands, sref, layout.candidates_dir(mark_id), n)
+    _, _, kept_staged = write(staged, layout.state_uncommitted_dir(mark_id))  # for later runs
+    total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id))
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None
     unreadable: list[str] = []
@@ -129,17 +264,13 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     else:
         before = parse_iso(ctx.start_time) - timedelta(seconds=confirm)
         prev, unreadable = confirming_mark(iter_marks(st), before, exclude=mark_id)
+        to_delete = confirmed(prev[0] if prev else None)
         if prev is None:
-            to_delete = cands.limit(0)
             reason = f"no successful mark started at or before {iso(before)}"
         else:
-            earlier = read_parts(spark, sref, [], n, keys=candidate_parts(st, prev[0]))
-            to_delete = cands.join(earlier, on="address", how="left_semi")
             confirmed_by = prev[0]
             reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].start_time})"
-    count, nbytes, _ = write_parts(to_delete, sref, layout.deleted_dir(mark_id), n)
-    cands.unpersist()
-    staged.unpersist()
+    count, nbytes, _ = write(to_delete, layout.deleted_dir(mark_id))
     return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),
                             candidates=total, candidate_bytes=total_bytes, to_delete=count, to_delete_bytes=nbytes,
                             held_back=total - count, confirm_after_seconds=confirm, held_back_reason=reason,
@@ -147,6 +278,10 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
                             uncommitted_dir=kept_staged, carried_checked=carried_checked,
                             carried_candidates=carried_found, staged_check=ctx.settings.staged_check,
                             **(_check_fields(check) if check else {}))
+
+
+def _identity_dirs(committed, base: IncrementalBase | None) -> tuple[PartsDir, ...]:
+    return (committed.identity_dir, *(base.identity_dirs if base else ()))
 
 
 def _check_fields(check) -> dict:

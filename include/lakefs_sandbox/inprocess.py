@@ -1,6 +1,6 @@
-"""Test support: a whole run in one process and one SparkSession, the same step functions the
-operators and the jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`), without spark-submit (tests
-of the decision at scale, the differential bench)."""
+"""A whole run in one process and one SparkSession, the same step functions the operators and the
+jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`), without spark-submit: for the tests and the
+benches (which never import the test tree)."""
 
 from __future__ import annotations
 
@@ -41,22 +41,22 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
     return results
 
 
-def local_session(app: str = "lakefs-gc in-process", cores: int = 2):
+def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_options: str | None = None):
     """A local SparkSession for in-process runs (workers use this Python; no UI; few shuffle
-    partitions). ``getOrCreate``: one session per process, shared."""
+    partitions). ``java_options``: the driver JVM's (the tests' start-up savings; a bench leaves
+    the JVM as a job's is). ``getOrCreate``: one session per process, shared."""
     import os
     import sys
 
     from pyspark.sql import SparkSession
 
-    from tests.support.jvm import java_options
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master(f"local[{cores}]").appName(app)
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-             .config("spark.driver.host", "127.0.0.1").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.extraJavaOptions", java_options())
-             .getOrCreate())
+    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app)
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.host", "127.0.0.1").config("spark.ui.showConsoleProgress", "false"))
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -1,0 +1,83 @@
+"""compute_candidates decides on the driver when what it decides is small (an incremental run's few
+listed, staged and carried addresses) and on executors otherwise: both engines, given the same
+inputs, write the same mark and say the same counts (lakefs_gc.steps.compute_candidates)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import lakefs_sdk
+import pytest
+
+from lakefs_gc.errors import SettingsError
+from lakefs_gc.report import formats, layout
+from lakefs_gc.report.marks import parquet_parts
+from lakefs_gc.steps import compute_candidates as step
+from tests.conftest import ns_storage
+from tests.steps.test_incremental import Repo
+
+pytestmark = pytest.mark.spark
+
+TIMES = {"seconds", "staged_check_seconds"}
+
+
+def _mark(st, mark_id: str) -> dict[str, set[str]]:
+    return {d: {a for k in parquet_parts(st, d) for a in formats.read_address_table(st, k).column(0).to_pylist()}
+            for d in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
+                      layout.state_uncommitted_dir(mark_id))}
+
+
+def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator_factory, tmp_path, monkeypatch):
+    repo = Repo(lakefs_emulator_factory("--slice-interval", "1"), tmp_path, "cands-engines")
+    for i in range(3):
+        repo.upload(f"kept{i}.bin", f"kept {i}".encode())
+    repo.commit()
+    repo.upload("held.bin", b"held")
+    repo.c.objects_api.delete_object(repo.name, "main", "held.bin")  # a candidate run 1 holds back
+    repo.upload("staged.bin", b"staged")  # staged in run 1, reset before run 2: carried, then a candidate
+    time.sleep(1.2)
+    repo.upload("newest-slice.bin")  # run 1's newest slice (run 2 lists it again); the others are older
+    _, r1 = repo.run(spark, flow="clean", confirm_after_seconds=3600)
+    assert r1["compute_candidates"].held_back == 1
+
+    time.sleep(1.2)
+    repo.c.branches_api.reset_branch(repo.name, "main", lakefs_sdk.ResetCreation(type="object", path="staged.bin"))
+    repo.upload("new-tmp.bin", b"tmp")
+    repo.c.objects_api.delete_object(repo.name, "main", "new-tmp.bin")
+    repo.upload("kept0.bin", b"kept 0")  # the committed identity again: only the staged check keeps it
+    repo.upload("live.bin", b"live")  # staged now
+    time.sleep(1.1)  # run 1 started more than confirm_after_seconds ago: it confirms its candidates
+    with repo.client() as client:
+        ctx = repo.start(client, flow="incremental", confirm_after_seconds=1)
+        results = repo.steps(spark, client, ctx, ["mark_uncommitted", "list_committed", "list_slices"], {})
+    st = ns_storage(repo.ns)
+    mark_id = results["mark_uncommitted"].run_id
+
+    def decide(few: int):
+        monkeypatch.setattr(step, "FEW", few)
+        with repo.client() as client:
+            r = repo.steps(spark, client, ctx, ["compute_candidates"], dict(results))["compute_candidates"]
+        return {k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES}, _mark(st, mark_id)
+
+    on_executors, here = decide(0), decide(step.FEW)
+    assert here == on_executors
+    counts, written = here
+    assert counts["carried_checked"] == 2 and counts["carried_candidates"] == 2  # held.bin, staged.bin
+    assert counts["candidates"] == 3 and counts["to_delete"] == 1 and counts["held_back"] == 2
+    assert counts["staged_suspicious"] == 1 and counts["staged_kept"] == 1
+    assert len(written[layout.deleted_dir(mark_id)]) == 1
+
+
+@pytest.mark.parametrize("value, expected", [("0", 0), ("5000", 5000), ("-1", None), ("many", None)])
+def test_a_spark_property_sets_how_much_is_decided_on_the_driver(spark, value, expected):
+    spark.conf.set(step.FEW_CONF, value)
+    try:
+        if expected is None:
+            with pytest.raises(SettingsError, match=r"spark\.lakefs_gc\.driverMaxAddresses=.*whole number.*remove it"):
+                step.few(spark)
+        else:
+            assert step.few(spark) == expected
+    finally:
+        spark.conf.unset(step.FEW_CONF)
+    assert step.few(spark) == step.FEW
