@@ -33,7 +33,7 @@ FILE_SECONDS = {
     "airflow/test_e2e_real_lakefs.py": 650, "airflow/test_backfill.py": 450, "airflow/test_wheel.py": 405,
     "real_lakefs/test_runs_in_a_row.py": 300, "real_lakefs/test_bench_reference.py": 250,
     "real_lakefs/test_histories.py": 90, "real_lakefs/test_holes.py": 80,
-    "test_demo.py": 310, "airflow/test_e2e_s3.py": 275, "airflow/test_e2e_histories.py": 270,
+    "test_demo.py": 310, "airflow/test_e2e_cluster.py": 400, "airflow/test_e2e_histories.py": 270,
     "test_random_histories.py": 235, "test_faults.py": 235, "airflow/test_e2e.py": 175,
     "listing/test_uncommitted.py": 165, "steps/test_delete.py": 165, "test_jobs_local.py": 125,
     "airflow/test_forms.py": 100, "sweeping/test_deleter.py": 90, "test_hostile_inputs.py": 80,

@@ -1,5 +1,5 @@
 """A finished GC run as a person sees it in Airflow 3's UI, in a real browser (called by the
-``s3://`` end-to-end test, ``tests/airflow/test_e2e_s3.py``, on the run it has just made: one GC run
+``s3://`` end-to-end test, ``tests/airflow/test_e2e_cluster.py``, on the run it has just made: one GC run
 serves both).
 
 An api-server of its own (127.0.0.1, its own AIRFLOW_HOME, the simple auth manager with a known

@@ -1,6 +1,6 @@
 """End to end: the real GC DAG (``dag.test()``, SQLite) against the lakeFS emulator, real spark-submit
-jobs, on a ``local://`` namespace; the set-up and checks here also serve ``test_e2e_s3.py`` (an
-``s3://`` namespace on a moto server on 127.0.0.1) and ``test_e2e_histories.py``.
+jobs, on a ``local://`` namespace; the set-up and checks here also serve ``test_e2e_cluster.py`` (a
+Spark standalone cluster; an ``s3://`` namespace on a moto server on 127.0.0.1) and ``test_e2e_histories.py``.
 
 Conformance mode: with ``LAKEFS_GC_TARGET_ENDPOINT`` and its companions set
 (include/lakefs_sandbox/target.py) the same tests run against that real lakeFS: commits are dated
@@ -129,15 +129,16 @@ def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default
               conf:
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "{java_options()}"
+                spark.executor.extraJavaOptions: "{java_options()}"
     """))
     return cfg
 
 
 def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None,
-              storage_conn_id: str = "aws_default"):
+              storage_conn_id: str = "aws_default", spark_master: str = "local[2]"):
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
-    conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host="local[2]")]
+    conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host=spark_master)]
     if aws is not None:
         conns.append(conn_env(storage_conn_id, **aws))
     for k, v in conns:
@@ -150,12 +151,13 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | 
 
 
 def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None,
-              server=None) -> GCEnv:
+              server=None, spark_master: str = "local[2]") -> GCEnv:
     """A seeded repository on the local blockstore, on moto (``moto``), or on Azurite or
     fake-gcs-server (``cloud``: then the storage connection is a ``wasb`` one with Azurite's
     connection string, or a ``google_cloud_platform`` one, anonymous, with ``STORAGE_EMULATOR_HOST``
     as the Google provider's users point it at an emulator). ``server``: lakeFS itself
-    (``tests/conftest.py``'s ``real_lakefs``) instead of an emulator, on its own blockstore."""
+    (``tests/conftest.py``'s ``real_lakefs``) instead of an emulator, on its own blockstore.
+    ``spark_master``: the Spark connection's host (a ``spark://`` cluster's master)."""
     storage_conn_id = "aws_default"
     if server is not None:
         repo = f"{repo}-{uuid.uuid4().hex[:6]}"
@@ -202,7 +204,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()
-    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws, storage_conn_id)
+    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws, storage_conn_id, spark_master)
     env = GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
     env.lakefs_conn, env.aws_conn = lakefs, aws
     return env

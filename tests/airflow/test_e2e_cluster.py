@@ -1,0 +1,103 @@
+"""End to end on a real Spark standalone cluster (``lakefs_sandbox.spark_cluster``: a master and two
+workers on 127.0.0.1, each its own JVM and work directory): the real GC DAG (``dag.test()``), with
+``spark://`` as the Spark connection's master. spark-submit runs each step's driver on this machine
+(client deploy mode); its executors run in the workers' JVMs, whose Python workers start cold with
+no file of the driver's but the ``--py-files`` bundle Spark ships them.
+
+On a ``local://`` and an ``s3://`` namespace (moto server on 127.0.0.1), with fresh garbage: exactly
+the seeded garbage goes, as on ``local[*]`` (``tests/airflow/test_e2e.py``, whose set-up and checks
+these are; conformance mode too); every Spark step ran as an application of the master with
+executors in the workers; no secret is in any XCom, the run's output or files, the master's state,
+or the workers' logs and executor output (where each executor's launch command, with the Spark
+properties it got, is written). The ``s3://`` run is then opened in Airflow's UI in a real browser
+(``tests/airflow/run_page.py``). Both in one file: one cluster for both.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+
+import pytest
+
+from lakefs_sandbox import spark_cluster
+from lakefs_sandbox.seed import DELETED, KEPT
+from tests.airflow.test_e2e import PAGES, TARGET, _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env, needs
+
+pytestmark = [pytest.mark.spark, pytest.mark.e2e]
+
+SPARK_STEPS = 4  # list_committed, list_slices, compute_candidates, delete
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = spark_cluster.start(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g")
+    yield c
+    c.stop()
+
+
+def _apps(cluster) -> set[str]:
+    """The applications the master has seen (ids), finished ones included."""
+    status = cluster.status()
+    return {a["id"] for a in status.get("activeapps", []) + status.get("completedapps", [])}
+
+
+def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, output: str, tmp_path) -> None:
+    """Each Spark step of the run was an application of the master, each with executors in the
+    workers (an ``<app-id>/<executor-id>/stderr`` in a worker's work directory), both workers used;
+    no secret anywhere the run or the cluster wrote."""
+    ran = {app: {w.name for w in cluster.worker_dirs if any((w / app).glob("*/stderr"))}
+           for app in _apps(cluster) - apps_before}
+    assert len(ran) == SPARK_STEPS and all(ran.values()), ran
+    assert set().union(*ran.values()) == {w.name for w in cluster.worker_dirs}, ran
+    with urllib.request.urlopen(cluster.ui_url + "/json/", timeout=5) as r:
+        master_state = r.read().decode()
+    _assert_no_secrets(secrets, env.last_tis, output + master_state, tmp_path, cluster.workdir)
+
+
+@needs("local")
+def test_local_namespace_on_a_standalone_cluster(cluster, lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
+                                                  capfd):
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-cluster-local",
+                    spark_master=cluster.master_url)
+    env.wait_until_old()
+    apps_before = _apps(cluster)
+    summary = _fresh_garbage_then_sweep(env)
+    assert summary["deleted"] == len(env.manifest.expected(DELETED))
+    out, err = capfd.readouterr()
+    _on_the_cluster(cluster, apps_before, [env.lakefs_conn["login"], env.lakefs_conn["password"]], env, out + err,
+                    tmp_path)
+
+
+@needs("s3")
+def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(cluster, lakefs_emulator_factory,
+                                                                              request, monkeypatch, tmp_path,
+                                                                              airflow_db, capfd):
+    """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
+    same run is then opened in Airflow's UI in a real browser (``tests/airflow/run_page.py``)."""
+    moto = request.getfixturevalue("moto_server") if TARGET is None else None
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto,
+                    spark_master=cluster.master_url)
+    env.wait_until_old()
+    apps_before = _apps(cluster)
+    summary = _fresh_garbage_then_sweep(env)
+    n = len(env.manifest.expected(DELETED))
+    assert summary["deleted"] == summary["num_deleted_objects"] == n
+    assert summary["storage_namespace"].startswith("s3://") and summary["mode"] == "mark_and_sweep"
+    assert summary["uncommitted_pages"] == PAGES
+    assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
+    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
+    out, err = capfd.readouterr()
+    secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
+    _on_the_cluster(cluster, apps_before, secrets, env, out + err, tmp_path)
+    if TARGET is not None:
+        return
+    from airflow.configuration import conf
+
+    from tests.airflow import run_page
+
+    conns = {"lakefs_default": env.lakefs_conn, "aws_default": env.aws_conn,
+             "spark_default": {"conn_type": "spark", "host": cluster.master_url}}
+    with run_page.api_server(tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"),
+                             tmp_path / "gc.yaml", conns) as (base, password):
+        run_page.check_run_page(base, password, env.dag.dag_id, env.manifest.repository, n, moto,
+                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile")
