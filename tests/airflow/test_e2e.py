@@ -247,47 +247,6 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dic
     return _assert_swept(env, before, tis)
 
 
-@needs("local")
-def test_local_namespace_mark_only_then_sweep_only(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
-                                                                  capfd):
-    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local")
-    env.wait_until_old()
-    before = env.keys()
-
-    # 1. mark only (from the run form): the report is written, nothing is deleted
-    dr, tis = env.run(mode="mark_only")
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
-    assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
-    mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
-    assert mark["pages"] == PAGES  # one row per page, then an empty last page
-    summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
-    assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
-    assert summary["candidates"] == len(env.manifest.expected(DELETED))
-    import pyarrow.parquet as pq  # the mark's list, in lakeFS's layout
-    marked = set()
-    for o in env.storage.list(f"_lakefs/retention/gc/unified/{mark['run_id']}/deleted/", recursive=True):
-        marked.update(pq.read_table(env.storage.open_input(o.key)).column("address").to_pylist())
-    assert marked == env.manifest.expected(DELETED)
-
-    # 2. sweep-only of a mark that does not exist: refused before anything, nothing deleted
-    dr, tis = env.run(mode="sweep_only", mark_id="nosuchmark")
-    assert dr.state == "failed" and tis["prepare_run"].state == "failed"
-    assert env.keys() >= before
-
-    # 3. sweep-only of the mark: exactly its list is deleted; the mark's own summary is untouched
-    dr, tis = env.run(mode="sweep_only", mark_id=mark["run_id"])
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
-    assert before - env.keys() == env.manifest.expected(DELETED)
-    assert json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json")) == summary
-    [sweep_summary] = [k for k in env.keys() if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/")
-                       and k.endswith("/summary.json")]
-    assert json.loads(env.storage.get(sweep_summary))["deleted"] == len(env.manifest.expected(DELETED))
-
-    out, err = capfd.readouterr()
-    lakefs_conn = env.lakefs_conn
-    _assert_no_secrets([lakefs_conn["login"], lakefs_conn["password"]], env.last_tis, out + err, tmp_path)
-
-
 def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
                                                                          tmp_path, airflow_db, capfd):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-norules")

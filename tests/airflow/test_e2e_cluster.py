@@ -4,8 +4,9 @@ workers on 127.0.0.1, each its own JVM and work directory): the real GC DAG (``d
 (client deploy mode); its executors run in the workers' JVMs, whose Python workers start cold with
 no file of the driver's but the ``--py-files`` bundle Spark ships them.
 
-On a ``local://`` and an ``s3://`` namespace (moto server on 127.0.0.1), with fresh garbage: exactly
-the seeded garbage goes, as on ``local[*]`` (``tests/airflow/test_e2e.py``, whose set-up and checks
+On a ``local://`` namespace (a mark-only run, a refused and a real sweep-only run of its mark) and an
+``s3://`` namespace (moto server on 127.0.0.1, with fresh garbage): exactly the seeded garbage goes,
+as on ``local[*]`` (``tests/airflow/test_e2e.py``, whose set-up and checks
 these are; conformance mode too); every Spark step ran as an application of the master with
 executors in the workers; no secret is in any XCom, the run's output or files, the master's state,
 or the workers' logs and executor output (where each executor's launch command, with the Spark
@@ -15,17 +16,19 @@ properties it got, is written). The ``s3://`` run is then opened in Airflow's UI
 
 from __future__ import annotations
 
+import json
 import urllib.request
 
 import pytest
 
 from lakefs_sandbox import spark_cluster
 from lakefs_sandbox.seed import DELETED, KEPT
-from tests.airflow.test_e2e import PAGES, TARGET, _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env, needs
+from tests.airflow.test_e2e import (PAGES, TARGET, TASKS, _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env,
+                                    _states, needs)
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
-SPARK_STEPS = 4  # list_committed, list_slices, compute_candidates, delete
+SPARK_STEPS = 4  # list_committed, list_slices, compute_candidates, delete: one application each per run
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +45,8 @@ def _apps(cluster) -> set[str]:
 
 
 def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, output: str, tmp_path) -> None:
-    """Each Spark step of the run was an application of the master, each with executors in the
+    """Each Spark step of the run (of a mark-only run and a sweep-only run: the same four) was an
+    application of the master, each with executors in the
     workers (an ``<app-id>/<executor-id>/stderr`` in a worker's work directory), both workers used;
     no secret anywhere the run or the cluster wrote."""
     ran = {app: {w.name for w in cluster.worker_dirs if any((w / app).glob("*/stderr"))}
@@ -55,14 +59,43 @@ def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, out
 
 
 @needs("local")
-def test_local_namespace_on_a_standalone_cluster(cluster, lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db,
-                                                  capfd):
-    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-cluster-local",
-                    spark_master=cluster.master_url)
+def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(cluster, lakefs_emulator_factory,
+                                                                           monkeypatch, tmp_path, airflow_db, capfd):
+    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local", spark_master=cluster.master_url)
     env.wait_until_old()
+    before = env.keys()
     apps_before = _apps(cluster)
-    summary = _fresh_garbage_then_sweep(env)
-    assert summary["deleted"] == len(env.manifest.expected(DELETED))
+
+    # 1. mark only (from the run form): the report is written, nothing is deleted
+    dr, tis = env.run(mode="mark_only")
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
+    mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
+    assert mark["pages"] == PAGES  # one row per page, then an empty last page
+    summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
+    assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
+    assert summary["candidates"] == len(env.manifest.expected(DELETED))
+    import pyarrow.parquet as pq  # the mark's list, in lakeFS's layout
+    marked = set()
+    for o in env.storage.list(f"_lakefs/retention/gc/unified/{mark['run_id']}/deleted/", recursive=True):
+        marked.update(pq.read_table(env.storage.open_input(o.key)).column("address").to_pylist())
+    assert marked == env.manifest.expected(DELETED)
+
+    # 2. sweep-only of a mark that does not exist: refused before anything, nothing deleted
+    dr, tis = env.run(mode="sweep_only", mark_id="nosuchmark")
+    assert dr.state == "failed" and tis["prepare_run"].state == "failed"
+    assert env.keys() >= before
+
+    # 3. sweep-only of the mark: exactly its list is deleted; the mark's own summary is untouched
+    dr, tis = env.run(mode="sweep_only", mark_id=mark["run_id"])
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert before - env.keys() == env.manifest.expected(DELETED)
+    assert json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json")) == summary
+    [sweep_summary] = [k for k in env.keys() if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/")
+                       and k.endswith("/summary.json")]
+    assert json.loads(env.storage.get(sweep_summary))["deleted"] == len(env.manifest.expected(DELETED))
+
+    # the mark's three Spark steps and the sweep's one ran on the cluster
     out, err = capfd.readouterr()
     _on_the_cluster(cluster, apps_before, [env.lakefs_conn["login"], env.lakefs_conn["password"]], env, out + err,
                     tmp_path)
