@@ -8,6 +8,11 @@ did not delete, each re-checked against this run's committed and staged sets and
 (still there, older than the cutoff); with delayed confirmation only those an earlier mark also found go to
 ``deleted/`` (lakeFS's list, what the sweep deletes). The mark's summary says ``success: false``
 until ``save_report`` completes the run.
+
+Two engines, one decision: a run with few listed, staged and carried addresses (:data:`FEW`, the
+Spark property :data:`FEW_CONF`; an incremental run's) decides them on the driver, the committed
+folders asked only for those by one scan (``addresses_among``); any other on executors, DataFrames
+joined. Both write the same mark (tests/steps/test_compute_candidates.py).
 """
 
 from __future__ import annotations
@@ -41,10 +46,9 @@ def _uncommitted_addresses(sref: StorageRef, keys):
             yield (address,)
 
 
-def _check_carried(sref: StorageRef, cutoff_s: float, rows):
+def _check_carried(st, cutoff_s: float, rows):
     """(address, size, checksum) of each carried address still in storage and older than the cutoff (and
-    not in a slice created after it, as the listing skips those)."""
-    st = sref.open()
+    not in a slice created after it, as the listing skips those); ``st``: the namespace's storage."""
     for (address,) in rows:
         if in_slice_created_after(address, cutoff_s):
             continue
@@ -116,7 +120,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
                             "Nothing was deleted; re-run the whole DAG run (flow=clean)")
     limit = few(spark)
-    if slices.listed_objects <= limit:
+    if 0 < limit and slices.listed_objects <= limit:
         staged = _bounded((a for k in files for a in uncommitted.file_addresses(st, k, sref.roots)), limit)
         if staged is not None:
             log.info("deciding on the driver: %d listed object(s), %d staged address(es) (%s: %d)",
@@ -158,7 +162,7 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
     found: list[tuple] = []
     if carried:
         with ThreadPoolExecutor(THREADS, thread_name_prefix="carried") as pool:
-            for rows in pool.map(lambda a: list(_check_carried(sref, cutoff_s, [(a,)])), carried):
+            for rows in pool.map(lambda a: list(_check_carried(st, cutoff_s, [(a,)])), carried):
                 found += rows
     cands += found
     check = None
@@ -209,8 +213,9 @@ def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list
                    .join(staged, on="address", how="left_anti")
                    .where(deletable(F.col("address")))).cache()
         carried_checked = carried.count()
-        found = spark.createDataFrame(carried.rdd.mapPartitions(lambda rows: _check_carried(sref, cutoff_s, rows)),
-                                      "address string, size long, checksum string").cache()
+        found = spark.createDataFrame(
+            carried.rdd.mapPartitions(lambda rows: _check_carried(sref.open(), cutoff_s, rows)),
+            "address string, size long, checksum string").cache()
         carried_found = found.count()
         cands = cands.unionByName(found)
     check = None
