@@ -23,12 +23,14 @@ def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
     yield (len(addresses), total)
 
 
-def _read(sref: StorageRef, batches):
-    """Arrow batches of the addresses in the part files named by ``batches`` (column ``key``)."""
+def _read(sref: StorageRef, keep, batches):
+    """Arrow batches of the addresses in the part files named by ``batches`` (column ``key``),
+    filtered by ``keep(batches) -> batches`` when given."""
     st = sref.open()
     for batch in batches:
         for key in batch.column(0).to_pylist():
-            yield from formats.read_address_table(st, key).to_batches()
+            tables = formats.read_address_table(st, key).to_batches()
+            yield from (keep(tables) if keep is not None else tables)
 
 
 def clear(sref: StorageRef, part_dir: str) -> None:
@@ -104,39 +106,34 @@ def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, k
     return keys.mapInArrow(lambda batches: _read_identities(sref, keep, batches), formats.IDENTITY_SCHEMA)
 
 
-def _read_among(sref: StorageRef, among: frozenset, batches):
-    import pyarrow as pa
+def _among(values, batches):
     import pyarrow.compute as pc
 
-    st, values = sref.open(), pa.array(sorted(among), pa.string())
-    for batch in batches:
-        for key in batch.column(0).to_pylist():
-            table = formats.read_address_table(st, key)
-            yield from table.filter(pc.is_in(table.column(0), value_set=values)).to_batches()
+    for b in batches:
+        yield b.filter(pc.is_in(b.column(0), value_set=values))
 
 
 def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
                     keys: Iterable[str] = ()) -> set[str]:
     """The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
     (checked complete, :func:`kept_parts`) and the part files ``keys`` hold: one Spark job scans
-    the parts, no shuffle, and only what it finds comes back to the driver."""
-    st = sref.open()
-    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
-    among = frozenset(among)
-    if not files or not among:
-        return set()
-    keys_df = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
-                                    "key string")
-    return {r[0] for r in keys_df.mapInArrow(lambda b: _read_among(sref, among, b), ADDRESS_SCHEMA).collect()}
+    the parts (:func:`read_parts`, filtered where they are read), no shuffle, and only what it finds
+    comes back to the driver."""
+    import pyarrow as pa
+
+    values = pa.array(sorted(set(among)), pa.string())
+    found = read_parts(spark, sref, kept, n, keys, keep=lambda batches: _among(values, batches))
+    return {r[0] for r in found.collect()} if len(values) else set()
 
 
-def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = ()):
+def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (), keep=None):
     """Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
-    and in the part files ``keys``, as one DataFrame."""
+    and in the part files ``keys``, as one DataFrame; ``keep(batches) -> batches``, when given,
+    filters them where they are read."""
     st = sref.open()
     files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
     if not files:
         return spark.createDataFrame([], ADDRESS_SCHEMA)
     keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
                                  "key string")
-    return keys.mapInArrow(lambda batches: _read(sref, batches), ADDRESS_SCHEMA)
+    return keys.mapInArrow(lambda batches: _read(sref, keep, batches), ADDRESS_SCHEMA)
