@@ -413,7 +413,7 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
     sus = [r.get("compute_candidates", "staged_suspicious", 0) or 0 for r in (clean, incr)]
     lines += [
         "",
-        f"  targets (issue 28), staged check on the candidates          figure      target   verdict",
+        "  targets (issue 28), staged check on the candidates          figure      target   verdict",
         f"  mark_uncommitted, clean run                            {marks[0]:9.2f}s   <= {MARK_TARGET:.0f}s"
         f"      {verdict(marks[0] <= MARK_TARGET)}   (lakeFS's own mark in it: {own[0]:.2f}s)",
         f"  mark_uncommitted, second run                           {marks[1]:9.2f}s   <= {MARK_TARGET:.0f}s"

@@ -6,6 +6,7 @@ stopped by PID at teardown.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import urllib.request
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from lakefs_gc.spark import jvm
 from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +25,11 @@ EMULATOR_ACCESS_KEY = "AKIAIOSFOLEMULATOR"
 EMULATOR_SECRET_KEY = "emulator/secret/key"
 MOTO_ACCESS_KEY = "AKIAMOTOTESTACCESS01"  # distinctive: the secrets checks grep for them
 MOTO_SECRET_KEY = "moto/test/secret/key/0001"
+
+# One JVM class archive for the whole suite, the one the set-up made (lakefs_gc.spark.jvm): the Spark
+# drivers the tests start, and the Airflow tasks' own fast start, which inherit this environment (a
+# test that moves the package's cache, LAKEFS_GC_CACHE_DIR, does not move the archive)
+os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 
 
 

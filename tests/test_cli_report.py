@@ -154,7 +154,7 @@ def test_s3_namespace_with_keys_from_the_environment(moto_server):
 
     wrong = run(f"s3://{bucket}/repo1", "--s3-endpoint", moto_server.endpoint_url,
                 env={**env, "LAKEFS_GC_S3_SECRET_ACCESS_KEY": "not-the-secret"})
-    nobucket = run(f"s3://no-such-bucket-x/repo1", "--s3-endpoint", moto_server.endpoint_url, env=env)
+    nobucket = run("s3://no-such-bucket-x/repo1", "--s3-endpoint", moto_server.endpoint_url, env=env)
     for res in (wrong, nobucket):  # moto accepts any key: a missing bucket stands for a refusal
         assert res.returncode in (0, 2)
         if res.returncode == 2:

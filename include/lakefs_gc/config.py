@@ -64,7 +64,7 @@ _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "s
 _REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
              "mode")
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
-                           "python", "py_files", "jobs_dir"})
+                           "python", "py_files", "jobs_dir", "fast_start", "in_process_max_keys"})
 
 
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
@@ -88,6 +88,8 @@ class SparkSettings:
     python: str | None = None       # PYSPARK_PYTHON; None: the running Python
     py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
     jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
+    fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
+    in_process_max_keys: int = 10_000  # a sweep of at most this many keys runs without Spark (0: never)
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
@@ -362,8 +364,15 @@ def _parse_spark(raw: Any, err) -> SparkSettings:
         v = raw.get(fld)
         if v is not None and (not isinstance(v, str) or not v):
             raise err(f"spark.{fld}", f"must be a non-empty string, got {v!r}")
+    in_process = raw.get("in_process_max_keys", SparkSettings.in_process_max_keys)
+    if isinstance(in_process, bool) or not isinstance(in_process, int) or in_process < 0:
+        raise err("spark.in_process_max_keys", f"must be a whole number of keys >= 0 (0: every sweep is a "
+                                               f"spark-submit), got {in_process!r}")
+    fast_start = raw.get("fast_start", True)
+    if not isinstance(fast_start, bool):
+        raise err("spark.fast_start", f"must be true or false, got {fast_start!r}")
     return SparkSettings(
-        conf={k: _conf_str(v) for k, v in conf.items()},
+        conf={k: _conf_str(v) for k, v in conf.items()}, fast_start=fast_start, in_process_max_keys=in_process,
         driver_memory=raw.get("driver_memory"), executor_memory=raw.get("executor_memory"),
         parallelism=par, binary=raw.get("binary"), python=raw.get("python"),
         py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"))

@@ -70,6 +70,7 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
             "executor_memory": spark.executor_memory,
             "spark_binary": spark.binary,
             "pyspark_python": spark.python,
+            "fast_start": spark.fast_start,
         }
         prepare_run = PrepareRunOperator(repository=cfg.repository, work_dir=cfg.work_dir,
                                          parallelism=spark.parallelism, schedule_interval_seconds=interval,
@@ -78,7 +79,8 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
                                          **common, **task("prepare_run"))
         mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
         list_committed, list_slices, compute_candidates, delete = (
-            GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step))
+            GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
+                                  **({"in_process_max_keys": spark.in_process_max_keys} if step == "delete" else {}))
             for step in ("list_committed", "list_slices", "compute_candidates", "delete"))
         save_report = SaveReportOperator(storage_conn_id=cfg.storage_conn_id, **task("save_report"))
 

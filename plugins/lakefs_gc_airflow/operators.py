@@ -8,9 +8,11 @@ Secrets never enter an XCom, argv or a log.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -319,7 +321,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     def __init__(self, *, step: str, jobs_dir: str | None = None, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
                  conn_id: str = "spark_default", deploy_mode: str | None = None, spark_binary: str | None = None,
-                 **kwargs: Any) -> None:
+                 fast_start: bool = True, in_process_max_keys: int = 0, **kwargs: Any) -> None:
         from lakefs_gc.spark.bundle import job_path
 
         kwargs.setdefault("application", str(Path(jobs_dir) / f"{step}.py") if jobs_dir else str(job_path(step)))
@@ -334,6 +336,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
         self.pyspark_python = pyspark_python
+        self.fast_start = fast_start
+        if in_process_max_keys and step != "delete":
+            raise ValueError(f"in_process_max_keys is for the step delete only, not {step!r}")
+        self.in_process_max_keys = in_process_max_keys
         self._base_args = list(self.application_args or [])
 
     def prepare_submit(self, inputs: contract.StepInputs) -> tuple[Path, Path]:
@@ -364,6 +370,11 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         # Spark at WARN from the SparkContext's start (our own lines stay at INFO); the entry's
         # spark.conf may set another level
         self.conf = {LOG_LEVEL_CONF: DEFAULT_SPARK_LOG_LEVEL, **(self.conf or {})}
+        if self.fast_start:  # the driver JVM's start-up: C1 only, Spark's classes from an archive
+            from lakefs_gc.spark.jvm import driver_java_options, with_driver_options
+
+            self.conf = with_driver_options(self.conf, driver_java_options(
+                self.spark_binary, self.pyspark_python or sys.executable))
         if not self.py_files:
             from lakefs_gc.spark.bundle import py_files
 
@@ -376,6 +387,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if contract.skipped(self.step, mode):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
             return contract.to_wire(contract.skip_result(self.step, mode))
+        if self.in_process_max_keys > 0:
+            done = self._sweep_here(inputs)
+            if done is not None:
+                return done
         _, result_path = self.prepare_submit(inputs)
         try:
             super().execute(context)
@@ -400,6 +415,32 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             raise AirflowException(f"{self.step}: result file {result_path}: {e}") from e
         from lakefs_gc.report.summary import step_line
 
+        self.log.info("%s", step_line(self.step, result))
+        return contract.to_wire(result)
+
+    def _sweep_here(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
+        """A mark of at most ``in_process_max_keys`` keys swept in this task's process, without
+        Spark (:func:`lakefs_gc.steps.delete.run_here`: the same guard, deleter and report); its
+        result, or None when the mark has more keys (then spark-submit sweeps it)."""
+        from lakefs_gc.report.summary import step_line
+        from lakefs_gc.spark.shell import StepFailed
+        from lakefs_gc.steps import delete
+
+        environ = {**os.environ, **self._job_secrets(inputs.context)}
+        t0 = time.monotonic()
+        try:
+            result = delete.run_here(inputs, environ, self.in_process_max_keys)
+            if result is not None and result.incomplete:
+                raise StepFailed(result.incomplete)
+        except Exception as exc:
+            raise self._failure_exception(contract.failure_of(exc)) from exc
+        if result is None:
+            self.log.info("%s: the mark has more than %d key(s) (in_process_max_keys): swept by spark-submit",
+                          self.step, self.in_process_max_keys)
+            return None
+        result = dataclasses.replace(result, seconds=round(time.monotonic() - t0, 3))
+        self.log.info("%s: swept in this task's process, without Spark (at most %d key(s): in_process_max_keys)",
+                      self.step, self.in_process_max_keys)
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 

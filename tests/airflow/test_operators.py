@@ -214,8 +214,27 @@ def test_prepare_submit_twice_does_not_repeat_arguments(tmp_path, connections):
         op.prepare_submit(base_inputs(tmp_path, "delete"))
         assert op.application_args.count("--input") == 1
         assert not first.exists()  # the first call's secrets file is gone, not left behind
+        assert op.conf["spark.driver.extraJavaOptions"].count("-XX:TieredStopAtLevel=1") == 1
     finally:
         op.remove_secrets()
+
+
+@pytest.mark.parametrize("fast_start", (True, False))
+def test_the_drivers_fast_start_goes_before_the_entrys_java_options(tmp_path, connections, fast_start):
+    from lakefs_gc.config import SparkSettings
+    from lakefs_gc.spark import jvm
+
+    spark = SparkSettings(fast_start=fast_start, conf={"spark.driver.extraJavaOptions": "-Dmine=1"})
+    op = dag_module().build_gc_dag(repo_config(spark=spark)).get_task("list_slices")
+    try:
+        op.prepare_submit(base_inputs(tmp_path, "list_slices"))
+    finally:
+        op.remove_secrets()
+    options = op.conf["spark.driver.extraJavaOptions"]
+    if fast_start:  # the suite's class archive (tests/conftest.py), then the entry's own options
+        assert options == f"{jvm.C1_ONLY} -XX:SharedArchiveFile={jvm.archive_path(op.spark_binary)} -Dmine=1"
+    else:
+        assert options == "-Dmine=1"
 
 
 def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tmp_path, connections, monkeypatch):
@@ -231,9 +250,10 @@ def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tm
 # GCSparkSubmitOperator.execute with a stand-in spark-submit (real subprocess, no JVM)
 
 def _spark_dag(tmp_path, **spark):
+    """The DAG with its Spark steps as spark-submits (a sweep too, however few its keys)."""
     from lakefs_gc.config import SparkSettings
 
-    return dag_module().build_gc_dag(repo_config(spark=SparkSettings(**spark)))
+    return dag_module().build_gc_dag(repo_config(spark=SparkSettings(**{"in_process_max_keys": 0, **spark})))
 
 
 def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_result(tmp_path, connections):
@@ -483,3 +503,64 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
     ref = lakefs_ref(ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"})
     assert ref.retries == ctx.lakefs_retries  # what LakeFSRef.client() builds its client with
     assert "sekrit-77" not in repr(ref) and "AKIAXYZ" not in repr(ref)
+
+
+# ---------------------------------------------------------------------------------------------
+# a sweep of few keys in the delete task's own process (spark.in_process_max_keys), no spark-submit
+
+def _sweep_task(tmp_path, max_keys: int = 10_000, **settings):
+    from tests.test_job_failures import delete_inputs
+
+    inputs = delete_inputs(tmp_path, **settings)
+    op = _spark_dag(tmp_path, binary="/bin/false", in_process_max_keys=max_keys).get_task("delete")
+    ctx = context(wire(inputs.context, **{k: v for k, v in inputs.results.items() if v is not None},
+                       compute_candidates=CANDIDATES))
+    return op, ctx, tmp_path / "ns" / "repo"
+
+
+def test_a_sweep_of_few_keys_runs_in_the_task_without_spark_submit(tmp_path, connections, capfd):
+    op, ctx, root = _sweep_task(tmp_path, listed=100)  # spark-submit is /bin/false: it would fail
+    (root / "data/s1/live").write_bytes(b"live")
+    result = contract.read_result("delete", op.execute(ctx))
+    assert (result.counts.deleted, result.counts.failed, result.counts.keys) == (3, 0, 3)
+    assert not any((root / f"data/s1/c{i}").exists() for i in range(3)) and (root / "data/s1/live").exists()
+    out = "".join(capfd.readouterr())
+    assert "swept in this task's process, without Spark (at most 10000 key(s): in_process_max_keys)" in out
+    assert "deleted 3, already gone 0, dead letters 0 of 3 key(s)" in out
+    assert not any(s in out for s in (LAKEFS_ACCESS, LAKEFS_SECRET))
+
+
+def test_a_sweep_of_more_keys_than_in_process_max_keys_is_a_spark_submit(tmp_path, connections, capfd):
+    from airflow.sdk.exceptions import AirflowException
+
+    op, ctx, root = _sweep_task(tmp_path, max_keys=2, listed=100)
+    with pytest.raises(AirflowException, match="Cannot execute"):  # /bin/false as spark-submit: it was started
+        op.execute(ctx)
+    assert "the mark has more than 2 key(s) (in_process_max_keys): swept by spark-submit" in "".join(capfd.readouterr())
+    assert all((root / f"data/s1/c{i}").exists() for i in range(3))
+
+
+def test_a_refused_sweep_in_the_task_fails_it_without_retry_and_deletes_nothing(tmp_path, connections):
+    from airflow.sdk.exceptions import AirflowFailException
+
+    op, ctx, root = _sweep_task(tmp_path, listed=4, max_delete_share=0.5)
+    with pytest.raises(AirflowFailException) as e:
+        op.execute(ctx)
+    assert str(e.value).startswith("delete refused: refusing to sweep mark")
+    assert "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5. Nothing was deleted" in \
+        str(e.value)
+    assert all((root / f"data/s1/c{i}").exists() for i in range(3))
+
+
+def test_dead_letters_of_a_sweep_in_the_task_fail_it_for_a_retry(tmp_path, connections):
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    op, ctx, root = _sweep_task(tmp_path, listed=100, delete_max_attempts=1)
+    (root / "data/s1/c1").unlink()
+    (root / "data/s1/c1").mkdir()  # an object that cannot be deleted: a dead letter
+    (root / "data/s1/c1/x").write_bytes(b"x")
+    with pytest.raises(AirflowException) as e:
+        op.execute(ctx)
+    assert not isinstance(e.value, AirflowFailException)  # retried: a later sweep of the mark retries the keys
+    assert str(e.value).startswith("delete failed: StepFailed: 1 keys could not be deleted after retries")
+    assert not (root / "data/s1/c0").exists() and not (root / "data/s1/c2").exists()

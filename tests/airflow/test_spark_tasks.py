@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -131,7 +130,8 @@ ALL_RESULTS = {"mark_uncommitted": UNCOMMITTED, "list_committed": COMMITTED, "li
 def _execute(tmp_path, step, binary):
     from lakefs_gc.config import SparkSettings
 
-    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary)))).get_task(step)
+    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary), in_process_max_keys=0))
+                                   ).get_task(step)
     try:
         return op, op.execute(context(wire(base_ctx(tmp_path), **ALL_RESULTS)))
     finally:
@@ -208,7 +208,7 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     inputs = delete_inputs(tmp_path, listed=4, max_delete_share=0.5)
     events = tmp_path / "spark-events"
     events.mkdir()
-    spark = SparkSettings(driver_memory="1g", parallelism=2, conf={
+    spark = SparkSettings(driver_memory="1g", parallelism=2, in_process_max_keys=0, conf={
         "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
         "spark.driver.extraJavaOptions": java_options(),
         "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false"})

@@ -85,6 +85,57 @@ def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spar
     assert {r["error_code"] for r in rows} == {"AccessDenied"} and all(r["attempts"] >= 1 for r in rows)
 
 
+def _sweep_records(st) -> dict[str, bytes]:
+    """What the sweep recorded: each part's done marker (its counts) and dead letters."""
+    return {o.key: st.get(o.key) for o in st.list(f"{REPORT}sweeps/", recursive=True)}
+
+
+def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spark, tmp_path):
+    """delete.run_here (the delete task's own process, no spark-submit) against delete.run on
+    Spark, on two copies of one namespace and mark: the same keys left, the same result, the
+    same records of the sweep."""
+    candidates = [f"data/s{i % 5}/c{i:04d}" for i in range(300)]
+    live = [f"data/s{i % 5}/live{i:03d}" for i in range(40)] + ["_lakefs/dummy", "data/s0/young"]
+    out = {}
+    for engine in ("spark", "in process"):
+        root = tmp_path / engine.replace(" ", "_")
+        st = LocalStorage(root / "repo")
+        for k in candidates + live:
+            st.put(k, b"x")
+        _mark(st, candidates + ["data/s1/gone-already"], parts=4)
+        inputs = _inputs("local://repo", root / "work", len(candidates) + len(live), local_root=str(root),
+                         delete_batch_size=64)
+        res = delete.run(spark, inputs, {}) if engine == "spark" else delete.run_here(inputs, {})
+        assert res is not None
+        left = {o.key for o in st.list("", recursive=True) if not o.key.startswith(REPORT)}
+        out[engine] = (replace(res, sweep_dir="", seconds=0.0, concurrency=0), left, _sweep_records(st))
+    assert out["spark"] == out["in process"]
+    res, left, records = out["in process"]
+    assert left == set(live) and res.counts.deleted == len(candidates) and res.counts.already_gone == 1
+    assert len(records) == 4  # a done marker per part
+
+
+def test_the_sweep_in_process_keeps_the_guard_and_leaves_a_large_mark_to_spark(tmp_path):
+    from lakefs_gc.errors import SweepRefused
+
+    st = LocalStorage(tmp_path / "repo")
+    candidates = [f"data/s0/c{i:03d}" for i in range(30)]
+    for k in candidates:
+        st.put(k, b"x")
+    _mark(st, candidates, parts=2)
+    # more keys than max_keys: nothing deleted, the caller submits the Spark job instead
+    assert delete.run_here(_inputs("local://repo", tmp_path / "w1", 100, local_root=str(tmp_path)), {},
+                           max_keys=29) is None
+    assert all(st.exists(k) for k in candidates)
+    # the blast-radius guard refuses as on Spark, before any delete
+    inputs = _inputs("local://repo", tmp_path / "w2", 40, local_root=str(tmp_path))
+    inputs = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, max_delete_share=0.5)),
+                        inputs.results)
+    with pytest.raises(SweepRefused, match="30 objects to delete are 75.0% of 40 listed objects"):
+        delete.run_here(inputs, {})
+    assert all(st.exists(k) for k in candidates)
+
+
 def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
     root = tmp_path / "ns" / "repo"
     st = LocalStorage(root)

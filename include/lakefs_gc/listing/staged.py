@@ -67,7 +67,7 @@ from lakefs_gc.listing import committed
 from lakefs_gc.listing.uncommitted import address_keys, api_staged
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
-from lakefs_gc.spark.addresses import read_identities
+from lakefs_gc.spark.addresses import identities_matching, read_identities
 from lakefs_gc.storage import parse_namespace
 from lakefs_gc.storage.base import MD5_HEX
 
@@ -112,11 +112,10 @@ class Identities:
 
     def matching(self, keep) -> list[tuple[int, str, str]]:
         """The rows ``keep(batches) -> batches`` keeps, filtered where the parts are read (one Spark
-        job; only what it keeps comes back)."""
+        job, or the driver for small parts; only what it keeps comes back)."""
         import pyarrow as pa
 
-        found = ([tuple(r) for r in read_identities(self.spark, self.sref, self.dirs, self.n, keep).collect()]
-                 if self.dirs else [])
+        found = identities_matching(self.spark, self.sref, self.dirs, self.n, keep) if self.dirs else []
         if self.rows:
             size, checksum, path = zip(*self.rows)
             batch = pa.record_batch([pa.array(size, pa.int64()), pa.array(checksum, pa.string()),

@@ -5,6 +5,7 @@ and folders of parts read back as one DataFrame of ``address``."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.errors import LakeFSGCError
@@ -113,17 +114,62 @@ def _among(values, batches):
         yield b.filter(pc.is_in(b.column(0), value_set=values))
 
 
+DRIVER_SCAN_BYTES = 64 << 20  # filtered scans of parts this small in all run on the driver, no Spark job
+DRIVER_SCAN_PARTS = 256
+THREADS = 8
+
+
+def _small(st, files: list[str]) -> bool:
+    """Whether ``files`` are few and at most :data:`DRIVER_SCAN_BYTES` in all."""
+    if len(files) > DRIVER_SCAN_PARTS:
+        return False
+    total = 0
+    for key in files:
+        info = st.stat(key)
+        total += info.size if info is not None else 0  # a missing part fails where it is read
+        if total > DRIVER_SCAN_BYTES:
+            return False
+    return True
+
+
+def _scan_here(st, files: list[str], read_table, keep) -> list:
+    """The Arrow batches ``keep`` keeps of each part, read on the driver (threads)."""
+    def one(key):
+        batches = read_table(st, key).to_batches()
+        return list(keep(batches))
+    with ThreadPoolExecutor(min(THREADS, len(files)), thread_name_prefix="scan") as pool:
+        return [b for batches in pool.map(one, files) for b in batches]
+
+
 def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
                     keys: Iterable[str] = ()) -> set[str]:
     """The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
-    (checked complete, :func:`kept_parts`) and the part files ``keys`` hold: one Spark job scans
-    the parts (:func:`read_parts`, filtered where they are read), no shuffle, and only what it finds
-    comes back to the driver."""
+    (checked complete, :func:`kept_parts`) and the part files ``keys`` hold, filtered where the
+    parts are read: by one Spark job (:func:`read_parts`), no shuffle, only what it finds coming back
+    to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the driver itself."""
     import pyarrow as pa
 
     values = pa.array(sorted(set(among)), pa.string())
-    found = read_parts(spark, sref, kept, n, keys, keep=lambda batches: _among(values, batches))
-    return {r[0] for r in found.collect()} if len(values) else set()
+    if not len(values):
+        return set()
+    keep = lambda batches: _among(values, batches)  # noqa: E731
+    st = sref.open()
+    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    if _small(st, files):
+        return {a for b in _scan_here(st, files, formats.read_address_table, keep) for a in b.column(0).to_pylist()}
+    return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
+
+
+def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep) -> list[tuple[int, str, str]]:
+    """The (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) ->
+    batches`` keeps, filtered where the parts are read: by one Spark job, or on the driver when the
+    parts are small (as :func:`addresses_among`)."""
+    st = sref.open()
+    files = [k for d in kept for k in kept_parts(st, d)]
+    if _small(st, files):
+        return [(r["size"], r["checksum"], r["path"])
+                for b in _scan_here(st, files, formats.read_identity_table, keep) for r in b.to_pylist()]
+    return [tuple(r) for r in read_identities(spark, sref, kept, n, keep).collect()]
 
 
 def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (), keep=None):

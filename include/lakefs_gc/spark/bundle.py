@@ -81,11 +81,17 @@ def cache_dir() -> Path:
     0700 and refused when another user owns it or others may write to it."""
     configured = os.environ.get(ENV_CACHE_DIR)
     d = Path(configured) if configured else Path(tempfile.gettempdir()) / f"lakefs-gc-{os.getuid()}"
+    return private_dir(d, "the --py-files cache", ENV_CACHE_DIR)
+
+
+def private_dir(d: Path, what: str, env: str) -> Path:
+    """``d``, created with mode 0700; refused when another user owns it or others may write to it
+    (what is cached there runs as code in the jobs)."""
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = d.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise RuntimeError(f"the --py-files cache {d} is not a directory owned by this user (uid {os.getuid()}) "
-                           f"and writable by it alone: remove it, or set {ENV_CACHE_DIR} to a private directory")
+        raise RuntimeError(f"{what} {d} is not a directory owned by this user (uid {os.getuid()}) "
+                           f"and writable by it alone: remove it, or set {env} to a private directory")
     return d
 
 

@@ -1,11 +1,15 @@
 """Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
 Spark task, through :mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resumable), after the
 blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
-and the shell fails the task."""
+and the shell fails the task.
+
+A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept by :func:`run_here` in the delete task's
+own process, without Spark: a spark-submit costs 10 s or more before it deletes anything."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 from lakefs_gc.contract import DeleteResult, StepInputs
 from lakefs_gc.errors import SweepRefused
@@ -35,7 +39,9 @@ def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
                         batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
 
 
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
+def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
+    """What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
+    blast-radius guard."""
     ctx = inputs.context
     s = ctx.settings
     mark_id = inputs.mark_id()
@@ -47,14 +53,45 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     files = parquet_parts(st, layout.deleted_dir(mark_id))
     to_delete = sum(formats.count_rows(st, k) for k in files)
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
+    return sref, st, files, to_delete, layout.sweep_dir(mark_id, ctx.airflow_run_id)
+
+
+def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
+    ctx = inputs.context
+    s = ctx.settings
+    sref, st, files, to_delete, sdir = _planned(inputs, environ)
     sc = spark.sparkContext
     concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
     policy = delete_policy(inputs, min(concurrency, sc.defaultParallelism))
-    sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
     with watch(spark, "delete", "keys swept", total=to_delete) as swept:
         results = sc.parallelize(files, concurrency).mapPartitions(
             lambda ks: _sweep_parts(sref, sdir, policy, ks, swept)).collect() if files else []
-    counts = add_counts(results)
+    return _result(inputs, st, sdir, add_counts(results), concurrency)
+
+
+IN_PROCESS_MAX_KEYS = 10_000  # a sweep of at most this many keys runs without Spark (run_here)
+
+
+def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
+             max_keys: int = IN_PROCESS_MAX_KEYS) -> DeleteResult | None:
+    """The same sweep in this process, without Spark, when the mark has at most ``max_keys`` keys
+    (the delete task runs it itself instead of a spark-submit); None when it has more (nothing
+    was deleted). The same guard, parts, deleter, report parts and result; the parts are swept
+    by threads instead of Spark tasks, as many as Spark would run."""
+    ctx = inputs.context
+    s = ctx.settings
+    sref, st, files, to_delete, sdir = _planned(inputs, environ)
+    if to_delete > max_keys:
+        return None
+    concurrency = max(1, min(s.delete_concurrency or ctx.parallelism or 2, max(1, len(files))))
+    policy = delete_policy(inputs, concurrency)
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="delete") as pool:
+        results = list(pool.map(lambda key: next(_sweep_parts(sref, sdir, policy, [key])), files))
+    return _result(inputs, st, sdir, add_counts(results), concurrency)
+
+
+def _result(inputs: StepInputs, st, sdir: str, counts, concurrency: int) -> DeleteResult:
+    s = inputs.context.settings
     dead_letters = st.full_uri(layout.dead_letters_dir(sdir)) if counts.failed else None
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
                   f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
