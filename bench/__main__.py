@@ -6,6 +6,8 @@
     incremental  a clean GC run, 1% churn, then an incremental run: listed objects, ranges read and
               wall time per step of both (bench/incremental_bench.py; --help for sizes; not part of the
               default run)
+    tiny      the fixed cost: the demo's tiny repository end to end, per task, beside spark-submit and
+              Airflow floors (bench/tiny_bench.py)
     staged    reading the staged entries through lakeFS's API beside lakeFS's own mark (bench/staged_bench.py)
     reference differential runs against lakeFS's own Spark GC, with its timings beside ours
               (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
@@ -16,8 +18,8 @@ import sys
 
 BENCHES = {"sstable": "bench.sstable_bench", "gc": "bench.gc_bench", "delete": "bench.delete_bench",
            "staged": "bench.staged_bench", "reference": "bench.reference",
-           "incremental": "bench.incremental_bench"}
-DEFAULT = ("sstable", "gc", "delete", "staged")
+           "incremental": "bench.incremental_bench", "tiny": "bench.tiny_bench"}
+DEFAULT = ("sstable", "gc", "delete", "staged", "tiny")
 
 if len(sys.argv) > 1:
     name, args = sys.argv[1], sys.argv[2:]

@@ -76,7 +76,7 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
             min_age_seconds: {GRACE}
             mode: mark_and_sweep
             work_dir: {tmp_path / "work"}
-            spark: {{binary: {binary}}}
+            spark: {{binary: {binary}, fast_start: false, in_process_max_keys: 0}}  # every Spark step a (fake) spark-submit
             tasks: {{retries: 1, retry_delay_seconds: 1}}
     """))
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))

@@ -112,7 +112,8 @@ def _assert_no_secrets(secrets: list[str], tis, output: str, *dirs: Path) -> Non
                 assert not any(s.encode() in data for s in secrets), f"a secret in {f}"
 
 
-def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default") -> Path:
+def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default", in_process_max_keys: int = 10_000
+                  ) -> Path:
     cfg = tmp_path / "gc.yaml"
     cfg.write_text(textwrap.dedent(f"""
         repositories:
@@ -126,6 +127,7 @@ def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default
             tasks: {{retry_delay_seconds: 5}}
             spark:
               parallelism: 2
+              in_process_max_keys: {in_process_max_keys}
               conf:
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "{java_options()}"
@@ -136,7 +138,9 @@ def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default
 
 def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None,
               storage_conn_id: str = "aws_default", spark_master: str = "local[2]"):
-    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id)))
+    # on a cluster every Spark step is an application of it, the sweep too
+    in_process = 0 if spark_master.startswith("spark://") else 10_000
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id, in_process)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host=spark_master)]
     if aws is not None:

@@ -250,10 +250,12 @@ def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tm
 # GCSparkSubmitOperator.execute with a stand-in spark-submit (real subprocess, no JVM)
 
 def _spark_dag(tmp_path, **spark):
-    """The DAG with its Spark steps as spark-submits (a sweep too, however few its keys)."""
+    """The DAG with its Spark steps as spark-submits (a sweep too, however few its keys), no class archive
+    made for a stand-in spark-submit."""
     from lakefs_gc.config import SparkSettings
 
-    return dag_module().build_gc_dag(repo_config(spark=SparkSettings(**{"in_process_max_keys": 0, **spark})))
+    spark = {"in_process_max_keys": 0, "fast_start": False, **spark}
+    return dag_module().build_gc_dag(repo_config(spark=SparkSettings(**spark)))
 
 
 def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_result(tmp_path, connections):

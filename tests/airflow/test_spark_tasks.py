@@ -130,7 +130,8 @@ ALL_RESULTS = {"mark_uncommitted": UNCOMMITTED, "list_committed": COMMITTED, "li
 def _execute(tmp_path, step, binary):
     from lakefs_gc.config import SparkSettings
 
-    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary), in_process_max_keys=0))
+    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary), in_process_max_keys=0,
+                                                                                 fast_start=False))
                                    ).get_task(step)
     try:
         return op, op.execute(context(wire(base_ctx(tmp_path), **ALL_RESULTS)))
