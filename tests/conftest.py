@@ -33,18 +33,17 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 
 
 
-# Seconds each long file took in ``make test`` (2026-11-25, fresh clone at aec19fb, 4 workers on 2 cores; the
-# real-lakeFS files at 90afbe6 and by hand): only the order in which workers take files depends on it (longest
-# first, so that none starts last and runs alone).
+# Seconds each long file took in ``make test`` (2026-11-26, fresh clone at 8c21df0, 4 workers on 2 cores, the
+# drivers' fast start and the in-process sweep in): only the order in which workers take files depends on it
+# (longest first, so that none starts last and runs alone).
 FILE_SECONDS = {
-    "airflow/test_e2e_real_lakefs.py": 650, "airflow/test_backfill.py": 450, "airflow/test_wheel.py": 405,
-    "real_lakefs/test_runs_in_a_row.py": 300, "real_lakefs/test_bench_reference.py": 250,
-    "real_lakefs/test_histories.py": 90, "real_lakefs/test_holes.py": 80,
-    "test_demo.py": 310, "airflow/test_e2e_cluster.py": 540, "airflow/test_e2e_histories.py": 270,
-    "test_random_histories.py": 235, "test_faults.py": 235, "airflow/test_e2e.py": 40,
-    "listing/test_uncommitted.py": 165, "steps/test_delete.py": 165, "test_jobs_local.py": 125,
+    "airflow/test_e2e_real_lakefs.py": 475, "real_lakefs/test_runs_in_a_row.py": 370,
+    "test_random_histories.py": 330, "airflow/test_e2e_cluster.py": 292, "airflow/test_wheel.py": 263,
+    "real_lakefs/test_bench_reference.py": 200, "airflow/test_backfill.py": 200, "steps/test_delete.py": 165,
+    "real_lakefs/test_histories.py": 145, "test_jobs_local.py": 130, "airflow/test_e2e_histories.py": 118,
+    "test_demo.py": 113, "listing/test_uncommitted.py": 150, "test_faults.py": 120, "real_lakefs/test_holes.py": 80,
     "airflow/test_forms.py": 100, "sweeping/test_deleter.py": 90, "test_hostile_inputs.py": 80,
-    "airflow/test_local_airflow.py": 50, "storage/test_backends.py": 45,
+    "airflow/test_local_airflow.py": 50, "storage/test_backends.py": 45, "airflow/test_e2e.py": 40,
 }
 
 
