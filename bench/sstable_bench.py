@@ -19,7 +19,7 @@ from lakefs_gc.lakefs.graveler import Entry
 from lakefs_gc.lakefs.sstable import SSTableReader, iter_block_entries
 from lakefs_sandbox import graveler_writer
 
-GOLDEN = Path(os.environ.get("LAKEFS_GC_GOLDEN", Path(__file__).resolve().parents[1].parent / "shared" / "golden"))
+GOLDEN = Path(os.environ.get("LAKEFS_GC_GOLDEN", Path(__file__).resolve().parents[1] / "tests" / "golden"))
 
 
 def _best(fn, repeat):

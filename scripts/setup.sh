@@ -28,6 +28,16 @@ TOOLS_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/lakefs-gc
 mkdir -p "$TOOLS/bin" "$TOOLS_CACHE"
 lk=$TOOLS_CACHE/lakefs-$LAKEFS_VERSION
 lk_pid=
+# lakeFS's REST API specification, the contract the tests hold the emulator to: api/swagger.yml of the
+# same module (the one lakefs-sdk is generated from), kept beside the binary, linked into .tools/
+if [ ! -f "$lk/swagger.yml" ]; then
+  command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ (lakeFS $LAKEFS_VERSION and fake-gcs-server are built with it), and re-run"
+  src=$(go mod download -json "github.com/treeverse/lakefs@v$LAKEFS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] && [ -f "$src/api/swagger.yml" ] || die "go mod download github.com/treeverse/lakefs@v$LAKEFS_VERSION gave no api/swagger.yml"
+  mkdir -p "$lk" && cp "$src/api/swagger.yml" "$lk/swagger.yml.tmp" && chmod u+w "$lk/swagger.yml.tmp" \
+    && mv "$lk/swagger.yml.tmp" "$lk/swagger.yml"
+fi
+ln -sfn "$lk/swagger.yml" "$TOOLS/lakefs-swagger.yml"
 if [ ! -x "$lk/lakefs" ]; then
   command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ (lakeFS $LAKEFS_VERSION and fake-gcs-server are built with it), and re-run"
   echo "setup: building lakeFS $LAKEFS_VERSION from the Go module proxy into $lk (once per machine, about 5 minutes; log: $TOOLS_CACHE/lakefs-build.log)"

@@ -1,4 +1,4 @@
-"""The reader on real files written by lakeFS (pebble) and by RocksDB (../shared/golden)."""
+"""The reader on real files written by lakeFS (pebble) and by RocksDB (tests/golden/)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Where the golden files are: ../shared/golden beside the repository (override: LAKEFS_GC_GOLDEN)."""
+"""Where the golden files are: tests/golden/ (real SSTables written by lakeFS and RocksDB, their
+provenance in its README; override: LAKEFS_GC_GOLDEN)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-GOLDEN = Path(os.environ.get("LAKEFS_GC_GOLDEN", REPO.parent / "shared" / "golden"))
+GOLDEN = Path(os.environ.get("LAKEFS_GC_GOLDEN", REPO / "tests" / "golden"))
 LAKEFS_SST = GOLDEN / "lakefs-sst"
 PEBBLE = GOLDEN / "pebble-testdata"
 
@@ -14,7 +15,7 @@ PEBBLE = GOLDEN / "pebble-testdata"
 def require_golden() -> Path:
     if not (LAKEFS_SST / "range.sst").is_file():
         raise FileNotFoundError(
-            f"golden files not found under {GOLDEN}: put shared/ beside the repository or set LAKEFS_GC_GOLDEN")
+            f"golden files not found under {GOLDEN}: they ship in tests/golden/; set LAKEFS_GC_GOLDEN to another copy")
     return GOLDEN
 
 

@@ -18,10 +18,10 @@ from urllib.parse import urlsplit
 import jsonschema
 import yaml
 
+# lakeFS 1.84's own api/swagger.yml, from the Go module the set-up downloads (scripts/setup.sh)
 SWAGGER_CANDIDATES = [
     os.environ.get("LAKEFS_SWAGGER", ""),
-    str(Path(__file__).resolve().parents[2] / "../shared/lakefs-api/swagger.yml"),
-    "/work/shared/lakefs-api/swagger.yml",
+    str(Path(__file__).resolve().parents[2] / ".tools" / "lakefs-swagger.yml"),
 ]
 
 
@@ -29,7 +29,8 @@ def swagger_path() -> Path:
     for c in SWAGGER_CANDIDATES:
         if c and Path(c).is_file():
             return Path(c).resolve()
-    raise FileNotFoundError("swagger.yml not found (set LAKEFS_SWAGGER)")
+    raise FileNotFoundError("lakeFS's swagger.yml not found in .tools/ (run make setup: it takes it from lakeFS's "
+                            "Go module) and LAKEFS_SWAGGER is not set")
 
 
 def _to_json_schema(node):
