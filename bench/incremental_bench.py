@@ -39,6 +39,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -80,6 +81,51 @@ def run_settings(flow: str):
     return RunSettings(**kw)
 
 
+class PeakRSS:
+    """The peak resident memory, sampled every ``every`` s while running: the driver's JVM (the java
+    child of this process), the Python workers (the JVM's Python children, summed) and this
+    process (the driver's Python)."""
+
+    def __init__(self, every: float = 0.25):
+        import psutil
+
+        self.me, self.every = psutil.Process(), every
+        self.peak = {"jvm": 0, "workers": 0, "python": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="peak-rss", daemon=True)
+
+    def sample(self) -> None:
+        import psutil
+
+        try:
+            jvms = [p for p in self.me.children(recursive=True) if p.name() == "java"]
+            now = {"python": self.me.memory_info().rss, "jvm": sum(p.memory_info().rss for p in jvms),
+                   "workers": sum(c.memory_info().rss for p in jvms for c in p.children(recursive=True))}
+        except psutil.Error:
+            return
+        for k, v in now.items():
+            self.peak[k] = max(self.peak[k], v)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.sample()
+
+    def __enter__(self) -> PeakRSS:
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sample()
+
+
+def du(path: Path) -> int:
+    """Bytes of the files under ``path``."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
 @contextmanager
 def timed_steps(walls: dict[str, float]):
     """Wall time of every step the in-process runner calls, by task id (the step tables wrapped
@@ -118,6 +164,8 @@ class Run:
     reason: str = ""
     walls: dict[str, float] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
+    peak_rss: dict[str, int] = field(default_factory=dict)
+    written: int = 0  # bytes the run wrote to its work location and to the namespace's _lakefs/ (its mark)
 
     def get(self, step: str, attr: str, default: Any = None) -> Any:
         return getattr(self.results.get(step), attr, default)
@@ -138,8 +186,11 @@ def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = 
     run.walls["prepare_run"] = time.perf_counter() - t
     run.flow, run.reason = getattr(ctx, "flow", "clean"), getattr(ctx, "flow_reason", "")
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
-    with timed_steps(run.walls):
+    before = du(work / "gcwork") + du(work / "ns" / repo / "_lakefs")
+    with timed_steps(run.walls), PeakRSS() as rss:
         run.results = run_steps(spark, ctx, gc_client, env)
+    run.peak_rss = rss.peak
+    run.written = du(work / "gcwork") + du(work / "ns" / repo / "_lakefs") - before
     log(f"{name} run done ({run.flow}) in {sum(run.walls.values()):.1f}s")
     return run
 
@@ -363,6 +414,12 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
         lines.append(f"  {step:<24}{w(clean, step)}{w(incr, step)}   {r:>8}")
     tot = [sum(r.walls.values()) for r in (clean, incr)]
     lines.append(f"  {'all steps':<24}{tot[0]:11.2f}{tot[1]:11.2f}   {share(tot[1], tot[0]):>8}")
+    mib = 1 << 20
+    for label, key in (("peak RSS, driver JVM (MiB)", "jvm"), ("peak RSS, Python workers", "workers"),
+                       ("peak RSS, driver Python", "python")):
+        lines.append(f"  {label:<24}{clean.peak_rss.get(key, 0) / mib:11.0f}{incr.peak_rss.get(key, 0) / mib:11.0f}")
+    lines.append(f"  {'written (MiB)':<24}{clean.written / mib:11.1f}{incr.written / mib:11.1f}   "
+                 f"(work location and the mark)")
 
     def lc(run: Run) -> float:
         return run.walls.get("list_slices", 0) + run.walls.get("list_committed", 0)

@@ -141,6 +141,18 @@ def _scan_here(st, files: list[str], read_table, keep) -> list:
         return [b for batches in pool.map(one, files) for b in batches]
 
 
+def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> set[str] | None:
+    """Every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on
+    the driver: what :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in
+    all; None when they are more (then :func:`read_parts`)."""
+    st = sref.open()
+    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    if not _small(st, files):
+        return None
+    return {a for b in _scan_here(st, files, formats.read_address_table, lambda batches: batches)
+            for a in b.column(0).to_pylist()} if files else set()
+
+
 def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
                     keys: Iterable[str] = ()) -> set[str]:
     """The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``

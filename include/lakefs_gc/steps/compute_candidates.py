@@ -33,7 +33,8 @@ from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
-from lakefs_gc.spark.addresses import addresses_among, clear, read_parts, write_parts, write_parts_here
+from lakefs_gc.spark.addresses import (addresses_among, clear, read_parts, read_parts_here, write_parts,
+                                      write_parts_here)
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref, parallelism, partitions, storage_ref
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,16 @@ def _carried(spark, sref: StorageRef, base: IncrementalBase, n: int):
         swept = parquet_parts(st, layout.deleted_dir(base.mark_id))
         carried = carried.join(read_parts(spark, sref, [], n, keys=swept), on="address", how="left_anti")
     return carried.distinct()
+
+
+def _carried_here(sref: StorageRef, base: IncrementalBase) -> set[str] | None:
+    """:func:`_carried` read on the driver, when its parts are small (read_parts_here); else None."""
+    st = sref.open()
+    carried = read_parts_here(sref, [base.uncommitted_dir], candidate_parts(st, base.mark_id))
+    if carried is None or not (base.mode == "mark_and_sweep" and not base.dry_run):
+        return carried
+    swept = read_parts_here(sref, [], parquet_parts(st, layout.deleted_dir(base.mark_id)))
+    return None if swept is None else carried - swept
 
 
 THREADS = 16
@@ -144,10 +155,12 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
     cutoff_s = cutoff_seconds(ctx)
     carried: list[str] = []
     if base is not None:
-        rows = _carried(spark, sref, base, n).limit(limit + 1).collect()
+        here = _carried_here(sref, base)  # small parts: on the driver, no Spark job (a shuffle)
+        rows = sorted(here) if here is not None else [
+            r[0] for r in _carried(spark, sref, base, n).limit(limit + 1).collect()]
         if len(rows) > limit:
             return None
-        carried = [r[0] for r in rows]
+        carried = rows
     listed = {r[0]: r for r in spark.read.parquet(slices.listed_dir)
               .select("address", "size", "last_modified_ms", "checksum").collect()}
     # what list_committed read now and, incremental, every address the chain's committed listings found
