@@ -26,6 +26,7 @@ def test_checked_in_config_has_the_sample_repository():
     assert sample.dag_id == "lakefs_gc__sample-repo"
     assert sample.mode == "mark_and_sweep"
     assert sample.min_age_seconds >= 86400  # not below lakeFS's default grace period
+    assert sample.schedule is None  # unpausing it (the trigger dialog does) starts no deleting on a schedule
     assert (sample.lakefs_conn_id, sample.storage_conn_id, sample.spark_conn_id) == \
         ("lakefs_default", "aws_default", "spark_default")
 
