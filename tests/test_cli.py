@@ -61,3 +61,32 @@ def test_bad_input_is_one_line_on_stderr_and_nonzero(name, needle):
 def test_missing_file():
     res = run("sst", "dump", "/nonexistent/x.sst")
     assert res.returncode == 2 and "No such file" in res.stderr
+
+
+def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
+    common = "lakefs_conn_id: l, storage_conn_id: s, spark_conn_id: p, min_age_seconds: 86400, mode: mark_only"
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n"
+                   f"  - {{repository: a-repo, {common}, shedule: '@daily'}}\n"
+                   f"  - {{repository: b-repo, {common}, spark: {{drivr_memory: 1g}}}}\n"
+                   f"  - {{repository: c-repo, {common}}}\n")
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == ("ok     c-repo: DAG lakefs_gc__c-repo, mode mark_only, schedule none (manual runs), "
+                        "min age 86400s")
+    assert lines[1].startswith(f"error  {cfg}: repositories[0] (a-repo): unknown field(s) ['shedule'] "
+                               "(did you mean: 'shedule' -> 'schedule'?)")
+    assert lines[2].startswith(f"error  {cfg}: repositories[1] (b-repo): field 'spark': unknown key(s) "
+                               "['drivr_memory'] (did you mean: 'drivr_memory' -> 'driver_memory'?)")
+    assert lines[-1] == f"{cfg}: 1 good, 2 bad"
+    cfg.write_text("repositorys: []\n")
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
+                                "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories)")
+
+
+def test_config_check_of_the_checked_in_file_passes():
+    r = run("config", "check", str(Path(__file__).resolve().parents[1] / "config" / "gc_repositories.yaml"))
+    assert r.returncode == 0 and r.stdout.splitlines()[-1].endswith(": 1 good, 0 bad"), r.stdout + r.stderr

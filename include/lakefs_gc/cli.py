@@ -226,6 +226,25 @@ def _report(args, out) -> int:
     return 0
 
 
+def _config_check(path: str | None, out) -> int:
+    """``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
+    all are good, 2 otherwise (the file's own errors too)."""
+    from lakefs_gc.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(path, strict=False)
+    except ConfigError as e:
+        print(f"lakefs-gc config check: error: {e}", file=sys.stderr)
+        return 2
+    for r in cfg.repositories:
+        print(f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
+              f"min age {r.min_age_seconds}s", file=out)
+    for message in cfg.entry_errors:
+        print(f"error  {message}", file=out)
+    print(f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad", file=out)
+    return 2 if cfg.entry_errors else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lakefs-gc", description="lakeFS garbage collection tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -245,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     af.add_argument("--lakefs", choices=("settings", "real"), default="settings",
                     help="settings: the lakeFS of the settings (default); real: run lakeFS 1.84 itself (the "
                          "set-up builds it; local blockstore, state in <state-dir>/lakefs) and seed sample-repo")
+    cfg = sub.add_parser("config", help="the GC configuration file")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
+    check = cfg_sub.add_parser("check", help="validate it as the DAG files will; one line per repository")
+    check.add_argument("file", nargs="?", help="default: $LAKEFS_GC_CONFIG, else config/gc_repositories.yaml")
     rep = sub.add_parser("report", help="list a repository's GC marks, or print one run's report",
                          description="List a repository's recent GC marks (newest first), or print one run's "
                                      "report as a table.")
@@ -266,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return main(args.env_file, args.state_dir, args.port, args.lakefs)
 
+    if args.command == "config":
+        return _config_check(args.file, sys.stdout)
     if args.command == "report":
         from lakefs_gc.errors import Unreachable
         from lakefs_gc.storage import StorageError

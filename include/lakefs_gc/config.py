@@ -74,6 +74,14 @@ _PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@mon
                    "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
 
 
+def _unknown(names: set[str], allowed) -> str:
+    """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
+    import difflib
+
+    hints = [f"{n!r} -> {m[0]!r}" for n in sorted(names) if (m := difflib.get_close_matches(n, list(allowed), 1, 0.6))]
+    return f"{sorted(names)}" + (f" (did you mean: {', '.join(hints)}?)" if hints else "")
+
+
 class ConfigError(ValueError):
     """The GC configuration file is missing, unreadable or invalid (the message says where)."""
 
@@ -226,14 +234,14 @@ def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool
         raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
     unknown = set(doc) - {"defaults", "repositories"}
     if unknown:
-        raise ConfigError(f"{p}: unknown top-level key(s) {sorted(unknown)} "
+        raise ConfigError(f"{p}: unknown top-level key(s) {_unknown(unknown, ('defaults', 'repositories'))} "
                           "(allowed: defaults, repositories)")
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise ConfigError(f"{p}: 'defaults' must be a mapping")
     bad = set(defaults) - (_ENTRY_FIELDS - {"repository"})
     if bad:
-        raise ConfigError(f"{p}: defaults: unknown field(s) {sorted(bad)}")
+        raise ConfigError(f"{p}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS - {'repository'})}")
     entries = doc.get("repositories")
     if not isinstance(entries, list) or not entries:
         raise ConfigError(f"{p}: 'repositories' must be a non-empty list")
@@ -275,7 +283,8 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
 
     unknown = set(entry) - _ENTRY_FIELDS
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {sorted(unknown)} (allowed: {sorted(_ENTRY_FIELDS)})")
+        raise ConfigError(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
+                          f"(allowed: {sorted(_ENTRY_FIELDS)})")
     merged: dict[str, Any] = {**defaults, **entry}
     merged["spark"] = {**(defaults.get("spark") or {}), **(entry.get("spark") or {})}
     merged["sweep"] = {**(defaults.get("sweep") or {}), **(entry.get("sweep") or {})}
@@ -342,7 +351,7 @@ def _check_section(raw: Any, name: str, allowed: frozenset[str], err) -> None:
         raise err(name, "must be a mapping")
     unknown = set(raw) - allowed
     if unknown:
-        raise err(name, f"unknown key(s) {sorted(unknown)} (allowed: {sorted(allowed)})")
+        raise err(name, f"unknown key(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
 
 
 def _parse_spark(raw: Any, err) -> SparkSettings:
