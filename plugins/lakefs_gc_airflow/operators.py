@@ -97,8 +97,12 @@ def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
 
 
 def _fail(exc: Exception) -> AirflowFailException:
-    """A refusal (bad setting, missing rules, unsafe input): fail without retrying, say why."""
-    return AirflowFailException(str(exc))
+    """A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
+    sweep: fail without retrying, say why in one line, and that nothing was deleted."""
+    message = str(exc).rstrip()
+    if "nothing was deleted" not in message.lower():
+        message += ("" if message.endswith(".") else ".") + " Nothing was deleted"
+    return AirflowFailException(message)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -33,8 +33,9 @@ def test_an_unreachable_lakefs_fails_after_the_budget_with_one_line_naming_what_
     assert "max_retries, backoff_base, backoff_max, connect_timeout (now 2, 0.01s, 20.0s, 10.0s)" in message
     assert isinstance(err.value, LakeFSGCError) and err.value.__cause__ is None and err.value.__suppress_context__
     assert len(slept) == 2  # the budget: two retries, then the one line
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 2 and all("retry" in r.getMessage() for r in warnings)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # the one line says it all
+    retries = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and "retry" in r.getMessage()]
+    assert len(retries) == 2 and all("failed (connection refused); retry" in m for m in retries)  # short, at DEBUG
     # the traceback of the last attempt is kept, at DEBUG only
     debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.exc_info]
     assert len(debug) == 1 and "getRepository" in debug[0].getMessage()
@@ -45,6 +46,20 @@ def test_an_unknown_host_is_named_as_such():
     client = LakeFSClient("http://lakefs.invalid:8000", "AKIA", "secret", max_retries=0, sleep=lambda s: None)
     with pytest.raises(LakeFSUnreachable, match=r"lakefs.invalid:8000/api/v1 is unreachable \(unknown host\)"):
         client.get_repository("repo")
+
+
+def test_a_call_that_succeeds_after_retries_says_so_once(lakefs_emulator, caplog):
+    emu = lakefs_emulator
+    emu.set_faults({"method": "GET", "path": r"/api/v1/config$", "times": 2, "status": 503})
+    try:
+        with caplog.at_level(logging.DEBUG, logger="lakefs_gc.lakefs.client"):
+            with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, max_retries=3, backoff_base=0.01) as client:
+                client.blockstore_type()
+    finally:
+        emu.set_faults()
+    info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert len(info) == 1 and "succeeded after 2 retries (last error: " in info[0], info
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_answers_are_not_unreachable(lakefs_emulator):

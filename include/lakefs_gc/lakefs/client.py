@@ -125,9 +125,14 @@ class LakeFSClient:
         kwargs.setdefault("_request_timeout", (self.connect_timeout, self.request_timeout))
         attempt = 0
         started = time.monotonic()
+        last = ""
         while True:
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                if attempt:  # the retries themselves went to DEBUG: one line that there were any
+                    log.info("lakeFS %s succeeded after %d retr%s (last error: %s)", what, attempt,
+                             "y" if attempt == 1 else "ies", last)
+                return result
             except Exception as exc:  # classified right below; non-transient ones re-raise
                 if not _is_transient(exc):
                     raise
@@ -145,8 +150,8 @@ class LakeFSClient:
                         f"{self.backoff_max}s, {self.connect_timeout}s)") from None
                 delay = random.uniform(0, min(self.backoff_max, self.backoff_base * (2 ** attempt)))
                 attempt += 1
-                log.warning("lakeFS %s failed (%s); retry %d/%d in %.1fs", what, _error_message(exc), attempt,
-                            self.max_retries, delay)
+                last = _connection_failure(exc) or _error_message(exc)
+                log.debug("lakeFS %s failed (%s); retry %d/%d in %.1fs", what, last, attempt, self.max_retries, delay)
                 self._sleep(delay)
 
     # -- repository and server facts -----------------------------------------------------------
