@@ -338,12 +338,16 @@ def full_peer(gc_client, work: Path) -> tuple[float, int, int]:
 
 
 def warm_session():
-    """The shared local SparkSession (JVM start-up), timed apart from any run."""
+    """The shared local SparkSession (JVM start-up), timed apart from any run; its driver JVM as a
+    job's starts (lakefs_gc.spark.jvm: the fast start, spark.fast_start's default)."""
+    from lakefs_gc.spark.jvm import driver_java_options
+
     from lakefs_sandbox.inprocess import local_session
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    options = driver_java_options(str(Path(sys.executable).parent / "spark-submit"), sys.executable)
     t = time.perf_counter()
-    spark = local_session("lakefs-gc incremental bench", cores=2)
+    spark = local_session("lakefs-gc incremental bench", cores=2, java_options=options)
     return spark, time.perf_counter() - t
 
 

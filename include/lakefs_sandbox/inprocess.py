@@ -43,8 +43,8 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
 
 def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_options: str | None = None):
     """A local SparkSession for in-process runs (workers use this Python; no UI; few shuffle
-    partitions). ``java_options``: the driver JVM's (the tests' start-up savings; a bench leaves
-    the JVM as a job's is). ``getOrCreate``: one session per process, shared."""
+    partitions). ``java_options``: the driver JVM's (the tests' and the benches' pass a job's:
+    lakefs_gc.spark.jvm). ``getOrCreate``: one session per process, shared."""
     import os
     import sys
 
