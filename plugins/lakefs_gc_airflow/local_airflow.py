@@ -446,6 +446,8 @@ def component_env(p: Plan, base: Mapping[str, str]) -> dict[str, str]:
         "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],  # kept: a restart keeps the UI's sessions
         "AIRFLOW__CORE__FERNET_KEY": keys["fernet_key"],      # connections added in the UI, encrypted
         "AIRFLOW__CORE__PARALLELISM": "4",
+        # the connection form's Test button (Airflow's default: Disabled); the file may set it back
+        "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
         "LAKEFS_GC_WORK_DIR": p.work_dir,
     })
     env.update(p.airflow_settings)

@@ -83,6 +83,20 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
     assert SECRET not in shown and "s3-secret-value" not in shown and "http://127.0.0.1:8000" in shown
 
 
+def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(tmp_path):
+    from lakefs_gc_airflow.local_airflow import component_env
+
+    cfg = repositories(tmp_path)
+    lakefs = (f"LAKEFS_GC_CONFIG={cfg}\nLAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID={KEY}\n"
+              f"LAKEFS_SECRET_ACCESS_KEY={SECRET}\n")
+    on = plan(env_file(tmp_path, lakefs), {}, tmp_path / "s1")
+    on.state.mkdir(parents=True)
+    assert component_env(on, {})["AIRFLOW__CORE__TEST_CONNECTION"] == "Enabled"
+    off = plan(env_file(tmp_path, lakefs + "AIRFLOW__CORE__TEST_CONNECTION=Disabled\n"), {}, tmp_path / "s2")
+    off.state.mkdir(parents=True)
+    assert component_env(off, {})["AIRFLOW__CORE__TEST_CONNECTION"] == "Disabled"
+
+
 @pytest.mark.parametrize("text, environ, expected", [
     ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
     ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
