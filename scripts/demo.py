@@ -51,6 +51,16 @@ def human(n: int) -> str:
     return str(n)
 
 
+def report_command(ns: str, local_root: str | None, run_id: str) -> str:
+    """The ``lakefs-gc report`` command that prints this run's report (a local:// namespace needs
+    lakeFS's blockstore root; a relative path when it is under the project)."""
+    root = ""
+    if ns.startswith("local://") and local_root:
+        p = Path(local_root).resolve()
+        root = f" --local-root {p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}"
+    return f".venv/bin/lakefs-gc report {ns}{root} --run {run_id}"
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
@@ -168,6 +178,7 @@ GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
   objects deleted:         {s['deleted']} ({human(int(s.get('reclaimed_bytes') or 0))} reclaimed)
   objects kept:            {len(after & set(before))} of {len(before)} in the namespace
   report:                  {report}summary.json (+ deleted/*.parquet)
+  read it again:           {report_command(ns, target.local_root, s['run_id'])}
 """)
         for o in manifest.objects:
             status = "deleted" if o.address in deleted else "kept"

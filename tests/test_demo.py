@@ -25,6 +25,11 @@ def test_demo_runs_the_gc_dag_end_to_end_and_stops_everything():
     pid = int(re.search(r"\(pid (\d+)\)", r.stdout).group(1))
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+    # the command it gives to read the report again works as printed, from the project root
+    again = re.search(r"read it again:\s+\.venv/bin/(lakefs-gc report .*)$", r.stdout, re.M).group(1).split()
+    rep = subprocess.run([os.path.join(os.path.dirname(sys.executable), again[0]), *again[1:]], cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert rep.returncode == 0 and "local://demo/sample-repo" in rep.stdout, rep.stdout + rep.stderr
 
 
 def test_seed_cli_against_the_emulator(lakefs_emulator, tmp_path):
