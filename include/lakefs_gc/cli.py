@@ -300,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         except (UsageError, ValueError, StorageError, Unreachable) as exc:
             print(f"lakefs-gc report: error: {exc}", file=sys.stderr)
             return 2
+        except BrokenPipeError:  # e.g. piped into head
+            return 0
         except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
             if not type(exc).__module__.startswith("botocore"):
                 raise
@@ -307,8 +309,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
                   f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)", file=sys.stderr)
             return 2
-        except BrokenPipeError:
-            return 0
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)
