@@ -297,6 +297,26 @@ class Plan:
     min_ages: dict[str, int] = field(default_factory=dict)  # repository -> min_age_seconds
 
 
+def ui_connections(state: Path) -> set[str]:
+    """The ids of the connections in this Airflow's database (added in the UI at an earlier start);
+    none when there is no database yet or it cannot be read."""
+    import sqlite3
+
+    db = state / "airflow.db"
+    if not db.is_file():
+        return set()
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {row[0] for row in con.execute("SELECT conn_id FROM connection")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        con.close()
+
+
 def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None,
          lakefs: Mapping[str, str] | None = None) -> Plan:
     """Resolve the settings (environment over file over defaults) into a :class:`Plan`; a wrong
@@ -384,9 +404,11 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         own("spark_default", {"conn_type": "spark", "host": get("SPARK_MASTER")}, f"Spark {get('SPARK_MASTER')}")
 
     warnings = []
+    in_ui = ui_connections(state)
     for repo in cfg.repositories:
         for kind, conn_id in (("lakeFS", repo.lakefs_conn_id), ("Spark", repo.spark_conn_id)):
-            if conn_id.lower() not in described:  # AIRFLOW_CONN_<ID>: Airflow upper-cases the id
+            # AIRFLOW_CONN_<ID>: Airflow upper-cases the id; or added in the UI at an earlier start
+            if conn_id.lower() not in described and conn_id not in in_ui:
                 hint = ("LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY"
                         if conn_id == "lakefs_default" else f"AIRFLOW_CONN_{conn_id.upper()}")
                 warnings.append(f"{repo.repository}: its {kind} connection {conn_id!r} is not defined: its runs fail "

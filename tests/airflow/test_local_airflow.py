@@ -128,6 +128,18 @@ def test_a_connection_a_repository_needs_and_nobody_defines_is_a_warning(tmp_pat
     assert w.startswith("emu-repo: its lakeFS connection 'lakefs_default' is not defined") and "LAKEFS_ENDPOINT" in w
 
 
+def test_a_connection_added_in_the_ui_at_an_earlier_start_is_no_warning(tmp_path):
+    import sqlite3
+
+    (tmp_path / "state").mkdir()
+    with sqlite3.connect(tmp_path / "state" / "airflow.db") as con:  # what Airflow keeps of the UI's Add Connection
+        con.execute("CREATE TABLE connection (id INTEGER PRIMARY KEY, conn_id VARCHAR(250), conn_type VARCHAR(500))")
+        con.execute("INSERT INTO connection (conn_id, conn_type) VALUES ('lakefs_default', 'lakefs')")
+    con.close()
+    p = plan(env_file(tmp_path, f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n"), {}, tmp_path / "state")
+    assert p.warnings == []
+
+
 def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and_says_so(tmp_path):
     f = env_file(tmp_path, f"""\
         LAKEFS_GC_CONFIG={repositories(tmp_path)}
