@@ -63,6 +63,15 @@ def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_let
     assert text.splitlines()[2:4] == ["mode: mark_and_sweep", "flow: clean"] and text.endswith("report: s3://b/r/summary.json")
 
 
+def test_slices_skipped_as_too_young_and_the_unsafe_override_are_said():
+    s = {**_summary(), "listed_objects": 0, "listed_bytes": 0, "slices_skipped": 1, "unsafe_min_age_override": True,
+         "effective_min_age_seconds": 45, "grace_period_seconds": 21600}
+    rows = dict(summary_rows(s))
+    assert rows["listed"] == "0 objects, 0 B; 1 slice(s) created after the cutoff skipped, not listed (too young)"
+    assert rows["cutoff"] == ("2026-11-22T17:00:00Z  (objects written at or after it are kept); minimum age 45s, "
+                              "below lakeFS's grace period (21,600s), by the Param unsafe_min_age_override")
+
+
 def test_held_back_objects_say_when_they_can_go():
     s = _summary(cand=_candidates(10, 4, confirm=86400, held_back_reason="not yet a candidate in mark m0 "
                                   "(started 2026-11-22T16:00:00.000000Z)", confirmed_by_mark="m0"),

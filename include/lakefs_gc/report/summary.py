@@ -226,7 +226,10 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
     rows += [
             ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
             ("started", _t(g("start_time"))),
-            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)")]
+            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)"
+                       + (f"; minimum age {_n(g('effective_min_age_seconds', 0))}s, below lakeFS's grace period "
+                          f"({_n(g('grace_period_seconds', 0))}s), by the Param unsafe_min_age_override"
+                          if g("unsafe_min_age_override") else ""))]
     if g("listed_objects") is not None:
         listed = _n(g("listed_objects"))
         if g("listed_bytes") is not None:
@@ -234,6 +237,8 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
         if g("flow") == "incremental":
             listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
                        f"held-back object(s) checked again")
+        if g("slices_skipped"):
+            listed += f"; {_n(g('slices_skipped'))} slice(s) created after the cutoff skipped, not listed (too young)"
         rows.append(("listed", listed))
     if g("flow") == "incremental":
         rows.append(("committed", f"{_n(g('new_commits', 0))} new commit(s), {_n(g('ranges', 0))} new range(s) read"))
