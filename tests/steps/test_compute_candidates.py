@@ -11,6 +11,7 @@ import lakefs_sdk
 import pytest
 
 from lakefs_gc.errors import SettingsError
+from lakefs_gc.listing import staged
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.steps import compute_candidates as step
@@ -62,6 +63,9 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
 
     on_executors, here = decide(0), decide(step.FEW)
     assert here == on_executors
+    # more candidates than the staged check takes on the driver: the driver hands over, nothing written twice
+    monkeypatch.setattr(staged, "DRIVER_MAX", 2)
+    assert decide(step.FEW) == on_executors
     counts, written = here
     assert counts["carried_checked"] == 2 and counts["carried_candidates"] == 2  # held.bin, staged.bin
     assert counts["candidates"] == 3 and counts["to_delete"] == 1 and counts["held_back"] == 2
