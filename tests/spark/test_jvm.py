@@ -46,6 +46,7 @@ def test_the_archive_lives_in_a_private_directory(tmp_path, monkeypatch):
     monkeypatch.setenv(jvm.ENV_ARCHIVE_DIR, str(shared))
     with pytest.raises(RuntimeError, match="writable by it alone: remove it, or set LAKEFS_GC_JVM_CACHE_DIR"):
         jvm.archive_dir()
+    assert jvm.driver_java_options("/opt/spark/bin/spark-submit") == jvm.C1_ONLY  # the task still runs
     monkeypatch.setenv(jvm.ENV_ARCHIVE_DIR, str(tmp_path / "mine"))
     assert stat.S_IMODE(jvm.archive_dir().stat().st_mode) == 0o700
     # named by the Spark binary (another Spark or Java: another archive)

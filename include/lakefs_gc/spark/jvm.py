@@ -151,8 +151,13 @@ def class_archive(spark_binary: str, python: str | None = None, cache: Path | No
 
 
 def driver_java_options(spark_binary: str, python: str | None = None, cache: Path | None = None) -> str:
-    """The driver JVM's fast-start options (C1 only, and the class archive when there is one)."""
-    archive = class_archive(spark_binary, python, cache)
+    """The driver JVM's fast-start options (C1 only, and the class archive when there is one). A
+    cache that cannot be used (not private, not writable) leaves the archive out, never fails the task."""
+    try:
+        archive = class_archive(spark_binary, python, cache)
+    except (OSError, RuntimeError) as e:
+        log.warning("no class archive for the Spark driver: %s", e)
+        archive = None
     return f"{C1_ONLY} -XX:SharedArchiveFile={archive}" if archive else C1_ONLY
 
 
