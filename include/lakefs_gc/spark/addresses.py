@@ -99,7 +99,7 @@ def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, k
     DataFrame (lakefs_gc.listing.staged); ``keep(batches) -> batches``, when given, filters them
     where they are read (only what it keeps reaches the JVM)."""
     st = sref.open()
-    files = [k for d in kept for k in kept_parts(st, d)]
+    files = _part_files(st, kept)
     if not files:
         return spark.createDataFrame([], formats.IDENTITY_SCHEMA)
     keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
@@ -132,11 +132,18 @@ def _small(st, files: list[str]) -> bool:
     return True
 
 
+def _part_files(st, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> list[str]:
+    """The part files ``keys`` and those of the folders ``kept`` (each checked complete)."""
+    return [*keys, *(k for d in kept for k in kept_parts(st, d))]
+
+
 def _scan_here(st, files: list[str], read_table, keep) -> list:
     """The Arrow batches ``keep`` keeps of each part, read on the driver (threads)."""
     def one(key):
         batches = read_table(st, key).to_batches()
         return list(keep(batches))
+    if not files:
+        return []
     with ThreadPoolExecutor(min(THREADS, len(files)), thread_name_prefix="scan") as pool:
         return [b for batches in pool.map(one, files) for b in batches]
 
@@ -146,11 +153,11 @@ def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[s
     the driver: what :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in
     all; None when they are more (then :func:`read_parts`)."""
     st = sref.open()
-    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    files = _part_files(st, kept, keys)
     if not _small(st, files):
         return None
     return {a for b in _scan_here(st, files, formats.read_address_table, lambda batches: batches)
-            for a in b.column(0).to_pylist()} if files else set()
+            for a in b.column(0).to_pylist()}
 
 
 def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
@@ -166,7 +173,7 @@ def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, a
         return set()
     keep = lambda batches: _among(values, batches)  # noqa: E731
     st = sref.open()
-    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    files = _part_files(st, kept, keys)
     if _small(st, files):
         return {a for b in _scan_here(st, files, formats.read_address_table, keep) for a in b.column(0).to_pylist()}
     return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
@@ -177,7 +184,7 @@ def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: in
     batches`` keeps, filtered where the parts are read: by one Spark job, or on the driver when the
     parts are small (as :func:`addresses_among`)."""
     st = sref.open()
-    files = [k for d in kept for k in kept_parts(st, d)]
+    files = _part_files(st, kept)
     if _small(st, files):
         return [(r["size"], r["checksum"], r["path"])
                 for b in _scan_here(st, files, formats.read_identity_table, keep) for r in b.to_pylist()]
@@ -189,7 +196,7 @@ def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: 
     and in the part files ``keys``, as one DataFrame; ``keep(batches) -> batches``, when given,
     filters them where they are read."""
     st = sref.open()
-    files = [*keys, *(k for d in kept for k in kept_parts(st, d))]
+    files = _part_files(st, kept, keys)
     if not files:
         return spark.createDataFrame([], ADDRESS_SCHEMA)
     keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
