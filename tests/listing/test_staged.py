@@ -1,6 +1,7 @@
 """The staged check on the candidates (lakefs_gc.listing.staged): which candidates are suspicious,
-which paths are asked, and the commits made since list_committed, without Spark or lakeFS (the
-end-to-end cases: tests/listing/test_uncommitted.py, the random histories, tests/real_lakefs/)."""
+which paths are asked, and the commits made since list_committed, without lakeFS; the driver's
+answer without Spark, the executors' held to it (the end-to-end cases: tests/listing/test_uncommitted.py,
+the random histories, tests/real_lakefs/)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,31 @@ def test_commits_since_fails_closed_past_its_bound(monkeypatch):
     graph = {f"c{i}": ((f"c{i - 1}",), f"m{i}") for i in range(1, 20)}
     with pytest.raises(LakeFSGCError, match="more than 5 commits .* Nothing was deleted"):
         staged.commits_since(Commits(graph), "r", None, (), set(), set(), [("main", "c19")])
+
+
+CASES = [  # (candidate rows, the store's MD5s, listed_md5, identities): the four cases above
+    ([("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()), ("data/x/no-md5", 9, None),
+      ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)], {}, True, IDENTITIES),
+    ([("data/x/plain", 1, MD5_A), ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
+      ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")], {"data/x/plain": MD5_A}, False,
+     IDENTITIES + [(1, "abc-2", "p/linked")]),
+    ([("data/x/copy", 1, None), ("data/x/new", 1, None)],
+     {"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()}, False, IDENTITIES),
+    ([("data/x/y", 2, None)], {"data/x/y": MD5_A}, False, IDENTITIES),
+]
+
+
+@pytest.mark.parametrize("rows, md5s, listed_md5, ids", CASES)
+def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5, ids):
+    """``suspicious`` (DataFrames, one join of the identities) and ``suspicious_here`` (the driver)
+    agree on every case: the same suspicious candidates, the same paths to ask."""
+    from lakefs_gc.report import formats
+
+    ref = Ref(Store(md5s, listed_md5=listed_md5))
+    want = staged.suspicious_here(ref, rows, identities(ids))
+    cands = spark.createDataFrame(rows, "address string, size long, checksum string")
+    sus, paths, sized = staged.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)
+    try:
+        assert ({r[0] for r in sus.collect()}, {r[0] for r in paths.collect()}) == want
+    finally:
+        sized.unpersist()

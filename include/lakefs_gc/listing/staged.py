@@ -167,40 +167,50 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
     return CommitsSince(len(seen), frozenset(addresses), tuple(identities))
 
 
-def _vouched(sref, rows):
-    """(address, content MD5 or None) of each candidate row (address,): the store's word."""
+def _vouched(sref, batches):
+    """Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
+    vouches for, or null (``content_md5``: a HEAD on S3, the file read on local), asked in threads."""
+    import pyarrow as pa
+
     st = sref.open()
-    for (address,) in rows:
-        yield (address, st.content_md5(address))
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-md5") as pool:
+        for b in batches:
+            vouched = list(pool.map(st.content_md5, b.column(0).to_pylist()))
+            yield b.append_column("vouched", pa.array(vouched, pa.string()))
 
 
 def suspicious(spark, sref, cands, identities, n: int):
     """(suspicious candidates' addresses, the paths to ask) as DataFrames (see the module's
     docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
-    checksum, path) of every committed entry read."""
+    checksum, path) of every committed entry read.
+
+    The identities are read three times and shuffled once, whatever the candidates: their sizes
+    (aggregated where read), the sizes of those whose checksum is not an MD5 (filtered where read),
+    and one join of all of them with the candidates' keys. A candidate's keys are its vouched MD5 and
+    its listed checksum: an entry matching the first matches "by content", the second "as listed"
+    (an entry whose checksum equals a vouched MD5 but is not in lakeFS's form is at a size of the
+    third kind, suspicious anyway)."""
     from pyspark.sql import functions as F
 
     ident = identities.select("size", F.col("checksum").alias("icheck"), "path")
-    md5 = F.col("icheck").rlike(MD5_PATTERN)
-    ident_md5, ident_other = ident.where(md5), ident.where(~md5 | F.col("icheck").isNull())
-    sized = cands.join(ident.select("size").distinct(), on="size", how="left_semi")
+    other = ~F.col("icheck").rlike(MD5_PATTERN) | F.col("icheck").isNull()
+    sized = cands.select("address", "size", "checksum").join(ident.select("size").distinct(), on="size",
+                                                             how="left_semi")
     if not sref.open().listed_md5:  # the listing's word is not enough: ask the store, or read the file
-        vouched = spark.createDataFrame(
-            sized.select("address").rdd.mapPartitions(lambda rows: _vouched(sref, rows)),
-            "address string, vouched string")
-        sized = sized.join(vouched, on="address", how="left")
+        sized = sized.select("address", "size", "checksum").mapInArrow(
+            lambda batches: _vouched(sref, batches), "address string, size long, checksum string, vouched string")
     else:
         sized = sized.withColumn("vouched", F.col("checksum"))
     sized = sized.cache()
-    unvouched = sized.where(F.col("vouched").isNull())
-    by_md5 = sized.join(ident_md5.select("size", F.col("icheck").alias("vouched")).distinct(),
-                        on=["size", "vouched"], how="left_semi")
-    by_listed = sized.join(ident.select("size", F.col("icheck").alias("checksum")).distinct(),
-                           on=["size", "checksum"], how="left_semi")
-    by_size = sized.join(ident_other.select("size").distinct(), on="size", how="left_semi")
-    sus = unvouched.unionByName(by_md5).unionByName(by_listed).unionByName(by_size).select(
-        "address", "size", "checksum", "vouched").distinct().cache()
-    paths = (ident_other.join(sus.select("size").distinct(), on="size", how="left_semi").select("path")
+    keys = (sized.select("address", "size", F.col("vouched").alias("icheck"))
+            .unionByName(sized.select("address", "size", F.col("checksum").alias("icheck")))
+            .where(F.col("icheck").isNotNull()))
+    by_key = keys.join(ident.select("size", "icheck"), on=["size", "icheck"], how="left_semi").select("address")
+    by_size = sized.join(ident.where(other).select("size").distinct(), on="size", how="left_semi").select("address")
+    unvouched = sized.where(F.col("vouched").isNull()).select("address")
+    sus = sized.join(unvouched.unionByName(by_key).unionByName(by_size).distinct(), on="address",
+                     how="left_semi").select("address", "size", "checksum", "vouched").cache()
+    paths = (ident.where(other).join(sus.select("size").distinct(), on="size", how="left_semi").select("path")
              .unionByName(ident.join(sus.where(F.col("vouched").isNull()).select("size").distinct(),
                                      on="size", how="left_semi").select("path"))
              .unionByName(ident.join(sus.select("size", F.col("vouched").alias("icheck")).distinct(),
@@ -208,8 +218,7 @@ def suspicious(spark, sref, cands, identities, n: int):
              .unionByName(ident.join(sus.select("size", F.col("checksum").alias("icheck")).distinct(),
                                      on=["size", "icheck"], how="left_semi").select("path"))
              .distinct())
-    sized.unpersist()
-    return sus.select("address"), paths
+    return sus.select("address"), paths, sized
 
 
 def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
@@ -337,9 +346,10 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
             n_sus, paths = len(sus_set), sorted(path_set)
             link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == "local" else []
         else:
-            sus, paths_df = suspicious(spark, sref, rest, identities.frame(), n)
+            sus, paths_df, sized = suspicious(spark, sref, rest, identities.frame(), n)
             n_sus = sus.count()
             paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
+            sized.unpersist()
             link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
                           .select("address", "size").collect()] if kind == "local" else [])
         names = [b for b, _ in branches]

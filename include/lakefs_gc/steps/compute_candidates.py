@@ -18,6 +18,7 @@ joined. Both write the same mark (tests/steps/test_compute_candidates.py).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -242,6 +243,8 @@ def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list
     check = None
     if ctx.settings.staged_check == "candidates" and unc.heads_file:
         cands = cands.cache()
+        t0 = time.monotonic()  # computed first, so that the check's seconds are the check's own
+        log.info("%d candidate(s) before the staged check (%.1fs)", cands.count(), time.monotonic() - t0)
         identities = staged_check.Identities(spark, sref, _identity_dirs(committed, base), n)
         kept, check = staged_check.check(spark, ctx, sref, lakefs_ref(ctx, environ), cands, identities,
                                          committed.read_file, n)
