@@ -32,8 +32,8 @@ class Store:
 
 
 class Ref:
-    def __init__(self, store):
-        self.store = store
+    def __init__(self, store, namespace="s3://bucket/repo"):
+        self.store, self.namespace = store, namespace
 
     def open(self):
         return self.store
@@ -115,13 +115,14 @@ CASES = [  # (candidate rows, the store's MD5s, listed_md5, identities): the fou
 ]
 
 
+@pytest.mark.parametrize("namespace", ["s3://bucket/repo", "local://repo"])
 @pytest.mark.parametrize("rows, md5s, listed_md5, ids", CASES)
-def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5, ids):
+def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5, ids, namespace):
     """``suspicious`` (DataFrames, one join of the identities) and ``suspicious_here`` (the driver)
     agree on every case: the same suspicious candidates, the same paths to ask."""
     from lakefs_gc.report import formats
 
-    ref = Ref(Store(md5s, listed_md5=listed_md5))
+    ref = Ref(Store(md5s, listed_md5=listed_md5), namespace)  # local: the store asked in the task's thread
     want = staged.suspicious_here(ref, rows, identities(ids))
     cands = spark.createDataFrame(rows, "address string, size long, checksum string")
     sus, paths, sized = staged.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)

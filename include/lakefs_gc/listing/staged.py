@@ -169,13 +169,16 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
 
 def _vouched(sref, batches):
     """Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
-    vouches for, or null (``content_md5``: a HEAD on S3, the file read on local), asked in threads."""
+    vouches for, or null (``content_md5``: a HEAD on S3, in threads; the file read on local, in the
+    task's own thread: hashing small files in threads only contends for the GIL)."""
     import pyarrow as pa
 
     st = sref.open()
-    with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-md5") as pool:
+    local = sref.namespace.startswith("local://")
+    with ThreadPoolExecutor(1 if local else THREADS, thread_name_prefix="staged-md5") as pool:
         for b in batches:
-            vouched = list(pool.map(st.content_md5, b.column(0).to_pylist()))
+            keys = b.column(0).to_pylist()
+            vouched = [st.content_md5(k) for k in keys] if local else list(pool.map(st.content_md5, keys))
             yield b.append_column("vouched", pa.array(vouched, pa.string()))
 
 
