@@ -99,6 +99,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing pinned requirements into .venv"
   uv pip install -q -p "$VENV/bin/python" -r requirements.txt
   uv pip install -q -p "$VENV/bin/python" -e . --no-deps
+  # the editable build leaves lakefs_gc.egg-info in the checkout: with the checkout on sys.path (the
+  # tests, a shell in it) importlib.metadata would find our distribution twice, and Airflow would
+  # load our plugin twice ("Plugin 'lakefs_gc' already registered"). The venv's own record stays.
+  rm -rf "$ROOT/lakefs_gc.egg-info"
   rm -f "$VENV/.bytecode"
   echo "$want" > "$stamp"
 fi

@@ -251,7 +251,7 @@ def test_connections_name_services_that_exist():
     assert {"lakefs_default", "aws_default", "spark_default"} <= set(conns)
 
     lakefs = urlsplit(conns["lakefs_default"]["host"])
-    assert conns["lakefs_default"]["conn_type"] == "lakefs"
+    assert conns["lakefs_default"]["conn_type"] == "lakefs_gc"
     assert lakefs.scheme == "http" and lakefs.hostname == "lakefs" and lakefs.port in container_ports(svc["lakefs"])
     lk_env = env_of(svc["lakefs"])
     assert conns["lakefs_default"]["login"] == lk_env["LAKEFS_INSTALLATION_ACCESS_KEY_ID"]

@@ -71,7 +71,7 @@ class LakeFSTarget:
     def lakefs_conn(self) -> dict:
         """The Airflow ``lakefs`` connection (JSON form) for this server."""
         extra = {"local_blockstore_root": self.local_root} if self.local_root else {}
-        return {"conn_type": "lakefs", "host": self.url, "login": self.access_key, "password": self.secret_key,
+        return {"conn_type": "lakefs_gc", "host": self.url, "login": self.access_key, "password": self.secret_key,
                 "extra": extra}
 
     def aws_conn(self) -> dict | None:

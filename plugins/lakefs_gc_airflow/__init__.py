@@ -2,8 +2,9 @@
 
 Thin: they read connections and Params, call the ``lakefs_gc`` package or spark-submit the jobs
 inside it (``lakefs_gc/spark/jobs``), and hand a small typed result to the next task by XCom.
-Registered as an Airflow provider (entry point ``apache_airflow_provider``): the ``lakefs``
-connection type, its form's labels, help texts and extra fields come from
+Registered as an Airflow provider (entry point ``apache_airflow_provider``): the ``lakefs_gc``
+connection type (not ``lakefs``: Treeverse's ``airflow-provider-lakefs`` registers that one, and
+many lakeFS users have it; the hook reads its connections too), its form's labels, help texts and extra fields come from
 :func:`get_provider_info`, which Airflow 3 reads without importing the hook.
 """
 
@@ -74,14 +75,14 @@ def get_provider_info() -> dict[str, Any]:
     return {
         "package-name": "lakefs-gc",
         "name": "lakeFS garbage collection",
-        "description": "lakeFS garbage collection as Airflow DAGs with PySpark jobs: the lakeFS connection type "
-                       "(LakeFSHook), the GC operators and the DAG factory.",
+        "description": "lakeFS garbage collection as Airflow DAGs with PySpark jobs: the lakefs_gc connection type "
+                       "(LakeFSHook, which also reads airflow-provider-lakefs's lakefs connections), the GC operators and the DAG factory.",
         "versions": [__version__],
         "connection-types": [
             {
-                "connection-type": "lakefs",
+                "connection-type": "lakefs_gc",
                 "hook-class-name": "lakefs_gc_airflow.hooks.LakeFSHook",
-                "hook-name": "lakeFS",
+                "hook-name": "lakeFS (garbage collection)",
                 "ui-field-behaviour": LAKEFS_UI_FIELD_BEHAVIOUR,
                 "conn-fields": LAKEFS_CONN_FIELDS,
             },

@@ -1,4 +1,5 @@
-"""Hooks: the lakeFS connection (type ``lakefs``) and the storage connection's settings (``aws``,
+"""Hooks: the lakeFS connection (type ``lakefs_gc``; ``lakefs`` and ``http`` connections in the shape
+of Treeverse's ``airflow-provider-lakefs`` are read too) and the storage connection's settings (``aws``,
 ``wasb`` or ``google_cloud_platform``, resolved through those providers' own hooks).
 
 Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
@@ -45,7 +46,15 @@ def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | Non
 
 
 class LakeFSHook(BaseHook):
-    """lakeFS through ``lakefs-sdk``. Connection type ``lakefs``.
+    """lakeFS through ``lakefs-sdk``. Connection type ``lakefs_gc``.
+
+    Our own type name, so that this provider lives beside Treeverse's ``airflow-provider-lakefs``
+    (which registers ``lakefs``): the GC reads a connection of any of these types, whatever made it:
+
+    - ``lakefs_gc`` (ours) and ``lakefs`` (theirs, or ours in its first releases): host, login, password;
+    - ``http`` in their shape: host, and the keys as extras ``access_key_id`` and
+      ``secret_access_key`` (else login and password); the ``schema`` field is the URL scheme, as
+      with Airflow's HTTP connections.
 
     host = endpoint URL (``http://lakefs:8000``; ``/api/v1`` is appended when missing),
     login = access key id, password = secret access key. Optional extra:
@@ -61,8 +70,9 @@ class LakeFSHook(BaseHook):
 
     conn_name_attr = "lakefs_conn_id"
     default_conn_name = "lakefs_default"
-    conn_type = "lakefs"
-    hook_name = "lakeFS"
+    conn_type = "lakefs_gc"
+    hook_name = "lakeFS (garbage collection)"
+    read_conn_types = ("lakefs_gc", "lakefs", "http", "https")  # the types whose connections it reads
 
     _RETRY_EXTRAS = {"max_retries": int, "backoff_base": float, "backoff_max": float, "connect_timeout": float}
 
@@ -82,12 +92,22 @@ class LakeFSHook(BaseHook):
 
     def _settings(self) -> tuple[str, str, str, dict[str, Any]]:
         conn = self._connection()
-        if not conn.login or not conn.password:
+        kind = (conn.conn_type or "").lower()
+        if kind not in self.read_conn_types:
+            raise ValueError(f"connection {self.lakefs_conn_id!r} has type {conn.conn_type!r}, not a lakeFS "
+                             f"connection: give it type 'lakefs_gc' (lakeFS (garbage collection) in the form), "
+                             f"'lakefs' or 'http'")
+        extra = conn.extra_dejson or {}
+        login, password, schema, scheme = conn.login, conn.password, conn.schema, extra.get("scheme")
+        if kind in ("http", "https"):  # airflow-provider-lakefs's other shape; schema is the URL scheme there
+            if extra.get("access_key_id") and extra.get("secret_access_key"):
+                login, password = extra["access_key_id"], extra["secret_access_key"]
+            schema, scheme = None, scheme or conn.schema or kind
+        if not login or not password:
             raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
                              "and password (secret access key)")
-        mask_secret(conn.password)
-        extra = conn.extra_dejson or {}
-        endpoint = lakefs_endpoint(conn.host, conn.port, conn.schema, extra.get("scheme"))
+        mask_secret(password)
+        endpoint = lakefs_endpoint(conn.host, conn.port, schema, scheme)
         kwargs: dict[str, Any] = {}
         for key, typ in self._RETRY_EXTRAS.items():
             if extra.get(key) not in (None, ""):
@@ -96,7 +116,7 @@ class LakeFSHook(BaseHook):
                 except (TypeError, ValueError):
                     raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r}: extra {key!r} must be "
                                      f"a {typ.__name__}, got {extra[key]!r}") from None
-        return endpoint, conn.login, conn.password, kwargs
+        return endpoint, login, password, kwargs
 
     @property
     def endpoint(self) -> str:

@@ -381,7 +381,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         if blockroot:
             blockroot = str(root / blockroot)  # relative: from the project root (an absolute path stays)
             extra["local_blockstore_root"] = blockroot
-        own("lakefs_default", {"conn_type": "lakefs", "host": endpoint, "login": key_id, "password": secret,
+        own("lakefs_default", {"conn_type": "lakefs_gc", "host": endpoint, "login": key_id, "password": secret,
                                **({"extra": extra} if extra else {})},
             f"lakeFS {endpoint}" + (f", local blockstore root {blockroot}" if blockroot else ""))
     elif key_id or secret:

@@ -42,7 +42,7 @@ def conn_env(conn_id: str, **fields) -> tuple[str, str]:
 def connections(monkeypatch):
     """lakefs_default, aws_default (S3-compatible endpoint) and spark_default (local[*])."""
     for key, value in (
-        conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+        conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET),
         conn_env("aws_default", conn_type="aws", login=S3_ACCESS, password=S3_SECRET,
                  extra={"endpoint_url": "http://127.0.0.1:5000", "region_name": "us-east-1"}),

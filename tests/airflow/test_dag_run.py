@@ -60,7 +60,7 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
     # what lakeFS's prepare_uncommited writes for the run the fake reports (lakeFS's Parquet format)
     write_staged(LocalStorage(ns_dir), "_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/f1", [], 0)
     FakeLakeFSClient.namespace = "local://ns"  # under the blockstore root tmp_path, as lakeFS resolves it
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
                                  extra={"local_blockstore_root": str(tmp_path)}))
     FakeLakeFSClient.instances = []
@@ -192,7 +192,7 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
     (naming the connection extra); with a wrong root (no lakeFS marker there) it refuses too, and
     the files in the wrong place are untouched."""
     dag, ns_dir = gc_dag
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET))
     dr = dag.test()
     states = _states(dr)
@@ -205,7 +205,7 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
     stranger = elsewhere / "ns" / "data" / "slice" / "not-lakefs.bin"
     stranger.parent.mkdir(parents=True)
     stranger.write_bytes(b"someone else's file")
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000",
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
                                  extra={"local_blockstore_root": str(elsewhere)}))
     dr = dag.test()

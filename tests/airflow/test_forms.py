@@ -18,8 +18,10 @@ The trigger form:
 A run that is created with 5 anyway (a hand-made conf, an old serialized DAG) fails in
 ``prepare_run``: ``tests/airflow/test_operators.py``; every numeric Param: ``test_params.py``.
 
-The connection form: the person opens Admin > Connections > Add Connection and picks "lakeFS": the
-form shows our labels and help texts (provider metadata, ``lakefs_gc_airflow.get_provider_info``);
+The connection form: the person opens Admin > Connections > Add Connection, types "lakeFS" and sees
+two types, Treeverse's ("lakefs", ``airflow-provider-lakefs``, installed beside ours: its metadata names
+no hook, so the UI shows the type) and ours ("lakeFS (garbage collection)", ``lakefs_gc``); picks
+ours: the form shows our labels and help texts (provider metadata, ``lakefs_gc_airflow.get_provider_info``);
 saved, the connection's Test button in the list (Airflow 3 has it there) reaches the lakeFS
 emulator through the hook's ``test_connection``; what is saved is the extra JSON the hook reads. The
 screenshots go to the test's temporary directory, and also into ``$LAKEFS_GC_SCREENSHOTS_DIR`` when
@@ -65,6 +67,8 @@ class UI:
         return self.api(f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"]
 
 
+OUR_TYPE_NAME = "lakeFS (garbage collection)"  # lakefs_gc; airflow-provider-lakefs's shows as "lakefs"
+TYPES_SCREENSHOT_NAME = "lakefs-connection-types.png"
 SCREENSHOT_NAME = "lakefs-connection-form.png"
 EXTRAS_SCREENSHOT_NAME = "lakefs-connection-form-extras.png"
 TESTED_SCREENSHOT_NAME = "lakefs-connection-tested.png"
@@ -200,7 +204,8 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
     from playwright.sync_api import sync_playwright
 
     ui, emu = airflow_ui, lakefs_emulator
-    shots = [tmp_path / n for n in (SCREENSHOT_NAME, EXTRAS_SCREENSHOT_NAME, TESTED_SCREENSHOT_NAME)]
+    shots = [tmp_path / n for n in (TYPES_SCREENSHOT_NAME, SCREENSHOT_NAME, EXTRAS_SCREENSHOT_NAME,
+                                    TESTED_SCREENSHOT_NAME)]
     with sync_playwright() as p:
         browser = _browser(p, tmp_path / "chromium-profile")
         try:
@@ -210,6 +215,13 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
                 dialog = page.get_by_role("dialog")
                 dialog.locator("input[role=combobox]").first.focus()  # the type picker (react-select)
                 page.keyboard.type("lakeFS")
+                # both providers' types are offered: theirs (airflow-provider-lakefs) and ours
+                page.get_by_role("option", name=OUR_TYPE_NAME, exact=True).wait_for()
+                offered = sorted(o.inner_text() for o in page.get_by_role("option").all())
+                # theirs is shown by its type, "lakefs": their provider's metadata names no hook
+                assert offered == [OUR_TYPE_NAME, "lakefs"], offered
+                page.screenshot(path=str(shots[0]))
+                page.keyboard.type(" (garbage")
                 page.keyboard.press("Enter")
                 dialog.get_by_text("lakeFS endpoint", exact=True).wait_for()
             except Exception as e:
@@ -231,7 +243,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             field("Port", "port").fill(emu.url.rsplit(":", 1)[1])  # the list's Test needs it (Airflow 3.3)
             field("Access key ID", "login").fill(emu.access_key)
             field("Secret access key", "password").fill(emu.secret_key)
-            page.screenshot(path=str(shots[0]))
+            page.screenshot(path=str(shots[1]))
 
             # "Extra Fields": our fields with their help texts
             dialog.get_by_role("button", name="Extra Fields", exact=True).click()
@@ -241,7 +253,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             assert not missing, f"not on the form: {missing}; {_diagnose(page, tmp_path, 'extras')}"
             field("Max retries", "element_max_retries").fill("3")
             field("Local blockstore root", "element_local_blockstore_root").fill(str(emu.root))
-            page.screenshot(path=str(shots[1]))
+            page.screenshot(path=str(shots[2]))
 
             with page.expect_response(lambda r: r.url.endswith("/api/v2/connections")
                                       and r.request.method == "POST") as saved:
@@ -262,7 +274,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
                 page.get_by_text("accepted the keys").first.wait_for()
             except Exception as e:
                 raise AssertionError(f"the person sees no test result ({e}); {_diagnose(page, tmp_path, 'test')}")
-            page.screenshot(path=str(shots[2]))
+            page.screenshot(path=str(shots[3]))
         finally:
             browser.close()
 
@@ -275,7 +287,7 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
     # what the form saved is what the hook reads: the extras by their own names
     conn = ui.api(f"/api/v2/connections/{CONN_ID}")
     assert (conn["conn_type"], conn["host"], conn["login"], conn["port"]) == \
-        ("lakefs", emu.url, emu.access_key, int(emu.url.rsplit(":", 1)[1]))
+        ("lakefs_gc", emu.url, emu.access_key, int(emu.url.rsplit(":", 1)[1]))
     extra = json.loads(conn["extra"])
     assert extra.get("max_retries") in (3, "3") and extra.get("local_blockstore_root") == str(emu.root), extra
     print("screenshots:", *shots)

@@ -30,15 +30,15 @@ def test_the_connection_form_is_provider_metadata_not_deprecated_hook_methods():
     assert "lakefs-gc" in pm.providers
     with warnings.catch_warnings(record=True) as caught:  # the UI side still reads ProvidersManager.hooks
         warnings.simplefilter("always")
-        info = pm.hooks["lakefs"]
+        info = pm.hooks["lakefs_gc"]
     assert info.hook_class_name == "lakefs_gc_airflow.hooks.LakeFSHook"
     assert info.connection_id_attribute_name == "lakefs_conn_id"
     assert not [w for w in caught if "LakeFSHook" in str(w.message)], [str(w.message) for w in caught]
     assert "get_ui_field_behaviour" not in LakeFSHook.__dict__
 
     # what the api-server hands the UI's connection form (GET /ui/connections/hook_meta)
-    meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}["lakefs"]
-    assert meta.hook_name == "lakeFS"
+    meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}["lakefs_gc"]
+    assert meta.hook_name == "lakeFS (garbage collection)"
     std = meta.standard_fields
     assert {k: getattr(std, k).title for k in LABELS} == LABELS
     assert std.url_schema.hidden and not std.host.hidden and not std.port.hidden  # Port: see get_provider_info
@@ -55,7 +55,7 @@ def test_blank_extra_fields_mean_the_defaults(monkeypatch):
     """The form saves a field left blank as "" or null: the client's defaults apply."""
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_blank", conn_type="lakefs", host="http://127.0.0.1:8000", login="a",
+    monkeypatch.setenv(*conn_env("lakefs_blank", conn_type="lakefs_gc", host="http://127.0.0.1:8000", login="a",
                                  password="b", extra={"max_retries": "", "backoff_base": None, "backoff_max": "3",
                                                       "local_blockstore_root": ""}))
     hook = LakeFSHook(lakefs_conn_id="lakefs_blank")
@@ -76,7 +76,7 @@ def lakefs_conns(lakefs_emulator, monkeypatch):
         "lakefs_nokeys": dict(host=emu.url),
     }
     for conn_id, fields in conns.items():
-        monkeypatch.setenv(*conn_env(conn_id, conn_type="lakefs", **fields))
+        monkeypatch.setenv(*conn_env(conn_id, conn_type="lakefs_gc", **fields))
     return emu
 
 

@@ -67,7 +67,7 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
     p = plan(f, {"SPARK_MASTER": "local[2]", "AIRFLOW_PORT": "18080"}, tmp_path / "state")
     conns = {k: json.loads(v) for k, v in p.connections.items()}
     assert conns["AIRFLOW_CONN_LAKEFS_DEFAULT"] == {
-        "conn_type": "lakefs", "host": "http://127.0.0.1:8000", "login": KEY, "password": SECRET,
+        "conn_type": "lakefs_gc", "host": "http://127.0.0.1:8000", "login": KEY, "password": SECRET,
         "extra": {"local_blockstore_root": "/data/block"}}
     assert conns["AIRFLOW_CONN_AWS_DEFAULT"] == {
         "conn_type": "aws", "login": "s3-key", "password": "s3-secret-value",
@@ -151,7 +151,7 @@ def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and
            "LAKEFS_SECRET_ACCESS_KEY": SECRET, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": "/state/lakefs/block"}
     p = plan(f, {"LAKEFS_ACCESS_KEY_ID": "env-key"}, tmp_path / "state", lakefs=own)
     assert json.loads(p.connections["AIRFLOW_CONN_LAKEFS_DEFAULT"]) == {
-        "conn_type": "lakefs", "host": "http://127.0.0.1:41234", "login": KEY, "password": SECRET,
+        "conn_type": "lakefs_gc", "host": "http://127.0.0.1:41234", "login": KEY, "password": SECRET,
         "extra": {"local_blockstore_root": "/state/lakefs/block"}}
     notes = "\n".join(p.notes)
     assert f"LAKEFS_ENDPOINT=http://127.0.0.1:8000 in {f} is replaced by the lakeFS this command runs" in notes
@@ -287,7 +287,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         tree |= {proc.pid, *(c.pid for c in me.children(recursive=True))}
         assert psutil.Process(lakefs_pid).cwd() == str(home) and "lakefs" in psutil.Process(lakefs_pid).name()
         conn = json.loads(psutil.Process(int(started.group(2))).environ()["AIRFLOW_CONN_LAKEFS_DEFAULT"])
-        assert conn == {"conn_type": "lakefs", "host": lakefs_url, "login": keys["access_key_id"],
+        assert conn == {"conn_type": "lakefs_gc", "host": lakefs_url, "login": keys["access_key_id"],
                         "password": keys["secret_access_key"],
                         "extra": {"local_blockstore_root": str(home / "block")}}, conn
         auth = "Basic " + base64.b64encode(f"{keys['access_key_id']}:{keys['secret_access_key']}".encode()).decode()

@@ -58,7 +58,7 @@ def test_lakefs_hook_builds_a_client_from_a_json_env_connection(monkeypatch, con
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_test", conn_type="lakefs", host="http://127.0.0.1:8123/",
+    monkeypatch.setenv(*conn_env("lakefs_test", conn_type="lakefs_gc", host="http://127.0.0.1:8123/",
                                  login="AKIATEST", password="sekret",
                                  extra={"max_retries": 2, "backoff_base": 0.01}))
     hook = LakeFSHook(lakefs_conn_id="lakefs_test")
@@ -93,7 +93,7 @@ def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(m
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host=f"http://127.0.0.1:{port}",
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host=f"http://127.0.0.1:{port}",
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
                                  extra={"max_retries": 1, "backoff_base": 0.01}))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
@@ -108,10 +108,10 @@ def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(m
 def test_lakefs_hook_errors_are_clear(monkeypatch):
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_nokeys", conn_type="lakefs", host="http://127.0.0.1:8000"))
+    monkeypatch.setenv(*conn_env("lakefs_nokeys", conn_type="lakefs_gc", host="http://127.0.0.1:8000"))
     with pytest.raises(ValueError, match="'lakefs_nokeys' needs login .access key id. and password"):
         LakeFSHook(lakefs_conn_id="lakefs_nokeys").get_conn()
-    monkeypatch.setenv(*conn_env("lakefs_badextra", conn_type="lakefs", host="h", login="a", password="b",
+    monkeypatch.setenv(*conn_env("lakefs_badextra", conn_type="lakefs_gc", host="h", login="a", password="b",
                                  extra={"max_retries": "many"}))
     with pytest.raises(ValueError, match="extra 'max_retries' must be a int"):
         LakeFSHook(lakefs_conn_id="lakefs_badextra").get_conn()
@@ -443,7 +443,7 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     import lakefs_sdk
 
     emu = lakefs_emulator
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host=emu.url, login=emu.access_key,
                                  password=emu.secret_key, extra={"local_blockstore_root": str(emu.root)}))
     from lakefs_gc.storage import open_storage, parse_namespace
     from lakefs_sandbox.seed import link_object
@@ -495,7 +495,7 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
     """The jobs call lakeFS too (prepare_commits, ranges): they retry as the connection says."""
     from lakefs_gc.spark.runtime import lakefs_ref
 
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs", host="http://127.0.0.1:8000", login=LAKEFS_ACCESS,
+    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000", login=LAKEFS_ACCESS,
                                  password=LAKEFS_SECRET, extra={"max_retries": 2, "backoff_base": 0.1}))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000,

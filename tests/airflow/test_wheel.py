@@ -112,8 +112,8 @@ from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService
 pm = ProvidersManager()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    hook = pm.hooks["lakefs"]
-meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}["lakefs"]
+    hook = pm.hooks["lakefs_gc"]
+meta = {m.connection_type: m for m in HookMetaService.hook_meta_data()}["lakefs_gc"]
 dist = md.distribution("lakefs-gc")
 print(json.dumps({
     "sys_path": sys.path, "lakefs_gc": lakefs_gc.__file__, "lakefs_gc_airflow": lakefs_gc_airflow.__file__,
@@ -219,7 +219,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
         "LAKEFS_GC_CONFIG": str(config),
         "LAKEFS_GC_CACHE_DIR": str(cache),
         "SPARK_LOCAL_IP": "127.0.0.1",
-        "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": emu.url, "login": emu.access_key,
+        "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs_gc", "host": emu.url, "login": emu.access_key,
                                                    "password": emu.secret_key}),
         "AIRFLOW_CONN_AWS_DEFAULT": json.dumps({"conn_type": "aws", "login": moto_server.access_key,
                                                 "password": moto_server.secret_key,
