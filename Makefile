@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
-.PHONY: setup demo test bench histories proto airflow
+.PHONY: setup demo test bench histories proto airflow ui
 PY := .venv/bin/python
 
 setup:
@@ -37,3 +37,8 @@ histories: setup
 # Regenerate include/lakefs_gc/lakefs/proto/*_pb2.py (needs grpcio-tools; not part of setup).
 proto:
 	cd include/lakefs_gc/lakefs/proto && python -m grpc_tools.protoc -I. --python_out=. catalog.proto committed.proto
+
+# Rebuild the GC page's bundle (plugins/lakefs_gc_airflow/gc_page/www/dist, committed; needs Node 20.19+
+# and npm; not part of setup): after a change to www/src, package.json or the build's configuration.
+ui:
+	cd plugins/lakefs_gc_airflow/gc_page/www && npm ci --no-audit --no-fund && npm run build

@@ -21,6 +21,7 @@ and ``docs/screenshots/run-report-links.png`` (the links, tab Details). Nothing 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import urllib.error
 import urllib.parse
@@ -38,6 +39,8 @@ from tests.airflow.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 USER, ROLE = "gc-viewer", "admin"
 SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates
+GC_PAGE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page.png"      # Browse > lakeFS GC
+GC_TAB_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-dag-tab.png"  # the GC DAG's "lakeFS GC (DAG)" tab
 LINKS_SCREENSHOT = REPO / "docs" / "screenshots" / "run-report-links.png"  # tab Details: the extra links
 
 
@@ -65,11 +68,12 @@ def api_server(home: Path, db_url: str, config: Path, conns: dict[str, dict]):
 
 
 def check_run_page(base: str, password: str, dag_id: str, repository: str, deleted: int, moto, namespace: str,
-                   secret_values: list[str], profile: Path) -> None:
-    """The DAG's one run, as the REST API and a browser show it: its summary, its links, its report."""
+                   secret_values: list[str], profile: Path, dag_run_id: str) -> None:
+    """The DAG's run ``dag_run_id``, as the REST API and a browser show it: its summary, its links, its report."""
     from playwright.sync_api import expect, sync_playwright
 
-    [run] = airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", USER, password)["dag_runs"]
+    [run] = [r for r in airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", USER, password)["dag_runs"]
+             if r["dag_run_id"] == dag_run_id]
     assert run["state"] == "success", run
     q = urllib.parse.quote(run["dag_run_id"], safe="")
     task = f"/api/v2/dags/{dag_id}/dagRuns/{q}/taskInstances/save_report"
@@ -134,3 +138,89 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     shown_text = json.dumps([summary, links, html])
     assert not any(s in shown_text for s in secret_values), "a key or secret on the page, in a link or the summary"
     print("screenshots:", SCREENSHOT, LINKS_SCREENSHOT)
+
+
+GC_COUNTS = ("listed_objects", "candidates", "to_delete", "deleted", "already_gone", "held_back", "delete_failed",
+             "reclaimed_bytes")
+
+
+def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, swept: dict, refused_run_id: str,
+                  secret_values: list[str], profile: Path) -> None:
+    """The GC page (``lakefs_gc_airflow.gc_page``) after three real runs of the DAG: one that held back
+    every candidate, one that deleted, one refused by ``prepare_run``. Its API refuses a request without
+    Airflow's auth and answers each run with the counts of its report, read here from the namespace;
+    in a real browser, the page (Browse > lakeFS GC) and the DAG's tab show them, the charts are drawn,
+    the latest report is plain, wrapped text, and the refused run links to its failed task's log."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from lakefs_gc.report import layout
+
+    api = f"/lakefs-gc/api/dags/{dag_id}/runs"
+    for path in (api, "/lakefs-gc/api/repositories"):
+        with pytest.raises(urllib.error.HTTPError) as refused_call:
+            urllib.request.urlopen(base + path, timeout=10)
+        assert refused_call.value.code in (401, 403), (path, refused_call.value.code)
+    repos = airflow_api(base, "/lakefs-gc/api/repositories", USER, password)["repositories"]
+    assert dag_id in [r["dag_id"] for r in repos], repos
+    answer = airflow_api(base, api, USER, password)
+    assert answer["error"] is None, answer["error"]
+    runs = answer["runs"]
+    assert [r["airflow_run_id"] for r in runs[:3]] == [refused_run_id, swept["airflow_run_id"], held["airflow_run_id"]]
+    refused, sw, hb = runs[:3]
+    assert refused["report"] is None and refused["dag_run"]["state"] == "failed"
+    assert "prepare_run" in refused["dag_run"]["failed_tasks"], refused["dag_run"]
+    for got, want in ((sw, swept), (hb, held)):
+        report = json.loads(storage.get(layout.summary_key(want["run_id"])))  # the report itself, in the namespace
+        assert got["mark_id"] == report["run_id"] and got["dag_run"]["state"] == "success"
+        assert {k: got[k] for k in GC_COUNTS} == {k: report.get(k) for k in GC_COUNTS}
+    assert hb["held_back"] == hb["candidates"] > 0 and hb["deleted"] == 0 and hb["held_back_until"]
+    assert sw["deleted"] == sw["candidates"] > 0 and sw["reclaimed_bytes"] > 0
+
+    def fmt(v) -> str:
+        return f"{v:,}"
+
+    with sync_playwright() as p:
+        browser = _browser(p, profile)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.goto(f"{base}/plugin/lakefs-gc")
+            sign_in(page, USER, password)
+            page.wait_for_url("**/plugin/lakefs-gc**")
+            page.get_by_test_id("gc-runs").wait_for()
+            for run in (sw, hb):
+                row = page.locator(f'tr[data-run="{run["airflow_run_id"]}"]')
+                for col in ("listed", "candidates", "deleted", "held_back", "already_gone", "dead_letters"):
+                    key = {"listed": "listed_objects", "dead_letters": "delete_failed"}.get(col, col)
+                    expect(row.locator(f'td[data-col="{col}"]')).to_contain_text(fmt(run[key]))
+            expect(page.locator(f'tr[data-run="{hb["airflow_run_id"]}"]')).to_contain_text("held back")
+            refused_row = page.locator(f'tr[data-run="{refused_run_id}"]')
+            expect(refused_row).to_contain_text("refused or failed: no report")
+            expect(refused_row.get_by_role("link", name="prepare_run log")).to_have_attribute(
+                "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$"))
+            newest = page.get_by_test_id("gc-newest")
+            expect(newest).to_contain_text("prepare_run log")
+            expect(newest).not_to_contain_text("delete log")  # failed tasks only, not those upstream_failed
+            summary = page.get_by_test_id("gc-summary")  # the latest report: plain text, wrapped
+            expect(summary).to_contain_text(f"deleted: {fmt(sw['deleted'])}")
+            assert summary.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+            assert summary.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the summary is cut at the right"
+            expect(page.get_by_test_id("gc-charts").locator("canvas")).to_have_count(3)
+            page.set_viewport_size({"width": 1400, "height": 1600})  # the UI scrolls inside: room for the table
+            page.wait_for_timeout(800)  # the charts drawn
+            GC_PAGE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(GC_PAGE_SCREENSHOT), full_page=True)
+            html = page.content()
+            page.goto(f"{base}/dags/{dag_id}/plugin/lakefs-gc-dag")  # the tab on the DAG: that repository
+            tab = page.locator(f'[data-testid="gc-repository"][data-dag="{dag_id}"]')
+            tab.wait_for()
+            expect(tab.locator(f'tr[data-run="{sw["airflow_run_id"]}"] td[data-col="deleted"]')).to_contain_text(
+                fmt(sw["deleted"]))
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(GC_TAB_SCREENSHOT), full_page=True)
+            html += page.content()
+        finally:
+            browser.close()
+    shown = json.dumps([answer, html])
+    assert not any(s in shown for s in secret_values if s), "a key or secret on the GC page or in its API"
+    print("screenshots:", GC_PAGE_SCREENSHOT, GC_TAB_SCREENSHOT)

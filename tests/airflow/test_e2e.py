@@ -202,7 +202,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
             storage = ns_storage(ns)
             sibling = ns_storage(emu.namespace(f"{repo}-sibling"))
             aws = None
-        lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
+        lakefs = {"conn_type": "lakefs_gc", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
                   "extra": {"local_blockstore_root": local_root} if local_root else {}}
     manifest = seed(client, repo, ns, phase=clock_for(emu), backdate=is_real(emu), local_root=local_root)
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
@@ -240,12 +240,12 @@ def _assert_ordered(tis) -> None:
         <= tis["save_report"].start_date
 
 
-def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None) -> dict:
-    """Write garbage newer than the cutoff, run a sweep, check storage against ``before`` (default:
-    the state just before the run); return the report."""
+def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None, **conf) -> dict:
+    """Write garbage newer than the cutoff, run a sweep (``conf``: its Params), check storage against
+    ``before`` (default: the state just before the run); return the report."""
     seed_fresh(env.client, env.manifest, phase=clock_for(env.emu), local_root=env.local_root)
     before = env.keys() if before is None else before | {env.manifest.objects[-1].address}
-    dr, tis = env.run()
+    dr, tis = env.run(**conf)
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     _assert_ordered(tis)
     return _assert_swept(env, before, tis)

@@ -10,8 +10,10 @@ as on ``local[*]`` (``tests/airflow/test_e2e.py``, whose set-up and checks
 these are; conformance mode too); every Spark step ran as an application of the master with
 executors in the workers; no secret is in any XCom, the run's output or files, the master's state,
 or the workers' logs and executor output (where each executor's launch command, with the Spark
-properties it got, is written). The ``s3://`` run is then opened in Airflow's UI in a real browser
-(``tests/airflow/run_page.py``). Both in one file: one cluster for both.
+properties it got, is written). On ``s3://`` three runs: one whose delayed confirmation holds back every
+candidate, the sweep, and one refused by ``prepare_run``; the sweep is then opened in Airflow's UI in
+a real browser, and the three in the GC page (``tests/airflow/run_page.py``). Both in one file: one
+cluster for both.
 """
 
 from __future__ import annotations
@@ -111,9 +113,19 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto,
                     spark_master=cluster.master_url)
     env.wait_until_old()
-    apps_before = _apps(cluster)
-    summary = _fresh_garbage_then_sweep(env)
     n = len(env.manifest.expected(DELETED))
+    # 1. delayed confirmation: no mark started an hour before this run, so every candidate is held back
+    before = env.keys()
+    dr, tis = env.run(confirm_after_seconds=3600)
+    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert env.keys() >= before  # nothing deleted (the run wrote its report under _lakefs/)
+    held_id = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")["run_id"]
+    held = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{held_id}/summary.json"))
+    assert held["candidates"] == held["held_back"] == n and held["deleted"] == 0 and held["held_back_until"]
+    # 2. the sweep (confirmation off, as for a manual run): exactly the garbage goes
+    apps_before = _apps(cluster)
+    # a clean run again (auto would build on the first: incremental); dag.test() keeps the last run's conf
+    summary = _fresh_garbage_then_sweep(env, confirm_after_seconds=0, flow="clean")
     assert summary["deleted"] == summary["num_deleted_objects"] == n
     assert summary["storage_namespace"].startswith("s3://") and summary["mode"] == "mark_and_sweep"
     assert summary["uncommitted_pages"] == PAGES
@@ -122,6 +134,11 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     out, err = capfd.readouterr()
     secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
     _on_the_cluster(cluster, apps_before, secrets, env, out + err, tmp_path)
+    # 3. refused before anything: a minimum age under lakeFS's grace period, without the override
+    kept = env.keys()
+    dr, tis = env.run(min_age_seconds=1)
+    assert dr.state == "failed" and tis["prepare_run"].state == "failed" and env.keys() >= kept
+    refused_run_id = dr.run_id
     if TARGET is not None:
         return
     from airflow.configuration import conf
@@ -133,4 +150,7 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     with run_page.api_server(tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"),
                              tmp_path / "gc.yaml", conns) as (base, password):
         run_page.check_run_page(base, password, env.dag.dag_id, env.manifest.repository, n, moto,
-                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile")
+                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile",
+                                summary["airflow_run_id"])
+        run_page.check_gc_page(base, password, env.dag.dag_id, env.storage, held, summary, refused_run_id, secrets,
+                               tmp_path / "chromium-profile-gc")

@@ -1,0 +1,127 @@
+"""The GC page's API, a FastAPI app the api-server mounts at ``/lakefs-gc`` (``fastapi_apps``).
+
+Every route checks Airflow's auth itself (a mounted app gets none from Airflow): the list needs
+the Plugins view and shows only the repositories whose DAG the user may read; a repository's runs
+need read access to its DAG's runs. The data are the reports in each repository's namespace, read
+through our storage layer with the repository's configured connections (the lakeFS connection for
+the namespace, the storage connection for the store), and the DAG's runs in Airflow's database,
+read only. The React bundle (``www/dist``) is static code, served without auth, as Airflow's own
+provider plugins serve theirs.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from airflow.api_fastapi.auth.managers.models.resource_details import AccessView, DagAccessEntity, DagDetails
+from airflow.api_fastapi.common.db.common import SessionDep
+from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag, requires_access_view
+from fastapi import Depends, FastAPI, HTTPException
+from fastapi.staticfiles import StaticFiles
+
+from lakefs_gc_airflow.gc_page import runs as gc_runs
+
+log = logging.getLogger(__name__)
+
+URL_PREFIX = "/lakefs-gc"
+DIST = Path(__file__).parent / "www" / "dist"
+MAX_DAG_RUNS = 200
+
+app = FastAPI(title="lakeFS GC", description="The GC page's data: GC runs per repository, from their reports.")
+
+
+def _config():
+    from lakefs_gc.config import load_config
+
+    return load_config(strict=False)
+
+
+def _repo(dag_id: str):
+    cfg = _config()
+    for r in cfg.repositories:
+        if r.dag_id == dag_id:
+            return r
+    raise HTTPException(404, f"no GC repository with DAG {dag_id!r} in {cfg.path}")
+
+
+def _may_read(user, dag_id: str) -> bool:
+    from airflow.api_fastapi.app import get_auth_manager
+
+    return get_auth_manager().is_authorized_dag(method="GET", access_entity=DagAccessEntity.RUN,
+                                                details=DagDetails(id=dag_id), user=user)
+
+
+@app.get("/api/repositories", dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
+def repositories(user: GetUserDep) -> dict[str, Any]:
+    """The configured repositories whose DAG this user may read, and the config's own errors."""
+    try:
+        cfg = _config()
+    except Exception as e:  # noqa: BLE001 - the page says what is wrong with the file
+        return {"repositories": [], "errors": [str(e)]}
+    return {"repositories": [{"repository": r.repository, "dag_id": r.dag_id, "schedule": r.schedule,
+                              "lakefs_conn_id": r.lakefs_conn_id, "storage_conn_id": r.storage_conn_id}
+                             for r in cfg.repositories if _may_read(user, r.dag_id)],
+            "errors": list(cfg.entry_errors), "config": str(cfg.path)}
+
+
+def _storage(repo):
+    """The repository's namespace, opened as the GC's tasks open it (LakeFSHook, storage_options)."""
+    from lakefs_gc.storage import open_storage
+
+    from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
+
+    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
+    client = hook.get_conn()
+    try:
+        namespace = client.get_repository(repo.repository).storage_namespace
+    finally:
+        client.close()
+    options = None if namespace.startswith("local://") else storage_options(repo.storage_conn_id)
+    return namespace, open_storage(namespace, options, hook.local_blockstore_root())
+
+
+def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
+    from airflow.models.dagrun import DagRun
+    from airflow.models.taskinstance import TaskInstance
+    from sqlalchemy import select
+
+    rows = session.execute(select(DagRun.run_id, DagRun.state, DagRun.run_type, DagRun.logical_date,
+                                  DagRun.start_date, DagRun.end_date)
+                           .where(DagRun.dag_id == dag_id).order_by(DagRun.id.desc()).limit(MAX_DAG_RUNS)).all()
+    failed: dict[str, list[str]] = {}
+    for run_id, task_id in session.execute(select(TaskInstance.run_id, TaskInstance.task_id)
+                                           .where(TaskInstance.dag_id == dag_id,
+                                                  TaskInstance.state == "failed")):  # not upstream_failed
+        failed.setdefault(run_id, []).append(task_id)
+
+    def iso(t):
+        return t.isoformat() if t is not None else None
+
+    return [{"run_id": r.run_id, "state": str(r.state.value if hasattr(r.state, "value") else r.state),
+             "run_type": str(r.run_type.value if hasattr(r.run_type, "value") else r.run_type),
+             "logical_date": iso(r.logical_date), "start_date": iso(r.start_date), "end_date": iso(r.end_date),
+             "failed_tasks": sorted(failed.get(r.run_id, []))} for r in rows]
+
+
+@app.get("/api/dags/{dag_id}/runs", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
+    """The repository's GC runs, newest first: its reports merged with its DAG's runs."""
+    repo = _repo(dag_id)
+    dag_runs = _dag_runs(session, dag_id)
+    out: dict[str, Any] = {"repository": repo.repository, "dag_id": dag_id, "namespace": None, "error": None}
+    try:
+        namespace, storage = _storage(repo)
+        out["namespace"] = namespace
+        records = gc_runs.repository_runs(storage)
+    except Exception as e:  # noqa: BLE001 - lakeFS or the store unreachable: the DAG runs still show, with why
+        log.warning("GC page: the reports of %s cannot be read: %s", repo.repository, e)
+        out["error"] = f"the reports cannot be read: {e}"
+        records = []
+    out["runs"] = gc_runs.merge(records, dag_runs)
+    return out
+
+
+if DIST.is_dir():
+    app.mount("/static", StaticFiles(directory=DIST), name="static")

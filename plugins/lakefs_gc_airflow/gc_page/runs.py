@@ -1,0 +1,94 @@
+"""What the GC page shows, read from the reports in a repository's namespace: one record per GC
+run (a mark, or a sweep-only run of one), merged with the repository DAG's runs in Airflow.
+
+Pure: a storage object in (``lakefs_gc.storage``), plain dicts out; the FastAPI app
+(:mod:`lakefs_gc_airflow.gc_page.app`) reads Airflow's side and the connections. Nothing is written
+anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lakefs_gc.report import layout
+from lakefs_gc.report.marks import iter_marks, iter_sweeps
+from lakefs_gc.report.summary import summary_rows
+
+STEPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete")
+# the counts plotted over time, as the report names them
+COUNTS = ("listed_objects", "candidates", "to_delete", "deleted", "already_gone", "held_back", "delete_failed",
+          "reclaimed_bytes", "candidate_bytes")
+MAX_RUNS = 500  # newest first; older reports stay in the namespace (lakefs-gc report lists them all)
+
+
+def run_record(mark_id: str, summary: Mapping[str, Any] | None, problem: str | None, uri: str,
+               sweep: str | None = None) -> dict[str, Any]:
+    """One GC run as the page shows it. ``summary`` None: the report does not read (``problem``)."""
+    if summary is None:
+        return {"mark_id": mark_id, "sweep": sweep, "report": uri, "problem": problem or "no summary.json",
+                "rows": [], "seconds": {}}
+    g = summary.get
+    rec: dict[str, Any] = {
+        "mark_id": mark_id,
+        "sweep": sweep,
+        "airflow_run_id": g("airflow_run_id"),
+        "start_time": g("start_time"),
+        "cutoff_time": g("mark_cutoff_time") or g("cutoff_time"),
+        "mode": g("mode"),
+        "flow": g("flow"),
+        "dry_run": bool(g("dry_run")),
+        "success": g("success") is True,
+        "unsafe_min_age_override": bool(g("unsafe_min_age_override")),
+        "held_back_until": g("held_back_until"),
+        "held_back_reason": g("held_back_reason"),
+        "dead_letters": g("dead_letters"),
+        "delete_skipped": g("delete_skipped"),
+        "guard": {"max_delete_share": g("max_delete_share"), "max_delete_count": g("max_delete_count")},
+        "rules": {"min_age_seconds": g("min_age_seconds"), "effective_min_age_seconds": g("effective_min_age_seconds"),
+                  "grace_period_seconds": g("grace_period_seconds"), "confirm_after_seconds": g("confirm_after_seconds"),
+                  "active_commits": g("active_commits"), "staged_check": g("staged_check")},
+        "report": uri,
+        "problem": None,
+        "rows": [list(r) for r in summary_rows(dict(summary), uri)],
+        "seconds": {s: g(f"{s}_seconds") for s in STEPS if g(f"{s}_seconds") is not None},
+    }
+    for k in COUNTS:
+        rec[k] = g(k)
+    if rec["dry_run"] and g("would_delete") is not None:
+        rec["would_delete"] = g("would_delete")
+    return rec
+
+
+def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
+    """Every GC run whose report is in the namespace (marks, and sweep-only runs of them), newest
+    first; a report that does not read is a record with its ``problem``, never left out."""
+    out: list[dict[str, Any]] = []
+    for mark_id, summary, problem in iter_marks(storage):
+        out.append(run_record(mark_id, summary, problem, storage.full_uri(layout.summary_key(mark_id))))
+        for sweep, ss, sp in iter_sweeps(storage, mark_id):
+            out.append(run_record(mark_id, ss, sp, storage.full_uri(layout.sweep_summary_key(mark_id, sweep)),
+                                  sweep=sweep))
+    out.sort(key=lambda r: str(r.get("start_time") or ""), reverse=True)
+    return out[:limit]
+
+
+def merge(records: Iterable[dict[str, Any]], dag_runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Reports and the DAG's runs as one list, newest first. A report gets its DAG run's state,
+    dates and failed tasks (by ``airflow_run_id``); a DAG run with no report (refused before it
+    marked, failed, still running) is a record of its own: ``report`` None."""
+    by_run = {d["run_id"]: d for d in dag_runs}
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for r in records:
+        d = by_run.get(r.get("airflow_run_id") or "")
+        if d is not None:
+            seen.add(d["run_id"])
+        out.append({**r, "dag_run": dict(d) if d else None})
+    for run_id, d in by_run.items():
+        if run_id not in seen:
+            out.append({"mark_id": None, "sweep": None, "airflow_run_id": run_id, "start_time": d.get("start_date")
+                        or d.get("logical_date"), "report": None, "problem": None, "rows": [], "seconds": {},
+                        "dag_run": dict(d)})
+    out.sort(key=lambda r: str(r.get("start_time") or ""), reverse=True)
+    return out

@@ -1,0 +1,325 @@
+// The lakeFS GC page: per repository, its GC runs over time (charts), the latest run in detail,
+// and every run with links to its DAG run and task logs. Data: GET lakefs-gc/api/... (our FastAPI
+// app, same origin; Airflow's session cookie authenticates it).
+import { Badge, Box, Button, Code, HStack, Heading, Link, SimpleGrid, Spinner, Table, Text } from "@chakra-ui/react";
+import { Chart, registerables } from "chart.js";
+import { useEffect, useRef, useState } from "react";
+
+Chart.register(...registerables);
+
+type Props = { dagId?: string; runId?: string; taskId?: string; mapIndex?: string };
+
+type Repo = { repository: string; dag_id: string; schedule: string | null; lakefs_conn_id: string; storage_conn_id: string };
+type DagRun = {
+  run_id: string; state: string; run_type: string; logical_date: string | null; start_date: string | null;
+  end_date: string | null; failed_tasks: string[];
+};
+type Run = {
+  mark_id: string | null; sweep: string | null; airflow_run_id: string | null; start_time: string | null;
+  cutoff_time?: string | null; mode?: string; flow?: string | null; dry_run?: boolean; success?: boolean;
+  unsafe_min_age_override?: boolean; held_back_until?: string | null; held_back_reason?: string | null;
+  dead_letters?: string | null; delete_skipped?: string | null;
+  guard?: { max_delete_share: number | null; max_delete_count: number | null };
+  rules?: Record<string, number | string | null>;
+  report: string | null; problem: string | null; rows: [string, string][]; seconds: Record<string, number>;
+  listed_objects?: number | null; candidates?: number | null; to_delete?: number | null; deleted?: number | null;
+  already_gone?: number | null; held_back?: number | null; delete_failed?: number | null;
+  reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
+};
+type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[] };
+
+const STEPS = ["mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"];
+const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
+
+const base = () => new URL(document.baseURI).pathname.replace(/\/$/, "");
+
+const api = async <T,>(path: string): Promise<T> => {
+  const r = await fetch(`${base()}/lakefs-gc/api${path}`, { credentials: "same-origin" });
+  if (!r.ok) {
+    let detail = `${r.status} ${r.statusText}`;
+    try {
+      const body = await r.json();
+      detail += body?.detail ? `: ${typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail)}` : "";
+    } catch {
+      /* not JSON */
+    }
+    throw new Error(detail);
+  }
+  return (await r.json()) as T;
+};
+
+const n = (v: number | null | undefined) => (v === null || v === undefined ? "" : v.toLocaleString("en-US"));
+
+const bytes = (v: number | null | undefined) => {
+  if (v === null || v === undefined) return "";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let x = v;
+  let i = 0;
+  while (x >= 1024 && i < units.length - 1) {
+    x /= 1024;
+    i += 1;
+  }
+  return i === 0 ? `${v} B` : `${x.toFixed(1)} ${units[i]}`;
+};
+
+const when = (iso: string | null | undefined) => (iso ? iso.replace("T", " ").replace(/\.\d+/, "").replace("+00:00", "Z") : "");
+
+const runUrl = (dagId: string, runId: string) => `${base()}/dags/${encodeURIComponent(dagId)}/runs/${encodeURIComponent(runId)}`;
+const taskUrl = (dagId: string, runId: string, task: string) => `${runUrl(dagId, runId)}/tasks/${encodeURIComponent(task)}`;
+
+const outcome = (r: Run): { label: string; palette: string } => {
+  if (r.report === null) {
+    const state = r.dag_run?.state ?? "unknown";
+    if (state === "failed") return { label: "refused or failed: no report", palette: "red" };
+    return { label: `${state}: no report yet`, palette: "gray" };
+  }
+  if (r.problem) return { label: "report unreadable", palette: "red" };
+  if (!r.success) return { label: "not complete", palette: "orange" };
+  if (r.dry_run) return { label: "dry run", palette: "blue" };
+  if (r.delete_skipped) return { label: `marked (${r.mode})`, palette: "blue" };
+  if ((r.held_back ?? 0) > 0 && (r.deleted ?? 0) === 0) return { label: "held back", palette: "yellow" };
+  return { label: "swept", palette: "green" };
+};
+
+const ChartBox = ({ title, build }: { title: string; build: (c: HTMLCanvasElement) => Chart }) => {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    if (!canvas.current) return undefined;
+    const chart = build(canvas.current);
+    return () => chart.destroy();
+  }, [build]);
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} minH="260px">
+      <Text fontWeight="bold" mb={2}>{title}</Text>
+      <Box position="relative" h="220px">
+        <canvas ref={canvas} aria-label={title} role="img" />
+      </Box>
+    </Box>
+  );
+};
+
+const Charts = ({ runs }: { runs: Run[] }) => {
+  const shown = runs.filter((r) => r.report !== null && !r.problem).slice().reverse(); // oldest first
+  const labels = shown.map((r) => when(r.start_time).slice(0, 16));
+  const common = { responsive: true, maintainAspectRatio: false, animation: false as const };
+  const objects = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: {
+        labels,
+        datasets: [
+          { label: "candidates", data: shown.map((r) => r.candidates ?? 0), backgroundColor: COLORS[0] },
+          { label: "deleted", data: shown.map((r) => r.deleted ?? 0), backgroundColor: COLORS[2] },
+          { label: "already gone", data: shown.map((r) => r.already_gone ?? 0), backgroundColor: COLORS[4] },
+          { label: "held back", data: shown.map((r) => r.held_back ?? 0), backgroundColor: COLORS[1] },
+          { label: "dead letters", data: shown.map((r) => r.delete_failed ?? 0), backgroundColor: COLORS[3] },
+        ],
+      },
+      options: { ...common, scales: { y: { beginAtZero: true, title: { display: true, text: "objects" } } } },
+    });
+  // reclaimed in the unit that suits the largest run (B, KiB, MiB, GiB, TiB)
+  const most = Math.max(0, ...shown.map((r) => r.reclaimed_bytes ?? 0));
+  const unit = Math.min(4, Math.max(0, Math.floor(Math.log(Math.max(most, 1)) / Math.log(1024))));
+  const unitName = ["B", "KiB", "MiB", "GiB", "TiB"][unit];
+  const listed = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "line",
+      data: {
+        labels,
+        datasets: [
+          { label: "listed objects", data: shown.map((r) => r.listed_objects ?? null), borderColor: COLORS[0], yAxisID: "y" },
+          { label: `reclaimed (${unitName})`, data: shown.map((r) => (r.reclaimed_bytes ?? 0) / 1024 ** unit),
+            borderColor: COLORS[2], yAxisID: "y1" },
+        ],
+      },
+      options: {
+        ...common,
+        scales: {
+          y: { beginAtZero: true, title: { display: true, text: "listed objects" } },
+          y1: { beginAtZero: true, position: "right", title: { display: true, text: `reclaimed ${unitName}` },
+                grid: { drawOnChartArea: false } },
+        },
+      },
+    });
+  const durations = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: {
+        labels,
+        datasets: STEPS.map((s, i) => ({ label: s, data: shown.map((r) => r.seconds?.[s] ?? 0), backgroundColor: COLORS[i] })),
+      },
+      options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "seconds" } } } },
+    });
+  if (shown.length === 0) return <Text>No GC report in this repository's namespace yet.</Text>;
+  return (
+    <SimpleGrid columns={{ base: 1, xl: 3 }} gap={4} data-testid="gc-charts">
+      <ChartBox key={`o${shown.length}`} title="Objects per run" build={objects} />
+      <ChartBox key={`l${shown.length}`} title="Listed and reclaimed" build={listed} />
+      <ChartBox key={`d${shown.length}`} title="Seconds per step" build={durations} />
+    </SimpleGrid>
+  );
+};
+
+const Latest = ({ run, dagId }: { run: Run; dagId: string }) => {
+  const o = outcome(run);
+  const airflowRun = run.airflow_run_id;
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-latest">
+      <HStack mb={2} gap={3} wrap="wrap">
+        <Text fontWeight="bold">Latest report</Text>
+        <Badge colorPalette={o.palette}>{o.label}</Badge>
+        {airflowRun ? <Link href={runUrl(dagId, airflowRun)} color="blue.500">DAG run {airflowRun}</Link> : null}
+        {airflowRun && run.report ? (
+          <Link href={taskUrl(dagId, airflowRun, "save_report")} color="blue.500">save_report log</Link>
+        ) : null}
+      </HStack>
+      {run.unsafe_min_age_override ? (
+        <Text color="red.500" fontWeight="bold" mb={2}>
+          This run used unsafe_min_age_override: its minimum age was below lakeFS's grace period.
+        </Text>
+      ) : null}
+      {run.rows.length ? (
+        <Box as="pre" whiteSpace="pre-wrap" wordBreak="break-word" fontFamily="mono" fontSize="sm" data-testid="gc-summary">
+          {run.rows.map(([label, value]) => `${label}: ${value}`).join("\n")}
+        </Box>
+      ) : (
+        <Text>{run.problem ?? "No report: the run was refused or failed before it marked; see its task logs."}</Text>
+      )}
+      {run.rules ? (
+        <Text mt={2} fontSize="sm">
+          Rules in force: minimum age {n(Number(run.rules.effective_min_age_seconds ?? 0))} s (lakeFS grace period{" "}
+          {n(Number(run.rules.grace_period_seconds ?? 0))} s), delayed confirmation {n(Number(run.rules.confirm_after_seconds ?? 0))} s,
+          staged check {String(run.rules.staged_check ?? "")}; guard: at most{" "}
+          {run.guard?.max_delete_share !== null && run.guard?.max_delete_share !== undefined
+            ? `${(run.guard.max_delete_share * 100).toFixed(0)}% of the listed objects`
+            : "no share limit"}
+          {run.guard?.max_delete_count ? `, ${n(run.guard.max_delete_count)} objects` : ""} per run.
+        </Text>
+      ) : null}
+    </Box>
+  );
+};
+
+const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
+  <Table.Root size="sm" striped data-testid="gc-runs">
+    <Table.Header>
+      <Table.Row>
+        {["started", "DAG run", "mode / flow", "outcome", "listed", "candidates", "deleted", "already gone", "held back",
+          "dead letters", "reclaimed", "seconds", "report"].map((h) => (
+          <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
+        ))}
+      </Table.Row>
+    </Table.Header>
+    <Table.Body>
+      {runs.map((r) => {
+        const o = outcome(r);
+        const total = Object.values(r.seconds ?? {}).reduce((a, b) => a + b, 0);
+        const id = r.airflow_run_id;
+        return (
+          <Table.Row key={`${r.mark_id ?? ""}/${r.sweep ?? ""}/${id ?? ""}`} data-run={id ?? ""} data-mark={r.mark_id ?? ""}>
+            <Table.Cell>{when(r.start_time)}</Table.Cell>
+            <Table.Cell>
+              {id && r.dag_run ? <Link href={runUrl(dagId, id)} color="blue.500">{id}</Link> : id}
+              {id && r.dag_run?.failed_tasks?.length
+                ? r.dag_run.failed_tasks.map((t) => (
+                    <Text key={t} fontSize="xs">
+                      <Link href={taskUrl(dagId, id, t)} color="red.500">{t} log</Link>
+                    </Text>
+                  ))
+                : null}
+            </Table.Cell>
+            <Table.Cell>{[r.mode, r.flow].filter(Boolean).join(" / ")}{r.sweep ? ` (sweep ${r.sweep})` : ""}</Table.Cell>
+            <Table.Cell><Badge colorPalette={o.palette}>{o.label}</Badge></Table.Cell>
+            <Table.Cell data-col="listed">{n(r.listed_objects)}</Table.Cell>
+            <Table.Cell data-col="candidates">{n(r.candidates)}</Table.Cell>
+            <Table.Cell data-col="deleted">{r.dry_run && r.would_delete !== undefined ? `0 (would ${n(r.would_delete)})` : n(r.deleted)}</Table.Cell>
+            <Table.Cell data-col="already_gone">{n(r.already_gone)}</Table.Cell>
+            <Table.Cell data-col="held_back">
+              {n(r.held_back)}
+              {r.held_back && r.held_back_until ? <Text fontSize="xs">until {when(r.held_back_until)}</Text> : null}
+            </Table.Cell>
+            <Table.Cell data-col="dead_letters">{n(r.delete_failed)}</Table.Cell>
+            <Table.Cell data-col="reclaimed">{bytes(r.reclaimed_bytes)}</Table.Cell>
+            <Table.Cell>{total ? total.toFixed(1) : ""}</Table.Cell>
+            <Table.Cell>{r.report ? <Code fontSize="xs" whiteSpace="normal" wordBreak="break-all">{r.report}</Code> : ""}</Table.Cell>
+          </Table.Row>
+        );
+      })}
+    </Table.Body>
+  </Table.Root>
+);
+
+const Repository = ({ dagId }: { dagId: string }) => {
+  const [answer, setAnswer] = useState<RunsAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    setAnswer(null);
+    setError(null);
+    api<RunsAnswer>(`/dags/${encodeURIComponent(dagId)}/runs`).then(setAnswer).catch((e: Error) => setError(e.message));
+  }, [dagId]);
+  if (error) return <Text color="red.500">The GC runs of {dagId} cannot be shown: {error}</Text>;
+  if (!answer) return <Spinner />;
+  const newest = answer.runs[0];
+  const latest = answer.runs.find((r) => r.report !== null && !r.problem); // the newest with a report
+  return (
+    <Box display="flex" flexDirection="column" gap={4} data-testid="gc-repository" data-dag={dagId}>
+      <Text>
+        Repository <b>{answer.repository}</b>
+        {answer.namespace ? <> on <Code>{answer.namespace}</Code></> : null}: {answer.runs.length} run(s), newest first.
+      </Text>
+      {answer.error ? <Text color="red.500">{answer.error}</Text> : null}
+      {newest && newest !== latest && newest.airflow_run_id ? (
+        <Text color={newest.dag_run?.state === "failed" ? "red.500" : undefined} data-testid="gc-newest">
+          The newest run, {newest.airflow_run_id}, has no report ({outcome(newest).label})
+          {newest.dag_run?.failed_tasks?.length ? (
+            <>
+              : see{" "}
+              {newest.dag_run.failed_tasks.map((t) => (
+                <Link key={t} href={taskUrl(dagId, newest.airflow_run_id ?? "", t)} color="red.500" mr={2}>{t} log</Link>
+              ))}
+            </>
+          ) : null}
+        </Text>
+      ) : null}
+      <Charts runs={answer.runs} />
+      {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
+      <Box overflowX="auto"><RunsTable runs={answer.runs} dagId={dagId} /></Box>
+    </Box>
+  );
+};
+
+const GCPage = ({ dagId }: Props) => {
+  const [repos, setRepos] = useState<Repo[] | null>(null);
+  const [errors, setErrors] = useState<string[]>([]);
+  const [chosen, setChosen] = useState<string | undefined>(dagId);
+  useEffect(() => {
+    if (dagId) return;
+    api<{ repositories: Repo[]; errors: string[] }>("/repositories")
+      .then((a) => {
+        setRepos(a.repositories);
+        setErrors(a.errors ?? []);
+        setChosen((c) => c ?? a.repositories[0]?.dag_id);
+      })
+      .catch((e: Error) => setErrors([e.message]));
+  }, [dagId]);
+  return (
+    <Box p={4} data-testid="gc-page">
+      <Heading size="lg" mb={3}>lakeFS garbage collection</Heading>
+      {errors.map((e) => <Text key={e} color="red.500">{e}</Text>)}
+      {!dagId && repos ? (
+        <HStack mb={4} gap={2} wrap="wrap">
+          {repos.map((r) => (
+            <Button key={r.dag_id} size="sm" variant={r.dag_id === chosen ? "solid" : "outline"} onClick={() => setChosen(r.dag_id)}>
+              {r.repository}
+            </Button>
+          ))}
+          {repos.length === 0 ? <Text>No GC repository you may read is configured.</Text> : null}
+        </HStack>
+      ) : null}
+      {!dagId && !repos && errors.length === 0 ? <Spinner /> : null}
+      {chosen ? <Repository dagId={chosen} /> : null}
+    </Box>
+  );
+};
+
+export default GCPage;
