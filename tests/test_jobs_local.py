@@ -121,12 +121,32 @@ def _exists(world, name):
     return (world["root"] / world["objs"][name]).exists()
 
 
+def test_the_top_level_jobs_are_the_packages():
+    """``jobs/<step>.py`` (the design's layout) for every Spark step, each running the package's job
+    as ``__main__`` (its usage is the package job's)."""
+    import subprocess
+    import sys
+
+    from lakefs_gc.steps import SPARK_STEPS
+    from tests.support.spark import REPO, TOP_LEVEL_JOBS
+
+    assert sorted(p.stem for p in TOP_LEVEL_JOBS.glob("*.py")) == sorted(SPARK_STEPS)
+    for step in SPARK_STEPS:
+        out = subprocess.run([sys.executable, str(TOP_LEVEL_JOBS / f"{step}.py"), "--help"], capture_output=True,
+                             text=True, timeout=60, env={**os.environ, "PYTHONPATH": f"{REPO / 'include'}"})
+        assert out.returncode == 0 and f"lakeFS GC step {step}" in out.stdout, (step, out.stdout, out.stderr[-2000:])
+
+
 def test_the_jobs_through_spark_submit_keep_every_live_object(world):
-    """list_slices, compute_candidates and delete as the DAG runs them: spark-submit, --py-files."""
+    """list_slices, compute_candidates and delete as the DAG runs them: spark-submit, --py-files; here
+    through the top-level ``jobs/`` entry points (the DAG tests run the package's own)."""
+    from tests.support.spark import TOP_LEVEL_JOBS
+
     results, tmp = world["results"], world["tmp"] / "r"
 
     def job(name):
-        rc, res, out = submit(name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp)
+        rc, res, out = submit(name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp,
+                              jobs_dir=TOP_LEVEL_JOBS)
         assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
         results[name] = res
         outputs[name] = out

@@ -90,5 +90,6 @@ def get_provider_info() -> dict[str, Any]:
         "extra-links": [
             "lakefs_gc_airflow.operators.GCReportLink",
             "lakefs_gc_airflow.operators.LakeFSRepositoryLink",
+            "lakefs_gc_airflow.operators.GCPageLink",
         ],
     }

@@ -241,6 +241,23 @@ class LakeFSRepositoryLink(_ReportResultLink):
     field = "lakefs_url"
 
 
+class GCPageLink(BaseOperatorLink):
+    """The repository's runs over time on the GC page (``lakefs_gc_airflow.gc_page``: its DAG's
+    "lakeFS GC (DAG)" tab), under the UI's own path (``[api] base_url``)."""
+
+    name = "GC page"
+
+    def get_link(self, operator: BaseOperator, *, ti_key: TaskInstanceKey) -> str:
+        from urllib.parse import quote, urlsplit
+
+        from airflow.configuration import conf
+
+        from lakefs_gc_airflow.gc_page import URL_ROUTE
+
+        base = urlsplit(conf.get("api", "base_url", fallback="") or "").path.rstrip("/")
+        return f"{base}/dags/{quote(ti_key.dag_id, safe='')}/plugin/{URL_ROUTE}-dag"
+
+
 class SaveReportOperator(BaseOperator):
     """Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
     results of every step (the step ``lakefs_gc.steps.save_report``), and show the run where Airflow
@@ -251,13 +268,14 @@ class SaveReportOperator(BaseOperator):
     (``lakefs_gc.report.summary.summary_text``: listed, candidates, marked, held back and until when,
     deleted, already gone, dead letters, reclaimed, flow, cutoff, the report's URI) is:
     the rendered template field ``run_summary`` (Rendered Templates tab, rewritten after execution),
-    the ``summary`` of the XCom ``return_value``, and the task log (one line per row). Two extra
-    links (``GCReportLink``, ``LakeFSRepositoryLink``) open the report and the repository.
+    the ``summary`` of the XCom ``return_value``, and the task log (one line per row); and on the GC
+    page (plain, wrapped text, with the runs before it). Three extra links (``GCReportLink``,
+    ``LakeFSRepositoryLink``, ``GCPageLink``) open the report, the repository, and the GC page.
     """
 
     template_fields: Sequence[str] = ("storage_conn_id", "run_summary")
     overwrite_rtif_after_execution = True  # run_summary is set in execute
-    operator_extra_links = (GCReportLink(), LakeFSRepositoryLink())
+    operator_extra_links = (GCReportLink(), LakeFSRepositoryLink(), GCPageLink())
     ui_color = "#d7ecff"
 
     def __init__(self, *, storage_conn_id: str | None = "aws_default", **kwargs: Any) -> None:

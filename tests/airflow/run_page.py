@@ -85,6 +85,7 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     assert summary.endswith(f"report: {result['summary_uri']}")
     links = airflow_api(base, f"{task}/links", USER, password)["extra_links"]
     assert links["lakeFS repository"].endswith(f"/repositories/{repository}")
+    assert links["GC page"] == f"/dags/{dag_id}/plugin/lakefs-gc-dag", links  # the repository's runs over time
     report_link = links["GC report (summary.json)"]
     assert report_link.startswith("http://127.0.0.1:") and report_link.endswith("/summary.json")
     # the link opens the report where the browser may read it: a private bucket refuses (403), a bucket

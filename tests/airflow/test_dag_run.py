@@ -153,7 +153,8 @@ def _assert_run_summary_and_links(dag, dr, ti, summary_path):
     # as GET .../taskInstances/save_report/links serves them (``link or None``; None: the UI shows no button)
     links = {name: serialized.get_extra_links(ti, name) or None for name in serialized.extra_links}
     assert links == {"GC report (summary.json)": None,  # a local:// report: no URL a browser opens
-                     "lakeFS repository": "http://127.0.0.1:8000/repositories/sample-repo"}, links
+                     "lakeFS repository": "http://127.0.0.1:8000/repositories/sample-repo",
+                     "GC page": f"/dags/{dag.dag_id}/plugin/lakefs-gc-dag"}, links
     shown = json.dumps([text, rendered, links, result])
     assert not any(s in shown for s in (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET))
 

@@ -16,9 +16,14 @@ VENV_BIN = Path(sys.executable).parent
 ZIP = REPO / "build" / "lakefs_gc.zip"
 
 
-def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None):
-    """(argv, env, result path) of a spark-submit of ``lakefs_gc/spark/jobs/<step>.py`` with ``inputs`` (typed, or
-    a raw dict to test what a job does with a malformed input)."""
+PACKAGE_JOBS = REPO / "include" / "lakefs_gc" / "spark" / "jobs"
+TOP_LEVEL_JOBS = REPO / "jobs"  # the design's jobs/: thin entry points into the package's
+
+
+def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None,
+            jobs_dir: Path = PACKAGE_JOBS):
+    """(argv, env, result path) of a spark-submit of ``<jobs_dir>/<step>.py`` (the package's job by default)
+    with ``inputs`` (typed, or a raw dict to test what a job does with a malformed input)."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
     tmp.mkdir(parents=True, exist_ok=True)
     meta_path, result_path = tmp / f"{step}.input.json", tmp / f"{step}.result.json"
@@ -32,14 +37,15 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
            "--conf", f"spark.driver.extraJavaOptions={java_options()}",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
            "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
-           str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
+           str(jobs_dir / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
     return cmd, env, result_path
 
 
-def submit(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300):
+def submit(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300,
+           jobs_dir: Path = PACKAGE_JOBS):
     """Returns (returncode, typed result or None, output). The job's own messages reach stdout:
     spark-submit runs the Python driver under the JVM, which merges its streams."""
-    cmd, env, result_path = prepare(step, inputs, tmp, extra_env)
+    cmd, env, result_path = prepare(step, inputs, tmp, extra_env, jobs_dir)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     result = read_result(step, json.loads(result_path.read_text())) if result_path.exists() else None
     return res.returncode, result, res.stdout + res.stderr

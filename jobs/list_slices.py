@@ -1,0 +1,13 @@
+"""The spark-submit entry point of the GC step `list_slices`, where the design lays the jobs out (``jobs/``):
+
+    spark-submit --py-files build/lakefs_gc.zip jobs/list_slices.py --input INPUT.json --result RESULT.json
+
+A thin entry point: the job itself is ``lakefs_gc.spark.jobs.list_slices``, inside the package, so that an
+installed wheel needs no checkout (the operator uses that one unless the config's ``spark.jobs_dir``
+names this folder: ``jobs_dir: jobs``).
+"""
+
+import runpy
+
+if __name__ == "__main__":
+    runpy.run_module("lakefs_gc.spark.jobs.list_slices", run_name="__main__", alter_sys=True)
