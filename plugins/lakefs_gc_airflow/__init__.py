@@ -88,8 +88,8 @@ def get_provider_info() -> dict[str, Any]:
             },
         ],
         "extra-links": [
-            "lakefs_gc_airflow.operators.GCReportLink",
-            "lakefs_gc_airflow.operators.LakeFSRepositoryLink",
-            "lakefs_gc_airflow.operators.GCPageLink",
+            "lakefs_gc_airflow.links.GCReportLink",
+            "lakefs_gc_airflow.links.LakeFSRepositoryLink",
+            "lakefs_gc_airflow.links.GCPageLink",
         ],
     }

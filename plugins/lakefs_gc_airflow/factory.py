@@ -17,12 +17,8 @@ from pathlib import Path
 from airflow.sdk import DAG
 from lakefs_gc.config import RepoConfig, project_root, schedule_interval_seconds
 
-from lakefs_gc_airflow.operators import (
-    GCSparkSubmitOperator,
-    MarkUncommittedOperator,
-    PrepareRunOperator,
-    SaveReportOperator,
-)
+from lakefs_gc_airflow.operators import MarkUncommittedOperator, PrepareRunOperator, SaveReportOperator
+from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator
 from lakefs_gc_airflow.params import gc_params
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -1,0 +1,81 @@
+"""What every GC task reads: the run contract from XCom (by task id, typed), the work location when
+it is a local directory, the spark-submit next to the worker's Python, and the repository's namespace
+opened with the storage connection's settings. Shared by the Python steps (``operators.py``) and the
+Spark steps (``spark_submit.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from airflow.sdk.exceptions import AirflowFailException
+from lakefs_gc import contract
+
+from lakefs_gc_airflow.hooks import storage_options
+
+if TYPE_CHECKING:
+    from airflow.sdk import Context
+
+
+
+def step_inputs(step: str, context: Context) -> contract.StepInputs:
+    """The run context and the results ``step`` reads, pulled by task id and typed."""
+    needed = ("prepare_run", *contract.STEP_INPUTS[step])
+    values = context["ti"].xcom_pull(task_ids=list(needed)) or []
+    pulled = dict(zip(needed, values))
+    try:
+        if pulled.get("prepare_run") is None:
+            raise contract.ContractError("the run context (XCom of task 'prepare_run') is missing")
+        ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
+        results = {k: contract.read_result(k, pulled.get(k)) for k in contract.STEP_INPUTS[step]}
+        missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]
+        if missing and not contract.skipped(step, ctx.mode):
+            raise contract.ContractError(f"the result of task {missing[0]!r} is missing (mode {ctx.mode}); "
+                                         f"re-run the whole DAG run")
+    except contract.ContractError as e:
+        raise AirflowFailException(f"{step}: {e}") from e
+    return contract.StepInputs(ctx, results)
+
+
+def local_dir(uri: str) -> Path | None:
+    """The local path of a work location (plain path, ``file://`` or ``local://``), else None."""
+    for prefix in ("file://", "local://"):
+        if uri.startswith(prefix):
+            return Path(uri[len(prefix):])
+    if "://" in uri:
+        return None
+    return Path(uri)
+
+
+def default_spark_binary() -> str:
+    """``spark-submit`` next to the running Python (the project venv), else from PATH."""
+    candidate = Path(sys.executable).parent / "spark-submit"
+    return str(candidate) if candidate.exists() else "spark-submit"
+
+
+def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
+    """The storage connection's settings for the namespace (None for ``local://``), the endpoint
+    the run recorded; a missing connection is an error, never a silent fall-back to ambient
+    credentials."""
+    from lakefs_gc.steps.prepare_run import CONNECTION_FOR
+    from lakefs_gc.storage import parse_namespace
+
+    scheme = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
+    if scheme == "local":
+        return None
+    options = storage_options(storage_conn_id)
+    kind, needed = CONNECTION_FOR[scheme]
+    if options is None or not isinstance(options, kind):
+        raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
+                                   f"kind; the namespace {ctx.storage.namespace!r} needs {needed}")
+    return options
+
+
+def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
+    """The repository's storage namespace, opened with the storage connection's settings."""
+    from lakefs_gc.storage import open_storage
+
+    loc = ctx.storage
+    return open_storage(loc.namespace, namespace_options(ctx, storage_conn_id), loc.local_root)
