@@ -1,0 +1,98 @@
+"""``lakefs-gc airflow --lakefs real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
+sample repository it seeds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+
+
+from lakefs_gc_airflow.local_airflow.settings import Plan, private_json
+
+# --lakefs real: lakeFS itself in <state>/lakefs, the settings it fills, the repository it seeds.
+LAKEFS_MODES = ("settings", "real")
+SAMPLE_REPO, SAMPLE_NAMESPACE = "sample-repo", "local://sample-repo"
+
+
+def start_lakefs(home: Path, timeout: float = 60.0):
+    """lakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``, whose state
+    stays there from one start to the next: its admin's keys generated at the first start into
+    ``home/keys.json`` (0600) and reused at the next ones (lakeFS is then already set up). Its handle
+    (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``, ``.stop()``)."""
+    from lakefs_sandbox import real_lakefs
+
+    home.mkdir(parents=True, exist_ok=True)
+    key_id, secret = real_lakefs.new_keys()
+    keys = private_json(home / "keys.json", {"access_key_id": key_id, "secret_access_key": secret})
+    try:
+        return real_lakefs.start(home, "local", timeout=timeout, access_key=keys["access_key_id"],
+                                 secret_key=keys["secret_access_key"])
+    except FileNotFoundError as e:  # no binary: the set-up builds it
+        raise RuntimeError(str(e)) from None
+    except RuntimeError as e:
+        if "refuses the given keys" not in str(e):
+            raise
+        raise RuntimeError(f"{e}: {home}/keys.json is not the one of the lakeFS in {home}; put that one back, "
+                           f"or remove {home} to start lakeFS over (its repositories go with it)") from None
+
+
+def lakefs_settings(server) -> dict[str, str]:
+    """The ``LAKEFS_*`` settings of a lakeFS this command runs (``plan(..., lakefs=...)``)."""
+    return {"LAKEFS_ENDPOINT": server.url, "LAKEFS_ACCESS_KEY_ID": server.access_key,
+            "LAKEFS_SECRET_ACCESS_KEY": server.secret_key, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": server.local_root}
+
+
+def seed_sample(server) -> tuple[bool, int]:
+    """``sample-repo`` on ``local://sample-repo`` (``lakefs_sandbox.seed``, commits dated back ten
+    days through the commit API) unless the repository exists; (seeded now, its creation time)."""
+    from lakefs_sdk.exceptions import ApiException, NotFoundException
+
+    from lakefs_sandbox.seed import seed
+
+    client = server.client()
+    try:
+        return False, int(client.repositories_api.get_repository(SAMPLE_REPO).creation_date)
+    except NotFoundException:
+        pass
+    try:
+        seed(client, SAMPLE_REPO, SAMPLE_NAMESPACE, backdate=True, local_root=server.local_root)
+        return True, int(client.repositories_api.get_repository(SAMPLE_REPO).creation_date)
+    except ApiException as e:
+        raise RuntimeError(f"seeding {SAMPLE_REPO} on {SAMPLE_NAMESPACE} failed: lakeFS answered {e.status} "
+                           f"{e.reason}: {str(e.body)[:300]}") from None
+
+
+def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
+    """What the summary says of the lakeFS this command runs: where, how to sign in (the secret only
+    as where it is), the placeholder UI, the sample repository and when a GC run has garbage to take."""
+    from lakefs_sandbox.real_lakefs import VERSION
+
+    keys = home / "keys.json"
+    creds = ("$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1])); "
+             "print(k[\"access_key_id\"]+\":\"+k[\"secret_access_key\"])' " + f"{keys})")
+    lines = [
+        f"  lakeFS API   {server.api_url}   (lakeFS {VERSION} run by this command, pid {server.proc.pid}; "
+        f"state in {home}, log {home}/lakefs.log)",
+        f"  its login    access key id {server.access_key}, secret access key in {keys} (0600); HTTP basic "
+        f"auth, e.g.",
+        f"               curl -u \"{creds}\" {server.api_url}/repositories",
+        f"  lakeFS UI    none: {server.url}/ is a placeholder page (this lakeFS is built without its web UI); "
+        f"use the API",
+    ]
+    when = "seeded now" if seeded else "seeded at an earlier start"
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+    lines.append(f"  {SAMPLE_REPO}  {when} ({stamp}) on {SAMPLE_NAMESPACE}, in {server.local_root}/{SAMPLE_REPO}: "
+                 f"commits dated back ten days, GC retention 1 day")
+    if SAMPLE_REPO in p.min_ages:
+        age = p.min_ages[SAMPLE_REPO]
+        ready = time.strftime("%Y-%m-%d %H:%M", time.localtime(created + age))
+        lines.append(f"               a GC run deletes its garbage once the objects are older than the minimum age "
+                     f"(min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
+                     f"before that it deletes nothing")
+    else:
+        lines.append(f"               not in {p.config_path}: no DAG collects it")
+    return lines
+
+
