@@ -45,7 +45,13 @@ def _uv() -> str:
 
 
 def _run(cmd: list[str], timeout: float, **kwargs) -> str:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+    except subprocess.TimeoutExpired as e:  # say where it stood, not only that it timed out
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        raise AssertionError(f"{' '.join(map(str, cmd))[:300]} timed out after {timeout:.0f} s:\n{out[-6000:]}\n"
+                             f"{err[-4000:]}") from None
     assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
                                  f"{proc.stderr[-5000:]}"
     return proc.stdout
@@ -228,7 +234,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
     })
     time.sleep(max(0.0, seeded_at + MIN_AGE + 1 - time.time()))  # everything seeded is older than the cutoff
-    out = installed.run(DRIVER % {"dag_id": DAG_ID}, 600, env)
+    out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", 600)), env)
     result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
 
     venv = str(installed.venv)
