@@ -187,6 +187,14 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
     runs = ui.runs()
     assert len(runs) == 1, f"a run was created from the refused form: {runs}"
     assert all(r["conf"].get("max_delete_share") == 0.5 for r in runs), runs
+    # whatever the dialog's "Unpause on trigger" did, the DAG has no schedule of its own to run on
+    details = ui.api(f"/api/v2/dags/{DAG_ID}/details")
+    assert details["timetable_summary"] in (None, "None", "") and details["next_dagrun_logical_date"] is None, details
+    if os.environ.get("LAKEFS_GC_SCREENSHOTS_DIR"):
+        folder = Path(os.environ["LAKEFS_GC_SCREENSHOTS_DIR"])
+        folder.mkdir(parents=True, exist_ok=True)
+        for shot in shots:
+            shutil.copy(shot, folder / f"trigger-{shot.name}")
     print("screenshots:", *shots)
 
 
