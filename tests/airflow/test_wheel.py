@@ -234,7 +234,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
     })
     time.sleep(max(0.0, seeded_at + MIN_AGE + 1 - time.time()))  # everything seeded is older than the cutoff
-    out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", 600)), env)
+    out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", 1200)), env)
     result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
 
     venv = str(installed.venv)
