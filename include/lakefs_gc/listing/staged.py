@@ -167,19 +167,25 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
     return CommitsSince(len(seen), frozenset(addresses), tuple(identities))
 
 
+def _content_md5s(sref, st, keys: list[str]) -> list[str | None]:
+    """The content MD5 each store object vouches for (``content_md5``), or None: asked in threads
+    where the store answers over HTTP (a HEAD on S3); on ``local://`` in this thread, the files read
+    one after the other (hashing small files in threads only contends for the GIL: 14.2 s against
+    6.0 s for 100,000 files)."""
+    if sref.namespace.startswith("local://"):
+        return [st.content_md5(k) for k in keys]
+    with ThreadPoolExecutor(max(1, min(THREADS, len(keys))), thread_name_prefix="staged-md5") as pool:
+        return list(pool.map(st.content_md5, keys))
+
+
 def _vouched(sref, batches):
     """Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
-    vouches for, or null (``content_md5``: a HEAD on S3, in threads; the file read on local, in the
-    task's own thread: hashing small files in threads only contends for the GIL)."""
+    vouches for, or null (:func:`_content_md5s`)."""
     import pyarrow as pa
 
     st = sref.open()
-    local = sref.namespace.startswith("local://")
-    with ThreadPoolExecutor(1 if local else THREADS, thread_name_prefix="staged-md5") as pool:
-        for b in batches:
-            keys = b.column(0).to_pylist()
-            vouched = [st.content_md5(k) for k in keys] if local else list(pool.map(st.content_md5, keys))
-            yield b.append_column("vouched", pa.array(vouched, pa.string()))
+    for b in batches:
+        yield b.append_column("vouched", pa.array(_content_md5s(sref, st, b.column(0).to_pylist()), pa.string()))
 
 
 def suspicious(spark, sref, cands, identities, n: int):
@@ -282,8 +288,7 @@ def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[s
     st = sref.open()
     listed = {r[0]: (int(r[1]), r[2]) for r in rows}
     if not st.listed_md5:  # the listing's word is not enough: ask the store, or read the file
-        with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-md5") as pool:
-            vouched = dict(zip(listed, pool.map(st.content_md5, listed)))
+        vouched = dict(zip(listed, _content_md5s(sref, st, list(listed))))
     else:
         vouched = {a: c for a, (_, c) in listed.items()}
     keys = frozenset({f"{s}:{c}" for s, c in listed.values() if c}
