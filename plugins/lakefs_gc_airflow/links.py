@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey
 
 
-
-
 class _ReportResultLink(BaseOperatorLink):
     """A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``); empty,
     so the UI shows no target, when the task has none."""

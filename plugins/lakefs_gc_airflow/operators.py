@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-
-
 def _fail(exc: Exception) -> AirflowFailException:
     """A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
     sweep: fail without retrying, say why in one line, and that nothing was deleted."""
@@ -39,8 +37,6 @@ def _fail(exc: Exception) -> AirflowFailException:
     if "nothing was deleted" not in message.lower():
         message += ("" if message.endswith(".") else ".") + " Nothing was deleted"
     return AirflowFailException(message)
-
-
 
 
 # ----------------------------------------------------------------------------------------------

@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-
-
 class GCSparkSubmitOperator(SparkSubmitOperator):
     """``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-
 def step_inputs(step: str, context: Context) -> contract.StepInputs:
     """The run context and the results ``step`` reads, pulled by task id and typed."""
     needed = ("prepare_run", *contract.STEP_INPUTS[step])

@@ -7,8 +7,6 @@ import time
 from pathlib import Path
 
 
-
-
 from lakefs_gc_airflow.local_airflow.settings import Plan, private_json
 
 # --lakefs real: lakeFS itself in <state>/lakefs, the settings it fills, the repository it seeds.

@@ -31,8 +31,6 @@ MIGRATE_TIMEOUT = 600.0
 STOP_TIMEOUT = 20.0     # per component, then SIGKILL
 
 
-
-
 def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Mapping[str, str] | None = None,
                 **settings: str) -> dict[str, str]:
     """The environment of an Airflow of our own: its home and metadata DB, our dags and plugins and

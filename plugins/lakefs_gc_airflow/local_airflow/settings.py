@@ -22,7 +22,6 @@ class SetupError(ValueError):
     """A setting is missing or wrong; the message names it and how to fix it."""
 
 
-
 @dataclass(frozen=True)
 class Setting:
     name: str
