@@ -15,6 +15,16 @@ mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). 
 as for a Spark step run by hand (Azure: ``LAKEFS_GC_AZURE_*``; GCS: ``LAKEFS_GC_GCS_*``);
 ``local://`` needs lakeFS's ``blockstore.local.path``.
 
+    lakefs-gc restore NAMESPACE --run RUN_ID [--keys FILE] [--dry-run] [--restore-id ID]
+                      [--local-root DIR] [--s3-endpoint URL] [--s3-region REGION]
+
+brings back what one GC run deleted, where the store still keeps it (S3 versioning, Azure blob
+soft delete, GCS soft delete, ``local://`` quarantine: ``lakefs_gc.sweeping.restore``), never over a
+key written since; ``--keys``: only these keys (one per line, relative to the namespace or full
+URIs). Prints one line per outcome and writes the restore's report under the mark
+(``restores/<id>/``). Exit status 0 when every key asked for was restored (or would be, dry run)
+or is present, 1 when some could not be, 2 on bad input.
+
     lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N] [--lakefs real]
 
 starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
@@ -226,6 +236,30 @@ def _report(args, out) -> int:
     return 0
 
 
+def _restore(args, out) -> int:
+    from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
+
+    storage = _open_namespace(args.namespace.rstrip("/"), args)
+    keys = None
+    if args.keys:
+        try:
+            with open(args.keys, encoding="utf-8") as f:
+                keys = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+        except OSError as e:
+            raise UsageError(f"--keys {args.keys}: {e.strerror or e}") from None
+    report = restore_run(storage, args.run, keys=keys, dry_run=args.dry_run, restore_id=args.restore_id)
+    width = max((len(k) for k, _, _ in report.rows), default=0)
+    for key, outcome, detail in report.rows[:args.limit] if args.limit else report.rows:
+        out.write(f"{key.ljust(width)}  {outcome}: {detail}\n")
+    if args.limit and len(report.rows) > args.limit:
+        out.write(f"({len(report.rows) - args.limit} more in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet)\n")
+    counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
+    out.write(f"{'dry run: ' if report.dry_run else ''}mark {report.mark_id}, {len(report.rows):,} key(s): {counts}\n")
+    out.write(f"report: {report.report_uri}\n")
+    ok = {RESTORED, WOULD_RESTORE, PRESENT}
+    return 0 if all(o in ok for _, o, _ in report.rows) else 1
+
+
 def _config_check(path: str | None, out) -> int:
     """``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
     all are good, 2 otherwise (the file's own errors too)."""
@@ -282,6 +316,23 @@ def main(argv: list[str] | None = None) -> int:
                                           "(default: $LAKEFS_GC_LOCAL_ROOT)")
     rep.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
     rep.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
+    res = sub.add_parser("restore", help="bring back what one GC run deleted (where the store keeps it)",
+                         description="Bring back what one GC run deleted, where the store still keeps it: S3 "
+                                     "versioning, Azure blob soft delete, GCS soft delete, or the local:// "
+                                     "quarantine (sweep setting quarantine_days). A key written again since "
+                                     "the run is never replaced.")
+    res.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
+    res.add_argument("--run", required=True, help="the mark id, or the Airflow run id, of the run to undo "
+                                                  "(lakefs-gc report NAMESPACE lists them)")
+    res.add_argument("--keys", metavar="FILE", help="restore only these keys: one per line, relative to the "
+                                                    "namespace (data/...) or full URIs")
+    res.add_argument("--dry-run", action="store_true", help="say what would be restored, change nothing")
+    res.add_argument("--restore-id", help="the name of the restore's report folder (default: restore-<UTC time>)")
+    res.add_argument("--limit", type=int, default=50, help="keys to print (default 50; 0: all)")
+    res.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
+                                          "(default: $LAKEFS_GC_LOCAL_ROOT)")
+    res.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
+    res.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
     args = parser.parse_args(argv)
 
     if args.command == "airflow":
@@ -291,21 +342,22 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "config":
         return _config_check(args.file, sys.stdout)
-    if args.command == "report":
-        from lakefs_gc.errors import Unreachable
+    if args.command in ("report", "restore"):
+        from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.storage import StorageError
 
         try:
-            return _report(args, sys.stdout)
-        except (UsageError, ValueError, StorageError, Unreachable) as exc:
-            print(f"lakefs-gc report: error: {exc}", file=sys.stderr)
+            return (_report if args.command == "report" else _restore)(args, sys.stdout)
+        except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
+            print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
             return 2
         except BrokenPipeError:  # e.g. piped into head
             return 0
         except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
             if not type(exc).__module__.startswith("botocore"):
                 raise
-            print(f"lakefs-gc report: error: cannot read {args.target}: {exc} (check --s3-endpoint or "
+            print(f"lakefs-gc {args.command}: error: cannot read {getattr(args, 'target', None) or args.namespace}: "
+                  f"{exc} (check --s3-endpoint or "
                   f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
                   f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)", file=sys.stderr)
             return 2

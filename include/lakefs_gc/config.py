@@ -68,7 +68,7 @@ _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallel
 
 
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
-                           "mark_max_age_seconds", "rate", "concurrency", "batch_size"})
+                           "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
 _PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
                    "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
@@ -120,6 +120,7 @@ class SweepSettings:
     rate: float = RunSettings.delete_rate
     concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
     batch_size: int = RunSettings.delete_batch_size
+    quarantine_days: int = RunSettings.quarantine_days  # local:// only
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,7 @@ def _parse_sweep(raw: Any, err) -> SweepSettings:
         "rate": num("rate", 0, integer=False),
         "concurrency": num("concurrency", 1, optional=True),
         "batch_size": num("batch_size", 1, 1000),
+        "quarantine_days": num("quarantine_days", 0, 3650),
     }
     return SweepSettings(**{k: (v if v is not None or k in ("confirm_after_seconds", "concurrency")
                                else getattr(d, k)) for k, v in vals.items()})

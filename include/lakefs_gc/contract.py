@@ -55,6 +55,9 @@ class RunSettings:
     delete_concurrency: int = 2                # delete tasks at once
     delete_batch_size: int = 1000              # keys per DeleteObjects request (S3: at most 1,000)
     delete_max_attempts: int = 8               # per key, including the first
+    # local:// only: move swept files into the sweep's quarantine folder for this many days instead
+    # of deleting them (lakefs-gc restore brings them back; a later sweep purges them); 0: delete
+    quarantine_days: int = 0
     prepare_commits_timeout_seconds: int = 1200  # lakeFS's async prepare_commits task
     # The defence against live staged entries lakeFS's uncommitted mark lacks (lakefs_gc.listing.staged):
     # "candidates" asks lakeFS only about the candidates that could be one; "full" lists every branch
@@ -87,6 +90,7 @@ BOUNDS: dict[str, tuple[float, float | None]] = {
     "delete_concurrency": (1, None),
     "delete_batch_size": (1, 1000),
     "delete_max_attempts": (1, None),
+    "quarantine_days": (0, 3650),
     "prepare_commits_timeout_seconds": (1, None),
 }
 
@@ -342,6 +346,18 @@ class DeleteCounts:
 
 
 @dataclass(frozen=True)
+class Restorability:
+    """Whether, and until when, the store keeps what a sweep deleted (read from the store at sweep
+    time: lakefs_gc.sweeping.restore.retention). ``restorable`` None: unknown (the credential may
+    not read the setting); ``until`` None: no end the GC knows of, or not restorable."""
+
+    how: str = "none"          # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
+    restorable: bool | None = None
+    until: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class DeleteResult(SparkStepResult):
     counts: DeleteCounts = field(default_factory=DeleteCounts)
     skipped: str | None = None           # why nothing ran (mark_only)
@@ -352,6 +368,8 @@ class DeleteResult(SparkStepResult):
     dead_letters: str | None = None
     seconds: float = 0.0
     soft_delete_days: int | None = None  # Azure: days the account keeps deleted blobs (0: off; None: not Azure/unknown)
+    restorable: Restorability | None = None  # whether lakefs-gc restore can bring this sweep's deletions back
+    quarantine_purged: int = 0           # local://: quarantined files of earlier sweeps purged (their days passed)
 
 
 @dataclass(frozen=True)

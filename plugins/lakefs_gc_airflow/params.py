@@ -86,6 +86,12 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
                                       "Delete attempts per key",
                                       "Retries of throttled or failed deletes, with backoff; keys still failing "
                                       "become dead letters."),
+        "quarantine_days": _number(sw.quarantine_days, "integer", "quarantine_days",
+                                  "Quarantine days (local:// only)",
+                                  "Move swept files into the sweep's quarantine folder under _lakefs/ for this "
+                                  "many days instead of deleting them (lakefs-gc restore brings them back); "
+                                  "0: delete. S3, Azure and GCS keep deleted objects themselves (versioning, "
+                                  "soft delete)."),
         "prepare_commits_timeout_seconds": _number(d.prepare_commits_timeout_seconds, "integer",
                                                   "prepare_commits_timeout_seconds",
                                                   "lakeFS commit preparation timeout (s)"),

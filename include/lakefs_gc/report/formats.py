@@ -8,6 +8,9 @@ reader per format (where they go: :mod:`lakefs_gc.report.layout`).
 - dead letters of a sweep part: Parquet, ``key``, ``error_code``, ``message`` (strings) and
   ``attempts`` (int32);
 - a swept part's done marker: a JSON object of its counts;
+- a sweep's quarantine record (``local://``): a JSON object, ``days``, ``since`` and ``until``
+  (ISO 8601, UTC);
+- a restore's outcomes: Parquet, ``key``, ``outcome`` and ``detail`` (strings), one row per key;
 - the ids a run read (its ``state/read.parquet``): Parquet, ``kind`` (``commit`` | ``range``) and
   ``id`` (strings);
 - identity parts (``state/identities/``): Parquet, ``size`` (int64), ``checksum`` and ``path``
@@ -97,6 +100,11 @@ def write_dead_letters(storage, key: str, dead: Iterable[Any]) -> None:
                               "attempts": pa.array([x.attempts for x in d], pa.int32())})
 
 
+def read_dead_letter_keys(storage, key: str) -> list[str]:
+    """The ``key`` column of a dead-letter part."""
+    return _column(storage, key, "key")
+
+
 def write_done_marker(storage, key: str, counts: Mapping[str, int]) -> None:
     storage.put(key, json.dumps(dict(counts)).encode())
 
@@ -171,3 +179,36 @@ def read_heads(storage, key: str) -> tuple[dict[str, str], dict[str, str]]:
     except (KeyError, TypeError, ValueError) as exc:
         raise LakeFSGCError(f"{storage.full_uri(key)}: not the branch HEADs mark_uncommitted wrote ({exc}); "
                             f"re-run the whole DAG run") from None
+
+
+def write_quarantine(storage, key: str, days: int, since: str, until: str) -> None:
+    storage.put(key, json.dumps({"days": days, "since": since, "until": until}).encode())
+
+
+def read_quarantine(storage, key: str) -> dict[str, Any] | None:
+    """A sweep's quarantine record, None when the sweep quarantined nothing (or it is unreadable:
+    then nothing is purged)."""
+    if not storage.exists(key):
+        return None
+    try:
+        doc = json.loads(storage.get(key))
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("until"), str) else None
+
+
+RESTORE_COLUMNS = ("key", "outcome", "detail")
+
+
+def write_restore_outcomes(storage, key: str, rows: Iterable[tuple[str, str, str]]) -> None:
+    import pyarrow as pa
+
+    cols = list(zip(*rows)) or [(), (), ()]
+    _put_table(storage, key, {name: pa.array(list(c), pa.string()) for name, c in zip(RESTORE_COLUMNS, cols)})
+
+
+def read_restore_outcomes(storage, key: str) -> list[tuple[str, str, str]]:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(io.BytesIO(storage.get(key)), columns=list(RESTORE_COLUMNS))
+    return list(zip(*(t.column(c).to_pylist() for c in RESTORE_COLUMNS)))

@@ -10,7 +10,11 @@
     unified/<mark_id>/staged/lakefs-omitted      live staged addresses lakeFS's mark lacked
                                                  (lakeFS's uncommitted Parquet format)
     unified/<mark_id>/sweeps/<sweep_id>/         one sweep of the mark: done/, dead_letters/,
-                                                 and its summary.json for sweep_only runs
+                                                 and its summary.json for sweep_only runs;
+                                                 on local:// with quarantine days, quarantine/<key>
+                                                 (the swept files) and quarantine.json (until when)
+    unified/<mark_id>/restores/<restore_id>/     one restore of the mark's sweeps (lakefs-gc restore):
+                                                 summary.json and outcomes.parquet
     unified/<mark_id>/state/committed/           what the next incremental run reads: the committed
     unified/<mark_id>/state/uncommitted/         addresses it found (incremental: the new ones only),
     unified/<mark_id>/state/read.parquet         its staged addresses, the commit and range ids read
@@ -92,6 +96,25 @@ def dead_letters_dir(sdir: str) -> str:
 def dead_letters_file(sdir: str, part_key: str) -> str:
     """The keys of one part that still failed after retries."""
     return f"{dead_letters_dir(sdir)}{part_id(part_key)}.parquet"
+
+
+def quarantine_dir(sdir: str) -> str:
+    """Where a sweep on ``local://`` with quarantine days moves its files (``<key>`` under it)."""
+    return sdir + "quarantine/"
+
+
+def quarantine_file(sdir: str) -> str:
+    """The sweep's quarantine record: until when its files are kept (JSON)."""
+    return sdir + "quarantine.json"
+
+
+def restores_dir(mark_id: str) -> str:
+    return report_dir(mark_id) + "restores/"
+
+
+def restore_dir(mark_id: str, restore_id: str) -> str:
+    """One restore of a mark's sweeps: ``summary.json`` and ``outcomes.parquet``."""
+    return f"{restores_dir(mark_id)}{safe_name(restore_id)}/"
 
 
 def state_dir(mark_id: str) -> str:

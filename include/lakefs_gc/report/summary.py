@@ -121,6 +121,10 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
         for k in ("sweep_dir", "dead_letters", "soft_delete_days"):
             if getattr(dele, k) is not None:
                 out[k] = getattr(dele, k)
+        if dele.restorable is not None and not dele.skipped:
+            out["restorable"] = to_wire(dele.restorable)
+        if dele.quarantine_purged:
+            out["quarantine_purged"] = dele.quarantine_purged
         if dele.skipped:
             out["delete_skipped"] = dele.skipped
     reclaimable = cand.to_delete_bytes if cand else 0
@@ -269,9 +273,23 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
         rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
             f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
             if held else "")))
+    restorable = g("restorable")
+    if isinstance(restorable, dict) and "deleted" in summary and not g("dry_run"):
+        rows.append(("restorable", _restorable(restorable)))
     if uri:
         rows.append(("report", uri))
     return rows
+
+
+def _restorable(r: dict[str, Any]) -> str:
+    """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
+    ok = r.get("restorable")
+    if ok is True:
+        when = f" until {r['until']}" if r.get("until") else ""
+        return f"yes{when}  ({r.get('how')}: lakefs-gc restore NAMESPACE --run RUN_ID)"
+    if ok is False:
+        return f"no  ({r.get('detail')})"
+    return f"unknown  ({r.get('detail')})"
 
 
 def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:

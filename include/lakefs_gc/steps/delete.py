@@ -8,10 +8,12 @@ own process, without Spark: a spark-submit costs 10 s or more before it deletes 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 
-from lakefs_gc.contract import DeleteResult, StepInputs
+from lakefs_gc.contract import DeleteResult, Restorability, StepInputs
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.progress import watch
@@ -20,12 +22,15 @@ from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
+from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
+
+log = logging.getLogger(__name__)
 
 
-def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None):
+def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None, quarantine=False):
     st = sref.open()
     for key in part_keys:
-        counts = sweep_part(st, key, sdir, policy)
+        counts = sweep_part(st, key, sdir, policy, quarantine=quarantine)
         if swept is not None:
             swept.add(counts.keys)
         yield counts
@@ -41,7 +46,7 @@ def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
 
 def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
     """What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
-    blast-radius guard."""
+    blast-radius guard; with ``quarantine_days`` (``local://``), its quarantine recorded first."""
     ctx = inputs.context
     s = ctx.settings
     mark_id = inputs.mark_id()
@@ -53,7 +58,10 @@ def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
     files = parquet_parts(st, layout.deleted_dir(mark_id))
     to_delete = sum(formats.count_rows(st, k) for k in files)
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
-    return sref, st, files, to_delete, layout.sweep_dir(mark_id, ctx.airflow_run_id)
+    sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
+    if s.quarantine_days and not s.dry_run and files:
+        start_quarantine(st, sdir, s.quarantine_days, datetime.now(timezone.utc))
+    return sref, st, files, to_delete, sdir
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
@@ -63,9 +71,10 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     sc = spark.sparkContext
     concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
     policy = delete_policy(inputs, min(concurrency, sc.defaultParallelism))
+    quarantine = bool(s.quarantine_days)
     with watch(spark, "delete", "keys swept", total=to_delete) as swept:
         results = sc.parallelize(files, concurrency).mapPartitions(
-            lambda ks: _sweep_parts(sref, sdir, policy, ks, swept)).collect() if files else []
+            lambda ks: _sweep_parts(sref, sdir, policy, ks, swept, quarantine)).collect() if files else []
     return _result(inputs, st, sdir, add_counts(results), concurrency)
 
 
@@ -86,7 +95,8 @@ def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
     concurrency = max(1, min(s.delete_concurrency or ctx.parallelism or 2, max(1, len(files))))
     policy = delete_policy(inputs, concurrency)
     with ThreadPoolExecutor(concurrency, thread_name_prefix="delete") as pool:
-        results = list(pool.map(lambda key: next(_sweep_parts(sref, sdir, policy, [key])), files))
+        results = list(pool.map(lambda key: next(_sweep_parts(sref, sdir, policy, [key], None,
+                                                              bool(s.quarantine_days))), files))
     return _result(inputs, st, sdir, add_counts(results), concurrency)
 
 
@@ -98,6 +108,31 @@ def _result(inputs: StepInputs, st, sdir: str, counts, concurrency: int) -> Dele
                   f"fails so they are not forgotten") if counts.failed else None
     # Azure blob soft delete keeps deleted blobs (and bills them) for its retention period
     soft_delete = st.soft_delete_days() if hasattr(st, "soft_delete_days") and counts.deleted else None
+    now = datetime.now(timezone.utc)
+    purged = 0 if s.dry_run else _purge(st, now)
     return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
                         sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete,
-                        soft_delete_days=soft_delete)
+                        soft_delete_days=soft_delete, restorable=_restorability(st, now, s.quarantine_days, sdir),
+                        quarantine_purged=purged)
+
+
+def _restorability(st, now: datetime, quarantine_days: int, sdir: str) -> Restorability:
+    """Never fails the sweep that has run: a store that cannot say is "unknown"."""
+    try:
+        return restorability(st, now, quarantine_days, sdir)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not tell whether this sweep is restorable: %s", exc)
+        return Restorability("unknown", None, None, f"could not be read: {exc}")
+
+
+def _purge(st, now: datetime) -> int:
+    """Earlier sweeps' quarantines whose days have passed (local://); a failure is logged, not fatal:
+    the files stay until a later sweep purges them."""
+    try:
+        n = purge_quarantine(st, now)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not purge ended quarantines: %s", exc)
+        return 0
+    if n:
+        log.info("purged %d quarantined file(s) of earlier sweeps (their quarantine days had passed)", n)
+    return n

@@ -59,6 +59,12 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         raise SettingsError(f"repository {repository!r}: {e}") from e
     if location.local_root:
         check_namespace(storage, ns)
+    elif settings.quarantine_days:
+        raise SettingsError(
+            f"repository {repository!r}: quarantine_days ({settings.quarantine_days}) is for local:// namespaces "
+            f"(lakeFS's local blockstore), and {ns!r} is not one: to keep what a sweep deletes restorable there, "
+            f"turn on the store's own (S3 bucket versioning, Azure blob soft delete, GCS soft delete) and set "
+            f"quarantine_days to 0; nothing was deleted")
     sweep_mark = None
     choice, fingerprint = FlowChoice("clean", ""), ""
     if settings.mode != "sweep_only":

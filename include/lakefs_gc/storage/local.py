@@ -148,6 +148,27 @@ class LocalStorage:
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
         """Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
         missing ones. Directories left empty are pruned once per batch, not once per key."""
+        return self._remove_batch(keys, os.unlink)
+
+    def move_batch(self, keys: list[str], to_prefix: str) -> list[tuple[str, str, str]]:
+        """Move ``keys`` to ``<to_prefix><key>`` (a rename: the same bytes, the same file), as
+        :meth:`delete_batch` deletes them: the same failures, the same pruning. The quarantine of a
+        sweep on ``local://`` (:mod:`lakefs_gc.sweeping.restore`)."""
+        _check_key(to_prefix.rstrip("/"))
+        dest = str(self.root / to_prefix)
+
+        def move(path: str) -> None:
+            target = os.path.join(dest, path[len(str(self.root)) + 1:])
+            try:
+                os.rename(path, target)
+            except FileNotFoundError:
+                if not os.path.exists(path):
+                    raise
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.rename(path, target)
+        return self._remove_batch(keys, move)
+
+    def _remove_batch(self, keys: list[str], remove) -> list[tuple[str, str, str]]:
         failed: list[tuple[str, str, str]] = []
         parents: set[str] = set()
         root = str(self.root)
@@ -157,7 +178,7 @@ class LocalStorage:
                 _check_key(k)
             path = base + k
             try:
-                os.unlink(path)
+                remove(path)
             except FileNotFoundError:
                 failed.append((k, "NoSuchKey", "not found"))
                 continue

@@ -7,6 +7,10 @@ Layout, beside lakeFS's report (``_lakefs/retention/gc/unified/<mark_id>/``)::
     sweeps/<sweep_id>/dead_letters/part-NNNNN.parquet   keys that still failed: key, error_code,
                                                   message, attempts
 
+With ``quarantine`` (``local://`` only: the run's ``quarantine_days``) the keys are moved to
+``sweeps/<sweep_id>/quarantine/<key>`` instead of deleted, by the same deleter (batches, rate,
+retries, dead letters); :mod:`lakefs_gc.sweeping.restore` brings them back or purges them.
+
 ``sweep_id`` is the Airflow run that sweeps. A retry or a manual clear of the same run skips the
 parts with a ``done`` marker (and counts them from it) and redoes the others from the start:
 keys deleted before a crash are then "not found", counted as ``already_gone``. A later run (a new
@@ -36,14 +40,28 @@ def read_addresses(storage, key: str) -> list[str]:
     return addresses
 
 
-def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, **deleter_kw: Any) -> DeleteCounts:
-    """Delete the addresses of one report part (or return its recorded counts if already done)."""
+class _Quarantine:
+    """A local storage whose ``delete_batch`` moves the keys into a sweep's quarantine folder."""
+
+    def __init__(self, storage, to_prefix: str):
+        self.storage, self.to_prefix = storage, to_prefix
+        self.max_delete_batch = storage.max_delete_batch
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+        return self.storage.move_batch(keys, self.to_prefix)
+
+
+def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False,
+               **deleter_kw: Any) -> DeleteCounts:
+    """Delete the addresses of one report part (or return its recorded counts if already done);
+    ``quarantine``: move them into the sweep's quarantine folder instead."""
     marker = layout.done_marker(sdir, part_key)
     recorded = formats.read_done_marker(storage, marker)
     if recorded is not None:
         return DeleteCounts(**{k: int(recorded.get(k, 0)) for k in PART_COUNTS}, parts=1, resumed_parts=1)
     addresses = read_addresses(storage, part_key)
-    stats = Deleter(storage, policy, **deleter_kw).delete(addresses)
+    target = _Quarantine(storage, layout.quarantine_dir(sdir)) if quarantine else storage
+    stats = Deleter(target, policy, **deleter_kw).delete(addresses)
     if stats.dead:
         formats.write_dead_letters(storage, layout.dead_letters_file(sdir, part_key), stats.dead)
     counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, already_gone=stats.already_gone, retried=stats.retried,

@@ -1,0 +1,248 @@
+"""``lakefs-gc restore`` (lakefs_gc.sweeping.restore) on stores that keep deleted data: the
+``local://`` quarantine and S3 bucket versioning (a moto server on 127.0.0.1). The sweep is the
+delete step's own (in the task's process, ``delete.run_here``), over a mark written by hand in
+lakeFS's layout; the assertions are on the bytes left in storage.
+
+Azurite keeps no soft-deleted blob (its soft delete answers the policy calls and deletes for
+good: Azure/Azurite#417, #2383) and fake-gcs-server keeps no soft-deleted generation: the
+Azure and GCS restores are not tested against a store here (lakefs_gc.sweeping.restore)."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import datetime, timedelta, timezone
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lakefs_gc.cli import main as cli
+from lakefs_gc.contract import SlicesResult, StepInputs, UncommittedResult
+from lakefs_gc.gc.clock import iso
+from lakefs_gc.report import formats, layout
+from lakefs_gc.steps import delete
+from lakefs_gc.storage import LocalStorage, open_storage
+from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
+from lakefs_gc.sweeping import restore
+from tests.support.contract import make_context
+
+MARK = "ft0000000000000000rs"
+
+
+def _mark(st, keys: list[str], start: datetime) -> None:
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"address": pa.array(keys, pa.string())}), buf)
+    st.put(layout.deleted_dir(MARK) + layout.part_name(0), buf.getvalue())
+    st.put(layout.summary_key(MARK), json.dumps({"run_id": MARK, "success": True, "start_time": iso(start),
+                                                 "airflow_run_id": "manual__mark1"}).encode())
+
+
+def _sweep(ns: str, work, sweep_run: str = "manual__sweep1", local_root=None, s3=None, **settings):
+    ctx = make_context(ns, work_dir=str(work), local_root=local_root, airflow_run_id=sweep_run,
+                       s3_endpoint=s3.endpoint_url if s3 else None, s3_region="us-east-1", max_delete_share=1.0,
+                       **settings)
+    inputs = StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
+                              "list_slices": SlicesResult(listed_dir="", first_slice="", slices_listed=0,
+                                                          slices_skipped=0, listed_objects=1000, listed_bytes=0),
+                              "compute_candidates": None})
+    env = {ENV_ACCESS_KEY: s3.access_key, ENV_SECRET_KEY: s3.secret_key} if s3 else {}
+    res = delete.run_here(inputs, env)
+    assert res is not None and not res.incomplete
+    return res
+
+
+def _files(n: int) -> dict[str, bytes]:
+    return {f"data/s{i % 3}/obj{i:03d}": f"bytes of object {i}".encode() * (i + 1) for i in range(n)}
+
+
+@pytest.fixture
+def local_ns(tmp_path):
+    root = tmp_path / "blockstore"
+    st = LocalStorage(root / "repo")
+    st.uri = "local://repo"
+    st.put("_lakefs/dummy", b"")
+    return root, st
+
+
+def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_write(local_ns, tmp_path, capsys):
+    root, st = local_ns
+    objs = _files(12)
+    live = {"data/s0/live": b"live", "data/s1/live": b"live too"}
+    for k, v in {**objs, **live}.items():
+        st.put(k, v)
+    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=5))
+
+    res = _sweep("local://repo", tmp_path / "work", local_root=str(root), quarantine_days=7)
+    assert res.counts.deleted == 12 and res.restorable.how == "local quarantine" and res.restorable.restorable
+    until = datetime.strptime(res.restorable.until, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    assert timedelta(days=6, hours=23) < until - datetime.now(timezone.utc) <= timedelta(days=7)
+    assert {o.key for o in st.list("data/")} == set(live)  # swept: gone from data/ ...
+    sdir = layout.sweep_dir(MARK, "manual__sweep1")
+    quarantined = {o.key[len(layout.quarantine_dir(sdir)):] for o in st.list(layout.quarantine_dir(sdir))}
+    assert quarantined == set(objs)  # ... kept in the sweep's quarantine, under _lakefs/
+    assert formats.read_quarantine(st, layout.quarantine_file(sdir))["until"] == res.restorable.until
+
+    again = "data/s2/obj002"  # written again after the sweep: a restore must not replace it
+    st.put(again, b"a newer write")
+    keys_file = tmp_path / "keys.txt"
+    keys_file.write_text(f"{st.full_uri('data/s0/obj000')}\ndata/s1/obj001\n{again}\ndata/s0/never-deleted\n")
+
+    # a dry run changes nothing
+    assert cli(["restore", "local://repo", "--run", MARK, "--dry-run", "--local-root", str(root)]) == 1
+    assert {o.key for o in st.list("data/")} == set(live) | {again}
+    # --keys: only those; a key the run did not delete is said so
+    assert cli(["restore", "local://repo", "--run", "manual__mark1", "--keys", str(keys_file),
+                "--local-root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "data/s0/never-deleted  not deleted by this run" in out and f"{again}  written again since" in out
+    assert st.get("data/s0/obj000") == objs["data/s0/obj000"] and st.get("data/s1/obj001") == objs["data/s1/obj001"]
+    assert not st.exists("data/s0/obj003")
+    # the rest, by the sweep's Airflow run id
+    assert cli(["restore", "local://repo", "--run", MARK, "--local-root", str(root), "--restore-id", "all"]) == 1
+    out = capsys.readouterr().out
+    assert "9 restored" in out and "2 present" in out and "1 written again since" in out, out
+    for k, v in objs.items():
+        assert st.get(k) == (b"a newer write" if k == again else v), k
+    for k, v in live.items():
+        assert st.get(k) == v
+    report = json.loads(st.get(layout.restore_dir(MARK, "all") + "summary.json"))
+    assert report["counts"] == {"restored": 9, "present": 2, "written again since": 1}
+    rows = formats.read_restore_outcomes(st, layout.restore_dir(MARK, "all") + "outcomes.parquet")
+    assert sorted(k for k, o, _ in rows) == sorted(objs)
+    # the newer write's quarantined copy stays where it was
+    assert st.exists(layout.quarantine_dir(sdir) + again)
+
+
+def test_a_later_sweep_purges_an_ended_quarantine_and_restore_says_so(local_ns, tmp_path, monkeypatch):
+    root, st = local_ns
+    objs = _files(4)
+    for k, v in objs.items():
+        st.put(k, v)
+    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=5))
+    _sweep("local://repo", tmp_path / "work", local_root=str(root), quarantine_days=1)
+    sdir = layout.sweep_dir(MARK, "manual__sweep1")
+    assert len(list(st.list(layout.quarantine_dir(sdir)))) == 4
+    # not yet ended: nothing purged
+    assert restore.purge_quarantine(st, datetime.now(timezone.utc)) == 0
+    # two days later, a later sweep (of the same mark here: all already gone) purges it
+    later = datetime.now(timezone.utc) + timedelta(days=2)
+    monkeypatch.setattr(delete, "datetime", type("Later", (), {"now": staticmethod(lambda tz=None: later)}))
+    res = _sweep("local://repo", tmp_path / "work", sweep_run="manual__sweep2", local_root=str(root))
+    assert res.quarantine_purged == 4 and res.counts.already_gone == 4
+    assert list(st.list(layout.quarantine_dir(sdir))) == []
+    assert not res.restorable.restorable and "quarantine_days is 0" in res.restorable.detail
+    report = restore.restore_run(st, MARK, now=later)
+    assert report.counts == {"retention passed": 4}
+
+
+def test_quarantine_days_are_refused_on_a_namespace_that_is_not_local(tmp_path):
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.errors import SettingsError
+    from lakefs_gc.steps.prepare_run import prepare_run
+    from lakefs_gc.storage import S3Options
+
+    class Client:
+        endpoint = "http://127.0.0.1:1/api/v1"
+
+        def get_repository(self, repo):
+            return type("R", (), {"storage_namespace": "s3://bucket/repo", "storage_id": ""})()
+
+        def require_gc_rules(self, repo):
+            return type("Rules", (), {"default_retention_days": 1, "branches": []})()
+
+        def blockstore_type(self, storage_id):
+            return "s3"
+
+        def grace_period_seconds(self):
+            return 60
+
+    with pytest.raises(SettingsError, match=r"quarantine_days \(3\) is for local:// namespaces.*S3 bucket "
+                                            r"versioning.*nothing was deleted"):
+        prepare_run(Client(), "repo", RunSettings(quarantine_days=3), now=datetime.now(timezone.utc),
+                    airflow_run_id="manual__q", work_dir=str(tmp_path), storage_options=S3Options(
+                        endpoint_url="http://127.0.0.1:1", access_key_id="a", secret_access_key="b"))
+
+
+def _versioned(moto_server, name: str, versioning: bool = True):
+    bucket = moto_server.create_bucket(name)
+    s3 = moto_server.client()
+    if versioning:
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    return open_storage(f"s3://{bucket}/repo", moto_server.s3_options())
+
+
+def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_server, tmp_path, capsys,
+                                                                             monkeypatch):
+    st = _versioned(moto_server, "restore-versioned")
+    objs = _files(8)
+    for k, v in objs.items():
+        st.put(k, v)
+    st.put("data/s0/live", b"live")
+    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=1))
+    res = _sweep(st.uri, tmp_path / "work", s3=moto_server)
+    assert res.counts.deleted == 8 and {o.key for o in st.list("data/")} == {"data/s0/live"}
+    assert res.restorable.how == "s3 versioning" and res.restorable.restorable and res.restorable.until is None
+    # a lifecycle rule that expires noncurrent versions bounds it
+    moto_server.client().put_bucket_lifecycle_configuration(Bucket=st.bucket, LifecycleConfiguration={"Rules": [
+        {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": ""},
+         "NoncurrentVersionExpiration": {"NoncurrentDays": 30}}]})
+    r = restore.restorability(st, datetime(2026, 1, 1, tzinfo=timezone.utc))
+    assert r.restorable and r.until == "2026-01-31T00:00:00.000000Z" and "30 day(s)" in r.detail
+
+    again = "data/s1/obj001"
+    st.put(again, b"a newer write")
+    ns = st.uri
+    env_args = ["--s3-endpoint", moto_server.endpoint_url]
+    monkeypatch.setenv(ENV_ACCESS_KEY, moto_server.access_key)
+    monkeypatch.setenv(ENV_SECRET_KEY, moto_server.secret_key)
+    assert cli(["restore", ns, "--run", "manual__mark1", "--restore-id", "r1", *env_args]) == 1
+    out = capsys.readouterr().out
+    assert "7 restored, 1 written again since" in out, out
+    for k, v in objs.items():
+        assert st.get(k) == (b"a newer write" if k == again else v), k
+    # restored: the delete markers are gone, each key's version is the one the sweep hid
+    versions = moto_server.client().list_object_versions(Bucket=st.bucket, Prefix="repo/data/")
+    markers = versions.get("DeleteMarkers", [])  # only the newer write's: below it, left as it was
+    assert [(m["Key"], m["IsLatest"]) for m in markers] == [(f"repo/{again}", False)]
+    # a second restore finds everything present
+    report = restore.restore_run(st, MARK)
+    assert report.counts == {"present": 7, "written again since": 1}
+
+
+def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_server, tmp_path):
+    st = _versioned(moto_server, "restore-outside")
+    st.put("data/s0/a", b"a")
+    st.put("data/s0/b", b"b")
+    _mark(st, ["data/s0/a", "data/s0/b"], datetime.now(timezone.utc) - timedelta(minutes=1))
+    _sweep(st.uri, tmp_path / "work", s3=moto_server)
+    run = restore.swept_run(st, MARK)
+    assert run.keys == {"data/s0/a", "data/s0/b"}
+    # the same deletions seen from a sweep that ran a day earlier: the markers are not its own
+    earlier = restore.SweptRun(MARK, {}, run.keys, run.sweep_dirs, run.start - timedelta(days=1),
+                               run.end - timedelta(days=1))
+    assert restore._restore_s3(st, "data/s0/a", earlier, False, datetime.now(timezone.utc))[0] == \
+        restore.DELETED_AGAIN
+    assert not st.exists("data/s0/a")
+
+
+def test_an_unversioned_bucket_restores_nothing_and_the_sweep_said_so(moto_server, tmp_path):
+    st = _versioned(moto_server, "restore-plain", versioning=False)
+    st.put("data/s0/a", b"a")
+    _mark(st, ["data/s0/a"], datetime.now(timezone.utc) - timedelta(minutes=1))
+    res = _sweep(st.uri, tmp_path / "work", s3=moto_server)
+    assert res.restorable.restorable is False and "versioning is off" in res.restorable.detail
+    report = restore.restore_run(st, MARK)
+    assert report.counts == {"no version kept": 1} and not st.exists("data/s0/a")
+
+
+def test_restore_refuses_a_run_that_is_not_there_or_never_swept(local_ns, tmp_path, capsys):
+    root, st = local_ns
+    assert cli(["restore", "local://repo", "--run", "nope", "--local-root", str(root)]) == 2
+    assert "no GC run 'nope'" in capsys.readouterr().err
+    _mark(st, ["data/s0/x"], datetime.now(timezone.utc))
+    assert cli(["restore", "local://repo", "--run", MARK, "--local-root", str(root)]) == 2
+    assert "was never swept" in capsys.readouterr().err
+    assert cli(["restore", "local://repo", "--run", MARK, "--keys", str(tmp_path / "missing.txt"),
+                "--local-root", str(root)]) == 2
+    assert "--keys" in capsys.readouterr().err
