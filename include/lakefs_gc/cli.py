@@ -279,6 +279,15 @@ def _config_check(path: str | None, out) -> int:
     return 2 if cfg.entry_errors else 0
 
 
+def _storage_arguments(parser) -> None:
+    """Where the namespace's store is (the keys come from the environment: the module's doc)."""
+    parser.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
+                                             "(default: $LAKEFS_GC_LOCAL_ROOT)")
+    parser.add_argument("--s3-endpoint",
+                        help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
+    parser.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lakefs-gc", description="lakeFS garbage collection tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -312,10 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--run", help="a mark id, or the Airflow run id of a GC run: print its report")
     rep.add_argument("--limit", type=int, default=20, help="marks to list (default 20)")
     rep.add_argument("--json", action="store_true", help="print summary.json itself (or every mark's) as JSON")
-    rep.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
-                                          "(default: $LAKEFS_GC_LOCAL_ROOT)")
-    rep.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
-    rep.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
+    _storage_arguments(rep)
     res = sub.add_parser("restore", help="bring back what one GC run deleted (where the store keeps it)",
                          description="Bring back what one GC run deleted, where the store still keeps it: S3 "
                                      "versioning, Azure blob soft delete, GCS soft delete, or the local:// "
@@ -329,10 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     res.add_argument("--dry-run", action="store_true", help="say what would be restored, change nothing")
     res.add_argument("--restore-id", help="the name of the restore's report folder (default: restore-<UTC time>)")
     res.add_argument("--limit", type=int, default=50, help="keys to print (default 50; 0: all)")
-    res.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
-                                          "(default: $LAKEFS_GC_LOCAL_ROOT)")
-    res.add_argument("--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
-    res.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
+    _storage_arguments(res)
     args = parser.parse_args(argv)
 
     if args.command == "airflow":

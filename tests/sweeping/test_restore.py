@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import time
 from datetime import datetime, timedelta, timezone
 
 import pyarrow as pa
@@ -246,3 +248,92 @@ def test_restore_refuses_a_run_that_is_not_there_or_never_swept(local_ns, tmp_pa
     assert cli(["restore", "local://repo", "--run", MARK, "--keys", str(tmp_path / "missing.txt"),
                 "--local-root", str(root)]) == 2
     assert "--keys" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again(store, spark, lakefs_emulator_factory,
+                                                                                  moto_server, tmp_path,
+                                                                                  monkeypatch, capsys):
+    """The fear the restore answers: a retention rule set too short. A GC run deletes the objects
+    only an old commit held; lakeFS can no longer read that commit. The restore brings exactly
+    those objects back, byte for byte, and lakeFS reads the old commit again; the objects of the
+    commits still kept, and one written at a swept address since, are untouched."""
+    import lakefs_sdk
+
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.steps.prepare_run import prepare_run
+    from lakefs_sandbox.inprocess import run_steps
+    from tests.conftest import ns_rel, ns_storage
+
+    s3 = moto_server if store == "s3" else None
+    emu = lakefs_emulator_factory("--grace-period", "1", s3=s3)
+    bucket = ""
+    if s3:
+        bucket = moto_server.create_bucket("restore-e2e")
+        moto_server.client().put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    ns, repo, c = emu.namespace("undo", bucket=bucket), "undo", emu.client()
+    emu.set_clock(offset=-30 * 86400)  # the history: a month ago
+    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
+                                                                      default_branch="main"))
+    old = {f"tables/t{i}.csv": f"id,v\n{i},old\n".encode() * 50 for i in range(6)}
+    addresses = {p: ns_rel(ns, c.objects_api.upload_object(repo, "main", p, content=d).physical_address)
+                 for p, d in old.items()}
+    old_commit = c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="the old tables")).id
+    new = {p: d.replace(b"old", b"new") for p, d in old.items()}
+    emu.set_clock(offset=-10 * 86400)  # replaced ten days ago: the old commit left HEAD then
+    for p, d in new.items():
+        c.objects_api.upload_object(repo, "main", p, content=d)
+    c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="the new tables"))
+    emu.set_clock(offset=0)
+    # the wrong rule: one day, when the old commit had to be kept
+    c.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    storage = ns_storage(ns, s3)
+    if store == "local":  # the files' own age (the emulator wrote them now)
+        for p in addresses.values():
+            t = time.time() - 30 * 86400
+            os.utime(storage.root / p, (t, t))
+    else:
+        time.sleep(2.5)  # older than the minimum age below
+
+    client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
+    settings = RunSettings(min_age_seconds=2, unsafe_min_age_override=True, confirm_after_seconds=0,
+                           max_delete_share=1.0, quarantine_days=7 if store == "local" else 0)
+    ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id="manual__wrong_rule",
+                      work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=2,
+                      storage_options=s3.s3_options() if s3 else None)
+    env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    if s3:
+        env.update({ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key})
+    results = run_steps(spark, ctx, client, env)
+    assert results["delete"].counts.deleted == len(old)
+    assert not any(storage.exists(a) for a in addresses.values())
+    assert results["delete"].restorable.restorable is True
+    summary = json.loads(storage.get(layout.summary_key(results["mark_uncommitted"].run_id)))
+    assert summary["restorable"]["how"] == ("local quarantine" if store == "local" else "s3 versioning")
+    with pytest.raises(Exception):
+        c.objects_api.get_object(repo, old_commit, "tables/t0.csv")
+
+    # one swept address written again meanwhile (by hand: lakeFS never reuses one)
+    again = addresses["tables/t5.csv"]
+    storage.put(again, b"written since")
+    args = ["restore", ns, "--run", "manual__wrong_rule"]
+    if store == "local":
+        args += ["--local-root", emu.local_root]
+    else:
+        args += ["--s3-endpoint", moto_server.endpoint_url]
+        monkeypatch.setenv(ENV_ACCESS_KEY, moto_server.access_key)
+        monkeypatch.setenv(ENV_SECRET_KEY, moto_server.secret_key)
+    assert cli(args) == 1  # one key could not be restored: written since
+    out = capsys.readouterr().out
+    assert f"{len(old) - 1} restored, 1 written again since" in out, out
+    for p, d in old.items():
+        if p == "tables/t5.csv":
+            assert storage.get(again) == b"written since"
+            continue
+        assert storage.get(addresses[p]) == d
+        assert bytes(c.objects_api.get_object(repo, old_commit, p)) == d  # lakeFS reads the old commit again
+    for p, d in new.items():
+        assert bytes(c.objects_api.get_object(repo, "main", p)) == d
