@@ -6,6 +6,9 @@
 
 ``mark_uncommitted`` strictly before ``list_committed``: an object committed between the two is
 then seen by one of them.
+
+And ``lakefs_gc_restore``, one DAG for every configured repository: its one task undoes a GC run
+(``lakefs-gc restore`` from the UI's trigger form).
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import dataclasses
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from airflow.sdk import DAG
+from airflow.sdk import DAG, Param
 from lakefs_gc.config import RepoConfig, project_root, schedule_interval_seconds
 
-from lakefs_gc_airflow.operators import MarkUncommittedOperator, PrepareRunOperator, SaveReportOperator
+from lakefs_gc_airflow.operators import (MarkUncommittedOperator, PrepareRunOperator, RestoreOperator,
+                                         SaveReportOperator)
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator
 from lakefs_gc_airflow.params import gc_params
 
@@ -84,3 +88,51 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         prepare_run >> list_slices
         [list_committed, list_slices] >> compute_candidates >> delete >> save_report
     return dag
+
+
+RESTORE_DAG_ID = "lakefs_gc_restore"
+
+
+def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG | None:
+    """``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted. Manual
+    runs only, one at a time; its form names the repository (a choice), the run, and optionally
+    the keys. None when no repository is configured."""
+    if not cfgs:
+        return None
+    repos = {c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs}
+    with DAG(
+        dag_id=RESTORE_DAG_ID,
+        description="Undo a lakeFS GC run: bring back what it deleted, where the store keeps it",
+        doc_md=doc_md,
+        schedule=None,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["lakefs", "gc", "restore"],
+        params={
+            "repository": Param(sorted(repos)[0], type="string", enum=sorted(repos), title="Repository"),
+            "run_id": Param("", type="string", minLength=1, title="GC run to undo",
+                            description="Its mark id, or the GC DAG's run id (the GC page and `lakefs-gc report "
+                                        "NAMESPACE` list them)."),
+            "keys": Param(None, type=["null", "array"], items={"type": "string"}, title="Only these keys",
+                          description="Namespace-relative keys (data/...) or full URIs, one per line; empty: "
+                                      "everything the run deleted."),
+            "dry_run": Param(False, type="boolean", title="Dry run",
+                             description="Say what would be restored; change nothing."),
+        },
+        default_args={"owner": "lakefs-gc"},
+    ) as dag:
+        RestoreOperator(task_id="restore", repositories=repos, retries=0)
+    return dag
+
+
+def restore_dag_from_config(doc_md: str | None = None) -> DAG | None:
+    """The restore DAG of the config file's good entries; None when there is none, or when the
+    file is bad as a whole (``dags/gc_dags.py`` reports that, once)."""
+    from lakefs_gc.config import ConfigError, load_config
+
+    try:
+        cfgs = load_config(strict=False).repositories
+    except ConfigError:
+        return None
+    return build_restore_dag(cfgs, doc_md=doc_md)

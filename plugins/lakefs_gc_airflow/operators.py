@@ -184,3 +184,57 @@ class SaveReportOperator(BaseOperator):
             self.log.info("%-13s %s", label + ":", value)
         self.run_summary = result.summary
         return contract.to_wire(result)
+
+
+# ----------------------------------------------------------------------------------------------
+# Undo: the restore DAG's one task
+
+class RestoreOperator(BaseOperator):
+    """Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``), for a person who
+    triggers the restore DAG with the repository and the run's id (a mark id or the GC DAG's run
+    id), optionally only some keys, or as a dry run. The restore's report (every key's outcome)
+    goes beside the run's; the task fails, after writing it, when a key could not be restored
+    (no version kept, retention passed, written again since, ...), naming how many and why."""
+
+    template_fields: Sequence[str] = ("repositories",)
+    ui_color = "#fde9c9"
+
+    def __init__(self, *, repositories: dict[str, dict[str, str | None]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.repositories = repositories  # repository -> {"lakefs_conn_id": ..., "storage_conn_id": ...}
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from lakefs_gc.errors import LakeFSGCError
+        from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
+
+        from lakefs_gc_airflow.task_io import repository_storage
+
+        params = context.get("params") or {}
+        repository, run = params.get("repository"), str(params.get("run_id") or "").strip()
+        conns = self.repositories.get(repository)
+        if conns is None:
+            raise AirflowFailException(f"repository {repository!r} is not in the GC config: choose one of "
+                                       f"{', '.join(sorted(self.repositories))}")
+        if not run:
+            raise AirflowFailException("give run_id: the mark id or the GC DAG's run id of the run to undo "
+                                       "(the GC page and `lakefs-gc report NAMESPACE` list them)")
+        keys = [k for k in (params.get("keys") or []) if str(k).strip()] or None
+        try:
+            namespace, storage = repository_storage(repository, conns["lakefs_conn_id"], conns["storage_conn_id"])
+            report = restore_run(storage, run, keys=keys, dry_run=bool(params.get("dry_run")),
+                                 restore_id=context["run_id"])
+        except LakeFSGCError as e:
+            raise AirflowFailException(f"{e}; nothing was restored") from e
+        for key, outcome, detail in report.rows[:1000]:
+            self.log.info("%s  %s: %s", key, outcome, detail)
+        if len(report.rows) > 1000:
+            self.log.info("(%d more in the report)", len(report.rows) - 1000)
+        counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
+        self.log.info("%srestore of %s (mark %s) on %s: %s; report %s", "dry run: " if report.dry_run else "",
+                      run, report.mark_id, namespace, counts, report.report_uri)
+        not_done = sum(n for o, n in report.counts.items() if o not in (RESTORED, WOULD_RESTORE, PRESENT))
+        if not_done:
+            raise AirflowFailException(f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); "
+                                       f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
+                                       f"outcomes.parquet")
+        return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}

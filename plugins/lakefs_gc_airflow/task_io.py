@@ -58,18 +58,39 @@ def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
     """The storage connection's settings for the namespace (None for ``local://``), the endpoint
     the run recorded; a missing connection is an error, never a silent fall-back to ambient
     credentials."""
+    return _options(ctx.storage.namespace, ctx.storage.local_root, storage_conn_id)
+
+
+def _options(namespace: str, local_root: str | None, storage_conn_id: str | None):
     from lakefs_gc.steps.prepare_run import CONNECTION_FOR
     from lakefs_gc.storage import parse_namespace
 
-    scheme = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
+    scheme = parse_namespace(namespace, local_root).scheme
     if scheme == "local":
         return None
     options = storage_options(storage_conn_id)
     kind, needed = CONNECTION_FOR[scheme]
     if options is None or not isinstance(options, kind):
         raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
-                                   f"kind; the namespace {ctx.storage.namespace!r} needs {needed}")
+                                   f"kind; the namespace {namespace!r} needs {needed}")
     return options
+
+
+def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: str | None):
+    """(namespace, storage) of a configured repository outside a GC run (the GC page, the restore):
+    the namespace as lakeFS names it, opened as the GC's tasks open it."""
+    from lakefs_gc.storage import open_storage
+
+    from lakefs_gc_airflow.hooks import LakeFSHook
+
+    hook = LakeFSHook(lakefs_conn_id=lakefs_conn_id)
+    client = hook.get_conn()
+    try:
+        namespace = client.get_repository(repository).storage_namespace
+    finally:
+        client.close()
+    local_root = hook.local_blockstore_root()
+    return namespace, open_storage(namespace, _options(namespace, local_root, storage_conn_id), local_root)
 
 
 def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):

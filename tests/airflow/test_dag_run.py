@@ -46,6 +46,9 @@ class FakeLakeFSClient:
     def branches(self, repo, page=1000, show_hidden=False):
         return iter(())  # no branch has staged entries of its own (mark_uncommitted's API check)
 
+    def close(self):
+        pass
+
 
 @pytest.fixture
 def gc_dag(tmp_path, monkeypatch, connections, airflow_db):

@@ -46,7 +46,7 @@ def dagbag(tmp_path_factory):
 
 def test_dagbag_imports_without_errors(dagbag):
     assert dagbag.import_errors == {}
-    assert set(dagbag.dag_ids) == {"lakefs_gc__sample-repo", "lakefs_gc__other-repo"}
+    assert set(dagbag.dag_ids) == {"lakefs_gc__sample-repo", "lakefs_gc__other-repo", "lakefs_gc_restore"}
 
 
 def test_checked_in_config_parses(monkeypatch):
@@ -72,7 +72,7 @@ def test_dags_folder_parses_in_a_fresh_interpreter_like_the_dag_processor(tmp_pa
                        cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
-    assert out == {"errors": {}, "ids": ["lakefs_gc__sample-repo"]}
+    assert out == {"errors": {}, "ids": ["lakefs_gc__sample-repo", "lakefs_gc_restore"]}
 
 
 @pytest.mark.parametrize("dag_id", ["lakefs_gc__sample-repo", "lakefs_gc__other-repo"])
@@ -130,7 +130,8 @@ def test_params_accept_valid_values(dagbag):
                                   "confirm_after_seconds": -1, "max_delete_share": 0.5,
                                   "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
                                   "delete_rate": 3000.0, "delete_concurrency": 2, "delete_batch_size": 1000,
-                                  "delete_max_attempts": 8, "prepare_commits_timeout_seconds": 1200}
+                                  "delete_max_attempts": 8, "prepare_commits_timeout_seconds": 1200,
+                                  "quarantine_days": 0}
     conf = {"mode": "sweep_only", "mark_id": "ft0abc", "min_age_seconds": 0, "unsafe_min_age_override": True,
             "delete_rate": 0, "confirm_after_seconds": 0}
     assert {k: v for k, v in validate_params(dag, conf).items() if k in conf} == conf
@@ -205,7 +206,7 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(REPO / "dags"))
-    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two"]
+    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two", "lakefs_gc_restore"]
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py"), bag.import_errors
     assert "2 bad repository entries" in err
@@ -245,5 +246,25 @@ def test_the_dag_file_is_only_a_loop_over_the_config():
     tree = ast.parse((REPO / "dags" / "gc_dags.py").read_text())
     kinds = [type(node).__name__ for node in tree.body]
     assert kinds == ["Expr", "ImportFrom", "ImportFrom", "For"], kinds
+    tree = ast.parse((REPO / "dags" / "gc_restore.py").read_text())
+    assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Assign"]
     tree = ast.parse((REPO / "dags" / "gc_config_errors.py").read_text())
     assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Expr"]
+
+
+def test_the_restore_dag_offers_every_configured_repository(dagbag):
+    """``lakefs_gc_restore``: manual runs, one task; its form names a configured repository (a
+    choice), the run, optionally keys, and a dry run."""
+    from airflow.sdk.definitions.param import ParamsDict
+
+    dag = dagbag.dags["lakefs_gc_restore"]
+    assert dag.schedule is None and dag.max_active_runs == 1 and [t.task_id for t in dag.tasks] == ["restore"]
+    assert dag.get_task("restore").repositories == {
+        "sample-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"},
+        "other-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"}}
+    schema = {k: dag.params.get_param(k).schema for k in dag.params}
+    assert schema["repository"]["enum"] == ["other-repo", "sample-repo"]
+    assert schema["run_id"]["minLength"] == 1 and schema["keys"]["type"] == ["null", "array"]
+    params = ParamsDict(dag.params)
+    with pytest.raises(Exception, match="run_id"):
+        params.validate()  # no run id: refused when the run is created

@@ -67,19 +67,10 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
 
 
 def _storage(repo):
-    """The repository's namespace, opened as the GC's tasks open it (LakeFSHook, storage_options)."""
-    from lakefs_gc.storage import open_storage
+    """The repository's namespace, opened as the GC's tasks open it."""
+    from lakefs_gc_airflow.task_io import repository_storage
 
-    from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
-
-    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
-    client = hook.get_conn()
-    try:
-        namespace = client.get_repository(repo.repository).storage_namespace
-    finally:
-        client.close()
-    options = None if namespace.startswith("local://") else storage_options(repo.storage_conn_id)
-    return namespace, open_storage(namespace, options, hook.local_blockstore_root())
+    return repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
 
 
 def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
