@@ -33,18 +33,44 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 
 
 
-# Seconds each long file took in ``make test`` (2026-11-26, fresh clone at 8c21df0, 4 workers on 2 cores, the
-# drivers' fast start and the in-process sweep in): only the order in which workers take files depends on it
-# (longest first, so that none starts last and runs alone).
+# Seconds each long file took in ``make test`` (2026-11-26, a clone with no sibling folder at 6242983, 4
+# workers on 2 cores, a loaded evening: the figures are inflated, their order is what counts): only the
+# order in which workers take files depends on it (longest first, so that none starts last and runs alone).
 FILE_SECONDS = {
-    "airflow/test_e2e_real_lakefs.py": 475, "real_lakefs/test_runs_in_a_row.py": 370,
-    "test_random_histories.py": 330, "airflow/test_e2e_cluster.py": 292, "airflow/test_wheel.py": 263,
-    "real_lakefs/test_bench_reference.py": 200, "airflow/test_backfill.py": 200, "steps/test_delete.py": 165,
-    "real_lakefs/test_histories.py": 145, "test_jobs_local.py": 130, "airflow/test_e2e_histories.py": 118,
-    "test_demo.py": 113, "listing/test_uncommitted.py": 150, "test_faults.py": 120, "real_lakefs/test_holes.py": 80,
-    "airflow/test_forms.py": 100, "sweeping/test_deleter.py": 90, "test_hostile_inputs.py": 80,
-    "airflow/test_local_airflow.py": 50, "storage/test_backends.py": 45, "airflow/test_e2e.py": 40,
+    "airflow/test_e2e_cluster.py": 1210, "airflow/test_e2e_real_lakefs.py": 1105, "airflow/test_wheel.py": 610,
+    "real_lakefs/test_runs_in_a_row.py": 400, "test_random_histories.py": 395, "airflow/test_backfill.py": 351,
+    "test_demo.py": 240, "real_lakefs/test_histories.py": 235, "real_lakefs/test_bench_reference.py": 206,
+    "test_jobs_local.py": 192, "real_lakefs/test_holes.py": 180, "steps/test_delete.py": 165,
+    "listing/test_uncommitted.py": 150, "airflow/test_e2e_histories.py": 128, "steps/test_compute_candidates.py": 120,
+    "test_faults.py": 120, "airflow/test_forms.py": 100, "sweeping/test_deleter.py": 90, "test_hostile_inputs.py": 80,
+    "sweeping/test_restore.py": 60, "airflow/test_local_airflow.py": 50, "storage/test_backends.py": 45,
+    "airflow/test_e2e.py": 40,
 }
+
+# LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of
+# the worker and of the children it waited for), to see where a suite's time goes
+TIMELINE = os.environ.get("LAKEFS_GC_TEST_TIMELINE")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not TIMELINE:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu(who):
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+    t0, s0, c0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    yield
+    line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid, "start": round(t0, 1),
+            "wall": round(time.time() - t0, 1), "cpu_self": round(cpu(resource.RUSAGE_SELF) - s0, 1),
+            "cpu_children": round(cpu(resource.RUSAGE_CHILDREN) - c0, 1)}
+    with open(TIMELINE, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def pytest_collection_modifyitems(config, items):
