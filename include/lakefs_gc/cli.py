@@ -25,6 +25,16 @@ URIs). Prints one line per outcome and writes the restore's report under the mar
 (``restores/<id>/``). Exit status 0 when every key asked for was restored (or would be, dry run)
 or is present, 1 when some could not be, 2 on bad input.
 
+    lakefs-gc explain NAMESPACE ADDRESS|PATH [--run RUN_ID] [--repository REPO --lakefs-endpoint URL]
+                      [--ref REF] [--local-root DIR] [--s3-endpoint URL] [--s3-region REGION]
+
+says what the GC decided about one physical address (or the one a logical path reads on ``--ref``,
+default the repository's default branch) and why: from every mark's report (candidate, held back,
+deleted by which sweep, restorable, restored; kept as committed or staged) and, with
+``--repository``, from lakeFS now (branch HEADs, the commits the rules keep, tags, staged
+entries). lakeFS's keys come from ``LAKEFS_GC_LAKEFS_ACCESS_KEY_ID`` /
+``LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY`` (``lakefs_gc.report.explain``).
+
     lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N] [--lakefs real]
 
 starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
@@ -260,6 +270,51 @@ def _restore(args, out) -> int:
     return 0 if all(o in ok for _, o, _ in report.rows) else 1
 
 
+def _explain(args, out) -> int:
+    import os
+
+    from lakefs_gc.report.explain import explain
+    from lakefs_gc.storage import parse_namespace, relative_to
+
+    namespace = args.namespace.rstrip("/")
+    storage = _open_namespace(namespace, args)
+    roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
+    client = None
+    if args.repository:
+        from lakefs_gc.lakefs.client import LakeFSClient
+        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+
+        endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
+        access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
+        if not endpoint or not access or not secret:
+            raise UsageError(f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
+                             f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
+        client = LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
+                              access, secret)
+    target, path = args.target, None
+    address = relative_to(roots, target)
+    if address is None and not target.startswith(("data/", "_lakefs/")):
+        if client is None:
+            raise UsageError(f"{target!r} is not an address in {namespace}: give data/<slice>/<id> or a full URI, or "
+                             f"a logical path with --repository (and --ref)")
+        ref = args.ref or client.get_repository(args.repository).default_branch
+        physical = client.stat_address(args.repository, ref, target)
+        if physical is None:
+            raise UsageError(f"{args.repository}@{ref} has no object at {target!r}")
+        address = relative_to(roots, physical)
+        if address is None:
+            raise UsageError(f"{target!r} on {ref} reads {physical}, outside the namespace: GC never deletes it")
+        path = target
+        out.write(f"{args.repository}@{ref}:{target} reads {physical}\n")
+    try:
+        ex = explain(storage, address or target, roots, client, args.repository, args.run, path=path)
+    finally:
+        if client is not None:
+            client.close()
+    out.write("\n".join(ex.lines()) + "\n")
+    return 0
+
+
 def _config_check(path: str | None, out) -> int:
     """``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
     all are good, 2 otherwise (the file's own errors too)."""
@@ -336,6 +391,18 @@ def main(argv: list[str] | None = None) -> int:
     res.add_argument("--restore-id", help="the name of the restore's report folder (default: restore-<UTC time>)")
     res.add_argument("--limit", type=int, default=50, help="keys to print (default 50; 0: all)")
     _storage_arguments(res)
+    exp = sub.add_parser("explain", help="what the GC decided about one address (or path), and why",
+                         description="Say what the GC decided about one physical address, or the address a "
+                                     "logical path reads, and why: from every mark's report and, with "
+                                     "--repository, from lakeFS now.")
+    exp.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
+    exp.add_argument("target", metavar="ADDRESS|PATH", help="a physical address (data/<slice>/<id>, or the full "
+                                                            "URI), or a logical path (with --repository)")
+    exp.add_argument("--run", help="only this mark (its id, or the Airflow run id of its GC run)")
+    exp.add_argument("--repository", help="the lakeFS repository: also say what references it now")
+    exp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
+    exp.add_argument("--ref", help="the branch, tag or commit a PATH is read on (default: the default branch)")
+    _storage_arguments(exp)
     args = parser.parse_args(argv)
 
     if args.command == "airflow":
@@ -345,12 +412,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "config":
         return _config_check(args.file, sys.stdout)
-    if args.command in ("report", "restore"):
+    if args.command in ("report", "restore", "explain"):
         from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.storage import StorageError
 
         try:
-            return (_report if args.command == "report" else _restore)(args, sys.stdout)
+            return {"report": _report, "restore": _restore, "explain": _explain}[args.command](args, sys.stdout)
         except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
             print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
             return 2

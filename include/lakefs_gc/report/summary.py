@@ -88,7 +88,8 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     if com:
         out.update({"active_commits": com.active_commits, "metaranges": com.metaranges, "ranges": com.ranges,
                     "committed_addresses": com.committed_addresses, "documented_commits": com.documented_commits,
-                    "commits_lakefs_lacked": com.commits_lakefs_lacked, "list_committed_seconds": com.seconds})
+                    "commits_lakefs_lacked": com.commits_lakefs_lacked, "list_committed_seconds": com.seconds,
+                    "commits_csv": com.commits_csv})
     if sl:
         out.update({"slices_listed": sl.slices_listed, "slices_skipped": sl.slices_skipped,
                     "listed_objects": sl.listed_objects, "listed_bytes": sl.listed_bytes,

@@ -1,0 +1,221 @@
+"""``lakefs-gc explain``: what the GC decided about one physical address, and why.
+
+From the report (every mark's candidates, its ``deleted/`` list, its sweeps, dead letters and
+restores, what it found committed and staged, its cutoff) and, when lakeFS is reachable, from the
+repository as it is now (the commits the newest mark's ``commits.csv`` keeps, and which of them
+reference the address; branch HEADs and the retention rules; the tags' commits, which lakeFS's GC
+does not keep as such, treeverse/lakeFS#7621; the staged entries of every branch).
+
+The answer is a list of facts (label, text) and one verdict line: the fate in the newest mark that
+saw the address, with the reason a person can act on.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from lakefs_gc.report import formats, layout
+from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
+
+KEPT_HEAD = "kept: in a branch HEAD"
+KEPT_COMMIT = "kept: in a commit lakeFS's rules retain"
+KEPT_STAGED = "kept: staged on a branch"
+KEPT_NEW = "kept: newer than the cutoff"
+COLLECTED = "deleted"
+HELD_BACK = "held back"
+CANDIDATE = "a candidate, not yet swept"
+TAG_ONLY = "only a tag's commit references it"  # lakeFS's GC keeps no commit for a tag
+UNKNOWN = "no mark saw it"
+
+
+@dataclass
+class Explanation:
+    address: str                                     # namespace-relative key
+    verdict: str = UNKNOWN
+    reason: str = ""
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    fates: list[str] = field(default_factory=list)   # every verdict-like finding (for tests and the page)
+
+    def add(self, label: str, text: str) -> None:
+        self.facts.append((label, text))
+
+    def lines(self) -> list[str]:
+        width = max((len(label) for label, _ in self.facts), default=0)
+        return [f"{self.address}: {self.verdict}" + (f" ({self.reason})" if self.reason else "")] + \
+            [f"  {label.ljust(width)}  {text}" for label, text in self.facts]
+
+
+def _has(storage, key: str, address: str, column: str = formats.ADDRESS) -> bool:
+    """Whether one Parquet part lists ``address`` in ``column`` (row groups pruned by statistics)."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(io.BytesIO(storage.get(key)), columns=[column], filters=[(column, "==", address)])
+    return t.num_rows > 0
+
+
+def _in_parts(storage, keys: Iterable[str], address: str, column: str = formats.ADDRESS) -> str | None:
+    for k in keys:
+        if _has(storage, k, address, column):
+            return k
+    return None
+
+
+def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanation) -> str | None:
+    """What mark ``mark_id`` decided about ``address``; None when it says nothing of it."""
+    cutoff = summary.get("cutoff_time", "?")
+    deleted_part = _in_parts(storage, parquet_parts(storage, layout.deleted_dir(mark_id)), address)
+    if deleted_part is None and _in_parts(storage, candidate_parts(storage, mark_id), address) is None:
+        if _in_parts(storage, parquet_parts(storage, layout.state_committed_dir(mark_id)), address):
+            ex.add(f"mark {mark_id}", f"found it committed (in a commit it kept); cutoff {cutoff}")
+            return KEPT_COMMIT
+        staged = parquet_parts(storage, layout.uncommitted_dir(summary.get("run_id", mark_id))) + \
+            ([summary["staged_file"]] if summary.get("staged_file") else [])
+        staged = [k for k in staged if storage.exists(k)]
+        if _in_parts(storage, staged, address, formats.PHYSICAL_ADDRESS):
+            ex.add(f"mark {mark_id}", f"found it staged on a branch (lakeFS's uncommitted mark); cutoff {cutoff}")
+            return KEPT_STAGED
+        return None
+    if deleted_part is None:
+        until = summary.get("held_back_until")
+        ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
+                                  f"staged entry), held back by delayed confirmation"
+                                  + (f" until {until}" if until else "")
+                                  + (f": {summary['held_back_reason']}" if summary.get("held_back_reason") else ""))
+        return HELD_BACK
+    ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
+                              f"staged entry), on its deleted/ list ({deleted_part.rsplit('/', 1)[1]})")
+    part = layout.part_id(deleted_part)
+    swept = None
+    for sdir in storage.list_prefixes(layout.sweeps_dir(mark_id)):
+        sweep = sdir.rstrip("/").rsplit("/", 1)[1]
+        marker = storage.stat(layout.done_marker(sdir, deleted_part))
+        dead = storage.exists(layout.dead_letters_file(sdir, deleted_part)) and \
+            _has(storage, layout.dead_letters_file(sdir, deleted_part), address, "key")
+        if dead:
+            ex.add(f"  sweep {sweep}", f"failed to delete it (a dead letter of {part}); a later sweep retries")
+        elif marker is not None and swept is None:
+            when = datetime.fromtimestamp(marker.last_modified, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+            quarantined = storage.exists(layout.quarantine_dir(sdir) + address)
+            ex.add(f"  sweep {sweep}", f"deleted it by {when}" + (" (kept in the sweep's quarantine)" if quarantined
+                                                                   else ""))
+            swept = sweep
+    restorable = summary.get("restorable")
+    if swept and isinstance(restorable, dict):
+        ok = restorable.get("restorable")
+        ex.add("  restorable", ("yes" + (f" until {restorable['until']}" if restorable.get("until") else "")
+                                if ok else "no" if ok is False else "unknown") + f" ({restorable.get('detail', '')})")
+    for rdir in storage.list_prefixes(layout.restores_dir(mark_id)):
+        key = rdir + "outcomes.parquet"
+        if storage.exists(key):
+            for k, outcome, detail in formats.read_restore_outcomes(storage, key):
+                if k == address:
+                    ex.add(f"  restore {rdir.rstrip('/').rsplit('/', 1)[1]}", f"{outcome}: {detail}")
+    return COLLECTED if swept else CANDIDATE
+
+
+def explain(storage, address: str, roots: tuple[str, ...], client=None, repository: str | None = None,
+            run: str | None = None, max_marks: int = 10, path: str | None = None) -> Explanation:
+    """Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS when
+    ``client`` and ``repository`` are given. ``roots``: every URI naming the namespace's root
+    (``NamespaceURI.roots``); ``path``: the logical path it was asked by, if any."""
+    ex = Explanation(address)
+    info = storage.stat(address)
+    ex.add("storage", f"present ({info.size:,} bytes, written "
+                      f"{datetime.fromtimestamp(info.last_modified, timezone.utc):%Y-%m-%d %H:%M:%SZ})"
+           if info else "not present")
+    marks = [(m, s) for m, s, _ in iter_marks(storage) if s is not None and (run is None or m == run or
+                                                                               s.get("airflow_run_id") == run)]
+    marks.sort(key=lambda ms: str(ms[1].get("start_time", "")), reverse=True)
+    decided = None
+    for mark_id, summary in marks[:max_marks]:
+        fate = _mark_fate(storage, mark_id, summary, address, ex)
+        if fate is not None:
+            ex.fates.append(fate)
+            decided = decided or (fate, mark_id)
+    now: list[str] = []
+    if client is not None and repository:
+        commits_csv = next((s.get("commits_csv") for _, s in marks if s.get("commits_csv")), None)
+        now = _repository_now(storage, roots, client, repository, address, commits_csv, ex, path)
+        ex.fates += now
+    if decided is not None:
+        fate, mark_id = decided
+        # a mark kept it as committed or staged: the repository now says by what
+        more = [f for f in (KEPT_HEAD, KEPT_COMMIT, KEPT_STAGED) if f in now]
+        ex.verdict = more[0] if fate in (KEPT_COMMIT, KEPT_STAGED) and more else fate
+        ex.reason = f"mark {mark_id}" + (", and the repository now" if ex.verdict != fate else "")
+    elif now:
+        ex.verdict, ex.reason = now[0], "the repository now; no mark decided on it"
+    elif not marks:
+        ex.reason = f"no GC mark under {storage.full_uri(layout.UNIFIED)}"
+    else:
+        ex.verdict = KEPT_NEW if info else UNKNOWN
+        ex.reason = "no mark read listed it: newer than their cutoff, or outside data/"
+    return ex
+
+
+def _repository_now(storage, roots: tuple[str, ...], client, repository: str, address: str,
+                    commits_csv: str | None, ex: Explanation, path: str | None) -> list[str]:
+    """What references ``address`` in the repository now (the fates, most protective first)."""
+    from lakefs_gc.listing.committed import metarange_range_ids, parse_commits_csv, range_entries, relative_key
+    from lakefs_gc.storage import relative_to
+
+    range_paths: dict[str, list[str]] = {}
+
+    def paths_in(metarange_id: str) -> list[str]:
+        """The paths at which a metarange's ranges hold ``address`` (each range read once)."""
+        if not metarange_id:
+            return []
+        out: list[str] = []
+        mr = relative_key(roots, client.meta_range_location(repository, metarange_id))
+        for rid, _ in metarange_range_ids(storage, mr):
+            if rid not in range_paths:
+                rk = relative_key(roots, client.range_location(repository, rid))
+                range_paths[rid] = [p for a, p, _, _ in range_entries(storage, rk, roots) if a == address]
+            out += range_paths[rid]
+        return out
+
+    heads = dict(client.branches(repository, show_hidden=True))
+    kept: dict[str, str] = {}
+    if commits_csv:
+        try:
+            kept = dict(parse_commits_csv(storage.get(relative_key(roots, commits_csv)), commits_csv))
+        except Exception as exc:  # noqa: BLE001 - said so; the HEADs still answer
+            ex.add("lakeFS", f"the newest mark's commits.csv could not be read ({exc})")
+    rules = client.require_gc_rules(repository)
+    by_branch = {b.branch_id: b.retention_days for b in (getattr(rules, "branches", None) or ())}
+    rule = f"retention {getattr(rules, 'default_retention_days', None)} day(s) by default" + \
+        (f", by branch {by_branch}" if by_branch else "")
+    fates: list[str] = []
+    for branch, head in sorted(heads.items()):
+        for p in paths_in(kept.get(head) or client.commit_metarange(repository, head)):
+            ex.add(f"branch {branch}", f"its HEAD {head[:12]} has it at {p!r}")
+            fates.append(KEPT_HEAD)
+    for commit, metarange in sorted(kept.items()):
+        if commit in heads.values():
+            continue
+        for p in paths_in(metarange):
+            ex.add(f"commit {commit[:12]}", f"has it at {p!r}; lakeFS's rules keep this commit ({rule}; in the "
+                                            f"newest mark's commits.csv)")
+            fates.append(KEPT_COMMIT)
+    for branch in sorted(heads):
+        for changed, _ in client.branch_changes(repository, branch):
+            if path is not None and changed != path:
+                continue
+            physical = client.stat_address(repository, branch, changed)
+            if physical is not None and relative_to(roots, physical) == address:
+                ex.add(f"branch {branch}", f"stages it at {changed!r} (uncommitted)")
+                fates.append(KEPT_STAGED)
+    for tag, commit in client.tags(repository):
+        if commit in kept or commit in heads.values():
+            continue
+        for p in paths_in(client.commit_metarange(repository, commit)):
+            ex.add(f"tag {tag}", f"its commit {commit[:12]} has it at {p!r}, but lakeFS's GC keeps no commit for a "
+                                 f"tag (treeverse/lakeFS#7621): the tag does not protect it")
+            fates.append(TAG_ONLY)
+    if not fates:
+        ex.add("lakeFS", "no branch HEAD, no commit the newest mark keeps and no staged entry references it now")
+    order = (KEPT_HEAD, KEPT_COMMIT, KEPT_STAGED, TAG_ONLY)
+    return sorted(dict.fromkeys(fates), key=order.index)
