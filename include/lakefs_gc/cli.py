@@ -273,8 +273,8 @@ def _restore(args, out) -> int:
 def _explain(args, out) -> int:
     import os
 
-    from lakefs_gc.report.explain import explain
-    from lakefs_gc.storage import parse_namespace, relative_to
+    from lakefs_gc.report.explain import explain, resolve
+    from lakefs_gc.storage import parse_namespace
 
     namespace = args.namespace.rstrip("/")
     storage = _open_namespace(namespace, args)
@@ -291,23 +291,16 @@ def _explain(args, out) -> int:
                              f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
         client = LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
                               access, secret)
-    target, path = args.target, None
-    address = relative_to(roots, target)
-    if address is None and not target.startswith(("data/", "_lakefs/")):
-        if client is None:
-            raise UsageError(f"{target!r} is not an address in {namespace}: give data/<slice>/<id> or a full URI, or "
-                             f"a logical path with --repository (and --ref)")
-        ref = args.ref or client.get_repository(args.repository).default_branch
-        physical = client.stat_address(args.repository, ref, target)
-        if physical is None:
-            raise UsageError(f"{args.repository}@{ref} has no object at {target!r}")
-        address = relative_to(roots, physical)
-        if address is None:
-            raise UsageError(f"{target!r} on {ref} reads {physical}, outside the namespace: GC never deletes it")
-        path = target
-        out.write(f"{args.repository}@{ref}:{target} reads {physical}\n")
     try:
-        ex = explain(storage, address or target, roots, client, args.repository, args.run, path=path)
+        address, path, note = resolve(roots, args.target, client, args.repository, args.ref)
+    except ValueError as e:
+        if client is not None:
+            client.close()
+        raise UsageError(str(e)) from None
+    if note:
+        out.write(note + "\n")
+    try:
+        ex = explain(storage, address, roots, client, args.repository, args.run, path=path)
     finally:
         if client is not None:
             client.close()

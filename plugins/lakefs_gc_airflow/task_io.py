@@ -58,10 +58,12 @@ def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
     """The storage connection's settings for the namespace (None for ``local://``), the endpoint
     the run recorded; a missing connection is an error, never a silent fall-back to ambient
     credentials."""
-    return _options(ctx.storage.namespace, ctx.storage.local_root, storage_conn_id)
+    return storage_settings(ctx.storage.namespace, ctx.storage.local_root, storage_conn_id)
 
 
-def _options(namespace: str, local_root: str | None, storage_conn_id: str | None):
+def storage_settings(namespace: str, local_root: str | None, storage_conn_id: str | None):
+    """The storage connection's settings for ``namespace``, checked against its kind (None for
+    ``local://``)."""
     from lakefs_gc.steps.prepare_run import CONNECTION_FOR
     from lakefs_gc.storage import parse_namespace
 
@@ -90,7 +92,7 @@ def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: st
     finally:
         client.close()
     local_root = hook.local_blockstore_root()
-    return namespace, open_storage(namespace, _options(namespace, local_root, storage_conn_id), local_root)
+    return namespace, open_storage(namespace, storage_settings(namespace, local_root, storage_conn_id), local_root)
 
 
 def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):

@@ -156,8 +156,14 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
 
     from lakefs_gc.report import layout
 
+    from lakefs_gc.report import formats
+    from lakefs_gc.report.marks import parquet_parts
+
     api = f"/lakefs-gc/api/dags/{dag_id}/runs"
-    for path in (api, "/lakefs-gc/api/repositories"):
+    [part] = parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # an address the sweep deleted
+    gone = formats.read_addresses(storage, part)[0]
+    explain_api = f"/lakefs-gc/api/dags/{dag_id}/explain?target={urllib.parse.quote(gone)}"
+    for path in (api, "/lakefs-gc/api/repositories", explain_api):
         with pytest.raises(urllib.error.HTTPError) as refused_call:
             urllib.request.urlopen(base + path, timeout=10)
         assert refused_call.value.code in (401, 403), (path, refused_call.value.code)
@@ -176,6 +182,9 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         assert {k: got[k] for k in GC_COUNTS} == {k: report.get(k) for k in GC_COUNTS}
     assert hb["held_back"] == hb["candidates"] > 0 and hb["deleted"] == 0 and hb["held_back_until"]
     assert sw["deleted"] == sw["candidates"] > 0 and sw["reclaimed_bytes"] > 0
+    why = airflow_api(base, explain_api, USER, password)  # lakefs-gc explain, for this repository
+    assert why["address"] == gone and why["verdict"] == "deleted", why
+    assert any(f"mark {swept['run_id']}" in ln for ln in why["lines"]), why["lines"]
 
     def fmt(v) -> str:
         return f"{v:,}"
@@ -207,6 +216,9 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
             assert summary.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
             assert summary.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the summary is cut at the right"
             expect(page.get_by_test_id("gc-charts").locator("canvas")).to_have_count(3)
+            page.get_by_test_id("gc-explain-target").fill(gone)  # an operator pastes an address
+            page.get_by_test_id("gc-explain-go").click()
+            expect(page.get_by_test_id("gc-explain-answer")).to_contain_text(f"{gone}: deleted")
             page.set_viewport_size({"width": 1400, "height": 1600})  # the UI scrolls inside: room for the table
             page.wait_for_timeout(800)  # the charts drawn
             GC_PAGE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)

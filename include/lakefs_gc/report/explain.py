@@ -219,3 +219,32 @@ def _repository_now(storage, roots: tuple[str, ...], client, repository: str, ad
         ex.add("lakeFS", "no branch HEAD, no commit the newest mark keeps and no staged entry references it now")
     order = (KEPT_HEAD, KEPT_COMMIT, KEPT_STAGED, TAG_ONLY)
     return sorted(dict.fromkeys(fates), key=order.index)
+
+
+def resolve(roots: tuple[str, ...], target: str, client=None, repository: str | None = None,
+            ref: str | None = None) -> tuple[str, str | None, str | None]:
+    """(address, logical path or None, a line saying how a path was read) of what a person typed:
+    an address (``data/...``, ``_lakefs/...`` or a full URI in the namespace), or a logical path
+    read on ``ref`` (default: the repository's default branch) through lakeFS. ``ValueError``
+    names what is wrong."""
+    from lakefs_gc.storage import relative_to
+
+    target = target.strip()
+    address = relative_to(roots, target)
+    if address is not None:
+        return address, None, None
+    if target.startswith(("data/", "_lakefs/")) or "://" in target:
+        if "://" in target:
+            raise ValueError(f"{target!r} is outside the namespace ({roots[0]}): GC never deletes it")
+        return target, None, None
+    if client is None or not repository:
+        raise ValueError(f"{target!r} is not an address in the namespace: give data/<slice>/<id> or a full URI, or a "
+                         f"logical path with --repository (and --ref)")
+    ref = ref or client.get_repository(repository).default_branch
+    physical = client.stat_address(repository, ref, target)
+    if physical is None:
+        raise ValueError(f"{repository}@{ref} has no object at {target!r}")
+    address = relative_to(roots, physical)
+    if address is None:
+        raise ValueError(f"{target!r} on {ref} reads {physical}, outside the namespace: GC never deletes it")
+    return address, target, f"{repository}@{ref}:{target} reads {physical}"

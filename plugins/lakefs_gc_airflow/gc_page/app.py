@@ -114,5 +114,39 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     return out
 
 
+@app.get("/api/dags/{dag_id}/explain", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
+    """``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on
+    ``ref``; 400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer."""
+    from lakefs_gc.report.explain import explain, resolve
+    from lakefs_gc.storage import open_storage, parse_namespace
+
+    from lakefs_gc_airflow.hooks import LakeFSHook
+    from lakefs_gc_airflow.task_io import storage_settings
+
+    repo = _repo(dag_id)
+    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
+    client = hook.get_conn()
+    try:
+        namespace = client.get_repository(repo.repository).storage_namespace
+        local_root = hook.local_blockstore_root()
+        storage = open_storage(namespace, storage_settings(namespace, local_root, repo.storage_conn_id), local_root)
+        roots = parse_namespace(namespace, local_root).roots()
+        try:
+            address, path, note = resolve(roots, target, client, repo.repository, ref)
+        except ValueError as e:
+            raise HTTPException(400, str(e)) from None
+        ex = explain(storage, address, roots, client, repo.repository, path=path)
+    except HTTPException:
+        raise
+    except Exception as e:  # noqa: BLE001 - lakeFS or the store: said so
+        log.warning("GC page: explain %r in %s: %s", target, repo.repository, e)
+        raise HTTPException(502, f"cannot explain {target!r}: {e}") from None
+    finally:
+        client.close()
+    return {"target": target, "address": address, "note": note, "verdict": ex.verdict, "reason": ex.reason,
+            "fates": ex.fates, "lines": ex.lines()}
+
+
 if DIST.is_dir():
     app.mount("/static", StaticFiles(directory=DIST), name="static")

@@ -1,7 +1,7 @@
 // The lakeFS GC page: per repository, its GC runs over time (charts), the latest run in detail,
 // and every run with links to its DAG run and task logs. Data: GET lakefs-gc/api/... (our FastAPI
 // app, same origin; Airflow's session cookie authenticates it).
-import { Badge, Box, Button, Code, HStack, Heading, Link, SimpleGrid, Spinner, Table, Text } from "@chakra-ui/react";
+import { Badge, Box, Button, Code, HStack, Heading, Input, Link, SimpleGrid, Spinner, Table, Text } from "@chakra-ui/react";
 import { Chart, registerables } from "chart.js";
 import { useEffect, useRef, useState } from "react";
 
@@ -26,6 +26,7 @@ type Run = {
   already_gone?: number | null; held_back?: number | null; delete_failed?: number | null;
   reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
 };
+type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
 type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[] };
 
 const STEPS = ["mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"];
@@ -249,6 +250,44 @@ const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
   </Table.Root>
 );
 
+// lakefs-gc explain for one address (or a logical path on a ref): what the GC decided and why
+const Explain = ({ dagId }: { dagId: string }) => {
+  const [target, setTarget] = useState("");
+  const [ref, setRef] = useState("");
+  const [answer, setAnswer] = useState<ExplainAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ask = () => {
+    if (!target.trim()) return;
+    setBusy(true);
+    setError(null);
+    setAnswer(null);
+    const q = new URLSearchParams({ target: target.trim(), ...(ref.trim() ? { ref: ref.trim() } : {}) });
+    api<ExplainAnswer>(`/dags/${encodeURIComponent(dagId)}/explain?${q}`)
+      .then(setAnswer)
+      .catch((e: Error) => setError(e.message))
+      .finally(() => setBusy(false));
+  };
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-explain">
+      <Heading size="sm" mb={2}>Explain an address</Heading>
+      <HStack gap={2} mb={2} as="form" onSubmit={(e: React.FormEvent) => { e.preventDefault(); ask(); }}>
+        <Input size="sm" flex="3" placeholder="a physical address (data/<slice>/<id> or its URI), or a logical path"
+          value={target} onChange={(e: React.ChangeEvent<HTMLInputElement>) => setTarget(e.target.value)} data-testid="gc-explain-target" />
+        <Input size="sm" flex="1" placeholder="ref for a path (default branch)" value={ref}
+          onChange={(e: React.ChangeEvent<HTMLInputElement>) => setRef(e.target.value)} />
+        <Button size="sm" type="submit" loading={busy} data-testid="gc-explain-go">Explain</Button>
+      </HStack>
+      {error ? <Text color="red.500" data-testid="gc-explain-error">{error}</Text> : null}
+      {answer ? (
+        <Box as="pre" fontFamily="mono" fontSize="sm" whiteSpace="pre-wrap" wordBreak="break-word" data-testid="gc-explain-answer">
+          {[answer.note, ...answer.lines].filter(Boolean).join("\n")}
+        </Box>
+      ) : null}
+    </Box>
+  );
+};
+
 const Repository = ({ dagId }: { dagId: string }) => {
   const [answer, setAnswer] = useState<RunsAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -282,6 +321,7 @@ const Repository = ({ dagId }: { dagId: string }) => {
         </Text>
       ) : null}
       <Charts runs={answer.runs} />
+      <Explain dagId={dagId} />
       {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
       <Box overflowX="auto"><RunsTable runs={answer.runs} dagId={dagId} /></Box>
     </Box>
