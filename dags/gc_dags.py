@@ -23,7 +23,8 @@ found is deleted; -1 = one schedule interval for scheduled runs, 0 for manual on
 `max_delete_share` / `max_delete_count` (the blast-radius guard), `mark_max_age_seconds`, and the
 deleter's knobs `delete_rate` (deletes/s in total), `delete_concurrency`, `delete_batch_size`.
 `delete_max_attempts` and `prepare_commits_timeout_seconds` tune retries and
-waits. Pausing the DAG stops new runs. Connections: `lakefs` (type lakeFS), `aws` (S3 keys, extra
+waits; `quarantine_days` (`local://` only) keeps what the sweep deletes restorable
+(`lakefs-gc restore`, the DAG `lakefs_gc_restore`). Pausing the DAG stops new runs. Connections: `lakefs` (type lakeFS), `aws` (S3 keys, extra
 `endpoint_url`), `spark`.
 """
 

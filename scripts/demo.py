@@ -51,14 +51,14 @@ def human(n: int) -> str:
     return str(n)
 
 
-def report_command(ns: str, local_root: str | None, run_id: str) -> str:
-    """The ``lakefs-gc report`` command that prints this run's report (a local:// namespace needs
-    lakeFS's blockstore root; a relative path when it is under the project)."""
+def gc_command(command: str, ns: str, local_root: str | None, rest: str) -> str:
+    """A ``lakefs-gc`` command on the demo's namespace (``report``, ``restore``, ``explain``; a
+    local:// namespace needs lakeFS's blockstore root: a relative path when it is under the project)."""
     root = ""
     if ns.startswith("local://") and local_root:
         p = Path(local_root).resolve()
         root = f" --local-root {p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}"
-    return f".venv/bin/lakefs-gc report {ns}{root} --run {run_id}"
+    return f".venv/bin/lakefs-gc {command} {ns}{root} {rest}"
 
 
 def main() -> int:
@@ -150,7 +150,9 @@ def main() -> int:
         storage = target.storage(ns)
         before = {o.key: o.size for o in storage.list("", recursive=True)}
 
-        run_conf = {"mode": "mark_and_sweep", "min_age_seconds": a.min_age}
+        # quarantine (local://): the sweep moves what it deletes under _lakefs/ for 7 days, so that
+        # `lakefs-gc restore` can bring the run back
+        run_conf = {"mode": "mark_and_sweep", "min_age_seconds": a.min_age, "quarantine_days": 7}
         if emu is None:  # a real lakeFS's grace period is a day: the demo cannot wait that long
             run_conf["unsafe_min_age_override"] = True
         conf = json.dumps(run_conf)
@@ -178,7 +180,9 @@ GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
   objects deleted:         {s['deleted']} ({human(int(s.get('reclaimed_bytes') or 0))} reclaimed)
   objects kept:            {len(after & set(before))} of {len(before)} in the namespace
   report:                  {report}summary.json (+ deleted/*.parquet)
-  read it again:           {report_command(ns, target.local_root, s['run_id'])}
+  read it again:           {gc_command("report", ns, target.local_root, "--run " + s['run_id'])}
+  why one went:            {gc_command("explain", ns, target.local_root, sorted(deleted)[0] if deleted else "")}
+  undo the run:            {gc_command("restore", ns, target.local_root, "--run " + s['run_id'])}
 """)
         for o in manifest.objects:
             status = "deleted" if o.address in deleted else "kept"

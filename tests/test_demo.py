@@ -30,6 +30,15 @@ def test_demo_runs_the_gc_dag_end_to_end_and_stops_everything():
     rep = subprocess.run([os.path.join(os.path.dirname(sys.executable), again[0]), *again[1:]], cwd=REPO_ROOT,
                          capture_output=True, text=True, timeout=120)
     assert rep.returncode == 0 and "local://demo/sample-repo" in rep.stdout, rep.stdout + rep.stderr
+    # and the two that explain one deleted object and undo the run (its sweep quarantined the files)
+    outs = {}
+    for label in ("why one went", "undo the run"):
+        cmd = re.search(rf"{label}:\s+\.venv/bin/(lakefs-gc .*)$", r.stdout, re.M).group(1).split()
+        outs[label] = subprocess.run([os.path.join(os.path.dirname(sys.executable), cmd[0]), *cmd[1:]],
+                                     cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    why, undo = outs["why one went"], outs["undo the run"]
+    assert why.returncode == 0 and ": deleted (mark " in why.stdout and "quarantine" in why.stdout, why.stdout
+    assert undo.returncode == 0 and "5 restored" in undo.stdout, undo.stdout + undo.stderr
 
 
 def test_seed_cli_against_the_emulator(lakefs_emulator, tmp_path):
