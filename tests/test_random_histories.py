@@ -138,10 +138,26 @@ class Collected:
         self.left = self.go & after
         # what the full check would have deleted and the fast one did not, and the other way round
         self.checks_differ = full_go ^ (before - after)
+        self.storage, self.roots, self.after = storage, roots, after
 
     @property
     def ok(self) -> bool:
         return not self.lost and not self.left and not self.checks_differ
+
+
+def misexplained(c: Collected, per_fate: int = 3) -> list[str]:
+    """``lakefs-gc explain`` (from the marks) on a few objects of each fate the oracle gave: a live
+    object still there is "kept: ...", a garbage object the run deleted is "deleted"; the wrong ones."""
+    from lakefs_gc.report.explain import COLLECTED, explain
+
+    wrong = []
+    fates = ((sorted(c.keep & c.after)[:per_fate], "kept"), (sorted(c.go - c.after)[:per_fate], COLLECTED))
+    for addresses, want in fates:
+        for a in addresses:
+            ex = explain(c.storage, a, c.roots)
+            if not ex.verdict.startswith(want):
+                wrong.append("\n".join(ex.lines()))
+    return wrong
 
 
 def marked_for_deletion(storage, mark_id: str) -> list[str]:
@@ -191,6 +207,8 @@ def _judge(place: Place, spark, work, seeds: list[int]) -> dict:
         part = seeds[i * len(seeds) // runs:(i + 1) * len(seeds) // runs]
         batch = [(seed, history.ops(seed, STEPS)) for seed in part]
         c = run(*batch)
+        bad = misexplained(c)
+        assert not bad, "lakefs-gc explain disagrees with the oracle:\n" + "\n".join(bad)
         totals["objects"] += sum(len(h.uploaded) for h in c.histories)
         totals["imported"] += sum(len(h.outside) for h in c.histories)
         totals["keep"] += len(c.keep)

@@ -71,10 +71,13 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
         if _in_parts(storage, parquet_parts(storage, layout.state_committed_dir(mark_id)), address):
             ex.add(f"mark {mark_id}", f"found it committed (in a commit it kept); cutoff {cutoff}")
             return KEPT_COMMIT
+        # every staged address the mark kept (lakeFS's mark, what it lacked, what the staged check
+        # kept: state/uncommitted/), else lakeFS's uncommitted mark itself
         staged = parquet_parts(storage, layout.uncommitted_dir(summary.get("run_id", mark_id))) + \
             ([summary["staged_file"]] if summary.get("staged_file") else [])
         staged = [k for k in staged if storage.exists(k)]
-        if _in_parts(storage, staged, address, formats.PHYSICAL_ADDRESS):
+        if _in_parts(storage, parquet_parts(storage, layout.state_uncommitted_dir(mark_id)), address) or \
+                _in_parts(storage, staged, address, formats.PHYSICAL_ADDRESS):
             ex.add(f"mark {mark_id}", f"found it staged on a branch (lakeFS's uncommitted mark); cutoff {cutoff}")
             return KEPT_STAGED
         return None
