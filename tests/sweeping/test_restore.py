@@ -114,6 +114,13 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     assert sorted(k for k, o, _ in rows) == sorted(objs)
     # the newer write's quarantined copy stays where it was
     assert st.exists(layout.quarantine_dir(sdir) + again)
+    # explain tells the story of each
+    from lakefs_gc.report.explain import COLLECTED, RESTORED, explain
+
+    roots = ("local://repo/",)
+    assert explain(st, "data/s0/obj003", roots).verdict == RESTORED
+    why = explain(st, again, roots)
+    assert why.verdict == COLLECTED and any("written again since" in t for _, t in why.facts), why.lines()
 
 
 def test_a_later_sweep_purges_an_ended_quarantine_and_restore_says_so(local_ns, tmp_path, monkeypatch):

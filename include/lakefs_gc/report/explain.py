@@ -25,6 +25,7 @@ KEPT_COMMIT = "kept: in a commit lakeFS's rules retain"
 KEPT_STAGED = "kept: staged on a branch"
 KEPT_NEW = "kept: newer than the cutoff"
 COLLECTED = "deleted"
+RESTORED = "deleted, then restored"   # lakefs-gc restore brought it back
 HELD_BACK = "held back"
 CANDIDATE = "a candidate, not yet swept"
 TAG_ONLY = "only a tag's commit references it"  # lakeFS's GC keeps no commit for a tag
@@ -110,13 +111,15 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
         ok = restorable.get("restorable")
         ex.add("  restorable", ("yes" + (f" until {restorable['until']}" if restorable.get("until") else "")
                                 if ok else "no" if ok is False else "unknown") + f" ({restorable.get('detail', '')})")
+    restored = False
     for rdir in storage.list_prefixes(layout.restores_dir(mark_id)):
         key = rdir + "outcomes.parquet"
         if storage.exists(key):
             for k, outcome, detail in formats.read_restore_outcomes(storage, key):
                 if k == address:
                     ex.add(f"  restore {rdir.rstrip('/').rsplit('/', 1)[1]}", f"{outcome}: {detail}")
-    return COLLECTED if swept else CANDIDATE
+                    restored = restored or outcome == "restored"
+    return (RESTORED if restored else COLLECTED) if swept else CANDIDATE
 
 
 def explain(storage, address: str, roots: tuple[str, ...], client=None, repository: str | None = None,
