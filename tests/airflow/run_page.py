@@ -72,6 +72,8 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     """The DAG's run ``dag_run_id``, as the REST API and a browser show it: its summary, its links, its report."""
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a loaded machine: the UI's answers take seconds
+
     [run] = [r for r in airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", USER, password)["dag_runs"]
              if r["dag_run_id"] == dag_run_id]
     assert run["state"] == "success", run
@@ -154,14 +156,16 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     the latest report is plain, wrapped text, and the refused run links to its failed task's log."""
     from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a loaded machine: the UI's answers take seconds
+
     from lakefs_gc.report import layout
 
     from lakefs_gc.report import formats
     from lakefs_gc.report.marks import parquet_parts
 
     api = f"/lakefs-gc/api/dags/{dag_id}/runs"
-    [part] = parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # an address the sweep deleted
-    gone = formats.read_addresses(storage, part)[0]
+    gone = next(a for part in parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # one the sweep deleted
+                for a in formats.read_addresses(storage, part))
     explain_api = f"/lakefs-gc/api/dags/{dag_id}/explain?target={urllib.parse.quote(gone)}"
     for path in (api, "/lakefs-gc/api/repositories", explain_api):
         with pytest.raises(urllib.error.HTTPError) as refused_call:
