@@ -12,7 +12,6 @@ saw the address, with the reason a person can act on.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -49,17 +48,9 @@ class Explanation:
             [f"  {label.ljust(width)}  {text}" for label, text in self.facts]
 
 
-def _has(storage, key: str, address: str, column: str = formats.ADDRESS) -> bool:
-    """Whether one Parquet part lists ``address`` in ``column`` (row groups pruned by statistics)."""
-    import pyarrow.parquet as pq
-
-    t = pq.read_table(io.BytesIO(storage.get(key)), columns=[column], filters=[(column, "==", address)])
-    return t.num_rows > 0
-
-
 def _in_parts(storage, keys: Iterable[str], address: str, column: str = formats.ADDRESS) -> str | None:
     for k in keys:
-        if _has(storage, k, address, column):
+        if formats.part_lists(storage, k, address, column):
             return k
     return None
 
@@ -97,7 +88,7 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
         sweep = sdir.rstrip("/").rsplit("/", 1)[1]
         marker = storage.stat(layout.done_marker(sdir, deleted_part))
         dead = storage.exists(layout.dead_letters_file(sdir, deleted_part)) and \
-            _has(storage, layout.dead_letters_file(sdir, deleted_part), address, "key")
+            formats.part_lists(storage, layout.dead_letters_file(sdir, deleted_part), address, "key")
         if dead:
             ex.add(f"  sweep {sweep}", f"failed to delete it (a dead letter of {part}); a later sweep retries")
         elif marker is not None and swept is None:

@@ -60,6 +60,15 @@ def read_addresses(storage, key: str) -> list[str | None]:
     return read_address_table(storage, key).column(ADDRESS).to_pylist()
 
 
+def part_lists(storage, key: str, value: str, column: str = ADDRESS) -> bool:
+    """Whether a Parquet part of this module's (addresses, staged addresses, dead letters) holds
+    ``value`` in ``column`` (row groups pruned by their statistics): lakefs-gc explain's question."""
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(io.BytesIO(storage.get(key)), columns=[column], filters=[(column, "==", value)])
+    return t.num_rows > 0
+
+
 def read_address_table(storage, key: str):
     """An address part as an Arrow table of its ``address`` column (for Spark's Arrow path)."""
     import pyarrow.parquet as pq
