@@ -160,15 +160,16 @@ def validate_params(dag, conf: dict[str, Any]) -> dict[str, Any]:
     return serialized.params.deep_merge(conf).validate()
 
 
-def airflow_api(base: str, path: str, user: str, password: str):
+def airflow_api(base: str, path: str, user: str, password: str, timeout: float = 60):
     """GET ``path`` from the REST API of the api-server at ``base``, signed in as ``user`` (Airflow
-    3's simple auth manager: a token from ``/auth/token``)."""
+    3's simple auth manager: a token from ``/auth/token``). ``timeout`` is per request: on a loaded
+    machine a plugin's first answer (its imports, a report read from the store) takes over 10 s."""
     req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": user, "password": password}).encode(),
                                  headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         token = json.load(r)["access_token"]
     req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.load(r)
 
 
