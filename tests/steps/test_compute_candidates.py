@@ -5,6 +5,7 @@ inputs, write the same mark and say the same counts (lakefs_gc.steps.compute_can
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 
 import lakefs_sdk
@@ -29,7 +30,8 @@ def _mark(st, mark_id: str) -> dict[str, set[str]]:
                       layout.state_uncommitted_dir(mark_id))}
 
 
-def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator_factory, tmp_path, monkeypatch):
+def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator_factory, tmp_path, monkeypatch,
+                                                          caplog):
     repo = Repo(lakefs_emulator_factory("--slice-interval", "1"), tmp_path, "cands-engines")
     for i in range(3):
         repo.upload(f"kept{i}.bin", f"kept {i}".encode())
@@ -61,11 +63,20 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
             r = repo.steps(spark, client, ctx, ["compute_candidates"], dict(results))["compute_candidates"]
         return {k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES}, _mark(st, mark_id)
 
-    on_executors, here = decide(0), decide(step.FEW)
+    driver_max = step.FEW  # read before decide() patches it
+    with caplog.at_level(logging.INFO, logger=step.__name__):
+        on_executors = decide(0)
+        assert "deciding on executors" in caplog.text and "deciding on the driver" not in caplog.text
+        caplog.clear()
+        here = decide(driver_max)
+        assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
+        caplog.clear()
     assert here == on_executors
-    # more candidates than the staged check takes on the driver: the driver hands over, nothing written twice
+    # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same
     monkeypatch.setattr(staged, "DRIVER_MAX", 2)
-    assert decide(step.FEW) == on_executors
+    with caplog.at_level(logging.INFO, logger=step.__name__):
+        assert decide(driver_max) == on_executors
+    assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
     counts, written = here
     assert counts["carried_checked"] == 2 and counts["carried_candidates"] == 2  # held.bin, staged.bin
     assert counts["candidates"] == 3 and counts["to_delete"] == 1 and counts["held_back"] == 2

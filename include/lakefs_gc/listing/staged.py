@@ -77,7 +77,8 @@ MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
 MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail closed (see commits_since)
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
-DRIVER_MAX = 20_000                  # candidates checked on the driver; more: on executors (faster for 100,000 at 1M)
+DRIVER_MAX = 20_000                  # a DataFrame's candidates checked on the driver; more: on executors (1M
+                                     # objects, 100,000 candidates: 18.4 s on executors, 20.2 s on the driver)
 LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in every address getPhysicalAddress hands out
 
 
@@ -322,8 +323,9 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
     """The kept candidates and :class:`CheckCounts`. ``cands``: (address, size, checksum), a
     DataFrame cached by the caller (the kept come back as a DataFrame of ``address``), or a list of
     rows when the step decides on the driver (the kept come back as a set); ``identities``: the
-    committed entries' (size, checksum, path), :class:`Identities`. Up to :data:`DRIVER_MAX`
-    candidates are handled on the driver, more on executors."""
+    committed entries' (size, checksum, path), :class:`Identities`. Rows are checked on the driver
+    (the step decided on the driver: at most a few hundred thousand); a DataFrame's candidates too when
+    they are at most :data:`DRIVER_MAX`, more on executors."""
     t0 = time.monotonic()
     st, roots, repo = sref.open(), sref.roots, ctx.repository
     kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme

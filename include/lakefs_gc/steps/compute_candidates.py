@@ -151,9 +151,9 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
               base: IncrementalBase | None, limit: int) -> CandidatesResult | None:
     """The decision on the driver, for a run whose listed objects, staged addresses and carried
     addresses are :data:`FEW` each (an incremental run's): what lies in the committed parts of the run
-    and its chain is found by scans that send back only those few addresses, no shuffle. None when
-    the carried addresses are more, or the candidates more than the staged check takes on the
-    driver: the caller decides on executors (nothing is written before either)."""
+    and its chain is found by scans that send back only those few addresses, no shuffle; the staged
+    check on the driver too. None when the carried addresses are more than ``limit``: the caller decides
+    on executors (nothing is written before either)."""
     ctx = inputs.context
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
     st, n = sref.open(), parallelism(spark, ctx)
@@ -184,10 +184,10 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
                 found += rows
     cands += found
     check = None
-    if ctx.settings.staged_check == "candidates" and unc.heads_file and len(cands) > staged_check.DRIVER_MAX:
-        log.info("%d candidates: more than the staged check takes on the driver (%d)", len(cands),
-                 staged_check.DRIVER_MAX)
-        return None  # the executors' check is the faster for many candidates
+    # the staged check on these rows, on the driver, however many (at most 2 x FEW): handing over to
+    # executors redid the whole decision there (10,000,000 objects, 1% churn, 25,000 candidates: 161 s
+    # of shuffles against 9,000,000 committed addresses and 10,000,000 identities; the identities
+    # filtered where read, on the driver's side, take one scan)
     if ctx.settings.staged_check == "candidates" and unc.heads_file:
         identities = staged_check.Identities(spark, sref, _identity_dirs(committed, base), n)
         kept, check = staged_check.check(spark, ctx, sref, lakefs_ref(ctx, environ), cands, identities,
