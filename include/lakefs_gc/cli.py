@@ -197,20 +197,13 @@ def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | 
 
 def _find_run(storage, run: str) -> tuple[str, dict]:
     """The summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
-    from lakefs_gc.report.layout import UNIFIED, safe_name, summary_key, sweep_summary_key
-    from lakefs_gc.report.marks import iter_marks, iter_sweeps, read_summary
+    from lakefs_gc.report.marks import find_run
 
-    summary = read_summary(storage, run) if "/" not in run and run not in (".", "..") else None
-    if summary is not None:
-        return summary_key(run), summary
-    for mark_id, s, _ in iter_marks(storage):
-        if s is not None and s.get("airflow_run_id") == run:
-            return summary_key(mark_id), s
-        for sweep, ss, _ in iter_sweeps(storage, mark_id):
-            if ss is not None and (ss.get("airflow_run_id") == run or sweep == safe_name(run)):
-                return sweep_summary_key(mark_id, sweep), ss
-    raise UsageError(f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id "
-                     f"nor an Airflow run id); list the marks with: lakefs-gc report {storage.uri}")
+    try:
+        found = find_run(storage, run)
+    except LookupError as e:
+        raise UsageError(str(e)) from None
+    return found.summary_key, found.summary
 
 
 def _report(args, out) -> int:

@@ -15,7 +15,8 @@ from typing import Any
 
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.clock import parse_iso
-from lakefs_gc.report.layout import UNIFIED, candidates_dir, deleted_dir, summary_key, sweeps_dir
+from lakefs_gc.report.layout import (UNIFIED, candidates_dir, deleted_dir, safe_name, summary_key, sweep_summary_key,
+                                     sweeps_dir)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,30 @@ def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | N
             yield sweep, None, f"{storage.full_uri(key)} is not valid JSON ({e})"
             continue
         yield (sweep, doc, None) if isinstance(doc, dict) else (sweep, None, f"{storage.full_uri(key)} is not a JSON object")
+
+
+@dataclass(frozen=True)
+class FoundRun:
+    mark_id: str
+    summary_key: str          # the summary of the mark, or of the sweep-only run that ``run`` named
+    summary: dict[str, Any]
+
+
+def find_run(storage, run: str) -> FoundRun:
+    """The GC run ``run`` names: a mark id, or the Airflow run id of a mark or of a sweep-only run
+    (its sweep folder's name too). Raises :class:`LookupError` naming where it looked."""
+    if "/" not in run and run not in (".", ".."):
+        summary = read_summary(storage, run)
+        if summary is not None:
+            return FoundRun(run, summary_key(run), summary)
+    for mark_id, s, _ in iter_marks(storage):
+        if s is not None and s.get("airflow_run_id") == run:
+            return FoundRun(mark_id, summary_key(mark_id), s)
+        for sweep, ss, _ in iter_sweeps(storage, mark_id):
+            if ss is not None and (ss.get("airflow_run_id") == run or sweep == safe_name(run)):
+                return FoundRun(mark_id, sweep_summary_key(mark_id, sweep), ss)
+    raise LookupError(f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id nor an Airflow run id); "
+                      f"list the runs with: lakefs-gc report {storage.uri}")
 
 
 def parquet_parts(storage, prefix: str) -> list[str]:

@@ -35,7 +35,7 @@ from lakefs_gc.contract import Restorability
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.clock import iso, parse_iso
 from lakefs_gc.report import formats, layout
-from lakefs_gc.report.marks import iter_marks, iter_sweeps, parquet_parts, read_summary
+from lakefs_gc.report.marks import find_run, iter_marks, iter_sweeps, parquet_parts, read_summary
 
 log = logging.getLogger(__name__)
 
@@ -153,16 +153,10 @@ class SweptRun:
 
 def find_mark(storage, run: str) -> str:
     """The mark id of ``run``: a mark id, or the Airflow run id of a mark or of a sweep-only run."""
-    if "/" not in run and run not in (".", "..") and read_summary(storage, run) is not None:
-        return run
-    for mark_id, s, _ in iter_marks(storage):
-        if s is not None and s.get("airflow_run_id") == run:
-            return mark_id
-        for sweep, ss, _ in iter_sweeps(storage, mark_id):
-            if ss is not None and (ss.get("airflow_run_id") == run or sweep == layout.safe_name(run)):
-                return mark_id
-    raise LakeFSGCError(f"no GC run {run!r} in {storage.full_uri(layout.UNIFIED)} (neither a mark id nor an "
-                        f"Airflow run id); list the runs with: lakefs-gc report {storage.uri}")
+    try:
+        return find_run(storage, run).mark_id
+    except LookupError as e:
+        raise LakeFSGCError(str(e)) from None
 
 
 def swept_run(storage, mark_id: str) -> SweptRun:
