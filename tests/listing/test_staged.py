@@ -128,5 +128,7 @@ def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5,
     sus, paths, sized = staged.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)
     try:
         assert ({r[0] for r in sus.collect()}, {r[0] for r in paths.collect()}) == want
+        assert sus.columns == ["address", "size", "checksum", "vouched"] and sus.is_cached and sized.is_cached
     finally:
+        sus.unpersist()
         sized.unpersist()

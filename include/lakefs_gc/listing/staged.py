@@ -190,7 +190,8 @@ def _vouched(sref, batches):
 
 
 def suspicious(spark, sref, cands, identities, n: int):
-    """(suspicious candidates' addresses, the paths to ask) as DataFrames (see the module's
+    """(suspicious candidates, cached: address, size, checksum, vouched; the paths to ask; the
+    candidates at a size of an entry, cached) as DataFrames (see the module's
     docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
     checksum, path) of every committed entry read.
 
@@ -228,7 +229,7 @@ def suspicious(spark, sref, cands, identities, n: int):
              .unionByName(ident.join(sus.select("size", F.col("checksum").alias("icheck")).distinct(),
                                      on=["size", "icheck"], how="left_semi").select("path"))
              .distinct())
-    return sus.select("address"), paths, sized
+    return sus, paths, sized
 
 
 def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
@@ -359,6 +360,7 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
             sus, paths_df, sized = suspicious(spark, sref, rest, identities.frame(), n)
             n_sus = sus.count()
             paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
+            sus.unpersist()
             sized.unpersist()
             link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
                           .select("address", "size").collect()] if kind == "local" else [])
