@@ -81,7 +81,7 @@ def task_times(log: str) -> tuple[dict[str, dict[str, float]], float, float]:
             rec.setdefault("submit", t)
         elif "SparkContext: Running Spark version" in line:
             rec.setdefault("context", t)
-        elif re.search(rf"lakefs-gc {current}: ", line) or "swept in this task's process" in line:
+        elif re.search(rf"lakefs-gc {current}: ", line) or "in this task's process, without Spark" in line:
             rec.setdefault("result", t)
         elif "new_state=success" in line or "new_state=failed" in line:
             rec["end"] = t

@@ -18,19 +18,35 @@ from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_sandbox.inprocess import run_steps
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.report import layout
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage
 
 pytestmark = pytest.mark.spark
 DAY = 86400
 
 
-@pytest.mark.parametrize("ranges_read_by", ["driver", "executors"])
+@pytest.mark.parametrize("ranges_read_by", ["driver", "executors", "task"])
 def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, monkeypatch, ranges_read_by):
     """``ranges_read_by``: list_committed reads a few ranges on the driver, many on executors
-    (``DRIVER_READ_MAX_ENTRIES``); both ways here."""
+    (``DRIVER_READ_MAX_ENTRIES``), or, without Spark, in the Airflow task's own process
+    (``run_here``, ``spark.in_process_max_keys``); all three ways here, the same outcome."""
     if ranges_read_by == "executors":
         monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
+    if ranges_read_by == "task":
+        from lakefs_sandbox import inprocess
+
+        def in_the_task(spark, inputs, environ):
+            assert list_committed.run_here(inputs, environ, max_entries=0) is None  # more entries: spark-submit's
+            st = storage_ref(inputs.context, environ).open()  # ... and nothing was written
+            mark = inputs.mark_id()
+            assert not any(list(st.list(d, recursive=True)) for d in (layout.state_committed_dir(mark),
+                                                                        layout.state_identities_dir(mark)))
+            assert not st.exists(layout.state_read_file(mark))
+            result = list_committed.run_here(inputs, environ, max_entries=10_000)
+            assert result is not None
+            return result
+        monkeypatch.setitem(inprocess.SPARK_STEPS, "list_committed", in_the_task)
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()
     emu.set_clock(offset=-10 * DAY)  # build history ten days ago: slices and commits are old

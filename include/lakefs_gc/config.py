@@ -97,7 +97,7 @@ class SparkSettings:
     py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
     jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
     fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
-    in_process_max_keys: int = 10_000  # a sweep of at most this many keys runs without Spark (0: never)
+    in_process_max_keys: int = 10_000  # list_committed / a sweep of at most this many keys runs without Spark (0: never)
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
@@ -376,7 +376,7 @@ def _parse_spark(raw: Any, err) -> SparkSettings:
             raise err(f"spark.{fld}", f"must be a non-empty string, got {v!r}")
     in_process = raw.get("in_process_max_keys", SparkSettings.in_process_max_keys)
     if isinstance(in_process, bool) or not isinstance(in_process, int) or in_process < 0:
-        raise err("spark.in_process_max_keys", f"must be a whole number of keys >= 0 (0: every sweep is a "
+        raise err("spark.in_process_max_keys", f"must be a whole number of keys >= 0 (0: every Spark step is a "
                                                f"spark-submit), got {in_process!r}")
     fast_start = raw.get("fast_start", True)
     if not isinstance(fast_start, bool):

@@ -22,7 +22,7 @@ from lakefs_gc.config import RepoConfig, project_root, schedule_interval_seconds
 
 from lakefs_gc_airflow.operators import (MarkUncommittedOperator, PrepareRunOperator, RestoreOperator,
                                          SaveReportOperator)
-from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator
+from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS, GCSparkSubmitOperator
 from lakefs_gc_airflow.params import gc_params
 
 START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -80,7 +80,7 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
         list_committed, list_slices, compute_candidates, delete = (
             GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
-                                  **({"in_process_max_keys": spark.in_process_max_keys} if step == "delete" else {}))
+                                  **({"in_process_max_keys": spark.in_process_max_keys} if step in IN_PROCESS_STEPS else {}))
             for step in ("list_committed", "list_slices", "compute_candidates", "delete"))
         save_report = SaveReportOperator(storage_conn_id=cfg.storage_conn_id, **task("save_report"))
 

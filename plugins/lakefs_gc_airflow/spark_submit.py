@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
+# the steps a task runs in its own process when their input is small (spark.in_process_max_keys), each
+# module's run_here, and what is counted
+IN_PROCESS_STEPS = {"list_committed": "the ranges to read hold", "delete": "the mark has"}
+
+
 class GCSparkSubmitOperator(SparkSubmitOperator):
     """``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.
@@ -86,8 +91,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.storage_conn_id = storage_conn_id
         self.pyspark_python = pyspark_python
         self.fast_start = fast_start
-        if in_process_max_keys and step != "delete":
-            raise ValueError(f"in_process_max_keys is for the step delete only, not {step!r}")
+        if in_process_max_keys and step not in IN_PROCESS_STEPS:
+            raise ValueError(f"in_process_max_keys is for the steps {', '.join(IN_PROCESS_STEPS)} only, not {step!r}")
         self.in_process_max_keys = in_process_max_keys
         self._base_args = list(self.application_args or [])
 
@@ -137,7 +142,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
             return contract.to_wire(contract.skip_result(self.step, mode))
         if self.in_process_max_keys > 0:
-            done = self._sweep_here(inputs)
+            done = self._run_here(inputs)
             if done is not None:
                 return done
         _, result_path = self.prepare_submit(inputs)
@@ -167,29 +172,32 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 
-    def _sweep_here(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
-        """A mark of at most ``in_process_max_keys`` keys swept in this task's process, without
-        Spark (:func:`lakefs_gc.steps.delete.run_here`: the same guard, deleter and report); its
-        result, or None when the mark has more keys (then spark-submit sweeps it)."""
+    def _run_here(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
+        """The step in this task's process, without Spark, when its input is at most
+        ``in_process_max_keys`` keys (:data:`IN_PROCESS_STEPS`: the same guard, reading, writing and
+        result); its result, or None when the input is larger (then spark-submit runs it)."""
+        import importlib
+
         from lakefs_gc.report.summary import step_line
         from lakefs_gc.spark.shell import StepFailed
-        from lakefs_gc.steps import delete
 
         environ = {**os.environ, **self._job_secrets(inputs.context)}
+        what = IN_PROCESS_STEPS[self.step]
         t0 = time.monotonic()
         try:
-            result = delete.run_here(inputs, environ, self.in_process_max_keys)
-            if result is not None and result.incomplete:
+            result = importlib.import_module(f"lakefs_gc.steps.{self.step}").run_here(
+                inputs, environ, self.in_process_max_keys)
+            if result is not None and getattr(result, "incomplete", None):
                 raise StepFailed(result.incomplete)
         except Exception as exc:
             raise self._failure_exception(contract.failure_of(exc)) from exc
         if result is None:
-            self.log.info("%s: the mark has more than %d key(s) (in_process_max_keys): swept by spark-submit",
-                          self.step, self.in_process_max_keys)
+            self.log.info("%s: %s more than %d key(s) (in_process_max_keys): run by spark-submit", self.step, what,
+                          self.in_process_max_keys)
             return None
         result = dataclasses.replace(result, seconds=round(time.monotonic() - t0, 3))
-        self.log.info("%s: swept in this task's process, without Spark (at most %d key(s): in_process_max_keys)",
-                      self.step, self.in_process_max_keys)
+        self.log.info("%s: run in this task's process, without Spark (%s at most %d key(s): in_process_max_keys)",
+                      self.step, what, self.in_process_max_keys)
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 

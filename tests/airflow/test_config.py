@@ -111,7 +111,7 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
     (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{fast_start: 'yes'}}}}",
      r"\(repo-a\): field 'spark.fast_start': must be true or false, got 'yes'"),
     (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{in_process_max_keys: -1}}}}",
-     r"\(repo-a\): field 'spark.in_process_max_keys': must be a whole number of keys >= 0 \(0: every sweep is a "
+     r"\(repo-a\): field 'spark.in_process_max_keys': must be a whole number of keys >= 0 \(0: every Spark step is a "
      r"spark-submit\), got -1"),
 ])
 def test_errors_name_file_entry_and_field(tmp_path, entries, expected):

@@ -4,7 +4,8 @@ The commits: lakeFS's ``commits.csv`` (its async prepare) united with the docume
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
 N days ago" out). Then the metaranges and the ranges' locations (driver, a few threads) -> the
 ranges (executors in one Spark job; the driver itself when they hold few entries,
-``DRIVER_READ_MAX_ENTRIES``) -> namespace-relative addresses, each once, written as address parts
+``DRIVER_READ_MAX_ENTRIES``; or the Airflow task's own process, without Spark, when they hold at most
+``spark.in_process_max_keys``: :func:`run_here`) -> namespace-relative addresses, each once, written as address parts
 in the mark's ``state/committed/`` (read there by ``compute_candidates`` now and by later
 incremental runs), beside the ids of the commits and ranges read and the identities (size,
 checksum, path) of every entry read, ``state/identities/`` (the staged check's, lakefs_gc.listing.staged).
@@ -58,6 +59,22 @@ def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_r
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CommittedResult:
+    result = _run(spark, inputs, environ, None)
+    assert result is not None  # with a SparkSession the step always runs
+    return result
+
+
+def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
+             max_entries: int = DRIVER_READ_MAX_ENTRIES) -> CommittedResult | None:
+    """The same step in this process, without Spark, when the ranges to read hold at most
+    ``max_entries`` entries (the task runs it itself instead of a spark-submit:
+    ``spark.in_process_max_keys``); None when they hold more, or a range does not say how many
+    (nothing was written: spark-submit runs the step, and asks lakeFS to prepare its commits again)."""
+    return _run(None, inputs, environ, max_entries)
+
+
+def _run(spark, inputs: StepInputs, environ: Mapping[str, str] | None, here_max: int | None
+         ) -> CommittedResult | None:
     ctx = inputs.context
     repo = ctx.repository
     sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
@@ -91,13 +108,17 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
         # the metaranges on the driver (a Spark job would cost more), only the ranges on executors
         entries, to_read, range_keys = committed.ranges_to_read(client, repo, st, roots, metarange_ids, read_ranges)
         all_ranges = sorted(entries)
-    n = parallelism(spark, ctx)
+    # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
+    counted = all(entries[r] > 0 for r in to_read)
+    here = counted and sum(entries[r] for r in to_read) <= (DRIVER_READ_MAX_ENTRIES if spark else here_max)
+    if spark is None and not here:
+        return None
+    n = parallelism(spark, ctx) if spark is not None else int(ctx.parallelism or 2)
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
     clear(sref, identities)
-    if all(entries[r] > 0 for r in to_read) and sum(entries[r] for r in to_read) <= DRIVER_READ_MAX_ENTRIES:
-        # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
+    if here:
         count, kept = write_parts_here(_range_addresses(sref, identities, 0, range_keys), st, state, n)
         identity_parts = 1
     else:
