@@ -97,7 +97,7 @@ class SparkSettings:
     py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
     jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
     fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
-    in_process_max_keys: int = 10_000  # list_committed / a sweep of at most this many keys runs without Spark (0: never)
+    in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""

@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 
 
 # the steps a task runs in its own process when their input is small (spark.in_process_max_keys), each
-# module's run_here, and what is counted
-IN_PROCESS_STEPS = {"list_committed": "the ranges to read hold", "delete": "the mark has"}
+# module's run_here, and why one is handed over to spark-submit
+IN_PROCESS_STEPS = {
+    "list_committed": "the ranges to read hold more than {n} entries, or do not say how many",
+    "compute_candidates": "more than {n} listed objects or staged addresses, or parts too large to read here",
+    "delete": "the mark has more than {n} key(s)",
+}
 
 
 class GCSparkSubmitOperator(SparkSubmitOperator):
@@ -182,7 +186,6 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         from lakefs_gc.spark.shell import StepFailed
 
         environ = {**os.environ, **self._job_secrets(inputs.context)}
-        what = IN_PROCESS_STEPS[self.step]
         t0 = time.monotonic()
         try:
             result = importlib.import_module(f"lakefs_gc.steps.{self.step}").run_here(
@@ -192,12 +195,12 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         except Exception as exc:
             raise self._failure_exception(contract.failure_of(exc)) from exc
         if result is None:
-            self.log.info("%s: %s more than %d key(s) (in_process_max_keys): run by spark-submit", self.step, what,
-                          self.in_process_max_keys)
+            self.log.info("%s: %s (in_process_max_keys): run by spark-submit", self.step,
+                          IN_PROCESS_STEPS[self.step].format(n=self.in_process_max_keys))
             return None
         result = dataclasses.replace(result, seconds=round(time.monotonic() - t0, 3))
-        self.log.info("%s: run in this task's process, without Spark (%s at most %d key(s): in_process_max_keys)",
-                      self.step, what, self.in_process_max_keys)
+        self.log.info("%s: run in this task's process, without Spark (at most %d key(s): in_process_max_keys)",
+                      self.step, self.in_process_max_keys)
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 

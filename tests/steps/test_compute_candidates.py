@@ -11,6 +11,7 @@ import time
 import lakefs_sdk
 import pytest
 
+from lakefs_gc.contract import STEP_INPUTS, StepInputs
 from lakefs_gc.errors import SettingsError
 from lakefs_gc.listing import staged
 from lakefs_gc.report import formats, layout
@@ -72,6 +73,20 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
         assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
         caplog.clear()
     assert here == on_executors
+
+    def in_the_task(max_keys: int):  # the Airflow task's own process, no SparkSession at all
+        r = step.run_here(StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), repo.env,
+                          max_keys)
+        return None if r is None else ({k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES},
+                                       _mark(st, mark_id))
+
+    assert in_the_task(step.FEW) == on_executors
+    before = _mark(st, mark_id)
+    assert in_the_task(2) is None and _mark(st, mark_id) == before  # more listed objects: spark-submit's, untouched
+    from lakefs_gc.spark import addresses
+    with monkeypatch.context() as m:
+        m.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every part too large to scan in the task
+        assert in_the_task(step.FEW) is None and _mark(st, mark_id) == before
     # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same
     monkeypatch.setattr(staged, "DRIVER_MAX", 2)
     with caplog.at_level(logging.INFO, logger=step.__name__):

@@ -119,6 +119,11 @@ DRIVER_SCAN_PARTS = 256
 THREADS = 8
 
 
+class NeedsSpark(Exception):
+    """A scan asked without a SparkSession (``spark`` None: a step run in its task's own process)
+    of parts too large for :func:`_small`: the step hands over to spark-submit (nothing written yet)."""
+
+
 def _small(st, files: list[str]) -> bool:
     """Whether ``files`` are few and at most :data:`DRIVER_SCAN_BYTES` in all."""
     if len(files) > DRIVER_SCAN_PARTS:
@@ -176,6 +181,8 @@ def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, a
     files = _part_files(st, kept, keys)
     if _small(st, files):
         return {a for b in _scan_here(st, files, formats.read_address_table, keep) for a in b.column(0).to_pylist()}
+    if spark is None:
+        raise NeedsSpark(f"{len(files)} address part(s) over {DRIVER_SCAN_BYTES:,} bytes or {DRIVER_SCAN_PARTS} parts")
     return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
 
 
@@ -188,6 +195,8 @@ def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: in
     if _small(st, files):
         return [(r["size"], r["checksum"], r["path"])
                 for b in _scan_here(st, files, formats.read_identity_table, keep) for r in b.to_pylist()]
+    if spark is None:
+        raise NeedsSpark(f"{len(files)} identity part(s) over {DRIVER_SCAN_BYTES:,} bytes or {DRIVER_SCAN_PARTS} parts")
     return [tuple(r) for r in read_identities(spark, sref, kept, n, keep).collect()]
 
 

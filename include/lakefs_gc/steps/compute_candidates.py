@@ -18,6 +18,7 @@ joined. Both write the same mark (tests/steps/test_compute_candidates.py).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -34,8 +35,8 @@ from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
-from lakefs_gc.spark.addresses import (addresses_among, clear, read_parts, read_parts_here, write_parts,
-                                      write_parts_here)
+from lakefs_gc.spark.addresses import (NeedsSpark, addresses_among, clear, read_parts, read_parts_here,
+                                      write_parts, write_parts_here)
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref, parallelism, partitions, storage_ref
 
 log = logging.getLogger(__name__)
@@ -115,11 +116,8 @@ def _bounded(items, limit: int) -> list | None:
     return out
 
 
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
-    ctx = inputs.context
-    unc, slices = inputs.get("mark_uncommitted"), inputs.get("list_slices")
-    sref = storage_ref(ctx, environ)
-    st = sref.open()
+def _inputs(ctx, st, sref: StorageRef, inputs: StepInputs, unc) -> tuple[list[str], IncrementalBase | None]:
+    """The staged files to read and the base run, checked (fails closed on a missing input)."""
     files = uncommitted.uncommitted_files(st, sref.roots, unc.run_id, unc.locations)
     if unc.staged_file:  # live staged addresses lakeFS's mark lacked (mark_uncommitted)
         if not st.exists(unc.staged_file):
@@ -134,6 +132,15 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
             or (base is not None and len(base.identity_dirs) != len(base.committed_dirs))):
         raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
                             "Nothing was deleted; re-run the whole DAG run (flow=clean)")
+    return files, base
+
+
+def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
+    ctx = inputs.context
+    unc, slices = inputs.get("mark_uncommitted"), inputs.get("list_slices")
+    sref = storage_ref(ctx, environ)
+    st = sref.open()
+    files, base = _inputs(ctx, st, sref, inputs, unc)
     limit = few(spark)
     if 0 < limit and slices.listed_objects <= limit:
         staged = _bounded((a for k in files for a in uncommitted.file_addresses(st, k, sref.roots)), limit)
@@ -147,6 +154,48 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     return _run_spark(spark, inputs, environ, sref, files, base)
 
 
+def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
+             max_keys: int = FEW) -> CandidatesResult | None:
+    """The same decision in this process, without Spark, when the listed objects and the staged
+    addresses are at most ``max_keys`` each and every part it reads is small (the task runs it
+    itself instead of a spark-submit: ``spark.in_process_max_keys``); None otherwise, nothing
+    written (spark-submit decides). The listed objects are read from the work location here: a
+    listing this process cannot read whole (another file system, a count that differs from
+    ``list_slices``'s) hands over too."""
+    ctx = inputs.context
+    unc, slices = inputs.get("mark_uncommitted"), inputs.get("list_slices")
+    if max_keys <= 0 or slices.listed_objects > max_keys:
+        return None
+    sref = storage_ref(ctx, environ)
+    st = sref.open()
+    files, base = _inputs(ctx, st, sref, inputs, unc)
+    staged = _bounded((a for k in files for a in uncommitted.file_addresses(st, k, sref.roots)), max_keys)
+    if staged is None:
+        return None
+    try:
+        return _run_here(None, inputs, environ, sref, files, set(staged), base, max_keys)
+    except NeedsSpark as e:
+        log.info("compute_candidates needs Spark: %s", e)
+        return None
+
+
+def _listed_here(slices) -> dict[str, tuple]:
+    """list_slices' Parquet read in this process: (address, size, last_modified_ms, checksum) by
+    address; :class:`NeedsSpark` unless it is a local folder holding exactly the objects
+    ``list_slices`` counted."""
+    import pyarrow.parquet as pq
+
+    folder = slices.listed_dir.removeprefix("file://")
+    if "://" in folder or not os.path.isfile(os.path.join(folder, "_SUCCESS")):
+        raise NeedsSpark(f"the listing {slices.listed_dir} is not a finished local folder")
+    table = pq.read_table(folder, columns=["address", "size", "last_modified_ms", "checksum"])
+    if table.num_rows != slices.listed_objects:
+        raise NeedsSpark(f"the listing {slices.listed_dir} holds {table.num_rows} row(s) here, list_slices counted "
+                         f"{slices.listed_objects}")
+    cols = [table.column(c).to_pylist() for c in ("address", "size", "last_modified_ms", "checksum")]
+    return {row[0]: row for row in zip(*cols)}
+
+
 def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[str], staged: set[str],
               base: IncrementalBase | None, limit: int) -> CandidatesResult | None:
     """The decision on the driver, for a run whose listed objects, staged addresses and carried
@@ -156,18 +205,21 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
     on executors (nothing is written before either)."""
     ctx = inputs.context
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
-    st, n = sref.open(), parallelism(spark, ctx)
+    st, n = sref.open(), (parallelism(spark, ctx) if spark is not None else int(ctx.parallelism or 2))
     cutoff_s = cutoff_seconds(ctx)
     carried: list[str] = []
     if base is not None:
         here = _carried_here(sref, base)  # small parts: on the driver, no Spark job (a shuffle)
+        if here is None and spark is None:
+            raise NeedsSpark("the base run's staged and held-back parts are not small")
         rows = sorted(here) if here is not None else [
             r[0] for r in _carried(spark, sref, base, n).limit(limit + 1).collect()]
         if len(rows) > limit:
             return None
         carried = rows
-    listed = {r[0]: r for r in spark.read.parquet(slices.listed_dir)
-              .select("address", "size", "last_modified_ms", "checksum").collect()}
+    listed = _listed_here(slices) if spark is None else {
+        r[0]: r for r in spark.read.parquet(slices.listed_dir).select("address", "size", "last_modified_ms",
+                                                                       "checksum").collect()}
     # what list_committed read now and, incremental, every address the chain's committed listings found
     committed_found = addresses_among(spark, sref, [committed.committed_dir, *(base.committed_dirs if base else ())],
                                       n, among=set(listed) | set(carried))
@@ -278,17 +330,10 @@ def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged,
     ``write(them, part_dir) -> (rows, bytes, PartsDir)``; ``confirmed(mark_id or None)``: which of
     ``cands`` that earlier mark's candidates hold (delayed confirmation; None: no such mark)."""
     st = sref.open()
-    # a retried attempt must not leave parts of an earlier attempt behind
-    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
-                     layout.state_uncommitted_dir(mark_id)):
-        clear(sref, part_dir)
-    write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
-    _, _, kept_staged = write(staged, layout.state_uncommitted_dir(mark_id))  # for later runs
-    total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id))
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None
     unreadable: list[str] = []
-    if confirm <= 0:
+    if confirm <= 0:  # decided before anything is written (the driver's scan may hand over: NeedsSpark)
         to_delete = cands
     else:
         before = parse_iso(ctx.start_time) - timedelta(seconds=confirm)
@@ -299,6 +344,13 @@ def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged,
         else:
             confirmed_by = prev[0]
             reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].start_time})"
+    # a retried attempt must not leave parts of an earlier attempt behind
+    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
+                     layout.state_uncommitted_dir(mark_id)):
+        clear(sref, part_dir)
+    write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
+    _, _, kept_staged = write(staged, layout.state_uncommitted_dir(mark_id))  # for later runs
+    total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id))
     count, nbytes, _ = write(to_delete, layout.deleted_dir(mark_id))
     return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),
                             candidates=total, candidate_bytes=total_bytes, to_delete=count, to_delete_bytes=nbytes,
