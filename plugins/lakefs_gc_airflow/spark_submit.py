@@ -115,10 +115,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
                 '\'{"conn_type": "spark", "host": "local[*]"}\'') from None
         self._refuse_cluster_mode(conn)
         secrets = self._job_secrets(inputs.context)
-        control = self._control_dir(inputs.context)
-        input_path = control / f"{self.task_id}.input.json"
-        result_path = control / f"{self.task_id}.result.json"
-        contract.write_json(contract.inputs_to_wire(inputs), input_path)
+        input_path = self._write_input(inputs)
+        result_path = input_path.with_name(f"{self.task_id}.result.json")
         result_path.unlink(missing_ok=True)  # a retry must not read a previous attempt's result
         self.remove_secrets()
         self.secrets_file = write_secrets(secrets)
@@ -138,6 +136,12 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
             self.py_files = str(py_files())
         return input_path, result_path  # SparkSubmitOperator.execute builds its hook from the fields above
+
+    def _write_input(self, inputs: contract.StepInputs) -> Path:
+        """The step's input file, ``<work_dir>/_control/<task>.input.json`` (no secrets)."""
+        path = self._control_dir(inputs.context) / f"{self.task_id}.input.json"
+        contract.write_json(contract.inputs_to_wire(inputs), path)
+        return path
 
     def execute(self, context: Context) -> dict[str, Any] | None:
         inputs = step_inputs(self.step, context)
@@ -186,6 +190,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         from lakefs_gc.spark.shell import StepFailed
 
         environ = {**os.environ, **self._job_secrets(inputs.context)}
+        self._write_input(inputs)  # kept, as for a job: the step can be re-run by hand
         t0 = time.monotonic()
         try:
             result = importlib.import_module(f"lakefs_gc.steps.{self.step}").run_here(
