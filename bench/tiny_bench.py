@@ -6,8 +6,9 @@ Runs the main job (``scripts/demo.py``: the GC DAG by ``airflow dags test`` on t
 ``sample-repo``, 14 objects, 5 of them garbage; it exits 1 unless exactly the garbage is gone) and
 reads its task log for where the time goes, per task: Airflow's start of the task, spark-submit to
 a running SparkContext (the launcher, the driver's JVM and Python), the step itself (what the job
-reports), and the end (the session's stop, the JVM's exit, Airflow's end of the task). Measured in
-the same run, the floors:
+reports), and the end (the session's stop, the JVM's exit, Airflow's end of the task); a step the
+task runs in its own process, without Spark (``spark.in_process_max_keys``: every Spark step of a
+repository this small), shows its total only. Measured in the same run, the floors:
 
   spark-submit   a job that opens a session, runs one JVM action and one Python action, and stops,
                  with the driver's fast start (lakefs_gc.spark.jvm) and without it: the least one

@@ -18,7 +18,6 @@ from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_sandbox.inprocess import run_steps
-from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage
 
@@ -33,20 +32,28 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     (``run_here``, ``spark.in_process_max_keys``); all three ways here, the same outcome."""
     if ranges_read_by == "executors":
         monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
-    if ranges_read_by == "task":
+    if ranges_read_by == "task":  # every step the DAG's tasks run themselves for a small repository
+        import importlib
+
         from lakefs_sandbox import inprocess
 
-        def in_the_task(spark, inputs, environ):
-            assert list_committed.run_here(inputs, environ, max_entries=0) is None  # more entries: spark-submit's
-            st = storage_ref(inputs.context, environ).open()  # ... and nothing was written
-            mark = inputs.mark_id()
-            assert not any(list(st.list(d, recursive=True)) for d in (layout.state_committed_dir(mark),
-                                                                        layout.state_identities_dir(mark)))
-            assert not st.exists(layout.state_read_file(mark))
-            result = list_committed.run_here(inputs, environ, max_entries=10_000)
-            assert result is not None
-            return result
-        monkeypatch.setitem(inprocess.SPARK_STEPS, "list_committed", in_the_task)
+        def in_the_task(step):
+            module = importlib.import_module(f"lakefs_gc.steps.{step}")
+
+            def ours(st) -> set[str]:  # what the GC wrote (lakeFS writes commits.csv when asked to prepare)
+                return {o.key for o in st.list("", recursive=True) if "/gc/commits/" not in o.key}
+
+            def run(spark, inputs, environ):
+                st = storage_ref(inputs.context, environ).open()
+                before = ours(st)
+                assert module.run_here(inputs, environ, 0) is None  # more keys than that: spark-submit's
+                assert ours(st) == before  # ... and nothing was written
+                result = module.run_here(inputs, environ, 10_000)
+                assert result is not None
+                return result
+            return run
+        for step in ("list_slices", "list_committed", "compute_candidates", "delete"):
+            monkeypatch.setitem(inprocess.SPARK_STEPS, step, in_the_task(step))
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()
     emu.set_clock(offset=-10 * DAY)  # build history ten days ago: slices and commits are old

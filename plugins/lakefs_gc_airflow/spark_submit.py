@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # the steps a task runs in its own process when their input is small (spark.in_process_max_keys), each
 # module's run_here, and why one is handed over to spark-submit
 IN_PROCESS_STEPS = {
+    "list_slices": "more than {n} objects to list, or a work location that is not a local folder",
     "list_committed": "the ranges to read hold more than {n} entries, or do not say how many",
     "compute_candidates": "more than {n} listed objects or staged addresses, or parts too large to read here",
     "delete": "the mark has more than {n} key(s)",

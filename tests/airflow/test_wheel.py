@@ -211,6 +211,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
             tasks: {{retries: 0}}
             spark:
               parallelism: 2
+              in_process_max_keys: 0  # every Spark step a spark-submit of the installed package's job
               conf:
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"

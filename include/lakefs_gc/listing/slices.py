@@ -1,10 +1,20 @@
 """Listing the namespace's objects: the slices (``data/<slice>/``) to list and the ones to skip,
 the listing tasks (each slice, the loose objects under ``data/``, the root's key ranges), and the
-objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them)."""
+objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them).
+
+The listing is a Parquet folder of :data:`lakefs_gc.gc.decision.LISTED_SCHEMA` in the work location,
+written by Spark (the job) or, for a step run in its Airflow task's own process, by
+:func:`write_listed_here`, and read by Spark or :func:`read_listed_here`; both keep Spark's
+``_SUCCESS`` marker."""
 
 from __future__ import annotations
 
+import os
+
 from lakefs_gc.lakefs import xid
+
+LISTED_COLUMNS = ("address", "size", "last_modified_ms", "checksum")  # LISTED_SCHEMA's, in order
+SUCCESS = "_SUCCESS"  # Spark's marker of a finished folder
 
 # Root keys are split into key ranges (lo, hi] at these boundaries, one listing task each: legacy
 # lakeFS addresses are hex, so the ranges come out even.
@@ -70,3 +80,38 @@ def list_objects(st, cutoff_s: float, tasks, listed=None):
                 yield (o.key, o.size, int(o.last_modified * 1000), o.checksum)
     if listed is not None:
         listed.add(n)
+
+
+def local_folder(location: str) -> str | None:
+    """The local path of a work location folder (a path or ``file://``), or None (another file
+    system: only Spark reads and writes it)."""
+    folder = location.removeprefix("file://")
+    return None if "://" in folder else folder
+
+
+def write_listed_here(folder: str, rows: list[tuple]) -> None:
+    """The listing as Spark's ``write.mode("overwrite").parquet`` leaves it: the folder replaced by
+    one part and ``_SUCCESS`` (written last)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    cols = list(zip(*rows)) if rows else [()] * len(LISTED_COLUMNS)
+    schema = pa.schema([("address", pa.string()), ("size", pa.int64()), ("last_modified_ms", pa.int64()),
+                        ("checksum", pa.string())])
+    table = pa.table([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+    pq.write_table(table, os.path.join(folder, "part-00000-here.parquet"))
+    open(os.path.join(folder, SUCCESS), "wb").close()
+
+
+def read_listed_here(folder: str) -> list[tuple] | None:
+    """The rows of a finished listing folder (``_SUCCESS``), or None when it is not one."""
+    import pyarrow.parquet as pq
+
+    if not os.path.isfile(os.path.join(folder, SUCCESS)):
+        return None
+    table = pq.read_table(folder, columns=list(LISTED_COLUMNS))
+    return list(zip(*(table.column(c).to_pylist() for c in LISTED_COLUMNS)))

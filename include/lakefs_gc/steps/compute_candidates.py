@@ -18,7 +18,6 @@ joined. Both write the same mark (tests/steps/test_compute_candidates.py).
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +30,7 @@ from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable, is_deletable
 from lakefs_gc.listing import staged as staged_check
 from lakefs_gc.listing import uncommitted
-from lakefs_gc.listing.slices import in_slice_created_after
+from lakefs_gc.listing.slices import in_slice_created_after, local_folder, read_listed_here
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
@@ -180,20 +179,17 @@ def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
 
 
 def _listed_here(slices) -> dict[str, tuple]:
-    """list_slices' Parquet read in this process: (address, size, last_modified_ms, checksum) by
-    address; :class:`NeedsSpark` unless it is a local folder holding exactly the objects
+    """list_slices' listing read in this process: (address, size, last_modified_ms, checksum) by
+    address; :class:`NeedsSpark` unless it is a finished local folder holding exactly the objects
     ``list_slices`` counted."""
-    import pyarrow.parquet as pq
-
-    folder = slices.listed_dir.removeprefix("file://")
-    if "://" in folder or not os.path.isfile(os.path.join(folder, "_SUCCESS")):
+    folder = local_folder(slices.listed_dir)
+    rows = read_listed_here(folder) if folder is not None else None
+    if rows is None:
         raise NeedsSpark(f"the listing {slices.listed_dir} is not a finished local folder")
-    table = pq.read_table(folder, columns=["address", "size", "last_modified_ms", "checksum"])
-    if table.num_rows != slices.listed_objects:
-        raise NeedsSpark(f"the listing {slices.listed_dir} holds {table.num_rows} row(s) here, list_slices counted "
+    if len(rows) != slices.listed_objects:
+        raise NeedsSpark(f"the listing {slices.listed_dir} holds {len(rows)} row(s) here, list_slices counted "
                          f"{slices.listed_objects}")
-    cols = [table.column(c).to_pylist() for c in ("address", "size", "last_modified_ms", "checksum")]
-    return {row[0]: row for row in zip(*cols)}
+    return {row[0]: row for row in rows}
 
 
 def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[str], staged: set[str],

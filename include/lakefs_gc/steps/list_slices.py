@@ -8,6 +8,8 @@ too, by key range; ``_lakefs/`` and the ``dummy`` marker are never listed.
 
 Incremental (lakefs_gc.gc.flow): only the slices created since the newest one the base run
 listed, and that one again; never the root or loose objects under ``data/`` (clean runs only).
+
+A namespace of few objects is listed by the Airflow task itself, without Spark (:func:`run_here`).
 """
 
 from __future__ import annotations
@@ -27,16 +29,48 @@ def _list(sref: StorageRef, cutoff_s: float, tasks, listed=None):
     return slices.list_objects(sref.open(), cutoff_s, tasks, listed)
 
 
+def _plan(ctx, sref: StorageRef):
+    cutoff_s = cutoff_seconds(ctx)
+    incremental = ctx.flow == "incremental" and ctx.base is not None
+    since = ctx.base.last_slice if incremental else None
+    to_list, skipped, before = slices.plan_slices(sref.open(), cutoff_s, since)
+    return cutoff_s, incremental, since, to_list, skipped, before, slices.listing_tasks(to_list, root=not incremental)
+
+
+def _result(out_dir: str, to_list, skipped, before, since, incremental, count: int, nbytes: int) -> SlicesResult:
+    xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
+    return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else (since or ""),
+                        slices_listed=len(to_list), slices_skipped=len(skipped), listed_objects=count,
+                        listed_bytes=nbytes, slices_before_base=before, root_listed=not incremental)
+
+
+def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None, max_keys: int = 10_000
+             ) -> SlicesResult | None:
+    """The same listing in this process, without Spark, when it finds at most ``max_keys`` objects
+    and the work location is a local folder (the task runs it itself instead of a spark-submit:
+    ``spark.in_process_max_keys``); None otherwise (nothing written: spark-submit lists)."""
+    ctx = inputs.context
+    out_dir = layout.listed_dir(ctx.work_dir)
+    folder = slices.local_folder(out_dir)
+    if folder is None or max_keys <= 0:
+        return None
+    sref = storage_ref(ctx, environ)
+    cutoff_s, incremental, since, to_list, skipped, before, tasks = _plan(ctx, sref)
+    rows: list[tuple] = []
+    for row in slices.list_objects(sref.open(), cutoff_s, tasks):
+        rows.append(row)
+        if len(rows) > max_keys:
+            return None
+    slices.write_listed_here(folder, rows)
+    return _result(out_dir, to_list, skipped, before, since, incremental, len(rows), sum(r[1] or 0 for r in rows))
+
+
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:
     from pyspark.sql import functions as F
 
     ctx = inputs.context
     sref = storage_ref(ctx, environ)
-    cutoff_s = cutoff_seconds(ctx)
-    incremental = ctx.flow == "incremental" and ctx.base is not None
-    since = ctx.base.last_slice if incremental else None
-    to_list, skipped, before = slices.plan_slices(sref.open(), cutoff_s, since)
-    tasks = slices.listing_tasks(to_list, root=not incremental)
+    cutoff_s, incremental, since, to_list, skipped, before, tasks = _plan(ctx, sref)
     n = parallelism(spark, ctx)
     out_dir = layout.listed_dir(ctx.work_dir)
     with watch(spark, "list_slices", "objects listed") as listed:
@@ -44,7 +78,4 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
             lambda ts: _list(sref, cutoff_s, ts, listed))
         spark.createDataFrame(rdd, LISTED_SCHEMA).write.mode("overwrite").parquet(out_dir)
     agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
-    xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
-    return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else (since or ""),
-                        slices_listed=len(to_list), slices_skipped=len(skipped), listed_objects=int(agg["n"]),
-                        listed_bytes=int(agg["b"] or 0), slices_before_base=before, root_listed=not incremental)
+    return _result(out_dir, to_list, skipped, before, since, incremental, int(agg["n"]), int(agg["b"] or 0))
