@@ -87,6 +87,11 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     with monkeypatch.context() as m:
         m.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every part too large to scan in the task
         assert in_the_task(step.FEW) is None and _mark(st, mark_id) == before
+    # the listing written by list_slices in its task (no Spark), the decision handed over to executors
+    from lakefs_gc.steps import list_slices
+    here_listed = list_slices.run_here(StepInputs(ctx, {}), repo.env, step.FEW)
+    assert dataclasses.replace(here_listed, seconds=0) == dataclasses.replace(results["list_slices"], seconds=0)
+    assert decide(0) == on_executors
     # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same
     monkeypatch.setattr(staged, "DRIVER_MAX", 2)
     with caplog.at_level(logging.INFO, logger=step.__name__):
