@@ -66,6 +66,7 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
 
     driver_max = step.FEW  # read before decide() patches it
     with caplog.at_level(logging.INFO, logger=step.__name__):
+        caplog.clear()  # what run 1 logged (another test may have left the logger at INFO)
         on_executors = decide(0)
         assert "deciding on executors" in caplog.text and "deciding on the driver" not in caplog.text
         caplog.clear()
@@ -95,6 +96,7 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same
     monkeypatch.setattr(staged, "DRIVER_MAX", 2)
     with caplog.at_level(logging.INFO, logger=step.__name__):
+        caplog.clear()
         assert decide(driver_max) == on_executors
     assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
     counts, written = here
