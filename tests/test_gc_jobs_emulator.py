@@ -33,12 +33,11 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     if ranges_read_by == "executors":
         monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
     if ranges_read_by == "task":  # every step the DAG's tasks run themselves for a small repository
-        import importlib
-
+        from lakefs_gc.steps import HERE_FUNCTIONS
         from lakefs_sandbox import inprocess
 
         def in_the_task(step):
-            module = importlib.import_module(f"lakefs_gc.steps.{step}")
+            here = HERE_FUNCTIONS[step]
 
             def ours(st) -> set[str]:  # what the GC wrote (lakeFS writes commits.csv when asked to prepare)
                 return {o.key for o in st.list("", recursive=True) if "/gc/commits/" not in o.key}
@@ -46,13 +45,13 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
             def run(spark, inputs, environ):
                 st = storage_ref(inputs.context, environ).open()
                 before = ours(st)
-                assert module.run_here(inputs, environ, 0) is None  # more keys than that: spark-submit's
+                assert here(inputs, environ, 0) is None  # more keys than that: spark-submit's
                 assert ours(st) == before  # ... and nothing was written
-                result = module.run_here(inputs, environ, 10_000)
+                result = here(inputs, environ, 10_000)
                 assert result is not None
                 return result
             return run
-        for step in ("list_slices", "list_committed", "compute_candidates", "delete"):
+        for step in HERE_FUNCTIONS:
             monkeypatch.setitem(inprocess.SPARK_STEPS, step, in_the_task(step))
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()

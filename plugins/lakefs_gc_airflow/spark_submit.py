@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-# the steps a task runs in its own process when their input is small (spark.in_process_max_keys), each
-# module's run_here, and why one is handed over to spark-submit
+# why a step its task runs in its own process for a small input (lakefs_gc.steps.HERE_FUNCTIONS) was
+# handed over to spark-submit
 IN_PROCESS_STEPS = {
     "list_slices": "more than {n} objects to list, or a work location that is not a local folder",
     "list_committed": "the ranges to read hold more than {n} entries, or do not say how many",
@@ -185,17 +185,15 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         """The step in this task's process, without Spark, when its input is at most
         ``in_process_max_keys`` keys (:data:`IN_PROCESS_STEPS`: the same guard, reading, writing and
         result); its result, or None when the input is larger (then spark-submit runs it)."""
-        import importlib
-
         from lakefs_gc.report.summary import step_line
         from lakefs_gc.spark.shell import StepFailed
+        from lakefs_gc.steps import HERE_FUNCTIONS  # here, not at the DAG file's parse
 
         environ = {**os.environ, **self._job_secrets(inputs.context)}
         self._write_input(inputs)  # kept, as for a job: the step can be re-run by hand
         t0 = time.monotonic()
         try:
-            result = importlib.import_module(f"lakefs_gc.steps.{self.step}").run_here(
-                inputs, environ, self.in_process_max_keys)
+            result = HERE_FUNCTIONS[self.step](inputs, environ, self.in_process_max_keys)
             if result is not None and getattr(result, "incomplete", None):
                 raise StepFailed(result.incomplete)
         except Exception as exc:

@@ -566,3 +566,10 @@ def test_dead_letters_of_a_sweep_in_the_task_fail_it_for_a_retry(tmp_path, conne
     assert not isinstance(e.value, AirflowFailException)  # retried: a later sweep of the mark retries the keys
     assert str(e.value).startswith("delete failed: StepFailed: 1 keys could not be deleted after retries")
     assert not (root / "data/s1/c0").exists() and not (root / "data/s1/c2").exists()
+
+
+def test_every_step_a_task_runs_itself_says_why_it_hands_over():
+    from lakefs_gc.steps import HERE_FUNCTIONS
+    from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS
+
+    assert set(IN_PROCESS_STEPS) == set(HERE_FUNCTIONS)

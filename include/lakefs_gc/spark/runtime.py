@@ -145,7 +145,9 @@ def job_environ(secrets_file: str | os.PathLike | None, environ: Mapping[str, st
 
 
 def parallelism(spark, ctx: RunContext) -> int:
-    return int(ctx.parallelism or spark.sparkContext.defaultParallelism or 2)
+    """The run's parallelism, else Spark's default (``spark`` None: a step run in its task, 2)."""
+    default = spark.sparkContext.defaultParallelism if spark is not None else None
+    return int(ctx.parallelism or default or 2)
 
 
 def cutoff_seconds(ctx: RunContext) -> float:

@@ -32,3 +32,13 @@ STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "delete": delete.run,
     "save_report": save_report.save_report,
 }
+
+# the Spark steps as their Airflow task runs them itself, without Spark, for a small input
+# (``spark.in_process_max_keys``): ``run_here(inputs, environ, max_keys) -> result``, or None when the
+# input is larger (nothing written: spark-submit runs the step)
+HERE_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "list_slices": list_slices.run_here,
+    "list_committed": list_committed.run_here,
+    "compute_candidates": compute_candidates.run_here,
+    "delete": delete.run_here,
+}

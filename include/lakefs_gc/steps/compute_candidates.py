@@ -201,7 +201,7 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
     on executors (nothing is written before either)."""
     ctx = inputs.context
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
-    st, n = sref.open(), (parallelism(spark, ctx) if spark is not None else int(ctx.parallelism or 2))
+    st, n = sref.open(), parallelism(spark, ctx)
     cutoff_s = cutoff_seconds(ctx)
     carried: list[str] = []
     if base is not None:

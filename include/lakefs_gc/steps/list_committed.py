@@ -113,7 +113,7 @@ def _run(spark, inputs: StepInputs, environ: Mapping[str, str] | None, here_max:
     here = counted and sum(entries[r] for r in to_read) <= (DRIVER_READ_MAX_ENTRIES if spark else here_max)
     if spark is None and not here:
         return None
-    n = parallelism(spark, ctx) if spark is not None else int(ctx.parallelism or 2)
+    n = parallelism(spark, ctx)
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
