@@ -20,7 +20,8 @@ from lakefs_gc.spark import jvm
 from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-READY_TIMEOUT = 30.0
+# a deadline, not a wait: on CI's loaded 2 cores Azurite once took over 30 s to answer its first list
+READY_TIMEOUT = 120.0
 EMULATOR_ACCESS_KEY = "AKIAIOSFOLEMULATOR"
 EMULATOR_SECRET_KEY = "emulator/secret/key"
 MOTO_ACCESS_KEY = "AKIAMOTOTESTACCESS01"  # distinctive: the secrets checks grep for them
@@ -227,7 +228,7 @@ class Emulator:
                                      data=json.dumps(body).encode() if body is not None else None,
                                      headers={"Content-Type": "application/json", "Authorization": "Basic " +
                                               base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()})
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=60) as r:
             raw = r.read()
             return json.loads(raw) if raw else None
 

@@ -93,13 +93,13 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     # the link opens the report where the browser may read it: a private bucket refuses (403), a bucket
     # whose policy lets anyone read the GC's summary.json files (counts and paths, no data) serves it
     with pytest.raises(urllib.error.HTTPError, match="403"):
-        urllib.request.urlopen(report_link, timeout=10)
+        urllib.request.urlopen(report_link, timeout=60)
     bucket, _, prefix = namespace.removeprefix("s3://").partition("/")
     moto.client().put_bucket_policy(Bucket=bucket, Policy=json.dumps({
         "Version": "2012-10-17", "Statement": [{
             "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
             "Resource": f"arn:aws:s3:::{bucket}/{prefix}/_lakefs/retention/gc/unified/*/summary.json"}]}))
-    with urllib.request.urlopen(report_link, timeout=10) as r:  # the link opens the report itself
+    with urllib.request.urlopen(report_link, timeout=60) as r:  # the link opens the report itself
         report = json.load(r)
     assert report["run_id"] == result["summary_uri"].split("/")[-2] and report["deleted"] == n
     assert report["num_deleted_objects"] == n and report["already_gone"] == 0
@@ -169,7 +169,7 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     explain_api = f"/lakefs-gc/api/dags/{dag_id}/explain?target={urllib.parse.quote(gone)}"
     for path in (api, "/lakefs-gc/api/repositories", explain_api):
         with pytest.raises(urllib.error.HTTPError) as refused_call:
-            urllib.request.urlopen(base + path, timeout=10)
+            urllib.request.urlopen(base + path, timeout=60)
         assert refused_call.value.code in (401, 403), (path, refused_call.value.code)
     repos = airflow_api(base, "/lakefs-gc/api/repositories", USER, password)["repositories"]
     assert dag_id in [r["dag_id"] for r in repos], repos

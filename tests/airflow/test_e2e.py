@@ -137,9 +137,11 @@ def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default
 
 
 def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None,
-              storage_conn_id: str = "aws_default", spark_master: str = "local[2]"):
-    # on a cluster every Spark step is an application of it, the sweep too
-    in_process = 0 if spark_master.startswith("spark://") else 10_000
+              storage_conn_id: str = "aws_default", spark_master: str = "local[2]", in_process: int | None = None):
+    """``in_process``: the config's ``spark.in_process_max_keys``; by default 0 on a cluster (every
+    Spark step an application of it, the sweep too), else the product's default."""
+    if in_process is None:
+        in_process = 0 if spark_master.startswith("spark://") else 10_000
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id, in_process)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host=spark_master)]
@@ -155,13 +157,14 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | 
 
 
 def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None,
-              server=None, spark_master: str = "local[2]") -> GCEnv:
+              server=None, spark_master: str = "local[2]", in_process: int | None = None) -> GCEnv:
     """A seeded repository on the local blockstore, on moto (``moto``), or on Azurite or
     fake-gcs-server (``cloud``: then the storage connection is a ``wasb`` one with Azurite's
     connection string, or a ``google_cloud_platform`` one, anonymous, with ``STORAGE_EMULATOR_HOST``
     as the Google provider's users point it at an emulator). ``server``: lakeFS itself
     (``tests/conftest.py``'s ``real_lakefs``) instead of an emulator, on its own blockstore.
-    ``spark_master``: the Spark connection's host (a ``spark://`` cluster's master)."""
+    ``spark_master``: the Spark connection's host (a ``spark://`` cluster's master); ``in_process``:
+    ``_load_dag``'s."""
     storage_conn_id = "aws_default"
     if server is not None:
         repo = f"{repo}-{uuid.uuid4().hex[:6]}"
@@ -208,7 +211,7 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
     seeded_at = time.time()
-    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws, storage_conn_id, spark_master)
+    dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, aws, storage_conn_id, spark_master, in_process)
     env = GCEnv(emu, storage, manifest, dag, (sibling, "data/slice/not-ours.bin"), seeded_at, client, local_root)
     env.lakefs_conn, env.aws_conn = lakefs, aws
     return env

@@ -11,7 +11,8 @@ these are; conformance mode too); every Spark step ran as an application of the 
 executors in the workers; no secret is in any XCom, the run's output or files, the master's state,
 or the workers' logs and executor output (where each executor's launch command, with the Spark
 properties it got, is written). On ``s3://`` three runs: one whose delayed confirmation holds back every
-candidate, the sweep, and one refused by ``prepare_run``; the sweep is then opened in Airflow's UI in
+candidate (its steps in their tasks, as for any small repository: fewer applications for the suite's two
+cores), the sweep, and one refused by ``prepare_run``; the sweep is then opened in Airflow's UI in
 a real browser, and the three in the GC page (``tests/airflow/run_page.py``). Both in one file: one
 cluster for both.
 """
@@ -25,8 +26,8 @@ import pytest
 
 from lakefs_sandbox import spark_cluster
 from lakefs_sandbox.seed import DELETED, KEPT
-from tests.airflow.test_e2e import (PAGES, TARGET, TASKS, _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env,
-                                    _states, needs)
+from tests.airflow.test_e2e import (PAGES, TARGET, TASKS, _assert_no_secrets, _fresh_garbage_then_sweep, _load_dag,
+                                    _seed_env, _states, needs)
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -55,7 +56,7 @@ def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, out
            for app in _apps(cluster) - apps_before}
     assert len(ran) == SPARK_STEPS and all(ran.values()), ran
     assert set().union(*ran.values()) == {w.name for w in cluster.worker_dirs}, ran
-    with urllib.request.urlopen(cluster.ui_url + "/json/", timeout=5) as r:
+    with urllib.request.urlopen(cluster.ui_url + "/json/", timeout=60) as r:
         master_state = r.read().decode()
     _assert_no_secrets(secrets, env.last_tis, output + master_state, tmp_path, cluster.workdir)
 
@@ -110,19 +111,25 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
     same run is then opened in Airflow's UI in a real browser (``tests/airflow/run_page.py``)."""
     moto = request.getfixturevalue("moto_server") if TARGET is None else None
+    # the first run's Spark steps in their tasks (the product's default for a small repository): the
+    # sweep is the run whose steps are the cluster's applications
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto,
-                    spark_master=cluster.master_url)
+                    spark_master=cluster.master_url, in_process=10_000)
     env.wait_until_old()
     n = len(env.manifest.expected(DELETED))
     # 1. delayed confirmation: no mark started an hour before this run, so every candidate is held back
-    before = env.keys()
+    before, apps_before_held = env.keys(), _apps(cluster)
     dr, tis = env.run(confirm_after_seconds=3600)
     assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert env.keys() >= before  # nothing deleted (the run wrote its report under _lakefs/)
     held_id = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")["run_id"]
     held = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{held_id}/summary.json"))
     assert held["candidates"] == held["held_back"] == n and held["deleted"] == 0 and held["held_back_until"]
-    # 2. the sweep (confirmation off, as for a manual run): exactly the garbage goes
+    assert _apps(cluster) == apps_before_held, "the first run's steps ran in their tasks"
+    # 2. the sweep (confirmation off, as for a manual run), every Spark step on the cluster: exactly the
+    # garbage goes
+    env.dag = _load_dag(monkeypatch, tmp_path, env.manifest.repository, env.lakefs_conn, env.aws_conn,
+                        spark_master=cluster.master_url)
     apps_before = _apps(cluster)
     # a clean run again (auto would build on the first: incremental); dag.test() keeps the last run's conf
     summary = _fresh_garbage_then_sweep(env, confirm_after_seconds=0, flow="clean")

@@ -51,7 +51,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 REPO_NAME = "form-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
 USER, ROLE = "gc-operator", "admin"
-UI_TIMEOUT_MS = 20_000
+UI_TIMEOUT_MS = 60_000  # a deadline: on CI's loaded 2 cores a first page load took over 20 s
 
 
 class UI:

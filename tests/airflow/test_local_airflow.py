@@ -228,7 +228,7 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         assert error["filename"].endswith("gc_config_errors.py"), error
         assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in error["stack_trace"]
         with pytest.raises(urllib.error.HTTPError):  # the API wants the login
-            urllib.request.urlopen(base + "/api/v2/dags", timeout=10)
+            urllib.request.urlopen(base + "/api/v2/dags", timeout=60)
 
         me = psutil.Process(proc.pid)
         tree = {proc.pid, *(c.pid for c in me.children(recursive=True))}
@@ -294,7 +294,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
 
         def api(path: str):
             req = urllib.request.Request(f"{lakefs_url}/api/v1{path}", headers={"Authorization": auth})
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=60) as r:
                 return json.loads(r.read())
 
         assert api("/repositories/sample-repo")["storage_namespace"] == "local://sample-repo"

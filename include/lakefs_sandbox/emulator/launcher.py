@@ -63,7 +63,8 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode} before it was ready:\n{log.read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=1) as r:
+            # a loaded machine's first answer can take seconds: each try waits up to 5 s for it
+            with urllib.request.urlopen(url, timeout=min(5.0, max(0.5, deadline - time.monotonic()))) as r:
                 r.read()
                 return
         except urllib.error.HTTPError:
