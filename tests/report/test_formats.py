@@ -73,3 +73,43 @@ def test_mark_summary_reads_what_the_decisions_need(tmp_path):
     # a summary older than delayed confirmation: its list is "candidates"; "success" only when JSON true
     old = MarkSummary.from_doc({"success": "true", "candidates": 7, "start_time": "2026-01-01T00:00:00Z"})
     assert (old.success, old.to_delete, old.listed_objects) == (False, 7, 0)
+
+
+def test_part_lists_finds_a_value_in_any_row_group_and_skips_by_statistics(tmp_path):
+    import pyarrow as pa
+
+    st = LocalStorage(tmp_path)
+    key = layout.deleted_dir("m1") + layout.part_name(0)
+    (tmp_path / key).parent.mkdir(parents=True)
+    pq.write_table(pa.table({"address": [f"data/a/{i:04d}" for i in range(1000)]}), tmp_path / key, row_group_size=100)
+    assert pq.ParquetFile(tmp_path / key).num_row_groups == 10
+    assert all(formats.part_lists(st, key, f"data/a/{i:04d}") for i in (0, 99, 100, 555, 999))
+    assert not any(formats.part_lists(st, key, a) for a in ("data/a/0555x", "data/a/", "data/b/0001", "legacy"))
+    formats.write_dead_letters(st, "dl.parquet", [SimpleNamespace(key="data/x", error_code="E", message="m",
+                                                                  attempts=1)])
+    assert formats.part_lists(st, "dl.parquet", "data/x", "key") and not formats.part_lists(st, "dl.parquet", "E", "key")
+
+
+# What a CLI does: read a part, print, exit. Arrow's dataset scanner (pq.read_table of a Python
+# file with filters) let its threads drop the Python file after the interpreter began to exit, and Arrow
+# aborted the process, about one exit in two (lakefs-gc explain, exit -6 in CI)
+EXITS = """
+import sys
+import lakefs_gc.cli, lakefs_gc.report.explain  # what the CLI has loaded when it exits
+from lakefs_gc.report import formats, layout
+from lakefs_gc.storage import LocalStorage
+st = LocalStorage(sys.argv[1])
+key = layout.deleted_dir("m1") + layout.part_name(0)
+print("answered" if formats.part_lists(st, key, "data/a/0500") else "not found")
+"""
+
+
+def test_a_process_that_read_parts_exits_cleanly_every_time(tmp_path):
+    import subprocess
+    import sys
+
+    st = LocalStorage(tmp_path)
+    formats.write_addresses(st, layout.deleted_dir("m1") + layout.part_name(0), [f"data/a/{i:04d}" for i in range(1000)])
+    for _ in range(8):  # the abort came about every other exit: 8 clean exits in a row
+        r = subprocess.run([sys.executable, "-c", EXITS, str(tmp_path)], capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stdout.strip()) == (0, "answered"), (r.returncode, r.stderr[-2000:])

@@ -42,10 +42,24 @@ def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
     storage.put(key, buf.getvalue())
 
 
-def _column(storage, key: str, column: str) -> list[Any]:
+def _parquet_file(storage, key: str):
+    """A Parquet file of this module's, read from its bytes with ``ParquetFile``: synchronously, by the
+    Parquet reader itself. Never ``pq.read_table`` on a Python file: that goes through Arrow's dataset
+    scanner, whose threads may drop the last reference to the Python file after the interpreter has
+    begun to exit; Arrow then aborts the process ("terminate called without an active exception"),
+    which a CLI that printed its answer reported as exit code -6 (``lakefs-gc explain``, now and then)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.read_table(io.BytesIO(storage.get(key)), columns=[column]).column(column).to_pylist()
+    return pq.ParquetFile(pa.BufferReader(storage.get(key)))
+
+
+def _read(storage, key: str, columns: Iterable[str]):
+    return _parquet_file(storage, key).read(columns=list(columns))
+
+
+def _column(storage, key: str, column: str) -> list[Any]:
+    return _read(storage, key, [column]).column(column).to_pylist()
 
 
 def write_addresses(storage, key: str, addresses: list[str]) -> None:
@@ -63,24 +77,28 @@ def read_addresses(storage, key: str) -> list[str | None]:
 def part_lists(storage, key: str, value: str, column: str = ADDRESS) -> bool:
     """Whether a Parquet part of this module's (addresses, staged addresses, dead letters) holds
     ``value`` in ``column`` (row groups pruned by their statistics): lakefs-gc explain's question."""
-    import pyarrow.parquet as pq
+    import pyarrow.compute as pc
 
-    t = pq.read_table(io.BytesIO(storage.get(key)), columns=[column], filters=[(column, "==", value)])
-    return t.num_rows > 0
+    f = _parquet_file(storage, key)
+    leaf = f.schema_arrow.get_field_index(column)
+    for group in range(f.num_row_groups):
+        stats = f.metadata.row_group(group).column(leaf).statistics if leaf >= 0 else None
+        if (stats is not None and stats.has_min_max and isinstance(stats.min, type(value))
+                and not stats.min <= value <= stats.max):
+            continue  # this row group cannot hold it
+        if pc.any(pc.equal(f.read_row_group(group, columns=[column]).column(0), value)).as_py():
+            return True
+    return False
 
 
 def read_address_table(storage, key: str):
     """An address part as an Arrow table of its ``address`` column (for Spark's Arrow path)."""
-    import pyarrow.parquet as pq
-
-    return pq.read_table(io.BytesIO(storage.get(key)), columns=[ADDRESS])
+    return _read(storage, key, [ADDRESS])
 
 
 def count_rows(storage, key: str) -> int:
     """The rows of a Parquet file, from its footer."""
-    import pyarrow.parquet as pq
-
-    return pq.ParquetFile(io.BytesIO(storage.get(key))).metadata.num_rows
+    return _parquet_file(storage, key).metadata.num_rows
 
 
 def write_staged(storage, key: str, addresses: list[str], creation_date: int) -> None:
@@ -141,9 +159,7 @@ def write_read_ids(storage, key: str, commits: Iterable[str], ranges: Iterable[s
 
 def read_read_ids(storage, key: str) -> tuple[set[str], set[str]]:
     """(commit ids, range ids) of :func:`write_read_ids`."""
-    import pyarrow.parquet as pq
-
-    t = pq.read_table(io.BytesIO(storage.get(key)), columns=["kind", "id"])
+    t = _read(storage, key, ["kind", "id"])
     commits, ranges = set(), set()
     for kind, id_ in zip(t.column("kind").to_pylist(), t.column("id").to_pylist()):
         if kind == "commit":
@@ -166,9 +182,7 @@ def write_identities(storage, key: str, rows: list[tuple[int, str, str]]) -> Non
 
 def read_identity_table(storage, key: str):
     """An identity part as an Arrow table (for Spark's Arrow path)."""
-    import pyarrow.parquet as pq
-
-    return pq.read_table(io.BytesIO(storage.get(key)), columns=list(IDENTITY_COLUMNS))
+    return _read(storage, key, IDENTITY_COLUMNS)
 
 
 def write_heads(storage, key: str, before: Mapping[str, str], after: Mapping[str, str]) -> None:
@@ -217,7 +231,5 @@ def write_restore_outcomes(storage, key: str, rows: Iterable[tuple[str, str, str
 
 
 def read_restore_outcomes(storage, key: str) -> list[tuple[str, str, str]]:
-    import pyarrow.parquet as pq
-
-    t = pq.read_table(io.BytesIO(storage.get(key)), columns=list(RESTORE_COLUMNS))
+    t = _read(storage, key, RESTORE_COLUMNS)
     return list(zip(*(t.column(c).to_pylist() for c in RESTORE_COLUMNS)))
