@@ -212,6 +212,9 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
             spark:
               parallelism: 2
               in_process_max_keys: 0  # every Spark step a spark-submit of the installed package's job
+              # no class archive: one for this venv's new Spark would be made in the run (40 s of a
+              # Spark job, more on a loaded machine) for four jobs; tests/spark/test_jvm.py tests it
+              fast_start: false
               conf:
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"
