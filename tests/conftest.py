@@ -34,18 +34,18 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 
 
 
-# Seconds each long file took in ``make test`` (2026-11-26, a clone with no sibling folder at 6242983, 4
-# workers on 2 cores, a loaded evening: the figures are inflated, their order is what counts): only the
-# order in which workers take files depends on it (longest first, so that none starts last and runs alone).
+# Seconds each long file took in ``make test`` (2026-11-27, a fresh clone at 22b6105, 4 workers on 2
+# cores, a quiet machine): only the order in which workers take files depends on it (longest first, so
+# that none starts last and runs alone).
 FILE_SECONDS = {
-    "airflow/test_e2e_cluster.py": 1210, "airflow/test_e2e_real_lakefs.py": 1105, "airflow/test_wheel.py": 610,
-    "real_lakefs/test_runs_in_a_row.py": 400, "test_random_histories.py": 395, "airflow/test_backfill.py": 351,
-    "test_demo.py": 240, "real_lakefs/test_histories.py": 235, "real_lakefs/test_bench_reference.py": 206,
-    "test_jobs_local.py": 192, "real_lakefs/test_holes.py": 180, "steps/test_delete.py": 165,
-    "listing/test_uncommitted.py": 150, "airflow/test_e2e_histories.py": 128, "steps/test_compute_candidates.py": 120,
-    "test_faults.py": 120, "airflow/test_forms.py": 100, "sweeping/test_deleter.py": 90, "test_hostile_inputs.py": 80,
-    "sweeping/test_restore.py": 60, "airflow/test_local_airflow.py": 50, "storage/test_backends.py": 45,
-    "airflow/test_e2e.py": 40,
+    "airflow/test_e2e_cluster.py": 488, "real_lakefs/test_runs_in_a_row.py": 242, "test_random_histories.py": 231,
+    "airflow/test_wheel.py": 192, "airflow/test_e2e_real_lakefs.py": 189, "test_faults.py": 157,
+    "steps/test_delete.py": 144, "airflow/test_backfill.py": 134, "real_lakefs/test_histories.py": 134,
+    "listing/test_uncommitted.py": 130, "test_demo.py": 108, "sweeping/test_deleter.py": 96,
+    "test_jobs_local.py": 91, "airflow/test_dag_run.py": 89, "real_lakefs/test_bench_reference.py": 88,
+    "real_lakefs/test_holes.py": 85, "airflow/test_e2e_histories.py": 81, "listing/test_staged.py": 76,
+    "real_lakefs/test_interleavings.py": 64, "airflow/test_forms.py": 54, "test_hostile_inputs.py": 46,
+    "airflow/test_local_airflow.py": 45, "storage/test_backends.py": 36, "test_cli_report.py": 35,
 }
 
 # LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of
