@@ -178,7 +178,7 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=30) as r:
                 r.read()
                 return True
         except urllib.error.HTTPError as e:
@@ -194,7 +194,7 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
     auth = base64.b64encode(f"{access_key}:{secret_key}".encode()).decode()
     check = urllib.request.Request(url + "/api/v1/user", headers={"Authorization": "Basic " + auth})
     try:
-        with urllib.request.urlopen(check, timeout=10) as r:
+        with urllib.request.urlopen(check, timeout=30) as r:
             r.read()
             return False
     except urllib.error.HTTPError as e:

@@ -30,7 +30,7 @@ class SparkCluster:
     worker_dirs: list[Path] = field(default_factory=list)
 
     def status(self) -> dict:
-        with urllib.request.urlopen(self.ui_url + "/json/", timeout=5) as r:
+        with urllib.request.urlopen(self.ui_url + "/json/", timeout=30) as r:
             return json.loads(r.read())
 
     def logs(self) -> list[Path]:

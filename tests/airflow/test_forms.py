@@ -148,7 +148,7 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
             dialog = _open_trigger_form(page, ui)
             button = dialog.get_by_role("button", name="Trigger")
             try:
-                expect(button).to_be_enabled(timeout=5_000)
+                expect(button).to_be_enabled(timeout=UI_TIMEOUT_MS)
             except AssertionError:
                 page.screenshot(path=str(tmp_path / "1-default-form-disabled.png"), full_page=True)
                 raise AssertionError(f"the default form cannot be submitted: {tmp_path}/1-default-form-disabled.png")

@@ -33,7 +33,7 @@ class RunningEmulator:
         req = urllib.request.Request(self.url + "/_emulator/clock", method="PUT",
                                      data=json.dumps({"offset": offset}).encode(),
                                      headers={"Content-Type": "application/json", "Authorization": "Basic " + auth})
-        urllib.request.urlopen(req, timeout=10).read()
+        urllib.request.urlopen(req, timeout=30).read()
 
     def stop(self, timeout: float = 15) -> None:
         stop_group(self.proc, timeout)
