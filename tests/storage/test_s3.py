@@ -42,12 +42,12 @@ def test_clients_with_keys_share_one_session_per_process_and_the_default_chain_g
     keyed = S3Options(endpoint_url="http://127.0.0.1:1", access_key_id="AKIAONE", secret_access_key="one")
     other = S3Options(endpoint_url="http://127.0.0.1:2", access_key_id="AKIATWO", secret_access_key="two")
     a, b = make_s3_client(keyed), make_s3_client(other, max_attempts=1)
-    assert a is not b and s3._SHARED[0] is not None
+    assert a is not b and s3._shared_session is not None
     # each client keeps its own endpoint, keys and retries
     assert (a.meta.endpoint_url, b.meta.endpoint_url) == ("http://127.0.0.1:1", "http://127.0.0.1:2")
     assert a._request_signer._credentials.access_key == "AKIAONE"
     assert b._request_signer._credentials.access_key == "AKIATWO"
     assert b.meta.config.retries["total_max_attempts"] == 1
-    shared = s3._SHARED[0]
+    shared = s3._shared_session
     make_s3_client(S3Options(endpoint_url="http://127.0.0.1:3", access_key_id="AKIATHREE", secret_access_key="x"))
-    assert s3._SHARED[0] is shared
+    assert s3._shared_session is shared

@@ -42,10 +42,26 @@ def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> 
 _reaching = reaching(_botocore_connection_errors, _unreachable_message)
 
 
+# With the keys given, every client comes from one session per process: its loader keeps the S3
+# service model, which a new session reads and parses again (about 0.17 s a client against 0.02 s;
+# a run in a task opens its storage a few dozen times)
+_shared_session = None
+_shared_lock = threading.Lock()
+
+
+def _forget_shared() -> None:
+    global _shared_session, _shared_lock
+    _shared_session, _shared_lock = None, threading.Lock()  # a fork's child: no lock another thread held
+
+
+os.register_at_fork(after_in_child=_forget_shared)
+
+
 def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
     """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
     ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
     and counts by itself)."""
+    global _shared_session
     import boto3
     from botocore.config import Config
 
@@ -61,25 +77,10 @@ def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
                   config=cfg)
     if not options.access_key_id:  # the default chain: resolved as a new session resolves it, every time
         return boto3.session.Session().client("s3", **kwargs)
-    with _SHARED_LOCK:  # a session is not thread-safe; the clients it makes are
-        if _SHARED[0] is None:
-            _SHARED[0] = boto3.session.Session()
-        return _SHARED[0].client("s3", **kwargs)
-
-
-# With the keys given, every client comes from one session per process: its loader keeps the S3
-# service model, which a new session reads and parses again (about 0.17 s a client against 0.02 s;
-# a run in a task opens its storage a few dozen times)
-_SHARED: list = [None]
-_SHARED_LOCK = threading.Lock()
-
-
-def _forget_shared() -> None:
-    global _SHARED_LOCK
-    _SHARED[0], _SHARED_LOCK = None, threading.Lock()  # a fork's child: no lock another thread held
-
-
-os.register_at_fork(after_in_child=_forget_shared)
+    with _shared_lock:  # a session is not thread-safe; the clients it makes are
+        if _shared_session is None:
+            _shared_session = boto3.session.Session()
+        return _shared_session.client("s3", **kwargs)
 
 
 class S3Storage:
