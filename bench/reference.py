@@ -89,11 +89,33 @@ class S3Place:
                          secret_access_key=self.secret_key, region=self.region)
 
 
+def reference_phase(stage) -> str:
+    """The phase of a stage of lakeFS's GC (``GarbageCollection.run``; bench.spark_events): the
+    commits' ranges (LakeFSContext's RDDs), the listing of ``data/`` (the UDF exploded per
+    slice: ParallelDataLister), the uncommitted Parquet of ``prepareGarbageCollectionUncommitted``,
+    the commits CSV of ``prepareGarbageCollectionCommits``, else the action that ran it."""
+    if {"LakeFSContext.scala", "CommittedAddressLister.scala", "ActiveCommitsAddressLister.scala"} & set(
+            stage.rdd_files):
+        return "committed: the kept commits' ranges"
+    if any(s.startswith("Generate") for s in stage.scopes):
+        return "listing data/ (the object store)"
+    if any("Scan csv" in s for s in stage.scopes):
+        return "committed: the commits CSV"
+    if any("Scan parquet" in s for s in stage.scopes):
+        return "uncommitted: lakeFS's Parquet"
+    return f"other: {stage.job_site}"
+
+
 def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path,
-                  timeout: int = 3600) -> tuple[float, str]:
-    """lakeFS's GC in mark-only mode; returns (seconds, its output)."""
+                  timeout: int = 3600, phases: dict[str, float] | None = None) -> tuple[float, str]:
+    """lakeFS's GC in mark-only mode; returns (seconds, its output). ``phases`` (when given) gets
+    the seconds of each phase, read from the application's Spark event log (bench.spark_events)."""
+    from bench import spark_events
+
     jar, extra = reference_jars()
     venv_bin = Path(sys.executable).parent
+    events = work / f"events-{repo}"
+    events.mkdir(parents=True, exist_ok=True)
     conf = {
         "spark.hadoop.lakefs.api.url": lakefs_url.rstrip("/") + "/api/v1",
         "spark.hadoop.lakefs.api.access_key": ak, "spark.hadoop.lakefs.api.secret_key": sk,
@@ -105,6 +127,7 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
         "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false",
         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false",
     }
     cmd = [str(venv_bin / "spark-submit"), "--master", "local[2]", "--class", "io.treeverse.gc.GarbageCollection"]
     if extra:
@@ -114,15 +137,22 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
     cmd += [jar, repo, s3.region]
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
            "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
-    t0 = time.perf_counter()
+    t0, launched = time.perf_counter(), time.time()
     with open(work / f"reference-{repo}.log", "w") as fh:
         r = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
                            start_new_session=True)
-    took = time.perf_counter() - t0
+    took, exited = time.perf_counter() - t0, time.time()
     out = (work / f"reference-{repo}.log").read_text(errors="replace")
     if r.returncode != 0:
         raise RuntimeError(f"lakeFS's GC failed (exit {r.returncode}) on {repo}; log {work}/reference-{repo}.log:\n"
                            + out[-3000:])
+    if phases is not None:
+        app = spark_events.read(events)
+        phases.update(spark_events.phases(app, reference_phase, launched, exited))
+        with open(work / f"reference-{repo}-stages.txt", "w") as fh:  # what the phases were made of
+            for st in app.stages:
+                fh.write(f"{st.stage_id}\t{st.end - st.start:.2f}s\t{st.tasks} tasks\t{reference_phase(st)}\t"
+                         f"{st.job_site}\t{','.join(st.rdd_files)}\t{','.join(st.scopes)}\n")
     return took, out
 
 
@@ -144,11 +174,12 @@ def spark_session():
 
 
 def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path, *, flow: str = "clean",
-             sweep: bool = False) -> tuple[float, str]:
+             sweep: bool = False, phases: dict[str, float] | None = None) -> tuple[float, str]:
     """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
     compute_candidates in one SparkSession (lakefs_sandbox.inprocess). With ``sweep``, a whole run
     (mark_and_sweep through save_report: it deletes, and later incremental runs build on it).
-    ``flow``: the run's flow Param (clean, incremental). Returns (seconds, run id)."""
+    ``flow``: the run's flow Param (clean, incremental). Returns (seconds, run id); ``phases`` (when
+    given) gets the seconds of each step (the SparkSession is made before, once per process)."""
     from lakefs_gc.contract import RunSettings
     from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -162,13 +193,19 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
                **S3Options(access_key_id=s3.access_key, secret_access_key=s3.secret_key).to_env()}
     settings = RunSettings(mode="mark_and_sweep" if sweep else "mark_only", min_age_seconds=MIN_AGE,
                            unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow=flow)
+    marks: list[tuple[str, float]] = [("prepare_run", t0)]  # (step, when it started)
     with LakeFSClient(lakefs_url, ak, sk) as client:
         ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
                           work_dir=str(work), parallelism=2, storage_options=s3.options())
         if ctx.flow != flow:
             raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
-        results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates")
-    return time.perf_counter() - t0, results["mark_uncommitted"].run_id
+        results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates",
+                            between=lambda step: marks.append((step, time.perf_counter())))
+    took = time.perf_counter() - t0
+    if phases is not None:
+        ends = [when for _, when in marks[1:]] + [t0 + took]
+        phases.update({step: end - start for (step, start), end in zip(marks, ends)})
+    return took, results["mark_uncommitted"].run_id
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,6 +243,9 @@ class Outcome:
     live: set[str] = field(default_factory=set)  # visible on a live branch, staged or committed
     skipped: str = ""  # why lakeFS's GC did not run
     clean: set[str] | None = None  # two runs in a row: our clean mark at the moment of the incremental one
+    reference_phases: dict[str, float] = field(default_factory=dict)  # phase -> seconds (bench.spark_events)
+    ours_phases: dict[str, float] = field(default_factory=dict)  # step -> seconds
+    servers_cpu: dict[str, dict[str, float]] = field(default_factory=dict)  # side -> server -> CPU seconds
 
     @property
     def only_reference(self) -> set[str]:
@@ -477,14 +517,43 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
     return {"staged_live": staged, "h2": True}
 
 
-def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 100_000, s3=None) -> dict:
-    """``objects`` objects: half uploaded through lakeFS (8 at a time) and committed on main, half
-    written straight into the namespace's data/ slices and never referenced (garbage). lakeFS
-    refuses imports from the repository's own namespace, so uploads are the way in."""
+def _upload_part(host: str, username: str, password: str, repo: str, part: int, parts: int, live: int) -> None:
+    """One process's share of :func:`scenario_big`'s uploads through lakeFS (8 threads)."""
+    from lakefs_sandbox.seed import sdk_client
+
+    def upload(idx: int) -> None:
+        c = sdk_client(host, username, password)
+        for i in range(idx, live, parts * 8):
+            c.objects_api.upload_object(repo, "main", f"t/{i % 50:02d}/obj{i:07d}", content=b"x")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(upload, range(part, parts * 8, parts)))
+
+
+def _put_part(s3, bucket: str, keys: list[str]) -> None:
+    """One process's share of :func:`scenario_big`'s writes straight into the namespace (8 threads)."""
+    from lakefs_gc.storage import make_s3_client
+
+    s3c = make_s3_client(s3)
+
+    def put(chunk: list[str]) -> None:
+        for k in chunk:
+            s3c.put_object(Bucket=bucket, Key=k, Body=b"x")
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, [keys[i::8] for i in range(8)]))
+
+
+def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 100_000, s3=None,
+                 processes: int = 4) -> dict:
+    """``objects`` objects: half uploaded through lakeFS and committed on main, half written
+    straight into the namespace's data/ slices and never referenced (garbage); ``processes``
+    processes of 8 threads each do either half (one Python process tops out at about 500 requests
+    a second). lakeFS refuses imports from the repository's own namespace, so uploads are the way in."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     import lakefs_sdk
 
-    from lakefs_sandbox.seed import sdk_client
-    from lakefs_gc.storage import make_s3_client, parse_namespace
+    from lakefs_gc.storage import parse_namespace
 
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
                                                                            default_branch="main"))
@@ -492,24 +561,16 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
     live = objects // 2
     cfg = client.repositories_api.api_client.configuration
     t = time.perf_counter()
-
-    def upload_chunk(idx):
-        c = sdk_client(cfg.host, cfg.username, cfg.password)
-        for i in range(idx, live, 8):
-            c.objects_api.upload_object(repo, "main", f"t/{i % 50:02d}/obj{i:07d}", content=b"x")
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(upload_chunk, range(8)))
+    spawn = multiprocessing.get_context("spawn")  # never fork a process that may run a SparkSession's threads
+    with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
+        list(pool.map(_upload_part, *zip(*[(cfg.host, cfg.username, cfg.password, repo, part, processes, live)
+                                           for part in range(processes)])))
     client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message=f"{live} objects"))
     log(f"  uploaded and committed {live:,} objects through lakeFS in {time.perf_counter() - t:.0f}s")
-    s3c = make_s3_client(s3)
     keys = [f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}" for i in range(objects - live)]
     t = time.perf_counter()
-
-    def put_chunk(chunk):
-        for k in chunk:
-            s3c.put_object(Bucket=p.bucket, Key=k, Body=b"x")
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(put_chunk, [keys[i::32] for i in range(32)]))
+    with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
+        list(pool.map(_put_part, *zip(*[(s3, p.bucket, keys[i::processes]) for i in range(processes)])))
     log(f"  wrote {len(keys):,} unreferenced objects in {time.perf_counter() - t:.0f}s")
     client.repositories_api.set_gc_rules(repo, _rules(30))
     return {}
@@ -538,6 +599,15 @@ def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int 
 
 # ---------------------------------------------------------------------------------------------
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass
 class Harness:
     lakefs_url: str
@@ -548,6 +618,13 @@ class Harness:
     prefix: str
     work: Path
     client: object = None
+    servers: dict[str, int] = field(default_factory=dict)  # name -> PID: their CPU during each GC is reported
+
+    def _cpu(self) -> dict[str, float]:
+        return {name: cpu_seconds(pid) for name, pid in self.servers.items()}
+
+    def _cpu_since(self, before: dict[str, float]) -> dict[str, float]:
+        return {name: cpu - before.get(name, 0.0) for name, cpu in self._cpu().items()}
 
     def storage(self, ns: str):
         from lakefs_gc.storage import open_storage
@@ -561,30 +638,42 @@ class Harness:
         facts = build(self.client, repo, ns, rng, **kw) or {}
         return repo, ns, rng, facts, self.storage(ns)
 
-    def _moment(self, repo: str, ns: str, st) -> tuple[int, set[str], float, set[str] | None, str]:
+    def _moment(self, repo: str, ns: str, st, outcome: Outcome) -> None:
         """The objects listed and the live set now; once every object is older than both cutoffs,
-        lakeFS's GC marks. Returns (listed, live, its seconds, its deleted/ set or None, why not)."""
+        lakeFS's GC marks: ``outcome``'s listed, live, reference (None and ``skipped`` saying why
+        when its jar is not given), its seconds, phases and the servers' CPU meanwhile."""
         built = time.time()
-        listed = sum(1 for o in st.list("data/", recursive=True))
-        live = live_addresses(self.client, repo, ns)
+        outcome.objects = sum(1 for o in st.list("data/", recursive=True))
+        outcome.live = live_addresses(self.client, repo, ns)
         time.sleep(max(0.0, built + MIN_AGE + 2 - time.time()))  # every object older than both cutoffs
-        before = unified_runs(st)
+        before, cpu = unified_runs(st), self._cpu()
         try:
-            ref_s, _ = run_reference(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work)
-            [ref_run] = unified_runs(st) - before
-            return listed, live, ref_s, deleted_set(st, ref_run), ""
+            outcome.reference_seconds, _ = run_reference(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work,
+                                                         phases=outcome.reference_phases)
         except ReferenceUnavailable as e:
-            return listed, live, 0.0, None, str(e)
+            outcome.skipped = str(e)
+            return
+        outcome.servers_cpu["reference"] = self._cpu_since(cpu)
+        [ref_run] = unified_runs(st) - before
+        outcome.reference = deleted_set(st, ref_run)
 
-    def _ours(self, repo: str, **kw) -> tuple[float, str]:
-        return run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, **kw)
+    def _ours(self, repo: str, outcome: Outcome | None = None, **kw) -> tuple[float, str]:
+        """Our run; with ``outcome``, its seconds, steps and the servers' CPU go there."""
+        if outcome is None:
+            return run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, **kw)
+        cpu = self._cpu()
+        took, run_id = run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work,
+                                phases=outcome.ours_phases, **kw)
+        outcome.servers_cpu["ours"] = self._cpu_since(cpu)
+        outcome.ours_seconds = took
+        return took, run_id
 
     def run(self, scenario: str, build, seed: int, **kw) -> Outcome:
         repo, ns, _, facts, st = self._build(scenario, build, seed, **kw)
-        listed, live, ref_s, reference, skipped = self._moment(repo, ns, st)
-        ours_s, our_run = self._ours(repo)
-        outcome = Outcome(scenario, repo, listed, reference, deleted_set(st, our_run), ref_s, ours_s, live=live,
-                          skipped=skipped)
+        outcome = Outcome(scenario, repo, 0, None, set(), 0.0, 0.0)
+        self._moment(repo, ns, st, outcome)
+        _, our_run = self._ours(repo, outcome)
+        outcome.ours = deleted_set(st, our_run)
         explain(outcome, facts)
         return outcome
 
@@ -599,11 +688,11 @@ class Harness:
         first_s, first = self._ours(repo, sweep=True)
         log(f"  first run (ours, clean, sweeping): {len(deleted_set(st, first))} deleted in {first_s:.1f}s")
         facts |= churn_between_runs(self.client, repo, ns, rng)
-        listed, live, ref_s, reference, skipped = self._moment(repo, ns, st)
-        incr_s, incr = self._ours(repo, flow="incremental")
+        outcome = Outcome(scenario, repo, 0, None, set(), 0.0, 0.0)
+        self._moment(repo, ns, st, outcome)
+        _, incr = self._ours(repo, outcome, flow="incremental")
         _, clean = self._ours(repo)
-        outcome = Outcome(scenario, repo, listed, reference, deleted_set(st, incr), ref_s, incr_s, live=live,
-                          skipped=skipped, clean=deleted_set(st, clean))
+        outcome.ours, outcome.clean = deleted_set(st, incr), deleted_set(st, clean)
         explain(outcome, facts)
         for a in outcome.only_reference & outcome.clean:
             outcome.explained.setdefault(a, "left by the incremental run to the next clean run (our clean run "
@@ -665,6 +754,15 @@ def report(o: Outcome) -> None:
               f"{len(o.clean):,}; incremental within clean: {o.ours <= o.clean}")
         for a in sorted(o.ours - o.clean)[:20]:
             print(f"    only the incremental run {a}")
+    for side, phases in (("lakeFS's GC (spark-submit)", o.reference_phases), ("ours (mark_only)", o.ours_phases)):
+        if phases:
+            print(f"    {side}, seconds per phase:")
+            for name, secs in phases.items():
+                print(f"      {name:44} {secs:8.1f}")
+    for side, cpu in o.servers_cpu.items():
+        took = o.reference_seconds if side == "reference" else o.ours_seconds
+        print(f"    servers' CPU during {side}'s {took:.1f} s: "
+              + ", ".join(f"{name} {secs:.1f} s ({secs / took:.0%} of one core)" for name, secs in cpu.items()))
     for a in sorted(o.ours & o.live)[:20]:
         print(f"    ours deletes a live object {a}")
     for a in sorted(o.only_reference | o.only_ours)[:20]:
@@ -683,7 +781,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--big", type=int, default=100_000, help="objects in the big repository")
     p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
                    help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
-                        "the moto server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
+                        "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
+    p.add_argument("--s3", choices=("gofakes3", "moto"), default="gofakes3",
+                   help="the S3 server started here: gofakes3 (default: Go, in memory, every core; "
+                        "scripts/setup.sh builds it) or moto (one Python process: at 100,000 objects and more "
+                        "it is what both GCs wait on)")
     p.add_argument("--two-runs", type=int, default=3,
                    help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
                         "incremental run): on lakefs_shape, lineage and this many random histories")
@@ -702,24 +804,35 @@ def main(argv: list[str] | None = None) -> int:
     procs = []
     try:
         target = target_from_env()
+        servers: dict[str, int] = {}
         if target is None:
-            port = launcher.free_port()
-            moto = launcher.start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                         work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
-            procs.append(moto)
-            s3 = S3Place(f"http://127.0.0.1:{port}", "testing", "testing")
+            if a.s3 == "moto":
+                port = launcher.free_port()
+                s3proc = launcher.start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                                                str(port)], work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
+                s3 = S3Place(f"http://127.0.0.1:{port}", "testing", "testing")
+            else:
+                from lakefs_sandbox.cloud_servers import start_gofakes3
+
+                srv = start_gofakes3(work)
+                s3proc = srv.proc
+                s3 = S3Place(srv.endpoint_url, srv.access_key, srv.secret_key)
+            procs.append(s3proc)
+            servers[a.s3] = s3proc.pid
             if a.lakefs == "real":
                 server = start_lakefs(work / "lakefs", s3)
                 procs.append(server.proc)
+                servers["lakeFS"] = server.proc.pid
                 url, ak, sk = server.url, server.access_key, server.secret_key
-                log(f"lakeFS {server.url} itself (1.84) on moto {s3.endpoint}")
+                log(f"lakeFS {server.url} itself (1.84) on {a.s3} {s3.endpoint}")
             else:
                 emu = launcher.start(work / "emulator.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
-                                     "testing", "--s3-secret-key", "testing", "--grace-period", str(MIN_AGE),
+                                     s3.access_key, "--s3-secret-key", s3.secret_key, "--grace-period", str(MIN_AGE),
                                      access_key=ACCESS, secret_key=SECRET)
                 procs.append(emu.proc)
+                servers["emulator"] = emu.proc.pid
                 url, ak, sk = emu.url, ACCESS, SECRET
-                log(f"lakeFS emulator {url} on moto {s3.endpoint}")
+                log(f"lakeFS emulator {url} on {a.s3} {s3.endpoint}")
             bucket, prefix = "reference", "repos"
         else:
             from lakefs_gc.storage import parse_namespace
@@ -739,7 +852,7 @@ def main(argv: list[str] | None = None) -> int:
             s3c.create_bucket(Bucket=bucket)
         except s3c.exceptions.ClientError:
             pass  # already there
-        h = Harness(url, ak, sk, s3, bucket, prefix, work, sdk_client(url, ak, sk))
+        h = Harness(url, ak, sk, s3, bucket, prefix, work, sdk_client(url, ak, sk), servers)
         wanted = a.scenarios.split(",")
         runs = []
         if "sample" in wanted:
@@ -765,7 +878,7 @@ def main(argv: list[str] | None = None) -> int:
             outcomes.append(o)
         if "h2" in wanted and target is None and a.lakefs == "emulator":
             paged = launcher.start(work / "emulator-paged.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
-                                   "testing", "--s3-secret-key", "testing", "--grace-period", str(MIN_AGE),
+                                   s3.access_key, "--s3-secret-key", s3.secret_key, "--grace-period", str(MIN_AGE),
                                    "--uncommitted-page-size", "1", access_key=ACCESS, secret_key=SECRET)
             procs.append(paged.proc)
             hp = Harness(paged.url, ACCESS, SECRET, s3, bucket, prefix, work, sdk_client(paged.url, ACCESS, SECRET))

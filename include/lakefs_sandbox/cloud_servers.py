@@ -1,11 +1,14 @@
-"""Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob) and fake-gcs-server
-(Google Cloud Storage), both installed by ``scripts/setup.sh`` under ``.tools/``, started on a free
-127.0.0.1 port in their own session and stopped by PID (:meth:`CloudServer.stop`).
+"""Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob), fake-gcs-server
+(Google Cloud Storage) and gofakes3 (S3, for the benches: the tests' S3 is moto), all installed by
+``scripts/setup.sh`` under ``.tools/``, started on a free 127.0.0.1 port in their own session and
+stopped by PID (:meth:`CloudServer.stop`).
 
 Azurite runs with ``--skipApiVersionCheck``: azure-storage-blob 12.31 sends an API version newer
 than Azurite 3.37's, which Azurite otherwise answers with 400; the client is left as users run it.
 fake-gcs-server is used rather than the pure-Python gcp-storage-emulator, which serves one
 connection at a time with a listen backlog of 5 (parallel deletes time out against it).
+gofakes3 (in memory) answers S3 from compiled code on every core: at 100,000 objects and more,
+moto's one Python process is what both GCs would wait on (``python -m bench reference``).
 """
 
 from __future__ import annotations
@@ -38,9 +41,13 @@ def fake_gcs_binary() -> str:
     return _tool("LAKEFS_GC_FAKE_GCS_SERVER", TOOLS / "bin" / "fake-gcs-server", "fake-gcs-server")
 
 
+def gofakes3_binary() -> str:
+    return _tool("LAKEFS_GC_GOFAKES3", TOOLS / "bin" / "gofakes3", "gofakes3")
+
+
 @dataclass
 class CloudServer:
-    kind: str  # "azure" | "gcs"
+    kind: str  # "azure" | "gcs" | "s3"
     endpoint_url: str
     proc: subprocess.Popen
     made: set[str] = field(default_factory=set)
@@ -55,10 +62,18 @@ class CloudServer:
         return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
                 f"BlobEndpoint={self.account_url};")
 
+    # --- S3 (gofakes3 checks no signature: any keys do) ---
+    access_key = "AKIAIOSFOLGOFAKES3"
+    secret_key = "gofakes3/any/key"
+    region = "us-east-1"
+
     def options(self):
         """The GC's storage settings for this server (account key on Azurite, anonymous on GCS)."""
-        from lakefs_gc.storage import AzureOptions, GCSOptions
+        from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options
 
+        if self.kind == "s3":
+            return S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
+                             secret_access_key=self.secret_key, region=self.region)
         if self.kind == "azure":
             return AzureOptions(account_url=self.account_url, account_name=AZURITE_ACCOUNT, account_key=AZURITE_KEY)
         return GCSOptions(endpoint_url=self.endpoint_url, project="test", anonymous=True)
@@ -67,13 +82,24 @@ class CloudServer:
         """A lakeFS namespace on this server (Azure: lakeFS's test domain ``azurite.test``)."""
         if self.kind == "azure":
             return f"https://{AZURITE_ACCOUNT}.azurite.test/{container}/{path}".rstrip("/")
+        if self.kind == "s3":
+            return f"s3://{container}/{path}".rstrip("/")
         return f"gs://{container}/{path}".rstrip("/")
 
     def create(self, container: str) -> str:
         """Create a container (Azure) or bucket (GCS) once; its name."""
         if container in self.made:
             return container
-        if self.kind == "azure":
+        if self.kind == "s3":
+            from lakefs_gc.storage import make_s3_client
+
+            s3 = make_s3_client(self.options())
+            try:
+                s3.create_bucket(Bucket=container)
+            except s3.exceptions.ClientError as e:
+                if e.response.get("Error", {}).get("Code") not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+                    raise
+        elif self.kind == "azure":
             from azure.core.exceptions import ResourceExistsError
 
             from lakefs_gc.storage.azure import make_service_client
@@ -118,3 +144,13 @@ def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
            "-public-host", f"127.0.0.1:{port}", "-external-url", url, "-log-level", "warn"]
     proc = start_server(cmd, workdir / "fake-gcs.log", f"{url}/storage/v1/b", timeout=timeout)
     return CloudServer("gcs", url, proc)
+
+
+def start_gofakes3(workdir: Path, timeout: float = 60.0) -> CloudServer:
+    """gofakes3 in memory on a free port, path-style, plain HTTP."""
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{port}"
+    cmd = [gofakes3_binary(), "-backend", "memory", "-host", f"127.0.0.1:{port}", "-quiet"]
+    proc = start_server(cmd, workdir / "gofakes3.log", f"{url}/", timeout=timeout)
+    return CloudServer("s3", url, proc)
