@@ -517,6 +517,12 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
     return {"staged_live": staged, "h2": True}
 
 
+def _big_live(i: int) -> tuple[str, bytes]:
+    """:func:`scenario_big`'s i-th committed object: its path and its bytes (its own: no two alike)."""
+    path = f"t/{i % 50:02d}/obj{i:07d}"
+    return path, path.encode()
+
+
 def _upload_part(host: str, username: str, password: str, repo: str, part: int, parts: int, live: int) -> None:
     """One process's share of :func:`scenario_big`'s uploads through lakeFS (8 threads)."""
     from lakefs_sandbox.seed import sdk_client
@@ -524,30 +530,34 @@ def _upload_part(host: str, username: str, password: str, repo: str, part: int, 
     def upload(idx: int) -> None:
         c = sdk_client(host, username, password)
         for i in range(idx, live, parts * 8):
-            c.objects_api.upload_object(repo, "main", f"t/{i % 50:02d}/obj{i:07d}", content=b"x")
+            path, data = _big_live(i)
+            c.objects_api.upload_object(repo, "main", path, content=data)
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(upload, range(part, parts * 8, parts)))
 
 
-def _put_part(s3, bucket: str, keys: list[str]) -> None:
+def _put_part(s3, bucket: str, objects: list[tuple[str, bytes]]) -> None:
     """One process's share of :func:`scenario_big`'s writes straight into the namespace (8 threads)."""
     from lakefs_gc.storage import make_s3_client
 
     s3c = make_s3_client(s3)
 
-    def put(chunk: list[str]) -> None:
-        for k in chunk:
-            s3c.put_object(Bucket=bucket, Key=k, Body=b"x")
+    def put(chunk: list[tuple[str, bytes]]) -> None:
+        for k, data in chunk:
+            s3c.put_object(Bucket=bucket, Key=k, Body=data)
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(put, [keys[i::8] for i in range(8)]))
+        list(pool.map(put, [objects[i::8] for i in range(8)]))
 
 
 def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 100_000, s3=None,
-                 processes: int = 4) -> dict:
+                 processes: int = 4, suspicious: float = 0.0) -> dict:
     """``objects`` objects: half uploaded through lakeFS and committed on main, half written
     straight into the namespace's data/ slices and never referenced (garbage); ``processes``
     processes of 8 threads each do either half (one Python process tops out at about 500 requests
-    a second). lakeFS refuses imports from the repository's own namespace, so uploads are the way in."""
+    a second). lakeFS refuses imports from the repository's own namespace, so uploads are the way in.
+    Every object's bytes are its own, but for the ``suspicious`` share of the garbage, which holds a
+    committed object's bytes: the candidates our staged check must ask lakeFS about (lakeFS's
+    uncommitted mark omits an entry re-staged with its committed identity)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -567,11 +577,15 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
                                            for part in range(processes)])))
     client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message=f"{live} objects"))
     log(f"  uploaded and committed {live:,} objects through lakeFS in {time.perf_counter() - t:.0f}s")
-    keys = [f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}" for i in range(objects - live)]
+    n_sus = round((objects - live) * suspicious)
+    garbage = [(f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}",
+                _big_live(rng.randrange(live))[1] if i < n_sus else f"garbage {i}".encode())
+               for i in range(objects - live)]
     t = time.perf_counter()
     with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
-        list(pool.map(_put_part, *zip(*[(s3, p.bucket, keys[i::processes]) for i in range(processes)])))
-    log(f"  wrote {len(keys):,} unreferenced objects in {time.perf_counter() - t:.0f}s")
+        list(pool.map(_put_part, *zip(*[(s3, p.bucket, garbage[i::processes]) for i in range(processes)])))
+    log(f"  wrote {len(garbage):,} unreferenced objects ({n_sus:,} with a committed object's bytes) in "
+        f"{time.perf_counter() - t:.0f}s")
     client.repositories_api.set_gc_rules(repo, _rules(30))
     return {}
 
@@ -779,6 +793,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--random", type=int, default=20, help="how many random histories")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random history")
     p.add_argument("--big", type=int, default=100_000, help="objects in the big repository")
+    p.add_argument("--big-suspicious", type=float, default=0.0,
+                   help="the share of the big repository's garbage that holds a committed object's bytes (every "
+                        "other object's are its own): what our staged check asks lakeFS about")
     p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
                    help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
                         "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
@@ -864,7 +881,8 @@ def main(argv: list[str] | None = None) -> int:
         if "random" in wanted:
             runs += [(f"random-{s}", scenario_random, s, {}) for s in range(a.seed, a.seed + a.random)]
         if "big" in wanted:
-            runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": s3.options()}))
+            runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": s3.options(),
+                                               "suspicious": a.big_suspicious}))
         if "two_runs" in wanted:
             runs += [("two_runs-shape", scenario_lakefs_shape, 0, {"two": True}),
                      ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": s3.options()})]

@@ -1,6 +1,6 @@
 """``python -m bench reference``'s default S3 server, gofakes3 (lakefs_sandbox.cloud_servers): its big
 scenario (half the objects uploaded through lakeFS by worker processes, half written straight into the
-namespace) built on it, and our GC marks exactly the garbage, each step timed and the servers' CPU
+namespace, a tenth of that with a committed object's bytes) built on it, and our GC marks exactly the garbage, each step timed and the servers' CPU
 read meanwhile. lakeFS's GC marks it too when its jar is given (``LAKEFS_GC_REFERENCE_JAR*``)."""
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def test_the_big_scenario_on_gofakes3_marks_exactly_its_garbage(gofakes3, lakefs
                           {"gofakes3": gofakes3.proc.pid})
     reference._SPARK = spark
     try:
-        outcome = h.run("big", reference.scenario_big, 0, objects=400, s3=s3.options(), processes=2)
+        outcome = h.run("big", reference.scenario_big, 0, objects=400, s3=s3.options(), processes=2,
+                         suspicious=0.1)
     finally:
         reference._SPARK = None  # the tests' shared SparkSession: never stopped here
     reference.report(outcome)

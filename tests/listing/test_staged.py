@@ -73,6 +73,20 @@ def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
     assert (sus, paths) == ({"data/x/copy"}, {"p/b"})
 
 
+def test_many_candidates_sharing_one_identity_ask_each_of_its_paths_once():
+    """Empty files (size 0, one MD5) are the common case of many candidates sharing one identity that
+    many committed paths hold: every such candidate is suspicious, and the paths are that identity's
+    (each group's paths are gathered once, not copied per candidate)."""
+    empty = hashlib.md5(b"").hexdigest()
+    ids = [(0, empty, f"out/{i}/_SUCCESS") for i in range(50)] + [(0, "0x8DC0", "azure/_SUCCESS")] + IDENTITIES
+    rows = [(f"data/x/{i}", 0, empty) for i in range(200)] + [("data/x/unvouched", 1, None)]
+    store = Store({f"data/x/{i}": empty for i in range(200)})
+    sus, paths = staged.suspicious_here(Ref(store), rows, identities(ids))
+    assert sus == {r[0] for r in rows}
+    # the empty files' paths and the entry of size 0 without an MD5; the unvouched one of size 1: by size
+    assert paths == {f"out/{i}/_SUCCESS" for i in range(50)} | {"azure/_SUCCESS", "p/a", "p/b"}
+
+
 def test_nothing_is_suspicious_without_an_entry_of_its_size():
     store = Store({"data/x/y": MD5_A})
     assert staged.suspicious_here(Ref(store), [("data/x/y", 2, None)], identities(IDENTITIES)) == (set(), set())

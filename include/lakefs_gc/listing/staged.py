@@ -306,17 +306,37 @@ def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[s
         by_key[f"{size}:{checksum}"].add(path)
         if not MD5_HEX.fullmatch(checksum or ""):
             other[size].add(path)
+    # which groups each candidate hits, then each group's paths once: many candidates can share one
+    # identity held by many paths (empty files: size 0, one MD5), and a copy per candidate is quadratic
     sus: set[str] = set()
-    paths: set[str] = set()
+    hit_keys: set[str] = set()
+    hit_sizes: set[int] = set()
+    hit_other: set[int] = set()
     for address, (size, checksum) in listed.items():
         v = vouched[address]
-        hit = set(by_size.get(size, ())) if v is None else set(by_key.get(f"{size}:{v}", ()))
+        groups = [] if v is None else [f"{size}:{v}"]
         if checksum:
-            hit |= by_key.get(f"{size}:{checksum}", set())
-        hit |= other.get(size, set())
+            groups.append(f"{size}:{checksum}")
+        hit = False
+        if v is None and size in by_size:
+            hit_sizes.add(size)
+            hit = True
+        for key in groups:
+            if key in by_key:
+                hit_keys.add(key)
+                hit = True
+        if size in other:
+            hit_other.add(size)
+            hit = True
         if hit:
             sus.add(address)
-            paths |= hit
+    paths: set[str] = set()
+    for key in hit_keys:
+        paths |= by_key[key]
+    for size in hit_sizes:
+        paths |= by_size[size]
+    for size in hit_other:
+        paths |= other[size]
     return sus, paths
 
 
