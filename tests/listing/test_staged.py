@@ -66,6 +66,16 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
     assert sorted(store.asked) == sorted(r[0] for r in rows)
 
 
+def test_the_store_is_asked_only_about_candidates_at_the_size_of_an_entry():
+    """A candidate at a size no committed entry has cannot be one: neither S3's HEAD nor a local
+    file's read is spent on it (the executors' path joins on size first, the same)."""
+    rows = [("data/x/plain", 1, MD5_A), ("data/x/size-3", 3, MD5_A), ("data/x/size-4", 4, None)]
+    store = Store({"data/x/plain": MD5_A, "data/x/size-3": MD5_A})
+    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
+    assert (sus, paths) == ({"data/x/plain"}, {"p/a"})
+    assert store.asked == ["data/x/plain"]
+
+
 def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
     rows = [("data/x/copy", 1, None), ("data/x/new", 1, None)]
     store = Store({"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()})

@@ -264,6 +264,20 @@ def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> li
     return out
 
 
+def _sizes_present(batches, sizes: frozenset):
+    """For each batch of identity rows (size, checksum, path), one row per distinct size of ``sizes``
+    it holds (checksum and path null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sv = pa.array(sorted(sizes), pa.int64())
+    for b in batches:
+        present = pc.unique(pc.filter(b.column(0), pc.is_in(b.column(0), value_set=sv)))
+        if len(present):
+            yield pa.record_batch([present, pa.nulls(len(present), pa.string()), pa.nulls(len(present), pa.string())],
+                                  names=["size", "checksum", "path"])
+
+
 def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: frozenset):
     """The identity rows (Arrow batches of size, checksum, path) a candidate could be: (size,
     checksum) in ``keys`` (as ``"size:checksum"``), a checksum not in lakeFS's MD5 form at one of
@@ -290,6 +304,11 @@ def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[s
     st = sref.open()
     listed = {r[0]: (int(r[1]), r[2]) for r in rows}
     if not st.listed_md5:  # the listing's word is not enough: ask the store, or read the file
+        # only a candidate at the size of some entry can be one: ask about those alone (one scan of
+        # the identities for the sizes they hold, as the executors' path joins on size first)
+        wanted = frozenset(size for size, _ in listed.values())
+        present = {r[0] for r in identities.matching(lambda bs: _sizes_present(bs, wanted))}
+        listed = {a: v for a, v in listed.items() if v[0] in present}
         vouched = dict(zip(listed, _content_md5s(sref, st, list(listed))))
     else:
         vouched = {a: c for a, (_, c) in listed.items()}
