@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -89,21 +90,40 @@ class S3Place:
                          secret_access_key=self.secret_key, region=self.region)
 
 
-def reference_phase(stage) -> str:
-    """The phase of a stage of lakeFS's GC (``GarbageCollection.run``; bench.spark_events): the
-    commits' ranges (LakeFSContext's RDDs), the listing of ``data/`` (the UDF exploded per
-    slice: ParallelDataLister), the uncommitted Parquet of ``prepareGarbageCollectionUncommitted``,
-    the commits CSV of ``prepareGarbageCollectionCommits``, else the action that ran it."""
-    if {"LakeFSContext.scala", "CommittedAddressLister.scala", "ActiveCommitsAddressLister.scala"} & set(
-            stage.rdd_files):
-        return "committed: the kept commits' ranges"
-    if any(s.startswith("Generate") for s in stage.scopes):
-        return "listing data/ (the object store)"
-    if any("Scan csv" in s for s in stage.scopes):
-        return "committed: the commits CSV"
-    if any("Scan parquet" in s for s in stage.scopes):
-        return "uncommitted: lakeFS's Parquet"
-    return f"other: {stage.job_site}"
+def reference_action(site: str) -> str:
+    """The phase of an action of lakeFS's GC (``GarbageCollection.run`` of clients/spark 0.22.0, in
+    lakeFS v1.84's tree; bench.spark_events): named by the line that asked for it."""
+    m = re.match(r"(\w+) at (\w+)\.scala:(\d+)", site)
+    what, file, line = (m.group(1), m.group(2), int(m.group(3))) if m else ("", "", 0)
+    if file == "GarbageCollection" and what in ("isEmpty", "first"):
+        return "first slice: data/ listed to its first row"
+    if file == "ActiveCommitsAddressLister":
+        return "the commits CSV lakeFS prepared"
+    if file == "GarbageCollection" and what == "parquet" and line < 250:
+        return "lakeFS's uncommitted Parquet (its schema)"
+    if file == "GarbageCollection" and what == "parquet":
+        return "mark: data/ listed, minus committed and uncommitted, deleted/ written"
+    if file == "GarbageCollection" and what == "text":
+        return "deleted.text written (the same set again)"
+    if file == "GarbageCollection" and what == "count":
+        return "the count for summary.json"
+    return f"other: {site}"
+
+
+def reference_stage(stage) -> str | None:
+    """What a stage inside lakeFS's GC's mark did, where it can be told (None: not counted): the
+    kept commits' ranges (LakeFSContext's RDDs), the listing of data/ (the per-slice UDF, run in the
+    stage that reads the slice ids' shuffle), and the final stage that subtracts and writes."""
+    if not stage.job_site.startswith("parquet at GarbageCollection.scala"):
+        return None
+    if "LakeFSContext.scala" in stage.rdd_files:
+        return "of which: the kept commits' ranges read"
+    if "WriteFiles" in stage.scopes:
+        return "of which: the final stage (subtract, write)"
+    if (stage.scopes[:1] == ["Exchange"] and any(x.startswith("WholeStageCodegen") for x in stage.scopes)
+            and not {"AQEShuffleRead", "InMemoryTableScan"} & set(stage.scopes)):
+        return "of which: data/ listed (a UDF per slice)"
+    return None
 
 
 def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path,
@@ -148,10 +168,11 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
                            + out[-3000:])
     if phases is not None:
         app = spark_events.read(events)
-        phases.update(spark_events.phases(app, reference_phase, launched, exited))
+        phases.update(spark_events.phases(app, reference_action, launched, exited))
+        phases.update(spark_events.stage_phases(app, reference_stage))
         with open(work / f"reference-{repo}-stages.txt", "w") as fh:  # what the phases were made of
             for st in app.stages:
-                fh.write(f"{st.stage_id}\t{st.end - st.start:.2f}s\t{st.tasks} tasks\t{reference_phase(st)}\t"
+                fh.write(f"{st.stage_id}\t{st.end - st.start:.2f}s\t{st.tasks} tasks\t{reference_stage(st)}\t"
                          f"{st.job_site}\t{','.join(st.rdd_files)}\t{','.join(st.scopes)}\n")
     return took, out
 

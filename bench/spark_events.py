@@ -1,12 +1,14 @@
 """Where a Spark application's time went, from its event log (``spark.eventLog.enabled``): the one
 reader of that format here (``python -m bench reference`` times lakeFS's GC per phase with it).
 
-A phase is a set of stages, named by the source files of the code that built their RDDs (the
-"Callsite" of each RDD in a stage: ``mapPartitions at DataLister.scala:60``), else by the action
-of their job (``parquet at GarbageCollection.scala:283``). A phase's time is the wall time its
-stages cover (stages of one phase that overlap count once); stages of two phases may overlap,
-and then both count it. What no job covers between the application's start and end is the
-driver's own work (API calls, waits, planning): ``driver, outside jobs``.
+An **action** is what the application asked Spark to do: a SQL execution (``parquet at
+GarbageCollection.scala:291``: its jobs, and what the driver does for it after them, such as a
+write's commit) or an RDD job outside any. :func:`phases` gives the wall seconds of each named group
+of actions (actions of one name that overlap count once), the start-up before the application's
+start, what no action covers (the driver's own work: API calls, waits, planning) and the shut-down.
+:func:`stage_phases` names stages inside actions (by the source files of the code that built their
+RDDs, or by the operators in them): those overlap the actions' figures, they say what an action
+spent its time on.
 """
 
 from __future__ import annotations
@@ -31,11 +33,18 @@ class Stage:
 
 
 @dataclass
+class Action:
+    site: str  # "parquet at GarbageCollection.scala:291"
+    start: float
+    end: float
+
+
+@dataclass
 class Application:
     start: float = 0.0
     end: float = 0.0
     stages: list[Stage] = field(default_factory=list)
-    jobs: list[tuple[float, float, str]] = field(default_factory=list)  # (start, end, call site)
+    actions: list[Action] = field(default_factory=list)
 
 
 def _log_files(log_dir: Path) -> list[Path]:
@@ -61,48 +70,62 @@ def _events(log_dir: Path):
                     yield json.loads(line)
 
 
+def _stage(info: dict, site: str) -> Stage:
+    files: list[str] = []
+    scopes: list[str] = []
+    for rdd in sorted(info.get("RDD Info", []), key=lambda r: r.get("RDD ID", 0)):
+        m = _SITE.search(rdd.get("Callsite", ""))
+        if m and m.group(1) not in files:
+            files.append(m.group(1))
+        scope = json.loads(rdd["Scope"]).get("name", "") if rdd.get("Scope") else ""
+        if scope and scope not in scopes:
+            scopes.append(scope)
+    return Stage(info["Stage ID"], site, files, scopes, info["Submission Time"] / 1000, info["Completion Time"] / 1000,
+                 info.get("Number of Tasks", 0))
+
+
 def read(log_dir: Path) -> Application:
     """The one application whose event log is in ``log_dir`` (uncompressed JSON lines)."""
     app = Application()
     job_site: dict[int, str] = {}
-    stage_job: dict[int, int] = {}
+    job_sql: dict[int, str] = {}  # job -> its root SQL execution
     job_start: dict[int, float] = {}
-    sql_site: dict[str, str] = {}  # SQL execution id -> its action ("parquet at GarbageCollection.scala:283")
+    stage_job: dict[int, int] = {}
+    sql: dict[str, Action] = {}  # root SQL execution id -> its action
     for e in _events(log_dir):
-        kind = e.get("Event")
+        kind = e.get("Event", "")
         if kind == "SparkListenerApplicationStart":
             app.start = e["Timestamp"] / 1000
         elif kind == "SparkListenerApplicationEnd":
             app.end = e["Timestamp"] / 1000
         elif kind.endswith("SparkListenerSQLExecutionStart"):
-            sql_site[str(e.get("executionId"))] = e.get("description", "")
+            eid, root = str(e.get("executionId")), str(e.get("rootExecutionId", e.get("executionId")))
+            if eid == root:
+                sql[eid] = Action(e.get("description", ""), e["time"] / 1000, e["time"] / 1000)
+        elif kind.endswith("SparkListenerSQLExecutionEnd"):
+            if str(e.get("executionId")) in sql:
+                sql[str(e["executionId"])].end = e["time"] / 1000
         elif kind == "SparkListenerJobStart":
             props = e.get("Properties") or {}
-            job_site[e["Job ID"]] = props.get("callSite.short") or sql_site.get(
-                str(props.get("spark.sql.execution.root.id", props.get("spark.sql.execution.id"))), "")
-            job_start[e["Job ID"]] = e["Submission Time"] / 1000
+            root = props.get("spark.sql.execution.root.id", props.get("spark.sql.execution.id"))
+            jid = e["Job ID"]
+            if root is not None and str(root) in sql:
+                job_sql[jid] = str(root)
+            job_site[jid] = props.get("callSite.short") or (sql[job_sql[jid]].site if jid in job_sql else "")
+            job_start[jid] = e["Submission Time"] / 1000
             for sid in e.get("Stage IDs", []):
-                stage_job[sid] = e["Job ID"]
+                stage_job[sid] = jid
         elif kind == "SparkListenerJobEnd":
             jid = e["Job ID"]
-            app.jobs.append((job_start.get(jid, e["Completion Time"] / 1000), e["Completion Time"] / 1000,
-                             job_site.get(jid, "")))
+            if jid not in job_sql:  # an RDD job of its own
+                app.actions.append(Action(job_site.get(jid, ""), job_start.get(jid, e["Completion Time"] / 1000),
+                                          e["Completion Time"] / 1000))
         elif kind == "SparkListenerStageCompleted":
             info = e["Stage Info"]
-            if "Submission Time" not in info or "Completion Time" not in info:
-                continue  # skipped: its output was there already
-            files_: list[str] = []
-            scopes: list[str] = []
-            for rdd in sorted(info.get("RDD Info", []), key=lambda r: r.get("RDD ID", 0)):
-                m = _SITE.search(rdd.get("Callsite", ""))
-                if m and m.group(1) not in files_:
-                    files_.append(m.group(1))
-                scope = json.loads(rdd["Scope"]).get("name", "") if rdd.get("Scope") else ""
-                if scope and scope not in scopes:
-                    scopes.append(scope)
-            app.stages.append(Stage(info["Stage ID"], job_site.get(stage_job.get(info["Stage ID"], -1), ""),
-                                    files_, scopes, info["Submission Time"] / 1000,
-                                    info["Completion Time"] / 1000, info.get("Number of Tasks", 0)))
+            if "Submission Time" in info and "Completion Time" in info:  # else skipped: its output was there
+                app.stages.append(_stage(info, job_site.get(stage_job.get(info["Stage ID"], -1), "")))
+    app.actions += sql.values()
+    app.actions.sort(key=lambda a: a.start)
     return app
 
 
@@ -118,18 +141,30 @@ def covered(intervals: list[tuple[float, float]]) -> float:
 
 
 def phases(app: Application, name_of, launched: float | None = None, exited: float | None = None) -> dict[str, float]:
-    """Seconds per phase. ``name_of(stage)`` names a stage's phase. ``launched``/``exited``: when the
-    process was started and ended (epoch seconds), for the start-up and shut-down phases."""
+    """Seconds per phase, in the order they began. ``name_of(action_site)`` names an action's phase.
+    ``launched``/``exited``: when the process was started and ended (epoch seconds), for the
+    start-up and shut-down phases."""
     out: dict[str, float] = {}
     if launched is not None and app.start:
         out["start-up (JVM, SparkContext)"] = app.start - launched
     by_phase: dict[str, list[tuple[float, float]]] = {}
-    for st in app.stages:
-        by_phase.setdefault(name_of(st), []).append((st.start, st.end))
+    for action in app.actions:
+        by_phase.setdefault(name_of(action.site), []).append((action.start, action.end))
     for name, spans in by_phase.items():
         out[name] = covered(spans)
     if app.start and app.end:
-        out["driver, outside jobs"] = (app.end - app.start) - covered([(a, b) for a, b, _ in app.jobs])
+        out["driver, outside Spark actions"] = (app.end - app.start) - covered([(a.start, a.end)
+                                                                                for a in app.actions])
     if exited is not None and app.end:
         out["shut-down"] = exited - app.end
     return out
+
+
+def stage_phases(app: Application, name_of) -> dict[str, float]:
+    """Wall seconds of the stages ``name_of(stage)`` names (None: not counted), per name."""
+    by_name: dict[str, list[tuple[float, float]]] = {}
+    for st in app.stages:
+        name = name_of(st)
+        if name is not None:
+            by_name.setdefault(name, []).append((st.start, st.end))
+    return {name: covered(spans) for name, spans in by_name.items()}

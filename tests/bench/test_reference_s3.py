@@ -57,3 +57,24 @@ def test_the_big_scenario_on_gofakes3_marks_exactly_its_garbage(gofakes3, lakefs
                                          "compute_candidates"]
     assert sum(outcome.ours_phases.values()) == pytest.approx(outcome.ours_seconds)
     assert set(outcome.servers_cpu["ours"]) == {"gofakes3"} and outcome.servers_cpu["ours"]["gofakes3"] > 0
+
+
+def test_lakefs_gc_actions_and_stages_are_named_by_the_line_that_asked():
+    """lakeFS's GC (clients/spark 0.22.0) timed per phase: its actions by their call site."""
+    from bench.spark_events import Stage
+
+    act = reference.reference_action
+    assert act("isEmpty at GarbageCollection.scala:83") == act("first at GarbageCollection.scala:84")
+    assert act("parquet at GarbageCollection.scala:291").startswith("mark: data/ listed")
+    assert act("parquet at GarbageCollection.scala:172") == "lakeFS's uncommitted Parquet (its schema)"
+    assert act("text at GarbageCollection.scala:292").startswith("deleted.text")
+    assert act("collect at ActiveCommitsAddressLister.scala:49") == "the commits CSV lakeFS prepared"
+    assert act("") == "other: "
+
+    def stage(files, scopes, site="parquet at GarbageCollection.scala:291"):
+        return Stage(1, site, files, scopes, 0.0, 1.0, 2)
+    assert reference.reference_stage(stage(["LakeFSContext.scala"], ["mapPartitions"])).endswith("ranges read")
+    assert "listed" in reference.reference_stage(stage(["CompletableFuture.java"], ["Exchange", "WholeStageCodegen (2)"]))
+    assert "final" in reference.reference_stage(stage([], ["Exchange", "InMemoryTableScan", "WriteFiles"]))
+    assert reference.reference_stage(stage([], ["AQEShuffleRead", "WholeStageCodegen (3)"])) is None
+    assert reference.reference_stage(stage([], ["Exchange"], site="text at GarbageCollection.scala:292")) is None
