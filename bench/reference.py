@@ -820,13 +820,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
                    help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
                         "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
-    p.add_argument("--s3", choices=("gofakes3", "moto"), default="gofakes3",
-                   help="the S3 server started here: gofakes3 (default: Go, in memory, every core; "
-                        "scripts/setup.sh builds it) or moto (one Python process: at 100,000 objects and more "
-                        "it is what both GCs wait on)")
-    p.add_argument("--two-runs", type=int, default=3,
-                   help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
-                        "incremental run): on lakefs_shape, lineage and this many random histories")
+    p.add_argument("--s3", choices=("seaweedfs", "moto"), default="seaweedfs",
+                   help="the S3 server started here: SeaweedFS (default: Go, every core, a prefix listed by a "
+                        "seek; scripts/seaweedfs.sh builds it on first use, about 10 minutes) or moto (one Python "
+                        "process that scans every key for each listing: at 100,000 objects it is what lakeFS's GC "
+                        "waits on)")
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     try:
@@ -850,9 +848,9 @@ def main(argv: list[str] | None = None) -> int:
                                                 str(port)], work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
                 s3 = S3Place(f"http://127.0.0.1:{port}", "testing", "testing")
             else:
-                from lakefs_sandbox.cloud_servers import start_gofakes3
+                from lakefs_sandbox.cloud_servers import start_seaweedfs
 
-                srv = start_gofakes3(work)
+                srv = start_seaweedfs(work)
                 s3proc = srv.proc
                 s3 = S3Place(srv.endpoint_url, srv.access_key, srv.secret_key)
             procs.append(s3proc)

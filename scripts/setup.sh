@@ -119,12 +119,10 @@ if [ ! -f "$VENV/.bytecode" ]; then
 fi
 
 # --- the cloud stand-ins the tests talk HTTP to (started and stopped by the tests by PID):
-#     Azurite (Azure Blob, from npm), fake-gcs-server (Google Cloud Storage, a Go module) and gofakes3
-#     (S3, a Go module, for the reference bench), built
+#     Azurite (Azure Blob, from npm) and fake-gcs-server (Google Cloud Storage, a Go module), built
 #     once per machine under ~/.cache/lakefs-gc/ and linked into .tools/ ---
 AZURITE_VERSION=3.37.0
 FAKE_GCS_VERSION=v1.52.2
-GOFAKES3_VERSION=v1.2.0
 mkdir -p "$TOOLS" "$TOOLS_CACHE"
 az=$TOOLS_CACHE/azurite-$AZURITE_VERSION
 if [ ! -x "$az/node_modules/.bin/azurite-blob" ]; then
@@ -137,20 +135,15 @@ if [ ! -x "$az/node_modules/.bin/azurite-blob" ]; then
 fi
 [ -L "$TOOLS/azurite" ] || rm -rf "$TOOLS/azurite"  # an install of an older set-up, in place
 ln -sfn "$az" "$TOOLS/azurite"
-go_tool() {  # NAME PACKAGE VERSION: `go install PACKAGE@VERSION` once per machine, linked as .tools/bin/NAME
-  local dir=$TOOLS_CACHE/$1-$3
-  if [ ! -x "$dir/$1" ]; then
-    command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ for $1, and re-run"
-    echo "setup: building $1 $3 (go install) into $dir"
-    mkdir -p "$dir"
-    GOBIN="$dir" go install "$2@$3" || die "go install $2@$3 failed"
-  fi
-  mkdir -p "$TOOLS/bin" && ln -sfn "$dir/$1" "$TOOLS/bin/$1"
-}
-go_tool fake-gcs-server github.com/fsouza/fake-gcs-server "$FAKE_GCS_VERSION"
-# gofakes3 (an S3 server in Go, in memory): `python -m bench reference`'s S3 by default, where moto's
-# single Python process would be the bottleneck of both GCs at 100,000 objects and more.
-go_tool gofakes3 github.com/johannesboyne/gofakes3/cmd/gofakes3 "$GOFAKES3_VERSION"
+gcs=$TOOLS_CACHE/fake-gcs-server-$FAKE_GCS_VERSION
+if [ ! -x "$gcs/fake-gcs-server" ]; then
+  command -v go >/dev/null 2>&1 || die "go not found: install Go 1.24+ for fake-gcs-server, and re-run"
+  echo "setup: building fake-gcs-server $FAKE_GCS_VERSION (go install) into $gcs"
+  mkdir -p "$gcs"
+  GOBIN="$gcs" go install "github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION" \
+    || die "go install github.com/fsouza/fake-gcs-server@$FAKE_GCS_VERSION failed"
+fi
+mkdir -p "$TOOLS/bin" && ln -sfn "$gcs/fake-gcs-server" "$TOOLS/bin/fake-gcs-server"
 
 # --- the package as a zip for spark-submit --py-files (rewritten when the package's content changes:
 #     a stale zip runs old code in the jobs). The operators build the same zip from the installed

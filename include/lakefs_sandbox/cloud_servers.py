@@ -1,14 +1,16 @@
 """Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob), fake-gcs-server
-(Google Cloud Storage) and gofakes3 (S3, for the benches: the tests' S3 is moto), all installed by
-``scripts/setup.sh`` under ``.tools/``, started on a free 127.0.0.1 port in their own session and
-stopped by PID (:meth:`CloudServer.stop`).
+(Google Cloud Storage), both installed by ``scripts/setup.sh`` under ``.tools/``, and SeaweedFS (S3,
+for ``python -m bench reference``: the tests' S3 is moto; built by ``scripts/seaweedfs.sh``), each
+started on free 127.0.0.1 ports in its own session and stopped by PID (:meth:`CloudServer.stop`).
 
 Azurite runs with ``--skipApiVersionCheck``: azure-storage-blob 12.31 sends an API version newer
 than Azurite 3.37's, which Azurite otherwise answers with 400; the client is left as users run it.
 fake-gcs-server is used rather than the pure-Python gcp-storage-emulator, which serves one
 connection at a time with a listen backlog of 5 (parallel deletes time out against it).
-gofakes3 (in memory) answers S3 from compiled code on every core: at 100,000 objects and more,
-moto's one Python process is what both GCs would wait on (``python -m bench reference``).
+SeaweedFS (master, volume server, filer and S3 gateway in one process, no identities configured:
+any keys are accepted) lists a prefix by seeking its filer's store: moto and gofakes3 scan every key
+of the bucket for each listing, which at 100,000 objects made the S3 server, not the GCs, the
+bottleneck (lakeFS's GC lists a prefix for each file it commits).
 """
 
 from __future__ import annotations
@@ -41,8 +43,15 @@ def fake_gcs_binary() -> str:
     return _tool("LAKEFS_GC_FAKE_GCS_SERVER", TOOLS / "bin" / "fake-gcs-server", "fake-gcs-server")
 
 
-def gofakes3_binary() -> str:
-    return _tool("LAKEFS_GC_GOFAKES3", TOOLS / "bin" / "gofakes3", "gofakes3")
+def seaweedfs_binary() -> str:
+    """SeaweedFS's ``weed``: ``$LAKEFS_GC_SEAWEEDFS``, ``.tools/bin/weed``, else built now by
+    ``scripts/seaweedfs.sh`` (once per machine, about 10 minutes)."""
+    try:
+        return _tool("LAKEFS_GC_SEAWEEDFS", TOOLS / "bin" / "weed", "SeaweedFS (weed)")
+    except FileNotFoundError:
+        out = subprocess.run(["bash", str(ROOT / "scripts" / "seaweedfs.sh")], check=True, stdout=subprocess.PIPE,
+                             text=True, timeout=3600)
+        return out.stdout.strip().splitlines()[-1]
 
 
 @dataclass
@@ -62,9 +71,9 @@ class CloudServer:
         return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
                 f"BlobEndpoint={self.account_url};")
 
-    # --- S3 (gofakes3 checks no signature: any keys do) ---
-    access_key = "AKIAIOSFOLGOFAKES3"
-    secret_key = "gofakes3/any/key"
+    # --- S3 (SeaweedFS without identities: any keys do) ---
+    access_key = "AKIAIOSFOLSEAWEEDFS"
+    secret_key = "seaweedfs/any/key"
     region = "us-east-1"
 
     def options(self):
@@ -146,11 +155,18 @@ def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
     return CloudServer("gcs", url, proc)
 
 
-def start_gofakes3(workdir: Path, timeout: float = 60.0) -> CloudServer:
-    """gofakes3 in memory on a free port, path-style, plain HTTP."""
-    port = free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
-    url = f"http://127.0.0.1:{port}"
-    cmd = [gofakes3_binary(), "-backend", "memory", "-host", f"127.0.0.1:{port}", "-quiet"]
-    proc = start_server(cmd, workdir / "gofakes3.log", f"{url}/", timeout=timeout)
+def start_seaweedfs(workdir: Path, timeout: float = 120.0) -> CloudServer:
+    """SeaweedFS (``weed server -s3``: master, volume server, filer, S3 gateway) on free 127.0.0.1
+    ports, its data under ``workdir``."""
+    binary = seaweedfs_binary()
+    data = workdir / "seaweedfs"
+    data.mkdir(parents=True, exist_ok=True)
+    ports = {f"-{name}": free_port() for name in ("master.port", "master.port.grpc", "volume.port",
+                                                  "volume.port.grpc", "filer.port", "filer.port.grpc", "s3.port",
+                                                  "s3.port.grpc")}
+    cmd = [binary, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3", "-s3.port.iceberg=0",
+           "-s3.port.lance=0", "-master.volumeSizeLimitMB=1024", "-volume.max=100",
+           *(f"{flag}={port}" for flag, port in ports.items())]
+    url = f"http://127.0.0.1:{ports['-s3.port']}"
+    proc = start_server(cmd, workdir / "seaweedfs.log", f"{url}/", timeout=timeout)
     return CloudServer("s3", url, proc)

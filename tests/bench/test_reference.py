@@ -1,52 +1,33 @@
-"""``python -m bench reference``'s default S3 server, gofakes3 (lakefs_sandbox.cloud_servers): its big
-scenario (half the objects uploaded through lakeFS by worker processes, half written straight into the
-namespace, a tenth of that with a committed object's bytes) built on it, and our GC marks exactly the garbage, each step timed and the servers' CPU
-read meanwhile. lakeFS's GC marks it too when its jar is given (``LAKEFS_GC_REFERENCE_JAR*``)."""
+"""``python -m bench reference``'s harness beyond the scenarios ``tests/real_lakefs/test_bench_reference.py``
+runs: its big scenario (half the objects uploaded through lakeFS by worker processes, half written
+straight into the namespace, a tenth of that with a committed object's bytes) on the emulator over
+moto, and our GC marks exactly the garbage, each step timed and the S3 server's CPU read meanwhile
+(lakeFS's GC marks it too when its jar is given, ``LAKEFS_GC_REFERENCE_JAR*``). The bench's own S3
+server, SeaweedFS, is built on the bench's first use (about 10 minutes, ``scripts/seaweedfs.sh``),
+too long for ``make test``: the bench is where it runs."""
 
 from __future__ import annotations
 
 import pytest
 
 from bench import reference
-from lakefs_sandbox.cloud_servers import start_gofakes3
 
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture
-def gofakes3(tmp_path):
-    srv = start_gofakes3(tmp_path / "gofakes3")
-    yield srv
-    srv.stop()
-
-
-def test_gofakes3_serves_our_storage(gofakes3):
-    from lakefs_gc.storage import open_storage
-
-    gofakes3.create("plain")
-    gofakes3.made.clear()
-    gofakes3.create("plain")  # a bucket there already is no error
-    st = open_storage(gofakes3.namespace("plain", "ns"), gofakes3.options())
-    for i in range(3):
-        st.put(f"data/s/{i}", b"x")
-    assert [o.key for o in st.list("data/", recursive=True)] == ["data/s/0", "data/s/1", "data/s/2"]
-    st.delete_batch(["data/s/1"])
-    assert [o.key for o in st.list("data/", recursive=True)] == ["data/s/0", "data/s/2"]
-
-
-def test_the_big_scenario_on_gofakes3_marks_exactly_its_garbage(gofakes3, lakefs_emulator_factory, tmp_path, spark,
-                                                               monkeypatch):
+def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator_factory, tmp_path, spark,
+                                                    monkeypatch):
     monkeypatch.setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     monkeypatch.setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
-    emu = lakefs_emulator_factory("--grace-period", str(reference.MIN_AGE), s3=gofakes3)
-    bucket = gofakes3.create("bench-big")
-    s3 = reference.S3Place(gofakes3.endpoint_url, gofakes3.access_key, gofakes3.secret_key)
+    emu = lakefs_emulator_factory("--grace-period", str(reference.MIN_AGE), s3=moto_server)
+    bucket = moto_server.create_bucket("bench-big")
+    s3 = reference.S3Place(moto_server.endpoint_url, moto_server.access_key, moto_server.secret_key)
     h = reference.Harness(emu.url, emu.access_key, emu.secret_key, s3, bucket, "repos", tmp_path, emu.client(),
-                          {"gofakes3": gofakes3.proc.pid})
+                          {"moto": moto_server.proc.pid})
     reference._SPARK = spark
     try:
         outcome = h.run("big", reference.scenario_big, 0, objects=400, s3=s3.options(), processes=2,
-                         suspicious=0.1)
+                        suspicious=0.1)
     finally:
         reference._SPARK = None  # the tests' shared SparkSession: never stopped here
     reference.report(outcome)
@@ -56,7 +37,7 @@ def test_the_big_scenario_on_gofakes3_marks_exactly_its_garbage(gofakes3, lakefs
     assert list(outcome.ours_phases) == ["prepare_run", "mark_uncommitted", "list_committed", "list_slices",
                                          "compute_candidates"]
     assert sum(outcome.ours_phases.values()) == pytest.approx(outcome.ours_seconds)
-    assert set(outcome.servers_cpu["ours"]) == {"gofakes3"} and outcome.servers_cpu["ours"]["gofakes3"] > 0
+    assert set(outcome.servers_cpu["ours"]) == {"moto"} and outcome.servers_cpu["ours"]["moto"] > 0
 
 
 def test_lakefs_gc_actions_and_stages_are_named_by_the_line_that_asked():
