@@ -1,9 +1,12 @@
 """Differential runs against lakeFS's own Spark GC: `python -m bench reference [--help]`.
 
-For each scenario a repository is built through lakefs-sdk on an ``s3://`` namespace (a moto server
-on 127.0.0.1 started here, or the bucket of a real lakeFS given by ``LAKEFS_GC_TARGET_*``), then
-lakeFS's GC (``io.treeverse.gc.GarbageCollection``, mark only) and ours (``mark_only``: the Spark
-steps in one local SparkSession) mark it, and the two ``deleted/`` address sets are compared.
+For each scenario a repository is built through lakefs-sdk on an ``s3://`` namespace (an S3 server
+on 127.0.0.1 started here: SeaweedFS, or moto with ``--s3 moto``; or the bucket of a real lakeFS given
+by ``LAKEFS_GC_TARGET_*``), then lakeFS's GC (``io.treeverse.gc.GarbageCollection``, mark only, a
+spark-submit) and ours (``mark_only``: the Spark steps in one local SparkSession) mark it, and the two
+``deleted/`` address sets are compared. Both are timed per phase (lakeFS's from its Spark event log,
+bench.spark_events; ours per step), and the CPU the S3 server and lakeFS used meanwhile is read from
+``/proc``: a server near one core's worth is what a GC waits on.
 Each difference is printed with its reason; an unexplained one, any address only we would
 delete, or any address ours would delete that a live branch shows (staged or committed), makes
 the exit status 1.
@@ -16,7 +19,7 @@ tries the GC itself (``io.lakefs:lakefs-spark-client_2.13``). Without them the r
 skipped, saying why, and ours runs alone on every scenario (still judged against the live objects).
 
 lakeFS is lakeFS 1.84 itself by default (the server ``scripts/setup.sh`` builds, S3 blockstore on
-the moto server, ``--lakefs real``), or the emulator (``--lakefs emulator``; scenario h2 needs it),
+the S3 server started here, ``--lakefs real``), or the emulator (``--lakefs emulator``; scenario h2 needs it),
 or, with ``LAKEFS_GC_TARGET_ENDPOINT`` (see include/lakefs_sandbox/target.py), a lakeFS of your own
 whose namespace root is ``s3://...``. Our side runs in ``make test`` against lakeFS itself
 (``tests/real_lakefs/test_bench_reference.py``), so a broken call here fails the suite.
@@ -267,6 +270,7 @@ class Outcome:
     reference_phases: dict[str, float] = field(default_factory=dict)  # phase -> seconds (bench.spark_events)
     ours_phases: dict[str, float] = field(default_factory=dict)  # step -> seconds
     servers_cpu: dict[str, dict[str, float]] = field(default_factory=dict)  # side -> server -> CPU seconds
+    garbage: set[str] | None = None  # what the scenario knows to be garbage, exactly (the big one)
 
     @property
     def only_reference(self) -> set[str]:
@@ -281,9 +285,11 @@ class Outcome:
         return (self.only_reference | self.only_ours) - set(self.explained)
 
     def ok(self) -> bool:
-        # never one where ours deletes what the reference keeps, unless explained; never a live one
+        # never one where ours deletes what the reference keeps, unless explained; never a live one;
+        # exactly the garbage where the scenario knows it
         return (not self.unexplained and not self.ours & self.live
-                and (self.clean is None or self.ours <= self.clean))
+                and (self.clean is None or self.ours <= self.clean)
+                and (self.garbage is None or self.ours == self.garbage))
 
 
 def explain(outcome: Outcome, facts: dict) -> None:
@@ -608,7 +614,7 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
     log(f"  wrote {len(garbage):,} unreferenced objects ({n_sus:,} with a committed object's bytes) in "
         f"{time.perf_counter() - t:.0f}s")
     client.repositories_api.set_gc_rules(repo, _rules(30))
-    return {}
+    return {"garbage": {k[len(p.prefix) + 1:] if p.prefix else k for k, _ in garbage}}
 
 
 def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int = 40) -> dict:
@@ -709,6 +715,7 @@ class Harness:
         self._moment(repo, ns, st, outcome)
         _, our_run = self._ours(repo, outcome)
         outcome.ours = deleted_set(st, our_run)
+        outcome.garbage = facts.get("garbage")
         explain(outcome, facts)
         return outcome
 
@@ -774,6 +781,8 @@ def branch_ids(client, repo: str) -> list[str]:
 def report(o: Outcome) -> None:
     if o.ours & o.live:
         status = "OURS DELETES LIVE"
+    elif o.garbage is not None and o.ours != o.garbage:
+        status = "OURS IS NOT EXACTLY THE GARBAGE"
     elif o.clean is not None and not o.ours <= o.clean:
         status = "INCREMENTAL NOT WITHIN CLEAN"
     elif o.reference is None:
@@ -800,6 +809,13 @@ def report(o: Outcome) -> None:
               + ", ".join(f"{name} {secs:.1f} s ({secs / took:.0%} of one core)" for name, secs in cpu.items()))
     for a in sorted(o.ours & o.live)[:20]:
         print(f"    ours deletes a live object {a}")
+    if o.garbage is not None:
+        print(f"    the scenario's garbage: {len(o.garbage):,} objects; ours marks exactly it: {o.ours == o.garbage}"
+              + ("" if o.reference is None else f"; lakeFS's GC marks exactly it: {o.reference == o.garbage}"))
+        for a in sorted(o.garbage - o.ours)[:20]:
+            print(f"    garbage ours keeps {a}")
+        for a in sorted(o.ours - o.garbage)[:20]:
+            print(f"    ours marks what is not garbage {a}")
     for a in sorted(o.only_reference | o.only_ours)[:20]:
         side = "only reference" if a in o.only_reference else "only ours"
         print(f"    {side:15} {a}  -- {o.explained.get(a, 'UNEXPLAINED')}")

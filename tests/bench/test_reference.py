@@ -32,7 +32,7 @@ def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator
         reference._SPARK = None  # the tests' shared SparkSession: never stopped here
     reference.report(outcome)
     assert outcome.objects == 400 and len(outcome.live) == 200
-    assert outcome.ours == {f"data/garbage{i % 50:02d}/obj{i:07d}" for i in range(200)}
+    assert outcome.ours == {f"data/garbage{i % 50:02d}/obj{i:07d}" for i in range(200)} == outcome.garbage
     assert outcome.ok(), (outcome.only_ours, outcome.only_reference)
     assert list(outcome.ours_phases) == ["prepare_run", "mark_uncommitted", "list_committed", "list_slices",
                                          "compute_candidates"]
