@@ -840,6 +840,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
                    help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
                         "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
+    p.add_argument("--two-runs", type=int, default=3,
+                   help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
+                        "incremental run): on lakefs_shape, lineage and this many random histories")
     p.add_argument("--s3", choices=("seaweedfs", "moto"), default="seaweedfs",
                    help="the S3 server started here: SeaweedFS (default: Go, every core, a prefix listed by a "
                         "seek; scripts/seaweedfs.sh builds it on first use, about 10 minutes) or moto (one Python "

@@ -71,18 +71,14 @@ class CloudServer:
         return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
                 f"BlobEndpoint={self.account_url};")
 
-    # --- S3 (SeaweedFS without identities: any keys do) ---
+    # --- S3 (SeaweedFS without identities: any keys do; the bench makes its own client and bucket) ---
     access_key = "AKIAIOSFOLSEAWEEDFS"
     secret_key = "seaweedfs/any/key"
-    region = "us-east-1"
 
     def options(self):
         """The GC's storage settings for this server (account key on Azurite, anonymous on GCS)."""
-        from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options
+        from lakefs_gc.storage import AzureOptions, GCSOptions
 
-        if self.kind == "s3":
-            return S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
-                             secret_access_key=self.secret_key, region=self.region)
         if self.kind == "azure":
             return AzureOptions(account_url=self.account_url, account_name=AZURITE_ACCOUNT, account_key=AZURITE_KEY)
         return GCSOptions(endpoint_url=self.endpoint_url, project="test", anonymous=True)
@@ -91,24 +87,13 @@ class CloudServer:
         """A lakeFS namespace on this server (Azure: lakeFS's test domain ``azurite.test``)."""
         if self.kind == "azure":
             return f"https://{AZURITE_ACCOUNT}.azurite.test/{container}/{path}".rstrip("/")
-        if self.kind == "s3":
-            return f"s3://{container}/{path}".rstrip("/")
         return f"gs://{container}/{path}".rstrip("/")
 
     def create(self, container: str) -> str:
         """Create a container (Azure) or bucket (GCS) once; its name."""
         if container in self.made:
             return container
-        if self.kind == "s3":
-            from lakefs_gc.storage import make_s3_client
-
-            s3 = make_s3_client(self.options())
-            try:
-                s3.create_bucket(Bucket=container)
-            except s3.exceptions.ClientError as e:
-                if e.response.get("Error", {}).get("Code") not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
-                    raise
-        elif self.kind == "azure":
+        if self.kind == "azure":
             from azure.core.exceptions import ResourceExistsError
 
             from lakefs_gc.storage.azure import make_service_client
