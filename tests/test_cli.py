@@ -79,7 +79,7 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
                                "(did you mean: 'shedule' -> 'schedule'?)")
     assert lines[2].startswith(f"error  {cfg}: repositories[1] (b-repo): field 'spark': unknown key(s) "
                                "['drivr_memory'] (did you mean: 'drivr_memory' -> 'driver_memory'?)")
-    assert lines[-1] == f"{cfg}: 1 good, 2 bad"
+    assert lines[-1] == f"{cfg}: 1 good, 2 bad (2 problems)"
     cfg.write_text("repositorys: []\n")
     r = run("config", "check", str(cfg))
     assert r.returncode == 2 and r.stdout == ""

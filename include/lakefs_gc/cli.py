@@ -309,14 +309,17 @@ def _config_check(path: str | None, out) -> int:
     try:
         cfg = load_config(path, strict=False)
     except ConfigError as e:
-        print(f"lakefs-gc config check: error: {e}", file=sys.stderr)
+        for line in str(e).splitlines():
+            print(f"lakefs-gc config check: error: {line}", file=sys.stderr)
         return 2
     for r in cfg.repositories:
         print(f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
               f"min age {r.min_age_seconds}s", file=out)
-    for message in cfg.entry_errors:
-        print(f"error  {message}", file=out)
-    print(f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad", file=out)
+    problems = [line for message in cfg.entry_errors for line in message.splitlines()]
+    for line in problems:
+        print(f"error  {line}", file=out)
+    print(f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad"
+          + (f" ({len(problems)} problem{'s' if len(problems) != 1 else ''})" if problems else ""), file=out)
     return 2 if cfg.entry_errors else 0
 
 
@@ -330,7 +333,10 @@ def _storage_arguments(parser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from lakefs_gc import __version__
+
     parser = argparse.ArgumentParser(prog="lakefs-gc", description="lakeFS garbage collection tools")
+    parser.add_argument("--version", action="version", version=f"lakefs-gc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     sst = sub.add_parser("sst", help="inspect lakeFS SSTables (ranges, metaranges)")
     sst_sub = sst.add_subparsers(dest="sst_command", required=True)

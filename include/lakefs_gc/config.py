@@ -61,8 +61,12 @@ _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
                            "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks",
                            "flow", "clean_run_every"})
-_REQUIRED = ("repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id", "min_age_seconds",
-             "mode")
+_REQUIRED = ("repository",)
+# What an entry gets when neither it nor ``defaults`` sets the field. storage_conn_id has none: a
+# local:// namespace needs no storage connection, and prepare_run refuses another namespace without
+# one, naming the field.
+ENTRY_DEFAULTS: Mapping[str, Any] = {"lakefs_conn_id": "lakefs_default", "spark_conn_id": "spark_default",
+                                     "min_age_seconds": 86400, "mode": "mark_and_sweep", "schedule": None}
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
                            "python", "py_files", "jobs_dir", "fast_start", "in_process_max_keys"})
 
@@ -157,7 +161,7 @@ def schedule_interval_seconds(schedule: str | None) -> int:
 class RepoConfig:
     repository: str
     lakefs_conn_id: str
-    storage_conn_id: str
+    storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
     spark_conn_id: str
     min_age_seconds: int
     mode: str
@@ -233,19 +237,23 @@ def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool
     p = Path(path)
     if not isinstance(doc, Mapping):
         raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
+    problems: list[str] = []  # the file's own problems, every one of them
     unknown = set(doc) - {"defaults", "repositories"}
     if unknown:
-        raise ConfigError(f"{p}: unknown top-level key(s) {_unknown(unknown, ('defaults', 'repositories'))} "
-                          "(allowed: defaults, repositories)")
+        problems.append(f"{p}: unknown top-level key(s) {_unknown(unknown, ('defaults', 'repositories'))} "
+                        "(allowed: defaults, repositories)")
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, Mapping):
-        raise ConfigError(f"{p}: 'defaults' must be a mapping")
+        problems.append(f"{p}: 'defaults' must be a mapping")
+        defaults = {}
     bad = set(defaults) - (_ENTRY_FIELDS - {"repository"})
     if bad:
-        raise ConfigError(f"{p}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS - {'repository'})}")
+        problems.append(f"{p}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS - {'repository'})}")
     entries = doc.get("repositories")
     if not isinstance(entries, list) or not entries:
-        raise ConfigError(f"{p}: 'repositories' must be a non-empty list")
+        problems.append(f"{p}: 'repositories' must be a non-empty list")
+    if problems:
+        raise ConfigError("\n".join(problems))
 
     repos: list[RepoConfig] = []
     errors: list[str] = []
@@ -279,56 +287,68 @@ def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path
 
 
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
+    """One entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`; every problem of the entry
+    is found (one line each in the :class:`ConfigError`), not only the first."""
+    problems: list[str] = []
+
     def err(fld: str, msg: str) -> ConfigError:
         return ConfigError(f"{where}: field '{fld}': {msg}")
 
+    def check(fn, fallback=None):
+        try:
+            return fn()
+        except ConfigError as e:
+            problems.append(str(e))
+            return fallback
+
     unknown = set(entry) - _ENTRY_FIELDS
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
-                          f"(allowed: {sorted(_ENTRY_FIELDS)})")
-    merged: dict[str, Any] = {**defaults, **entry}
-    merged["spark"] = {**(defaults.get("spark") or {}), **(entry.get("spark") or {})}
-    merged["sweep"] = {**(defaults.get("sweep") or {}), **(entry.get("sweep") or {})}
-    merged["tasks"] = {**(defaults.get("tasks") or {}), **(entry.get("tasks") or {})}
+        problems.append(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
+                        f"(allowed: {sorted(_ENTRY_FIELDS)})")
+    merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
+    for section in ("spark", "sweep", "tasks"):
+        merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
-            raise err(fld, "missing (required; set it in the entry or under 'defaults')")
+            problems.append(str(err(fld, "missing (required; set it in the entry or under 'defaults')")))
 
-    name = merged["repository"]
-    if not isinstance(name, str) or not _REPO_RE.match(name):
-        raise err("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), got {name!r}")
+    name = merged.get("repository")
+    if name is not None and (not isinstance(name, str) or not _REPO_RE.match(name)):
+        problems.append(str(err("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), "
+                                              f"got {name!r}")))
     for fld in ("lakefs_conn_id", "storage_conn_id", "spark_conn_id"):
-        v = merged[fld]
-        if not isinstance(v, str) or not _CONN_ID_RE.match(v):
-            raise err(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")
+        v = merged.get(fld)
+        if (v is not None or fld != "storage_conn_id") and (not isinstance(v, str) or not _CONN_ID_RE.match(v)):
+            problems.append(str(err(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")))
     mode = merged["mode"]
     if mode not in SCHEDULABLE_MODES:
         hint = (" (sweep_only needs the mark id of an earlier run: trigger it by hand with the Params mode and "
                 "mark_id)") if mode == "sweep_only" else ""
-        raise err("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")
+        problems.append(str(err("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")))
     age = merged["min_age_seconds"]
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
-        raise err("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")
+        problems.append(str(err("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")))
     schedule = merged.get("schedule")
-    if schedule is not None:
-        if not isinstance(schedule, str) or not _valid_schedule(schedule):
-            raise err("schedule", f"must be a cron expression (5 fields), a preset such as @daily, "
-                                  f"or null, got {schedule!r}")
+    if schedule is not None and (not isinstance(schedule, str) or not _valid_schedule(schedule)):
+        problems.append(str(err("schedule", f"must be a cron expression (5 fields), a preset such as @daily, "
+                                            f"or null, got {schedule!r}")))
     work_dir = merged.get("work_dir")
     if work_dir is not None and (not isinstance(work_dir, str) or not work_dir.strip()):
-        raise err("work_dir", f"must be a non-empty path/URI string or null, got {work_dir!r}")
+        problems.append(str(err("work_dir", f"must be a non-empty path/URI string or null, got {work_dir!r}")))
     tags = merged.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
-        raise err("tags", f"must be a list of non-empty strings, got {tags!r}")
-    spark = _parse_spark(merged["spark"], err)
-    sweep = _parse_sweep(merged["sweep"], err)
-    tasks = _parse_tasks(merged["tasks"], err)
+        problems.append(str(err("tags", f"must be a list of non-empty strings, got {tags!r}")))
+    spark = check(lambda: _parse_spark(merged["spark"], err))
+    sweep = check(lambda: _parse_sweep(merged["sweep"], err))
+    tasks = check(lambda: _parse_tasks(merged["tasks"], err))
     flow = merged.get("flow", "auto")
     if flow not in FLOWS:
-        raise err("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
-    every = _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err)
+        problems.append(str(err("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")))
+    every = check(lambda: _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err))
+    if problems:
+        raise ConfigError("\n".join(problems))
     return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
-                      storage_conn_id=merged["storage_conn_id"], spark_conn_id=merged["spark_conn_id"],
+                      storage_conn_id=merged.get("storage_conn_id"), spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
                       tags=tuple(tags), spark=spark, sweep=sweep, tasks=tasks, flow=flow, clean_run_every=every)
 

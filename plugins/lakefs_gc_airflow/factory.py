@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from airflow.sdk import DAG, Param
-from lakefs_gc.config import RepoConfig, project_root, schedule_interval_seconds
+from lakefs_gc.config import GCConfig, RepoConfig, project_root, schedule_interval_seconds
 
 from lakefs_gc_airflow.operators import (MarkUncommittedOperator, PrepareRunOperator, RestoreOperator,
                                          SaveReportOperator)
@@ -91,6 +91,41 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
 
 
 RESTORE_DAG_ID = "lakefs_gc_restore"
+CONFIG_ERRORS_DAG_ID = "lakefs_gc_config_errors"
+
+
+def _raise_config_errors(path: str, errors: list[str]) -> None:
+    from airflow.sdk.exceptions import AirflowFailException
+
+    raise AirflowFailException(f"{path}: {len(errors)} bad repository entr{'y' if len(errors) == 1 else 'ies'}, "
+                               "whose GC DAG is not built; fix the file (lakefs-gc config check FILE lists "
+                               "every problem):\n" + "\n".join(errors))
+
+
+def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
+    """``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise): its
+    description and docs name every bad entry and field, and its one task fails with them."""
+    if not cfg.entry_errors:
+        return None
+    from airflow.providers.standard.operators.python import PythonOperator
+
+    lines = [line for message in cfg.entry_errors for line in message.splitlines()]
+    n = len(cfg.entry_errors)
+    with DAG(
+        dag_id=CONFIG_ERRORS_DAG_ID,
+        description=f"{n} bad entr{'y' if n == 1 else 'ies'} in {cfg.path}: " + "; ".join(lines)[:400],
+        doc_md="### Bad entries in the lakeFS GC repositories file\n\nTheir GC DAGs are not built; every other "
+               "entry's DAG is. Fix them in `" + str(cfg.path) + "` (`lakefs-gc config check` lists the same):\n\n"
+               + "\n".join(f"- `{line}`" for line in lines),
+        schedule=None,
+        start_date=START_DATE,
+        catchup=False,
+        tags=["lakefs", "gc", "config-error"],
+        default_args={"owner": "lakefs-gc"},
+    ) as dag:
+        PythonOperator(task_id="report_config_errors", python_callable=_raise_config_errors,
+                       op_args=[str(cfg.path), lines], retries=0)
+    return dag
 
 
 def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG | None:
@@ -124,15 +159,3 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
     ) as dag:
         RestoreOperator(task_id="restore", repositories=repos, retries=0)
     return dag
-
-
-def restore_dag_from_config(doc_md: str | None = None) -> DAG | None:
-    """The restore DAG of the config file's good entries; None when there is none, or when the
-    file is bad as a whole (``dags/gc_dags.py`` reports that, once)."""
-    from lakefs_gc.config import ConfigError, load_config
-
-    try:
-        cfgs = load_config(strict=False).repositories
-    except ConfigError:
-        return None
-    return build_restore_dag(cfgs, doc_md=doc_md)

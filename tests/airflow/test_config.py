@@ -66,6 +66,42 @@ def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
     assert b.spark.spark_conf()["spark.sql.shuffle.partitions"] == "2"
 
 
+def test_a_minimal_entry_is_two_lines_and_gets_the_documented_defaults(tmp_path):
+    """The provider README's minimal entry: the repository and the connection that serves its
+    namespace; everything else has the default the README states."""
+    p = write(tmp_path, """
+        repositories:
+          - repository: my-repo
+            storage_conn_id: aws_default
+    """)
+    [r] = load_config(p).repositories
+    assert (r.lakefs_conn_id, r.storage_conn_id, r.spark_conn_id) == ("lakefs_default", "aws_default", "spark_default")
+    assert (r.min_age_seconds, r.mode, r.schedule, r.work_dir, r.flow) == (86400, "mark_and_sweep", None, None, "auto")
+    # local:// namespaces need no storage connection: one line
+    [r] = load_config(write(tmp_path, "repositories:\n  - repository: local-repo\n")).repositories
+    assert r.storage_conn_id is None
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
+    """Three mistakes (two in one entry, one in another): one load names all three."""
+    p = write(tmp_path, """
+        repositories:
+          - repository: repo-a
+            mode: sweep
+            shedule: "@daily"
+          - repository: repo-b
+            sweep: {max_delete_share: 5}
+          - repository: repo-c
+    """)
+    cfg = load_config(p, strict=False)
+    assert [r.repository for r in cfg.repositories] == ["repo-c"]
+    text = "\n".join(cfg.entry_errors)
+    assert "(repo-a): unknown field(s) ['shedule']" in text
+    assert "(repo-a): field 'mode': must be one of" in text
+    assert "(repo-b): field 'sweep.max_delete_share'" in text
+    assert len(text.splitlines()) == 3
+
+
 def test_work_dir_resolution(monkeypatch):
     monkeypatch.delenv("LAKEFS_GC_WORK_DIR", raising=False)
     assert resolve_work_dir(None) == "/tmp/lakefs-gc-work"
@@ -81,8 +117,8 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
     # missing field
     ("  - {lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
      r"repositories\[0\]: field 'repository': missing"),
-    ("  - {repository: repo-a, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
-     r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': missing"),
+    ("  - {repository: repo-a, lakefs_conn_id: null, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
+     r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': must be an Airflow connection id"),
     # bad mode
     (f"  - {BASE}, repository: repo-a, mode: sweep}}",
      r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'"),

@@ -185,7 +185,7 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py")
     assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
-    assert bag.dag_ids == []
+    assert bag.dag_ids == ["lakefs_gc_config_errors"]
 
 
 def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
@@ -206,13 +206,21 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(REPO / "dags"))
-    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two", "lakefs_gc_restore"]
+    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two", "lakefs_gc_config_errors",
+                                   "lakefs_gc_restore"]
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py"), bag.import_errors
     assert "2 bad repository entries" in err
     assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in err
     assert "repositories[3] (bad-sweep): field 'sweep.max_delete_share': must be a number 0..1, got 5" in err
     assert "good-one" not in err and "good-two" not in err
+    # the one DAG file alone (no gc_config_errors.py) shows them as the DAG lakefs_gc_config_errors
+    errors_dag = bag.dags["lakefs_gc_config_errors"]
+    assert "2 bad entries" in errors_dag.description and "typo-repo" in errors_dag.description
+    assert "field 'sweep.max_delete_share'" in errors_dag.doc_md
+    [task] = errors_dag.tasks
+    with pytest.raises(Exception, match="2 bad repository entries"):
+        task.python_callable(*task.op_args)
 
 
 def test_a_file_that_is_not_yaml_fails_as_a_whole_with_line_and_column(monkeypatch, tmp_path):
@@ -239,15 +247,15 @@ def test_plugins_manager_does_not_import_the_package_files_as_top_level_modules(
     assert not {"hooks", "operators"} & set(sys.modules)
 
 
-def test_the_dag_file_is_only_a_loop_over_the_config():
-    """DAG file = wiring: its docstring and a loop calling the factory; no logic, no Params."""
+def test_the_dag_file_is_only_the_providers_dags():
+    """DAG file = wiring: its docstring, the import and one call (what users copy: the README); the
+    DAGs ship in the package (lakefs_gc_airflow.dags)."""
     import ast
 
     tree = ast.parse((REPO / "dags" / "gc_dags.py").read_text())
     kinds = [type(node).__name__ for node in tree.body]
-    assert kinds == ["Expr", "ImportFrom", "ImportFrom", "For"], kinds
-    tree = ast.parse((REPO / "dags" / "gc_restore.py").read_text())
-    assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Assign"]
+    assert kinds == ["Expr", "ImportFrom", "Expr"], kinds
+    assert sorted(p.name for p in (REPO / "dags").glob("*.py")) == ["gc_config_errors.py", "gc_dags.py"]
     tree = ast.parse((REPO / "dags" / "gc_config_errors.py").read_text())
     assert [type(node).__name__ for node in tree.body] == ["Expr", "ImportFrom", "Expr"]
 

@@ -1,4 +1,4 @@
-"""The restore DAG (``dags/gc_restore.py``, ``lakefs_gc_airflow.operators.RestoreOperator``) in a
+"""The restore DAG (``lakefs_gc_airflow.dags``, built by ``dags/gc_dags.py``; ``lakefs_gc_airflow.operators.RestoreOperator``) in a
 real Airflow run (``dag.test()``, SQLite): a person undoes a GC run from the trigger form with the
 repository and the run's id. The sweep it undoes is the delete step's own, with the ``local://``
 quarantine; lakeFS is stood in for as in ``test_dag_run.py`` (the namespace is all it asks)."""
@@ -18,7 +18,7 @@ from tests.sweeping.test_restore import MARK, _files, _mark, _sweep
 def _restore_dag():
     from airflow.dag_processing.dagbag import DagBag
 
-    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_restore.py"))
+    bag = DagBag(dag_folder=str(REPO / "dags" / "gc_dags.py"))
     assert bag.import_errors == {}
     return bag.dags["lakefs_gc_restore"]
 
