@@ -79,8 +79,23 @@ command -v sst_dump >/dev/null 2>&1 || apt_install REQUIRED rocksdb-tools
 # Debian's PostgreSQL server binaries: the scheduler-driven tests start their own throwaway cluster
 # (tests/airflow/postgres.py); the package's default cluster is never used
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install REQUIRED postgresql "the scheduler-driven backfill test"
-if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then
-  apt_install OPTIONAL docker-compose
+# The compose stack test: Debian's Docker engine (started by the tests as root, without systemd:
+# scripts/dockerd.sh), docker-compose 1.29, and debootstrap for the images' Debian base
+command -v dockerd >/dev/null 2>&1 || apt_install REQUIRED docker.io "the compose stack test"
+command -v docker-compose >/dev/null 2>&1 || apt_install REQUIRED docker-compose "the compose stack test"
+command -v debootstrap >/dev/null 2>&1 || apt_install REQUIRED debootstrap "the compose stack's image build"
+
+# --- the compose stack's images (scripts/stack_images.sh), in the background like lakeFS's build: a
+#     Debian base by debootstrap, stand-ins for the official images, the stack's own image. Kept in
+#     the project's Docker engine's data root under ~/.cache/lakefs-gc/docker: only a new machine pays
+#     (about 15 minutes, mostly downloads); later runs check labels in seconds. It waits for lakeFS's
+#     binary before building lakeFS's image. ---
+st_pid=
+if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; then
+  bash scripts/stack_images.sh "$lk/lakefs" > "$TOOLS_CACHE/stack-images.log" 2>&1 &
+  st_pid=$!
+else
+  echo "setup: warning: not root, or no dockerd/debootstrap: the compose stack's images are not built and its test will fail" >&2
 fi
 
 # --- uv ---
@@ -155,6 +170,11 @@ $(tail -n 20 "$TOOLS_CACHE/lakefs-build.log")"
   echo "setup: lakeFS $LAKEFS_VERSION built ($("$lk/lakefs" --version 2>&1 | head -n1))"
 fi
 ln -sfn "$lk/lakefs" "$TOOLS/bin/lakefs"
+if [ -n "$st_pid" ]; then
+  wait "$st_pid" || die "building the compose stack's images failed; its log: $TOOLS_CACHE/stack-images.log
+$(tail -n 20 "$TOOLS_CACHE/stack-images.log")"
+  echo "setup: the compose stack's images are ready ($(grep -c 'building' "$TOOLS_CACHE/stack-images.log" || true) built this time)"
+fi
 # --- the Spark driver's class archive (lakefs_gc.spark.jvm: made once, ~40 s, after lakeFS's build so
 #     that both do not share the cores; the jobs then start about 8 s faster each). ---
 "$VENV/bin/python" -m lakefs_gc.spark.jvm >/dev/null

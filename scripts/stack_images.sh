@@ -82,7 +82,16 @@ $(tail -n 30 "$STACK/build-$df.log")"; }
 }
 
 AIRFLOW_IMAGE=$(sed -n 's/^ARG AIRFLOW_IMAGE=\(.*\)/\1/p' docker/Dockerfile)
-build_standin "$AIRFLOW_IMAGE" airflow.Dockerfile airflow-entrypoint.sh
+# the Airflow stand-in's CPython: this machine's own 3.11 (>= 3.11.3), without its site-packages
+PYHOME=$(python3 -c 'import sys; print(sys.base_prefix)')
+pyver=$("$PYHOME/bin/python3" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')
+case "$pyver" in 3.11.[3-9]|3.11.[1-9][0-9]) ;; *) die "python3 is $pyver: the Airflow stand-in needs the host's CPython 3.11.3 or newer" ;; esac
+pytar=$STACK/cpython-$pyver/python.tar; mkdir -p "$(dirname "$pytar")"
+if [ ! -f "$pytar" ]; then
+  tar -C "$PYHOME" --exclude='./lib/python3.11/site-packages/*' --exclude='./lib/python3.11/test' \
+    --exclude='__pycache__' -cf "$pytar.tmp" . && mv "$pytar.tmp" "$pytar"
+fi
+build_standin "$AIRFLOW_IMAGE" airflow.Dockerfile airflow-entrypoint.sh "$pytar"
 build_standin "$(image_of postgres:)" postgres.Dockerfile postgres-entrypoint.sh
 minio_tag=$(image_of minio/minio:)
 build_standin "$minio_tag" minio.Dockerfile minio.py

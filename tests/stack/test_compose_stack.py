@@ -1,0 +1,159 @@
+"""The stack our users deploy, really up: ``docker-compose.yaml`` as it is, on images built here
+(``scripts/stack_images.sh``: stand-ins for the official images under their names, and the stack's
+own image from ``docker/Dockerfile``), run by Debian's ``docker-compose`` on the project's own
+Docker engine.
+
+What a user does: ``docker-compose up -d``; every service healthy (the stack's ``lakefs-seed``
+has seeded ``sample-repo`` in the stack's lakeFS on the stack's S3, its commits dated back); the GC
+DAG triggered through Airflow's REST API; the run waited for; what is left in the bucket checked
+object by object against the seed's manifest; the GC page opened in Chromium and its counts read;
+``docker-compose down -v``. The engine is stopped by PID when the test started it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+
+import pytest
+
+from tests.stack.engine import ONE_SHOTS, ROOT, Engine, Stack
+
+pytestmark = [pytest.mark.e2e]
+
+DAG_ID = "lakefs_gc__sample-repo"
+MIN_AGE_S = 20          # the run's min_age_seconds: the seeded objects must be older
+RUN_DEADLINE_S = 600    # the DAG run, on a loaded machine
+SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-gc-page.png"
+SERVICES = ["postgres", "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
+            "airflow-triggerer", "spark-master", "spark-worker", "minio", "minio-init", "lakefs", "lakefs-seed"]
+
+
+def _dotenv() -> dict[str, str]:
+    out = {}
+    for line in (ROOT / ".env").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            k, _, v = line.partition("=")
+            out[k.strip()] = v.strip()
+    return out
+
+
+class API:
+    """Airflow's REST API of the stack (simple auth manager, everyone admin: a token for nobody)."""
+
+    def __init__(self, base: str):
+        self.base = base
+        with urllib.request.urlopen(base + "/auth/token", timeout=60) as r:
+            self.token = json.load(r)["access_token"]
+
+    def call(self, method: str, path: str, body: dict | None = None):
+        req = urllib.request.Request(self.base + path, method=method,
+                                     data=json.dumps(body).encode() if body is not None else None,
+                                     headers={"Authorization": f"Bearer {self.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.load(r)
+
+
+@pytest.fixture(scope="module")
+def stack():
+    engine = Engine.start()
+    try:
+        built = engine.build_images()
+        print(f"stack images ready in {built:.0f} s")
+        s = Stack(engine, project=f"lakefs-gc-test-{int(time.time())}")
+        try:
+            t0 = time.monotonic()
+            s.compose("up", "-d", "--no-build", timeout=600)
+            up = s.wait_up(SERVICES)
+            print(f"docker-compose up: every service healthy, the one-shots done, in {time.monotonic() - t0:.0f} s "
+                  f"(waited {up:.0f} s after up returned)")
+            yield s
+        finally:
+            t1 = time.monotonic()
+            s.compose("down", "-v", "--timeout", "20", timeout=300, check=False)
+            print(f"docker-compose down -v: {time.monotonic() - t1:.0f} s")
+            assert not s.containers(), "containers left after docker-compose down -v"
+    finally:
+        engine.stop()
+
+
+def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
+    import boto3
+
+    env = _dotenv()
+    base = f"http://127.0.0.1:{stack.ports['AIRFLOW_PORT']}"
+    assert set(ONE_SHOTS) <= set(SERVICES)
+    manifest = json.loads(stack.compose("exec", "-T", "airflow-scheduler", "cat",
+                                        "/opt/lakefs-gc-work/sample-repo.manifest.json").stdout)
+    deleted = {o["address"] for o in manifest["objects"] if o["expect"] == "deleted"}
+    kept = {o["address"] for o in manifest["objects"] if o["expect"] == "kept"}
+    assert deleted and kept
+
+    api = API(base)
+    deadline = time.monotonic() + 300
+    while True:  # the dag-processor has parsed the DAG file
+        try:
+            dag = api.call("GET", f"/api/v2/dags/{DAG_ID}")
+            break
+        except urllib.error.HTTPError as e:
+            if e.code != 404 or time.monotonic() > deadline:
+                raise
+            time.sleep(3)
+    assert not dag["is_paused"], "the stack creates its DAGs unpaused (manual runs only)"
+
+    # the seeded objects older than the run's minimum age (the seed dated its commits back; the
+    # objects themselves are as new as the seed)
+    time.sleep(max(0.0, stack.finished_at("lakefs-seed") + MIN_AGE_S + 2 - time.time()))
+    t0 = time.monotonic()
+    run = api.call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {
+        "logical_date": None,
+        "conf": {"mode": "mark_and_sweep", "min_age_seconds": MIN_AGE_S, "unsafe_min_age_override": True}})
+    run_id = run["dag_run_id"]
+    path = f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id)}"
+    while (state := api.call("GET", path)["state"]) not in ("success", "failed"):
+        assert time.monotonic() - t0 < RUN_DEADLINE_S, f"the GC run is still {state} after {RUN_DEADLINE_S} s"
+        time.sleep(3)
+    tis = {t["task_id"]: t["state"] for t in api.call("GET", path + "/taskInstances")["task_instances"]}
+    print(f"the GC DAG run in the stack: {state} in {time.monotonic() - t0:.0f} s; tasks {tis}")
+    assert state == "success", (tis, stack.logs("airflow-scheduler", tail=200))
+    assert set(tis.values()) == {"success"} and len(tis) == 7, tis
+
+    # what is left in the bucket, object by object
+    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}", region_name="us-east-1",
+                      aws_access_key_id=env["MINIO_ROOT_USER"], aws_secret_access_key=env["MINIO_ROOT_PASSWORD"])
+    bucket, prefix = env["MINIO_BUCKET"], "sample-repo/"
+    keys = {o["Key"][len(prefix):] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+            for o in page.get("Contents", [])}
+    assert kept <= keys, f"live objects deleted: {sorted(kept - keys)}"
+    assert not deleted & keys, f"garbage left: {sorted(deleted & keys)}"
+    summaries = [k for k in keys if k.startswith("_lakefs/retention/gc/unified/") and k.endswith("/summary.json")]
+    [summary_key] = summaries
+    report = json.loads(s3.get_object(Bucket=bucket, Key=prefix + summary_key)["Body"].read())
+    assert report["deleted"] == len(deleted), report
+
+    # the GC page, as a person sees it
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    with sync_playwright() as p:
+        browser = _browser(p, tmp_path / "profile")
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.goto(f"{base}/auth/token/login?next={urllib.parse.quote(base + '/plugin/lakefs-gc')}")
+            page.goto(f"{base}/plugin/lakefs-gc")
+            page.get_by_test_id("gc-runs").wait_for()
+            row = page.locator(f'tr[data-run="{run_id}"]')
+            expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
+            expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
+            page.set_viewport_size({"width": 1400, "height": 1400})
+            page.wait_for_timeout(800)
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+        finally:
+            browser.close()
+    print("screenshot:", SCREENSHOT)
