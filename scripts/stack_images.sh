@@ -66,7 +66,9 @@ build_standin() {  # build_standin TAG DOCKERFILE [FILE...]: a context of the re
   local tag=$1 df=$2; shift 2
   [ -n "$tag" ] || die "docker-compose.yaml names no image for $df"
   local ctx recipe
-  recipe=$( (docker image inspect --format '{{.Id}}' "$BASE"; cat "$STANDINS/$df"; for f in "$@"; do
+  # the recipe: the image it starts FROM (by id), the Dockerfile, and every file it copies
+  recipe=$( (docker image inspect --format '{{.Id}}' "$(sed -n 's/^FROM[[:space:]]*//p' "$STANDINS/$df" | head -n1)"
+    cat "$STANDINS/$df"; for f in "$@"; do
     if [ -f "$STANDINS/$f" ]; then cat "$STANDINS/$f"; else sha256sum < "$f"; fi; done) | sha256sum | cut -c1-16)
   [ "$(label_of "$tag")" = "$recipe" ] && return 0
   say "building the stand-in $tag ($df)"
