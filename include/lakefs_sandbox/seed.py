@@ -215,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                         "finds expired commits on a real server")
     p.add_argument("--local-root", help="the server's blockstore.local.path, for a local:// namespace")
     a = p.parse_args(argv)
+    if a.namespace.startswith("local://") and not a.local_root:
+        p.error(f"--namespace {a.namespace} is a local:// namespace: give --local-root, the lakeFS server's "
+                "blockstore.local.path (where it keeps local://<repo> as <root>/<repo>)")
     access, secret = os.environ.get("LAKEFS_ACCESS_KEY_ID"), os.environ.get("LAKEFS_SECRET_ACCESS_KEY")
     if not access or not secret:
         print("error: set LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY to the lakeFS keys", file=sys.stderr)
@@ -225,6 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     except RepositoryExists as e:
         print(f"{e}; not seeding again", file=sys.stderr)
         return 0
+    except Exception as e:  # noqa: BLE001 - one line naming what failed, not a traceback
+        reason = getattr(e, "reason", None) or getattr(e, "body", None) or e
+        print(f"error: seeding {a.repository} at {a.endpoint} failed: {type(e).__name__}: "
+              f"{str(reason).strip().splitlines()[0] if str(reason).strip() else ''}", file=sys.stderr)
+        return 1
     if a.manifest:
         with open(a.manifest, "w") as f:
             f.write(m.to_json())
