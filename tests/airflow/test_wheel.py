@@ -29,7 +29,9 @@ from tests.airflow.helpers import REPO
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
-BUILD_TIMEOUT = 180
+# Deadlines, not waits: a build or an install from uv's cache takes well under a minute on a quiet
+# machine, but once ran past 180 s on a loaded one (LAKEFS_GC_WHEEL_INSTALL_TIMEOUT moves it).
+BUILD_TIMEOUT = float(os.environ.get("LAKEFS_GC_WHEEL_INSTALL_TIMEOUT", 900))
 GRACE = 3
 MIN_AGE = 5  # no fresh garbage here: the seeded objects only need to be older than the cutoff
 REPO_NAME = "wheel-repo"
@@ -174,6 +176,7 @@ tis = {ti.task_id: ti for ti in dr.get_task_instances()}
 print("RESULT " + json.dumps({
     "state": dr.state, "tis": {k: ti.state for k, ti in tis.items()}, "apps": apps,
     "xcom": {k: t.xcom_pull(task_ids=k) for k, t in tis.items()}, "lakefs_gc": lakefs_gc.__file__,
+    "dag_ids": sorted(bag.dag_ids), "errors_dag": bag.dags.get("lakefs_gc_config_errors").description,
 }, default=str))
 """
 
@@ -201,6 +204,9 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     config = tmp_path / "gc_repositories.yaml"
     config.write_text(textwrap.dedent(f"""\
         repositories:
+          # a bad entry: its DAG is not built, the DAG lakefs_gc_config_errors names it
+          - repository: Not_A_Repo
+            storage_conn_id: aws_default
           - repository: {REPO_NAME}
             lakefs_conn_id: lakefs_default
             storage_conn_id: aws_default
@@ -244,6 +250,9 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     venv = str(installed.venv)
     assert result["lakefs_gc"].startswith(venv)
     assert result["state"] == "success" and result["tis"] == dict.fromkeys(TASKS, "success"), result["tis"]
+    # the one DAG file gives every DAG of the provider
+    assert result["dag_ids"] == [DAG_ID, "lakefs_gc_config_errors", "lakefs_gc_restore"], result["dag_ids"]
+    assert "Not_A_Repo" in result["errors_dag"] and "field 'repository'" in result["errors_dag"]
     # the Spark jobs are the installed package's; their --py-files zip was built from it, once
     assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "delete"}
     assert all(a.startswith(venv) and "/lakefs_gc/spark/jobs/" in a for a in result["apps"].values()), result["apps"]
@@ -257,3 +266,40 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
     assert summary["success"] is True and summary["deleted"] == len(manifest.expected(DELETED)) > 0
     print(f"DAG run from the installed wheel: {time.monotonic() - t0:.1f}s")
+    _the_page_reads_the_report(installed, env, tmp_path, summary)
+
+
+def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, summary: dict) -> None:
+    """That Airflow's api-server, given what the README says every component needs (the repositories
+    file and the connections), serves the GC page: in a browser, the run's row shows its report's counts."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
+    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    api_env = {**env, "AIRFLOW__CORE__AUTH_MANAGER":
+               "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+               "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
+    server = start_server([str(installed.venv / "bin" / "airflow"), "api-server", "--host", "127.0.0.1", "--port",
+                           str(port)], tmp_path / "api-server.log", f"{base}/api/v2/version", env=api_env,
+                          timeout=BUILD_TIMEOUT, cwd=installed.work, inherit_env=False)
+    try:
+        expect.set_options(timeout=UI_TIMEOUT_MS)
+        with sync_playwright() as p:
+            browser = _browser(p, tmp_path / "profile")
+            try:
+                page = browser.new_page()
+                page.set_default_timeout(UI_TIMEOUT_MS)
+                page.goto(f"{base}/auth/token/login")  # everyone admin: a token without a login
+                page.goto(f"{base}/plugin/lakefs-gc")
+                page.get_by_test_id("gc-runs").wait_for()
+                row = page.locator("tr[data-run]").first  # the one run, dag.test()'s
+                expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{summary['deleted']:,}")
+                expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{summary['listed_objects']:,}")
+                page.screenshot(path=str(tmp_path / "gc-page.png"), full_page=True)
+            finally:
+                browser.close()
+    finally:
+        stop_group(server)
