@@ -121,6 +121,20 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   rm -f "$VENV/.bytecode"
   echo "$want" > "$stamp"
 fi
+# --- the oldest Airflow the provider supports, as the wheel test installs it offline: its locked
+#     environment (tests/airflow/constraints/) fetched into uv's cache once per lock ---
+oldest=tests/airflow/constraints/airflow-3.2.2.txt
+oldest_stamp=$TOOLS_CACHE/airflow-oldest.sha
+if [ "$(cat "$oldest_stamp" 2>/dev/null)" != "$(sha256sum < "$oldest" | cut -d' ' -f1)" ]; then
+  echo "setup: fetching the oldest supported Airflow's packages into uv's cache (the wheel test's)"
+  rm -rf "$TOOLS_CACHE/airflow-oldest-venv"
+  uv venv -q -p "$VENV/bin/python" "$TOOLS_CACHE/airflow-oldest-venv"
+  uv pip install -q -p "$TOOLS_CACHE/airflow-oldest-venv/bin/python" -r "$oldest" \
+    || die "could not install $oldest (the wheel test's oldest Airflow)"
+  rm -rf "$TOOLS_CACHE/airflow-oldest-venv"
+  sha256sum < "$oldest" | cut -d' ' -f1 > "$oldest_stamp"
+fi
+
 # --- bytecode for everything installed, as pip would have written it (uv does not by default).
 #     Without it a process that may not write .pyc files (PYTHONDONTWRITEBYTECODE) compiles every
 #     module it imports from source: Airflow and the Kubernetes client cost every Airflow task
@@ -173,7 +187,7 @@ ln -sfn "$lk/lakefs" "$TOOLS/bin/lakefs"
 if [ -n "$st_pid" ]; then
   wait "$st_pid" || die "building the compose stack's images failed; its log: $TOOLS_CACHE/stack-images.log
 $(tail -n 20 "$TOOLS_CACHE/stack-images.log")"
-  echo "setup: the compose stack's images are ready ($(grep -c 'building' "$TOOLS_CACHE/stack-images.log" || true) built this time)"
+  echo "setup: the compose stack's images are ready (stand-ins built this time: $(grep -c 'building the stand-in' "$TOOLS_CACHE/stack-images.log" || true))"
 fi
 # --- the Spark driver's class archive (lakefs_gc.spark.jvm: made once, ~40 s, after lakeFS's build so
 #     that both do not share the cores; the jobs then start about 8 s faster each). ---
