@@ -150,6 +150,11 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
             row = page.locator(f'tr[data-run="{run_id}"]')
             expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
             expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
+            # the DAG run's wall time beside the steps' work, labelled; the provider's version
+            wall = float(row.locator('td[data-col="wall_seconds"]').inner_text())
+            work = float(row.locator('td[data-col="work_seconds"]').inner_text())
+            assert 0 < work < wall, (work, wall)
+            expect(page.get_by_test_id("gc-version")).to_contain_text("lakefs-gc 0.1.0")
             page.set_viewport_size({"width": 1400, "height": 1400})
             page.wait_for_timeout(800)
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)

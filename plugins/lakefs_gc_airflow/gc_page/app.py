@@ -101,7 +101,10 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     """The repository's GC runs, newest first: its reports merged with its DAG's runs."""
     repo = _repo(dag_id)
     dag_runs = _dag_runs(session, dag_id)
-    out: dict[str, Any] = {"repository": repo.repository, "dag_id": dag_id, "namespace": None, "error": None}
+    from lakefs_gc import __version__
+
+    out: dict[str, Any] = {"repository": repo.repository, "dag_id": dag_id, "namespace": None, "error": None,
+                           "version": __version__}
     try:
         namespace, storage = _storage(repo)
         out["namespace"] = namespace

@@ -27,7 +27,8 @@ type Run = {
   reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
 };
 type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
-type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[] };
+type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[];
+  version?: string };
 
 const STEPS = ["mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"];
 const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
@@ -201,12 +202,20 @@ const Latest = ({ run, dagId }: { run: Run; dagId: string }) => {
   );
 };
 
+/** A DAG run's wall time in seconds: start to end, or to now while it runs; null without a start. */
+const wallSeconds = (d: DagRun | null): number | null => {
+  if (!d?.start_date) return null;
+  const end = d.end_date ? Date.parse(d.end_date) : Date.now();
+  const s = (end - Date.parse(d.start_date)) / 1000;
+  return Number.isFinite(s) && s >= 0 ? s : null;
+};
+
 const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
   <Table.Root size="sm" striped data-testid="gc-runs">
     <Table.Header>
       <Table.Row>
         {["started", "DAG run", "mode / flow", "outcome", "listed", "candidates", "deleted", "already gone", "held back",
-          "dead letters", "reclaimed", "seconds", "report"].map((h) => (
+          "dead letters", "reclaimed", "wall s (DAG run)", "work s (in steps)", "report"].map((h) => (
           <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
         ))}
       </Table.Row>
@@ -215,6 +224,7 @@ const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
       {runs.map((r) => {
         const o = outcome(r);
         const total = Object.values(r.seconds ?? {}).reduce((a, b) => a + b, 0);
+        const wall = wallSeconds(r.dag_run);
         const id = r.airflow_run_id;
         return (
           <Table.Row key={`${r.mark_id ?? ""}/${r.sweep ?? ""}/${id ?? ""}`} data-run={id ?? ""} data-mark={r.mark_id ?? ""}>
@@ -241,7 +251,13 @@ const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
             </Table.Cell>
             <Table.Cell data-col="dead_letters">{n(r.delete_failed)}</Table.Cell>
             <Table.Cell data-col="reclaimed">{bytes(r.reclaimed_bytes)}</Table.Cell>
-            <Table.Cell>{total ? total.toFixed(1) : ""}</Table.Cell>
+            <Table.Cell data-col="wall_seconds"
+              title="the DAG run's wall time, start to end (to now while it runs): every task's start, waits and work">
+              {wall === null ? "" : wall.toFixed(1)}
+            </Table.Cell>
+            <Table.Cell data-col="work_seconds" title="the seconds of work inside the GC steps, as the report records them">
+              {total ? total.toFixed(1) : ""}
+            </Table.Cell>
             <Table.Cell>{r.report ? <Code fontSize="xs" whiteSpace="normal" wordBreak="break-all">{r.report}</Code> : ""}</Table.Cell>
           </Table.Row>
         );
@@ -324,6 +340,9 @@ const Repository = ({ dagId }: { dagId: string }) => {
       <Explain dagId={dagId} />
       {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
       <Box overflowX="auto"><RunsTable runs={answer.runs} dagId={dagId} /></Box>
+      <Text fontSize="xs" color="gray.500" data-testid="gc-version">
+        lakefs-gc {answer.version ?? "?"}: wall s is the DAG run's, start to end; work s the GC steps' own.
+      </Text>
     </Box>
   );
 };
