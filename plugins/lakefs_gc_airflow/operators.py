@@ -33,9 +33,14 @@ if TYPE_CHECKING:
 def _fail(exc: Exception) -> AirflowFailException:
     """A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
     sweep: fail without retrying, say why in one line, and that nothing was deleted."""
+    import logging
+
+    from lakefs_gc_airflow.task_io import log_reason
+
     message = str(exc).rstrip()
     if "nothing was deleted" not in message.lower():
         message += ("" if message.endswith(".") else ".") + " Nothing was deleted"
+    log_reason(logging.getLogger(__name__), "The task is refused (no retry)", message)
     return AirflowFailException(message)
 
 

@@ -234,10 +234,12 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def _failure_exception(self, failure: contract.StepFailure) -> AirflowException:
         """A refusal fails the task at once (no retry); any other failure is retried."""
+        from lakefs_gc_airflow.task_io import log_reason
+
         if failure.kind == contract.REFUSED:
-            self.log.error("%s refused (no retry): %s", self.step, failure.message)
+            log_reason(self.log, f"{self.step} refused (no retry)", failure.message)
             return AirflowFailException(f"{self.step} refused: {failure.message}")
-        self.log.error("%s failed (%s): %s", self.step, failure.type, failure.message)
+        log_reason(self.log, f"{self.step} failed ({failure.type})", failure.message)
         return AirflowException(f"{self.step} failed: {failure.type}: {failure.message}")
 
     def _refuse_cluster_mode(self, conn) -> None:

@@ -101,3 +101,25 @@ def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
 
     loc = ctx.storage
     return open_storage(loc.namespace, namespace_options(ctx, storage_conn_id), loc.local_root)
+
+
+# The widest line a failure's reason gets in the task log: Airflow's log view does not wrap by
+# default, and a refusal's message (a namespace, a connection, what to fix) runs to 300 characters.
+REASON_WIDTH = 100
+
+
+def reason_lines(message: str, width: int = REASON_WIDTH) -> list[str]:
+    """``message`` as lines of at most ``width`` characters (a longer word, a URI, stays whole)."""
+    import textwrap
+
+    return [piece for para in str(message).splitlines()
+            for piece in (textwrap.wrap(para, width, break_long_words=False, break_on_hyphens=False) or [""])]
+
+
+def log_reason(log, headline: str, message: str) -> None:
+    """Why a task fails, in the task log as short lines under ``headline``, readable without
+    scrolling sideways (the exception raised after it keeps the message whole, one line)."""
+    log.error("%s:", headline)
+    for line in reason_lines(message):
+        log.error("    %s", line)
+
