@@ -83,8 +83,11 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     cfg.write_text("repositorys: []\n")
     r = run("config", "check", str(cfg))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip() == (f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
-                                "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories)")
+    # every problem of the file at once: the misspelt key, and so no repositories list
+    assert r.stderr.strip().splitlines() == [
+        f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
+        "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories)",
+        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list"]
 
 
 def test_config_check_of_the_checked_in_file_passes():

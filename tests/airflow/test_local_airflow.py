@@ -218,12 +218,13 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         while True:
             dags = [d["dag_id"] for d in airflow_api(base, "/api/v2/dags", user, password)["dags"]]
             errors = airflow_api(base, "/api/v2/importErrors", user, password)["import_errors"]
-            if {"lakefs_gc__emu-repo", "lakefs_gc_restore"} <= set(dags) and errors:
+            if {"lakefs_gc__emu-repo", "lakefs_gc_restore", "lakefs_gc_config_errors"} <= set(dags) and errors:
                 break
             assert proc.poll() is None, out.text()
             assert time.monotonic() < deadline, f"DAGs {dags}, import errors {errors} after 180 s:\n{out.text()}"
             time.sleep(2)
-        assert sorted(dags) == ["lakefs_gc__emu-repo", "lakefs_gc_restore"]  # the GC DAG and the restore DAG
+        # the GC DAG, the config-error DAG (the file has a bad entry) and the restore DAG
+        assert sorted(dags) == ["lakefs_gc__emu-repo", "lakefs_gc_config_errors", "lakefs_gc_restore"]
         [error] = errors
         assert error["filename"].endswith("gc_config_errors.py"), error
         assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in error["stack_trace"]
