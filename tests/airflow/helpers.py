@@ -3,6 +3,8 @@ GC config file, Airflow's components as processes."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import json
 import sys
 import textwrap
@@ -178,3 +180,27 @@ def sign_in(page, user: str, password: str) -> None:
     page.get_by_label("Username").fill(user)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
+
+
+@contextmanager
+def gc_page_for_everyone(base: str, profile: Path):
+    """The GC page of the api-server at ``base`` whose simple auth manager makes everyone admin (the
+    compose stack's, a plain Airflow's) in Debian's Chromium: a token without a login, then the page,
+    yielded once its runs table is drawn (playwright's ``expect`` set to the UI's deadline)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    with sync_playwright() as p:
+        browser = _browser(p, profile)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            page.goto(f"{base}/auth/token/login")
+            page.goto(f"{base}/plugin/lakefs-gc")
+            page.get_by_test_id("gc-runs").wait_for()
+            yield page
+        finally:
+            browser.close()
+

@@ -287,10 +287,10 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
 def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, summary: dict) -> None:
     """That Airflow's api-server, given what the README says every component needs (the repositories
     file and the connections), serves the GC page: in a browser, the run's row shows its report's counts."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
-    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+    from tests.airflow.helpers import gc_page_for_everyone
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -301,20 +301,10 @@ def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, 
                            str(port)], tmp_path / "api-server.log", f"{base}/api/v2/version", env=api_env,
                           timeout=BUILD_TIMEOUT, cwd=installed.work, inherit_env=False)
     try:
-        expect.set_options(timeout=UI_TIMEOUT_MS)
-        with sync_playwright() as p:
-            browser = _browser(p, tmp_path / "profile")
-            try:
-                page = browser.new_page()
-                page.set_default_timeout(UI_TIMEOUT_MS)
-                page.goto(f"{base}/auth/token/login")  # everyone admin: a token without a login
-                page.goto(f"{base}/plugin/lakefs-gc")
-                page.get_by_test_id("gc-runs").wait_for()
-                row = page.locator("tr[data-run]").first  # the one run, dag.test()'s
-                expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{summary['deleted']:,}")
-                expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{summary['listed_objects']:,}")
-                page.screenshot(path=str(tmp_path / "gc-page.png"), full_page=True)
-            finally:
-                browser.close()
+        with gc_page_for_everyone(base, tmp_path / "profile") as page:
+            row = page.locator("tr[data-run]").first  # the one run, dag.test()'s
+            expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{summary['deleted']:,}")
+            expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{summary['listed_objects']:,}")
+            page.screenshot(path=str(tmp_path / "gc-page.png"), full_page=True)
     finally:
         stop_group(server)

@@ -134,31 +134,21 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
     assert report["deleted"] == len(deleted), report
 
     # the GC page, as a person sees it
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+    from tests.airflow.helpers import gc_page_for_everyone
 
-    expect.set_options(timeout=UI_TIMEOUT_MS)
-    with sync_playwright() as p:
-        browser = _browser(p, tmp_path / "profile")
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{base}/auth/token/login?next={urllib.parse.quote(base + '/plugin/lakefs-gc')}")
-            page.goto(f"{base}/plugin/lakefs-gc")
-            page.get_by_test_id("gc-runs").wait_for()
-            row = page.locator(f'tr[data-run="{run_id}"]')
-            expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
-            expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
-            # the DAG run's wall time beside the steps' work, labelled; the provider's version
-            wall = float(row.locator('td[data-col="wall_seconds"]').inner_text())
-            work = float(row.locator('td[data-col="work_seconds"]').inner_text())
-            assert 0 < work < wall, (work, wall)
-            expect(page.get_by_test_id("gc-version")).to_contain_text("lakefs-gc 0.1.0")
-            page.set_viewport_size({"width": 1400, "height": 1400})
-            page.wait_for_timeout(800)
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-        finally:
-            browser.close()
+    with gc_page_for_everyone(base, tmp_path / "profile") as page:
+        row = page.locator(f'tr[data-run="{run_id}"]')
+        expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
+        expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
+        # the DAG run's wall time beside the steps' work, labelled; the provider's version
+        wall = float(row.locator('td[data-col="wall_seconds"]').inner_text())
+        work = float(row.locator('td[data-col="work_seconds"]').inner_text())
+        assert 0 < work < wall, (work, wall)
+        expect(page.get_by_test_id("gc-version")).to_contain_text("lakefs-gc 0.1.0")
+        page.set_viewport_size({"width": 1400, "height": 1400})
+        page.wait_for_timeout(800)
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
     print("screenshot:", SCREENSHOT)
