@@ -209,7 +209,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     before = {o.key for o in storage.list("", recursive=True)}
     seeded_at = time.time()
 
-    # what a user sets up (README, "Installing into your own Airflow"): a DAGS_FOLDER with our DAG
+    # what a user sets up (README and docs/install.md, "Installing into your own Airflow"): a DAGS_FOLDER with our DAG
     # file, the repositories file, connections in the environment
     dags, plugins, home, cache = (tmp_path / d for d in ("dags", "plugins", "airflow-home", "py-files-cache"))
     for d in (dags, plugins, home):
