@@ -379,3 +379,17 @@ def test_compose_config_parses_and_resolves_like_the_static_checks():
         assert is_pinned(s["image"]), name
     assert airflow_conns(env_of(resolved["airflow-scheduler"])) == airflow_conns(env_of(services()["airflow-scheduler"]))
     assert argv_of(resolved["lakefs-seed"]["command"]) == argv_of(services()["lakefs-seed"]["command"])
+
+
+def test_the_images_constraints_agree_with_the_pins():
+    """docker/constraints.txt (the image's pip install resolves nothing) holds every pin of
+    requirements.txt at the same version: a pin changed in one file alone would fail the image's
+    build (pip: ResolutionImpossible) or, worse, leave the image on another version than our set-up."""
+    constraints = {}
+    for line in (ROOT / "docker" / "constraints.txt").read_text().splitlines():
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)", line)
+        if m:
+            constraints[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
+    pins = {re.sub(r"[-_.]+", "-", k): v for k, v in requirement_pins().items()}
+    wrong = {k: (v, constraints.get(k)) for k, v in pins.items() if constraints.get(k) != v}
+    assert not wrong, f"requirements.txt pin vs docker/constraints.txt (regenerate it: its header says how): {wrong}"
