@@ -5,14 +5,16 @@ Docker engine.
 
 What a user does: ``docker-compose up -d``; every service healthy (the stack's ``lakefs-seed``
 has seeded ``sample-repo`` in the stack's lakeFS on the stack's S3, its commits dated back); the GC
-DAG triggered through Airflow's REST API; the run waited for; what is left in the bucket checked
-object by object against the seed's manifest; the GC page opened in Chromium and its counts read;
-``docker-compose down -v``. The engine is stopped by PID when the test started it.
+page opened in Chromium, a bad value typed into its Run GC form (the field turns red with why,
+nothing can be sent), then a good run sent from it; the run waited for through Airflow's REST API;
+what is left in the bucket checked object by object against the seed's manifest; the run's counts,
+wall time and the version read on the page; ``docker-compose down -v``. The engine is stopped by PID when the test started it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import urllib.request
 
@@ -26,6 +28,7 @@ DAG_ID = "lakefs_gc__sample-repo"
 MIN_AGE_S = 20          # the run's min_age_seconds: the seeded objects must be older
 RUN_DEADLINE_S = 600    # the DAG run, on a loaded machine
 SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-gc-page.png"
+TRIGGER_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-trigger-bad-field.png"
 SERVICES = ["postgres", "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
             "airflow-triggerer", "spark-master", "spark-worker", "minio", "minio-init", "lakefs", "lakefs-seed"]
 
@@ -106,39 +109,61 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
     # the seeded objects older than the run's minimum age (the seed dated its commits back; the
     # objects themselves are as new as the seed)
     time.sleep(max(0.0, stack.finished_at("lakefs-seed") + MIN_AGE_S + 2 - time.time()))
-    t0 = time.monotonic()
-    run = api.call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {
-        "logical_date": None,
-        "conf": {"mode": "mark_and_sweep", "min_age_seconds": MIN_AGE_S, "unsafe_min_age_override": True}})
-    run_id = run["dag_run_id"]
-    path = f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id)}"
-    while (state := api.call("GET", path)["state"]) not in ("success", "failed"):
-        assert time.monotonic() - t0 < RUN_DEADLINE_S, f"the GC run is still {state} after {RUN_DEADLINE_S} s"
-        time.sleep(3)
-    tis = {t["task_id"]: t["state"] for t in api.call("GET", path + "/taskInstances")["task_instances"]}
-    print(f"the GC DAG run in the stack: {state} in {time.monotonic() - t0:.0f} s; tasks {tis}")
-    assert state == "success", (tis, stack.logs("airflow-scheduler", tail=200))
-    assert set(tis.values()) == {"success"} and len(tis) == 7, tis
 
-    # what is left in the bucket, object by object
-    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}", region_name="us-east-1",
-                      aws_access_key_id=env["MINIO_ROOT_USER"], aws_secret_access_key=env["MINIO_ROOT_PASSWORD"])
-    bucket, prefix = env["MINIO_BUCKET"], "sample-repo/"
-    keys = {o["Key"][len(prefix):] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-            for o in page.get("Contents", [])}
-    assert kept <= keys, f"live objects deleted: {sorted(kept - keys)}"
-    assert not deleted & keys, f"garbage left: {sorted(deleted & keys)}"
-    summaries = [k for k in keys if k.startswith("_lakefs/retention/gc/unified/") and k.endswith("/summary.json")]
-    [summary_key] = summaries
-    report = json.loads(s3.get_object(Bucket=bucket, Key=prefix + summary_key)["Body"].read())
-    assert report["deleted"] == len(deleted), report
-
-    # the GC page, as a person sees it
     from playwright.sync_api import expect
 
     from tests.airflow.helpers import gc_page_for_everyone
 
     with gc_page_for_everyone(base, tmp_path / "profile") as page:
+        # a person runs the GC from the page's form: a bad value turns its field red, with why, and
+        # nothing can be sent until it is fixed
+        page.get_by_test_id("gc-trigger-open").click()
+        share = page.get_by_test_id("gc-param-max_delete_share").locator("input")
+        share.fill("5")
+        expect(page.get_by_test_id("gc-param-error-max_delete_share")).to_contain_text("must be at most 1, got 5")
+        expect(page.get_by_test_id("gc-param-max_delete_share")).to_have_attribute("data-invalid", "true")
+        expect(page.get_by_test_id("gc-trigger-run")).to_be_disabled()
+        page.set_viewport_size({"width": 1400, "height": 1000})
+        page.get_by_test_id("gc-param-max_delete_share").scroll_into_view_if_needed()
+        TRIGGER_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(TRIGGER_SCREENSHOT))
+        assert api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"] == [], "a run from a refused form"
+        share.fill("0.5")
+        page.get_by_test_id("gc-param-min_age_seconds").locator("input").fill(str(MIN_AGE_S))
+        page.get_by_test_id("gc-param-unsafe_min_age_override").locator("input").check()
+        t0 = time.monotonic()
+        page.get_by_test_id("gc-trigger-run").click()
+        message = page.get_by_test_id("gc-trigger-message")
+        expect(message).to_contain_text("created")
+        run_id = re.search(r"run (\S+) created", message.inner_text()).group(1)
+
+        path = f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id)}"
+        conf = api.call("GET", path)["conf"]
+        assert (conf["mode"], conf["min_age_seconds"], conf["unsafe_min_age_override"], conf["max_delete_share"]) == \
+            ("mark_and_sweep", MIN_AGE_S, True, 0.5), conf
+        while (state := api.call("GET", path)["state"]) not in ("success", "failed"):
+            assert time.monotonic() - t0 < RUN_DEADLINE_S, f"the GC run is still {state} after {RUN_DEADLINE_S} s"
+            time.sleep(3)
+        tis = {t["task_id"]: t["state"] for t in api.call("GET", path + "/taskInstances")["task_instances"]}
+        print(f"the GC DAG run in the stack: {state} in {time.monotonic() - t0:.0f} s; tasks {tis}")
+        assert state == "success", (tis, stack.logs("airflow-scheduler", tail=200))
+        assert set(tis.values()) == {"success"} and len(tis) == 7, tis
+
+        # what is left in the bucket, object by object
+        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}", region_name="us-east-1",
+                          aws_access_key_id=env["MINIO_ROOT_USER"], aws_secret_access_key=env["MINIO_ROOT_PASSWORD"])
+        bucket, prefix = env["MINIO_BUCKET"], "sample-repo/"
+        keys = {o["Key"][len(prefix):] for pg in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+                for o in pg.get("Contents", [])}
+        assert kept <= keys, f"live objects deleted: {sorted(kept - keys)}"
+        assert not deleted & keys, f"garbage left: {sorted(deleted & keys)}"
+        summaries = [k for k in keys if k.startswith("_lakefs/retention/gc/unified/") and k.endswith("/summary.json")]
+        [summary_key] = summaries
+        report = json.loads(s3.get_object(Bucket=bucket, Key=prefix + summary_key)["Body"].read())
+        assert report["deleted"] == len(deleted), report
+
+        # the run on the page, as a person sees it
+        page.reload()
         row = page.locator(f'tr[data-run="{run_id}"]')
         expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
         expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
@@ -149,6 +174,5 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         expect(page.get_by_test_id("gc-version")).to_contain_text("lakefs-gc 0.1.0")
         page.set_viewport_size({"width": 1400, "height": 1400})
         page.wait_for_timeout(800)
-        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
-    print("screenshot:", SCREENSHOT)
+    print("screenshots:", TRIGGER_SCREENSHOT, SCREENSHOT)
