@@ -20,16 +20,31 @@ RUNNING_ON_APISERVER = (len(sys.argv) > 1 and sys.argv[1] == "api-server") or (
     len(sys.argv) > 2 and sys.argv[2].endswith("airflow/api_fastapi/main.py"))
 
 URL_ROUTE = "lakefs-gc"
-BUNDLE = "lakefs-gc/static/main.umd.js"  # relative: resolved against the UI's <base href> ([api] base_url)
+
+
+def bundle_path(base_url: str | None = None) -> str:
+    """The bundle's absolute path on the api-server, under ``[api] base_url``'s path (``/`` when
+    unset). Absolute, not relative: Airflow 3.3's UI resolves a relative ``bundle_url`` against its
+    ``<base href>``, but 3.2's imports it as it is, and a bare ``lakefs-gc/...`` is no module
+    specifier there ("Failed to resolve module specifier"); an absolute path works on both."""
+    from urllib.parse import urlsplit
+
+    if base_url is None:
+        from airflow.configuration import conf
+
+        base_url = conf.get("api", "base_url", fallback="") or ""
+    prefix = urlsplit(base_url).path.rstrip("/")
+    return f"{prefix}/{URL_ROUTE}/static/main.umd.js"
 
 
 def react_apps() -> list[dict]:
     # two entries, two URLs: the UI imports each bundle_url as an ES module once, and reads the global
     # the bundle sets right after; one URL for both would leave the second without its component
+    bundle = bundle_path()
     return [
-        {"name": "lakeFS GC", "bundle_url": f"{BUNDLE}?view=all", "destination": "nav", "url_route": URL_ROUTE,
+        {"name": "lakeFS GC", "bundle_url": f"{bundle}?view=all", "destination": "nav", "url_route": URL_ROUTE,
          "category": "browse"},
-        {"name": "lakeFS GC (DAG)", "bundle_url": f"{BUNDLE}?view=dag", "destination": "dag",
+        {"name": "lakeFS GC (DAG)", "bundle_url": f"{bundle}?view=dag", "destination": "dag",
          "url_route": f"{URL_ROUTE}-dag"},
     ]
 
