@@ -63,6 +63,23 @@ def test_missing_file():
     assert res.returncode == 2 and "No such file" in res.stderr
 
 
+def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_run(tmp_path):
+    """The README's minimal entry passes as it is; a file with three mistakes gets all three."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n  - repository: my-repo\n    storage_conn_id: aws_default\n")
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == f"{cfg}: 1 good, 0 bad", r.stdout + r.stderr
+    cfg.write_text("repositories:\n"
+                   "  - {repository: a-repo, mode: sweep, shedule: '@daily'}\n"
+                   "  - {repository: b-repo, min_age_seconds: -1}\n")
+    r = run("config", "check", str(cfg))
+    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("error  ")]
+    assert r.returncode == 2 and len(errors) == 3, r.stdout
+    assert "(a-repo): unknown field(s) ['shedule']" in errors[0] and "(a-repo): field 'mode'" in errors[1]
+    assert "(b-repo): field 'min_age_seconds'" in errors[2]
+    assert r.stdout.splitlines()[-1] == f"{cfg}: 0 good, 2 bad (3 problems)"
+
+
 def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     common = "lakefs_conn_id: l, storage_conn_id: s, spark_conn_id: p, min_age_seconds: 86400, mode: mark_only"
     cfg = tmp_path / "gc.yaml"
