@@ -3,7 +3,7 @@
 # Debian bookworm base made with debootstrap, a stand-in for each official image docker-compose.yaml
 # names, under that name and tag (docker/standins/README.md), and the stack's own image
 # (docker/Dockerfile). Images live in the project's Docker engine's data root under the tools cache
-# (scripts/dockerd.sh), so only a new machine pays the build (about 15 minutes); a warm run checks
+# (scripts/dockerd.sh), so only a new machine pays the build (7m21s measured on 2 cores); a warm run checks
 # labels and takes seconds. Stand-ins are rebuilt when their recipe changes (a label holds its hash).
 #
 #   scripts/stack_images.sh LAKEFS_BINARY

@@ -315,7 +315,7 @@ def _config_check(path: str | None, out) -> int:
     for r in cfg.repositories:
         print(f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
               f"min age {r.min_age_seconds}s", file=out)
-    problems = [line for message in cfg.entry_errors for line in message.splitlines()]
+    problems = cfg.entry_problems
     for line in problems:
         print(f"error  {line}", file=out)
     print(f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad"

@@ -185,6 +185,11 @@ class GCConfig:
     repositories: tuple[RepoConfig, ...]
     entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
 
+    @property
+    def entry_problems(self) -> list[str]:
+        """Every problem of the bad entries, one line each (an entry's message holds all of its own)."""
+        return [line for message in self.entry_errors for line in message.splitlines()]
+
 
 def default_config_path() -> Path:
     """``$LAKEFS_GC_CONFIG`` if set, else the checked-in ``config/gc_repositories.yaml``."""
@@ -294,12 +299,16 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     def err(fld: str, msg: str) -> ConfigError:
         return ConfigError(f"{where}: field '{fld}': {msg}")
 
-    def check(fn, fallback=None):
+    def bad(fld: str, msg: str) -> None:
+        problems.append(str(err(fld, msg)))
+
+    def check(fn):
+        """A section's parser (the first problem of the section), its value or None."""
         try:
             return fn()
         except ConfigError as e:
             problems.append(str(e))
-            return fallback
+            return None
 
     unknown = set(entry) - _ENTRY_FIELDS
     if unknown:
@@ -310,40 +319,38 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
-            problems.append(str(err(fld, "missing (required; set it in the entry or under 'defaults')")))
+            bad(fld, "missing (required; set it in the entry or under 'defaults')")
 
     name = merged.get("repository")
     if name is not None and (not isinstance(name, str) or not _REPO_RE.match(name)):
-        problems.append(str(err("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), "
-                                              f"got {name!r}")))
+        bad("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), got {name!r}")
     for fld in ("lakefs_conn_id", "storage_conn_id", "spark_conn_id"):
         v = merged.get(fld)
         if (v is not None or fld != "storage_conn_id") and (not isinstance(v, str) or not _CONN_ID_RE.match(v)):
-            problems.append(str(err(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")))
+            bad(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")
     mode = merged["mode"]
     if mode not in SCHEDULABLE_MODES:
         hint = (" (sweep_only needs the mark id of an earlier run: trigger it by hand with the Params mode and "
                 "mark_id)") if mode == "sweep_only" else ""
-        problems.append(str(err("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")))
+        bad("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")
     age = merged["min_age_seconds"]
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
-        problems.append(str(err("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")))
+        bad("min_age_seconds", f"must be an integer >= 0 (seconds), got {age!r}")
     schedule = merged.get("schedule")
     if schedule is not None and (not isinstance(schedule, str) or not _valid_schedule(schedule)):
-        problems.append(str(err("schedule", f"must be a cron expression (5 fields), a preset such as @daily, "
-                                            f"or null, got {schedule!r}")))
+        bad("schedule", f"must be a cron expression (5 fields), a preset such as @daily, or null, got {schedule!r}")
     work_dir = merged.get("work_dir")
     if work_dir is not None and (not isinstance(work_dir, str) or not work_dir.strip()):
-        problems.append(str(err("work_dir", f"must be a non-empty path/URI string or null, got {work_dir!r}")))
+        bad("work_dir", f"must be a non-empty path/URI string or null, got {work_dir!r}")
     tags = merged.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
-        problems.append(str(err("tags", f"must be a list of non-empty strings, got {tags!r}")))
+        bad("tags", f"must be a list of non-empty strings, got {tags!r}")
     spark = check(lambda: _parse_spark(merged["spark"], err))
     sweep = check(lambda: _parse_sweep(merged["sweep"], err))
     tasks = check(lambda: _parse_tasks(merged["tasks"], err))
     flow = merged.get("flow", "auto")
     if flow not in FLOWS:
-        problems.append(str(err("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")))
+        bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
     every = check(lambda: _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err))
     if problems:
         raise ConfigError("\n".join(problems))

@@ -109,7 +109,7 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
         return None
     from airflow.providers.standard.operators.python import PythonOperator
 
-    lines = [line for message in cfg.entry_errors for line in message.splitlines()]
+    lines = cfg.entry_problems
     n = len(cfg.entry_errors)
     with DAG(
         dag_id=CONFIG_ERRORS_DAG_ID,

@@ -183,10 +183,11 @@ def sign_in(page, user: str, password: str) -> None:
 
 
 @contextmanager
-def gc_page_for_everyone(base: str, profile: Path):
-    """The GC page of the api-server at ``base`` whose simple auth manager makes everyone admin (the
-    compose stack's, a plain Airflow's) in Debian's Chromium: a token without a login, then the page,
-    yielded once its runs table is drawn (playwright's ``expect`` set to the UI's deadline)."""
+def gc_page(base: str, profile: Path, login: tuple[str, str] | None = None):
+    """The GC page of the api-server at ``base`` in Debian's Chromium, yielded once its runs table is
+    drawn (playwright's ``expect`` set to the UI's deadline). ``login``: (user, password) for the
+    simple auth manager's login form; None: everyone is admin (the compose stack's, a plain
+    Airflow's), a token without a login."""
     from playwright.sync_api import expect, sync_playwright
 
     from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
@@ -197,10 +198,14 @@ def gc_page_for_everyone(base: str, profile: Path):
         try:
             page = browser.new_page()
             page.set_default_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{base}/auth/token/login")
-            page.goto(f"{base}/plugin/lakefs-gc")
+            if login is None:
+                page.goto(f"{base}/auth/token/login")
+                page.goto(f"{base}/plugin/lakefs-gc")
+            else:
+                page.goto(f"{base}/plugin/lakefs-gc")
+                sign_in(page, *login)
+                page.wait_for_url("**/plugin/lakefs-gc**")
             page.get_by_test_id("gc-runs").wait_for()
             yield page
         finally:
             browser.close()
-

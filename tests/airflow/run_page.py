@@ -34,7 +34,7 @@ import pytest
 from lakefs_gc_airflow.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import REPO, Airflow, airflow_api, sign_in
+from tests.airflow.helpers import REPO, Airflow, airflow_api, gc_page, sign_in
 from tests.airflow.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 USER, ROLE = "gc-viewer", "admin"
@@ -154,9 +154,7 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     Airflow's auth and answers each run with the counts of its report, read here from the namespace;
     in a real browser, the page (Browse > lakeFS GC) and the DAG's tab show them, the charts are drawn,
     the latest report is plain, wrapped text, and the refused run links to its failed task's log."""
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=UI_TIMEOUT_MS)  # a loaded machine: the UI's answers take seconds
+    from playwright.sync_api import expect  # gc_page sets its deadline: on a loaded machine answers take seconds
 
     from lakefs_gc.report import layout
 
@@ -193,51 +191,41 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     def fmt(v) -> str:
         return f"{v:,}"
 
-    with sync_playwright() as p:
-        browser = _browser(p, profile)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            page.goto(f"{base}/plugin/lakefs-gc")
-            sign_in(page, USER, password)
-            page.wait_for_url("**/plugin/lakefs-gc**")
-            page.get_by_test_id("gc-runs").wait_for()
-            for run in (sw, hb):
-                row = page.locator(f'tr[data-run="{run["airflow_run_id"]}"]')
-                for col in ("listed", "candidates", "deleted", "held_back", "already_gone", "dead_letters"):
-                    key = {"listed": "listed_objects", "dead_letters": "delete_failed"}.get(col, col)
-                    expect(row.locator(f'td[data-col="{col}"]')).to_contain_text(fmt(run[key]))
-            expect(page.locator(f'tr[data-run="{hb["airflow_run_id"]}"]')).to_contain_text("held back")
-            refused_row = page.locator(f'tr[data-run="{refused_run_id}"]')
-            expect(refused_row).to_contain_text("refused or failed: no report")
-            expect(refused_row.get_by_role("link", name="prepare_run log")).to_have_attribute(
-                "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$"))
-            newest = page.get_by_test_id("gc-newest")
-            expect(newest).to_contain_text("prepare_run log")
-            expect(newest).not_to_contain_text("delete log")  # failed tasks only, not those upstream_failed
-            summary = page.get_by_test_id("gc-summary")  # the latest report: plain text, wrapped
-            expect(summary).to_contain_text(f"deleted: {fmt(sw['deleted'])}")
-            assert summary.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
-            assert summary.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the summary is cut at the right"
-            expect(page.get_by_test_id("gc-charts").locator("canvas")).to_have_count(3)
-            page.get_by_test_id("gc-explain-target").fill(gone)  # an operator pastes an address
-            page.get_by_test_id("gc-explain-go").click()
-            expect(page.get_by_test_id("gc-explain-answer")).to_contain_text(f"{gone}: deleted")
-            page.set_viewport_size({"width": 1400, "height": 1600})  # the UI scrolls inside: room for the table
-            page.wait_for_timeout(800)  # the charts drawn
-            GC_PAGE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(GC_PAGE_SCREENSHOT), full_page=True)
-            html = page.content()
-            page.goto(f"{base}/dags/{dag_id}/plugin/lakefs-gc-dag")  # the tab on the DAG: that repository
-            tab = page.locator(f'[data-testid="gc-repository"][data-dag="{dag_id}"]')
-            tab.wait_for()
-            expect(tab.locator(f'tr[data-run="{sw["airflow_run_id"]}"] td[data-col="deleted"]')).to_contain_text(
-                fmt(sw["deleted"]))
-            page.wait_for_timeout(500)
-            page.screenshot(path=str(GC_TAB_SCREENSHOT), full_page=True)
-            html += page.content()
-        finally:
-            browser.close()
+    with gc_page(base, profile, (USER, password)) as page:
+        for run in (sw, hb):
+            row = page.locator(f'tr[data-run="{run["airflow_run_id"]}"]')
+            for col in ("listed", "candidates", "deleted", "held_back", "already_gone", "dead_letters"):
+                key = {"listed": "listed_objects", "dead_letters": "delete_failed"}.get(col, col)
+                expect(row.locator(f'td[data-col="{col}"]')).to_contain_text(fmt(run[key]))
+        expect(page.locator(f'tr[data-run="{hb["airflow_run_id"]}"]')).to_contain_text("held back")
+        refused_row = page.locator(f'tr[data-run="{refused_run_id}"]')
+        expect(refused_row).to_contain_text("refused or failed: no report")
+        expect(refused_row.get_by_role("link", name="prepare_run log")).to_have_attribute(
+            "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$"))
+        newest = page.get_by_test_id("gc-newest")
+        expect(newest).to_contain_text("prepare_run log")
+        expect(newest).not_to_contain_text("delete log")  # failed tasks only, not those upstream_failed
+        summary = page.get_by_test_id("gc-summary")  # the latest report: plain text, wrapped
+        expect(summary).to_contain_text(f"deleted: {fmt(sw['deleted'])}")
+        assert summary.evaluate("e => getComputedStyle(e).whiteSpace") == "pre-wrap"
+        assert summary.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "the summary is cut at the right"
+        expect(page.get_by_test_id("gc-charts").locator("canvas")).to_have_count(3)
+        page.get_by_test_id("gc-explain-target").fill(gone)  # an operator pastes an address
+        page.get_by_test_id("gc-explain-go").click()
+        expect(page.get_by_test_id("gc-explain-answer")).to_contain_text(f"{gone}: deleted")
+        page.set_viewport_size({"width": 1400, "height": 1600})  # the UI scrolls inside: room for the table
+        page.wait_for_timeout(800)  # the charts drawn
+        GC_PAGE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(GC_PAGE_SCREENSHOT), full_page=True)
+        html = page.content()
+        page.goto(f"{base}/dags/{dag_id}/plugin/lakefs-gc-dag")  # the tab on the DAG: that repository
+        tab = page.locator(f'[data-testid="gc-repository"][data-dag="{dag_id}"]')
+        tab.wait_for()
+        expect(tab.locator(f'tr[data-run="{sw["airflow_run_id"]}"] td[data-col="deleted"]')).to_contain_text(
+            fmt(sw["deleted"]))
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(GC_TAB_SCREENSHOT), full_page=True)
+        html += page.content()
     shown = json.dumps([answer, html])
     assert not any(s in shown for s in secret_values if s), "a key or secret on the GC page or in its API"
     print("screenshots:", GC_PAGE_SCREENSHOT, GC_TAB_SCREENSHOT)

@@ -289,7 +289,7 @@ def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, 
     from playwright.sync_api import expect
 
     from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
-    from tests.airflow.helpers import gc_page_for_everyone
+    from tests.airflow.helpers import gc_page
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -300,7 +300,7 @@ def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, 
                            str(port)], tmp_path / "api-server.log", f"{base}/api/v2/version", env=api_env,
                           timeout=BUILD_TIMEOUT, cwd=installed.work, inherit_env=False)
     try:
-        with gc_page_for_everyone(base, tmp_path / "profile") as page:
+        with gc_page(base, tmp_path / "profile") as page:
             row = page.locator("tr[data-run]").first  # the one run, dag.test()'s
             expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{summary['deleted']:,}")
             expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{summary['listed_objects']:,}")

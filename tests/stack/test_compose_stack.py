@@ -112,9 +112,9 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
 
     from playwright.sync_api import expect
 
-    from tests.airflow.helpers import gc_page_for_everyone
+    from tests.airflow.helpers import gc_page
 
-    with gc_page_for_everyone(base, tmp_path / "profile") as page:
+    with gc_page(base, tmp_path / "profile") as page:
         # a person runs the GC from the page's form: a bad value turns its field red, with why, and
         # nothing can be sent until it is fixed
         page.get_by_test_id("gc-trigger-open").click()
