@@ -65,19 +65,43 @@ def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool,
     return tasks
 
 
-def list_objects(st, cutoff_s: float, tasks, listed=None):
-    """(address, size, last_modified_ms, checksum) of every object the listing ``tasks`` find older than
-    ``cutoff_s`` (the ``dummy`` marker left out); ``listed`` (a counter) counts every key seen."""
+def _ranged(st, prefix: str, recursive: bool, after: str | None, up_to: str | None):
+    """A listing task through the store's SDK (:meth:`Storage.list`): the root's key ranges and the
+    loose objects under ``data/`` (delimiter listings), the ``dummy`` marker left out."""
+    for o in st.list(prefix, recursive=recursive, start_after=after):
+        if up_to is not None and o.key > up_to:
+            break
+        if prefix == "" and o.key == "dummy":
+            continue
+        yield o
+
+
+def list_batches(st, cutoff_s: float, tasks, listed=None):
+    """Arrow batches (address, size, last_modified_ms, checksum) of every object the listing
+    ``tasks`` find older than ``cutoff_s`` (the ``dummy`` marker left out); ``listed`` (a counter)
+    counts every key seen. A slice is listed whole (:meth:`Storage.list_batches`: the native
+    client where it serves, without a Python object per key); the root's key ranges and the loose
+    objects under ``data/`` through the store's SDK (few objects, delimiter listings).
+
+    Older than the cutoff in whole milliseconds: ``last_modified_ms < floor(cutoff_s * 1000)``,
+    which holds only for an object modified before ``cutoff_s`` (never one modified at or after
+    it)."""
+    import math
+
+    import pyarrow.compute as pc
+
+    from lakefs_gc.storage.native import sdk_batches
+
+    cutoff_ms = math.floor(cutoff_s * 1000)
     n = 0
     for prefix, recursive, after, up_to in tasks:
-        for o in st.list(prefix, recursive=recursive, start_after=after):
-            if up_to is not None and o.key > up_to:
-                break
-            n += 1
-            if prefix == "" and o.key == "dummy":
-                continue
-            if o.last_modified < cutoff_s:
-                yield (o.key, o.size, int(o.last_modified * 1000), o.checksum)
+        whole = recursive and after is None and up_to is None
+        batches = st.list_batches(prefix) if whole else sdk_batches(_ranged(st, prefix, recursive, after, up_to))
+        for b in batches:
+            n += len(b)
+            old = b.filter(pc.less(b.column(2), cutoff_ms))
+            if len(old):
+                yield old
     if listed is not None:
         listed.add(n)
 
@@ -89,21 +113,21 @@ def local_folder(location: str) -> str | None:
     return None if "://" in folder else folder
 
 
-def write_listed_here(folder: str, rows: list[tuple]) -> None:
-    """The listing as Spark's ``write.mode("overwrite").parquet`` leaves it: the folder replaced by
-    one part and ``_SUCCESS`` (written last)."""
+def write_listed_here(folder: str, batches) -> None:
+    """The listing (Arrow batches of :func:`lakefs_gc.storage.base.listed_schema`) as Spark's
+    ``write.mode("overwrite").parquet`` leaves it: the folder replaced by one part and ``_SUCCESS``
+    (written last)."""
     import shutil
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from lakefs_gc.storage.base import listed_schema
+
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
-    cols = list(zip(*rows)) if rows else [()] * len(LISTED_COLUMNS)
-    schema = pa.schema([("address", pa.string()), ("size", pa.int64()), ("last_modified_ms", pa.int64()),
-                        ("checksum", pa.string())])
-    table = pa.table([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
-    pq.write_table(table, os.path.join(folder, "part-00000-here.parquet"))
+    pq.write_table(pa.Table.from_batches(list(batches), schema=listed_schema()),
+                   os.path.join(folder, "part-00000-here.parquet"))
     open(os.path.join(folder, SUCCESS), "wb").close()
 
 

@@ -25,8 +25,14 @@ from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
 
 
-def _list(sref: StorageRef, cutoff_s: float, tasks, listed=None):
-    return slices.list_objects(sref.open(), cutoff_s, tasks, listed)
+TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # slices.listing_tasks's
+
+
+def _list(sref: StorageRef, cutoff_s: float, task_batches, listed=None):
+    """mapInArrow's function: the listing tasks of a partition (Arrow batches of prefix, recursive,
+    after, up_to) to the listing's batches."""
+    tasks = [tuple(t.values()) for b in task_batches for t in b.to_pylist()]
+    return slices.list_batches(sref.open(), cutoff_s, tasks, listed)
 
 
 def _plan(ctx, sref: StorageRef):
@@ -56,13 +62,17 @@ def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None, max_k
         return None
     sref = storage_ref(ctx, environ)
     cutoff_s, incremental, since, to_list, skipped, before, tasks = _plan(ctx, sref)
-    rows: list[tuple] = []
-    for row in slices.list_objects(sref.open(), cutoff_s, tasks):
-        rows.append(row)
-        if len(rows) > max_keys:
+    import pyarrow.compute as pc
+
+    batches, count, nbytes = [], 0, 0
+    for b in slices.list_batches(sref.open(), cutoff_s, tasks):
+        batches.append(b)
+        count += len(b)
+        if count > max_keys:
             return None
-    slices.write_listed_here(folder, rows)
-    return _result(out_dir, to_list, skipped, before, since, incremental, len(rows), sum(r[1] or 0 for r in rows))
+        nbytes += pc.sum(b.column(1)).as_py() or 0
+    slices.write_listed_here(folder, batches)
+    return _result(out_dir, to_list, skipped, before, since, incremental, count, nbytes)
 
 
 def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:
@@ -74,8 +84,9 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     n = parallelism(spark, ctx)
     out_dir = layout.listed_dir(ctx.work_dir)
     with watch(spark, "list_slices", "objects listed") as listed:
-        rdd = spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)).mapPartitions(
-            lambda ts: _list(sref, cutoff_s, ts, listed))
-        spark.createDataFrame(rdd, LISTED_SCHEMA).write.mode("overwrite").parquet(out_dir)
+        task_df = spark.createDataFrame(spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)),
+                                        TASK_SCHEMA)
+        task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_SCHEMA) \
+            .write.mode("overwrite").parquet(out_dir)
     agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
     return _result(out_dir, to_list, skipped, before, since, incremental, int(agg["n"]), int(agg["b"] or 0))

@@ -9,12 +9,13 @@ is a loop of single deletes with the first error raised.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import IO
 from urllib.parse import unquote, urlsplit
 
-from lakefs_gc.storage.base import (ObjectInfo, ObjectNotFound, StorageError, hex_md5, reaching, spool_download,
-                                    where)
-from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage import native
+from lakefs_gc.storage.base import (CloudStorage, ObjectInfo, ObjectNotFound, StorageError, hex_md5, reaching,
+                                    spool_download, where)
 from lakefs_gc.storage.settings import AzureOptions
 
 AZURE_MAX_DELETE = 256  # Blob Batch's limit of sub-requests per request
@@ -80,11 +81,12 @@ def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> 
 _reaching = reaching(_azure_connection_errors, _unreachable_message)
 
 
-class AzureStorage:
-    """Blobs under ``https://<account>.<domain>/<container>/<prefix>``."""
+class AzureStorage(CloudStorage):
+    """Blobs under ``https://<account>.<domain>/<container>/<prefix>``: azure-storage-blob, and
+    obstore for listing slices."""
 
     max_delete_batch = AZURE_MAX_DELETE
-    listed_md5 = True  # Content-MD5
+    unreachable_message = _unreachable_message
 
     def __init__(self, uri: str, account: str, container: str, prefix: str, options: AzureOptions):
         if not options.account_url:
@@ -93,19 +95,24 @@ class AzureStorage:
             raise StorageError(
                 f"namespace {uri!r} is in storage account {account!r}, but the storage connection reaches account "
                 f"{options.account_name!r} ({options.account_url}): fix the wasb connection (storage_conn_id)")
-        self.uri = uri.rstrip("/")
-        self.container, self.prefix, self.options = container, prefix.strip("/"), options
-        self._base = self.prefix + "/" if self.prefix else ""
+        self._root(uri, prefix)
+        self.container, self.options, self._account = container, options, account
         self.client = make_service_client(options).get_container_client(container)
         self._raw = None
+        self._native = None
         # Sub-request paths in a batch answer: [/<account> on Azurite]/<container>/<blob>
         self._path_base = urlsplit(options.account_url).path.rstrip("/") + f"/{container}/"
 
-    def full_uri(self, key: str) -> str:
-        return f"{self.uri}/{key}"
+    @property
+    def listed_md5(self) -> bool:
+        """Content-MD5 is in the SDK's listing, not in the native one's."""
+        return not native.enabled()
 
-    def _name(self, key: str) -> str:
-        return self._base + _check_key(key)
+    def native_store(self):
+        if self._native is None:
+            options = self.options if self.options.account_name else replace(self.options, account_name=self._account)
+            self._native = native.azure_store(self.container, self.prefix, options)
+        return self._native
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:
@@ -127,9 +134,6 @@ class AzureStorage:
 
         return spool_download(lambda f: self.client.download_blob(self._name(key)).readinto(f),
                               lambda e: isinstance(e, ResourceNotFoundError), self.full_uri(key))
-
-    def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
-        return self.stat(key) is not None
 
     @_reaching
     def stat(self, key: str) -> ObjectInfo | None:

@@ -61,6 +61,10 @@ class Storage(Protocol):
         """Objects under ``prefix`` sorted by key (UTF-8 byte order), only those after ``start_after``."""
         ...
     def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
+    def list_batches(self, prefix: str) -> Iterator:
+        """Every object under ``prefix`` (``.../``), in key order, as Arrow batches of
+        :func:`listed_schema`: the GC's listing of a slice."""
+        ...
     def delete(self, key: str) -> None: ...
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
@@ -68,6 +72,17 @@ class Storage(Protocol):
         (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
         for a missing one). A failed request raises. The deleter's only call."""
         ...
+
+
+@functools.cache
+def listed_schema():
+    """The Arrow schema of a listing (:meth:`Storage.list_batches`, and the listing's Parquet:
+    ``lakefs_gc.gc.decision.LISTED_SCHEMA``): address (the key), size, last-modified in epoch
+    milliseconds, the store's checksum as :class:`ObjectInfo` gives it."""
+    import pyarrow as pa
+
+    return pa.schema([("address", pa.string()), ("size", pa.int64()), ("last_modified_ms", pa.int64()),
+                      ("checksum", pa.string())])
 
 
 class StorageUnreachable(Unreachable):
@@ -149,3 +164,51 @@ def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[
         raise
     tmp.seek(0)
     return tmp  # type: ignore[return-value]
+
+
+class CloudStorage:
+    """What the S3, Azure Blob and GCS adapters share: keys under one prefix of a bucket or
+    container, their URIs, and the listing into Arrow (through the native client where it serves,
+    :mod:`lakefs_gc.storage.native`). A subclass sets ``uri``, ``prefix`` (:meth:`_root`) and its
+    ``unreachable_message``, and makes its native store in :meth:`native_store`."""
+
+    listed_etag = False  # the native listing's ETag is the checksum the SDK lists (S3's)
+    unreachable_message: Callable[[object, BaseException, str, tuple], str]
+
+    def _root(self, uri: str, prefix: str) -> None:
+        self.uri = uri.rstrip("/")
+        self.prefix = prefix.strip("/")
+        self._base = self.prefix + "/" if self.prefix else ""
+
+    def full_uri(self, key: str) -> str:
+        return f"{self.uri}/{key}"
+
+    def _name(self, key: str) -> str:
+        """The store's name of a namespace key (the namespace prefix joined; ``..`` refused)."""
+        from lakefs_gc.storage.namespace import _check_key
+
+        return self._base + _check_key(key)
+
+    def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
+        return self.stat(key) is not None
+
+    def native_store(self):
+        """The obstore store of the namespace, or None when the native client cannot serve it."""
+        return None
+
+    def list_batches(self, prefix: str) -> Iterator:
+        """Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of
+        :func:`listed_schema`: through the native client, the SDK's :meth:`list` for what it
+        cannot list (:func:`lakefs_gc.storage.native.listing_batches`)."""
+        from lakefs_gc.storage import native
+
+        try:
+            yield from native.listing_batches(self.native_store, self.list, prefix, self.listed_etag)
+        except StorageUnreachable:
+            raise
+        except Exception as exc:
+            if native.is_connection_error(exc):
+                logging.getLogger(__name__).debug("list_batches: the native client's error", exc_info=True)
+                brief = RuntimeError(str(exc).splitlines()[0])  # obstore's message goes on with its debug tree
+                raise StorageUnreachable(type(self).unreachable_message(self, brief, "list", (prefix,))) from None
+            raise

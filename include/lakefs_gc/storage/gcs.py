@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, hex_md5, reaching, spool_download, where
-from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage import native
+from lakefs_gc.storage.base import CloudStorage, ObjectInfo, ObjectNotFound, hex_md5, reaching, spool_download, where
 from lakefs_gc.storage.settings import GCSOptions
 
 GCS_MAX_DELETE = 100   # keys per delete_batch call (as many as a JSON batch would carry)
@@ -80,26 +80,30 @@ def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> 
 _reaching = reaching(_gcs_connection_errors, _unreachable_message)
 
 
-class GCSStorage:
-    """Objects under ``gs://bucket/prefix``."""
+class GCSStorage(CloudStorage):
+    """Objects under ``gs://bucket/prefix``: google-cloud-storage, and obstore for listing slices."""
 
     max_delete_batch = GCS_MAX_DELETE
-    listed_md5 = True  # md5Hash
+    unreachable_message = _unreachable_message
 
     def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client=None):
         self.options = options or GCSOptions()
         self.client = client or make_gcs_client(self.options)
-        self.bucket_name, self.prefix = bucket, prefix.strip("/")
+        self.bucket_name = bucket
+        self._root(f"gs://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"gs://{bucket}", prefix)
         self.bucket = self.client.bucket(bucket)
-        self.uri = f"gs://{bucket}/{self.prefix}" if self.prefix else f"gs://{bucket}"
-        self._base = self.prefix + "/" if self.prefix else ""
         self._pool: ThreadPoolExecutor | None = None
+        self._native = None
 
-    def full_uri(self, key: str) -> str:
-        return f"{self.uri}/{key}"
+    @property
+    def listed_md5(self) -> bool:
+        """md5Hash is in the SDK's listing, not in the native one's."""
+        return not native.enabled()
 
-    def _name(self, key: str) -> str:
-        return self._base + _check_key(key)
+    def native_store(self):
+        if self._native is None:
+            self._native = native.gcs_store(self.bucket_name, self.prefix, self.options)
+        return self._native
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:
@@ -121,9 +125,6 @@ class GCSStorage:
 
         return spool_download(lambda f: self.bucket.blob(self._name(key)).download_to_file(f, retry=_retry()),
                               lambda e: isinstance(e, NotFound), self.full_uri(key))
-
-    def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
-        return self.stat(key) is not None
 
     @_reaching
     def stat(self, key: str) -> ObjectInfo | None:

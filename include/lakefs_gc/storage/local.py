@@ -114,6 +114,12 @@ class LocalStorage:
                 st = e.stat()
                 yield ObjectInfo(key_base + e.name, st.st_size, st.st_mtime)
 
+    def list_batches(self, prefix: str) -> Iterator:
+        """Every file under ``prefix`` as Arrow batches (``os.scandir``: :meth:`list`)."""
+        from lakefs_gc.storage.native import sdk_batches
+
+        return sdk_batches(self.list(prefix))
+
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
         """Common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
         base, name_prefix, key_base = self._dir_and_name_prefix(prefix)

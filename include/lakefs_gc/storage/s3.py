@@ -8,8 +8,7 @@ import threading
 from collections.abc import Iterator
 from typing import IO
 
-from lakefs_gc.storage.base import MD5_HEX, ObjectInfo, ObjectNotFound, reaching, spool_download, where
-from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage.base import MD5_HEX, CloudStorage, ObjectInfo, ObjectNotFound, reaching, spool_download, where
 from lakefs_gc.storage.settings import S3Options
 
 S3_MAX_DELETE = 1000
@@ -33,7 +32,7 @@ def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> 
     why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
            "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
         type(exc).__name__, "connection error")
-    return (f"S3 endpoint {endpoint} is unreachable ({why}) after botocore's attempts ({method} {where(self, args)}: "
+    return (f"S3 endpoint {endpoint} is unreachable ({why}) after the client's attempts ({method} {where(self, args)}: "
             f"{exc}): check endpoint_url and region_name in the "
             f"extra of the storage connection (storage_conn_id in the GC config), that the endpoint is running "
             f"and that this worker can reach it")
@@ -83,30 +82,32 @@ def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
         return _shared_session.client("s3", **kwargs)
 
 
-class S3Storage:
-    """Objects under ``s3://bucket/prefix`` through boto3."""
+class S3Storage(CloudStorage):
+    """Objects under ``s3://bucket/prefix``: boto3, and obstore for listing slices."""
 
     max_delete_batch = S3_MAX_DELETE
     listed_md5 = False  # the ETag: content_md5 asks whether it is the MD5
+    listed_etag = True
+    unreachable_message = _unreachable_message
 
     def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
         self.bucket = bucket
-        self.prefix = prefix.strip("/")
+        self._root(f"s3://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"s3://{bucket}", prefix)
         self.options = options or S3Options()
         self.client = client or make_s3_client(self.options)
         self._raw_client = None
-        self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
-        self._base = self.prefix + "/" if self.prefix else ""
+        self._native = None
 
-    def full_uri(self, key: str) -> str:
-        return f"{self.uri}/{key}"
+    def native_store(self):
+        if self._native is None:
+            from lakefs_gc.storage.native import s3_store
 
-    def _key(self, key: str) -> str:
-        return self._base + _check_key(key)
+            self._native = s3_store(self.bucket, self.prefix, self.options)
+        return self._native
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+        self.client.put_object(Bucket=self.bucket, Key=self._name(key), Body=data)
 
     def _is_missing(self, exc: Exception) -> bool:
         code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
@@ -115,7 +116,7 @@ class S3Storage:
     @_reaching
     def get(self, key: str) -> bytes:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+            return self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"].read()
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
                 raise ObjectNotFound(self.full_uri(key)) from None
@@ -125,7 +126,7 @@ class S3Storage:
     def open_input(self, key: str) -> IO[bytes]:
         """The object in a seekable temporary file (in memory up to 64 MiB)."""
         return spool_download(
-            lambda f: shutil.copyfileobj(self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"], f,
+            lambda f: shutil.copyfileobj(self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"], f,
                                          1 << 20),
             lambda e: isinstance(e, self.client.exceptions.ClientError) and self._is_missing(e), self.full_uri(key))
 
@@ -156,7 +157,7 @@ class S3Storage:
     def _head_response(self, key: str) -> dict | None:
         """HeadObject's answer, None when the object does not exist."""
         try:
-            return self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return self.client.head_object(Bucket=self.bucket, Key=self._name(key))
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
                 return None
@@ -184,7 +185,7 @@ class S3Storage:
 
     @_reaching
     def delete(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        self.client.delete_object(Bucket=self.bucket, Key=self._name(key))
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
         """One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
@@ -196,6 +197,6 @@ class S3Storage:
         if self._raw_client is None:
             self._raw_client = make_s3_client(self.options, max_attempts=1)
         resp = self._raw_client.delete_objects(
-            Bucket=self.bucket, Delete={"Objects": [{"Key": self._key(k)} for k in keys], "Quiet": True})
+            Bucket=self.bucket, Delete={"Objects": [{"Key": self._name(k)} for k in keys], "Quiet": True})
         strip = len(self._base)
         return [(e["Key"][strip:], str(e.get("Code", "")), str(e.get("Message", ""))) for e in resp.get("Errors", ())]

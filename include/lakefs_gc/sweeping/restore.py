@@ -232,7 +232,7 @@ def _restore_local(st, key: str, run: SweptRun, dry_run: bool, now: datetime) ->
 
 
 def _restore_s3(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
-    full = st._key(key)
+    full = st._name(key)
     versions, markers = [], []
     kwargs: dict[str, Any] = {"Bucket": st.bucket, "Prefix": full}
     while True:

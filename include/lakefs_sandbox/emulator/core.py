@@ -1373,7 +1373,7 @@ class Catalog:
                               s3={"addressing_style": "path" if o.path_style else "auto"}))
             presigner.meta.events.register("before-sign.s3", _x_id)
             self._presigners[ns] = presigner
-        return presigner.generate_presigned_url(operation, Params={"Bucket": st.bucket, "Key": st._key(key)},
+        return presigner.generate_presigned_url(operation, Params={"Bucket": st.bucket, "Key": st._name(key)},
                                                 ExpiresIn=expiry)
 
     def start_prepare_commits_task(self, repo: str) -> str:

@@ -1,0 +1,266 @@
+"""Listing through a native client: ``obstore`` (Python bindings of Rust's ``object_store``),
+straight into Arrow record batches, without a Python object per key.
+
+boto3's ``list_objects_v2`` costs about 110 us of client CPU per key (a dict per key, parsed by
+botocore); obstore's listing into Arrow about 3 to 4 us (``python -m bench list``). The GC lists
+every slice of a namespace this way, on S3, Azure Blob and GCS alike; the rest of a store's calls
+(reads, HEADs, deletes with their per-key outcomes) stay on the store's own SDK (README, "Which
+client serves which store").
+
+What the native listing cannot serve, the SDK lists (:func:`listing_batches`), and the
+fallback is counted (:data:`FALLBACKS`):
+
+- a key ``object_store`` refuses as a path (an empty segment ``a//b``, a ``.`` or ``..`` segment):
+  the SDK lists the rest of the prefix, after the last key the native listing gave;
+- a key listed out of order (a directory marker ``x/`` comes back from ``object_store`` as ``x``,
+  which can collide with an object ``x``): the same;
+- ``obstore`` not installed, or ``LAKEFS_GC_NATIVE_LISTING=0``: the SDK lists everything.
+
+The listing's checksum column is S3's ETag (quotes stripped, as the SDK path gives it); Azure's
+and GCS's native listings carry no content MD5 (their ETags are not one), so it is null there and
+the store's ``listed_md5`` says so: the staged check asks the store (a HEAD through the SDK) about
+the candidates whose size some committed entry has, as it does on S3.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+NATIVE_ENV = "LAKEFS_GC_NATIVE_LISTING"  # "0": every listing through the store's SDK
+CHUNK = 10_000  # keys per Arrow batch from the native listing
+CONNECT_TIMEOUT = "20s"
+REQUEST_TIMEOUT = "120s"
+MAX_RETRIES = 4  # after the first attempt, as the SDK clients (botocore: 5 attempts in all)
+RETRY_TIMEOUT = timedelta(seconds=180)
+
+# How often this process fell back to the SDK, by reason (tests and the bench read it)
+FALLBACKS: dict[str, int] = {}
+_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """The native listing is installed and not switched off (``LAKEFS_GC_NATIVE_LISTING=0``)."""
+    if os.environ.get(NATIVE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    try:
+        import obstore  # noqa: F401
+    except ImportError:
+        _count("obstore not installed")
+        return False
+    return True
+
+
+def _count(reason: str) -> None:
+    with _lock:
+        FALLBACKS[reason] = FALLBACKS.get(reason, 0) + 1
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """obstore's error when the endpoint did not answer after its retries (refused, unknown
+    host, timed out)."""
+    text = str(exc)
+    return type(exc).__name__ == "GenericError" and ("error sending request" in text or "timed out" in text)
+
+
+def _client_options(url: str | None) -> dict:
+    return {"allow_http": bool(url and url.startswith("http://")), "connect_timeout": CONNECT_TIMEOUT,
+            "timeout": REQUEST_TIMEOUT}
+
+
+def _retry() -> dict:
+    return {"max_retries": MAX_RETRIES, "retry_timeout": RETRY_TIMEOUT}
+
+
+class StaticToken:
+    """A bearer token obtained on the Airflow side (Azure's token credential, GCS's credentials),
+    as an obstore credential provider; ``expires_on`` 0: asked again every 5 minutes."""
+
+    def __init__(self, token: str, expires_on: int = 0):
+        self._token, self._expires_on = token, int(expires_on or 0)
+
+    def __call__(self) -> dict:
+        expires = (datetime.fromtimestamp(self._expires_on, UTC) if self._expires_on
+                   else datetime.now(UTC) + timedelta(minutes=5))
+        return {"token": self._token, "expires_at": expires}
+
+    def __repr__(self) -> str:  # never print secrets
+        return "StaticToken(...)"
+
+
+def s3_store(bucket: str, prefix: str, options):
+    """An obstore ``S3Store`` for ``s3://bucket/prefix`` reached as ``options`` (S3Options) say: the
+    keys given (with a session token), else boto3's default chain through obstore's
+    ``Boto3CredentialProvider`` (profiles, role assumption, instance roles), re-read before they
+    expire; the endpoint path style as the SDK client's."""
+    from obstore.store import S3Store
+
+    config = {"region": options.region, "virtual_hosted_style_request": not options.path_style}
+    if options.endpoint_url:
+        config["endpoint"] = options.endpoint_url
+    provider = None
+    if options.access_key_id:
+        config.update(access_key_id=options.access_key_id, secret_access_key=options.secret_access_key or "")
+        if options.session_token:
+            config["session_token"] = options.session_token
+    else:
+        from obstore.auth.boto3 import Boto3CredentialProvider
+
+        provider = Boto3CredentialProvider(ttl=timedelta(minutes=5))
+        config.update(provider.config)
+        config["region"] = options.region
+    return S3Store(bucket, prefix=prefix or None, config=config, client_options=_client_options(options.endpoint_url),
+                   retry_config=_retry(), credential_provider=provider)
+
+
+def azure_store(container: str, prefix: str, options):
+    """An obstore ``AzureStore`` for a container reached as ``options`` (AzureOptions) say: the
+    account key, the SAS token, the access token, else ``DefaultAzureCredential`` (azure-identity,
+    through obstore's ``AzureCredentialProvider``)."""
+    from obstore.store import AzureStore
+
+    config = {"account_name": options.account_name, "endpoint": options.account_url}
+    provider = None
+    if options.account_key:
+        config["account_key"] = options.account_key
+    elif options.sas_token:
+        config["sas_key"] = options.sas_token.lstrip("?")
+    elif options.access_token:
+        provider = StaticToken(options.access_token, options.access_token_expires_on)
+    else:
+        from obstore.auth.azure import AzureCredentialProvider
+
+        provider = AzureCredentialProvider()
+    return AzureStore(container, prefix=prefix or None, config=config,
+                      client_options=_client_options(options.account_url), retry_config=_retry(),
+                      credential_provider=provider)
+
+
+def gcs_store(bucket: str, prefix: str, options):
+    """An obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` (GCSOptions) say:
+    anonymous (an emulator), the access token, else Application Default Credentials (google-auth,
+    through obstore's ``GoogleCredentialProvider``); an emulator's endpoint as the base URL."""
+    from obstore.store import GCSStore
+
+    config: dict = {}
+    if options.endpoint_url:
+        config["base_url"] = options.endpoint_url.rstrip("/")
+    provider = None
+    if options.anonymous:
+        config["skip_signature"] = True
+    elif options.access_token:
+        provider = StaticToken(options.access_token)
+    else:
+        from obstore.auth.google import GoogleCredentialProvider
+
+        provider = GoogleCredentialProvider()
+    return GCSStore(bucket, prefix=prefix or None, config=config, client_options=_client_options(options.endpoint_url),
+                    retry_config=_retry(), credential_provider=provider)
+
+
+def _shape(batch, prefix: str, etag_checksum: bool):
+    """A native listing batch as the listing's columns: (address, size, last_modified_ms,
+    checksum). A directory marker of the prefix itself (``data/<slice>/``, which object_store
+    gives without its ``/``) keeps its key."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    b = pa.record_batch(batch)
+    path = b.column("path")
+    if prefix:
+        path = pc.if_else(pc.equal(path, prefix.rstrip("/")), pa.scalar(prefix), path)
+    ms = pc.divide(pc.cast(b.column("last_modified").cast(pa.timestamp("us", "UTC")), pa.int64()), 1000)
+    if etag_checksum:
+        etag = pc.utf8_trim(b.column("e_tag"), ' "')
+        checksum = pc.if_else(pc.equal(etag, ""), pa.scalar(None, pa.string()), etag)
+    else:
+        checksum = pa.nulls(len(b), pa.string())
+    return pa.record_batch([pc.cast(path, pa.string()), pc.cast(b.column("size"), pa.int64()), ms,
+                            pc.cast(checksum, pa.string())],
+                           names=["address", "size", "last_modified_ms", "checksum"])
+
+
+class OutOfOrder(Exception):
+    """The native listing gave a key not after the one before it."""
+
+
+def _ordered_upto(batch, last: str | None) -> int:
+    """How many leading rows of ``batch`` are strictly increasing (and after ``last``)."""
+    import pyarrow.compute as pc
+
+    col = batch.column(0)
+    n = len(col)
+    if n == 0:
+        return 0
+    if last is not None and not col[0].as_py() > last:
+        return 0
+    if n == 1:
+        return 1
+    ok = pc.greater(col.slice(1), col.slice(0, n - 1))
+    if pc.all(ok).as_py():
+        return n
+    first_bad = pc.index(ok, False).as_py()
+    return first_bad + 1
+
+
+def native_batches(store, prefix: str, etag_checksum: bool) -> Iterator:
+    """Arrow batches (address, size, last_modified_ms, checksum) of every object under ``prefix``
+    (a ``.../`` prefix of the store), in key order. Raises :class:`OutOfOrder` (after the rows
+    that were in order) or obstore's ``InvalidPathError``; ``listing_batches`` takes it from there."""
+    import obstore
+
+    last = None
+    for raw in obstore.list(store, prefix, chunk_size=CHUNK, return_arrow=True):
+        b = _shape(raw, prefix, etag_checksum)
+        good = _ordered_upto(b, last)
+        if good:
+            yield b.slice(0, good) if good < len(b) else b
+            last = b.column(0)[good - 1].as_py()
+        if good < len(b):
+            raise OutOfOrder(f"{b.column(0)[good].as_py()!r} listed after {last!r}")
+
+
+def sdk_batches(infos, size: int = CHUNK) -> Iterator:
+    """:class:`ObjectInfo` records (the SDK's listing) as the same Arrow batches."""
+    import pyarrow as pa
+
+    from lakefs_gc.storage.base import listed_schema
+
+    schema = listed_schema()
+    cols: tuple[list, list, list, list] = ([], [], [], [])
+    for o in infos:
+        cols[0].append(o.key)
+        cols[1].append(o.size)
+        cols[2].append(int(o.last_modified * 1000))
+        cols[3].append(o.checksum)
+        if len(cols[0]) >= size:
+            yield pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+            cols = ([], [], [], [])
+    if cols[0]:
+        yield pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
+
+
+def listing_batches(native: Callable[[], object] | None, sdk_list: Callable[..., Iterator], prefix: str,
+                    etag_checksum: bool) -> Iterator:
+    """Every object under ``prefix`` as Arrow batches: through the native store ``native()`` makes
+    when there is one, the SDK's ``sdk_list(prefix, start_after=...)`` for what it cannot list
+    (the module's docstring)."""
+    last = None
+    store = native() if native is not None and enabled() else None
+    if store is not None:
+        try:
+            for b in native_batches(store, prefix, etag_checksum):
+                last = b.column(0)[len(b) - 1].as_py()
+                yield b
+            return
+        except OutOfOrder:
+            _count("a key out of order (a directory marker)")
+        except Exception as exc:  # noqa: BLE001 - only obstore's path refusal is ours to take over
+            from obstore.exceptions import InvalidPathError
+
+            if not isinstance(exc, InvalidPathError):
+                raise
+            _count("a key object_store refuses as a path")
+    yield from sdk_batches(sdk_list(prefix, start_after=last))
