@@ -203,19 +203,21 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
 
 
 def start(workdir: Path, blockstore: str = "local", store=None, timeout: float = 60.0,
-          access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS) -> RealLakeFS:
+          access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS,
+          port: int | None = None) -> RealLakeFS:
     """lakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up; ``store``: the
     moto server (``s3``) or the Azurite / fake-gcs-server :class:`CloudServer` (``azure``/``gs``);
     ``cls``: the handle's class (a subclass of :class:`RealLakeFS`). With ``access_key`` and
     ``secret_key`` given, ``workdir`` may hold the state of an earlier start: its ``lakefs.yaml``'s
     secrets are kept (the stored keys are encrypted with them) and the admin set up then is reused
-    when those keys sign in."""
+    when those keys sign in; ``port`` (default: a free one) lets a restart keep its URL
+    (:func:`restart`)."""
     import yaml
 
     binary = lakefs_binary()
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     cfg = workdir / "lakefs.yaml"
     given = access_key is not None and secret_key is not None
     settings = config(workdir, port, blockstore, store)
@@ -247,6 +249,16 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
         stop_group(proc)
         raise
     return cls(url, access_key, secret_key, proc, workdir, blockstore, store)
+
+
+def restart(server: RealLakeFS, timeout: float = 60.0) -> RealLakeFS:
+    """The same lakeFS again: stopped by its PID, started on its state, keys and port (its URL and
+    every client of it stay valid)."""
+    from urllib.parse import urlsplit
+
+    server.stop()
+    return start(server.workdir, server.blockstore_type, server.store, timeout, server.access_key,
+                 server.secret_key, type(server), port=urlsplit(server.url).port)
 
 
 def main(argv: list[str] | None = None) -> int:

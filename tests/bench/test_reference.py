@@ -59,3 +59,46 @@ def test_lakefs_gc_actions_and_stages_are_named_by_the_line_that_asked():
     assert "final" in reference.reference_stage(stage([], ["Exchange", "InMemoryTableScan", "WriteFiles"]))
     assert reference.reference_stage(stage([], ["AQEShuffleRead", "WholeStageCodegen (3)"])) is None
     assert reference.reference_stage(stage([], ["Exchange"], site="text at GarbageCollection.scala:292")) is None
+
+
+def test_a_failed_scenario_is_reported_failed_and_the_rest_still_run(capsys):
+    """One scenario's failure (here lakeFS's GC exiting non-zero) is that scenario's verdict:
+    FAILED with its error; the scenarios after it run, and the command's status is non-zero."""
+    ran = []
+
+    class Fake:
+        def run(self, name, build, seed, **kw):
+            ran.append(name)
+            if name == "lineage":
+                raise RuntimeError("lakeFS's GC failed (exit 1) on ref-lineage-abc123; log /tmp/x.log:\nmore")
+            return reference.Outcome(name, f"ref-{name}", 3, {"data/a"}, {"data/a"}, 1.0, 0.5)
+
+        def run_two(self, name, build, seed, **kw):
+            return self.run(name, build, seed, **kw)
+
+    runs = [("sample", None, 0, {}), ("lineage", None, 0, {}), ("two_runs-shape", None, 0, {"two": True})]
+    outcomes, failed = reference.run_scenarios(Fake(), runs)
+    assert ran == ["sample", "lineage", "two_runs-shape"] and failed == ["lineage"]
+    assert [o.scenario for o in outcomes] == ["sample", "two_runs-shape"]
+    out = capsys.readouterr().out
+    assert "lineage          [FAILED] RuntimeError: lakeFS's GC failed (exit 1) on ref-lineage-abc123" in out
+    assert runs[2][3] == {"two": True}, "the scenario list is left as given"
+
+
+def test_a_restart_keeps_lakefs_url_keys_and_state(tmp_path):
+    """The bench restarts lakeFS after its cherry-picks: the same URL, keys and repositories."""
+    from lakefs_sandbox import real_lakefs
+
+    server = real_lakefs.start(tmp_path / "lakefs")
+    try:
+        client = server.client()
+        import lakefs_sdk
+
+        client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
+            name="kept", storage_namespace=server.namespace("kept")))
+        url, old = server.url, server.proc
+        server = real_lakefs.restart(server)
+        assert server.url == url and old.poll() is not None and server.proc.poll() is None
+        assert [r.id for r in client.repositories_api.list_repositories().results] == ["kept"]
+    finally:
+        server.stop()
