@@ -65,10 +65,10 @@ def storage_settings(namespace: str, local_root: str | None, storage_conn_id: st
     """The storage connection's settings for ``namespace``, checked against its kind (None for
     ``local://``)."""
     from lakefs_gc.steps.prepare_run import CONNECTION_FOR
-    from lakefs_gc.storage import parse_namespace
+    from lakefs_gc.storage import LOCAL, parse_namespace
 
     scheme = parse_namespace(namespace, local_root).scheme
-    if scheme == "local":
+    if scheme == LOCAL:
         return None
     options = storage_options(storage_conn_id)
     kind, needed = CONNECTION_FOR[scheme]

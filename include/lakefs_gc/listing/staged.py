@@ -68,7 +68,7 @@ from lakefs_gc.listing.uncommitted import address_keys, api_staged
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
 from lakefs_gc.spark.addresses import identities_matching, read_identities
-from lakefs_gc.storage import parse_namespace
+from lakefs_gc.storage import LOCAL, parse_namespace
 from lakefs_gc.storage.base import MD5_HEX
 
 log = logging.getLogger(__name__)
@@ -394,7 +394,7 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
         if here:
             sus_set, path_set = suspicious_here(sref, few, identities) if few else (set(), set())
             n_sus, paths = len(sus_set), sorted(path_set)
-            link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == "local" else []
+            link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == LOCAL else []
         else:
             sus, paths_df, sized = suspicious(spark, sref, rest, identities.frame(), n)
             n_sus = sus.count()
@@ -402,7 +402,7 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
             sus.unpersist()
             sized.unpersist()
             link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
-                          .select("address", "size").collect()] if kind == "local" else [])
+                          .select("address", "size").collect()] if kind == LOCAL else [])
         names = [b for b, _ in branches]
         asks = [(b, p) for p in paths for b in names]
         log.info("staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)", n_sus,

@@ -21,7 +21,8 @@ from pathlib import Path
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.clock import parse_iso
-from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage, parse_namespace
+from lakefs_gc.storage import (AZURE, GCS, S3, AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage,
+                               parse_namespace)
 from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
 from lakefs_gc.storage.settings import DEFAULT_REGION
 
@@ -78,12 +79,12 @@ def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> St
     loc = ctx.storage
     ns = parse_namespace(loc.namespace, loc.local_root)
     options: StorageOptions | None = None
-    if ns.scheme == "s3":
+    if ns.scheme == S3:
         options = replace(S3Options.from_env(environ), endpoint_url=loc.endpoint_url,
                           region=loc.s3_region or DEFAULT_REGION)
-    elif ns.scheme == "azure":
+    elif ns.scheme == AZURE:
         options = AzureOptions.from_env(environ, account_url=loc.endpoint_url, account_name=ns.host.partition(".")[0])
-    elif ns.scheme == "gs":
+    elif ns.scheme == GCS:
         options = GCSOptions.from_env(environ, endpoint_url=loc.endpoint_url)
     return StorageRef(loc.namespace, options, loc.local_root)
 

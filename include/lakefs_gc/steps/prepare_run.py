@@ -19,8 +19,8 @@ from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import incremental_base
-from lakefs_gc.storage import (LOCAL_ROOT_HELP, AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage,
-                               parse_namespace)
+from lakefs_gc.storage import (AZURE, GCS, LOCAL_ROOT_HELP, OPTIONS_FOR, S3, AzureOptions, S3Options, StorageOptions,
+                               open_storage, parse_namespace)
 from lakefs_gc.storage.base import StorageError
 from lakefs_gc.storage.settings import DEFAULT_REGION
 
@@ -90,11 +90,11 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
 
 # The connection type each namespace kind needs, and what to put in it
 CONNECTION_FOR = {
-    "s3": (S3Options, "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible "
+    S3: (OPTIONS_FOR[S3], "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible "
                       "storage)"),
-    "azure": (AzureOptions, "a 'wasb' connection (connection string, account key, SAS token, service principal or "
+    AZURE: (OPTIONS_FOR[AZURE], "a 'wasb' connection (connection string, account key, SAS token, service principal or "
                             "managed identity)"),
-    "gs": (GCSOptions, "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)"),
+    GCS: (OPTIONS_FOR[GCS], "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)"),
 }
 
 

@@ -13,14 +13,18 @@ import os
 
 from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, Storage, StorageError
 from lakefs_gc.storage.local import LocalStorage
-from lakefs_gc.storage.namespace import LOCAL_ROOT_HELP, NamespaceURI, parse_namespace, relative_to, resolve_local
+from lakefs_gc.storage.namespace import (AZURE, GCS, KINDS, LOCAL, LOCAL_ROOT_HELP, S3, NamespaceURI, parse_namespace,
+                                         relative_to, resolve_local)
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
-__all__ = ["DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
+__all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "OPTIONS_FOR", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
            "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
            "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
            "parse_namespace", "relative_to", "resolve_local"]
+
+
+OPTIONS_FOR = {S3: S3Options, AZURE: AzureOptions, GCS: GCSOptions}  # each cloud kind's settings type
 
 
 def open_storage(uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike | None = None):
@@ -29,17 +33,17 @@ def open_storage(uri: str, options: StorageOptions | None = None, local_root: st
     ``local://``, which needs ``local_root``, lakeFS's ``blockstore.local.path``). ``uri`` and
     ``full_uri`` keep the namespace as lakeFS names it."""
     ns = parse_namespace(uri, local_root)
-    if ns.scheme == "local":
+    if ns.scheme == LOCAL:
         st = LocalStorage(ns.prefix)
         st.uri = str(ns)
         return st
-    want = {"s3": S3Options, "azure": AzureOptions, "gs": GCSOptions}[ns.scheme]
+    want = OPTIONS_FOR[ns.scheme]
     if options is not None and not isinstance(options, want):
         raise ValueError(f"{uri!r} is a {ns.scheme} namespace, but the storage settings given are "
                          f"{type(options).__name__} (a {want.__name__} is needed): check the storage connection's type")
-    if ns.scheme == "s3":
+    if ns.scheme == S3:
         return S3Storage(ns.bucket, ns.prefix, options)
-    if ns.scheme == "gs":
+    if ns.scheme == GCS:
         from lakefs_gc.storage.gcs import GCSStorage
 
         return GCSStorage(ns.bucket, ns.prefix, options)

@@ -1,8 +1,7 @@
-"""Storage namespaces as lakeFS names them: ``s3://bucket/prefix``, ``local://<path>`` (resolved
-under lakeFS's ``blockstore.local.path`` exactly as lakeFS does), and, parsed by lakeFS's rules
-though not yet collected (no storage adapter for them yet), Azure Blob
-``https://<account>.<domain>/<container>/<prefix>`` and Google Cloud Storage ``gs://bucket/prefix``;
-and keys relative to their root."""
+"""Storage namespaces as lakeFS names them, parsed by lakeFS's rules: ``s3://bucket/prefix``,
+``local://<path>`` (resolved under lakeFS's ``blockstore.local.path`` exactly as lakeFS does),
+Azure Blob ``https://<account>.<domain>/<container>/<prefix>`` and Google Cloud Storage
+``gs://bucket/prefix``; their kinds (:data:`KINDS`); and keys relative to their root."""
 
 from __future__ import annotations
 
@@ -12,9 +11,15 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 
+# The kinds of namespace, named here once (NamespaceURI.scheme): each has its storage adapter,
+# settings type (lakefs_gc.storage.open_storage) and Airflow connection type (prepare_run.CONNECTION_FOR)
+LOCAL, S3, AZURE, GCS = "local", "s3", "azure", "gs"
+KINDS = (LOCAL, S3, AZURE, GCS)
+
+
 @dataclass(frozen=True, slots=True)
 class NamespaceURI:
-    scheme: str  # "local", "s3", "azure" or "gs"
+    scheme: str  # one of KINDS
     bucket: str  # "" for local; the container for azure
     prefix: str  # local: absolute directory (resolved under the blockstore root); else key prefix without "/" ends
     uri: str = ""  # the namespace as lakeFS reports it, without a trailing "/"
@@ -26,9 +31,9 @@ class NamespaceURI:
     def canonical(self) -> str:
         """The namespace from its parts: ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket
         and prefix, ``https://<account>.<domain>/<container>/<prefix>`` (no trailing ``/``)."""
-        if self.scheme == "local":
+        if self.scheme == LOCAL:
             return f"local://{self.prefix}"
-        root = f"https://{self.host}/{self.bucket}" if self.scheme == "azure" else f"{self.scheme}://{self.bucket}"
+        root = f"https://{self.host}/{self.bucket}" if self.scheme == AZURE else f"{self.scheme}://{self.bucket}"
         return f"{root}/{self.prefix}" if self.prefix else root
 
     def roots(self) -> tuple[str, ...]:
@@ -74,16 +79,16 @@ def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> Na
         path = uri[len("local://"):].rstrip("/")
         if not path.strip("/"):
             raise ValueError(f"local namespace needs a path: {uri!r}")
-        return NamespaceURI("local", "", resolve_local(path, local_root, uri), uri.rstrip("/"))
+        return NamespaceURI(LOCAL, "", resolve_local(path, local_root, uri), uri.rstrip("/"))
     parts = urlsplit(uri)
     if parts.scheme in ("s3", "s3a"):
         if not parts.netloc:
             raise ValueError(f"s3 namespace needs a bucket: {uri!r}")
-        return NamespaceURI("s3", parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
+        return NamespaceURI(S3, parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
     if parts.scheme == "gs":
         if not parts.netloc:
             raise ValueError(f"gs namespace needs a bucket: {uri!r}")
-        return NamespaceURI("gs", parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
+        return NamespaceURI(GCS, parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
     if parts.scheme in ("http", "https"):
         return _parse_azure(uri, parts)
     raise ValueError(f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local://, s3://, gs:// or "
@@ -101,7 +106,7 @@ def _parse_azure(uri: str, parts) -> NamespaceURI:
     container, _, prefix = parts.path.strip("/").partition("/")
     if not container:
         raise ValueError(f"Azure namespace {uri!r} needs a container: https://{parts.netloc}/<container>[/<path>]")
-    return NamespaceURI("azure", container, prefix.strip("/"), uri.rstrip("/"), host=parts.netloc)
+    return NamespaceURI(AZURE, container, prefix.strip("/"), uri.rstrip("/"), host=parts.netloc)
 
 
 def relative_to(roots: str | tuple[str, ...] | list[str], uri: str) -> str | None:
