@@ -86,6 +86,7 @@ class AzureStorage(CloudStorage):
     obstore for listing slices."""
 
     max_delete_batch = AZURE_MAX_DELETE
+    sdk_listed_md5 = True  # Content-MD5
     unreachable_message = _unreachable_message
 
     def __init__(self, uri: str, account: str, container: str, prefix: str, options: AzureOptions):
@@ -99,20 +100,12 @@ class AzureStorage(CloudStorage):
         self.container, self.options, self._account = container, options, account
         self.client = make_service_client(options).get_container_client(container)
         self._raw = None
-        self._native = None
         # Sub-request paths in a batch answer: [/<account> on Azurite]/<container>/<blob>
         self._path_base = urlsplit(options.account_url).path.rstrip("/") + f"/{container}/"
 
-    @property
-    def listed_md5(self) -> bool:
-        """Content-MD5 is in the SDK's listing, not in the native one's."""
-        return not native.enabled()
-
-    def native_store(self):
-        if self._native is None:
-            options = self.options if self.options.account_name else replace(self.options, account_name=self._account)
-            self._native = native.azure_store(self.container, self.prefix, options)
-        return self._native
+    def _open_native(self):
+        options = self.options if self.options.account_name else replace(self.options, account_name=self._account)
+        return native.azure_store(self.container, self.prefix, options)
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:

@@ -173,7 +173,17 @@ class CloudStorage:
     ``unreachable_message``, and makes its native store in :meth:`native_store`."""
 
     listed_etag = False  # the native listing's ETag is the checksum the SDK lists (S3's)
+    sdk_listed_md5 = False  # the SDK's listing carries the content MD5 (Azure's Content-MD5, GCS's md5Hash)
     unreachable_message: Callable[[object, BaseException, str, tuple], str]
+    _native = None  # the obstore store, made on first use
+
+    @property
+    def listed_md5(self) -> bool:
+        """The listing's checksum is the content's MD5: only the SDK's listing has it (Azure, GCS),
+        and the native listing lists instead while it is on."""
+        from lakefs_gc.storage import native
+
+        return self.sdk_listed_md5 and not native.enabled()
 
     def _root(self, uri: str, prefix: str) -> None:
         self.uri = uri.rstrip("/")
@@ -193,8 +203,13 @@ class CloudStorage:
         return self.stat(key) is not None
 
     def native_store(self):
-        """The obstore store of the namespace, or None when the native client cannot serve it."""
-        return None
+        """The obstore store of the namespace (made once, by :meth:`_open_native`)."""
+        if self._native is None:
+            self._native = self._open_native()
+        return self._native
+
+    def _open_native(self):
+        raise NotImplementedError
 
     def list_batches(self, prefix: str) -> Iterator:
         """Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of

@@ -84,26 +84,19 @@ class GCSStorage(CloudStorage):
     """Objects under ``gs://bucket/prefix``: google-cloud-storage, and obstore for listing slices."""
 
     max_delete_batch = GCS_MAX_DELETE
+    sdk_listed_md5 = True  # md5Hash
     unreachable_message = _unreachable_message
 
     def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client=None):
         self.options = options or GCSOptions()
         self.client = client or make_gcs_client(self.options)
         self.bucket_name = bucket
-        self._root(f"gs://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"gs://{bucket}", prefix)
+        self._root(f"gs://{bucket}/{prefix.strip('/')}", prefix)
         self.bucket = self.client.bucket(bucket)
         self._pool: ThreadPoolExecutor | None = None
-        self._native = None
 
-    @property
-    def listed_md5(self) -> bool:
-        """md5Hash is in the SDK's listing, not in the native one's."""
-        return not native.enabled()
-
-    def native_store(self):
-        if self._native is None:
-            self._native = native.gcs_store(self.bucket_name, self.prefix, self.options)
-        return self._native
+    def _open_native(self):
+        return native.gcs_store(self.bucket_name, self.prefix, self.options)
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:

@@ -86,24 +86,20 @@ class S3Storage(CloudStorage):
     """Objects under ``s3://bucket/prefix``: boto3, and obstore for listing slices."""
 
     max_delete_batch = S3_MAX_DELETE
-    listed_md5 = False  # the ETag: content_md5 asks whether it is the MD5
-    listed_etag = True
+    listed_etag = True  # the ETag: content_md5 asks whether it is the MD5
     unreachable_message = _unreachable_message
 
     def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
         self.bucket = bucket
-        self._root(f"s3://{bucket}/{prefix.strip('/')}" if prefix.strip("/") else f"s3://{bucket}", prefix)
+        self._root(f"s3://{bucket}/{prefix.strip('/')}", prefix)
         self.options = options or S3Options()
         self.client = client or make_s3_client(self.options)
         self._raw_client = None
-        self._native = None
 
-    def native_store(self):
-        if self._native is None:
-            from lakefs_gc.storage.native import s3_store
+    def _open_native(self):
+        from lakefs_gc.storage.native import s3_store
 
-            self._native = s3_store(self.bucket, self.prefix, self.options)
-        return self._native
+        return s3_store(self.bucket, self.prefix, self.options)
 
     @_reaching
     def put(self, key: str, data: bytes) -> None:
