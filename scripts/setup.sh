@@ -104,6 +104,24 @@ if ! command -v uv >/dev/null 2>&1; then
   export PATH="$HOME/.local/bin:$PATH"
 fi
 
+# --- wheels of the pins PyPI has only as source (pyspark, pyspark-client: ~400 MB of jars), built
+#     once per machine into ~/.cache/lakefs-gc/wheels and offered to every uv install below and to
+#     the wheel test (UV_FIND_LINKS). Without it uv rebuilds pyspark from its sdist on every fresh
+#     venv: the proxy in front of PyPI makes each revalidation a new revision of the sdist, so uv's
+#     cache grew by ~800 MB and a few minutes of CPU per install (it filled a 90 GB disk in a day). ---
+WHEELS=$TOOLS_CACHE/wheels
+mkdir -p "$WHEELS"
+for pin in $(grep -E '^pyspark(-client)?==' requirements.txt); do
+  name=${pin%%==*}
+  ls "$WHEELS/${name//-/_}-${pin##*==}-"*.whl >/dev/null 2>&1 && continue
+  echo "setup: building the wheel of $pin once (PyPI has only its source)"
+  rm -rf "$WHEELS.tmp" && mkdir -p "$WHEELS.tmp"
+  "$PY" -m pip wheel -q --no-deps --no-cache-dir -w "$WHEELS.tmp" "$pin" \
+    || die "could not build the wheel of $pin (pip wheel: needs network to PyPI once)"
+  mv "$WHEELS.tmp"/*.whl "$WHEELS/" && rm -rf "$WHEELS.tmp"
+done
+export UV_FIND_LINKS=$WHEELS
+
 # --- venv with pinned requirements ---
 stamp=$VENV/.requirements.sha
 want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)

@@ -4,7 +4,7 @@ end against the lakeFS emulator on an ``s3://`` namespace (moto server on 127.0.
 
 No network beyond 127.0.0.1: the sdist and the wheel are built with the main venv's setuptools
 (``uv build --no-build-isolation --offline``), and the new venv is filled from uv's cache
-(``--offline``), held to the versions of the main venv (its ``uv pip freeze`` as constraints:
+(``--offline``, pyspark's wheel from set-up's ``~/.cache/lakefs-gc/wheels``), held to the versions of the main venv (its ``uv pip freeze`` as constraints:
 the same files setup.sh installed, so nothing new is fetched). First a plain Airflow 3
 (``apache-airflow`` at our pin), then the wheel: everything else it needs must come from its own
 ``Requires-Dist``. The DAG file is copied into a DAGS_FOLDER of its own, as the README says.
@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.airflow.helpers import REPO
+from tests.stack.engine import TOOLS_CACHE
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
@@ -66,7 +67,9 @@ def _clean_env(**extra: str) -> dict[str, str]:
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != main_bin)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST", "AIRFLOW", "LAKEFS_GC", "PYTHON", "VIRTUAL_ENV", "SPARK", "PYSPARK"))}
-    env.update({"PATH": path, "UV_OFFLINE": "1", "UV_NO_PROGRESS": "1", **extra})
+    # pyspark and pyspark-client as scripts/setup.sh built them once (PyPI has only their source)
+    env.update({"PATH": path, "UV_OFFLINE": "1", "UV_NO_PROGRESS": "1", "UV_FIND_LINKS": str(TOOLS_CACHE / "wheels"),
+                **extra})
     return env
 
 
