@@ -62,11 +62,12 @@ def _column(storage, key: str, column: str) -> list[Any]:
     return _read(storage, key, [column]).column(column).to_pylist()
 
 
-def write_addresses(storage, key: str, addresses: list[str]) -> None:
-    """An address part (column ``address``)."""
+def write_addresses(storage, key: str, addresses) -> None:
+    """An address part (column ``address``) of a list of strings or an Arrow string array."""
     import pyarrow as pa
 
-    _put_table(storage, key, {ADDRESS: pa.array(addresses, pa.string())})
+    arrow = isinstance(addresses, (pa.Array, pa.ChunkedArray))
+    _put_table(storage, key, {ADDRESS: addresses if arrow else pa.array(addresses, pa.string())})
 
 
 def read_addresses(storage, key: str) -> list[str | None]:

@@ -247,8 +247,10 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {bad}")
     sizes = {a: size or 0 for a, size, _ in cands}
 
-    def write(addresses, part_dir: str) -> tuple[int, int, PartsDir]:
+    def write(addresses, part_dir: str, *more_dirs: str) -> tuple[int, int, PartsDir]:
         count, kept_dir = write_parts_here(addresses, st, part_dir, n)
+        for other in more_dirs:
+            write_parts_here(addresses, st, other, n)
         return count, sum(sizes.get(a, 0) for a in addresses), kept_dir
 
     def confirmed(mark_id: str | None) -> set[str]:
@@ -303,8 +305,8 @@ def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list
         raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {[r[0] for r in bad]}")
     cands = cands.cache()
 
-    def write(df, part_dir: str) -> tuple[int, int, PartsDir]:
-        return write_parts(df, sref, part_dir, n)
+    def write(df, part_dir: str, *more_dirs: str) -> tuple[int, int, PartsDir]:
+        return write_parts(df, sref, part_dir, n, *more_dirs)
 
     def confirmed(mark_id: str | None):
         if mark_id is None:
@@ -323,8 +325,9 @@ def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list
 def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged, cands, write, confirmed,
           carried_checked: int, carried_found: int, check) -> CandidatesResult:
     """The mark written, by either engine: ``staged`` and ``cands`` (of the engine's kind) through
-    ``write(them, part_dir) -> (rows, bytes, PartsDir)``; ``confirmed(mark_id or None)``: which of
-    ``cands`` that earlier mark's candidates hold (delayed confirmation; None: no such mark)."""
+    ``write(them, part_dir, *more_dirs) -> (rows, bytes, PartsDir)`` (the same parts in each folder);
+    ``confirmed(mark_id or None)``: which of ``cands`` that earlier mark's candidates hold (delayed
+    confirmation; None: no such mark)."""
     st = sref.open()
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None
@@ -346,8 +349,12 @@ def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged,
         clear(sref, part_dir)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
     _, _, kept_staged = write(staged, layout.state_uncommitted_dir(mark_id))  # for later runs
-    total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id))
-    count, nbytes, _ = write(to_delete, layout.deleted_dir(mark_id))
+    if to_delete is cands:  # every candidate goes: one pass writes both folders
+        total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id), layout.deleted_dir(mark_id))
+        count, nbytes = total, total_bytes
+    else:
+        total, total_bytes, _ = write(cands, layout.candidates_dir(mark_id))
+        count, nbytes, _ = write(to_delete, layout.deleted_dir(mark_id))
     return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),
                             candidates=total, candidate_bytes=total_bytes, to_delete=count, to_delete_bytes=nbytes,
                             held_back=total - count, confirm_after_seconds=confirm, held_back_reason=reason,
