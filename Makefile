@@ -18,7 +18,7 @@ test: setup
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
 # LAKEFS=real: lakeFS 1.84 itself too, run in var/airflow/lakefs and seeded with sample-repo (--lakefs real).
 airflow: setup
-	@.venv/bin/lakefs-gc airflow $(if $(LAKEFS),--lakefs $(LAKEFS)) $(ARGS)
+	@.venv/bin/python -m lakefs_sandbox.local_airflow $(if $(LAKEFS),--lakefs $(LAKEFS)) $(ARGS)
 
 bench: setup
 	@$(PY) -m bench

@@ -139,6 +139,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   rm -f "$VENV/.bytecode"
   echo "$want" > "$stamp"
 fi
+# --- the sandbox (lakefs_sandbox: the emulator, seeding, `make airflow`; the tests, benches and demo use
+#     it) is not in the wheel, so not in the editable install either: the checkout's include/ on the
+#     venv's path (lakefs_gc found there too: the same files) ---
+site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+[ "$(cat "$site/lakefs_sandbox.pth" 2>/dev/null)" = "$ROOT/include" ] || printf '%s\n' "$ROOT/include" > "$site/lakefs_sandbox.pth"
+"$VENV/bin/python" -c 'import lakefs_sandbox' || die "lakefs_sandbox is not importable from .venv ($site/lakefs_sandbox.pth)"
+
 # --- the oldest Airflow the provider supports, as the wheel test installs it offline: its locked
 #     environment (tests/airflow/constraints/) fetched into uv's cache once per lock ---
 oldest=tests/airflow/constraints/airflow-3.2.2.txt

@@ -35,12 +35,6 @@ deleted by which sweep, restorable, restored; kept as committed or staged) and, 
 entries). lakeFS's keys come from ``LAKEFS_GC_LAKEFS_ACCESS_KEY_ID`` /
 ``LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY`` (``lakefs_gc.report.explain``).
 
-    lakefs-gc airflow [--env-file config/airflow.env] [--state-dir var/airflow] [--port N] [--lakefs real]
-
-starts an Airflow 3 of its own with the GC DAGs, on 127.0.0.1, until Ctrl-C
-(``lakefs_gc_airflow.local_airflow``, imported only by this command: the rest of ``lakefs_gc``
-knows nothing of Airflow).
-
 Bad input: one line on stderr saying what to fix, and exit status 2.
 """
 
@@ -343,17 +337,6 @@ def main(argv: list[str] | None = None) -> int:
     dump = sst_sub.add_parser("dump", help="print one JSON object per record")
     dump.add_argument("file")
     dump.add_argument("--props", action="store_true", help="print the table's properties instead of its records")
-    af = sub.add_parser("airflow", help="start Airflow 3 with the GC DAGs on 127.0.0.1 until Ctrl-C")
-    af.add_argument("--env-file", default=None,
-                    help="settings file (default: config/airflow.env, a copy of config/airflow.env.example "
-                         "filled in); '' for the environment only")
-    af.add_argument("--state-dir", default=None,
-                    help="Airflow's home: database, logs, generated secrets (default: var/airflow)")
-    af.add_argument("--port", type=int, default=None,
-                    help="the UI's port on 127.0.0.1 (default: AIRFLOW_PORT, else 8080)")
-    af.add_argument("--lakefs", choices=("settings", "real"), default="settings",
-                    help="settings: the lakeFS of the settings (default); real: run lakeFS 1.84 itself (the "
-                         "set-up builds it; local blockstore, state in <state-dir>/lakefs) and seed sample-repo")
     cfg = sub.add_parser("config", help="the GC configuration file")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     check = cfg_sub.add_parser("check", help="validate it as the DAG files will; one line per repository")
@@ -396,11 +379,6 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--ref", help="the branch, tag or commit a PATH is read on (default: the default branch)")
     _storage_arguments(exp)
     args = parser.parse_args(argv)
-
-    if args.command == "airflow":
-        from lakefs_gc_airflow.local_airflow import main
-
-        return main(args.env_file, args.state_dir, args.port, args.lakefs)
 
     if args.command == "config":
         return _config_check(args.file, sys.stdout)

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lakefs_gc_airflow.local_airflow import AirflowProcesses
+from lakefs_sandbox.local_airflow import AirflowProcesses
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ repositories:
 
 
 class Airflow(AirflowProcesses):
-    """Airflow's components as ``lakefs-gc airflow`` starts them, plus read-only queries of the
+    """Airflow's components as ``make airflow`` starts them, plus read-only queries of the
     metadata database when it is a PostgreSQL (``tests/airflow/postgres.py``)."""
 
     def __init__(self, home: Path, env: dict[str, str], db=None):

@@ -5,7 +5,7 @@ two dates of the GC DAG against the lakeFS emulator with real Spark jobs.
 Asserts: two successful backfill runs, in logical-date order, never overlapping; the storage ends
 exactly as after one run (the first run deletes the garbage, the second deletes nothing new).
 Every process is started in its own session and stopped by PID (its whole process group), with the
-start-up code of ``lakefs-gc airflow`` (``lakefs_gc_airflow.local_airflow``).
+start-up code of ``make airflow`` (``lakefs_sandbox.local_airflow``).
 PostgreSQL, not SQLite: with SQLite, ``airflow backfill create`` failed now and then with "database is
 locked" while the scheduler was writing the same file; Airflow documents SQLite for development only.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc_airflow.local_airflow import airflow_env
+from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import Airflow, gc_config

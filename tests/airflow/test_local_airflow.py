@@ -1,4 +1,4 @@
-"""``lakefs-gc airflow`` (``lakefs_gc_airflow.local_airflow``): an Airflow 3 of its own with the GC DAGs.
+"""``make airflow`` (``lakefs_sandbox.local_airflow``): an Airflow 3 of its own with the GC DAGs.
 
 The settings file resolved into connections, and each wrong setting refused naming it (no process
 started); then the command itself, as a user runs it: a subprocess with a settings file pointing at
@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc_airflow.local_airflow import SetupError, plan
+from lakefs_sandbox.local_airflow import SetupError, plan
 from tests.airflow.helpers import REPO, airflow_api
 from tests.conftest import free_port
 
-EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
+COMMAND = (sys.executable, "-m", "lakefs_sandbox.local_airflow")  # what `make airflow` runs
 KEY, SECRET = "AKIAIOSFOLEMULATOR", "local-airflow-secret-5c1e"
 GOOD = "{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, " \
        "min_age_seconds: 86400, mode: mark_and_sweep"
@@ -84,7 +83,7 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
 
 
 def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(tmp_path):
-    from lakefs_gc_airflow.local_airflow import component_env
+    from lakefs_sandbox.local_airflow import component_env
 
     cfg = repositories(tmp_path)
     lakefs = (f"LAKEFS_GC_CONFIG={cfg}\nLAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID={KEY}\n"
@@ -182,7 +181,7 @@ class Output:
             m = re.search(pattern, self.text())
             if m:
                 return m
-            assert proc.poll() is None, f"lakefs-gc airflow exited with {proc.returncode}:\n{self.text()}"
+            assert proc.poll() is None, f"make airflow exited with {proc.returncode}:\n{self.text()}"
             time.sleep(0.2)
         raise TimeoutError(f"{pattern!r} not printed after {timeout}s:\n{self.text()}")
 
@@ -193,7 +192,6 @@ class Output:
 def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, lakefs_emulator_factory):
     import psutil
 
-    assert EXE, "console script lakefs-gc is not installed in the venv (run scripts/setup.sh)"
     emu = lakefs_emulator_factory()
     cfg = repositories(tmp_path)
     settings = env_file(tmp_path, f"""\
@@ -204,7 +202,7 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         LAKEFS_LOCAL_BLOCKSTORE_ROOT={emu.local_root}
         SPARK_MASTER=local[1]
     """)
-    proc, out, port, state = _start_command(tmp_path, settings, EXE, "airflow")
+    proc, out, port, state = _start_command(tmp_path, settings, *COMMAND)
     tree: set[int] = set()
     try:
         login = out.wait_for(r"sign in as\s+(\S+) / (\S+)", proc, timeout=300)
@@ -261,7 +259,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
     the keys (lakeFS is already set up) and seeds nothing again."""
     import psutil
 
-    from lakefs_gc_airflow.local_airflow import lakefs_settings, seed_sample, start_lakefs
+    from lakefs_sandbox.local_airflow import lakefs_settings, seed_sample, start_lakefs
 
     cfg = tmp_path / "gc.yaml"
     cfg.write_text(f"repositories:\n  - {GOOD}, repository: sample-repo}}\n")
@@ -272,8 +270,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         LAKEFS_SECRET_ACCESS_KEY=file-secret-value
         SPARK_MASTER=local[1]
     """)
-    proc, out, port, state = _start_command(tmp_path, settings, sys.executable, "-m", "lakefs_gc", "airflow",
-                                            "--lakefs", "real")
+    proc, out, port, state = _start_command(tmp_path, settings, *COMMAND, "--lakefs", "real")
     tree: set[int] = set()
     try:
         m = out.wait_for(r"lakeFS at (http://127\.0\.0\.1:\d+) \(pid (\d+)\)", proc, timeout=120)
@@ -346,7 +343,7 @@ def _interrupt(proc: subprocess.Popen, tree) -> tuple[int, list[int]]:
 
 
 def _start_command(tmp_path: Path, settings: Path, *command: str):
-    """``command`` (``lakefs-gc airflow`` and its options) with ``settings`` as its env file, a state
+    """``command`` (``make airflow`` and its options) with ``settings`` as its env file, a state
     directory under ``tmp_path`` and a free port, in an environment without the settings' variables;
     (the process, its :class:`Output`, the port, the state directory)."""
     port, state = free_port(), tmp_path / "state"

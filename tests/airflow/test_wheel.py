@@ -127,7 +127,7 @@ def installed(tmp_path_factory, request) -> Installed:
 
 
 PROBE = """
-import importlib.metadata as md, json, sys, warnings
+import importlib.metadata as md, importlib.util, json, re, sys, warnings
 import lakefs_gc, lakefs_gc_airflow
 from lakefs_gc.spark import bundle
 from airflow.providers_manager import ProvidersManager
@@ -149,6 +149,10 @@ print(json.dumps({
     "host_label": meta.standard_fields.host.title,
     "extra_labels": {k: v["schema"]["title"] for k, v in (meta.extra_fields or {}).items()},
     "jobs": {s: str(bundle.job_path(s)) for s in bundle.STEPS},
+    "sandbox_spec": str(importlib.util.find_spec("lakefs_sandbox")),
+    "installed_py": sorted(str(f) for f in dist.files if str(f).endswith(".py")),
+    "importing_sandbox": sorted(str(f) for f in dist.files if str(f).endswith(".py") and re.search(
+        r"^\\s*(from|import)\\s+lakefs_sandbox\\b", f.read_text(), re.M)),
 }))
 """
 
@@ -175,6 +179,12 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     assert {"apache-airflow", "apache-airflow-providers-apache-spark", "pyspark", "lakefs-sdk"} <= names
     assert not names & {"moto", "pytest", "hypothesis", "playwright", "apache-airflow-providers-cncf-kubernetes"}, names
     assert any(r.startswith(f"apache-airflow<4,>={OLDEST_AIRFLOW}") for r in out["requires"]), out["requires"]
+    # only what a user runs: the sandbox (emulator, seeding, make airflow) is not in the wheel, and no
+    # installed module imports it
+    assert out["sandbox_spec"] == "None", out["sandbox_spec"]
+    assert not [f for f in out["installed_py"] if f.startswith("lakefs_sandbox/")]
+    assert any(f.startswith("lakefs_gc/") for f in out["installed_py"])
+    assert out["importing_sandbox"] == [], out["importing_sandbox"]
 
 
 DRIVER = """

@@ -1,4 +1,7 @@
-"""An Airflow 3 of our own on this machine, with the GC DAGs: ``make airflow`` / ``lakefs-gc airflow``.
+"""An Airflow 3 of our own on this machine, with the GC DAGs: ``make airflow`` (``python -m lakefs_sandbox.local_airflow``).
+
+A development tool of this repository: not part of the installed provider (it runs lakeFS and seeds
+the sample repository through the sandbox).
 
 The four components as separate processes (``api-server``, ``scheduler``, ``dag-processor``,
 ``triggerer``), LocalExecutor on an embedded SQLite database, in a state directory under the
@@ -45,14 +48,16 @@ from pathlib import Path
 
 from lakefs_gc.config import project_root
 
-from lakefs_gc_airflow.local_airflow.lakefs import (LAKEFS_MODES, SAMPLE_NAMESPACE, SAMPLE_REPO, lakefs_lines,
+from lakefs_sandbox.local_airflow.lakefs import (LAKEFS_MODES, SAMPLE_NAMESPACE, SAMPLE_REPO, lakefs_lines,
                                                    lakefs_settings, seed_sample, start_lakefs)
-from lakefs_gc_airflow.local_airflow.processes import (COMPONENTS, LOOPBACK, MIGRATE_TIMEOUT, START_TIMEOUT,
+from lakefs_sandbox.local_airflow.processes import (COMPONENTS, LOOPBACK, MIGRATE_TIMEOUT, START_TIMEOUT,
                                                        AirflowProcesses, airflow_env, listeners, wait_http)
-from lakefs_gc_airflow.local_airflow.settings import SetupError, component_env, plan, port_free, private_json
+from lakefs_sandbox.local_airflow.settings import SetupError, component_env, plan, port_free, private_json
 
-__all__ = ["COMPONENTS", "AirflowProcesses", "SetupError", "airflow_env", "component_env", "lakefs_settings", "main",
-           "plan", "run", "seed_sample", "start_lakefs"]
+COMMAND = "make airflow"  # how its messages name it
+
+__all__ = ["COMMAND", "COMPONENTS", "AirflowProcesses", "SetupError", "airflow_env", "component_env",
+           "lakefs_settings", "main", "plan", "run", "seed_sample", "start_lakefs"]
 
 # ---------------------------------------------------------------- the command
 
@@ -93,10 +98,10 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         else:
             p = plan(env_file, environ, state, port)
     except SetupError as e:
-        say(f"lakefs-gc airflow: error: {e}")
+        say(f"{COMMAND}: error: {e}")
         return 2
     if not port_free(p.port):
-        say(f"lakefs-gc airflow: error: port {p.port} on {LOOPBACK} is in use: set AIRFLOW_PORT "
+        say(f"{COMMAND}: error: port {p.port} on {LOOPBACK} is in use: set AIRFLOW_PORT "
             f"(in {env_file or 'the environment'}) or --port to a free one")
         return 2
     state.mkdir(parents=True, exist_ok=True)
@@ -108,25 +113,25 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
     url = f"http://{LOOPBACK}:{p.port}"
     try:
         if real:
-            say(f"lakefs-gc airflow: starting lakeFS {real_lakefs.VERSION} (local blockstore) in {lakefs_home} "
+            say(f"{COMMAND}: starting lakeFS {real_lakefs.VERSION} (local blockstore) in {lakefs_home} "
                 f"(log: {lakefs_home}/lakefs.log)")
             server = start_lakefs(lakefs_home)
-            say(f"lakefs-gc airflow: lakeFS at {server.url} (pid {server.proc.pid}); looking for {SAMPLE_REPO}")
+            say(f"{COMMAND}: lakeFS at {server.url} (pid {server.proc.pid}); looking for {SAMPLE_REPO}")
             seeded, created = seed_sample(server)
             if seeded:
-                say(f"lakefs-gc airflow: seeded {SAMPLE_REPO} on {SAMPLE_NAMESPACE}")
+                say(f"{COMMAND}: seeded {SAMPLE_REPO} on {SAMPLE_NAMESPACE}")
             p = plan(env_file, environ, state, port, lakefs=lakefs_settings(server))
         procs.env = component_env(p, environ)
-        say(f"lakefs-gc airflow: state in {state}; preparing the metadata database (logs: {state}/db-migrate.log)")
+        say(f"{COMMAND}: state in {state}; preparing the metadata database (logs: {state}/db-migrate.log)")
         log = procs.cli("db", "migrate", timeout=MIGRATE_TIMEOUT)
         (state / "db-migrate.log").write_text(log)
         for name in COMPONENTS:
             procs.start(name)
-        say(f"lakefs-gc airflow: started {', '.join(f'{n} (pid {pr.pid})' for n, pr in procs.procs.items())}")
+        say(f"{COMMAND}: started {', '.join(f'{n} (pid {pr.pid})' for n, pr in procs.procs.items())}")
         wait_http(f"{url}/api/v2/monitor/health", procs, START_TIMEOUT)
         wrong = [x for x in listeners(procs.pids() | ({server.proc.pid} if server else set())) if x[2] != LOOPBACK]
         if wrong:
-            say("lakefs-gc airflow: error: listening beyond 127.0.0.1, stopping: "
+            say(f"{COMMAND}: error: listening beyond 127.0.0.1, stopping: "
                 + "; ".join(f"{name} (pid {pid}) on {ip}:{port_}" for pid, name, ip, port_ in wrong))
             return 1
         say()
@@ -152,22 +157,22 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             dead = procs.dead()
             if dead:
                 name, code = next(iter(dead.items()))
-                say(f"lakefs-gc airflow: error: airflow {name} exited with {code}; stopping the others. "
+                say(f"{COMMAND}: error: airflow {name} exited with {code}; stopping the others. "
                     f"The end of {state}/{name}.log:\n{procs.tail(name, 2000)}")
                 return 1
             if server is not None and server.proc.poll() is not None:
-                say(f"lakefs-gc airflow: error: lakeFS exited with {server.proc.returncode}; stopping Airflow. "
+                say(f"{COMMAND}: error: lakeFS exited with {server.proc.returncode}; stopping Airflow. "
                     f"The end of {lakefs_home}/lakefs.log:\n{server.log_tail(2000)}")
                 return 1
             time.sleep(1)
     except _Stop as e:
-        say(f"lakefs-gc airflow: {e}: stopping")
+        say(f"{COMMAND}: {e}: stopping")
         return 0
     except SetupError as e:
-        say(f"lakefs-gc airflow: error: {e}")
+        say(f"{COMMAND}: error: {e}")
         return 2
     except (RuntimeError, TimeoutError, subprocess.TimeoutExpired) as e:
-        say(f"lakefs-gc airflow: error: {e}")
+        say(f"{COMMAND}: error: {e}")
         return 1
     finally:
         for s in previous:  # a second Ctrl-C during the stop must not leave processes behind
@@ -179,19 +184,19 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             signal.signal(s, handler)
         stopped = list(procs.procs) + ([f"lakeFS (pid {server.proc.pid})"] if server is not None else [])
         if stopped:
-            say("lakefs-gc airflow: stopped " + ", ".join(stopped))
+            say(f"{COMMAND}: stopped " + ", ".join(stopped))
 
 
 def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None,
          lakefs: str | None = None) -> int:
-    """``lakefs-gc airflow``: paths relative to the working directory, defaults under the project.
+    """``make airflow``: paths relative to the working directory, defaults under the project.
     With ``lakefs="real"`` a missing default settings file is no error: lakeFS's settings come from
     the lakeFS the command runs, the others have defaults."""
     root = project_root()
     lakefs = lakefs or "settings"
     env = root / "config" / "airflow.env" if env_file is None else (Path(env_file) if env_file else None)
     if lakefs == "real" and env_file is None and not env.exists():
-        print(f"lakefs-gc airflow: no {env}: the defaults and the environment only", flush=True)
+        print(f"{COMMAND}: no {env}: the defaults and the environment only", flush=True)
         env = None
     state = Path(state_dir) if state_dir else root / "var" / "airflow"
     return run(env, state.resolve(), port, lakefs=lakefs)

@@ -1,4 +1,4 @@
-"""``lakefs-gc airflow --lakefs real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
+"""``make airflow LAKEFS=real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
 sample repository it seeds."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 
-from lakefs_gc_airflow.local_airflow.settings import Plan, private_json
+from lakefs_sandbox.local_airflow.settings import Plan, private_json
 
 # --lakefs real: lakeFS itself in <state>/lakefs, the settings it fills, the repository it seeds.
 LAKEFS_MODES = ("settings", "real")

@@ -1,5 +1,5 @@
 """Airflow's components as processes on 127.0.0.1: their environment, start, listeners, stop by
-PID. Shared by ``lakefs-gc airflow`` and the tests (no Airflow import: Airflow runs in the processes)."""
+PID. Shared by ``make airflow`` and the tests (no Airflow import: Airflow runs in the processes)."""
 
 from __future__ import annotations
 

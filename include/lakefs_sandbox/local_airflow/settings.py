@@ -1,4 +1,4 @@
-"""The user's settings of ``lakefs-gc airflow`` (``config/airflow.env`` and the environment) made a
+"""The user's settings of ``make airflow`` (``config/airflow.env`` and the environment) made a
 plan: the connections, the components' environment, the state directory's private files."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from lakefs_gc.config import ConfigError, load_config, project_root
 
 
-from lakefs_gc_airflow.local_airflow.processes import LOOPBACK, SIMPLE_AUTH_MANAGER, airflow_env
+from lakefs_sandbox.local_airflow.processes import LOOPBACK, SIMPLE_AUTH_MANAGER, airflow_env
 
 
 class SetupError(ValueError):
@@ -74,7 +74,7 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 @dataclass
 class Plan:
-    """What ``lakefs-gc airflow`` starts: settings resolved, connections built, nothing started."""
+    """What ``make airflow`` starts: settings resolved, connections built, nothing started."""
 
     state: Path
     port: int
