@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-# checksum: what the store says of the content (lakefs_gc.storage.base.ObjectInfo.checksum), or null
-LISTED_SCHEMA = "address string, size long, last_modified_ms long, checksum string"
 ADDRESS_SCHEMA = "address string"
 
 

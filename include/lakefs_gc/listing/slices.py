@@ -2,7 +2,7 @@
 the listing tasks (each slice, the loose objects under ``data/``, the root's key ranges), and the
 objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them).
 
-The listing is a Parquet folder of :data:`lakefs_gc.gc.decision.LISTED_SCHEMA` in the work location,
+The listing is a Parquet folder of :data:`lakefs_gc.storage.native.LISTED_COLUMNS` in the work location,
 written by Spark (the job) or, for a step run in its Airflow task's own process, by
 :func:`write_listed_here`, and read by Spark or :func:`read_listed_here`; both keep Spark's
 ``_SUCCESS`` marker."""
@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 
 from lakefs_gc.lakefs import xid
 
-LISTED_COLUMNS = ("address", "size", "last_modified_ms", "checksum")  # LISTED_SCHEMA's, in order
 SUCCESS = "_SUCCESS"  # Spark's marker of a finished folder
 
 # Root keys are split into key ranges (lo, hi] at these boundaries, one listing task each: legacy
@@ -189,7 +188,7 @@ def local_folder(location: str) -> str | None:
 
 
 def write_listed_here(folder: str, batches) -> None:
-    """The listing (Arrow batches of :func:`lakefs_gc.storage.base.listed_schema`) as Spark's
+    """The listing (Arrow batches of :func:`lakefs_gc.storage.native.listed_schema`) as Spark's
     ``write.mode("overwrite").parquet`` leaves it: the folder replaced by one part and ``_SUCCESS``
     (written last)."""
     import shutil
@@ -197,7 +196,7 @@ def write_listed_here(folder: str, batches) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from lakefs_gc.storage.base import listed_schema
+    from lakefs_gc.storage.native import listed_schema
 
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
@@ -212,5 +211,7 @@ def read_listed_here(folder: str) -> list[tuple] | None:
 
     if not os.path.isfile(os.path.join(folder, SUCCESS)):
         return None
+    from lakefs_gc.storage.native import LISTED_COLUMNS
+
     table = pq.read_table(folder, columns=list(LISTED_COLUMNS))
     return list(zip(*(table.column(c).to_pylist() for c in LISTED_COLUMNS)))

@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lakefs_gc.contract import SlicesResult, StepInputs
-from lakefs_gc.gc.decision import LISTED_SCHEMA
 from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import slices
 from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
+from lakefs_gc.storage.native import LISTED_DDL
 
 
 TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # slices.listing_tasks's
@@ -86,7 +86,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     with watch(spark, "list_slices", "objects listed") as listed:
         task_df = spark.createDataFrame(spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)),
                                         TASK_SCHEMA)
-        task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_SCHEMA) \
+        task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL) \
             .write.mode("overwrite").parquet(out_dir)
     agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
     return _result(out_dir, to_list, skipped, before, since, incremental, int(agg["n"]), int(agg["b"] or 0))

@@ -63,7 +63,7 @@ class Storage(Protocol):
     def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
     def list_batches(self, prefix: str) -> Iterator:
         """Every object under ``prefix`` (``.../``), in key order, as Arrow batches of
-        :func:`listed_schema`: the GC's listing of a slice."""
+        :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice."""
         ...
     def delete(self, key: str) -> None: ...
 
@@ -72,17 +72,6 @@ class Storage(Protocol):
         (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
         for a missing one). A failed request raises. The deleter's only call."""
         ...
-
-
-@functools.cache
-def listed_schema():
-    """The Arrow schema of a listing (:meth:`Storage.list_batches`, and the listing's Parquet:
-    ``lakefs_gc.gc.decision.LISTED_SCHEMA``): address (the key), size, last-modified in epoch
-    milliseconds, the store's checksum as :class:`ObjectInfo` gives it."""
-    import pyarrow as pa
-
-    return pa.schema([("address", pa.string()), ("size", pa.int64()), ("last_modified_ms", pa.int64()),
-                      ("checksum", pa.string())])
 
 
 class StorageUnreachable(Unreachable):
@@ -213,7 +202,7 @@ class CloudStorage:
 
     def list_batches(self, prefix: str) -> Iterator:
         """Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of
-        :func:`listed_schema`: through the native client, the SDK's :meth:`list` for what it
+        :func:`lakefs_gc.storage.native.listed_schema`: through the native client, the SDK's :meth:`list` for what it
         cannot list (:func:`lakefs_gc.storage.native.listing_batches`)."""
         from lakefs_gc.storage import native
 

@@ -24,6 +24,7 @@ the candidates whose size some committed entry has, as it does on S3.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -36,6 +37,23 @@ REQUEST_TIMEOUT = "120s"
 MAX_RETRIES = 4  # after the first attempt, as the SDK clients (botocore: 5 attempts in all)
 RETRY_TIMEOUT = timedelta(seconds=180)
 
+# The listing's columns, in order, and their Spark types: the one definition of the Arrow schema of
+# every listing batch (listed_schema), of the listing's Spark DDL (LISTED_DDL: list_slices) and of the
+# columns read back (lakefs_gc.listing.slices). address: the key; last_modified_ms: epoch
+# milliseconds; checksum: the store's, as ObjectInfo gives it, or null.
+LISTED_COLUMNS = {"address": "string", "size": "long", "last_modified_ms": "long", "checksum": "string"}
+LISTED_DDL = ", ".join(f"{name} {kind}" for name, kind in LISTED_COLUMNS.items())
+
+
+@functools.cache
+def listed_schema():
+    """The Arrow schema of a listing (:data:`LISTED_COLUMNS`)."""
+    import pyarrow as pa
+
+    arrow = {"string": pa.string(), "long": pa.int64()}
+    return pa.schema([(name, arrow[kind]) for name, kind in LISTED_COLUMNS.items()])
+
+
 # How often this process fell back to the SDK, by reason (tests and the bench read it)
 FALLBACKS: dict[str, int] = {}
 _lock = threading.Lock()
@@ -45,10 +63,14 @@ def enabled() -> bool:
     """The native listing is installed and not switched off (``LAKEFS_GC_NATIVE_LISTING=0``)."""
     if os.environ.get(NATIVE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return False
+    return _installed()
+
+
+@functools.cache
+def _installed() -> bool:
     try:
         import obstore  # noqa: F401
     except ImportError:
-        _count("obstore not installed")
         return False
     return True
 
@@ -226,8 +248,6 @@ def sdk_batches(infos, size: int = CHUNK) -> Iterator:
     """:class:`ObjectInfo` records (the SDK's listing) as the same Arrow batches."""
     import pyarrow as pa
 
-    from lakefs_gc.storage.base import listed_schema
-
     schema = listed_schema()
     cols: tuple[list, list, list, list] = ([], [], [], [])
     for o in infos:
@@ -249,6 +269,8 @@ def listing_batches(native: Callable[[], object] | None, sdk_list: Callable[...,
     (the module's docstring)."""
     last = None
     store = native() if native is not None and enabled() else None
+    if store is None and native is not None and not _installed():
+        _count("obstore not installed")  # a listing that falls back, counted once
     if store is not None:
         try:
             for b in native_batches(store, prefix, etag_checksum):
