@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from lakefs_gc.contract import STEP_INPUTS, CommittedResult, PartsDir, StepInputs, UncommittedResult
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc.clock import iso
+from lakefs_gc.timestamps import iso
 from lakefs_gc.lakefs import xid
 from lakefs_gc.spark import shell
 from lakefs_gc.steps import compute_candidates, delete, list_slices

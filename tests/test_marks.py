@@ -12,7 +12,7 @@ from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.guards import blast_radius, check_mark
 from lakefs_gc.report.marks import candidate_parts, iter_marks
-from lakefs_gc.gc.clock import iso
+from lakefs_gc.timestamps import iso
 from lakefs_gc.storage import LocalStorage
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)

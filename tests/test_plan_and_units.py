@@ -11,7 +11,8 @@ from lakefs_gc.lakefs import xid
 from lakefs_gc.gc.decision import is_deletable
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, SlicesResult, UncommittedResult
-from lakefs_gc.gc.clock import PlanError, make_run_clock, parse_iso
+from lakefs_gc.gc.clock import PlanError, make_run_clock
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.report.summary import build_summary
 from tests.support.contract import inputs, make_context
 

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from lakefs_gc.errors import Refusal
-from lakefs_gc.gc.clock import iso
-from lakefs_gc.gc.flow import STATE_FORMAT, CleanRunEvery, choose_flow, rules_fingerprint
+from lakefs_gc.timestamps import iso
+from lakefs_gc.gc.flow import CleanRunEvery, choose_flow, rules_fingerprint
+from lakefs_gc.report.summary import STATE_FORMAT
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
 NS = "s3://bucket/repo"

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from lakefs_gc.contract import RunContext, RunSettings, StepInputs, StorageLocation
-from lakefs_gc.gc.clock import iso
+from lakefs_gc.timestamps import iso
 
 
 def make_context(namespace: str = "local://ns/repo", *, local_root: str | None = None,

@@ -21,7 +21,7 @@ import pytest
 
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import SlicesResult, StepInputs, UncommittedResult
-from lakefs_gc.gc.clock import iso
+from lakefs_gc.timestamps import iso
 from lakefs_gc.report import formats, layout
 from lakefs_gc.steps import delete
 from lakefs_gc.storage import LocalStorage, open_storage

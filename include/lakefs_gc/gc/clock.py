@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from lakefs_gc.errors import SettingsError
+from lakefs_gc.timestamps import iso
 
 OVERRIDE_PARAM = "unsafe_min_age_override"
 
@@ -24,14 +25,6 @@ class RunClock:
     start_time: str                  # ISO 8601 UTC
     cutoff_time: str                 # start - effective min age
     effective_min_age_seconds: int
-
-
-def iso(ts: datetime) -> str:
-    return ts.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_iso(s: str) -> datetime:
-    return datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
 
 
 def make_run_clock(now: datetime, min_age_seconds: int, grace_period_seconds: int,

@@ -22,8 +22,8 @@ from typing import Any
 
 from lakefs_gc.contract import FLOWS
 from lakefs_gc.errors import Refusal
-from lakefs_gc.gc.clock import iso, parse_iso
-STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (lakefs_gc.report.formats)
+from lakefs_gc.report.summary import STATE_FORMAT
+from lakefs_gc.timestamps import iso, parse_iso
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import math
 from datetime import datetime
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.clock import iso
+from lakefs_gc.timestamps import iso
 from lakefs_gc.report.layout import UNIFIED, report_dir
 from lakefs_gc.report.marks import MarkSummary, read_mark
 

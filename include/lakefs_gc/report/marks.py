@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.report.layout import (UNIFIED, candidates_dir, deleted_dir, safe_name, summary_key, sweep_summary_key,
                                      sweeps_dir)
 

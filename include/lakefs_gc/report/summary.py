@@ -25,8 +25,9 @@ from lakefs_gc.contract import (
     from_wire,
     to_wire,
 )
-from lakefs_gc.gc.flow import STATE_FORMAT
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
+
+STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (read by lakefs_gc.gc.flow)
 
 
 def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> dict[str, Any]:

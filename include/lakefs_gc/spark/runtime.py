@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
-from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.storage import (AZURE, GCS, S3, AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage,
                                parse_namespace)
 from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV

@@ -25,7 +25,7 @@ from datetime import timedelta
 
 from lakefs_gc.contract import CandidatesResult, IncrementalBase, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
-from lakefs_gc.gc.clock import iso, parse_iso
+from lakefs_gc.timestamps import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable, is_deletable
 from lakefs_gc.listing import staged as staged_check

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError
-from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch

@@ -10,7 +10,7 @@ import logging
 import time
 
 from lakefs_gc.contract import RunContext, UncommittedResult
-from lakefs_gc.gc.clock import parse_iso
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import parse_namespace

@@ -13,7 +13,8 @@ from datetime import datetime
 
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
-from lakefs_gc.gc.clock import make_run_clock, parse_iso
+from lakefs_gc.gc.clock import make_run_clock
+from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.gc.flow import CleanRunEvery, FlowChoice, choose_flow, rules_fingerprint
 from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout

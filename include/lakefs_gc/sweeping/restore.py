@@ -33,7 +33,7 @@ from typing import Any
 
 from lakefs_gc.contract import Restorability
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.gc.clock import iso, parse_iso
+from lakefs_gc.timestamps import iso, parse_iso
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import find_run, iter_marks, iter_sweeps, parquet_parts, read_summary
 
