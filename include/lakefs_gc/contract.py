@@ -412,33 +412,50 @@ def read_failure(doc: Any) -> StepFailure | None:
     return None
 
 
-RESULT_TYPES: dict[str, type] = {
-    "prepare_run": RunContext,
-    "mark_uncommitted": UncommittedResult,
-    "list_committed": CommittedResult,
-    "list_slices": SlicesResult,
-    "compute_candidates": CandidatesResult,
-    "delete": DeleteResult,
-    "save_report": ReportResult,
-}
-STEPS = tuple(RESULT_TYPES)
-# What each task reads, by task id (besides the context, which every task reads).
-STEP_INPUTS: dict[str, tuple[str, ...]] = {
-    "mark_uncommitted": (),
-    "list_committed": ("mark_uncommitted",),
-    "list_slices": (),
-    "compute_candidates": ("mark_uncommitted", "list_committed", "list_slices"),
-    "delete": ("mark_uncommitted", "list_slices", "compute_candidates"),
-    "save_report": ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"),
-}
-# Steps that do nothing in a mode (they return None, or DeleteResult(skipped=...) for delete).
-SKIPPED_IN: dict[str, tuple[str, ...]] = {
-    "mark_uncommitted": ("sweep_only",),
-    "list_committed": ("sweep_only",),
-    "list_slices": ("sweep_only",),
-    "compute_candidates": ("sweep_only",),
-    "delete": ("mark_only",),
-}
+@dataclass(frozen=True)
+class Step:
+    """One task of the GC DAG, as every place that runs, builds, submits or shows tasks reads it.
+
+    ``inputs``: the results it reads, by task id (besides the context, which every task reads);
+    ``skipped_in``: the run modes in which it does nothing; ``spark``: a Spark step (a spark-submit
+    job, ``lakefs_gc/spark/jobs/<task_id>.py``, or the task itself for a small input); ``hands_over``:
+    why such a task handed a small input over to spark-submit after all (``{n}``: its limit,
+    ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``)."""
+
+    task_id: str
+    result: type
+    inputs: tuple[str, ...] = ()
+    skipped_in: tuple[str, ...] = ()
+    spark: bool = False
+    hands_over: str | None = None
+    timed: bool = False
+
+
+_MARKING = ("sweep_only",)
+# The one table of the DAG's tasks, in the order they run
+STEP_TABLE: tuple[Step, ...] = (
+    Step("prepare_run", RunContext),
+    Step("mark_uncommitted", UncommittedResult, skipped_in=_MARKING, timed=True),
+    Step("list_committed", CommittedResult, ("mark_uncommitted",), _MARKING, spark=True, timed=True,
+         hands_over="the ranges to read hold more than {n} entries, or do not say how many"),
+    Step("list_slices", SlicesResult, (), _MARKING, spark=True, timed=True,
+         hands_over="more than {n} objects to list, or a work location that is not a local folder"),
+    Step("compute_candidates", CandidatesResult, ("mark_uncommitted", "list_committed", "list_slices"), _MARKING,
+         spark=True, timed=True,
+         hands_over="more than {n} listed objects or staged addresses, or parts too large to read here"),
+    Step("delete", DeleteResult, ("mark_uncommitted", "list_slices", "compute_candidates"), ("mark_only",),
+         spark=True, timed=True, hands_over="the mark has more than {n} key(s)"),
+    Step("save_report", ReportResult,
+         ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete")),
+)
+STEP = {s.task_id: s for s in STEP_TABLE}
+STEPS = tuple(STEP)
+# views of the table, by task id
+RESULT_TYPES: dict[str, type] = {s.task_id: s.result for s in STEP_TABLE}
+STEP_INPUTS: dict[str, tuple[str, ...]] = {s.task_id: s.inputs for s in STEP_TABLE}
+SKIPPED_IN: dict[str, tuple[str, ...]] = {s.task_id: s.skipped_in for s in STEP_TABLE if s.skipped_in}
+SPARK_STEPS = tuple(s.task_id for s in STEP_TABLE if s.spark)
+TIMED_STEPS = tuple(s.task_id for s in STEP_TABLE if s.timed)
 
 
 def skipped(step: str, mode: str) -> bool:

@@ -29,12 +29,7 @@ if TYPE_CHECKING:
 
 # why a step its task runs in its own process for a small input (lakefs_gc.steps.HERE_FUNCTIONS) was
 # handed over to spark-submit
-IN_PROCESS_STEPS = {
-    "list_slices": "more than {n} objects to list, or a work location that is not a local folder",
-    "list_committed": "the ranges to read hold more than {n} entries, or do not say how many",
-    "compute_candidates": "more than {n} listed objects or staged addresses, or parts too large to read here",
-    "delete": "the mark has more than {n} key(s)",
-}
+IN_PROCESS_STEPS = {s.task_id: s.hands_over for s in contract.STEP_TABLE if s.hands_over}
 
 
 class GCSparkSubmitOperator(SparkSubmitOperator):

@@ -25,8 +25,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from lakefs_gc.contract import SPARK_STEPS
+
 ENV_CACHE_DIR = "LAKEFS_GC_CACHE_DIR"
-STEPS = ("list_committed", "list_slices", "compute_candidates", "delete")
+STEPS = SPARK_STEPS  # the steps with a job here
 
 
 def package_dir() -> Path:

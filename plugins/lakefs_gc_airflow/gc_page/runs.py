@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lakefs_gc.contract import TIMED_STEPS
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks, iter_sweeps
 from lakefs_gc.report.summary import summary_rows
 
-STEPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete")
+STEPS = TIMED_STEPS  # the steps whose seconds a report records
 # the counts plotted over time, as the report names them
 COUNTS = ("listed_objects", "candidates", "to_delete", "deleted", "already_gone", "held_back", "delete_failed",
           "reclaimed_bytes", "candidate_bytes")
