@@ -173,6 +173,9 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     assert dag_id in [r["dag_id"] for r in repos], repos
     answer = airflow_api(base, api, USER, password)
     assert answer["error"] is None, answer["error"]
+    from lakefs_gc.contract import TIMED_STEPS
+
+    assert answer["steps"] == list(TIMED_STEPS)  # the chart's series: the provider's table, not the page's own list
     runs = answer["runs"]
     assert [r["airflow_run_id"] for r in runs[:3]] == [refused_run_id, swept["airflow_run_id"], held["airflow_run_id"]]
     refused, sw, hb = runs[:3]

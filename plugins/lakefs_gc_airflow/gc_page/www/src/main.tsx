@@ -27,10 +27,9 @@ type Run = {
   reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
 };
 type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
-type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[];
+type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps?: string[];
   version?: string };
 
-const STEPS = ["mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"];
 const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
 
 const base = () => new URL(document.baseURI).pathname.replace(/\/$/, "");
@@ -100,7 +99,8 @@ const ChartBox = ({ title, build }: { title: string; build: (c: HTMLCanvasElemen
   );
 };
 
-const Charts = ({ runs }: { runs: Run[] }) => {
+// steps: the DAG's tasks whose seconds a report records, in their order (the API's, from the provider's table)
+const Charts = ({ runs, steps }: { runs: Run[]; steps: string[] }) => {
   const shown = runs.filter((r) => r.report !== null && !r.problem).slice().reverse(); // oldest first
   const labels = shown.map((r) => when(r.start_time).slice(0, 16));
   const common = { responsive: true, maintainAspectRatio: false, animation: false as const };
@@ -148,7 +148,7 @@ const Charts = ({ runs }: { runs: Run[] }) => {
       type: "bar",
       data: {
         labels,
-        datasets: STEPS.map((s, i) => ({ label: s, data: shown.map((r) => r.seconds?.[s] ?? 0), backgroundColor: COLORS[i] })),
+        datasets: steps.map((s, i) => ({ label: s, data: shown.map((r) => r.seconds?.[s] ?? 0), backgroundColor: COLORS[i] })),
       },
       options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "seconds" } } } },
     });
@@ -485,7 +485,7 @@ const Repository = ({ dagId }: { dagId: string }) => {
           ) : null}
         </Text>
       ) : null}
-      <Charts runs={answer.runs} />
+      <Charts runs={answer.runs} steps={answer.steps ?? []} />
       <TriggerForm dagId={dagId} onTriggered={() => window.setTimeout(() => setReload((x) => x + 1), 1500)} />
       <Explain dagId={dagId} />
       {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
