@@ -148,7 +148,7 @@ class Collected:
 def misexplained(c: Collected, per_fate: int = 3) -> list[str]:
     """``lakefs-gc explain`` (from the marks) on a few objects of each fate the oracle gave: a live
     object still there is "kept: ...", a garbage object the run deleted is "deleted"; the wrong ones."""
-    from lakefs_gc.report.explain import COLLECTED, explain
+    from lakefs_gc.explain import COLLECTED, explain
 
     wrong = []
     fates = ((sorted(c.keep & c.after)[:per_fate], "kept"), (sorted(c.go - c.after)[:per_fate], COLLECTED))

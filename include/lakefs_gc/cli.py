@@ -33,7 +33,7 @@ default the repository's default branch) and why: from every mark's report (cand
 deleted by which sweep, restorable, restored; kept as committed or staged) and, with
 ``--repository``, from lakeFS now (branch HEADs, the commits the rules keep, tags, staged
 entries). lakeFS's keys come from ``LAKEFS_GC_LAKEFS_ACCESS_KEY_ID`` /
-``LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY`` (``lakefs_gc.report.explain``).
+``LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY`` (``lakefs_gc.explain``).
 
 Bad input: one line on stderr saying what to fix, and exit status 2.
 """
@@ -260,7 +260,7 @@ def _restore(args, out) -> int:
 def _explain(args, out) -> int:
     import os
 
-    from lakefs_gc.report.explain import explain, resolve
+    from lakefs_gc.explain import explain, resolve
     from lakefs_gc.storage import parse_namespace
 
     namespace = args.namespace.rstrip("/")

@@ -95,7 +95,7 @@ def test_part_lists_finds_a_value_in_any_row_group_and_skips_by_statistics(tmp_p
 # aborted the process, about one exit in two (lakefs-gc explain, exit -6 in CI)
 EXITS = """
 import sys
-import lakefs_gc.cli, lakefs_gc.report.explain  # what the CLI has loaded when it exits
+import lakefs_gc.cli, lakefs_gc.explain  # what the CLI has loaded when it exits
 from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import LocalStorage
 st = LocalStorage(sys.argv[1])

@@ -115,7 +115,7 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     # the newer write's quarantined copy stays where it was
     assert st.exists(layout.quarantine_dir(sdir) + again)
     # explain tells the story of each
-    from lakefs_gc.report.explain import COLLECTED, RESTORED, explain
+    from lakefs_gc.explain import COLLECTED, RESTORED, explain
 
     roots = ("local://repo/",)
     assert explain(st, "data/s0/obj003", roots).verdict == RESTORED

@@ -122,7 +122,7 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
 def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
     """``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on
     ``ref``; 400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer."""
-    from lakefs_gc.report.explain import explain, resolve
+    from lakefs_gc.explain import explain, resolve
     from lakefs_gc.storage import open_storage, parse_namespace
 
     from lakefs_gc_airflow.hooks import LakeFSHook

@@ -1,4 +1,4 @@
-"""``lakefs-gc explain`` (lakefs_gc.report.explain): for every fate an object can meet, the right
+"""``lakefs-gc explain`` (lakefs_gc.explain): for every fate an object can meet, the right
 reason. A repository on the emulator (history dated back with its clock), two GC runs in process
 (the jobs' step functions on the shared SparkSession): the first sweeps, the second holds its new
 garbage back (delayed confirmation). Then each object is explained, by address and by path.
@@ -19,7 +19,7 @@ import pytest
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc.report import explain as E
+from lakefs_gc import explain as E
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
