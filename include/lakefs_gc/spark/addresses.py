@@ -86,13 +86,15 @@ def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> 
     return count, kept
 
 
-def write_parts_here(addresses: Iterable[str], st, part_dir: str, n: int) -> tuple[int, PartsDir]:
+def write_parts_here(addresses: Iterable[str], st, part_dir: str, n: int, *more_dirs: str) -> tuple[int, PartsDir]:
     """What :func:`write_distinct_parts` writes, from this process (no Spark job): for a few
-    addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the time."""
+    addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the time; the
+    same parts under each of ``more_dirs`` too (sorted once)."""
     ordered = sorted(set(addresses))
     n = max(1, n)
     for i in range(n):
-        formats.write_addresses(st, part_dir + layout.part_name(i), ordered[i::n])
+        for d in (part_dir, *more_dirs):
+            formats.write_addresses(st, d + layout.part_name(i), ordered[i::n])
     return len(ordered), PartsDir(part_dir, n)
 
 

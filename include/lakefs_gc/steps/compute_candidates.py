@@ -248,9 +248,7 @@ def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[
     sizes = {a: size or 0 for a, size, _ in cands}
 
     def write(addresses, part_dir: str, *more_dirs: str) -> tuple[int, int, PartsDir]:
-        count, kept_dir = write_parts_here(addresses, st, part_dir, n)
-        for other in more_dirs:
-            write_parts_here(addresses, st, other, n)
+        count, kept_dir = write_parts_here(addresses, st, part_dir, n, *more_dirs)
         return count, sum(sizes.get(a, 0) for a in addresses), kept_dir
 
     def confirmed(mark_id: str | None) -> set[str]:
