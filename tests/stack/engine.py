@@ -106,8 +106,16 @@ class Stack:
                 return time.monotonic() - t0
             if time.monotonic() - t0 > deadline_s:
                 raise AssertionError(f"the stack was not up within {deadline_s:.0f} s; still waiting for "
-                                     f"{waiting}\n" + "\n".join(self.logs(s.split(':')[0]) for s in waiting))
+                                     f"{waiting}\n" + "\n".join(self.health_log(states.get(w.split(':')[0]))
+                                                                 + self.logs(w.split(':')[0]) for w in waiting))
             time.sleep(2)
+
+    @staticmethod
+    def health_log(state: dict | None) -> str:
+        """The container's last health checks (start, exit code, output), as Docker keeps them."""
+        checks = ((state or {}).get("Health") or {}).get("Log") or []
+        return "".join(f"health check at {c['Start'][11:19]}: exit {c['ExitCode']}: {c['Output'].strip()[:300]}\n"
+                       for c in checks)
 
     def logs(self, service: str, tail: int = 60) -> str:
         p = self.compose("logs", "--no-color", "--tail", str(tail), service, timeout=60, check=False)
