@@ -1,5 +1,5 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
-.PHONY: setup demo test bench histories proto airflow ui
+.PHONY: setup demo test lint bench histories proto airflow ui
 PY := .venv/bin/python
 
 setup:
@@ -12,6 +12,10 @@ demo: setup
 # Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
 # (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
 # (tests/conftest.py). Module-scoped servers stay per file.
+# ruff and mypy (scripts/lint.sh), also run by pre-commit (.pre-commit-config.yaml)
+lint: setup
+	@bash scripts/lint.sh
+
 test: setup
 	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25
 

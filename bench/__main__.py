@@ -14,6 +14,7 @@
     reference differential runs against lakeFS's own Spark GC, with its timings beside ours
               (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
 """
+from __future__ import annotations
 
 import importlib
 import sys

@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
-    from lakefs_gc.sweeping.deleter import Deleter, DeletePolicy
     from lakefs_gc.storage import LocalStorage, S3Options, make_s3_client, open_storage
+    from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter
     from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-delete-bench-"))
@@ -144,7 +144,7 @@ def _cloud_row(kind: str, work: Path, n: int, rate: float):
     from concurrent.futures import ThreadPoolExecutor
 
     from lakefs_gc.storage import open_storage
-    from lakefs_gc.sweeping.deleter import Deleter, DeletePolicy
+    from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter
     from lakefs_sandbox.cloud_servers import start_azurite, start_fake_gcs
 
     server = (start_azurite if kind == "azure" else start_fake_gcs)(work / kind)

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,6 @@ def timed_steps(walls: dict[str, float]):
     """Wall time of every step the in-process runner calls, by task id (the step tables wrapped
     for the duration)."""
     from lakefs_gc.steps import STEP_FUNCTIONS
-
     from lakefs_sandbox import inprocess
 
     tables = (STEP_FUNCTIONS, inprocess.SPARK_STEPS)
@@ -180,12 +179,11 @@ class Run:
 def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = REPO) -> Run:
     from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
     from lakefs_gc.steps.prepare_run import prepare_run
-
     from lakefs_sandbox.inprocess import run_steps
 
     run = Run(name)
     time.sleep(1.1)  # every write is strictly older than the cutoff (xid times are whole seconds)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     t = time.perf_counter()
     ctx = prepare_run(gc_client, repo, run_settings(flow), now=now, airflow_run_id=f"bench-{name}",
                       work_dir=str(work / "gcwork"), local_root=str(work), parallelism=2)
@@ -378,7 +376,6 @@ def warm_session():
     """The shared local SparkSession (JVM start-up), timed apart from any run; its driver JVM as a
     job's starts (lakefs_gc.spark.jvm: the fast start, spark.fast_start's default)."""
     from lakefs_gc.spark.jvm import driver_java_options
-
     from lakefs_sandbox.inprocess import local_session
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -554,7 +551,6 @@ def main(argv: list[str] | None = None) -> int:
     import lakefs_sdk
 
     from lakefs_gc.lakefs.client import LakeFSClient
-
     from lakefs_sandbox import seed
     from lakefs_sandbox.emulator import launcher
     from lakefs_sandbox.emulator.xid import new_descending_xid

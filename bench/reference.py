@@ -39,7 +39,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,11 +206,11 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
     ``flow``: the run's flow Param (clean, incremental). Returns (seconds, run id); ``phases`` (when
     given) gets the seconds of each step (the SparkSession is made before, once per process)."""
     from lakefs_gc.contract import RunSettings
-    from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.lakefs.client import LakeFSClient
-    from lakefs_sandbox.inprocess import run_steps
     from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_gc.storage import S3Options
+    from lakefs_sandbox.inprocess import run_steps
 
     made = _SPARK is None
     t_session = time.perf_counter()
@@ -224,7 +224,7 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
                            unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow=flow)
     marks: list[tuple[str, float]] = [("prepare_run", t0)]  # (step, when it started)
     with LakeFSClient(lakefs_url, ak, sk) as client:
-        ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id=f"ours-{repo}",
+        ctx = prepare_run(client, repo, settings, now=datetime.now(UTC), airflow_run_id=f"ours-{repo}",
                           work_dir=str(work), parallelism=2, storage_options=s3.options())
         if ctx.flow != flow:
             raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
@@ -844,7 +844,7 @@ def run_scenarios(h: Harness, runs) -> tuple[list[Outcome], list[str]]:
         kw = dict(kw)
         try:
             o = h.run_two(name, build, seed, **kw) if kw.pop("two", False) else h.run(name, build, seed, **kw)
-        except Exception as e:  # noqa: BLE001 - the scenario's verdict: FAILED, with why
+        except Exception as e:
             failed.append(name)
             print(f"{name:16} [FAILED] {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
             traceback.print_exc(file=sys.stderr)

@@ -18,7 +18,7 @@ import argparse
 import logging
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 
@@ -30,15 +30,14 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     import lakefs_sdk
-
-    from lakefs_gc.contract import RunSettings
-    from lakefs_gc.listing import uncommitted
-    from lakefs_gc.steps.prepare_run import prepare_run
-    from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
-    from lakefs_gc.lakefs.client import LakeFSClient
-    from lakefs_gc.storage import open_storage, parse_namespace
     from lakefs_sdk.client import LakeFSClient as SDK
 
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.listing import uncommitted
+    from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
+    from lakefs_gc.steps.prepare_run import prepare_run
+    from lakefs_gc.storage import open_storage, parse_namespace
     from lakefs_sandbox.emulator import launcher
     from lakefs_sandbox.seed import link_object
 
@@ -82,7 +81,7 @@ def main(argv: list[str]) -> int:
             t = time.perf_counter()
             check = uncommitted.api_staged(client, repo, roots, local_root, concurrency=args.concurrency)
             api = time.perf_counter() - t
-            ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc), airflow_run_id="bench",
+            ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(UTC), airflow_run_id="bench",
                               work_dir=str(root / "work"), local_root=local_root)
             t = time.perf_counter()
             result = mark_uncommitted(client, ctx, st)

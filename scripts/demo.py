@@ -69,8 +69,8 @@ def main() -> int:
                         "server scripts/setup.sh builds)")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from lakefs_sandbox.seed import DELETED, KEPT, seed, seed_fresh
     from lakefs_sandbox.emulator import launcher
+    from lakefs_sandbox.seed import DELETED, KEPT, seed, seed_fresh
     from lakefs_sandbox.target import LakeFSTarget, target_from_env
 
     scratch = ROOT / "build" / "demo"

@@ -122,15 +122,15 @@ for pin in $(grep -E '^pyspark(-client)?==' requirements.txt); do
 done
 export UV_FIND_LINKS=$WHEELS
 
-# --- venv with pinned requirements ---
+# --- venv with pinned requirements (and the lint gates': requirements-dev.txt) ---
 stamp=$VENV/.requirements.sha
-want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-dev.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x "$VENV/bin/python" ]; then
   uv venv -q -p "$PY" "$VENV"
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing pinned requirements into .venv"
-  uv pip install -q -p "$VENV/bin/python" -r requirements.txt
+  uv pip install -q -p "$VENV/bin/python" -r requirements.txt -r requirements-dev.txt
   uv pip install -q -p "$VENV/bin/python" -e . --no-deps
   # the editable build leaves lakefs_gc.egg-info in the checkout: with the checkout on sys.path (the
   # tests, a shell in it) importlib.metadata would find our distribution twice, and Airflow would

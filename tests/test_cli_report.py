@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,7 @@ def _write_runs(st, namespace: str) -> None:
 
     slices = SlicesResult(listed_dir="l", first_slice="s", slices_listed=1, slices_skipped=0, listed_objects=20,
                           listed_bytes=2048)
-    first = inputs(ctx(datetime(2026, 11, 20, 3, tzinfo=timezone.utc), mode="mark_only",
+    first = inputs(ctx(datetime(2026, 11, 20, 3, tzinfo=UTC), mode="mark_only",
                        airflow_run_id="scheduled__2026-11-20T03:00:00+00:00"),
                    mark_uncommitted=UncommittedResult(run_id="markA", locations=(), pages=1), list_slices=slices,
                    compute_candidates=CandidatesResult(report_dir="d", uncommitted_files=0, candidates=7,
@@ -45,13 +45,13 @@ def _write_runs(st, namespace: str) -> None:
                                                        held_back=2, confirm_after_seconds=86400,
                                                        held_back_reason="not yet a candidate in mark m0"),
                    delete=DeleteResult(skipped="mark_only"))
-    second = inputs(ctx(datetime(2026, 11, 21, 3, tzinfo=timezone.utc), airflow_run_id="scheduled__2026-11-21"),
+    second = inputs(ctx(datetime(2026, 11, 21, 3, tzinfo=UTC), airflow_run_id="scheduled__2026-11-21"),
                     mark_uncommitted=UncommittedResult(run_id="markB", locations=(), pages=1), list_slices=slices,
                     compute_candidates=CandidatesResult(report_dir="d", uncommitted_files=0, candidates=3,
                                                         candidate_bytes=30, to_delete=3, to_delete_bytes=30,
                                                         held_back=0, confirm_after_seconds=0),
                     delete=DeleteResult(counts=DeleteCounts(keys=3, deleted=3, parts=1)))
-    sweep = inputs(ctx(datetime(2026, 11, 22, 9, tzinfo=timezone.utc), mode="sweep_only", mark_id="markA",
+    sweep = inputs(ctx(datetime(2026, 11, 22, 9, tzinfo=UTC), mode="sweep_only", mark_id="markA",
                        airflow_run_id="manual__2026-11-22T09:00:00+00:00",
                        sweep_mark=MarkRef("markA", "2026-11-20T03:00:00.000000Z", "2026-11-19T03:00:00.000000Z", 20, 5)),
                    delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=4, already_gone=1, parts=1)))

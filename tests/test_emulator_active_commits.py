@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from lakefs_sandbox.emulator.active_commits import (DAY, CommitNode, Rules, active_commits, ancestry_leaves,
-                                                  starting_points)
+from lakefs_sandbox.emulator.active_commits import (
+    DAY,
+    CommitNode,
+    Rules,
+    active_commits,
+    ancestry_leaves,
+    starting_points,
+)
 
 NOW = 1_700_000_000.0
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import os
 import json
+import os
 import re
 import time
 import uuid
@@ -17,12 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 from lakefs_sdk.exceptions import ApiException
 
+from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.lakefs.graveler import iter_metarange, iter_range
 from lakefs_gc.lakefs.sstable import SSTableReader
-from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_sandbox.emulator.xid import descending_xid_time, xid_time
 from tests.conftest import ns_rel, ns_storage
 from tests.support.openapi import ResponseRecorder
-from lakefs_sandbox.emulator.xid import descending_xid_time, xid_time
 
 XID = r"[0-9a-v]{20}"
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import lakefs_sdk
 import pytest
 
+from lakefs_gc import explain as E
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_gc import explain as E
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
@@ -40,7 +40,7 @@ def _age(storage, days: float = 30) -> None:
 def _run(spark, emu, client, repo, tmp_path, name: str, confirm: int) -> dict:
     ctx = prepare_run(client, repo, RunSettings(min_age_seconds=2, unsafe_min_age_override=True, flow="clean",
                                                 confirm_after_seconds=confirm, max_delete_share=1.0),
-                      now=datetime.now(timezone.utc), airflow_run_id=name, work_dir=str(tmp_path / "work"),
+                      now=datetime.now(UTC), airflow_run_id=name, work_dir=str(tmp_path / "work"),
                       local_root=emu.local_root, parallelism=2)
     return run_steps(spark, ctx, client, {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key})
 

@@ -11,20 +11,19 @@ shared SparkSession (the jobs' own functions); the emulator injects the faults
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
 
-from dataclasses import replace
-
 from lakefs_gc.contract import STEP_INPUTS, RunSettings, StepInputs
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.steps.prepare_run import prepare_run
-from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_sandbox import inprocess
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
+from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_sandbox import inprocess
 from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 
 pytestmark = pytest.mark.spark
@@ -37,7 +36,7 @@ FAST_RETRIES = {"max_retries": 3, "backoff_base": 0.01, "backoff_max": 0.05}
 def later() -> datetime:
     """The run's clock, a little ahead of the test's last write: with a minimum age of 0 the cutoff
     is the start, and a file written a moment ago must count as older than it."""
-    return datetime.now(timezone.utc) + timedelta(seconds=2)
+    return datetime.now(UTC) + timedelta(seconds=2)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +211,7 @@ def test_a_commit_a_branch_and_a_staged_object_racing_the_run_are_kept(emu, spar
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     time.sleep(2)  # the run's real start: what the fixture wrote is older than the cutoff, what races it newer
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(timezone.utc), airflow_run_id="race",
+        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(UTC), airflow_run_id="race",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
         results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}
         c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="racing"))
@@ -361,7 +360,7 @@ def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
     garbage = ns_rel(ns, c.objects_api.upload_object(name, "main", "gone.bin", content=b"g").physical_address)
     c.objects_api.delete_object(name, "main", "gone.bin")
     c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
-    keys = lambda: {o.key for o in storage.list("", recursive=True)}  # noqa: E731
+    keys = lambda: {o.key for o in storage.list("", recursive=True)}
     before = keys()
 
     def run(fail):

@@ -8,17 +8,17 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
+from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
-from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_sandbox.inprocess import run_steps
-from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from tests.conftest import ns_rel, ns_storage
 
 pytestmark = pytest.mark.spark
@@ -97,7 +97,7 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     before = {o.key for o in storage.list("", recursive=True)}
 
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
-    ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(timezone.utc),
+    ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(UTC),
                       airflow_run_id="manual__jobs", work_dir=str(tmp_path / "work"), local_root=emu.local_root,
                       parallelism=2)
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}

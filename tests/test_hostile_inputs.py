@@ -10,16 +10,16 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
-from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_rel, ns_storage
 
 pytestmark = pytest.mark.spark
@@ -53,7 +53,7 @@ def gc(emu, spark, tmp_path, name, settings=SETTINGS):
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as client:
         # the clock a little ahead of the test's last write: with a minimum age of 0 the cutoff is the
         # start, and a file written a moment ago must count as older than it
-        ctx = prepare_run(client, name, settings, now=datetime.now(timezone.utc) + timedelta(seconds=2),
+        ctx = prepare_run(client, name, settings, now=datetime.now(UTC) + timedelta(seconds=2),
                           airflow_run_id=f"h{time.time()}",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
         return run_steps(spark, ctx, client, env)
@@ -111,12 +111,12 @@ def test_corrupt_uncommitted_parquet_and_ranges_fail_closed(spark, lakefs_emulat
     # the staged addresses lakeFS writes (damaged as soon as lakeFS wrote them: the uncommitted
     # folder is listed by the step, so damage every file lakeFS leaves there)
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    from lakefs_gc.contract import STEP_INPUTS, StepInputs
     from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
     from lakefs_sandbox.inprocess import SPARK_STEPS
-    from lakefs_gc.contract import STEP_INPUTS, StepInputs
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(timezone.utc) + timedelta(seconds=2),
+        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(UTC) + timedelta(seconds=2),
                           airflow_run_id="corrupt-unc",
                           work_dir=str(tmp_path / "work2"), local_root=emu.local_root, parallelism=1)
         results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}

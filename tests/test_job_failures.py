@@ -18,9 +18,15 @@ from lakefs_gc import contract
 from lakefs_gc.contract import DeleteResult, SlicesResult, StepInputs, UncommittedResult
 from lakefs_gc.errors import Refusal
 from lakefs_gc.spark import shell
+from lakefs_gc.spark.runtime import (
+    ENV_LAKEFS_ACCESS_KEY,
+    ENV_LAKEFS_SECRET_KEY,
+    job_environ,
+    read_secrets,
+    remove_secrets,
+    write_secrets,
+)
 from lakefs_gc.steps import compute_candidates, delete, list_committed, list_slices
-from lakefs_gc.spark.runtime import (ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, job_environ, read_secrets,
-                                     remove_secrets, write_secrets)
 from lakefs_gc.storage import LocalStorage
 from lakefs_gc.storage.base import StorageError
 from tests.support.contract import make_context

@@ -11,21 +11,21 @@ import io
 import json
 import os
 import time
+from dataclasses import replace
+from datetime import UTC
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dataclasses import replace
-
 from lakefs_gc.contract import STEP_INPUTS, CommittedResult, PartsDir, StepInputs, UncommittedResult
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.timestamps import iso
 from lakefs_gc.lakefs import xid
+from lakefs_gc.report import formats, layout
 from lakefs_gc.spark import shell
 from lakefs_gc.steps import compute_candidates, delete, list_slices
-from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import LocalStorage
+from lakefs_gc.timestamps import iso
 from tests.support.contract import make_context
 from tests.support.spark import submit
 
@@ -79,10 +79,10 @@ def world(tmp_path):
     committed_dir = PartsDir(layout.state_committed_dir(run_id), 1)  # what list_committed writes
     formats.write_addresses(st, committed_dir.dir + layout.part_name(0),
                             [objs["committed"], objs["legacy_committed"], "s3://elsewhere/x"])
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(work),
-                       start=datetime.fromtimestamp(NOW, timezone.utc), cutoff=datetime.fromtimestamp(NOW - DAY, timezone.utc))
+                       start=datetime.fromtimestamp(NOW, UTC), cutoff=datetime.fromtimestamp(NOW - DAY, UTC))
     results = {
         "mark_uncommitted": UncommittedResult(run_id=run_id, pages=1, locations=(
             f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",)),
@@ -108,13 +108,13 @@ def step(spark, world, name, ctx=None, **settings):
 
 
 def iso_now():
-    from datetime import datetime, timezone
-    return iso(datetime.fromtimestamp(NOW, timezone.utc))
+    from datetime import datetime
+    return iso(datetime.fromtimestamp(NOW, UTC))
 
 
 def iso_at(t):
-    from datetime import datetime, timezone
-    return iso(datetime.fromtimestamp(t, timezone.utc))
+    from datetime import datetime
+    return iso(datetime.fromtimestamp(t, UTC))
 
 
 def _exists(world, name):

@@ -4,7 +4,7 @@ blast-radius guard. Each asserts the message names the cause and the Param, and 
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,10 +12,10 @@ from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.guards import blast_radius, check_mark
 from lakefs_gc.report.marks import candidate_parts, iter_marks
-from lakefs_gc.timestamps import iso
 from lakefs_gc.storage import LocalStorage
+from lakefs_gc.timestamps import iso
 
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def _mark(st, mark_id, success=True, age=timedelta(hours=1), mode="mark_only", parts=("candidates", "deleted")):

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lakefs_gc.listing import committed
-from lakefs_gc.lakefs import xid
-from lakefs_gc.gc.decision import is_deletable
-from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, SlicesResult, UncommittedResult
+from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.clock import PlanError, make_run_clock
-from lakefs_gc.timestamps import parse_iso
+from lakefs_gc.gc.decision import is_deletable
+from lakefs_gc.lakefs import xid
+from lakefs_gc.listing import committed
 from lakefs_gc.report.summary import build_summary
+from lakefs_gc.timestamps import parse_iso
 from tests.support.contract import inputs, make_context
 
-NOW = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, 0, 123456, tzinfo=UTC)
 
 
 def test_cutoff_is_start_minus_the_larger_of_min_age_and_grace():
@@ -48,9 +48,9 @@ def test_naive_clock_is_refused():
 
 
 def test_xid_times_match_the_reference_examples():
-    assert datetime.fromtimestamp(xid.descending_time("g4uk6erfnfus73frbnqg"), timezone.utc).date().isoformat() == "2025-11-10"
-    assert datetime.fromtimestamp(xid.descending_time("gqv3epl4fd2o8m3men70"), timezone.utc).date().isoformat() == "2022-12-07"
-    assert datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), timezone.utc).isoformat() == \
+    assert datetime.fromtimestamp(xid.descending_time("g4uk6erfnfus73frbnqg"), UTC).date().isoformat() == "2025-11-10"
+    assert datetime.fromtimestamp(xid.descending_time("gqv3epl4fd2o8m3men70"), UTC).date().isoformat() == "2022-12-07"
+    assert datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), UTC).isoformat() == \
         "2022-12-07T17:23:28+00:00"
     assert xid.encode(xid.decode("ce8co454fd2o8m3menag")) == "ce8co454fd2o8m3menag"
     assert not xid.is_xid("!ab") and not xid.is_xid("b0c968736d8f42a2b1c6284835f08226")

@@ -18,17 +18,17 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
-from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
+from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_storage
 from tests.support import history
 
@@ -122,7 +122,7 @@ class Collected:
             self.histories = list(pool.map(build, seeds_and_steps))
         history.set_rules(client, name, self.histories)
         # the clock a little ahead of the last write: with a minimum age of 0 the cutoff is the start
-        now = datetime.now(timezone.utc) + timedelta(seconds=2)
+        now = datetime.now(UTC) + timedelta(seconds=2)
         self.keep, self.go = history.oracle(client, name, self.histories, roots, now.timestamp())
         # the full staged check judges the fast one: a mark of its own first (mark_only), then the
         # real run with the default check; both clean, with the same clock
@@ -309,7 +309,7 @@ def test_a_merge_commit_lakefs_answers_404_for_after_a_cherry_pick_never_deletes
     client.objects_api.upload_object(name, "b1", "obj/garbage.bin", content=b"staged, then reset")
     client.branches_api.reset_branch(name, "b1", lakefs_sdk.ResetCreation(type="reset"))
     history.set_rules(client, name, [h])
-    now = datetime.now(timezone.utc) + timedelta(seconds=2)
+    now = datetime.now(UTC) + timedelta(seconds=2)
     keep, _ = history.oracle(client, name, [h], roots, now.timestamp())
     before = {o.key for o in ns_storage(ns).list("data/", recursive=True)}
     emu.set_faults({"method": "*", "path": merge, "times": -1, "status": 404,
@@ -322,7 +322,7 @@ def test_a_merge_commit_lakefs_answers_404_for_after_a_cherry_pick_never_deletes
             try:
                 run_steps(spark, ctx, gc_client, env)
                 failed = None
-            except Exception as exc:  # noqa: BLE001 - failing closed is one of the two allowed outcomes
+            except Exception as exc:
                 failed = exc
         fired = sum(r["fired"] for r in emu.faults())
     finally:
@@ -429,7 +429,7 @@ def runs_in_a_row(place: Place, spark, tmp_path) -> dict:
                 _churn(client, name, roots, rng, churn)
             history.set_rules(client, name, histories)
             time.sleep(1.1)  # what was written falls in slices older than the next ones
-            now = datetime.now(timezone.utc) + timedelta(seconds=2)
+            now = datetime.now(UTC) + timedelta(seconds=2)
             keep, go = history.oracle(client, name, [*histories, churn], roots, now.timestamp())
             before = {o.key for o in storage.list("data/", recursive=True)}
             ctx, results = place.collect(name, spark, tmp_path / "work", now, replace(SETTINGS, flow=flow),

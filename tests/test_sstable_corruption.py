@@ -6,8 +6,7 @@ import io
 import struct
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.graveler import Entry

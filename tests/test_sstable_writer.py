@@ -5,8 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.graveler import Entry

@@ -1,4 +1,5 @@
-"""``lakefs-gc``: command-line tools for people.
+"""
+``lakefs-gc``: command-line tools for people.
 
     lakefs-gc sst dump FILE [--props]
 
@@ -43,7 +44,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader
@@ -58,7 +59,7 @@ def _text(b: bytes) -> str:
 
 
 def _rfc3339(seconds: int, nanos: int) -> str:
-    base = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    base = datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
     return f"{base}.{nanos:09d}Z"
 
 
@@ -296,8 +297,10 @@ def _explain(args, out) -> int:
 
 
 def _config_check(path: str | None, out) -> int:
-    """``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
-    all are good, 2 otherwise (the file's own errors too)."""
+    """
+    ``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
+    all are good, 2 otherwise (the file's own errors too).
+    """
     from lakefs_gc.config import ConfigError, load_config
 
     try:

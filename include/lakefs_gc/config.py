@@ -1,4 +1,5 @@
-"""The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
+"""
+The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
 
 Pure Python (no Airflow): the DAG files call :func:`load_config` when they are parsed (the only
 parse-time work), and tests call it directly. Every error names the file, the entry and the field,
@@ -21,6 +22,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +40,12 @@ ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
 
 
 def project_root() -> Path:
-    """Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
+    """
+    Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
     from: ``$LAKEFS_GC_HOME``, else the checkout this package runs from
     (``include/lakefs_gc/config.py``), else the working directory (an installed package: set
-    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself)."""
+    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself).
+    """
     env = os.environ.get(ENV_PROJECT_ROOT)
     if env:
         return Path(env)
@@ -129,9 +133,11 @@ class SweepSettings:
 
 @dataclass(frozen=True)
 class TaskSettings:
-    """Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
+    """
+    Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
     from its done markers), so failures are retried; refusals (bad settings, missing rules, unsafe
-    input) fail at once without retry."""
+    input) fail at once without retry.
+    """
 
     retries: int = 2
     retry_delay_seconds: int = 120
@@ -148,11 +154,11 @@ def schedule_interval_seconds(schedule: str | None) -> int:
         return 0
     if schedule in _PRESET_SECONDS:
         return _PRESET_SECONDS[schedule]
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from croniter import croniter
 
-    it = croniter(schedule, datetime(2024, 1, 1, tzinfo=timezone.utc))
+    it = croniter(schedule, datetime(2024, 1, 1, tzinfo=UTC))
     fires = [it.get_next(float) for _ in range(64)]
     return int(min(b - a for a, b in zip(fires, fires[1:])))
 
@@ -203,10 +209,12 @@ def resolve_work_dir(configured: str | None) -> str:
 
 
 def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -> GCConfig:
-    """Read and validate the config file; raise :class:`ConfigError` naming file, entry and field.
+    """
+    Read and validate the config file; raise :class:`ConfigError` naming file, entry and field.
 
     ``strict=False``: a bad entry is left out and its message kept in ``entry_errors`` (errors of the
-    whole file still raise)."""
+    whole file still raise).
+    """
     p = Path(path) if path is not None else default_config_path()
     try:
         text = p.read_text()
@@ -221,10 +229,12 @@ def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -
 
 
 def raise_entry_errors(path: str | os.PathLike | None = None) -> None:
-    """Raise one :class:`ConfigError` naming every bad entry of the config file, if it has any.
+    """
+    Raise one :class:`ConfigError` naming every bad entry of the config file, if it has any.
 
     Errors of the whole file are not raised here: ``dags/gc_dags.py`` raises them (one import error
-    for them, not two)."""
+    for them, not two).
+    """
     try:
         cfg = load_config(path, strict=False)
     except ConfigError:
@@ -237,8 +247,10 @@ def raise_entry_errors(path: str | os.PathLike | None = None) -> None:
 
 
 def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool = True) -> GCConfig:
-    """Validate an already-parsed document (``path`` is only used in messages); ``strict``: see
-    :func:`load_config`."""
+    """
+    Validate an already-parsed document (``path`` is only used in messages); ``strict``: see
+    :func:`load_config`.
+    """
     p = Path(path)
     if not isinstance(doc, Mapping):
         raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
@@ -292,8 +304,10 @@ def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path
 
 
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
-    """One entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`; every problem of the entry
-    is found (one line each in the :class:`ConfigError`), not only the first."""
+    """
+    One entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`; every problem of the entry
+    is found (one line each in the :class:`ConfigError`), not only the first.
+    """
     problems: list[str] = []
 
     def err(fld: str, msg: str) -> ConfigError:
@@ -361,8 +375,10 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
 
 
 def _parse_clean_run_every(raw: Any, err) -> CleanRunEvery:
-    """``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first); null: never
-    (an ``auto`` run is then clean only when no earlier run can be its base)."""
+    """
+    ``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first); null: never
+    (an ``auto`` run is then clean only when no earlier run can be its base).
+    """
     if raw is None:
         return CleanRunEvery()
     _check_section(raw, "clean_run_every", frozenset({"runs", "days"}), err)

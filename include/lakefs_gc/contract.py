@@ -1,4 +1,5 @@
-"""The run contract: what GC tasks hand each other, typed.
+"""
+The run contract: what GC tasks hand each other, typed.
 
 One run of one repository is seven tasks. ``prepare_run`` writes the :class:`RunContext` once
 (the repository, where its storage is, the run clock and the validated :class:`RunSettings`);
@@ -102,8 +103,10 @@ def _check_range(name: str, value: Any, lo: float, hi: float | None = None) -> N
 
 
 def _coerce(name: str, value: Any, kind: type) -> Any:
-    """A Param value as ``kind``. Airflow validates Params against their JSON schema; this guards
-    hand-made runs (``airflow dags trigger --conf``) and jobs started by hand."""
+    """
+    A Param value as ``kind``. Airflow validates Params against their JSON schema; this guards
+    hand-made runs (``airflow dags trigger --conf``) and jobs started by hand.
+    """
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -125,7 +128,8 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
 
 def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
                          schedule_interval_seconds: int = 0) -> RunSettings:
-    """The run's settings from its validated Params (``context["params"]``): one pure function.
+    """
+    The run's settings from its validated Params (``context["params"]``): one pure function.
 
     Params this contract does not know are ignored (a DAG may carry others); a missing or null Param
     (an optional field left empty, like ``mark_id``) takes the :class:`RunSettings` default.
@@ -163,8 +167,10 @@ class StorageLocation:
 
 @dataclass(frozen=True)
 class LakeFSRetries:
-    """How every task and job retries lakeFS (5xx, 429, dropped connections): the lakeFS
-    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``."""
+    """
+    How every task and job retries lakeFS (5xx, 429, dropped connections): the lakeFS
+    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``.
+    """
 
     max_retries: int = 5
     backoff_base: float = 0.5
@@ -185,8 +191,10 @@ class MarkRef:
 
 @dataclass(frozen=True)
 class PartsDir:
-    """A folder of address parts a run kept for later runs, and how many parts it wrote there: a
-    later run refuses a folder holding another number (a part lost would lose its addresses)."""
+    """
+    A folder of address parts a run kept for later runs, and how many parts it wrote there: a
+    later run refuses a folder holding another number (a part lost would lose its addresses).
+    """
 
     dir: str
     parts: int
@@ -194,8 +202,10 @@ class PartsDir:
 
 @dataclass(frozen=True)
 class IncrementalBase:
-    """An incremental run: the earlier run it builds on, as that run's ``incremental_state`` in its
-    summary.json describes it (lakefs_gc.report.summary). Keys are namespace-relative."""
+    """
+    An incremental run: the earlier run it builds on, as that run's ``incremental_state`` in its
+    summary.json describes it (lakefs_gc.report.summary). Keys are namespace-relative.
+    """
 
     mark_id: str
     start_time: str
@@ -264,8 +274,10 @@ class UncommittedResult:
 
 @dataclass(frozen=True, kw_only=True)
 class SparkStepResult:
-    """What every Spark step's result has: ``incomplete`` says why the task fails although the
-    step ran to its end (delete: keys left as dead letters); None when it did all its work."""
+    """
+    What every Spark step's result has: ``incomplete`` says why the task fails although the
+    step ran to its end (delete: keys left as dead letters); None when it did all its work.
+    """
 
     incomplete: str | None = None
 
@@ -347,9 +359,11 @@ class DeleteCounts:
 
 @dataclass(frozen=True)
 class Restorability:
-    """Whether, and until when, the store keeps what a sweep deleted (read from the store at sweep
+    """
+    Whether, and until when, the store keeps what a sweep deleted (read from the store at sweep
     time: lakefs_gc.sweeping.restore.retention). ``restorable`` None: unknown (the credential may
-    not read the setting); ``until`` None: no end the GC knows of, or not restorable."""
+    not read the setting); ``until`` None: no end the GC knows of, or not restorable.
+    """
 
     how: str = "none"          # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
     restorable: bool | None = None
@@ -387,10 +401,12 @@ FAILURE_KINDS = (REFUSED, FAILED)
 
 @dataclass(frozen=True)
 class StepFailure:
-    """Why a Spark job failed, in its result file instead of a result: ``{"failure": {...}}``.
+    """
+    Why a Spark job failed, in its result file instead of a result: ``{"failure": {...}}``.
 
     ``refused``: a :class:`lakefs_gc.errors.Refusal`, the same on every retry (the task fails at
-    once); ``failed``: anything else (Airflow retries the task). See :mod:`lakefs_gc.errors`."""
+    once); ``failed``: anything else (Airflow retries the task). See :mod:`lakefs_gc.errors`.
+    """
 
     kind: str
     type: str                            # the exception's class name
@@ -414,13 +430,15 @@ def read_failure(doc: Any) -> StepFailure | None:
 
 @dataclass(frozen=True)
 class Step:
-    """One task of the GC DAG, as every place that runs, builds, submits or shows tasks reads it.
+    """
+    One task of the GC DAG, as every place that runs, builds, submits or shows tasks reads it.
 
     ``inputs``: the results it reads, by task id (besides the context, which every task reads);
     ``skipped_in``: the run modes in which it does nothing; ``spark``: a Spark step (a spark-submit
     job, ``lakefs_gc/spark/jobs/<task_id>.py``, or the task itself for a small input); ``hands_over``:
     why such a task handed a small input over to spark-submit after all (``{n}``: its limit,
-    ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``)."""
+    ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``).
+    """
 
     task_id: str
     result: type
@@ -464,8 +482,10 @@ def skipped(step: str, mode: str) -> bool:
 
 
 def skip_result(step: str, mode: str) -> Any:
-    """What a step returns in a mode where it does nothing: a ``DeleteResult`` saying why for
-    ``delete`` (the report counts 0), None for the marking steps."""
+    """
+    What a step returns in a mode where it does nothing: a ``DeleteResult`` saying why for
+    ``delete`` (the report counts 0), None for the marking steps.
+    """
     return DeleteResult(skipped=mode) if step == "delete" else None
 
 
@@ -495,8 +515,10 @@ class StepInputs:
         return self.get("mark_uncommitted").run_id
 
     def listed_objects(self) -> int:
-        """What the mark listed (the blast-radius guard's denominator); for an incremental run, what
-        its chain's clean run listed and what it listed itself (it lists only new slices)."""
+        """
+        What the mark listed (the blast-radius guard's denominator); for an incremental run, what
+        its chain's clean run listed and what it listed itself (it lists only new slices).
+        """
         ctx = self.context
         if ctx.sweep_mark is not None:
             return ctx.sweep_mark.listed_objects
@@ -523,8 +545,10 @@ def to_wire(obj: Any) -> Any:
 
 
 def from_wire(cls: type[T], data: Any, where: str = "") -> T:
-    """Read ``cls`` back from :func:`to_wire`'s dict; unknown, missing or mistyped fields raise
-    :class:`ContractError` naming them."""
+    """
+    Read ``cls`` back from :func:`to_wire`'s dict; unknown, missing or mistyped fields raise
+    :class:`ContractError` naming them.
+    """
     where = where or cls.__name__
     if not isinstance(data, Mapping):
         raise ContractError(f"{where}: expected an object, got {type(data).__name__}")

@@ -1,4 +1,5 @@
-"""The GC's exceptions, importable anywhere (Spark executors included) without lakefs-sdk.
+"""
+The GC's exceptions, importable anywhere (Spark executors included) without lakefs-sdk.
 
 Every one of them means "stop, delete nothing more": the message says what is wrong and how to
 fix it.
@@ -28,8 +29,10 @@ class LakeFSGCError(RuntimeError):
 
 
 class Refusal(LakeFSGCError):
-    """Retrying cannot help: the same inputs give the same answer until a person changes something
-    (the message says what). The task fails at once, without Airflow's retries."""
+    """
+    Retrying cannot help: the same inputs give the same answer until a person changes something
+    (the message says what). The task fails at once, without Airflow's retries.
+    """
 
 
 class NoGCRulesError(Refusal):
@@ -45,9 +48,11 @@ class SettingsError(Refusal, ValueError):
 
 
 class Unreachable(LakeFSGCError):
-    """A service (lakeFS, the storage endpoint) did not answer within the retry budget of its
+    """
+    A service (lakeFS, the storage endpoint) did not answer within the retry budget of its
     connection; the message names the endpoint, the connection and what to check. It counts as
-    failed (a later retry may pass), but the task fails at once: the budget was the retry."""
+    failed (a later retry may pass), but the task fails at once: the budget was the retry.
+    """
 
 
 class ContractError(Refusal):

@@ -1,4 +1,5 @@
-"""``lakefs-gc explain``: what the GC decided about one physical address, and why.
+"""
+``lakefs-gc explain``: what the GC decided about one physical address, and why.
 
 From the report (every mark's candidates, its ``deleted/`` list, its sweeps, dead letters and
 restores, what it found committed and staged, its cutoff) and, when lakeFS is reachable, from the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
@@ -92,7 +93,7 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
         if dead:
             ex.add(f"  sweep {sweep}", f"failed to delete it (a dead letter of {part}); a later sweep retries")
         elif marker is not None and swept is None:
-            when = datetime.fromtimestamp(marker.last_modified, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+            when = datetime.fromtimestamp(marker.last_modified, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
             quarantined = storage.exists(layout.quarantine_dir(sdir) + address)
             ex.add(f"  sweep {sweep}", f"deleted it by {when}" + (" (kept in the sweep's quarantine)" if quarantined
                                                                    else ""))
@@ -115,13 +116,15 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
 
 def explain(storage, address: str, roots: tuple[str, ...], client=None, repository: str | None = None,
             run: str | None = None, max_marks: int = 10, path: str | None = None) -> Explanation:
-    """Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS when
+    """
+    Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS when
     ``client`` and ``repository`` are given. ``roots``: every URI naming the namespace's root
-    (``NamespaceURI.roots``); ``path``: the logical path it was asked by, if any."""
+    (``NamespaceURI.roots``); ``path``: the logical path it was asked by, if any.
+    """
     ex = Explanation(address)
     info = storage.stat(address)
     ex.add("storage", f"present ({info.size:,} bytes, written "
-                      f"{datetime.fromtimestamp(info.last_modified, timezone.utc):%Y-%m-%d %H:%M:%SZ})"
+                      f"{datetime.fromtimestamp(info.last_modified, UTC):%Y-%m-%d %H:%M:%SZ})"
            if info else "not present")
     marks = [(m, s) for m, s, _ in iter_marks(storage) if s is not None and (run is None or m == run or
                                                                                s.get("airflow_run_id") == run)]
@@ -179,7 +182,7 @@ def _repository_now(storage, roots: tuple[str, ...], client, repository: str, ad
     if commits_csv:
         try:
             kept = dict(parse_commits_csv(storage.get(relative_key(roots, commits_csv)), commits_csv))
-        except Exception as exc:  # noqa: BLE001 - said so; the HEADs still answer
+        except Exception as exc:
             ex.add("lakeFS", f"the newest mark's commits.csv could not be read ({exc})")
     rules = client.require_gc_rules(repository)
     by_branch = {b.branch_id: b.retention_days for b in (getattr(rules, "branches", None) or ())}
@@ -220,10 +223,12 @@ def _repository_now(storage, roots: tuple[str, ...], client, repository: str, ad
 
 def resolve(roots: tuple[str, ...], target: str, client=None, repository: str | None = None,
             ref: str | None = None) -> tuple[str, str | None, str | None]:
-    """(address, logical path or None, a line saying how a path was read) of what a person typed:
+    """
+    (address, logical path or None, a line saying how a path was read) of what a person typed:
     an address (``data/...``, ``_lakefs/...`` or a full URI in the namespace), or a logical path
     read on ``ref`` (default: the repository's default branch) through lakeFS. ``ValueError``
-    names what is wrong."""
+    names what is wrong.
+    """
     from lakefs_gc.storage import relative_to
 
     target = target.strip()

@@ -1,4 +1,5 @@
-"""Progress of the long steps (listing, reading the committed ranges, the sweep), logged at a
+"""
+Progress of the long steps (listing, reading the committed ranges, the sweep), logged at a
 steady pace without flooding.
 
 :class:`Progress` turns counts into at most one line every ``every`` seconds (the pace halves
@@ -31,11 +32,13 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Throttled progress lines for one step.
+    """
+    Throttled progress lines for one step.
 
     ``what``: the step (``list_slices``); ``unit``: what is counted (``objects``); ``total``: the
     count when known (the share and the time left then come from it), else ``share`` given to
-    :meth:`update` (e.g. the share of Spark tasks done)."""
+    :meth:`update` (e.g. the share of Spark tasks done).
+    """
 
     def __init__(self, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
                  clock: Callable[[], float] = time.monotonic, logger: logging.Logger | None = None):
@@ -101,9 +104,11 @@ def counted(items: Iterable[Any], progress: Progress) -> Iterator[Any]:
 @contextmanager
 def watch(spark, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
           poll: float = 1.0):
-    """Log the progress of the Spark jobs started inside the block. Yields an accumulator the
+    """
+    Log the progress of the Spark jobs started inside the block. Yields an accumulator the
     tasks add their counts to (``acc.add(n)``, once per task or per batch: Spark sends it when the
-    task ends). The share done is the share of the jobs' tasks finished, or ``count / total``."""
+    task ends). The share done is the share of the jobs' tasks finished, or ``count / total``.
+    """
     sc = spark.sparkContext
     acc = sc.accumulator(0)
     group = f"lakefs-gc-{what}-{time.monotonic_ns()}"
@@ -126,7 +131,7 @@ def watch(spark, what: str, unit: str, *, total: int | None = None, every: float
         while not stop.wait(poll):
             try:
                 progress.update(int(acc.value), None if total else tasks_share())
-            except Exception:  # noqa: BLE001 - progress must never fail a step
+            except Exception:
                 log.debug("progress of %s unavailable", what, exc_info=True)
 
     thread = threading.Thread(target=loop, name=f"progress-{what}", daemon=True)

@@ -1,17 +1,19 @@
-"""The one timestamp format of the run's records (the contract's times, the report's summaries, the
+"""
+The one timestamp format of the run's records (the contract's times, the report's summaries, the
 incremental state): UTC, microseconds, ``Z`` (``2025-11-10T10:34:37.245361Z``). Below every room that
-reads or writes those records (gc, report, steps, sweeping)."""
+reads or writes those records (gc, report, steps, sweeping).
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
 def iso(ts: datetime) -> str:
-    return ts.astimezone(timezone.utc).strftime(FORMAT)
+    return ts.astimezone(UTC).strftime(FORMAT)
 
 
 def parse_iso(s: str) -> datetime:
-    return datetime.strptime(s, FORMAT).replace(tzinfo=timezone.utc)
+    return datetime.strptime(s, FORMAT).replace(tzinfo=UTC)

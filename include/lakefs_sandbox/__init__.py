@@ -1,4 +1,5 @@
-"""A lakeFS sandbox for the demo, the benches and the tests; not part of the GC.
+"""
+A lakeFS sandbox for the demo, the benches and the tests; not part of the GC.
 
 - ``emulator``: a lakeFS API emulator (the lakeFS endpoints GC and seeding use, lakeFS's storage
   formats), for machines where lakeFS itself cannot run.

@@ -1,4 +1,5 @@
-"""Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob), fake-gcs-server
+"""
+Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob), fake-gcs-server
 (Google Cloud Storage), both installed by ``scripts/setup.sh`` under ``.tools/``, and SeaweedFS (S3,
 for ``python -m bench reference``: the tests' S3 is moto; built by ``scripts/seaweedfs.sh``), each
 started on free 127.0.0.1 ports in its own session and stopped by PID (:meth:`CloudServer.stop`).
@@ -44,8 +45,10 @@ def fake_gcs_binary() -> str:
 
 
 def seaweedfs_binary() -> str:
-    """SeaweedFS's ``weed``: ``$LAKEFS_GC_SEAWEEDFS``, ``.tools/bin/weed``, else built now by
-    ``scripts/seaweedfs.sh`` (once per machine, about 10 minutes)."""
+    """
+    SeaweedFS's ``weed``: ``$LAKEFS_GC_SEAWEEDFS``, ``.tools/bin/weed``, else built now by
+    ``scripts/seaweedfs.sh`` (once per machine, about 10 minutes).
+    """
     try:
         return _tool("LAKEFS_GC_SEAWEEDFS", TOOLS / "bin" / "weed", "SeaweedFS (weed)")
     except FileNotFoundError:
@@ -141,8 +144,10 @@ def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
 
 
 def start_seaweedfs(workdir: Path, timeout: float = 120.0) -> CloudServer:
-    """SeaweedFS (``weed server -s3``: master, volume server, filer, S3 gateway) on free 127.0.0.1
-    ports, its data under ``workdir``."""
+    """
+    SeaweedFS (``weed server -s3``: master, volume server, filer, S3 gateway) on free 127.0.0.1
+    ports, its data under ``workdir``.
+    """
     binary = seaweedfs_binary()
     data = workdir / "seaweedfs"
     data.mkdir(parents=True, exist_ok=True)

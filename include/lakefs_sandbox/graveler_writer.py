@@ -1,4 +1,5 @@
-"""Write lakeFS graveler tables: range and metarange values, identities and table IDs as lakeFS
+"""
+Write lakeFS graveler tables: range and metarange values, identities and table IDs as lakeFS
 computes them (reference 3.4.3-3.4.5), and lakeFS's content-defined range cutting.
 
 Used by the lakeFS emulator and the tests; the GC only reads (``lakefs_gc.lakefs.graveler``).
@@ -16,7 +17,6 @@ from lakefs_gc.lakefs.graveler import METARANGES_TYPE, RANGES_TYPE, Entry, Grave
 from lakefs_gc.lakefs.proto.catalog_pb2 import Entry as _EntryPB
 from lakefs_gc.lakefs.proto.committed_pb2 import RangeData as _RangeDataPB
 from lakefs_gc.lakefs.sstable import SSTableReader, put_uvarint
-
 from lakefs_sandbox.sstable_writer import SSTableWriter
 
 # lakeFS range-cutting defaults (reference 3.4.1): committed.permanent.*
@@ -94,8 +94,10 @@ def range_info_value(info: RangeInfo) -> bytes:
 
 
 class _IdHasher:
-    """Range/metarange ID: sha256 over `len(key)key|len(value)value|` per record, then the
-    ident string-map of the writer metadata before min/max/count/size are added (reference 3.4.5)."""
+    """
+    Range/metarange ID: sha256 over `len(key)key|len(value)value|` per record, then the
+    ident string-map of the writer metadata before min/max/count/size are added (reference 3.4.5).
+    """
 
     def __init__(self):
         self._h = hashlib.sha256()
@@ -194,9 +196,11 @@ def _fnv64a(data: bytes) -> int:
 
 def should_break_at_key(key: bytes, current_size: int, min_size: int = DEFAULT_MIN_RANGE_SIZE,
                         max_size: int = DEFAULT_MAX_RANGE_SIZE, raggedness: int = DEFAULT_RANGE_RAGGEDNESS) -> bool:
-    """lakeFS's DiskWriter.ShouldBreakAtKey: cut after ``key`` when the range reached its maximum
+    """
+    LakeFS's DiskWriter.ShouldBreakAtKey: cut after ``key`` when the range reached its maximum
     size, or passed its minimum and fnv64a(key) % raggedness == 0 (content-defined, so unchanged
-    ranges keep their boundaries and IDs between commits)."""
+    ranges keep their boundaries and IDs between commits).
+    """
     if current_size >= max_size:
         return True
     if current_size < min_size:

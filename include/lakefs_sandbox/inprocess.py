@@ -1,6 +1,8 @@
-"""A whole run in one process and one SparkSession, the same step functions the operators and the
+"""
+A whole run in one process and one SparkSession, the same step functions the operators and the
 jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`), without spark-submit: for the tests and the
-benches (which never import the test tree)."""
+benches (which never import the test tree).
+"""
 
 from __future__ import annotations
 
@@ -10,17 +12,18 @@ from typing import Any
 from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
 from lakefs_gc.spark import shell
 from lakefs_gc.spark.runtime import storage_ref
-from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS
-from lakefs_gc.steps import STEP_FUNCTIONS
+from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS, STEP_FUNCTIONS
 
 SPARK_STEPS = {step: STEP_FUNCTIONS[step] for step in SPARK_STEP_IDS}
 
 
 def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report",
               between: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run every step after ``prepare_run`` up to ``until``; returns the results by task id.
+    """
+    Run every step after ``prepare_run`` up to ``until``; returns the results by task id.
     ``environ`` holds the secrets a job would read from its environment. ``between(step)`` is
-    called before each step (what happens in the repository between two tasks)."""
+    called before each step (what happens in the repository between two tasks).
+    """
     results: dict[str, Any] = {}
     for step in STEPS[1:]:
         if between is not None:
@@ -42,9 +45,11 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
 
 
 def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_options: str | None = None):
-    """A local SparkSession for in-process runs (workers use this Python; no UI; few shuffle
+    """
+    A local SparkSession for in-process runs (workers use this Python; no UI; few shuffle
     partitions). ``java_options``: the driver JVM's (the tests' and the benches' pass a job's:
-    lakefs_gc.spark.jvm). ``getOrCreate``: one session per process, shared."""
+    lakefs_gc.spark.jvm). ``getOrCreate``: one session per process, shared.
+    """
     import os
     import sys
 

@@ -1,4 +1,5 @@
-"""lakeFS itself (1.84.0, built by ``scripts/setup.sh`` from the Go module proxy), started for tests,
+"""
+lakeFS itself (1.84.0, built by ``scripts/setup.sh`` from the Go module proxy), started for tests,
 benchmarks and the demo on 127.0.0.1 with any of its four blockstores, stopped by PID.
 
 Each server gets its own working directory (lakeFS writes state into its cwd): its config file
@@ -60,8 +61,10 @@ def new_keys() -> tuple[str, str]:
 
 @dataclass
 class RealLakeFS:
-    """A running lakeFS server: the same attributes as the tests' emulator handle, so the same
-    scenarios run on both (``namespace``, ``client``, ``local_root``, ``blockstore_type``)."""
+    """
+    A running lakeFS server: the same attributes as the tests' emulator handle, so the same
+    scenarios run on both (``namespace``, ``client``, ``local_root``, ``blockstore_type``).
+    """
 
     url: str
     access_key: str
@@ -96,8 +99,10 @@ class RealLakeFS:
         return self.store if self.blockstore_type in ("azure", "gs") else None
 
     def namespace(self, name: str, bucket: str = "") -> str:
-        """A fresh storage namespace of this server's blockstore (a bucket or container is created
-        on the cloud stand-ins; an S3 bucket must exist)."""
+        """
+        A fresh storage namespace of this server's blockstore (a bucket or container is created
+        on the cloud stand-ins; an S3 bucket must exist).
+        """
         if self.blockstore_type == "s3":
             return f"s3://{bucket}/{name}"
         if self.blockstore_type in ("azure", "gs"):
@@ -133,7 +138,7 @@ class RealLakeFS:
 
 
 def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> dict:
-    """lakeFS's configuration for a server in ``workdir`` on 127.0.0.1:``port``."""
+    """LakeFS's configuration for a server in ``workdir`` on 127.0.0.1:``port``."""
     block: dict = {"type": blockstore, "signing": {"secret_key": secrets.token_hex(16)}}
     if blockstore == "local":
         root = workdir / "block"
@@ -167,10 +172,12 @@ def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> d
 
 
 def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, existing_ok: bool = False) -> bool:
-    """``POST /setup_lakefs``: the admin user with the given keys (lakeFS's first-run flow). True
+    """
+    ``POST /setup_lakefs``: the admin user with the given keys (lakeFS's first-run flow). True
     when it set lakeFS up; with ``existing_ok``, a lakeFS already set up (in a working directory
     that was used before: it answers 409 "lakeFS already initialized") is accepted when the given
-    keys sign in to it (then False); keys it refuses are an error saying so."""
+    keys sign in to it (then False); keys it refuses are an error saying so.
+    """
     body = json.dumps({"username": ADMIN, "key": {"access_key_id": access_key,
                                                   "secret_access_key": secret_key}}).encode()
     req = urllib.request.Request(url + "/api/v1/setup_lakefs", data=body, method="POST",
@@ -205,13 +212,15 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
 def start(workdir: Path, blockstore: str = "local", store=None, timeout: float = 60.0,
           access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS,
           port: int | None = None) -> RealLakeFS:
-    """lakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up; ``store``: the
+    """
+    LakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up; ``store``: the
     moto server (``s3``) or the Azurite / fake-gcs-server :class:`CloudServer` (``azure``/``gs``);
     ``cls``: the handle's class (a subclass of :class:`RealLakeFS`). With ``access_key`` and
     ``secret_key`` given, ``workdir`` may hold the state of an earlier start: its ``lakefs.yaml``'s
     secrets are kept (the stored keys are encrypted with them) and the admin set up then is reused
     when those keys sign in; ``port`` (default: a free one) lets a restart keep its URL
-    (:func:`restart`)."""
+    (:func:`restart`).
+    """
     import yaml
 
     binary = lakefs_binary()
@@ -252,8 +261,10 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
 
 
 def restart(server: RealLakeFS, timeout: float = 60.0) -> RealLakeFS:
-    """The same lakeFS again: stopped by its PID, started on its state, keys and port (its URL and
-    every client of it stay valid)."""
+    """
+    The same lakeFS again: stopped by its PID, started on its state, keys and port (its URL and
+    every client of it stay valid).
+    """
     from urllib.parse import urlsplit
 
     server.stop()

@@ -1,4 +1,5 @@
-"""Seed a sample lakeFS repository whose history exercises every GC rule, through ``lakefs-sdk``.
+"""
+Seed a sample lakeFS repository whose history exercises every GC rule, through ``lakefs-sdk``.
 
 Works against any lakeFS (the demo's emulator, the docker-compose stack, a real server): it takes an
 endpoint and keys. The returned manifest says, per object, what a GC run should do with it *when
@@ -63,11 +64,13 @@ def _relative(namespace: str | tuple[str, ...], address: str) -> str:
 
 def link_object(client, repository: str, branch: str, path: str, data: bytes, storage,
                 roots: tuple[str, ...]) -> str:
-    """Stage ``path`` the way lakeFS's clients write large objects: ``getPhysicalAddress``, the
+    """
+    Stage ``path`` the way lakeFS's clients write large objects: ``getPhysicalAddress``, the
     object written by the client at the address handed out (``storage``/``roots``: the namespace;
     the key keeps its ``,<signature>``), then ``linkPhysicalAddress``. Returns the address as
     handed out: on the local blockstore the resolved ``local:///<root>/...`` form, which lakeFS's
-    uncommitted mark leaves out."""
+    uncommitted mark leaves out.
+    """
     import lakefs_sdk
 
     loc = client.staging_api.get_physical_address(repository, branch, path)
@@ -84,7 +87,8 @@ PHASE_AGE = {PHASE_OLD: 10 * 86400, PHASE_RECENT: 3600}
 def seed(client, repository: str, namespace: str, phase: Callable[[str], None] = lambda name: None,
          phases: tuple[str, ...] = (PHASE_OLD, PHASE_RECENT), backdate: bool = False,
          local_root: str | None = None) -> Manifest:
-    """Create ``repository`` on ``namespace`` and run the given phases (see module doc).
+    """
+    Create ``repository`` on ``namespace`` and run the given phases (see module doc).
 
     ``client`` is a ``lakefs_sdk.client.LakeFSClient``. Raises :class:`RepositoryExists` if the
     repository is already there (seeding twice would not give the documented expectations).
@@ -175,8 +179,10 @@ def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda
 
 
 def run_import(client, repository: str, branch: str, paths: list, message: str, timeout: float = 600.0) -> None:
-    """lakeFS import of ``paths`` (``lakefs_sdk.ImportLocation``) into ``branch`` as one commit,
-    waited for (bounded by ``timeout`` seconds)."""
+    """
+    LakeFS import of ``paths`` (``lakefs_sdk.ImportLocation``) into ``branch`` as one commit,
+    waited for (bounded by ``timeout`` seconds).
+    """
     import time
 
     import lakefs_sdk
@@ -228,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     except RepositoryExists as e:
         print(f"{e}; not seeding again", file=sys.stderr)
         return 0
-    except Exception as e:  # noqa: BLE001 - one line naming what failed, not a traceback
+    except Exception as e:
         reason = getattr(e, "reason", None) or getattr(e, "body", None) or e
         print(f"error: seeding {a.repository} at {a.endpoint} failed: {type(e).__name__}: "
               f"{str(reason).strip().splitlines()[0] if str(reason).strip() else ''}", file=sys.stderr)

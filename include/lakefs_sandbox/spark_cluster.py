@@ -1,11 +1,13 @@
-"""A Spark standalone cluster on 127.0.0.1: one master and its workers, each a JVM started from the
+"""
+A Spark standalone cluster on 127.0.0.1: one master and its workers, each a JVM started from the
 pyspark distribution's own classes (``spark-class org.apache.spark.deploy.master.Master`` and
 ``...worker.Worker``), each worker with its own work directory; stopped by PID. For the tests and
 the benches: a GC run's driver (spark-submit in client deploy mode) on this machine, its executors
 in the workers' JVMs, as on a real cluster.
 
 By hand: ``python -m lakefs_sandbox.spark_cluster --workdir var/spark-cluster`` (prints the master
-URL; Ctrl-C stops it)."""
+URL; Ctrl-C stops it).
+"""
 
 from __future__ import annotations
 
@@ -34,8 +36,10 @@ class SparkCluster:
             return json.loads(r.read())
 
     def logs(self) -> list[Path]:
-        """Every file the master and the workers wrote: their logs, and each application's executor
-        stdout and stderr under the workers' work directories."""
+        """
+        Every file the master and the workers wrote: their logs, and each application's executor
+        stdout and stderr under the workers' work directories.
+        """
         return [p for p in self.workdir.rglob("*") if p.is_file()]
 
     def stop(self, timeout: float = 15) -> None:
@@ -45,8 +49,10 @@ class SparkCluster:
 
 
 def _env(workdir: Path) -> dict[str, str]:
-    """Every daemon binds to 127.0.0.1 (its RPC and its web UI: SPARK_LOCAL_IP) and runs executors'
-    Python workers with this Python (its packages)."""
+    """
+    Every daemon binds to 127.0.0.1 (its RPC and its web UI: SPARK_LOCAL_IP) and runs executors'
+    Python workers with this Python (its packages).
+    """
     return {"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_HOSTNAME": "127.0.0.1", "SPARK_LOG_DIR": str(workdir / "logs"),
             "SPARK_NO_DAEMONIZE": "1", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
             "SPARK_DAEMON_MEMORY": "256m",
@@ -55,8 +61,10 @@ def _env(workdir: Path) -> dict[str, str]:
 
 
 def start(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0) -> SparkCluster:
-    """A master and ``workers`` workers (``cores`` and ``memory`` each) in ``workdir`` (created);
-    returns once the master counts every worker alive. Stops what it started when that fails."""
+    """
+    A master and ``workers`` workers (``cores`` and ``memory`` each) in ``workdir`` (created);
+    returns once the master counts every worker alive. Stops what it started when that fails.
+    """
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     spark_class = str(Path(sys.executable).parent / "spark-class")

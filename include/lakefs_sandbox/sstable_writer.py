@@ -1,4 +1,5 @@
-"""Write RocksDB block-based tables as lakeFS does through pebble (reference 3.4.1): format v2,
+"""
+Write RocksDB block-based tables as lakeFS does through pebble (reference 3.4.1): format v2,
 CRC32C, Snappy when it saves at least 1/8, 4 KiB blocks, restart interval 16, a two-level index
 once the index passes 4 KiB, string user properties.
 
@@ -14,6 +15,7 @@ from typing import BinaryIO
 
 import cramjam
 import crc32c as _crc32c
+
 from lakefs_gc.lakefs.sstable import (
     BLOCK_TRAILER_LEN,
     INDEX_BINARY_SEARCH,
@@ -77,7 +79,8 @@ class _BlockBuilder:
 
 
 class SSTableWriter:
-    """Write a RocksDB v2 block-based table like pebble does for lakeFS (reference 3.4.1).
+    """
+    Write a RocksDB v2 block-based table like pebble does for lakeFS (reference 3.4.1).
 
     Keys must be added in strictly increasing bytewise order; they are stored as internal keys
     with seqnum 0 / kind SET. ``finish(user_properties)`` writes index, properties, metaindex

@@ -1,4 +1,5 @@
-"""A real lakeFS to test against, given by the environment (conformance mode).
+"""
+A real lakeFS to test against, given by the environment (conformance mode).
 
 By default the end-to-end tests and ``make demo`` start the lakeFS API emulator. When
 ``LAKEFS_GC_TARGET_ENDPOINT`` is set they use that lakeFS instead (a user's server, or the
@@ -85,8 +86,10 @@ class LakeFSTarget:
 
 
 def target_from_env(env: dict | None = None) -> LakeFSTarget | None:
-    """The target lakeFS from ``LAKEFS_GC_TARGET_*``, or None when no endpoint is set. An incomplete
-    set is an error naming the missing variable."""
+    """
+    The target lakeFS from ``LAKEFS_GC_TARGET_*``, or None when no endpoint is set. An incomplete
+    set is an error naming the missing variable.
+    """
     env = os.environ if env is None else env
     url = env.get(PREFIX + "ENDPOINT")
     if not url:

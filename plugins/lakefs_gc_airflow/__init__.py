@@ -1,4 +1,5 @@
-"""Airflow adapters for lakeFS garbage collection: the lakeFS hook and the GC operators.
+"""
+Airflow adapters for lakeFS garbage collection: the lakeFS hook and the GC operators.
 
 Thin: they read connections and Params, call the ``lakefs_gc`` package or spark-submit the jobs
 inside it (``lakefs_gc/spark/jobs``), and hand a small typed result to the next task by XCom.
@@ -68,10 +69,12 @@ LAKEFS_UI_FIELD_BEHAVIOUR: dict[str, Any] = {
 
 
 def get_provider_info() -> dict[str, Any]:
-    """Provider metadata read by Airflow's ProvidersManager (no imports of hooks here: kept cheap).
+    """
+    Provider metadata read by Airflow's ProvidersManager (no imports of hooks here: kept cheap).
 
     ``conn-fields`` and ``ui-field-behaviour`` are what Airflow 3 builds the connection form from
-    (the hook's ``get_ui_field_behaviour`` is deprecated since Airflow 3.2 and not defined)."""
+    (the hook's ``get_ui_field_behaviour`` is deprecated since Airflow 3.2 and not defined).
+    """
     return {
         "package-name": "lakefs-gc",
         "name": "lakeFS garbage collection",

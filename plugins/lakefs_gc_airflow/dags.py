@@ -1,4 +1,5 @@
-"""Every DAG of the provider, for a two-line DAG file in your ``dags_folder``::
+"""
+Every DAG of the provider, for a two-line DAG file in your ``dags_folder``::
 
     from lakefs_gc_airflow.dags import all_dags
     globals().update(all_dags())
@@ -20,7 +21,6 @@ file: it fails to import while an entry is bad.
 from __future__ import annotations
 
 from lakefs_gc.config import load_config
-
 from lakefs_gc_airflow.factory import build_config_errors_dag, build_gc_dag, build_restore_dag
 
 GC_DOC = """
@@ -65,9 +65,11 @@ be restored, and says why. The same as `lakefs-gc restore NAMESPACE --run RUN_ID
 
 
 def all_dags(path: str | None = None) -> dict[str, object]:
-    """The provider's DAGs by a Python name each (``lakefs_gc__my_repo``, ``lakefs_gc_restore``,
+    """
+    The provider's DAGs by a Python name each (``lakefs_gc__my_repo``, ``lakefs_gc_restore``,
     ``lakefs_gc_config_errors``), built from the repositories file as it is now: call it from the
-    DAG file so that every parse reads the file afresh. ``path``: default ``$LAKEFS_GC_CONFIG``."""
+    DAG file so that every parse reads the file afresh. ``path``: default ``$LAKEFS_GC_CONFIG``.
+    """
     config = load_config(path, strict=False)
     dags: dict[str, object] = {}
     for cfg in config.repositories:

@@ -1,4 +1,5 @@
-"""The DAG factory: the seven GC tasks of one configured repository, wired.
+"""
+The DAG factory: the seven GC tasks of one configured repository, wired.
 
     prepare_run >> mark_uncommitted >> list_committed
     prepare_run >> list_slices
@@ -14,23 +15,24 @@ And ``lakefs_gc_restore``, one DAG for every configured repository: its one task
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from airflow.sdk import DAG, Param
+
 from lakefs_gc.config import GCConfig, RepoConfig, project_root, schedule_interval_seconds
-
-from lakefs_gc_airflow.operators import (MarkUncommittedOperator, PrepareRunOperator, RestoreOperator,
-                                         SaveReportOperator)
-from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS, GCSparkSubmitOperator
+from lakefs_gc_airflow.operators import MarkUncommittedOperator, PrepareRunOperator, RestoreOperator, SaveReportOperator
 from lakefs_gc_airflow.params import gc_params
+from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS, GCSparkSubmitOperator
 
-START_DATE = datetime(2024, 1, 1, tzinfo=timezone.utc)
+START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 def _project_path(value: str | None) -> str | None:
-    """A configured path, relative ones taken from the project root; None (not configured) stays
-    None: the operator then uses the jobs inside the package and a zip of the installed package."""
+    """
+    A configured path, relative ones taken from the project root; None (not configured) stays
+    None: the operator then uses the jobs inside the package and a zip of the installed package.
+    """
     if not value:
         return None
     p = Path(value)
@@ -103,8 +105,10 @@ def _raise_config_errors(path: str, errors: list[str]) -> None:
 
 
 def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
-    """``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise): its
-    description and docs name every bad entry and field, and its one task fails with them."""
+    """
+    ``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise): its
+    description and docs name every bad entry and field, and its one task fails with them.
+    """
     if not cfg.entry_errors:
         return None
     from airflow.providers.standard.operators.python import PythonOperator
@@ -129,9 +133,11 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
 
 
 def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG | None:
-    """``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted. Manual
+    """
+    ``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted. Manual
     runs only, one at a time; its form names the repository (a choice), the run, and optionally
-    the keys. None when no repository is configured."""
+    the keys. None when no repository is configured.
+    """
     if not cfgs:
         return None
     repos = {c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs}

@@ -1,4 +1,5 @@
-"""Hooks: the lakeFS connection (type ``lakefs_gc``; ``lakefs`` and ``http`` connections in the shape
+"""
+Hooks: the lakeFS connection (type ``lakefs_gc``; ``lakefs`` and ``http`` connections in the shape
 of Treeverse's ``airflow-provider-lakefs`` are read too) and the storage connection's settings (``aws``,
 ``wasb`` or ``google_cloud_platform``, resolved through those providers' own hooks).
 
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
+
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 if TYPE_CHECKING:
@@ -22,7 +24,8 @@ if TYPE_CHECKING:
 
 def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | None = None,
                     scheme: str | None = None) -> str:
-    """The lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
+    """
+    The lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
 
     ``host`` may be a full URL (``http://127.0.0.1:8000`` or ``https://lakefs.example.com/api/v1``)
     or a bare host name (then ``scheme`` (default http), ``port`` and ``schema`` (a path) are used).
@@ -46,7 +49,8 @@ def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | Non
 
 
 class LakeFSHook(BaseHook):
-    """lakeFS through ``lakefs-sdk``. Connection type ``lakefs_gc``.
+    """
+    lakeFS through ``lakefs-sdk``. Connection type ``lakefs_gc``.
 
     Our own type name, so that this provider lives beside Treeverse's ``airflow-provider-lakefs``
     (which registers ``lakefs``): the GC reads a connection of any of these types, whatever made it:
@@ -84,8 +88,10 @@ class LakeFSHook(BaseHook):
         self._conn = None
 
     def _connection(self):
-        """The Airflow connection, read once per hook (prepare_run asks it for the client, the
-        blockstore root and the retry extras)."""
+        """
+        The Airflow connection, read once per hook (prepare_run asks it for the client, the
+        blockstore root and the retry extras).
+        """
         if self._conn is None:
             self._conn = self.get_connection(self.lakefs_conn_id)
         return self._conn
@@ -131,8 +137,10 @@ class LakeFSHook(BaseHook):
         return str(root) if root else None
 
     def retries(self) -> dict[str, float]:
-        """The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``,
-        ``connect_timeout``) that are set."""
+        """
+        The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``,
+        ``connect_timeout``) that are set.
+        """
         return self._settings()[3]
 
     def credentials(self) -> tuple[str, str]:
@@ -152,11 +160,14 @@ class LakeFSHook(BaseHook):
         return self._client
 
     def test_connection(self) -> tuple[bool, str]:
-        """The connection form's Test button (Airflow's ``[core] test_connection = Enabled``): one
+        """
+        The connection form's Test button (Airflow's ``[core] test_connection = Enabled``): one
         authenticated call to lakeFS's API (``GET /config``), no retries, a 10 s timeout; the answer
-        says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS)."""
-        from lakefs_gc.lakefs.client import LakeFSClient, LakeFSUnreachable
+        says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS).
+        """
         from lakefs_sdk.exceptions import ApiException
+
+        from lakefs_gc.lakefs.client import LakeFSClient, LakeFSUnreachable
 
         try:
             endpoint, access, secret, _ = self._settings()
@@ -208,7 +219,8 @@ def _api_failure(endpoint: str, exc) -> str:
 
 
 def storage_options(conn_id: str | None) -> StorageOptions | None:
-    """The storage connection as the GC's settings, its credentials resolved by the official
+    """
+    The storage connection as the GC's settings, its credentials resolved by the official
     provider's hook of its type, as Airflow users expect of them:
 
     - ``aws``: :class:`AwsBaseHook`'s ``get_credentials()`` (static keys, role assumption, profiles,
@@ -257,7 +269,7 @@ def _aws_options(conn_id: str) -> S3Options:
     region = hook.conn_region_name or DEFAULT_REGION
     try:
         creds = hook.get_credentials(region_name=region)
-    except Exception as e:  # noqa: BLE001 - e.g. no credentials anywhere: the job's own chain decides
+    except Exception as e:
         import logging
 
         logging.getLogger(__name__).warning("storage connection %r: no AWS credentials resolved (%s); the jobs use "

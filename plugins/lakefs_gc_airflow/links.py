@@ -1,4 +1,5 @@
-"""The extra links of ``save_report`` (tab "Details" of the task): the run's report, the repository
+"""
+The extra links of ``save_report`` (tab "Details" of the task): the run's report, the repository
 in lakeFS's UI, and the repository on the GC page. Registered in ``get_provider_info()["extra-links"]``;
 none holds a secret (the first two read URLs from the task's result, the third builds a UI path).
 """
@@ -9,14 +10,15 @@ from typing import TYPE_CHECKING
 
 from airflow.sdk import BaseOperator, BaseOperatorLink
 
-
 if TYPE_CHECKING:
     from airflow.sdk.types import TaskInstanceKey
 
 
 class _ReportResultLink(BaseOperatorLink):
-    """A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``); empty,
-    so the UI shows no target, when the task has none."""
+    """
+    A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``); empty,
+    so the UI shows no target, when the task has none.
+    """
 
     field = ""
 
@@ -28,8 +30,10 @@ class _ReportResultLink(BaseOperatorLink):
 
 
 class GCReportLink(_ReportResultLink):
-    """The run's ``summary.json`` where a browser can open it: the S3 console for AWS, the object's
-    path-style URL on an S3-compatible endpoint (``lakefs_gc.report.summary.report_url``)."""
+    """
+    The run's ``summary.json`` where a browser can open it: the S3 console for AWS, the object's
+    path-style URL on an S3-compatible endpoint (``lakefs_gc.report.summary.report_url``).
+    """
 
     name = "GC report (summary.json)"
     field = "report_url"
@@ -43,8 +47,10 @@ class LakeFSRepositoryLink(_ReportResultLink):
 
 
 class GCPageLink(BaseOperatorLink):
-    """The repository's runs over time on the GC page (``lakefs_gc_airflow.gc_page``: its DAG's
-    "lakeFS GC (DAG)" tab), under the UI's own path (``[api] base_url``)."""
+    """
+    The repository's runs over time on the GC page (``lakefs_gc_airflow.gc_page``: its DAG's
+    "lakeFS GC (DAG)" tab), under the UI's own path (``[api] base_url``).
+    """
 
     name = "GC page"
 

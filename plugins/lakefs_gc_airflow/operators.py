@@ -1,4 +1,5 @@
-"""GC operators: thin shells around ``lakefs_gc`` (the run contract, the steps); here the Python
+"""
+GC operators: thin shells around ``lakefs_gc`` (the run contract, the steps); here the Python
 steps (``prepare_run``, ``mark_uncommitted``, ``save_report``), the Spark steps' operator in
 ``spark_submit.py``, the extra links in ``links.py``, what every task reads in ``task_io.py`` (all
 re-exported here, where earlier releases had them).
@@ -12,27 +13,28 @@ Secrets never enter an XCom, argv or a log.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
+
 from lakefs_gc import contract
 from lakefs_gc.config import resolve_work_dir
-
 from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - re-exported (its home before)
-from lakefs_gc_airflow.task_io import (default_spark_binary, local_dir, namespace_options,  # noqa: F401 - re-exported
-                                       namespace_storage, step_inputs)
+from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, namespace_storage, step_inputs  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
 def _fail(exc: Exception) -> AirflowFailException:
-    """A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
-    sweep: fail without retrying, say why in one line, and that nothing was deleted."""
+    """
+    A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
+    sweep: fail without retrying, say why in one line, and that nothing was deleted.
+    """
     import logging
 
     from lakefs_gc_airflow.task_io import log_reason
@@ -48,19 +50,22 @@ def _fail(exc: Exception) -> AirflowFailException:
 # Python steps
 
 def run_clock_start(context: Context) -> datetime:
-    """When the run's clock starts: the DAG run's start, not this task's. A run that waits for a
+    """
+    When the run's clock starts: the DAG run's start, not this task's. A run that waits for a
     worker, a slow DAG parse or a retried ``prepare_run`` would otherwise move the cutoff later,
     over objects written after the run was started; an earlier start only keeps more (retention,
-    cutoff and confirmation all count back from it). Now, when the DAG run has no start yet."""
-    now = datetime.now(timezone.utc)
+    cutoff and confirmation all count back from it). Now, when the DAG run has no start yet.
+    """
+    now = datetime.now(UTC)
     started = getattr(context.get("dag_run"), "start_date", None)
     if isinstance(started, datetime) and started.tzinfo is not None and started < now:
-        return started.astimezone(timezone.utc)
+        return started.astimezone(UTC)
     return now
 
 
 class PrepareRunOperator(BaseOperator):
-    """Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock
+    """
+    Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock
     (``lakefs_gc.steps.prepare_run``); returns the ``RunContext`` every later task reads.
 
     Refusals (a minimum age below lakeFS's grace period without ``unsafe_min_age_override``, no GC
@@ -111,9 +116,11 @@ class PrepareRunOperator(BaseOperator):
 
 
 class MarkUncommittedOperator(BaseOperator):
-    """lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
+    """
+    lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
     branch is listed against its HEAD commit (``listObjects``) and the staged addresses lakeFS's
-    mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``)."""
+    mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
+    """
 
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
     ui_color = "#d7ecff"
@@ -153,7 +160,8 @@ class MarkUncommittedOperator(BaseOperator):
 
 
 class SaveReportOperator(BaseOperator):
-    """Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
+    """
+    Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
     results of every step (the step ``lakefs_gc.steps.save_report``), and show the run where Airflow
     users look.
 
@@ -195,11 +203,13 @@ class SaveReportOperator(BaseOperator):
 # Undo: the restore DAG's one task
 
 class RestoreOperator(BaseOperator):
-    """Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``), for a person who
+    """
+    Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``), for a person who
     triggers the restore DAG with the repository and the run's id (a mark id or the GC DAG's run
     id), optionally only some keys, or as a dry run. The restore's report (every key's outcome)
     goes beside the run's; the task fails, after writing it, when a key could not be restored
-    (no version kept, retention passed, written again since, ...), naming how many and why."""
+    (no version kept, retention passed, written again since, ...), naming how many and why.
+    """
 
     template_fields: Sequence[str] = ("repositories",)
     ui_color = "#fde9c9"
@@ -211,7 +221,6 @@ class RestoreOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.errors import LakeFSGCError
         from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
-
         from lakefs_gc_airflow.task_io import repository_storage
 
         params = context.get("params") or {}

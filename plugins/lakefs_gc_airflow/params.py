@@ -1,4 +1,5 @@
-"""The run form: one Airflow ``Param`` per field of ``lakefs_gc.contract.RunSettings``.
+"""
+The run form: one Airflow ``Param`` per field of ``lakefs_gc.contract.RunSettings``.
 
 Airflow validates them against their JSON schema when a run is created (the trigger form, the REST
 API, ``airflow dags trigger``) and refuses an invalid value with a message naming the Param;
@@ -18,14 +19,17 @@ is refused, never created with a weaker value. ``mark_id`` may be empty (null): 
 from __future__ import annotations
 
 from airflow.sdk import Param
+
 from lakefs_gc.config import RepoConfig
 from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, STAGED_CHECKS, RunSettings
 
 
 def _number(default: float, kind: str, name: str, title: str, description: str = "",
            minimum: float | None = None) -> Param:
-    """A numeric Param whose range (``BOUNDS[name]``; ``minimum`` overrides its lower bound) Airflow
-    checks when the run is created, stated in the description, and that the form cannot clamp."""
+    """
+    A numeric Param whose range (``BOUNDS[name]``; ``minimum`` overrides its lower bound) Airflow
+    checks when the run is created, stated in the description, and that the form cannot clamp.
+    """
     lo, hi = BOUNDS[name]
     lo = lo if minimum is None else minimum
     bound = {"minimum": lo} if hi is None else {"minimum": lo, "maximum": hi}

@@ -1,4 +1,5 @@
-"""The Spark steps' operator: ``GCSparkSubmitOperator``, the Spark provider's ``SparkSubmitOperator``
+"""
+The Spark steps' operator: ``GCSparkSubmitOperator``, the Spark provider's ``SparkSubmitOperator``
 running one GC job (``lakefs_gc/spark/jobs/<step>.py``), its inputs and secrets in files, its result
 read back typed.
 """
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
+
 from lakefs_gc import contract
 from lakefs_gc.report.layout import CONTROL, safe_name
-
 from lakefs_gc_airflow.hooks import LakeFSHook
 from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, step_inputs
 
@@ -33,7 +34,8 @@ IN_PROCESS_STEPS = {s.task_id: s.hands_over for s in contract.STEP_TABLE if s.ha
 
 
 class GCSparkSubmitOperator(SparkSubmitOperator):
-    """``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
+    """
+    ``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.
 
     The job is the entry point inside the installed ``lakefs_gc`` package unless ``jobs_dir`` is
@@ -97,8 +99,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self._base_args = list(self.application_args or [])
 
     def prepare_submit(self, inputs: contract.StepInputs) -> tuple[Path, Path]:
-        """Write the input and secrets files and set argv/env for spark-submit; return (input
-        path, result path). The secrets file is removed by :meth:`remove_secrets`."""
+        """
+        Write the input and secrets files and set argv/env for spark-submit; return (input
+        path, result path). The secrets file is removed by :meth:`remove_secrets`.
+        """
         from lakefs_gc.spark.runtime import write_secrets
         from lakefs_gc.spark.shell import DEFAULT_SPARK_LOG_LEVEL, LOG_LEVEL_CONF
 
@@ -177,9 +181,11 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         return contract.to_wire(result)
 
     def _run_here(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
-        """The step in this task's process, without Spark, when its input is at most
+        """
+        The step in this task's process, without Spark, when its input is at most
         ``in_process_max_keys`` keys (:data:`IN_PROCESS_STEPS`: the same guard, reading, writing and
-        result); its result, or None when the input is larger (then spark-submit runs it)."""
+        result); its result, or None when the input is larger (then spark-submit runs it).
+        """
         from lakefs_gc.report.summary import step_line
         from lakefs_gc.spark.shell import StepFailed
         from lakefs_gc.steps import HERE_FUNCTIONS  # here, not at the DAG file's parse
@@ -269,8 +275,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         }
 
     def _job_secrets(self, ctx: contract.RunContext) -> dict[str, str]:
-        """The lakeFS keys, and the storage connection's credentials (S3 keys, Azure key, SAS or
-        token, GCS token), by the names the job reads; endpoints travel in the run context."""
+        """
+        The lakeFS keys, and the storage connection's credentials (S3 keys, Azure key, SAS or
+        token, GCS token), by the names the job reads; endpoints travel in the run context.
+        """
         from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, SECRET_ENV
 
         access, secret = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).credentials()

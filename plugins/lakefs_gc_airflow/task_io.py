@@ -1,4 +1,5 @@
-"""What every GC task reads: the run contract from XCom (by task id, typed), the work location when
+"""
+What every GC task reads: the run contract from XCom (by task id, typed), the work location when
 it is a local directory, the spark-submit next to the worker's Python, and the repository's namespace
 opened with the storage connection's settings. Shared by the Python steps (``operators.py``) and the
 Spark steps (``spark_submit.py``).
@@ -11,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from airflow.sdk.exceptions import AirflowFailException
-from lakefs_gc import contract
 
+from lakefs_gc import contract
 from lakefs_gc_airflow.hooks import storage_options
 
 if TYPE_CHECKING:
@@ -55,15 +56,19 @@ def default_spark_binary() -> str:
 
 
 def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
-    """The storage connection's settings for the namespace (None for ``local://``), the endpoint
+    """
+    The storage connection's settings for the namespace (None for ``local://``), the endpoint
     the run recorded; a missing connection is an error, never a silent fall-back to ambient
-    credentials."""
+    credentials.
+    """
     return storage_settings(ctx.storage.namespace, ctx.storage.local_root, storage_conn_id)
 
 
 def storage_settings(namespace: str, local_root: str | None, storage_conn_id: str | None):
-    """The storage connection's settings for ``namespace``, checked against its kind (None for
-    ``local://``)."""
+    """
+    The storage connection's settings for ``namespace``, checked against its kind (None for
+    ``local://``).
+    """
     from lakefs_gc.steps.prepare_run import CONNECTION_FOR
     from lakefs_gc.storage import LOCAL, parse_namespace
 
@@ -79,10 +84,11 @@ def storage_settings(namespace: str, local_root: str | None, storage_conn_id: st
 
 
 def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: str | None):
-    """(namespace, storage) of a configured repository outside a GC run (the GC page, the restore):
-    the namespace as lakeFS names it, opened as the GC's tasks open it."""
+    """
+    (namespace, storage) of a configured repository outside a GC run (the GC page, the restore):
+    the namespace as lakeFS names it, opened as the GC's tasks open it.
+    """
     from lakefs_gc.storage import open_storage
-
     from lakefs_gc_airflow.hooks import LakeFSHook
 
     hook = LakeFSHook(lakefs_conn_id=lakefs_conn_id)
@@ -117,8 +123,10 @@ def reason_lines(message: str, width: int = REASON_WIDTH) -> list[str]:
 
 
 def log_reason(log, headline: str, message: str) -> None:
-    """Why a task fails, in the task log as short lines under ``headline``, readable without
-    scrolling sideways (the exception raised after it keeps the message whole, one line)."""
+    """
+    Why a task fails, in the task log as short lines under ``headline``, readable without
+    scrolling sideways (the exception raised after it keeps the message whole, one line).
+    """
     log.error("%s:", headline)
     for line in reason_lines(message):
         log.error("    %s", line)

@@ -3,12 +3,11 @@ GC config file, Airflow's components as processes."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import json
 import sys
 import textwrap
 import urllib.request
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
+from lakefs_sandbox.local_airflow import airflow_env
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO, Airflow, airflow_api, gc_page, sign_in
 from tests.airflow.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
@@ -156,9 +156,7 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     the latest report is plain, wrapped text, and the refused run links to its failed task's log."""
     from playwright.sync_api import expect  # gc_page sets its deadline: on a loaded machine answers take seconds
 
-    from lakefs_gc.report import layout
-
-    from lakefs_gc.report import formats
+    from lakefs_gc.report import formats, layout
     from lakefs_gc.report.marks import parquet_parts
 
     api = f"/lakefs-gc/api/dags/{dag_id}/runs"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -111,7 +111,7 @@ def test_backfill_over_two_dates(airflow_cluster):
     _wait("the DAG parsed by the dag-processor", parsed, af, timeout=180)
     time.sleep(max(0.0, seeded_at + MIN_AGE + 3 - time.time()))  # the seeded objects are older than the cutoff
 
-    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     dates = [today - timedelta(days=d) for d in (1, 0)]
     af.cli("backfill", "create", "--dag-id", DAG_ID, "--from-date", dates[0].isoformat(),
            "--to-date", dates[-1].isoformat(), "--max-active-runs", "1")

@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_gc.config import (ConfigError, default_config_path, load_config, project_root, raise_entry_errors,
-                              resolve_work_dir)
+from lakefs_gc.config import (
+    ConfigError,
+    default_config_path,
+    load_config,
+    project_root,
+    raise_entry_errors,
+    resolve_work_dir,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 

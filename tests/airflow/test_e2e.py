@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 
 from lakefs_sandbox.seed import DELETED, KEPT, STAGED_ON_MAIN, Manifest, seed, seed_fresh
+from lakefs_sandbox.target import target_from_env
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO
 from tests.conftest import ns_storage
 from tests.support.jvm import java_options
-from lakefs_sandbox.target import target_from_env
 
 TARGET = target_from_env()
 # the emulator pages prepare_uncommited by one row; a real lakeFS fits this repository in one page

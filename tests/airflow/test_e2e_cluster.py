@@ -26,8 +26,17 @@ import pytest
 
 from lakefs_sandbox import spark_cluster
 from lakefs_sandbox.seed import DELETED, KEPT
-from tests.airflow.test_e2e import (PAGES, TARGET, TASKS, _assert_no_secrets, _fresh_garbage_then_sweep, _load_dag,
-                                    _seed_env, _states, needs)
+from tests.airflow.test_e2e import (
+    PAGES,
+    TARGET,
+    TASKS,
+    _assert_no_secrets,
+    _fresh_garbage_then_sweep,
+    _load_dag,
+    _seed_env,
+    _states,
+    needs,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import pytest
 
-from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.emulator.launcher import free_port, wait_http
+from lakefs_sandbox.local_airflow import airflow_env
 from tests.airflow.helpers import Airflow, airflow_api, gc_config, sign_in
 
 pytestmark = [pytest.mark.e2e]

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sys
 import zipfile
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 
 from lakefs_gc import contract
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-from lakefs_gc.storage.settings import ENV_ACCESS_KEY as ENV_S3_ACCESS_KEY
-from lakefs_gc.storage.settings import ENV_SECRET_KEY as ENV_S3_SECRET_KEY
+from lakefs_gc.storage.settings import ENV_ACCESS_KEY as ENV_S3_ACCESS_KEY, ENV_SECRET_KEY as ENV_S3_SECRET_KEY
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import REPO, context, dag_module, digest, fake_spark_submit, repo_config
 
@@ -386,11 +386,11 @@ def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, t
 def test_prepare_run_counts_the_cutoff_from_the_dag_runs_start_not_from_the_task(fake_client):
     """A run that waited (a busy worker, a slow DAG parse, a retried prepare_run) keeps what was
     written after the run started: the clock is the DAG run's start."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
     from types import SimpleNamespace
 
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    started = datetime.now(timezone.utc) - timedelta(minutes=20)
+    started = datetime.now(UTC) - timedelta(minutes=20)
     c = context({}, params={"min_age_seconds": 90000, "flow": "clean"})
     ctx = contract.from_wire(contract.RunContext, op.execute({**c, "dag_run": SimpleNamespace(start_date=started)}))
     assert ctx.start_time == started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -6,12 +6,12 @@ quarantine; lakeFS is stood in for as in ``test_dag_run.py`` (the namespace is a
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lakefs_gc.report import layout
 from lakefs_gc.storage import LocalStorage
-from tests.airflow.test_dag_run import gc_dag  # noqa: F401 - the fixture: config, connections, fake lakeFS
 from tests.airflow.helpers import REPO
+from tests.airflow.test_dag_run import gc_dag  # noqa: F401 - the fixture: config, connections, fake lakeFS
 from tests.sweeping.test_restore import MARK, _files, _mark, _sweep
 
 
@@ -30,7 +30,7 @@ def test_a_person_undoes_a_run_from_the_restore_dag(gc_dag, tmp_path):  # noqa: 
     objs = _files(5)
     for k, v in objs.items():
         st.put(k, v)
-    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=5))
+    _mark(st, sorted(objs), datetime.now(UTC) - timedelta(minutes=5))
     _sweep("local://ns", tmp_path / "sweep-work", local_root=str(ns_dir.parent), quarantine_days=7)
     assert not any(st.exists(k) for k in objs)
 

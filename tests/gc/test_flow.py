@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from lakefs_gc.errors import Refusal
-from lakefs_gc.timestamps import iso
 from lakefs_gc.gc.flow import CleanRunEvery, choose_flow, rules_fingerprint
 from lakefs_gc.report.summary import STATE_FORMAT
+from lakefs_gc.timestamps import iso
 
-NOW = datetime(2026, 11, 23, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 NS = "s3://bucket/repo"
 RULES = rules_fingerprint(7, {"main": 21})
 EVERY = CleanRunEvery(runs=7, days=7)

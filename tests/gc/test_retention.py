@@ -10,18 +10,18 @@ lack it when ``main``'s walk passed ``q`` first. The object only ``q`` reference
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
-from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.gc.retention import branch_window
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_sandbox.inprocess import run_steps
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from lakefs_gc.steps.prepare_run import prepare_run
+from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_rel, ns_storage
 
 DAY = 86400
@@ -72,7 +72,7 @@ def test_a_commit_lakefs_list_lacks_is_kept_and_counted(spark, lakefs_emulator, 
         listed = gc_client.prepare_commits(repo)
         csv = ns_storage(ns).get(ns_rel(ns, listed["gc_commits_location"])).decode()
         assert q not in csv, "the emulator's walk (lakeFS's) was expected to leave q out"
-        ctx = prepare_run(gc_client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id="retention",
+        ctx = prepare_run(gc_client, repo, settings, now=datetime.now(UTC), airflow_run_id="retention",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
         results = run_steps(spark, ctx, gc_client, env)
     assert ns_storage(ns).exists(x), "the object of short's HEAD as of one day ago was deleted"

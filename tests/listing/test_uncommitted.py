@@ -12,23 +12,23 @@ run the whole GC: the objects must still be in storage afterwards.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
 
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.listing import uncommitted
-from lakefs_gc.steps.prepare_run import prepare_run
-from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
 from lakefs_gc.lakefs.client import LakeFSClient
-from lakefs_sandbox.inprocess import run_steps
+from lakefs_gc.listing import uncommitted
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
+from lakefs_gc.steps.mark_uncommitted import mark_uncommitted
+from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
+from lakefs_sandbox.inprocess import run_steps
 from lakefs_sandbox.seed import link_object
 from tests.conftest import ns_rel, ns_storage
 
@@ -109,7 +109,7 @@ def _gc(spark, emu, moto_server, repo, tmp_path, settings=SETTINGS):
     s3 = moto_server.s3_options() if emu.blockstore_type == "s3" else None
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc) + timedelta(seconds=2),
+        ctx = prepare_run(client, repo, settings, now=datetime.now(UTC) + timedelta(seconds=2),
                           airflow_run_id=f"run-{time.time()}", work_dir=str(tmp_path / "work"), storage_options=s3,
                           local_root=emu.local_root, parallelism=1)
         return ctx, run_steps(spark, ctx, client, env)
@@ -200,7 +200,7 @@ def local_emu(lakefs_emulator_factory):
 def _mark(emu, repo, tmp_path):
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, repo, replace(SETTINGS, staged_check="full"), now=datetime.now(timezone.utc),
+        ctx = prepare_run(client, repo, replace(SETTINGS, staged_check="full"), now=datetime.now(UTC),
                           airflow_run_id=f"m-{time.time()}",
                           work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
         return mark_uncommitted(client, ctx, storage_ref(ctx, env).open())

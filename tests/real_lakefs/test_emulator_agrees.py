@@ -243,7 +243,7 @@ class Run:
 # the scenario
 
 
-def scenario(run: Run, base: int) -> None:  # noqa: PLR0915 - one script, read top to bottom
+def scenario(run: Run, base: int) -> None:
     """The scripted operations, the same on every server; ``base``: the epoch the commit dates
     count from (30 days ago, the same for both servers)."""
     c, repo = run.client, run.repo

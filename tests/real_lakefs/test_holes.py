@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
@@ -36,7 +36,7 @@ STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
 
 
 def _gc(server, name: str, spark, work, staged_check: str = "candidates"):
-    return Place(server, server.store).collect(name, spark, work, datetime.now(timezone.utc) + timedelta(seconds=2),
+    return Place(server, server.store).collect(name, spark, work, datetime.now(UTC) + timedelta(seconds=2),
                                                run_id=f"holes-{uuid.uuid4().hex[:6]}",
                                                settings=replace(SETTINGS, staged_check=staged_check))[1]
 

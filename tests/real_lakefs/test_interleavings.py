@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
@@ -87,7 +87,7 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
     history.set_rules(client, repo, [h])
     # the cutoff a little after the last write, and the run after the cutoff: what the changes write
     # is newer than the cutoff, as it always is with a real minimum age (a day at least)
-    now = datetime.now(timezone.utc) + timedelta(seconds=1)
+    now = datetime.now(UTC) + timedelta(seconds=1)
     time.sleep(2)
     trap = history._rel(roots, client.objects_api.stat_object(repo, "main", "obj/7.bin").physical_address)
     linked_trap = address_keys(client.objects_api.stat_object(repo, "main", "obj/10.bin").physical_address, roots,
@@ -105,7 +105,7 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
         # the link-flow entry's object (lakeFS's mark lacks it) that only the first of them references
         assert cand.commits_since == 3 and cand.committed_since_kept == 1, cand
     # the oracle at the end: its retention windows end no earlier than the run's
-    keep, _ = history.oracle(client, repo, [h], roots, datetime.now(timezone.utc).timestamp())
+    keep, _ = history.oracle(client, repo, [h], roots, datetime.now(UTC).timestamp())
     after = {o.key for o in storage.list("data/", recursive=True)}
     assert trap in keep, "the trap's first address must be live at the end (a commit within retention)"
     assert linked_trap and linked_trap <= keep

@@ -4,18 +4,34 @@ open. Pure functions over typed results and summary.json dicts: no Spark, no Air
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from lakefs_gc.contract import CandidatesResult, DeleteCounts, DeleteResult, MarkRef, SlicesResult, StorageLocation, \
-    UncommittedResult
-from lakefs_gc.contract import CommittedResult, PartsDir
-from lakefs_gc.report.summary import (build_summary, held_back_until, human_bytes, lakefs_ui_url, report_url,
-                                      step_line, summary_rows, summary_text)
+from lakefs_gc.contract import (
+    CandidatesResult,
+    CommittedResult,
+    DeleteCounts,
+    DeleteResult,
+    MarkRef,
+    PartsDir,
+    SlicesResult,
+    StorageLocation,
+    UncommittedResult,
+)
+from lakefs_gc.report.summary import (
+    build_summary,
+    held_back_until,
+    human_bytes,
+    lakefs_ui_url,
+    report_url,
+    step_line,
+    summary_rows,
+    summary_text,
+)
 from tests.support.contract import inputs, make_context
 
-NOW = datetime(2026, 11, 23, 17, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 23, 17, 0, tzinfo=UTC)
 SLICES = SlicesResult(listed_dir="l", first_slice="s", slices_listed=2, slices_skipped=0, listed_objects=1200,
                       listed_bytes=3 * 1024 * 1024)
 

@@ -36,7 +36,7 @@ class Engine:
     started: bool
 
     @classmethod
-    def start(cls) -> "Engine":
+    def start(cls) -> Engine:
         env = dict(os.environ)
         p = run(["bash", "scripts/dockerd.sh", "start"], env, timeout=120)
         lines = p.stdout.strip().splitlines()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import lakefs_sdk
 import pytest
@@ -23,8 +23,8 @@ from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
 from lakefs_gc.steps import STEP_FUNCTIONS
 from lakefs_gc.steps.prepare_run import prepare_run
-from tests.conftest import ns_rel, ns_storage
 from lakefs_sandbox.inprocess import run_steps
+from tests.conftest import ns_rel, ns_storage
 
 pytestmark = pytest.mark.spark
 
@@ -61,7 +61,7 @@ class Repo:
         """prepare_run of a new run (cutoff: two seconds from now unless min_age_seconds says)."""
         self.runs += 1
         return prepare_run(client, self.name, RunSettings(**{**NOW_SETTINGS, **settings}),
-                           now=datetime.now(timezone.utc) + timedelta(seconds=2), airflow_run_id=f"run-{self.runs}",
+                           now=datetime.now(UTC) + timedelta(seconds=2), airflow_run_id=f"run-{self.runs}",
                            work_dir=str(self.tmp / "work"), local_root=self.emu.local_root, parallelism=1)
 
     def steps(self, spark, client, ctx, steps: list[str], results: dict) -> dict:

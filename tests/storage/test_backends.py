@@ -12,7 +12,7 @@ import itertools
 import pytest
 
 from lakefs_gc.storage import ObjectNotFound, StorageError, open_storage
-from lakefs_gc.sweeping.deleter import MISSING_CODES, Deleter, DeletePolicy
+from lakefs_gc.sweeping.deleter import MISSING_CODES, DeletePolicy, Deleter
 
 BACKENDS = ["local", "s3", "azure", "gcs"]
 _n = itertools.count()
@@ -135,8 +135,7 @@ def test_an_unreachable_cloud_endpoint_fails_with_one_line_naming_it(kind, monke
     import socket
 
     from lakefs_gc.errors import Unreachable
-    from lakefs_gc.storage import AzureOptions, GCSOptions
-    from lakefs_gc.storage import azure, gcs
+    from lakefs_gc.storage import AzureOptions, GCSOptions, azure, gcs
 
     monkeypatch.setattr(gcs, "READ_RETRY_SECONDS", 1)  # the libraries' retries, kept short here
     monkeypatch.setattr(azure, "CLIENT_RETRIES", 0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lakefs_gc.contract import RunContext, RunSettings, StepInputs, StorageLocation
@@ -14,7 +14,7 @@ def make_context(namespace: str = "local://ns/repo", *, local_root: str | None =
                  cutoff: datetime | None = None, work_dir: str = "/tmp/lakefs-gc-test", repository: str = "repo",
                  lakefs_endpoint: str = "http://127.0.0.1:1/api/v1", airflow_run_id: str = "manual__test",
                  parallelism: int | None = 2, sweep_mark=None, grace: int = 86400, **settings: Any) -> RunContext:
-    start = start or datetime.now(timezone.utc)
+    start = start or datetime.now(UTC)
     cutoff = cutoff or start - timedelta(days=1)
     blockstore = "s3" if namespace.startswith("s3://") else "local"
     return RunContext(

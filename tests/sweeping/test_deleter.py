@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc.sweeping.deleter import Deleter, DeletePolicy, TokenBucket
-from lakefs_gc.storage import LocalStorage, S3Options, open_storage
-from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.report.layout import sweep_dir
+from lakefs_gc.storage import LocalStorage, S3Options, open_storage
+from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter, TokenBucket
+from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from tests.support.faulty_s3 import FaultyS3Proxy
 
 FAST = dict(backoff_base=0.005, backoff_max=0.05)

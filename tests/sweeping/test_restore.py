@@ -13,7 +13,7 @@ import io
 import json
 import os
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,12 +21,12 @@ import pytest
 
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import SlicesResult, StepInputs, UncommittedResult
-from lakefs_gc.timestamps import iso
 from lakefs_gc.report import formats, layout
 from lakefs_gc.steps import delete
 from lakefs_gc.storage import LocalStorage, open_storage
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
 from lakefs_gc.sweeping import restore
+from lakefs_gc.timestamps import iso
 from tests.support.contract import make_context
 
 MARK = "ft0000000000000000rs"
@@ -73,12 +73,12 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     live = {"data/s0/live": b"live", "data/s1/live": b"live too"}
     for k, v in {**objs, **live}.items():
         st.put(k, v)
-    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=5))
+    _mark(st, sorted(objs), datetime.now(UTC) - timedelta(minutes=5))
 
     res = _sweep("local://repo", tmp_path / "work", local_root=str(root), quarantine_days=7)
     assert res.counts.deleted == 12 and res.restorable.how == "local quarantine" and res.restorable.restorable
-    until = datetime.strptime(res.restorable.until, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
-    assert timedelta(days=6, hours=23) < until - datetime.now(timezone.utc) <= timedelta(days=7)
+    until = datetime.strptime(res.restorable.until, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    assert timedelta(days=6, hours=23) < until - datetime.now(UTC) <= timedelta(days=7)
     assert {o.key for o in st.list("data/")} == set(live)  # swept: gone from data/ ...
     sdir = layout.sweep_dir(MARK, "manual__sweep1")
     quarantined = {o.key[len(layout.quarantine_dir(sdir)):] for o in st.list(layout.quarantine_dir(sdir))}
@@ -128,14 +128,14 @@ def test_a_later_sweep_purges_an_ended_quarantine_and_restore_says_so(local_ns, 
     objs = _files(4)
     for k, v in objs.items():
         st.put(k, v)
-    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=5))
+    _mark(st, sorted(objs), datetime.now(UTC) - timedelta(minutes=5))
     _sweep("local://repo", tmp_path / "work", local_root=str(root), quarantine_days=1)
     sdir = layout.sweep_dir(MARK, "manual__sweep1")
     assert len(list(st.list(layout.quarantine_dir(sdir)))) == 4
     # not yet ended: nothing purged
-    assert restore.purge_quarantine(st, datetime.now(timezone.utc)) == 0
+    assert restore.purge_quarantine(st, datetime.now(UTC)) == 0
     # two days later, a later sweep (of the same mark here: all already gone) purges it
-    later = datetime.now(timezone.utc) + timedelta(days=2)
+    later = datetime.now(UTC) + timedelta(days=2)
     monkeypatch.setattr(delete, "datetime", type("Later", (), {"now": staticmethod(lambda tz=None: later)}))
     res = _sweep("local://repo", tmp_path / "work", sweep_run="manual__sweep2", local_root=str(root))
     assert res.quarantine_purged == 4 and res.counts.already_gone == 4
@@ -168,7 +168,7 @@ def test_quarantine_days_are_refused_on_a_namespace_that_is_not_local(tmp_path):
 
     with pytest.raises(SettingsError, match=r"quarantine_days \(3\) is for local:// namespaces.*S3 bucket "
                                             r"versioning.*nothing was deleted"):
-        prepare_run(Client(), "repo", RunSettings(quarantine_days=3), now=datetime.now(timezone.utc),
+        prepare_run(Client(), "repo", RunSettings(quarantine_days=3), now=datetime.now(UTC),
                     airflow_run_id="manual__q", work_dir=str(tmp_path), storage_options=S3Options(
                         endpoint_url="http://127.0.0.1:1", access_key_id="a", secret_access_key="b"))
 
@@ -188,7 +188,7 @@ def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_
     for k, v in objs.items():
         st.put(k, v)
     st.put("data/s0/live", b"live")
-    _mark(st, sorted(objs), datetime.now(timezone.utc) - timedelta(minutes=1))
+    _mark(st, sorted(objs), datetime.now(UTC) - timedelta(minutes=1))
     res = _sweep(st.uri, tmp_path / "work", s3=moto_server)
     assert res.counts.deleted == 8 and {o.key for o in st.list("data/")} == {"data/s0/live"}
     assert res.restorable.how == "s3 versioning" and res.restorable.restorable and res.restorable.until is None
@@ -196,7 +196,7 @@ def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_
     moto_server.client().put_bucket_lifecycle_configuration(Bucket=st.bucket, LifecycleConfiguration={"Rules": [
         {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": ""},
          "NoncurrentVersionExpiration": {"NoncurrentDays": 30}}]})
-    r = restore.restorability(st, datetime(2026, 1, 1, tzinfo=timezone.utc))
+    r = restore.restorability(st, datetime(2026, 1, 1, tzinfo=UTC))
     assert r.restorable and r.until == "2026-01-31T00:00:00.000000Z" and "30 day(s)" in r.detail
 
     again = "data/s1/obj001"
@@ -223,14 +223,14 @@ def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_ser
     st = _versioned(moto_server, "restore-outside")
     st.put("data/s0/a", b"a")
     st.put("data/s0/b", b"b")
-    _mark(st, ["data/s0/a", "data/s0/b"], datetime.now(timezone.utc) - timedelta(minutes=1))
+    _mark(st, ["data/s0/a", "data/s0/b"], datetime.now(UTC) - timedelta(minutes=1))
     _sweep(st.uri, tmp_path / "work", s3=moto_server)
     run = restore.swept_run(st, MARK)
     assert run.keys == {"data/s0/a", "data/s0/b"}
     # the same deletions seen from a sweep that ran a day earlier: the markers are not its own
     earlier = restore.SweptRun(MARK, {}, run.keys, run.sweep_dirs, run.start - timedelta(days=1),
                                run.end - timedelta(days=1))
-    assert restore._restore_s3(st, "data/s0/a", earlier, False, datetime.now(timezone.utc))[0] == \
+    assert restore._restore_s3(st, "data/s0/a", earlier, False, datetime.now(UTC))[0] == \
         restore.DELETED_AGAIN
     assert not st.exists("data/s0/a")
 
@@ -238,7 +238,7 @@ def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_ser
 def test_an_unversioned_bucket_restores_nothing_and_the_sweep_said_so(moto_server, tmp_path):
     st = _versioned(moto_server, "restore-plain", versioning=False)
     st.put("data/s0/a", b"a")
-    _mark(st, ["data/s0/a"], datetime.now(timezone.utc) - timedelta(minutes=1))
+    _mark(st, ["data/s0/a"], datetime.now(UTC) - timedelta(minutes=1))
     res = _sweep(st.uri, tmp_path / "work", s3=moto_server)
     assert res.restorable.restorable is False and "versioning is off" in res.restorable.detail
     report = restore.restore_run(st, MARK)
@@ -249,7 +249,7 @@ def test_restore_refuses_a_run_that_is_not_there_or_never_swept(local_ns, tmp_pa
     root, st = local_ns
     assert cli(["restore", "local://repo", "--run", "nope", "--local-root", str(root)]) == 2
     assert "no GC run 'nope'" in capsys.readouterr().err
-    _mark(st, ["data/s0/x"], datetime.now(timezone.utc))
+    _mark(st, ["data/s0/x"], datetime.now(UTC))
     assert cli(["restore", "local://repo", "--run", MARK, "--local-root", str(root)]) == 2
     assert "was never swept" in capsys.readouterr().err
     assert cli(["restore", "local://repo", "--run", MARK, "--keys", str(tmp_path / "missing.txt"),
@@ -308,7 +308,7 @@ def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
     settings = RunSettings(min_age_seconds=2, unsafe_min_age_override=True, confirm_after_seconds=0,
                            max_delete_share=1.0, quarantine_days=7 if store == "local" else 0)
-    ctx = prepare_run(client, repo, settings, now=datetime.now(timezone.utc), airflow_run_id="manual__wrong_rule",
+    ctx = prepare_run(client, repo, settings, now=datetime.now(UTC), airflow_run_id="manual__wrong_rule",
                       work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=2,
                       storage_options=s3.s3_options() if s3 else None)
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -20,7 +20,7 @@ import pytest
 from lakefs_gc.storage import AzureOptions, GCSOptions, open_storage
 from lakefs_gc.sweeping import restore
 
-NOW = datetime.now(timezone.utc)
+NOW = datetime.now(UTC)
 IN_SWEEP = NOW - timedelta(minutes=1)
 
 

@@ -1,4 +1,5 @@
-"""The run clock: start time and cutoff, fixed once per run (reference 4.3 step 1, hazard H3).
+"""
+The run clock: start time and cutoff, fixed once per run (reference 4.3 step 1, hazard H3).
 
 cutoff = start - max(min age, lakeFS grace period). A minimum age below the grace period would
 let GC delete an object uploaded to an address that lakeFS may still link; it is refused unless
@@ -8,7 +9,7 @@ the run explicitly sets the unsafe override, which the report records.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from lakefs_gc.errors import SettingsError
 from lakefs_gc.timestamps import iso
@@ -41,6 +42,6 @@ def make_run_clock(now: datetime, min_age_seconds: int, grace_period_seconds: in
             f"uploaded but not yet linked could be deleted. Use min_age_seconds >= {grace_period_seconds}, or set the "
             f"Param {OVERRIDE_PARAM}=true (tests and emergencies only; it is written into the report)")
     age = min_age_seconds if unsafe_override else max(min_age_seconds, grace_period_seconds)
-    start = now.astimezone(timezone.utc)
+    start = now.astimezone(UTC)
     cutoff = start - timedelta(seconds=age)
     return RunClock(start_time=iso(start), cutoff_time=iso(cutoff), effective_min_age_seconds=age)

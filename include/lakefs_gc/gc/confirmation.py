@@ -1,4 +1,5 @@
-"""Delayed confirmation: which earlier mark may confirm this run's candidates (a pure function).
+"""
+Delayed confirmation: which earlier mark may confirm this run's candidates (a pure function).
 
 An object is deleted only when this run and an earlier successful mark, started at least
 ``confirm_after_seconds`` before this one, both found it unreferenced: a reference that one run
@@ -16,9 +17,11 @@ from lakefs_gc.report.marks import MarkSummary
 
 def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], before: datetime,
                     exclude: str = "") -> tuple[tuple[str, MarkSummary] | None, list[str]]:
-    """The most recent successful mark (not a sweep) started at or before ``before``, and the
+    """
+    The most recent successful mark (not a sweep) started at or before ``before``, and the
     marks that could not be considered, each with its reason. ``marks``: (id, summary, problem)
-    as :func:`lakefs_gc.report.marks.iter_marks` yields them."""
+    as :func:`lakefs_gc.report.marks.iter_marks` yields them.
+    """
     best: tuple[datetime, str, MarkSummary] | None = None
     unreadable: list[str] = []
     for mark_id, summary, problem in marks:

@@ -1,4 +1,5 @@
-"""The GC decision: one pure function over DataFrames (architecture.md).
+"""
+The GC decision: one pure function over DataFrames (architecture.md).
 
 candidates = listed objects older than the cutoff - committed - uncommitted - protected paths.
 Everything else in a run is I/O around this.
@@ -38,8 +39,10 @@ def is_deletable(address: str | None) -> bool:
 
 
 def compute_candidates(listed: DataFrame, committed: DataFrame, uncommitted: DataFrame, cutoff_ms: int) -> DataFrame:
-    """Listed objects older than ``cutoff_ms``, minus committed and uncommitted addresses, minus
-    protected paths. Returns (address, size, checksum)."""
+    """
+    Listed objects older than ``cutoff_ms``, minus committed and uncommitted addresses, minus
+    protected paths. Returns (address, size, checksum).
+    """
     from pyspark.sql import functions as F
 
     listed = listed.select("address", "size", "last_modified_ms", "checksum")

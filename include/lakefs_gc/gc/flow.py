@@ -1,4 +1,5 @@
-"""Which flow a run takes, clean or incremental (the design's Flow 2), and on which earlier run an
+"""
+Which flow a run takes, clean or incremental (the design's Flow 2), and on which earlier run an
 incremental one builds: one pure function over the earlier marks' summaries.
 
 An incremental run is sound on any earlier successful run that saved its state, whatever happened
@@ -28,15 +29,19 @@ from lakefs_gc.timestamps import iso, parse_iso
 
 @dataclass(frozen=True)
 class CleanRunEvery:
-    """Config ``clean_run_every``: an ``auto`` run is clean once the chain since the last clean run
-    holds ``runs`` runs (the clean one included), or once that clean run started ``days`` ago."""
+    """
+    Config ``clean_run_every``: an ``auto`` run is clean once the chain since the last clean run
+    holds ``runs`` runs (the clean one included), or once that clean run started ``days`` ago.
+    """
 
     runs: int | None = None
     days: float | None = None
 
     def due(self, runs_in_chain: int, clean_started: datetime, now: datetime) -> str | None:
-        """Why the next run should be clean, or None. ``runs_in_chain``: the last clean run and the
-        incremental runs since it."""
+        """
+        Why the next run should be clean, or None. ``runs_in_chain``: the last clean run and the
+        incremental runs since it.
+        """
         if self.runs is not None and runs_in_chain >= self.runs:
             return (f"clean_run_every: {self.runs} runs (the last clean run and {runs_in_chain - 1} incremental "
                     f"run(s) since)")
@@ -81,11 +86,13 @@ def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None
 
 def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], *, namespace: str,
                 rules: str, now: datetime, every: CleanRunEvery) -> FlowChoice:
-    """The flow of a marking run. ``requested``: the ``flow`` Param; ``marks``: every earlier mark
+    """
+    The flow of a marking run. ``requested``: the ``flow`` Param; ``marks``: every earlier mark
     as :func:`lakefs_gc.report.marks.iter_marks` yields it (id, summary or None, problem).
 
     Refuses (fails the run, deleting nothing) when ``incremental`` is requested and no earlier run
-    can serve as its base."""
+    can serve as its base.
+    """
     if requested not in FLOWS:
         raise Refusal(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {requested!r}")
     if requested == "clean":

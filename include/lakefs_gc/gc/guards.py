@@ -1,4 +1,5 @@
-"""The guards a sweep passes before it deletes anything: the mark it sweeps must exist, have
+"""
+The guards a sweep passes before it deletes anything: the mark it sweeps must exist, have
 completed and be recent (sweep_only), and its size must stay inside the blast radius.
 
 Each raises :class:`~lakefs_gc.errors.SweepRefused` naming the Param that changes the decision;
@@ -11,9 +12,9 @@ import math
 from datetime import datetime
 
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.timestamps import iso
 from lakefs_gc.report.layout import UNIFIED, report_dir
 from lakefs_gc.report.marks import MarkSummary, read_mark
+from lakefs_gc.timestamps import iso
 
 
 def check_mark(storage, mark_id: str, now: datetime, max_age_seconds: int) -> MarkSummary:

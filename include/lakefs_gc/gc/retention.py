@@ -1,4 +1,5 @@
-"""The documented retention, computed from lakeFS's API: a cross-check of ``commits.csv``.
+"""
+The documented retention, computed from lakeFS's API: a cross-check of ``commits.csv``.
 
 lakeFS's documentation promises, for every branch, to keep each commit within the branch's
 retention plus the first commit older than it (its "HEAD as of N days ago"). lakeFS's server-side
@@ -19,9 +20,11 @@ DAY = 86400
 
 
 def branch_window(log: Iterable[Any], threshold: float) -> Iterator[Any]:
-    """The commits of one branch to keep: its HEAD, and each first parent of a commit created
+    """
+    The commits of one branch to keep: its HEAD, and each first parent of a commit created
     after ``threshold`` (the window plus the first commit before it). ``log``: the branch's
-    first-parent log, newest first."""
+    first-parent log, newest first.
+    """
     for commit in log:
         yield commit
         if not commit.creation_date > threshold:

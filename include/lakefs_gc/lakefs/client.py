@@ -1,4 +1,5 @@
-"""lakeFS through the official SDK (`lakefs-sdk`), with the calls GC needs and safe retries.
+"""
+lakeFS through the official SDK (`lakefs-sdk`), with the calls GC needs and safe retries.
 
 Retries: 5xx, 429 and connection errors are retried with full-jitter exponential backoff; other
 4xx are not (reference 8.1). The budget is the lakeFS connection's extras (``max_retries`` 5,
@@ -32,8 +33,10 @@ API_PATH = "/api/v1"
 
 
 def api_endpoint(url: str) -> str:
-    """lakeFS's API base: ``url`` without trailing ``/``, ending in ``/api/v1`` (the one place
-    that normalises it)."""
+    """
+    LakeFS's API base: ``url`` without trailing ``/``, ending in ``/api/v1`` (the one place
+    that normalises it).
+    """
     base = url.rstrip("/")
     return base if base.endswith(API_PATH) else base + API_PATH
 
@@ -49,8 +52,10 @@ class LakeFSUnreachable(Unreachable):
 
 
 def _connection_failure(exc: BaseException) -> str | None:
-    """Why lakeFS could not be reached (``connection refused``, ``timed out``, ...), or None when
-    it answered (an HTTP status, even a 5xx)."""
+    """
+    Why lakeFS could not be reached (``connection refused``, ``timed out``, ...), or None when
+    it answered (an HTTP status, even a 5xx).
+    """
     if isinstance(exc, ApiException) and exc.status not in (None, 0):
         return None
     reason = getattr(exc, "reason", None) if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
@@ -79,8 +84,10 @@ def _error_message(exc: BaseException) -> str:
 
 
 class LakeFSClient:
-    """The lakeFS calls GC makes. ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1``
-    (``/api/v1`` is appended when missing)."""
+    """
+    The lakeFS calls GC makes. ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1``
+    (``/api/v1`` is appended when missing).
+    """
 
     def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
                  backoff_base: float = 0.5, backoff_max: float = 20.0, request_timeout: float = 120.0,
@@ -120,8 +127,10 @@ class LakeFSClient:
 
     # -- retries -----------------------------------------------------------------------------
     def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Call ``fn`` retrying transient failures; other errors propagate unchanged, except that a
-        lakeFS still unreachable once the budget is spent is :class:`LakeFSUnreachable`."""
+        """
+        Call ``fn`` retrying transient failures; other errors propagate unchanged, except that a
+        lakeFS still unreachable once the budget is spent is :class:`LakeFSUnreachable`.
+        """
         kwargs.setdefault("_request_timeout", (self.connect_timeout, self.request_timeout))
         attempt = 0
         started = time.monotonic()
@@ -179,7 +188,7 @@ class LakeFSClient:
         raise LakeFSGCError(f"lakeFS config lists no blockstore with id {storage_id!r}")
 
     def grace_period_seconds(self) -> int:
-        """lakeFS's link-address grace period (``/config/garbage-collection``); 86400 if absent."""
+        """LakeFS's link-address grace period (``/config/garbage-collection``); 86400 if absent."""
         try:
             gc = self.call("getGarbageCollectionConfig", self.internal.get_garbage_collection_config)
         except ApiException as exc:
@@ -189,10 +198,12 @@ class LakeFSClient:
         return int(gc.grace_period if gc.grace_period is not None else 86400)
 
     def require_gc_rules(self, repo: str) -> lakefs_sdk.GarbageCollectionRules:
-        """The repository's GC rules; none is an error (hazard H1: never "every commit expired").
+        """
+        The repository's GC rules; none is an error (hazard H1: never "every commit expired").
 
         Read raw: lakeFS answers ``"branches": null`` when no branch has its own rule, which
-        lakefs-sdk's model refuses (a validation error), so the body is parsed here."""
+        lakefs-sdk's model refuses (a validation error), so the body is parsed here.
+        """
         try:
             resp = self.call("getGCRules", self.repositories.get_gc_rules_with_http_info, repo,
                              _preload_content=False)
@@ -204,7 +215,8 @@ class LakeFSClient:
 
     # -- uncommitted (reference 1.3, hazard H2) -------------------------------------------------
     def prepare_uncommitted_all(self, repo: str, max_pages: int = 100_000) -> tuple[str, list[str], int]:
-        """Page ``prepare_uncommited`` to the end; return (run_id, every non-empty location, pages).
+        """
+        Page ``prepare_uncommited`` to the end; return (run_id, every non-empty location, pages).
 
         lakeFS returns an empty location for a page that wrote no rows, even when earlier pages
         wrote files, so every page's location is kept, not only the last one (hazard H2).
@@ -238,7 +250,8 @@ class LakeFSClient:
     # -- committed (reference 1.3, 4.3 step 4) --------------------------------------------------
     def prepare_commits(self, repo: str, timeout_seconds: float = 1200.0, poll_initial: float = 0.5,
                         poll_max: float = 15.0) -> dict[str, str]:
-        """Ask lakeFS for the active commits. Returns {run_id, gc_commits_location}.
+        """
+        Ask lakeFS for the active commits. Returns {run_id, gc_commits_location}.
 
         Async task with polling (lakeFS >= 1.72), falling back to the synchronous call only when
         starting the task answers 500. No GC rules is an error, never "all commits active".
@@ -296,8 +309,10 @@ class LakeFSClient:
 
     # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
     def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
-        """(branch id, HEAD commit id) of every branch lakeFS lists (``show_hidden``: also the hidden
-        ones, e.g. import branches, as lakeFS's own uncommitted mark reads them)."""
+        """
+        (branch id, HEAD commit id) of every branch lakeFS lists (``show_hidden``: also the hidden
+        ones, e.g. import branches, as lakeFS's own uncommitted mark reads them).
+        """
         after = ""
         while True:
             resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page,
@@ -309,8 +324,10 @@ class LakeFSClient:
             after = resp.pagination.next_offset
 
     def first_parent_log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
-        """Commits from ``ref`` along first parents, newest first (``id``, ``creation_date`` in
-        Unix seconds, ``meta_range_id``)."""
+        """
+        Commits from ``ref`` along first parents, newest first (``id``, ``creation_date`` in
+        Unix seconds, ``meta_range_id``).
+        """
         after = ""
         while True:
             resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page,
@@ -322,10 +339,12 @@ class LakeFSClient:
 
     # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
     def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
-        """(path, physical address as lakeFS prints it) of every object ``ref`` reads, in path
+        """
+        (path, physical address as lakeFS prints it) of every object ``ref`` reads, in path
         order (``listObjects``, recursive, all pages). On a branch this is the staged view; on a
         commit id, the committed tree. A 404 propagates (the caller decides what a gone branch
-        means); a page that does not advance is an error, never a short listing."""
+        means); a page that does not advance is an error, never a short listing.
+        """
         after = ""
         while True:
             resp = self.call("listObjects", self.objects_api.list_objects, repo, ref, after=after or None,
@@ -363,8 +382,10 @@ class LakeFSClient:
             after = resp.pagination.next_offset
 
     def stat_address(self, repo: str, ref: str, path: str) -> str | None:
-        """The physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it), or
-        None when it reads nothing there (404). Other errors propagate."""
+        """
+        The physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it), or
+        None when it reads nothing there (404). Other errors propagate.
+        """
         from lakefs_sdk.exceptions import NotFoundException
 
         try:
@@ -374,8 +395,10 @@ class LakeFSClient:
             return None
 
     def branch_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, int | None]]:
-        """(path, size) of every entry the branch adds or changes against its HEAD commit
-        (``diffBranch``; removals left out), in path order."""
+        """
+        (path, size) of every entry the branch adds or changes against its HEAD commit
+        (``diffBranch``; removals left out), in path order.
+        """
         after = ""
         while True:
             resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,

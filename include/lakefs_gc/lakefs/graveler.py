@@ -1,4 +1,5 @@
-"""lakeFS's graveler layer over SSTables: reading ranges and metaranges (reference 3.4.3-3.4.5).
+"""
+lakeFS's graveler layer over SSTables: reading ranges and metaranges (reference 3.4.3-3.4.5).
 
 A range maps an object path to a graveler value whose data is a protobuf ``catalog.Entry``; a
 metarange maps a range's max key to a value whose identity is the range ID (ASCII hex) and whose
@@ -63,7 +64,8 @@ _NO_METADATA: dict[str, str] = {}  # shared default; entries are read-only value
 
 
 class Entry(NamedTuple):
-    """A lakeFS catalog entry (what a range record holds for one object).
+    """
+    A lakeFS catalog entry (what a range record holds for one object).
 
     A NamedTuple rather than a dataclass: ranges hold millions of these and tuple construction
     is several times cheaper (see bench/sstable_bench.py). Treat ``metadata`` as read-only.
@@ -139,8 +141,10 @@ def iter_range_addresses(reader: SSTableReader) -> Iterator[list[tuple[str, int]
 
 
 def iter_range_identities(reader: SSTableReader) -> Iterator[list[tuple[str, int, bytes, int, str]]]:
-    """Per data block, (address, address_type, path, size, checksum) of every record: what the
-    staged check needs besides the address (lakefs_gc.listing.staged)."""
+    """
+    Per data block, (address, address_type, path, size, checksum) of every record: what the
+    staged check needs besides the address (lakefs_gc.listing.staged).
+    """
     _require_type(reader, RANGES_TYPE)
     from_bytes = _EntryPB.FromString
     path = reader.path
@@ -179,7 +183,8 @@ _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 def normalize_address(address: str, address_type: int, namespace: str | tuple[str, ...]) -> str | None:
-    """Map a committed entry's address to a namespace-relative address, or None if it lies outside.
+    """
+    Map a committed entry's address to a namespace-relative address, or None if it lies outside.
 
     RELATIVE: kept. FULL: made relative when inside the namespace, dropped (None) when outside.
     BY_PREFIX_DEPRECATED: without a URI scheme it is relative; with one it is treated as FULL.

@@ -1,4 +1,5 @@
-"""RocksDB block-based tables as lakeFS writes them through pebble (reference 3.4.1-3.4.2).
+"""
+RocksDB block-based tables as lakeFS writes them through pebble (reference 3.4.1-3.4.2).
 
 Reader: footer (format version 2, RocksDB magic) -> metaindex -> properties -> index (type 0, or
 type 2 two-level) -> data blocks, each checked against its masked CRC32C and decompressed (none or
@@ -144,7 +145,8 @@ class BlockHandle(tuple):
 
 
 def iter_block_entries(block: bytes, path: str = "<block>", offset: int = 0) -> list[tuple[bytes, bytes]]:
-    """Decode one block (data, index, metaindex or properties): prefix-compressed keys with restarts.
+    """
+    Decode one block (data, index, metaindex or properties): prefix-compressed keys with restarts.
 
     Returns the list of (key, value) of the block. Keys are as stored (internal keys for data and
     index blocks). The structure is checked: a corrupt block raises ``CorruptBlockError``.
@@ -211,7 +213,8 @@ def _decode_properties(raw: list[tuple[bytes, bytes]]) -> dict[str, object]:
 
 
 class SSTableReader:
-    """A streaming reader over one table. ``source`` is a path or a seekable binary file object.
+    """
+    A streaming reader over one table. ``source`` is a path or a seekable binary file object.
 
     Opening reads the footer, the metaindex, the properties and the top-level index; data blocks
     are read on demand by ``iter_blocks()`` / iteration.

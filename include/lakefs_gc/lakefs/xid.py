@@ -1,4 +1,5 @@
-"""rs/xid identifiers as lakeFS uses them for slices, objects and run ids (reference 2.2-2.3).
+"""
+rs/xid identifiers as lakeFS uses them for slices, objects and run ids (reference 2.2-2.3).
 
 An xid is 12 bytes (4-byte big-endian seconds | machine | pid | counter) written as 20
 characters of lowercase base32hex. Slice and run ids are *descending*: their seconds field holds

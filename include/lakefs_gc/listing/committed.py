@@ -1,4 +1,5 @@
-"""Committed addresses: commits.csv -> metaranges -> ranges -> namespace-relative addresses.
+"""
+Committed addresses: commits.csv -> metaranges -> ranges -> namespace-relative addresses.
 
 Fails closed (hazard H1): a malformed commits.csv, an unreadable metarange or range, or a metadata
 location outside the namespace raises; nothing is silently skipped.
@@ -21,8 +22,10 @@ COMMITS_HEADER = ["commit_id", "expired", "metarange_id"]
 
 
 def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
-    """(commit_id, metarange_id) of every row. Every listed commit is protected, whatever its
-    ``expired`` value (always ``false`` since lakeFS v0.111; protecting more is the safe side)."""
+    """
+    (commit_id, metarange_id) of every row. Every listed commit is protected, whatever its
+    ``expired`` value (always ``false`` since lakeFS v0.111; protecting more is the safe side).
+    """
     text = data.decode("utf-8")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows:
@@ -45,8 +48,10 @@ def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
 
 
 def relative_key(namespace: str | tuple[str, ...], location: str) -> str:
-    """A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace
-    (``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``)."""
+    """
+    A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace
+    (``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``).
+    """
     if "://" not in location:
         return location.lstrip("/")
     rel = relative_to(namespace, location)
@@ -73,9 +78,11 @@ def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]
 
 
 def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[tuple[str | None, str, int, str]]:
-    """(namespace-relative address or None outside the namespace, path, size, checksum) of every
+    """
+    (namespace-relative address or None outside the namespace, path, size, checksum) of every
     entry of a range: the addresses GC keeps, and the identities the staged check compares
-    (lakefs_gc.listing.staged; entries imported from outside the namespace included)."""
+    (lakefs_gc.listing.staged; entries imported from outside the namespace included).
+    """
     normalize = graveler.normalize_address
     with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
         for block in graveler.iter_range_identities(r):
@@ -96,9 +103,11 @@ def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
 
 def ranges_to_read(client, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
                    read_ranges: set[str]) -> tuple[dict[str, int], list[str], list[str]]:
-    """The ranges of ``metarange_ids``: (every range id -> its number of entries, the ids not in
+    """
+    The ranges of ``metarange_ids``: (every range id -> its number of entries, the ids not in
     ``read_ranges`` in order, and their namespace keys). A metarange is one small file and each
-    location one lakeFS call: read on the driver, a few at a time."""
+    location one lakeFS call: read on the driver, a few at a time.
+    """
     mr_keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), metarange_ids)
     entries = {r: c for ranges in in_threads(lambda k: metarange_range_ids(storage, k), mr_keys) for r, c in ranges}
     to_read = [r for r in sorted(entries) if r not in read_ranges]

@@ -1,11 +1,13 @@
-"""Listing the namespace's objects: the slices (``data/<slice>/``) to list and the ones to skip,
+"""
+Listing the namespace's objects: the slices (``data/<slice>/``) to list and the ones to skip,
 the listing tasks (each slice, the loose objects under ``data/``, the root's key ranges), and the
 objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them).
 
 The listing is a Parquet folder of :data:`lakefs_gc.storage.native.LISTED_COLUMNS` in the work location,
 written by Spark (the job) or, for a step run in its Airflow task's own process, by
 :func:`write_listed_here`, and read by Spark or :func:`read_listed_here`; both keep Spark's
-``_SUCCESS`` marker."""
+``_SUCCESS`` marker.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ ROOT_BOUNDARIES = tuple("123456789abcdef")
 
 
 def created_after(slice_id: str, cutoff_s: float) -> bool:
-    """The slice's descending xid says it was created after the cutoff (reference 2.2): none of
-    its objects is a candidate, and the listing skips it."""
+    """
+    The slice's descending xid says it was created after the cutoff (reference 2.2): none of
+    its objects is a candidate, and the listing skips it.
+    """
     return xid.is_xid(slice_id) and xid.descending_time(slice_id) > cutoff_s
 
 
@@ -37,13 +41,15 @@ def in_slice_created_after(address: str, cutoff_s: float) -> bool:
 
 
 def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[list[str], list[str], int]:
-    """Slice prefixes (``data/<slice>/``) to list, slice ids skipped because their id says they
+    """
+    Slice prefixes (``data/<slice>/``) to list, slice ids skipped because their id says they
     were created after the cutoff (descending xids; reference 2.2), and how many slices an
     incremental run leaves unlisted. Non-xid children are listed by clean runs.
 
     ``since`` (incremental runs): the newest slice the base run listed ("" when it listed none).
     Only xid slices created since, and that slice itself (lakeFS may still have been writing to it),
-    are listed: descending xids, so ``id <= since``."""
+    are listed: descending xids, so ``id <= since``.
+    """
     to_list, skipped, before = [], [], 0
     for p in storage.list_prefixes("data/"):
         sid = p[len("data/"):].rstrip("/")
@@ -57,8 +63,10 @@ def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[lis
 
 
 def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool, str | None, str | None]]:
-    """(prefix, recursive, after, up_to) of every listing task: each slice and, with ``root``, the
-    loose objects directly under ``data/`` and the root's key ranges."""
+    """
+    (prefix, recursive, after, up_to) of every listing task: each slice and, with ``root``, the
+    loose objects directly under ``data/`` and the root's key ranges.
+    """
     tasks: list[tuple[str, bool, str | None, str | None]] = [(p, True, None, None) for p in slices]
     if not root:
         return tasks
@@ -69,8 +77,10 @@ def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool,
 
 
 def _ranged(st, prefix: str, recursive: bool, after: str | None, up_to: str | None):
-    """A listing task through the store's SDK (:meth:`Storage.list`): the root's key ranges and the
-    loose objects under ``data/`` (delimiter listings), the ``dummy`` marker left out."""
+    """
+    A listing task through the store's SDK (:meth:`Storage.list`): the root's key ranges and the
+    loose objects under ``data/`` (delimiter listings), the ``dummy`` marker left out.
+    """
     for o in st.list(prefix, recursive=recursive, start_after=after):
         if up_to is not None and o.key > up_to:
             break
@@ -86,7 +96,8 @@ LISTING_THREADS = 4
 
 
 def list_batches(st, cutoff_s: float, tasks, listed=None, threads: int = LISTING_THREADS):
-    """Arrow batches (address, size, last_modified_ms, checksum) of every object the listing
+    """
+    Arrow batches (address, size, last_modified_ms, checksum) of every object the listing
     ``tasks`` find older than ``cutoff_s`` (the ``dummy`` marker left out), ``threads`` tasks at a
     time, batches in no particular order; ``listed`` (a counter) counts every key seen. A slice is
     listed whole (:meth:`Storage.list_batches`: the native client where it serves, without a Python
@@ -95,7 +106,8 @@ def list_batches(st, cutoff_s: float, tasks, listed=None, threads: int = LISTING
 
     Older than the cutoff in whole milliseconds: ``last_modified_ms < floor(cutoff_s * 1000)``,
     which holds only for an object modified before ``cutoff_s`` (never one modified at or after
-    it)."""
+    it).
+    """
     import math
 
     import pyarrow.compute as pc
@@ -124,10 +136,12 @@ _DONE = object()
 
 
 def interleaved(sources: list[Callable[[], Iterable]], threads: int, depth: int = 16):
-    """The items of every ``sources()`` iterable, ``threads`` sources consumed at once on threads of
+    """
+    The items of every ``sources()`` iterable, ``threads`` sources consumed at once on threads of
     their own, in no particular order (at most ``depth`` items waiting). The first error a source
     raises is raised here, after the other threads stopped; so is a consumer's leaving early (the
-    generator closed): every thread stops at its next item, none is left running."""
+    generator closed): every thread stops at its next item, none is left running.
+    """
     if threads <= 1 or len(sources) <= 1:
         for source in sources:
             yield from source()
@@ -181,16 +195,20 @@ def interleaved(sources: list[Callable[[], Iterable]], threads: int, depth: int 
 
 
 def local_folder(location: str) -> str | None:
-    """The local path of a work location folder (a path or ``file://``), or None (another file
-    system: only Spark reads and writes it)."""
+    """
+    The local path of a work location folder (a path or ``file://``), or None (another file
+    system: only Spark reads and writes it).
+    """
     folder = location.removeprefix("file://")
     return None if "://" in folder else folder
 
 
 def write_listed_here(folder: str, batches) -> None:
-    """The listing (Arrow batches of :func:`lakefs_gc.storage.native.listed_schema`) as Spark's
+    """
+    The listing (Arrow batches of :func:`lakefs_gc.storage.native.listed_schema`) as Spark's
     ``write.mode("overwrite").parquet`` leaves it: the folder replaced by one part and ``_SUCCESS``
-    (written last)."""
+    (written last).
+    """
     import shutil
 
     import pyarrow as pa

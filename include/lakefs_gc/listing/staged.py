@@ -1,4 +1,5 @@
-"""The staged check on the candidates (``RunSettings.staged_check`` ``candidates``, the default).
+"""
+The staged check on the candidates (``RunSettings.staged_check`` ``candidates``, the default).
 
 lakeFS's uncommitted mark misses live staged entries in two ways (:mod:`lakefs_gc.listing.uncommitted`
 names lakeFS's source): entries re-staged with the committed identity, and entries linked with a
@@ -94,8 +95,10 @@ class CheckCounts:
 
 @dataclass(frozen=True)
 class Identities:
-    """The (size, checksum, path) of every committed entry the run read: the identity folders of
-    the run and its chain (``state/identities/``) and the rows of the commits read since."""
+    """
+    The (size, checksum, path) of every committed entry the run read: the identity folders of
+    the run and its chain (``state/identities/``) and the rows of the commits read since.
+    """
 
     spark: Any
     sref: Any
@@ -112,8 +115,10 @@ class Identities:
         return df.unionByName(self.spark.createDataFrame(list(self.rows), formats.IDENTITY_SCHEMA)) if self.rows else df
 
     def matching(self, keep) -> list[tuple[int, str, str]]:
-        """The rows ``keep(batches) -> batches`` keeps, filtered where the parts are read (one Spark
-        job, or the driver for small parts; only what it keeps comes back)."""
+        """
+        The rows ``keep(batches) -> batches`` keeps, filtered where the parts are read (one Spark
+        job, or the driver for small parts; only what it keeps comes back).
+        """
         import pyarrow as pa
 
         found = identities_matching(self.spark, self.sref, self.dirs, self.n, keep) if self.dirs else []
@@ -134,10 +139,12 @@ class CommitsSince:
 
 def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: set[str], read_ranges: set[str],
                   branches: Iterable[tuple[str, str]]) -> CommitsSince:
-    """Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``, walked
+    """
+    Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``, walked
     by parents until read ones; their ranges not in ``read_ranges`` read here (few: what changed
     during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created during the
-    run on an old, expired commit: the next run reads it as a HEAD) fails closed."""
+    run on an old, expired commit: the next run reads it as a HEAD) fails closed.
+    """
     seen: dict[str, str] = {}
     stack = [c for _, c in branches if c and c not in read_commits]
     while stack:
@@ -169,10 +176,12 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
 
 
 def _content_md5s(sref, st, keys: list[str]) -> list[str | None]:
-    """The content MD5 each store object vouches for (``content_md5``), or None: asked in threads
+    """
+    The content MD5 each store object vouches for (``content_md5``), or None: asked in threads
     where the store answers over HTTP (a HEAD on S3); on ``local://`` in this thread, the files read
     one after the other (hashing small files in threads only contends for the GIL: 14.2 s against
-    6.0 s for 100,000 files)."""
+    6.0 s for 100,000 files).
+    """
     if sref.namespace.startswith("local://"):
         return [st.content_md5(k) for k in keys]
     with ThreadPoolExecutor(max(1, min(THREADS, len(keys))), thread_name_prefix="staged-md5") as pool:
@@ -180,8 +189,10 @@ def _content_md5s(sref, st, keys: list[str]) -> list[str | None]:
 
 
 def _vouched(sref, batches):
-    """Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
-    vouches for, or null (:func:`_content_md5s`)."""
+    """
+    Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
+    vouches for, or null (:func:`_content_md5s`).
+    """
     import pyarrow as pa
 
     st = sref.open()
@@ -190,7 +201,8 @@ def _vouched(sref, batches):
 
 
 def suspicious(spark, sref, cands, identities, n: int):
-    """(suspicious candidates, cached: address, size, checksum, vouched; the paths to ask; the
+    """
+    (suspicious candidates, cached: address, size, checksum, vouched; the paths to ask; the
     candidates at a size of an entry, cached) as DataFrames (see the module's
     docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
     checksum, path) of every committed entry read.
@@ -200,7 +212,8 @@ def suspicious(spark, sref, cands, identities, n: int):
     and one join of all of them with the candidates' keys. A candidate's keys are its vouched MD5 and
     its listed checksum: an entry matching the first matches "by content", the second "as listed"
     (an entry whose checksum equals a vouched MD5 but is not in lakeFS's form is at a size of the
-    third kind, suspicious anyway)."""
+    third kind, suspicious anyway).
+    """
     from pyspark.sql import functions as F
 
     ident = identities.select("size", F.col("checksum").alias("icheck"), "path")
@@ -234,8 +247,10 @@ def suspicious(spark, sref, cands, identities, n: int):
 
 def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
                      local_root: str | None) -> set[str]:
-    """Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject). A branch
-    or path gone (404) reads nothing."""
+    """
+    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject). A branch
+    or path gone (404) reads nothing.
+    """
     progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
 
     def ask(branch_path: tuple[str, str]) -> set[str]:
@@ -265,8 +280,10 @@ def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> li
 
 
 def _sizes_present(batches, sizes: frozenset):
-    """For each batch of identity rows (size, checksum, path), one row per distinct size of ``sizes``
-    it holds (checksum and path null)."""
+    """
+    For each batch of identity rows (size, checksum, path), one row per distinct size of ``sizes``
+    it holds (checksum and path null).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -279,9 +296,11 @@ def _sizes_present(batches, sizes: frozenset):
 
 
 def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: frozenset):
-    """The identity rows (Arrow batches of size, checksum, path) a candidate could be: (size,
+    """
+    The identity rows (Arrow batches of size, checksum, path) a candidate could be: (size,
     checksum) in ``keys`` (as ``"size:checksum"``), a checksum not in lakeFS's MD5 form at one of
-    ``sizes``, or any row at one of ``unvouched_sizes``."""
+    ``sizes``, or any row at one of ``unvouched_sizes``.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -297,8 +316,10 @@ def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: froze
 
 
 def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[str]]:
-    """:func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
-    the store asked here, the identities filtered where they are read. (suspicious addresses, paths)."""
+    """
+    :func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
+    the store asked here, the identities filtered where they are read. (suspicious addresses, paths).
+    """
     from collections import defaultdict
 
     st = sref.open()
@@ -360,12 +381,14 @@ def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[s
 
 
 def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
-    """The kept candidates and :class:`CheckCounts`. ``cands``: (address, size, checksum), a
+    """
+    The kept candidates and :class:`CheckCounts`. ``cands``: (address, size, checksum), a
     DataFrame cached by the caller (the kept come back as a DataFrame of ``address``), or a list of
     rows when the step decides on the driver (the kept come back as a set); ``identities``: the
     committed entries' (size, checksum, path), :class:`Identities`. Rows are checked on the driver
     (the step decided on the driver: at most a few hundred thousand); a DataFrame's candidates too when
-    they are at most :data:`DRIVER_MAX`, more on executors."""
+    they are at most :data:`DRIVER_MAX`, more on executors.
+    """
     t0 = time.monotonic()
     st, roots, repo = sref.open(), sref.roots, ctx.repository
     kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme

@@ -1,5 +1,7 @@
-"""The staged addresses of a run: those lakeFS wrote (``prepare_uncommited``, reference 1.3), and
-those every branch reads through lakeFS's API that its mark leaves out (:func:`api_staged`)."""
+"""
+The staged addresses of a run: those lakeFS wrote (``prepare_uncommited``, reference 1.3), and
+those every branch reads through lakeFS's API that its mark leaves out (:func:`api_staged`).
+"""
 
 from __future__ import annotations
 
@@ -21,9 +23,11 @@ log = logging.getLogger(__name__)
 
 
 def uncommitted_files(storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]) -> list[str]:
-    """Every file of the uncommitted mark: the run's folder listed, plus every location lakeFS
+    """
+    Every file of the uncommitted mark: the run's folder listed, plus every location lakeFS
     returned (hazard H2: never only the last page's location). Locations without files while
-    lakeFS said it wrote some is an error: the staged addresses would be missing."""
+    lakeFS said it wrote some is an error: the staged addresses would be missing.
+    """
     prefixes = {uncommitted_dir(run_id)}
     for loc in locations:
         key = relative_key(roots, loc)
@@ -70,13 +74,15 @@ def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
 
 
 def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) -> set[str]:
-    """Namespace-relative keys an address lakeFS printed (statObject, listObjects) may name; empty
+    """
+    Namespace-relative keys an address lakeFS printed (statObject, listObjects) may name; empty
     when it lies outside the namespace (an import from elsewhere).
 
     lakeFS prints a FULL ``local://<host>/<path>`` as ``local://`` + ``path.Join(<root>, host,
     path)`` (``QualifiedKey.Format``), so the resolved form comes back with the blockstore root
     twice, while the object lives at ``<root>/<ns>/...``. Both readings are kept: protecting one
-    key too many leaves garbage, one too few loses data."""
+    key too many leaves garbage, one too few loses data.
+    """
     forms = [physical]
     if physical.startswith("local://") and local_root:
         root = blockstore_root(local_root)
@@ -93,10 +99,12 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
 
 def staged_entries(branch_view: Iterable[tuple[str, str]],
                    committed: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
-    """(path, address) of every entry a branch reads at an address its HEAD commit does not have
+    """
+    (path, address) of every entry a branch reads at an address its HEAD commit does not have
     at that path (added, changed, or re-staged with the committed identity). Both inputs in path
     order (as lakeFS lists them: Go's byte order, which is Python's order of code points); input
-    out of order only yields more entries, never fewer."""
+    out of order only yields more entries, never fewer.
+    """
     it = iter(committed)
     c = next(it, None)
     for path, address in branch_view:
@@ -139,7 +147,8 @@ class _Listing:
 
 def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None,
                concurrency: int = 8, only: Collection[str] | None = None) -> StagedCheck:
-    """Every staged address of every branch (hidden ones included), read through lakeFS's API:
+    """
+    Every staged address of every branch (hidden ones included), read through lakeFS's API:
     each branch's listing against its HEAD commit's (:func:`staged_entries`), branches in
     parallel. Cost: two listings per branch, each as long as the branch (1,000 objects a page).
 
@@ -147,7 +156,8 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
     commit landing meanwhile only makes more entries look staged (kept), never fewer. Fails
     closed (``LakeFSGCError``) when a listing cannot be read completely; a branch deleted since it
     was listed is skipped only when lakeFS no longer lists it (its staged entries are then
-    unreferenced, as in lakeFS's own mark). ``only``: these branches, not every one."""
+    unreferenced, as in lakeFS's own mark). ``only``: these branches, not every one.
+    """
     from lakefs_sdk.exceptions import ApiException
 
     branches = [(b, c) for b, c in client.branches(repo, show_hidden=True) if only is None or b in only]

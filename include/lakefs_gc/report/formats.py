@@ -1,4 +1,5 @@
-"""Every file of the report besides ``summary.json``, in both directions: one writer and one
+"""
+Every file of the report besides ``summary.json``, in both directions: one writer and one
 reader per format (where they go: :mod:`lakefs_gc.report.layout`).
 
 - address parts (``candidates/``, ``deleted/``): Parquet, one string column ``address``;
@@ -43,11 +44,13 @@ def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
 
 
 def _parquet_file(storage, key: str):
-    """A Parquet file of this module's, read from its bytes with ``ParquetFile``: synchronously, by the
+    """
+    A Parquet file of this module's, read from its bytes with ``ParquetFile``: synchronously, by the
     Parquet reader itself. Never ``pq.read_table`` on a Python file: that goes through Arrow's dataset
     scanner, whose threads may drop the last reference to the Python file after the interpreter has
     begun to exit; Arrow then aborts the process ("terminate called without an active exception"),
-    which a CLI that printed its answer reported as exit code -6 (``lakefs-gc explain``, now and then)."""
+    which a CLI that printed its answer reported as exit code -6 (``lakefs-gc explain``, now and then).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -76,8 +79,10 @@ def read_addresses(storage, key: str) -> list[str | None]:
 
 
 def part_lists(storage, key: str, value: str, column: str = ADDRESS) -> bool:
-    """Whether a Parquet part of this module's (addresses, staged addresses, dead letters) holds
-    ``value`` in ``column`` (row groups pruned by their statistics): lakefs-gc explain's question."""
+    """
+    Whether a Parquet part of this module's (addresses, staged addresses, dead letters) holds
+    ``value`` in ``column`` (row groups pruned by their statistics): lakefs-gc explain's question.
+    """
     import pyarrow.compute as pc
 
     f = _parquet_file(storage, key)
@@ -103,8 +108,10 @@ def count_rows(storage, key: str) -> int:
 
 
 def write_staged(storage, key: str, addresses: list[str], creation_date: int) -> None:
-    """Staged addresses in lakeFS's uncommitted Parquet format (``physical_address`` relative,
-    ``creation_date`` Unix seconds), so :func:`read_staged` reads them like lakeFS's own."""
+    """
+    Staged addresses in lakeFS's uncommitted Parquet format (``physical_address`` relative,
+    ``creation_date`` Unix seconds), so :func:`read_staged` reads them like lakeFS's own.
+    """
     import pyarrow as pa
 
     address, created = STAGED_COLUMNS
@@ -138,8 +145,10 @@ def write_done_marker(storage, key: str, counts: Mapping[str, int]) -> None:
 
 
 def read_done_marker(storage, key: str) -> dict[str, Any] | None:
-    """A swept part's recorded counts, None when the part has no marker. A marker of version 0.1
-    counted the keys already gone in ``deleted`` and in ``missing``: read as ``already_gone``."""
+    """
+    A swept part's recorded counts, None when the part has no marker. A marker of version 0.1
+    counted the keys already gone in ``deleted`` and in ``missing``: read as ``already_gone``.
+    """
     if not storage.exists(key):
         return None
     recorded = json.loads(storage.get(key))
@@ -210,8 +219,10 @@ def write_quarantine(storage, key: str, days: int, since: str, until: str) -> No
 
 
 def read_quarantine(storage, key: str) -> dict[str, Any] | None:
-    """A sweep's quarantine record, None when the sweep quarantined nothing (or it is unreadable:
-    then nothing is purged)."""
+    """
+    A sweep's quarantine record, None when the sweep quarantined nothing (or it is unreadable:
+    then nothing is purged).
+    """
     if not storage.exists(key):
         return None
     try:

@@ -1,4 +1,5 @@
-"""Every path the GC reads or writes under ``_lakefs/retention/gc/``, in lakeFS's layout.
+"""
+Every path the GC reads or writes under ``_lakefs/retention/gc/``, in lakeFS's layout.
 
 ::
 
@@ -37,8 +38,10 @@ UNIFIED = "_lakefs/retention/gc/unified/"
 
 
 def safe_name(s: str) -> str:
-    """An id usable as one path component (``manual__2024-01-01T00:00:00+00:00`` ->
-    ``manual__2024-01-01T00_00_00_00_00``)."""
+    """
+    An id usable as one path component (``manual__2024-01-01T00:00:00+00:00`` ->
+    ``manual__2024-01-01T00_00_00_00_00``).
+    """
     return re.sub(r"[^A-Za-z0-9._-]", "_", s) or "_"
 
 

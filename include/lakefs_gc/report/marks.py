@@ -1,4 +1,5 @@
-"""Earlier marks as the report layout holds them: their summaries and their Parquet parts.
+"""
+Earlier marks as the report layout holds them: their summaries and their Parquet parts.
 
 A summary is read back two ways: as the document itself (any version's, for the reports a person
 reads: ``lakefs-gc report``), and as a :class:`MarkSummary`, the fields the GC's decisions read
@@ -14,14 +15,22 @@ from datetime import datetime
 from typing import Any
 
 from lakefs_gc.errors import SweepRefused
+from lakefs_gc.report.layout import (
+    UNIFIED,
+    candidates_dir,
+    deleted_dir,
+    safe_name,
+    summary_key,
+    sweep_summary_key,
+    sweeps_dir,
+)
 from lakefs_gc.timestamps import parse_iso
-from lakefs_gc.report.layout import (UNIFIED, candidates_dir, deleted_dir, safe_name, summary_key, sweep_summary_key,
-                                     sweeps_dir)
 
 
 @dataclass(frozen=True)
 class MarkSummary:
-    """What the GC's decisions read of a mark's ``summary.json`` (lakeFS's fields and ours).
+    """
+    What the GC's decisions read of a mark's ``summary.json`` (lakeFS's fields and ours).
 
     ``success`` is true only for a JSON ``true``; ``start_time`` is kept as written (``None``
     when absent) and checked by :meth:`started`; ``to_delete`` is the mark's ``deleted/`` list
@@ -38,8 +47,10 @@ class MarkSummary:
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> MarkSummary:
-        """From a summary.json document. A missing or empty count is 0; a count that is not a
-        number raises ``ValueError``."""
+        """
+        From a summary.json document. A missing or empty count is 0; a count that is not a
+        number raises ``ValueError``.
+        """
         return cls(run_id=str(doc.get("run_id", "")), success=doc.get("success") is True,
                    mode=str(doc.get("mode", "")), start_time=doc.get("start_time"),
                    cutoff_time=str(doc.get("cutoff_time", "")),
@@ -68,8 +79,10 @@ def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
 
 
 def read_mark(storage, mark_id: str) -> MarkSummary | None:
-    """A mark's summary as :class:`MarkSummary`, None when there is none; unreadable (not JSON,
-    not an object, a count that is not a number) is :class:`SweepRefused`."""
+    """
+    A mark's summary as :class:`MarkSummary`, None when there is none; unreadable (not JSON,
+    not an object, a count that is not a number) is :class:`SweepRefused`.
+    """
     doc = read_summary(storage, mark_id)
     if doc is None:
         return None
@@ -81,8 +94,10 @@ def read_mark(storage, mark_id: str) -> MarkSummary | None:
 
 
 def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
-    """(mark id, summary, problem) of every folder under ``unified/``: the summary when it reads,
-    else None and what is wrong with it (never skipped silently)."""
+    """
+    (mark id, summary, problem) of every folder under ``unified/``: the summary when it reads,
+    else None and what is wrong with it (never skipped silently).
+    """
     for prefix in storage.list_prefixes(UNIFIED):
         mark_id = prefix[len(UNIFIED):].rstrip("/")
         if not mark_id:
@@ -96,8 +111,10 @@ def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None
 
 
 def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
-    """(sweep folder, summary, problem) of every sweep-only run of a mark
-    (``unified/<mark>/sweeps/<sweep>/summary.json``), read like :func:`read_summary` reads a mark's."""
+    """
+    (sweep folder, summary, problem) of every sweep-only run of a mark
+    (``unified/<mark>/sweeps/<sweep>/summary.json``), read like :func:`read_summary` reads a mark's.
+    """
     base = sweeps_dir(mark_id)
     for prefix in storage.list_prefixes(base):
         sweep = prefix[len(base):].rstrip("/")
@@ -120,8 +137,10 @@ class FoundRun:
 
 
 def find_run(storage, run: str) -> FoundRun:
-    """The GC run ``run`` names: a mark id, or the Airflow run id of a mark or of a sweep-only run
-    (its sweep folder's name too). Raises :class:`LookupError` naming where it looked."""
+    """
+    The GC run ``run`` names: a mark id, or the Airflow run id of a mark or of a sweep-only run
+    (its sweep folder's name too). Raises :class:`LookupError` naming where it looked.
+    """
     if "/" not in run and run not in (".", ".."):
         summary = read_summary(storage, run)
         if summary is not None:

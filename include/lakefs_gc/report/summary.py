@@ -1,4 +1,5 @@
-"""The run report, ``summary.json``, built from the typed step results (:mod:`lakefs_gc.contract`).
+"""
+The run report, ``summary.json``, built from the typed step results (:mod:`lakefs_gc.contract`).
 
 lakeFS's fields (reference 3.5) come first and keep their meaning; ours are added beside them.
 ``success`` is true only when the whole run (mark, and sweep unless mark-only) completed: the
@@ -8,7 +9,7 @@ mark's in-progress summary (:func:`mark_started`) says ``false`` until ``save_re
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -19,8 +20,8 @@ from lakefs_gc.contract import (
     IncrementalBase,
     RunContext,
     SlicesResult,
-    StorageLocation,
     StepInputs,
+    StorageLocation,
     UncommittedResult,
     from_wire,
     to_wire,
@@ -31,8 +32,10 @@ STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (read by
 
 
 def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> dict[str, Any]:
-    """The summary a mark writes before its first part: lakeFS tooling sees a failed mark until
-    the run completes."""
+    """
+    The summary a mark writes before its first part: lakeFS tooling sees a failed mark until
+    the run completes.
+    """
     return {"run_id": mark_id, "success": False, "first_slice": first_slice, "start_time": ctx.start_time,
             "cutoff_time": ctx.cutoff_time, "num_deleted_objects": 0, "note": "mark in progress or failed"}
 
@@ -144,8 +147,10 @@ NOT_COVERED = ("objects at the namespace root and directly under data/ (legacy l
 
 def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
                  cand: CandidatesResult | None) -> dict[str, Any]:
-    """Which flow ran, what it read and why; and the state later incremental runs build on
-    (``incremental_state``; read back by :func:`incremental_base`)."""
+    """
+    Which flow ran, what it read and why; and the state later incremental runs build on
+    (``incremental_state``; read back by :func:`incremental_base`).
+    """
     base = ctx.base if ctx.flow == "incremental" else None
     out: dict[str, Any] = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
     if sl:  # the blast-radius guard's denominator (a sweep-only run of this mark reads it back)
@@ -175,8 +180,10 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
 
 
 def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
-    """The base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary
-    (:func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format)."""
+    """
+    The base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary
+    (:func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format).
+    """
     st = summary["incremental_state"]
     return from_wire(IncrementalBase, {
         "mark_id": mark_id, "start_time": summary["start_time"], "mode": summary.get("mode", ""),
@@ -189,9 +196,11 @@ def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
 
 
 def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
-    """When this mark's held-back candidates can go: a run that starts at or after this time may
-    use this mark (once successful) to confirm them, if they are still unreferenced then."""
-    start = datetime.strptime(start_time, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    """
+    When this mark's held-back candidates can go: a run that starts at or after this time may
+    use this mark (once successful) to confirm them, if they are still unreferenced then.
+    """
+    start = datetime.strptime(start_time, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     return (start + timedelta(seconds=confirm_after_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -215,10 +224,12 @@ def _t(iso: Any) -> str:
 
 
 def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
-    """A run's report as (label, value) rows a person reads: what it listed, found, deleted, held
+    """
+    A run's report as (label, value) rows a person reads: what it listed, found, deleted, held
     back (and until when), left as dead letters, reclaimed; the flow and the cutoff. Built from a
     ``summary.json`` (this version's or an earlier one's) so the DAG-run summary and ``lakefs-gc
-    report`` say the same thing. Counts a run did not reach are left out."""
+    report`` say the same thing. Counts a run did not reach are left out.
+    """
     g = summary.get
     mode = g("mode", "?")
     shown_mode = mode + (" (dry run)" if g("dry_run") else "")
@@ -300,8 +311,10 @@ def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
 
 
 def step_line(step: str, result: Any) -> str:
-    """One readable line for a step's result (the job's last line, the task log), e.g.
-    ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``."""
+    """
+    One readable line for a step's result (the job's last line, the task log), e.g.
+    ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``.
+    """
     r = result
     if r is None:
         return f"{step}: did not run in this mode"
@@ -332,8 +345,10 @@ def step_line(step: str, result: Any) -> str:
 
 
 def summary_location(inputs: StepInputs) -> str:
-    """Where the run's summary goes: the mark's ``summary.json``; a sweep-only run writes its own
-    in its sweep folder and leaves the mark's untouched."""
+    """
+    Where the run's summary goes: the mark's ``summary.json``; a sweep-only run writes its own
+    in its sweep folder and leaves the mark's untouched.
+    """
     ctx = inputs.context
     if ctx.sweep_mark is not None:
         return sweep_summary_key(ctx.sweep_mark.mark_id, ctx.airflow_run_id)
@@ -347,8 +362,10 @@ def write_summary(storage, key: str, summary: dict[str, Any]) -> str:
 
 
 def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
-    """The repository's page in lakeFS's UI: the API endpoint without ``/api/v1``, then
-    ``/repositories/<repo>``; None when the endpoint is not an http(s) URL."""
+    """
+    The repository's page in lakeFS's UI: the API endpoint without ``/api/v1``, then
+    ``/repositories/<repo>``; None when the endpoint is not an http(s) URL.
+    """
     if not endpoint.startswith(("http://", "https://")):
         return None
     base = endpoint.rstrip("/").removesuffix("/api/v1").rstrip("/")
@@ -356,7 +373,8 @@ def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
 
 
 def report_url(uri: str, storage: StorageLocation) -> str | None:
-    """A URL a browser can open for a report written at ``uri``, or None when there is none.
+    """
+    A URL a browser can open for a report written at ``uri``, or None when there is none.
 
     ``s3://`` on AWS (no endpoint): the S3 console's object page. ``s3://`` on an S3-compatible
     endpoint: the object's path-style URL on that endpoint (it opens where the bucket can be read

@@ -1,6 +1,8 @@
-"""Address parts (:func:`lakefs_gc.report.formats.write_addresses`) from and to Spark, through the
+"""
+Address parts (:func:`lakefs_gc.report.formats.write_addresses`) from and to Spark, through the
 namespace's storage on executors: a DataFrame written as ``part-N.parquet`` files under a folder,
-and folders of parts read back as one DataFrame of ``address``."""
+and folders of parts read back as one DataFrame of ``address``.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
 
 
 def _read(sref: StorageRef, keep, batches):
-    """Arrow batches of the addresses in the part files named by ``batches`` (column ``key``),
-    filtered by ``keep(batches) -> batches`` when given."""
+    """
+    Arrow batches of the addresses in the part files named by ``batches`` (column ``key``),
+    filtered by ``keep(batches) -> batches`` when given.
+    """
     st = sref.open()
     for batch in batches:
         for key in batch.column(0).to_pylist():
@@ -45,8 +49,10 @@ PART_COUNTS = "rows long, bytes long"  # what each part written by write_parts r
 
 
 def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...], batches):
-    """mapInArrow's function: one partition's (address[, size]) batches as the part of its index in
-    each of ``part_dirs``; one row (rows, bytes)."""
+    """
+    MapInArrow's function: one partition's (address[, size]) batches as the part of its index in
+    each of ``part_dirs``; one row (rows, bytes).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark import TaskContext
@@ -66,9 +72,11 @@ def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...], batches):
 
 
 def write_parts(df, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) -> tuple[int, int, PartsDir]:
-    """``df`` (address[, size]) as ``n`` parts under ``part_dir`` (and the same parts under each of
+    """
+    ``df`` (address[, size]) as ``n`` parts under ``part_dir`` (and the same parts under each of
     ``more_dirs``, in the same pass): (rows, sum of sizes, ``part_dir`` and its number of parts, every
-    part written even when empty). Arrow batches straight to Parquet, no Python object per row."""
+    part written even when empty). Arrow batches straight to Parquet, no Python object per row.
+    """
     dirs = (part_dir, *more_dirs)
     parts = (df.repartition(max(1, n)).mapInArrow(lambda batches: _write_arrow_part(sref, dirs, batches), PART_COUNTS)
              .collect())
@@ -76,9 +84,11 @@ def write_parts(df, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) ->
 
 
 def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> tuple[int, PartsDir]:
-    """An RDD of address strings as ``n`` parts under ``part_dir``, each address once: (addresses,
+    """
+    An RDD of address strings as ``n`` parts under ``part_dir``, each address once: (addresses,
     the folder and its number of parts). One Python shuffle, by address; no DataFrame (about half
-    the time of a DataFrame's distinct for one string column: no rows converted to and from the JVM)."""
+    the time of a DataFrame's distinct for one string column: no rows converted to and from the JVM).
+    """
     by_address = addresses.map(lambda a: (a, None)).reduceByKey(lambda a, _: a, max(1, n))
     parts = by_address.mapPartitionsWithIndex(
         lambda i, pairs: _write_part(sref, part_dir, i, ((a,) for a, _ in pairs))).collect()
@@ -87,9 +97,11 @@ def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> 
 
 
 def write_parts_here(addresses: Iterable[str], st, part_dir: str, n: int, *more_dirs: str) -> tuple[int, PartsDir]:
-    """What :func:`write_distinct_parts` writes, from this process (no Spark job): for a few
+    """
+    What :func:`write_distinct_parts` writes, from this process (no Spark job): for a few
     addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the time; the
-    same parts under each of ``more_dirs`` too (sorted once)."""
+    same parts under each of ``more_dirs`` too (sorted once).
+    """
     ordered = sorted(set(addresses))
     n = max(1, n)
     for i in range(n):
@@ -103,8 +115,10 @@ def _written(parts: list[tuple[int, int]], part_dir: str) -> tuple[int, int, Par
 
 
 def kept_parts(st, kept: PartsDir) -> list[str]:
-    """The part files of a folder an earlier run kept; fails closed when their number is not the
-    number it wrote (a lost part would lose addresses that must be subtracted)."""
+    """
+    The part files of a folder an earlier run kept; fails closed when their number is not the
+    number it wrote (a lost part would lose addresses that must be subtracted).
+    """
     files = parquet_parts(st, kept.dir)
     if len(files) != kept.parts:
         raise LakeFSGCError(f"{st.full_uri(kept.dir)} holds {len(files)} address part(s), the run that wrote it "
@@ -122,9 +136,11 @@ def _read_identities(sref: StorageRef, keep, batches):
 
 
 def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep=None):
-    """Every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one
+    """
+    Every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one
     DataFrame (lakefs_gc.listing.staged); ``keep(batches) -> batches``, when given, filters them
-    where they are read (only what it keeps reaches the JVM)."""
+    where they are read (only what it keeps reaches the JVM).
+    """
     st = sref.open()
     files = _part_files(st, kept)
     if not files:
@@ -147,8 +163,10 @@ THREADS = 8
 
 
 class NeedsSpark(Exception):
-    """A scan asked without a SparkSession (``spark`` None: a step run in its task's own process)
-    of parts too large for :func:`_small`: the step hands over to spark-submit (nothing written yet)."""
+    """
+    A scan asked without a SparkSession (``spark`` None: a step run in its task's own process)
+    of parts too large for :func:`_small`: the step hands over to spark-submit (nothing written yet).
+    """
 
 
 def _small(st, files: list[str]) -> bool:
@@ -181,9 +199,11 @@ def _scan_here(st, files: list[str], read_table, keep) -> list:
 
 
 def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> set[str] | None:
-    """Every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on
+    """
+    Every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on
     the driver: what :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in
-    all; None when they are more (then :func:`read_parts`)."""
+    all; None when they are more (then :func:`read_parts`).
+    """
     st = sref.open()
     files = _part_files(st, kept, keys)
     if not _small(st, files):
@@ -194,16 +214,18 @@ def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[s
 
 def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
                     keys: Iterable[str] = ()) -> set[str]:
-    """The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
+    """
+    The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
     (checked complete, :func:`kept_parts`) and the part files ``keys`` hold, filtered where the
     parts are read: by one Spark job (:func:`read_parts`), no shuffle, only what it finds coming back
-    to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the driver itself."""
+    to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the driver itself.
+    """
     import pyarrow as pa
 
     values = pa.array(sorted(set(among)), pa.string())
     if not len(values):
         return set()
-    keep = lambda batches: _among(values, batches)  # noqa: E731
+    keep = lambda batches: _among(values, batches)
     st = sref.open()
     files = _part_files(st, kept, keys)
     if _small(st, files):
@@ -214,9 +236,11 @@ def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, a
 
 
 def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep) -> list[tuple[int, str, str]]:
-    """The (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) ->
+    """
+    The (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) ->
     batches`` keeps, filtered where the parts are read: by one Spark job, or on the driver when the
-    parts are small (as :func:`addresses_among`)."""
+    parts are small (as :func:`addresses_among`).
+    """
     st = sref.open()
     files = _part_files(st, kept)
     if _small(st, files):
@@ -228,9 +252,11 @@ def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: in
 
 
 def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (), keep=None):
-    """Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
+    """
+    Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
     and in the part files ``keys``, as one DataFrame; ``keep(batches) -> batches``, when given,
-    filters them where they are read."""
+    filters them where they are read.
+    """
     st = sref.open()
     files = _part_files(st, kept, keys)
     if not files:

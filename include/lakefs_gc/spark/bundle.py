@@ -1,4 +1,5 @@
-"""Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package
+"""
+Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package
 as for a checkout.
 
 - :func:`job_path` / :func:`jobs_dir`: the entry points ship inside the package
@@ -79,16 +80,20 @@ def _write_zip(root: Path, files: list[Path], out: Path) -> None:
 
 
 def cache_dir() -> Path:
-    """The zip cache: ``$LAKEFS_GC_CACHE_DIR``, else ``<tmp>/lakefs-gc-<uid>``; created with mode
-    0700 and refused when another user owns it or others may write to it."""
+    """
+    The zip cache: ``$LAKEFS_GC_CACHE_DIR``, else ``<tmp>/lakefs-gc-<uid>``; created with mode
+    0700 and refused when another user owns it or others may write to it.
+    """
     configured = os.environ.get(ENV_CACHE_DIR)
     d = Path(configured) if configured else Path(tempfile.gettempdir()) / f"lakefs-gc-{os.getuid()}"
     return private_dir(d, "the --py-files cache", ENV_CACHE_DIR)
 
 
 def private_dir(d: Path, what: str, env: str) -> Path:
-    """``d``, created with mode 0700; refused when another user owns it or others may write to it
-    (what is cached there runs as code in the jobs)."""
+    """
+    ``d``, created with mode 0700; refused when another user owns it or others may write to it
+    (what is cached there runs as code in the jobs).
+    """
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = d.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:

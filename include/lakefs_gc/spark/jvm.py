@@ -1,4 +1,5 @@
-"""The Spark driver's JVM start: what a GC job pays before it reads anything.
+"""
+The Spark driver's JVM start: what a GC job pays before it reads anything.
 
 On 2 cores a spark-submit that only opens a session, runs one JVM and one Python action and stops
 takes about 19.5 s; most of it is the JVM loading and verifying Spark's classes and compiling code
@@ -78,8 +79,10 @@ def _pyspark_version() -> str:
 
 
 def archive_dir() -> Path:
-    """``$LAKEFS_GC_JVM_CACHE_DIR``, else ``jvm/`` in the package's cache
-    (:func:`lakefs_gc.spark.bundle.cache_dir`); private to this user either way."""
+    """
+    ``$LAKEFS_GC_JVM_CACHE_DIR``, else ``jvm/`` in the package's cache
+    (:func:`lakefs_gc.spark.bundle.cache_dir`); private to this user either way.
+    """
     from lakefs_gc.spark.bundle import cache_dir, private_dir
 
     configured = os.environ.get(ENV_ARCHIVE_DIR)
@@ -89,8 +92,10 @@ def archive_dir() -> Path:
 
 
 def archive_path(spark_binary: str, cache: Path | None = None) -> Path:
-    """Where the archive for this Spark binary and Java lives (named by both: another Spark or
-    Java gets its own)."""
+    """
+    Where the archive for this Spark binary and Java lives (named by both: another Spark or
+    Java gets its own).
+    """
     binary = shutil.which(spark_binary) or spark_binary
     key = "|".join([os.path.realpath(binary), _java(), _pyspark_version()])
     return (cache or archive_dir()) / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
@@ -125,8 +130,10 @@ def _make(spark_binary: str, python: str, archive: Path) -> str | None:
 
 
 def class_archive(spark_binary: str, python: str | None = None, cache: Path | None = None) -> Path | None:
-    """The class archive for ``spark_binary``, made on first use; None when it cannot be made (the
-    reason is logged; the next attempt is :data:`RETRY_AFTER_S` later)."""
+    """
+    The class archive for ``spark_binary``, made on first use; None when it cannot be made (the
+    reason is logged; the next attempt is :data:`RETRY_AFTER_S` later).
+    """
     archive = archive_path(spark_binary, cache)
     if archive.is_file():
         return archive
@@ -151,8 +158,10 @@ def class_archive(spark_binary: str, python: str | None = None, cache: Path | No
 
 
 def driver_java_options(spark_binary: str, python: str | None = None, cache: Path | None = None) -> str:
-    """The driver JVM's fast-start options (C1 only, and the class archive when there is one). A
-    cache that cannot be used (not private, not writable) leaves the archive out, never fails the task."""
+    """
+    The driver JVM's fast-start options (C1 only, and the class archive when there is one). A
+    cache that cannot be used (not private, not writable) leaves the archive out, never fails the task.
+    """
     try:
         archive = class_archive(spark_binary, python, cache)
     except (OSError, RuntimeError) as e:

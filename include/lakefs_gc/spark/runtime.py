@@ -1,4 +1,5 @@
-"""What every Spark step needs besides the contract: secrets from the environment, the namespace's
+"""
+What every Spark step needs besides the contract: secrets from the environment, the namespace's
 storage on executors, the lakeFS client, partition counts.
 
 Secrets reach a job's driver in a secrets file (``--secrets``: :func:`write_secrets`, only its owner
@@ -20,11 +21,19 @@ from pathlib import Path
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
+from lakefs_gc.storage import (
+    AZURE,
+    GCS,
+    S3,
+    AzureOptions,
+    GCSOptions,
+    S3Options,
+    StorageOptions,
+    open_storage,
+    parse_namespace,
+)
+from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV, DEFAULT_REGION
 from lakefs_gc.timestamps import parse_iso
-from lakefs_gc.storage import (AZURE, GCS, S3, AzureOptions, GCSOptions, S3Options, StorageOptions, open_storage,
-                               parse_namespace)
-from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
-from lakefs_gc.storage.settings import DEFAULT_REGION
 
 ENV_LAKEFS_ACCESS_KEY = "LAKEFS_GC_LAKEFS_ACCESS_KEY_ID"
 ENV_LAKEFS_SECRET_KEY = "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY"
@@ -73,9 +82,11 @@ class LakeFSRef:
 
 
 def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> StorageRef:
-    """The namespace's storage: the endpoint (and S3 region) recorded in the context, credentials
+    """
+    The namespace's storage: the endpoint (and S3 region) recorded in the context, credentials
     from the environment (none: the cloud library's own chain where the job runs, e.g. an instance
-    role, a managed identity, Application Default Credentials)."""
+    role, a managed identity, Application Default Credentials).
+    """
     loc = ctx.storage
     ns = parse_namespace(loc.namespace, loc.local_root)
     options: StorageOptions | None = None
@@ -100,9 +111,11 @@ def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> Lak
 
 
 def write_secrets(values: Mapping[str, str]) -> Path:
-    """Write a job's secrets (names from :data:`SECRET_ENV`) to a new file only its owner can read:
+    """
+    Write a job's secrets (names from :data:`SECRET_ENV`) to a new file only its owner can read:
     mode 0600 from its creation, in a new 0700 directory under the temporary directory. The caller
-    removes it with :func:`remove_secrets` once the job is over."""
+    removes it with :func:`remove_secrets` once the job is over.
+    """
     unknown = set(values) - set(SECRET_ENV)
     if unknown:
         raise ValueError(f"not secrets of a GC job: {sorted(unknown)}")
@@ -124,8 +137,10 @@ def remove_secrets(path: str | os.PathLike) -> None:
 
 
 def read_secrets(path: str | os.PathLike) -> dict[str, str]:
-    """A secrets file (:func:`write_secrets`); refused when others may read it or it holds anything
-    but the secrets of :data:`SECRET_ENV` as strings."""
+    """
+    A secrets file (:func:`write_secrets`); refused when others may read it or it holds anything
+    but the secrets of :data:`SECRET_ENV` as strings.
+    """
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
         raise Refusal(f"secrets file {path} has mode {mode:o}: others may read it; make it readable by its "
@@ -137,8 +152,10 @@ def read_secrets(path: str | os.PathLike) -> dict[str, str]:
 
 
 def job_environ(secrets_file: str | os.PathLike | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Where a job's driver reads its secrets: the environment, overlaid with the secrets file when
-    one is given."""
+    """
+    Where a job's driver reads its secrets: the environment, overlaid with the secrets file when
+    one is given.
+    """
     env = dict(os.environ if environ is None else environ)
     if secrets_file:
         env.update(read_secrets(secrets_file))

@@ -1,4 +1,5 @@
-"""The common shell of every Spark job: arguments, session, secrets, the typed input and result
+"""
+The common shell of every Spark job: arguments, session, secrets, the typed input and result
 files, and a failure the task can act on.
 
     spark-submit [--py-files lakefs_gc.zip] lakefs_gc/spark/jobs/<step>.py --input INPUT.json \
@@ -31,8 +32,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from lakefs_gc.contract import (REFUSED, SparkStepResult, StepInputs, failure_of, inputs_from_wire, read_json,
-                                to_wire, write_json)
+from lakefs_gc.contract import (
+    REFUSED,
+    SparkStepResult,
+    StepInputs,
+    failure_of,
+    inputs_from_wire,
+    read_json,
+    to_wire,
+    write_json,
+)
 from lakefs_gc.errors import Unreachable
 from lakefs_gc.spark.runtime import job_environ
 
@@ -70,8 +79,10 @@ def record_failure(step: str, exc: BaseException, result_path: str, where: str =
 
 
 def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[str, str], result_path: str) -> int:
-    """Run one step on ``spark``; write its result, or its failure, to ``result_path``; returns
-    the job's exit status."""
+    """
+    Run one step on ``spark``; write its result, or its failure, to ``result_path``; returns
+    the job's exit status.
+    """
     t0 = time.monotonic()
     try:
         result = replace(fn(spark, inputs, environ), seconds=round(time.monotonic() - t0, 3))

@@ -1,4 +1,5 @@
-"""One module per DAG task, named by its task id, and their functions (the tasks themselves:
+"""
+One module per DAG task, named by its task id, and their functions (the tasks themselves:
 :data:`lakefs_gc.contract.STEP_TABLE`).
 
 :data:`STEP_FUNCTIONS` maps every task id to the function that does the task's work, with two
@@ -20,8 +21,15 @@ from collections.abc import Callable
 from typing import Any
 
 from lakefs_gc.contract import SPARK_STEPS, STEPS
-from lakefs_gc.steps import (compute_candidates, delete, list_committed, list_slices, mark_uncommitted, prepare_run,
-                             save_report)
+from lakefs_gc.steps import (
+                             compute_candidates,
+                             delete,
+                             list_committed,
+                             list_slices,
+                             mark_uncommitted,
+                             prepare_run,
+                             save_report,
+)
 
 _MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (prepare_run, mark_uncommitted, list_committed, list_slices,
                                                       compute_candidates, delete, save_report)}

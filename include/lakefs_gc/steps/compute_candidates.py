@@ -1,4 +1,5 @@
-"""Spark step ``compute_candidates``: the GC decision, and the mark in lakeFS's report layout.
+"""
+Spark step ``compute_candidates``: the GC decision, and the mark in lakeFS's report layout.
 
 candidates = listed - committed - uncommitted (:func:`lakefs_gc.gc.decision.compute_candidates`),
 written as ``candidates/``; this run's staged addresses are kept in ``state/uncommitted/`` for later
@@ -25,18 +26,24 @@ from datetime import timedelta
 
 from lakefs_gc.contract import CandidatesResult, IncrementalBase, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
-from lakefs_gc.timestamps import iso, parse_iso
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, compute_candidates, deletable, is_deletable
-from lakefs_gc.listing import staged as staged_check
-from lakefs_gc.listing import uncommitted
+from lakefs_gc.listing import staged as staged_check, uncommitted
 from lakefs_gc.listing.slices import in_slice_created_after, local_folder, read_listed_here
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 from lakefs_gc.report.summary import mark_started, write_summary
-from lakefs_gc.spark.addresses import (NeedsSpark, addresses_among, clear, read_parts, read_parts_here,
-                                      write_parts, write_parts_here)
+from lakefs_gc.spark.addresses import (
+    NeedsSpark,
+    addresses_among,
+    clear,
+    read_parts,
+    read_parts_here,
+    write_parts,
+    write_parts_here,
+)
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref, parallelism, partitions, storage_ref
+from lakefs_gc.timestamps import iso, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +56,10 @@ def _uncommitted_addresses(sref: StorageRef, keys):
 
 
 def _check_carried(st, cutoff_s: float, rows):
-    """(address, size, checksum) of each carried address still in storage and older than the cutoff (and
-    not in a slice created after it, as the listing skips those); ``st``: the namespace's storage."""
+    """
+    (address, size, checksum) of each carried address still in storage and older than the cutoff (and
+    not in a slice created after it, as the listing skips those); ``st``: the namespace's storage.
+    """
     for (address,) in rows:
         if in_slice_created_after(address, cutoff_s):
             continue
@@ -60,9 +69,11 @@ def _check_carried(st, cutoff_s: float, rows):
 
 
 def _carried(spark, sref: StorageRef, base: IncrementalBase, n: int):
-    """What an incremental run checks again besides the slices it lists: the base run's staged
+    """
+    What an incremental run checks again besides the slices it lists: the base run's staged
     addresses (staged then, maybe garbage now) and its candidates it did not delete (held back by
-    delayed confirmation, or marked by a mark-only or dry run)."""
+    delayed confirmation, or marked by a mark-only or dry run).
+    """
     st = sref.open()
     carried = read_parts(spark, sref, [base.uncommitted_dir], n, keys=candidate_parts(st, base.mark_id))
     if base.mode == "mark_and_sweep" and not base.dry_run:
@@ -141,7 +152,7 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
     st = sref.open()
     files, base = _inputs(ctx, st, sref, inputs, unc)
     limit = few(spark)
-    if 0 < limit and slices.listed_objects <= limit:
+    if limit > 0 and slices.listed_objects <= limit:
         staged = _bounded((a for k in files for a in uncommitted.file_addresses(st, k, sref.roots)), limit)
         if staged is not None:
             log.info("deciding on the driver: %d listed object(s), %d staged address(es) (%s: %d)",
@@ -155,12 +166,14 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
 
 def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
              max_keys: int = FEW) -> CandidatesResult | None:
-    """The same decision in this process, without Spark, when the listed objects and the staged
+    """
+    The same decision in this process, without Spark, when the listed objects and the staged
     addresses are at most ``max_keys`` each and every part it reads is small (the task runs it
     itself instead of a spark-submit: ``spark.in_process_max_keys``); None otherwise, nothing
     written (spark-submit decides). The listed objects are read from the work location here: a
     listing this process cannot read whole (another file system, a count that differs from
-    ``list_slices``'s) hands over too."""
+    ``list_slices``'s) hands over too.
+    """
     ctx = inputs.context
     unc, slices = inputs.get("mark_uncommitted"), inputs.get("list_slices")
     if max_keys <= 0 or slices.listed_objects > max_keys:
@@ -179,9 +192,11 @@ def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
 
 
 def _listed_here(slices) -> dict[str, tuple]:
-    """list_slices' listing read in this process: (address, size, last_modified_ms, checksum) by
+    """
+    list_slices' listing read in this process: (address, size, last_modified_ms, checksum) by
     address; :class:`NeedsSpark` unless it is a finished local folder holding exactly the objects
-    ``list_slices`` counted."""
+    ``list_slices`` counted.
+    """
     folder = local_folder(slices.listed_dir)
     rows = read_listed_here(folder) if folder is not None else None
     if rows is None:
@@ -194,11 +209,13 @@ def _listed_here(slices) -> dict[str, tuple]:
 
 def _run_here(spark, inputs: StepInputs, environ, sref: StorageRef, files: list[str], staged: set[str],
               base: IncrementalBase | None, limit: int) -> CandidatesResult | None:
-    """The decision on the driver, for a run whose listed objects, staged addresses and carried
+    """
+    The decision on the driver, for a run whose listed objects, staged addresses and carried
     addresses are :data:`FEW` each (an incremental run's): what lies in the committed parts of the run
     and its chain is found by scans that send back only those few addresses, no shuffle; the staged
     check on the driver too. None when the carried addresses are more than ``limit``: the caller decides
-    on executors (nothing is written before either)."""
+    on executors (nothing is written before either).
+    """
     ctx = inputs.context
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
     st, n = sref.open(), parallelism(spark, ctx)
@@ -322,10 +339,12 @@ def _run_spark(spark, inputs: StepInputs, environ, sref: StorageRef, files: list
 
 def _save(ctx, sref: StorageRef, mark_id: str, slices, files: list[str], staged, cands, write, confirmed,
           carried_checked: int, carried_found: int, check) -> CandidatesResult:
-    """The mark written, by either engine: ``staged`` and ``cands`` (of the engine's kind) through
+    """
+    The mark written, by either engine: ``staged`` and ``cands`` (of the engine's kind) through
     ``write(them, part_dir, *more_dirs) -> (rows, bytes, PartsDir)`` (the same parts in each folder);
     ``confirmed(mark_id or None)``: which of ``cands`` that earlier mark's candidates hold (delayed
-    confirmation; None: no such mark)."""
+    confirmation; None: no such mark).
+    """
     st = sref.open()
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None

@@ -1,17 +1,19 @@
-"""Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
+"""
+Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
 Spark task, through :mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resumable), after the
 blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
 and the shell fails the task.
 
 A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept by :func:`run_here` in the delete task's
-own process, without Spark: a spark-submit costs 10 s or more before it deletes anything."""
+own process, without Spark: a spark-submit costs 10 s or more before it deletes anything.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lakefs_gc.contract import DeleteResult, Restorability, StepInputs
 from lakefs_gc.errors import SweepRefused
@@ -37,16 +39,20 @@ def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, s
 
 
 def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
-    """The deleter settings of a run; the global rate is split evenly across the delete tasks that
-    can run at once, so together they never exceed it."""
+    """
+    The deleter settings of a run; the global rate is split evenly across the delete tasks that
+    can run at once, so together they never exceed it.
+    """
     s = inputs.context.settings
     return DeletePolicy(rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
                         batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
 
 
 def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
-    """What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
-    blast-radius guard; with ``quarantine_days`` (``local://``), its quarantine recorded first."""
+    """
+    What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
+    blast-radius guard; with ``quarantine_days`` (``local://``), its quarantine recorded first.
+    """
     ctx = inputs.context
     s = ctx.settings
     mark_id = inputs.mark_id()
@@ -60,7 +66,7 @@ def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
     sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
     if s.quarantine_days and not s.dry_run and files:
-        start_quarantine(st, sdir, s.quarantine_days, datetime.now(timezone.utc))
+        start_quarantine(st, sdir, s.quarantine_days, datetime.now(UTC))
     return sref, st, files, to_delete, sdir
 
 
@@ -83,10 +89,12 @@ IN_PROCESS_MAX_KEYS = 10_000  # a sweep of at most this many keys runs without S
 
 def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
              max_keys: int = IN_PROCESS_MAX_KEYS) -> DeleteResult | None:
-    """The same sweep in this process, without Spark, when the mark has at most ``max_keys`` keys
+    """
+    The same sweep in this process, without Spark, when the mark has at most ``max_keys`` keys
     (the delete task runs it itself instead of a spark-submit); None when it has more (nothing
     was deleted). The same guard, parts, deleter, report parts and result; the parts are swept
-    by threads instead of Spark tasks, as many as Spark would run."""
+    by threads instead of Spark tasks, as many as Spark would run.
+    """
     ctx = inputs.context
     s = ctx.settings
     sref, st, files, to_delete, sdir = _planned(inputs, environ)
@@ -108,7 +116,7 @@ def _result(inputs: StepInputs, st, sdir: str, counts, concurrency: int) -> Dele
                   f"fails so they are not forgotten") if counts.failed else None
     # Azure blob soft delete keeps deleted blobs (and bills them) for its retention period
     soft_delete = st.soft_delete_days() if hasattr(st, "soft_delete_days") and counts.deleted else None
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     purged = 0 if s.dry_run else _purge(st, now)
     return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
                         sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete,
@@ -120,17 +128,19 @@ def _restorability(st, now: datetime, quarantine_days: int, sdir: str) -> Restor
     """Never fails the sweep that has run: a store that cannot say is "unknown"."""
     try:
         return restorability(st, now, quarantine_days, sdir)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         log.warning("could not tell whether this sweep is restorable: %s", exc)
         return Restorability("unknown", None, None, f"could not be read: {exc}")
 
 
 def _purge(st, now: datetime) -> int:
-    """Earlier sweeps' quarantines whose days have passed (local://); a failure is logged, not fatal:
-    the files stay until a later sweep purges them."""
+    """
+    Earlier sweeps' quarantines whose days have passed (local://); a failure is logged, not fatal:
+    the files stay until a later sweep purges them.
+    """
     try:
         n = purge_quarantine(st, now)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         log.warning("could not purge ended quarantines: %s", exc)
         return 0
     if n:

@@ -1,4 +1,5 @@
-"""Spark step ``list_committed``: the addresses of every commit to keep.
+"""
+Spark step ``list_committed``: the addresses of every commit to keep.
 
 The commits: lakeFS's ``commits.csv`` (its async prepare) united with the documented retention
 walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a branch's "HEAD as of
@@ -24,14 +25,13 @@ from collections.abc import Mapping
 
 from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError
-from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.spark.addresses import clear, write_distinct_parts, write_parts_here
 from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, parallelism, partitions, storage_ref
-
+from lakefs_gc.timestamps import parse_iso
 
 # The ranges to read are read by the driver itself when they hold at most this many entries in all
 # (the metaranges say how many): a Spark job's fixed cost (tasks, cold Python workers, a shuffle:
@@ -41,8 +41,10 @@ DRIVER_READ_MAX_ENTRIES = 200_000
 
 
 def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_read=None):
-    """The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client); the
-    identities of their entries are written as identity part ``index`` under ``part_dir``."""
+    """
+    The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client); the
+    identities of their entries are written as identity part ``index`` under ``part_dir``.
+    """
     st = sref.open()
     roots = sref.roots
     identities: list[tuple[int, str, str]] = []
@@ -66,10 +68,12 @@ def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> 
 
 def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
              max_entries: int = DRIVER_READ_MAX_ENTRIES) -> CommittedResult | None:
-    """The same step in this process, without Spark, when the ranges to read hold at most
+    """
+    The same step in this process, without Spark, when the ranges to read hold at most
     ``max_entries`` entries (the task runs it itself instead of a spark-submit:
     ``spark.in_process_max_keys``); None when they hold more, or a range does not say how many
-    (nothing was written: spark-submit runs the step, and asks lakeFS to prepare its commits again)."""
+    (nothing was written: spark-submit runs the step, and asks lakeFS to prepare its commits again).
+    """
     return _run(None, inputs, environ, max_entries)
 
 

@@ -1,4 +1,5 @@
-"""Spark step ``list_slices``: every object of the namespace that GC may consider, older than the
+"""
+Spark step ``list_slices``: every object of the namespace that GC may consider, older than the
 cutoff, written as Parquet (address, size, last_modified_ms, checksum) under the work location.
 
 Slices (``data/<slice>/``) are listed in parallel, one task per group of slices; a slice whose
@@ -24,13 +25,14 @@ from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
 from lakefs_gc.storage.native import LISTED_DDL
 
-
 TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # slices.listing_tasks's
 
 
 def _list(sref: StorageRef, cutoff_s: float, task_batches, listed=None):
-    """mapInArrow's function: the listing tasks of a partition (Arrow batches of prefix, recursive,
-    after, up_to) to the listing's batches."""
+    """
+    MapInArrow's function: the listing tasks of a partition (Arrow batches of prefix, recursive,
+    after, up_to) to the listing's batches.
+    """
     tasks = [tuple(t.values()) for b in task_batches for t in b.to_pylist()]
     return slices.list_batches(sref.open(), cutoff_s, tasks, listed)
 
@@ -52,9 +54,11 @@ def _result(out_dir: str, to_list, skipped, before, since, incremental, count: i
 
 def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None, max_keys: int = 10_000
              ) -> SlicesResult | None:
-    """The same listing in this process, without Spark, when it finds at most ``max_keys`` objects
+    """
+    The same listing in this process, without Spark, when it finds at most ``max_keys`` objects
     and the work location is a local folder (the task runs it itself instead of a spark-submit:
-    ``spark.in_process_max_keys``); None otherwise (nothing written: spark-submit lists)."""
+    ``spark.in_process_max_keys``); None otherwise (nothing written: spark-submit lists).
+    """
     ctx = inputs.context
     out_dir = layout.listed_dir(ctx.work_dir)
     folder = slices.local_folder(out_dir)

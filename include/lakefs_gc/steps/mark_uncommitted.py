@@ -1,4 +1,5 @@
-"""Step ``mark_uncommitted``: lakeFS's uncommitted mark, completed from its API.
+"""
+Step ``mark_uncommitted``: lakeFS's uncommitted mark, completed from its API.
 
 Takes a :class:`~lakefs_gc.lakefs.client.LakeFSClient` and returns a contract type; the Airflow
 operator only reads connections around it.
@@ -10,16 +11,17 @@ import logging
 import time
 
 from lakefs_gc.contract import RunContext, UncommittedResult
-from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import parse_namespace
+from lakefs_gc.timestamps import parse_iso
 
 log = logging.getLogger(__name__)
 
 
 def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
-    """lakeFS's uncommitted mark, and what it needs to be complete.
+    """
+    LakeFS's uncommitted mark, and what it needs to be complete.
 
     1. Page lakeFS's ``prepare_uncommited`` to the end; keep every non-empty location (hazard H2).
     2. ``staged_check`` ``candidates`` (default): record every branch's HEAD just before and just

@@ -1,4 +1,5 @@
-"""Step ``prepare_run``: the run context every later task reads.
+"""
+Step ``prepare_run``: the run context every later task reads.
 
 Takes a :class:`~lakefs_gc.lakefs.client.LakeFSClient` and returns a contract type; the Airflow
 operator only reads connections and Params around it, so the same code runs in tests, benches and
@@ -14,16 +15,26 @@ from datetime import datetime
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock
-from lakefs_gc.timestamps import parse_iso
 from lakefs_gc.gc.flow import CleanRunEvery, FlowChoice, choose_flow, rules_fingerprint
 from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import incremental_base
-from lakefs_gc.storage import (AZURE, GCS, LOCAL_ROOT_HELP, OPTIONS_FOR, S3, AzureOptions, S3Options, StorageOptions,
-                               open_storage, parse_namespace)
+from lakefs_gc.storage import (
+    AZURE,
+    GCS,
+    LOCAL_ROOT_HELP,
+    OPTIONS_FOR,
+    S3,
+    AzureOptions,
+    S3Options,
+    StorageOptions,
+    open_storage,
+    parse_namespace,
+)
 from lakefs_gc.storage.base import StorageError
 from lakefs_gc.storage.settings import DEFAULT_REGION
+from lakefs_gc.timestamps import parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +44,8 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
                 parallelism: int | None = None, storage_conn_id: str | None = None,
                 lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None,
                 clean_run_every: CleanRunEvery | None = None) -> RunContext:
-    """Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
+    """
+    Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
     the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark;
     for a marking run, choose its flow (:func:`lakefs_gc.gc.flow.choose_flow`: clean, or
     incremental on an earlier run; ``clean_run_every`` bounds the chain of incremental runs).
@@ -131,12 +143,14 @@ def _location(ns: str, blockstore: str, options: StorageOptions | None, local_ro
 
 
 def check_namespace(storage, ns: str) -> None:
-    """A local namespace must hold lakeFS's marker (``_lakefs/dummy``, or ``dummy`` in old
+    """
+    A local namespace must hold lakeFS's marker (``_lakefs/dummy``, or ``dummy`` in old
     repositories) under the configured root: otherwise the GC would be looking at the wrong
-    directory and could take someone else's files for garbage."""
+    directory and could take someone else's files for garbage.
+    """
     try:
         found = storage.exists("_lakefs/dummy") or storage.exists("dummy")
-    except Exception as e:  # noqa: BLE001 - any storage error here means we cannot trust the place
+    except Exception as e:
         raise LakeFSGCError(f"cannot read storage namespace {ns!r} ({storage.uri}): {type(e).__name__}: {e}") from e
     if not found:
         where = getattr(storage, "root", None) or storage.uri

@@ -1,19 +1,29 @@
-"""Step ``save_report``: write the run's ``summary.json`` (lakeFS's fields plus ours, ``success:
+"""
+Step ``save_report``: write the run's ``summary.json`` (lakeFS's fields plus ours, ``success:
 true``) last, from the typed results of every step (:mod:`lakefs_gc.report.summary`), and return
-where it is and what it says (:class:`~lakefs_gc.contract.ReportResult`)."""
+where it is and what it says (:class:`~lakefs_gc.contract.ReportResult`).
+"""
 
 from __future__ import annotations
 
 import time
 
 from lakefs_gc.contract import ReportResult, StepInputs
-from lakefs_gc.report.summary import (build_summary, lakefs_ui_url, report_url, summary_location, summary_text,
-                                      write_summary)
+from lakefs_gc.report.summary import (
+    build_summary,
+    lakefs_ui_url,
+    report_url,
+    summary_location,
+    summary_text,
+    write_summary,
+)
 
 
 def save_report(storage, inputs: StepInputs) -> ReportResult:
-    """``storage``: the repository's namespace. The result's ``summary`` is the run in a few
-    ``label: value`` lines (:func:`lakefs_gc.report.summary.summary_text`)."""
+    """
+    ``storage``: the repository's namespace. The result's ``summary`` is the run in a few
+    ``label: value`` lines (:func:`lakefs_gc.report.summary.summary_text`).
+    """
     t0 = time.monotonic()
     ctx = inputs.context
     summary = build_summary(inputs, success=True)

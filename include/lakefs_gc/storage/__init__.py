@@ -1,4 +1,5 @@
-"""A storage namespace behind one small interface (``Storage``): ``local://<path>`` (under lakeFS's
+"""
+A storage namespace behind one small interface (``Storage``): ``local://<path>`` (under lakeFS's
 blockstore root), ``s3://bucket/prefix``, Azure Blob ``https://<account>.<domain>/<container>/<prefix>``
 and ``gs://bucket/prefix``.
 
@@ -13,8 +14,18 @@ import os
 
 from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, Storage, StorageError
 from lakefs_gc.storage.local import LocalStorage
-from lakefs_gc.storage.namespace import (AZURE, GCS, KINDS, LOCAL, LOCAL_ROOT_HELP, S3, NamespaceURI, parse_namespace,
-                                         relative_to, resolve_local)
+from lakefs_gc.storage.namespace import (
+    AZURE,
+    GCS,
+    KINDS,
+    LOCAL,
+    LOCAL_ROOT_HELP,
+    S3,
+    NamespaceURI,
+    parse_namespace,
+    relative_to,
+    resolve_local,
+)
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
@@ -28,10 +39,12 @@ OPTIONS_FOR = {S3: S3Options, AZURE: AzureOptions, GCS: GCSOptions}  # each clou
 
 
 def open_storage(uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike | None = None):
-    """The storage for a namespace URI: ``options`` are the settings of its kind (:class:`S3Options`
+    """
+    The storage for a namespace URI: ``options`` are the settings of its kind (:class:`S3Options`
     for ``s3://``, :class:`AzureOptions` for Azure, :class:`GCSOptions` for ``gs://``; ignored for
     ``local://``, which needs ``local_root``, lakeFS's ``blockstore.local.path``). ``uri`` and
-    ``full_uri`` keep the namespace as lakeFS names it."""
+    ``full_uri`` keep the namespace as lakeFS names it.
+    """
     ns = parse_namespace(uri, local_root)
     if ns.scheme == LOCAL:
         st = LocalStorage(ns.prefix)

@@ -1,4 +1,5 @@
-"""Azure Blob Storage through ``azure-storage-blob`` (lakeFS's ``azure`` blockstore).
+"""
+Azure Blob Storage through ``azure-storage-blob`` (lakeFS's ``azure`` blockstore).
 
 Deletes go through Blob Batch (at most 256 sub-requests per request, not atomic): each
 sub-request's own status is that key's outcome (``BlobNotFound`` for a missing one), so a failure
@@ -14,8 +15,16 @@ from typing import IO
 from urllib.parse import unquote, urlsplit
 
 from lakefs_gc.storage import native
-from lakefs_gc.storage.base import (CloudStorage, ObjectInfo, ObjectNotFound, StorageError, hex_md5, reaching,
-                                    spool_download, where)
+from lakefs_gc.storage.base import (
+    CloudStorage,
+    ObjectInfo,
+    ObjectNotFound,
+    StorageError,
+    hex_md5,
+    reaching,
+    spool_download,
+    where,
+)
 from lakefs_gc.storage.settings import AzureOptions
 
 AZURE_MAX_DELETE = 256  # Blob Batch's limit of sub-requests per request
@@ -23,8 +32,10 @@ CLIENT_RETRIES = 3      # the SDK's own retries for reads and writes (the delete
 
 
 class StaticTokenCredential:
-    """An OAuth access token obtained elsewhere (the Airflow side, from the connection's token
-    credential), as the ``TokenCredential`` the SDK asks for."""
+    """
+    An OAuth access token obtained elsewhere (the Airflow side, from the connection's token
+    credential), as the ``TokenCredential`` the SDK asks for.
+    """
 
     def __init__(self, token: str, expires_on: int):
         self._token, self._expires_on = token, int(expires_on)
@@ -54,9 +65,11 @@ def azure_credential(options: AzureOptions):
 
 
 def make_service_client(options: AzureOptions, retries: int | None = None):
-    """A ``BlobServiceClient`` for ``options``: the SDK's exponential retry with 1, 3, 5 s waits
+    """
+    A ``BlobServiceClient`` for ``options``: the SDK's exponential retry with 1, 3, 5 s waits
     (its default waits 15 s and more), ``retries`` attempts after the first (default
-    ``CLIENT_RETRIES``; 0: none, the deleter retries and counts by itself)."""
+    ``CLIENT_RETRIES``; 0: none, the deleter retries and counts by itself).
+    """
     from azure.storage.blob import BlobServiceClient, ExponentialRetry
 
     retries = CLIENT_RETRIES if retries is None else retries
@@ -82,8 +95,10 @@ _reaching = reaching(_azure_connection_errors, _unreachable_message)
 
 
 class AzureStorage(CloudStorage):
-    """Blobs under ``https://<account>.<domain>/<container>/<prefix>``: azure-storage-blob, and
-    obstore for listing slices."""
+    """
+    Blobs under ``https://<account>.<domain>/<container>/<prefix>``: azure-storage-blob, and
+    obstore for listing slices.
+    """
 
     max_delete_batch = AZURE_MAX_DELETE
     sdk_listed_md5 = True  # Content-MD5
@@ -139,15 +154,19 @@ class AzureStorage(CloudStorage):
         return ObjectInfo(key, int(p.size), p.last_modified.timestamp(), hex_md5(p.content_settings.content_md5))
 
     def content_md5(self, key: str) -> str | None:
-        """Content-MD5 in hex: Azure keeps one for blobs put in one call (and for any blob whose
-        writer set it); None for blobs put in blocks without it."""
+        """
+        Content-MD5 in hex: Azure keeps one for blobs put in one call (and for any blob whose
+        writer set it); None for blobs put in blocks without it.
+        """
         info = self.stat(key)
         return info.checksum if info else None
 
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
-        """Blobs under ``prefix`` in name order (Azure lists in lexical order); Azure has no
-        start-after, so earlier names are skipped here."""
+        """
+        Blobs under ``prefix`` in name order (Azure lists in lexical order); Azure has no
+        start-after, so earlier names are skipped here.
+        """
         from azure.storage.blob import BlobPrefix
 
         strip = len(self._base)
@@ -174,10 +193,12 @@ class AzureStorage(CloudStorage):
         self.client.delete_blob(self._name(key))
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """One Blob Batch request (<= 256 keys) without SDK retries. Returns (key, code, message) for
+        """
+        One Blob Batch request (<= 256 keys) without SDK retries. Returns (key, code, message) for
         each key whose sub-request failed (``BlobNotFound`` for a missing one); a key whose
         sub-response cannot be matched to it counts as failed (``BatchResponseUnmatched``, retried:
-        deleting again is harmless). A failed request raises."""
+        deleting again is harmless). A failed request raises.
+        """
         if len(keys) > AZURE_MAX_DELETE:
             raise ValueError(f"Blob Batch takes at most {AZURE_MAX_DELETE} keys, got {len(keys)}")
         if not keys:
@@ -203,10 +224,12 @@ class AzureStorage(CloudStorage):
         return failed
 
     def soft_delete_days(self) -> int | None:
-        """Days the account keeps deleted blobs (its blob soft delete), 0 when off; None when the
-        credential may not read the account's service properties."""
+        """
+        Days the account keeps deleted blobs (its blob soft delete), 0 when off; None when the
+        credential may not read the account's service properties.
+        """
         try:
             policy = make_service_client(self.options).get_service_properties().get("delete_retention_policy")
-        except Exception:  # noqa: BLE001 - a SAS or role without account-level read: unknown
+        except Exception:
             return None
         return int(policy.days or 0) if policy is not None and policy.enabled else 0

@@ -1,5 +1,7 @@
-"""What every storage adapter offers: the :class:`Storage` protocol, the listed-object record and
-the errors."""
+"""
+What every storage adapter offers: the :class:`Storage` protocol, the listed-object record and
+the errors.
+"""
 
 from __future__ import annotations
 
@@ -54,37 +56,47 @@ class Storage(Protocol):
         """The object's size and last modification, None when it does not exist."""
         ...
     def content_md5(self, key: str) -> str | None:
-        """The content's MD5 (hex) when the store vouches for it (or, local, computes it), else None
-        (missing, or a store checksum that is not the content's MD5): the staged check's."""
+        """
+        The content's MD5 (hex) when the store vouches for it (or, local, computes it), else None
+        (missing, or a store checksum that is not the content's MD5): the staged check's.
+        """
         ...
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """Objects under ``prefix`` sorted by key (UTF-8 byte order), only those after ``start_after``."""
         ...
     def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
     def list_batches(self, prefix: str) -> Iterator:
-        """Every object under ``prefix`` (``.../``), in key order, as Arrow batches of
-        :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice."""
+        """
+        Every object under ``prefix`` (``.../``), in key order, as Arrow batches of
+        :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice.
+        """
         ...
     def delete(self, key: str) -> None: ...
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """Delete up to ``max_delete_batch`` keys (one request where the store has a batch call);
+        """
+        Delete up to ``max_delete_batch`` keys (one request where the store has a batch call);
         (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
-        for a missing one). A failed request raises. The deleter's only call."""
+        for a missing one). A failed request raises. The deleter's only call.
+        """
         ...
 
 
 class StorageUnreachable(Unreachable):
-    """The storage endpoint did not answer within the client library's attempts (refused, unknown
-    host, timed out)."""
+    """
+    The storage endpoint did not answer within the client library's attempts (refused, unknown
+    host, timed out).
+    """
 
 
 def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
              message: Callable[[object, BaseException, str, tuple], str]):
-    """A decorator for a storage method: the library's "could not connect" errors (after its own
+    """
+    A decorator for a storage method: the library's "could not connect" errors (after its own
     attempts) become one :class:`StorageUnreachable` line, ``message(storage, exc, method, args)``,
     naming the endpoint and what to check; everything else (answers, even 5xx) propagates as it is.
-    ``connection_errors`` is called at the first failure (the library is imported lazily)."""
+    ``connection_errors`` is called at the first failure (the library is imported lazily).
+    """
 
     def wrap(method):
         def unreachable(self, exc, args):
@@ -118,8 +130,10 @@ MD5_HEX = re.compile(r"[0-9a-f]{32}")  # a checksum in the form of lakeFS's own 
 
 
 def hex_md5(value: bytes | bytearray | str | None) -> str | None:
-    """A content MD5 as lakeFS writes checksums (lower-case hex): Azure gives the raw 16 bytes,
-    GCS base64 of them; anything else (absent, another length) is None."""
+    """
+    A content MD5 as lakeFS writes checksums (lower-case hex): Azure gives the raw 16 bytes,
+    GCS base64 of them; anything else (absent, another length) is None.
+    """
     import base64
     import binascii
 
@@ -140,9 +154,11 @@ def where(storage, args: tuple) -> str:
 
 def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[Exception], bool],
                    uri: str) -> IO[bytes]:
-    """``download`` (writing the object into the file it is given) into a seekable temporary file,
+    """
+    ``download`` (writing the object into the file it is given) into a seekable temporary file,
     in memory up to 64 MiB; :class:`ObjectNotFound` naming ``uri`` when ``is_missing`` says the
-    error means the object is not there. Every adapter's ``open_input``."""
+    error means the object is not there. Every adapter's ``open_input``.
+    """
     tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     try:
         download(tmp)
@@ -156,10 +172,12 @@ def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[
 
 
 class CloudStorage:
-    """What the S3, Azure Blob and GCS adapters share: keys under one prefix of a bucket or
+    """
+    What the S3, Azure Blob and GCS adapters share: keys under one prefix of a bucket or
     container, their URIs, and the listing into Arrow (through the native client where it serves,
     :mod:`lakefs_gc.storage.native`). A subclass sets ``uri``, ``prefix`` (:meth:`_root`) and its
-    ``unreachable_message``, and makes its native store in :meth:`native_store`."""
+    ``unreachable_message``, and makes its native store in :meth:`native_store`.
+    """
 
     listed_etag = False  # the native listing's ETag is the checksum the SDK lists (S3's)
     sdk_listed_md5 = False  # the SDK's listing carries the content MD5 (Azure's Content-MD5, GCS's md5Hash)
@@ -168,8 +186,10 @@ class CloudStorage:
 
     @property
     def listed_md5(self) -> bool:
-        """The listing's checksum is the content's MD5: only the SDK's listing has it (Azure, GCS),
-        and the native listing lists instead while it is on."""
+        """
+        The listing's checksum is the content's MD5: only the SDK's listing has it (Azure, GCS),
+        and the native listing lists instead while it is on.
+        """
         from lakefs_gc.storage import native
 
         return self.sdk_listed_md5 and not native.enabled()
@@ -201,9 +221,11 @@ class CloudStorage:
         raise NotImplementedError
 
     def list_batches(self, prefix: str) -> Iterator:
-        """Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of
+        """
+        Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of
         :func:`lakefs_gc.storage.native.listed_schema`: through the native client, the SDK's :meth:`list` for what it
-        cannot list (:func:`lakefs_gc.storage.native.listing_batches`)."""
+        cannot list (:func:`lakefs_gc.storage.native.listing_batches`).
+        """
         from lakefs_gc.storage import native
 
         try:

@@ -1,4 +1,5 @@
-"""Google Cloud Storage through ``google-cloud-storage`` (lakeFS's ``gs`` blockstore).
+"""
+Google Cloud Storage through ``google-cloud-storage`` (lakeFS's ``gs`` blockstore).
 
 Deletes are single ``objects.delete`` calls run in parallel (``DELETE_THREADS``), each with its own
 outcome (404 for a missing object). The library's JSON batch reports per-call outcomes only through
@@ -34,8 +35,10 @@ def _retry():
 
 
 def make_gcs_client(options: GCSOptions):
-    """A ``storage.Client`` for ``options``: anonymous (an emulator), an access token, or
-    Application Default Credentials."""
+    """
+    A ``storage.Client`` for ``options``: anonymous (an emulator), an access token, or
+    Application Default Credentials.
+    """
     from google.cloud import storage
 
     if options.anonymous:
@@ -158,9 +161,11 @@ class GCSStorage(CloudStorage):
         self.bucket.delete_blob(self._name(key), retry=_retry())
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """Delete up to 100 keys with parallel single calls, without the library's retries.
+        """
+        Delete up to 100 keys with parallel single calls, without the library's retries.
         Returns (key, code, message) for each key that failed; the code is the HTTP status (``404``
-        for a missing object) or ``ConnectionError``."""
+        for a missing object) or ``ConnectionError``.
+        """
         if len(keys) > GCS_MAX_DELETE:
             raise ValueError(f"delete_batch takes at most {GCS_MAX_DELETE} keys, got {len(keys)}")
         if self._pool is None:
@@ -169,7 +174,7 @@ class GCSStorage(CloudStorage):
         def one(key: str) -> tuple[str, str, str] | None:
             try:
                 self.bucket.delete_blob(self._name(key), retry=None, timeout=60)
-            except Exception as exc:  # noqa: BLE001 - every failure is this key's outcome
+            except Exception as exc:
                 return key, _code(exc), str(exc)[:500]
             return None
 

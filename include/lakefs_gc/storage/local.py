@@ -89,9 +89,11 @@ class LocalStorage:
         return (self.root / d if d else self.root), name, (d + "/" if d else "")
 
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
-        """Objects whose key starts with ``prefix`` (and sorts after ``start_after``), sorted by key;
+        """
+        Objects whose key starts with ``prefix`` (and sorts after ``start_after``), sorted by key;
         non-recursive lists only the objects directly under the last ``/`` of the prefix (delimiter
-        listing, objects only)."""
+        listing, objects only).
+        """
         base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
         for o in self._walk(base, name_prefix, key_base, recursive):
             if start_after is None or o.key > start_after:
@@ -152,14 +154,18 @@ class LocalStorage:
         return True
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
-        missing ones. Directories left empty are pruned once per batch, not once per key."""
+        """
+        Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
+        missing ones. Directories left empty are pruned once per batch, not once per key.
+        """
         return self._remove_batch(keys, os.unlink)
 
     def move_batch(self, keys: list[str], to_prefix: str) -> list[tuple[str, str, str]]:
-        """Move ``keys`` to ``<to_prefix><key>`` (a rename: the same bytes, the same file), as
+        """
+        Move ``keys`` to ``<to_prefix><key>`` (a rename: the same bytes, the same file), as
         :meth:`delete_batch` deletes them: the same failures, the same pruning. The quarantine of a
-        sweep on ``local://`` (:mod:`lakefs_gc.sweeping.restore`)."""
+        sweep on ``local://`` (:mod:`lakefs_gc.sweeping.restore`).
+        """
         _check_key(to_prefix.rstrip("/"))
         dest = str(self.root / to_prefix)
 

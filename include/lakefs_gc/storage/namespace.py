@@ -1,7 +1,9 @@
-"""Storage namespaces as lakeFS names them, parsed by lakeFS's rules: ``s3://bucket/prefix``,
+"""
+Storage namespaces as lakeFS names them, parsed by lakeFS's rules: ``s3://bucket/prefix``,
 ``local://<path>`` (resolved under lakeFS's ``blockstore.local.path`` exactly as lakeFS does),
 Azure Blob ``https://<account>.<domain>/<container>/<prefix>`` and Google Cloud Storage
-``gs://bucket/prefix``; their kinds (:data:`KINDS`); and keys relative to their root."""
+``gs://bucket/prefix``; their kinds (:data:`KINDS`); and keys relative to their root.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import os
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
-
 
 # The kinds of namespace, named here once (NamespaceURI.scheme): each has its storage adapter,
 # settings type (lakefs_gc.storage.open_storage) and Airflow connection type (prepare_run.CONNECTION_FOR)
@@ -29,18 +30,22 @@ class NamespaceURI:
         return self.uri or self.canonical()
 
     def canonical(self) -> str:
-        """The namespace from its parts: ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket
-        and prefix, ``https://<account>.<domain>/<container>/<prefix>`` (no trailing ``/``)."""
+        """
+        The namespace from its parts: ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket
+        and prefix, ``https://<account>.<domain>/<container>/<prefix>`` (no trailing ``/``).
+        """
         if self.scheme == LOCAL:
             return f"local://{self.prefix}"
         root = f"https://{self.host}/{self.bucket}" if self.scheme == AZURE else f"{self.scheme}://{self.bucket}"
         return f"{root}/{self.prefix}" if self.prefix else root
 
     def roots(self) -> tuple[str, ...]:
-        """Every URI prefix (ending in ``/``) that names this namespace's root: as written and from
+        """
+        Every URI prefix (ending in ``/``) that names this namespace's root: as written and from
         its parts. A real lakeFS on the local blockstore reports the namespace as written
         (``local://repo1``) but writes locations and full addresses with the resolved path
-        (``local:///<blockstore root>/repo1/...``)."""
+        (``local:///<blockstore root>/repo1/...``).
+        """
         return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in (str(self), self.canonical())))
 
 
@@ -55,13 +60,15 @@ LOCAL_ROOT_HELP = ("a local:// storage namespace is relative to the lakeFS serve
 
 
 def blockstore_root(local_root: str | os.PathLike) -> str:
-    """lakeFS's ``blockstore.local.path`` as an absolute, cleaned path (how addresses under it read)."""
+    """LakeFS's ``blockstore.local.path`` as an absolute, cleaned path (how addresses under it read)."""
     return os.path.normpath(os.path.abspath(os.fspath(local_root)))
 
 
 def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> str:
-    """Where lakeFS's local blockstore keeps namespace ``local://<path>``: ``<root>/<path>``, cleaned,
-    and strictly under the root (pkg/block/local/adapter.go ``extractParamsFromObj``)."""
+    """
+    Where lakeFS's local blockstore keeps namespace ``local://<path>``: ``<root>/<path>``, cleaned,
+    and strictly under the root (pkg/block/local/adapter.go ``extractParamsFromObj``).
+    """
     if local_root is None or str(local_root) == "":
         raise ValueError(f"{uri!r}: {LOCAL_ROOT_HELP}")
     root = blockstore_root(local_root)
@@ -72,9 +79,11 @@ def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> 
 
 
 def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> NamespaceURI:
-    """Parse ``local://<path>`` (resolved under ``local_root``, lakeFS's ``blockstore.local.path``,
+    """
+    Parse ``local://<path>`` (resolved under ``local_root``, lakeFS's ``blockstore.local.path``,
     as lakeFS does), ``s3://bucket[/prefix]``, ``gs://bucket[/prefix]`` or
-    ``https://<account>.<domain>/<container>[/prefix]`` (Azure Blob; a trailing ``/`` is ignored)."""
+    ``https://<account>.<domain>/<container>[/prefix]`` (Azure Blob; a trailing ``/`` is ignored).
+    """
     if uri.startswith("local://"):
         path = uri[len("local://"):].rstrip("/")
         if not path.strip("/"):
@@ -96,9 +105,11 @@ def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> Na
 
 
 def _parse_azure(uri: str, parts) -> NamespaceURI:
-    """An Azure Blob namespace by lakeFS's rules: the host's first label is the storage account
+    """
+    An Azure Blob namespace by lakeFS's rules: the host's first label is the storage account
     (lower case letters, digits, ``_``, ``-``), the rest one of lakeFS's domains; the path's first
-    segment is the container."""
+    segment is the container.
+    """
     account, _, domain = parts.netloc.partition(".")
     if not _AZURE_ACCOUNT.fullmatch(account) or domain not in AZURE_DOMAINS or parts.port is not None:
         raise ValueError(f"Azure namespace {uri!r} must read https://<account>.<domain>/<container>[/<path>] with a "

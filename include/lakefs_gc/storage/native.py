@@ -1,4 +1,5 @@
-"""Listing through a native client: ``obstore`` (Python bindings of Rust's ``object_store``),
+"""
+Listing through a native client: ``obstore`` (Python bindings of Rust's ``object_store``),
 straight into Arrow record batches, without a Python object per key.
 
 boto3's ``list_objects_v2`` costs about 110 us of client CPU per key (a dict per key, parsed by
@@ -81,8 +82,10 @@ def _count(reason: str) -> None:
 
 
 def is_connection_error(exc: BaseException) -> bool:
-    """obstore's error when the endpoint did not answer after its retries (refused, unknown
-    host, timed out)."""
+    """
+    Obstore's error when the endpoint did not answer after its retries (refused, unknown
+    host, timed out).
+    """
     text = str(exc)
     return type(exc).__name__ == "GenericError" and ("error sending request" in text or "timed out" in text)
 
@@ -97,8 +100,10 @@ def _retry() -> dict:
 
 
 class StaticToken:
-    """A bearer token obtained on the Airflow side (Azure's token credential, GCS's credentials),
-    as an obstore credential provider; ``expires_on`` 0: asked again every 5 minutes."""
+    """
+    A bearer token obtained on the Airflow side (Azure's token credential, GCS's credentials),
+    as an obstore credential provider; ``expires_on`` 0: asked again every 5 minutes.
+    """
 
     def __init__(self, token: str, expires_on: int = 0):
         self._token, self._expires_on = token, int(expires_on or 0)
@@ -113,10 +118,12 @@ class StaticToken:
 
 
 def s3_store(bucket: str, prefix: str, options):
-    """An obstore ``S3Store`` for ``s3://bucket/prefix`` reached as ``options`` (S3Options) say: the
+    """
+    An obstore ``S3Store`` for ``s3://bucket/prefix`` reached as ``options`` (S3Options) say: the
     keys given (with a session token), else boto3's default chain through obstore's
     ``Boto3CredentialProvider`` (profiles, role assumption, instance roles), re-read before they
-    expire; the endpoint path style as the SDK client's."""
+    expire; the endpoint path style as the SDK client's.
+    """
     from obstore.store import S3Store
 
     config = {"region": options.region, "virtual_hosted_style_request": not options.path_style}
@@ -138,9 +145,11 @@ def s3_store(bucket: str, prefix: str, options):
 
 
 def azure_store(container: str, prefix: str, options):
-    """An obstore ``AzureStore`` for a container reached as ``options`` (AzureOptions) say: the
+    """
+    An obstore ``AzureStore`` for a container reached as ``options`` (AzureOptions) say: the
     account key, the SAS token, the access token, else ``DefaultAzureCredential`` (azure-identity,
-    through obstore's ``AzureCredentialProvider``)."""
+    through obstore's ``AzureCredentialProvider``).
+    """
     from obstore.store import AzureStore
 
     config = {"account_name": options.account_name, "endpoint": options.account_url}
@@ -161,9 +170,11 @@ def azure_store(container: str, prefix: str, options):
 
 
 def gcs_store(bucket: str, prefix: str, options):
-    """An obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` (GCSOptions) say:
+    """
+    An obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` (GCSOptions) say:
     anonymous (an emulator), the access token, else Application Default Credentials (google-auth,
-    through obstore's ``GoogleCredentialProvider``); an emulator's endpoint as the base URL."""
+    through obstore's ``GoogleCredentialProvider``); an emulator's endpoint as the base URL.
+    """
     from obstore.store import GCSStore
 
     config: dict = {}
@@ -183,9 +194,11 @@ def gcs_store(bucket: str, prefix: str, options):
 
 
 def _shape(batch, prefix: str, etag_checksum: bool):
-    """A native listing batch as the listing's columns: (address, size, last_modified_ms,
+    """
+    A native listing batch as the listing's columns: (address, size, last_modified_ms,
     checksum). A directory marker of the prefix itself (``data/<slice>/``, which object_store
-    gives without its ``/``) keeps its key."""
+    gives without its ``/``) keeps its key.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -228,9 +241,11 @@ def _ordered_upto(batch, last: str | None) -> int:
 
 
 def native_batches(store, prefix: str, etag_checksum: bool) -> Iterator:
-    """Arrow batches (address, size, last_modified_ms, checksum) of every object under ``prefix``
+    """
+    Arrow batches (address, size, last_modified_ms, checksum) of every object under ``prefix``
     (a ``.../`` prefix of the store), in key order. Raises :class:`OutOfOrder` (after the rows
-    that were in order) or obstore's ``InvalidPathError``; ``listing_batches`` takes it from there."""
+    that were in order) or obstore's ``InvalidPathError``; ``listing_batches`` takes it from there.
+    """
     import obstore
 
     last = None
@@ -264,9 +279,11 @@ def sdk_batches(infos, size: int = CHUNK) -> Iterator:
 
 def listing_batches(native: Callable[[], object] | None, sdk_list: Callable[..., Iterator], prefix: str,
                     etag_checksum: bool) -> Iterator:
-    """Every object under ``prefix`` as Arrow batches: through the native store ``native()`` makes
+    """
+    Every object under ``prefix`` as Arrow batches: through the native store ``native()`` makes
     when there is one, the SDK's ``sdk_list(prefix, start_after=...)`` for what it cannot list
-    (the module's docstring)."""
+    (the module's docstring).
+    """
     last = None
     store = native() if native is not None and enabled() else None
     if store is None and native is not None and not _installed():
@@ -279,7 +296,7 @@ def listing_batches(native: Callable[[], object] | None, sdk_list: Callable[...,
             return
         except OutOfOrder:
             _count("a key out of order (a directory marker)")
-        except Exception as exc:  # noqa: BLE001 - only obstore's path refusal is ours to take over
+        except Exception as exc:
             from obstore.exceptions import InvalidPathError
 
             if not isinstance(exc, InvalidPathError):

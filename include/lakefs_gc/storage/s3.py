@@ -57,9 +57,11 @@ os.register_at_fork(after_in_child=_forget_shared)
 
 
 def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
-    """A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
+    """
+    A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
     ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
-    and counts by itself)."""
+    and counts by itself).
+    """
     global _shared_session
     import boto3
     from botocore.config import Config
@@ -136,8 +138,10 @@ class S3Storage(CloudStorage):
 
     @_reaching
     def content_md5(self, key: str) -> str | None:
-        """The ETag when it is the content's MD5: one-part objects not encrypted with KMS or a
-        customer key (S3's ETag is then an opaque value, or a digest of the parts' digests)."""
+        """
+        The ETag when it is the content's MD5: one-part objects not encrypted with KMS or a
+        customer key (S3's ETag is then an opaque value, or a digest of the parts' digests).
+        """
         r = self._head_response(key)
         if r is None or r.get("SSECustomerAlgorithm") or str(r.get("ServerSideEncryption", "")).startswith("aws:kms"):
             return None
@@ -184,8 +188,10 @@ class S3Storage(CloudStorage):
         self.client.delete_object(Bucket=self.bucket, Key=self._name(key))
 
     def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
-        """One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
-        Returns (key, code, message) for keys failed inside a 200 answer; a failed request raises."""
+        """
+        One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
+        Returns (key, code, message) for keys failed inside a 200 answer; a failed request raises.
+        """
         if len(keys) > S3_MAX_DELETE:
             raise ValueError(f"DeleteObjects takes at most {S3_MAX_DELETE} keys, got {len(keys)}")
         if not keys:

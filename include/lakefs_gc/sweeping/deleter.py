@@ -1,4 +1,5 @@
-"""The sweep's deleter: batches, a rate limit, retries with full-jitter backoff, dead letters.
+"""
+The sweep's deleter: batches, a rate limit, retries with full-jitter backoff, dead letters.
 
 Runs inside one Spark task (or anywhere): :class:`Deleter` deletes an iterable of namespace-relative
 keys through a storage's ``delete_batch`` (S3 DeleteObjects in quiet mode, up to 1,000 keys; Azure
@@ -97,8 +98,10 @@ class TokenBucket:
 
 
 def error_code(exc: BaseException) -> str:
-    """A code for a request-level failure: botocore's error code or HTTP status, Azure's
-    ``error_code`` or status, Google's HTTP status, or ``ConnectionError`` for transport failures."""
+    """
+    A code for a request-level failure: botocore's error code or HTTP status, Azure's
+    ``error_code`` or status, Google's HTTP status, or ``ConnectionError`` for transport failures.
+    """
     resp = getattr(exc, "response", None)
     if isinstance(resp, dict):
         code = resp.get("Error", {}).get("Code") or ""
@@ -153,7 +156,7 @@ class Deleter:
                 return st
             try:
                 errors = self.storage.delete_batch(pending)
-            except Exception as exc:  # noqa: BLE001 - classified below; unknown errors become dead letters
+            except Exception as exc:
                 code = error_code(exc)
                 if code in RETRYABLE_CODES and attempt < self.policy.max_attempts:
                     st.retried += len(pending)

@@ -1,4 +1,5 @@
-"""The sweep: delete a mark's ``deleted/`` list, one report part at a time, resumably.
+"""
+The sweep: delete a mark's ``deleted/`` list, one report part at a time, resumably.
 
 Layout, beside lakeFS's report (``_lakefs/retention/gc/unified/<mark_id>/``)::
 
@@ -53,8 +54,10 @@ class _Quarantine:
 
 def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False,
                **deleter_kw: Any) -> DeleteCounts:
-    """Delete the addresses of one report part (or return its recorded counts if already done);
-    ``quarantine``: move them into the sweep's quarantine folder instead."""
+    """
+    Delete the addresses of one report part (or return its recorded counts if already done);
+    ``quarantine``: move them into the sweep's quarantine folder instead.
+    """
     marker = layout.done_marker(sdir, part_key)
     recorded = formats.read_done_marker(storage, marker)
     if recorded is not None:

@@ -1,4 +1,5 @@
-"""Undo a sweep: bring back what one GC run deleted, where the store still keeps it.
+"""
+Undo a sweep: bring back what one GC run deleted, where the store still keeps it.
 
 What a run deleted is in its report: the parts of the mark's ``deleted/`` list that a sweep marked
 done, minus that sweep's dead letters. Each store keeps deleted data its own way, and each way is
@@ -28,14 +29,14 @@ import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from lakefs_gc.contract import Restorability
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.timestamps import iso, parse_iso
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import find_run, iter_marks, iter_sweeps, parquet_parts, read_summary
+from lakefs_gc.timestamps import iso, parse_iso
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +60,10 @@ CLOCK_SLACK = timedelta(minutes=2)
 # ---------------------------------------------------------------------------------------------
 
 def restorability(storage, now: datetime, quarantine_days: int = 0, sdir: str | None = None) -> Restorability:
-    """What the store does with the objects a sweep deletes now (read from the store itself);
-    ``sdir``: the sweep's folder, whose quarantine record says until when (local://)."""
+    """
+    What the store does with the objects a sweep deletes now (read from the store itself);
+    ``sdir``: the sweep's folder, whose quarantine record says until when (local://).
+    """
     kind = type(storage).__name__
     if kind == "LocalStorage":
         if quarantine_days:
@@ -89,14 +92,14 @@ def restorability(storage, now: datetime, quarantine_days: int = 0, sdir: str | 
 def _s3_restorability(st, now: datetime) -> Restorability:
     try:
         status = st.client.get_bucket_versioning(Bucket=st.bucket).get("Status")
-    except Exception as exc:  # noqa: BLE001 - AccessDenied and the like: unknown, said so
+    except Exception as exc:
         return Restorability("s3 versioning", None, None, f"cannot read the bucket's versioning ({exc})")
     if status != "Enabled":
         return Restorability("none", False, None,
                              f"bucket versioning is {(status or 'off').lower()}: deleted objects are gone")
     try:
         days = _noncurrent_days(st)
-    except Exception as exc:  # noqa: BLE001 - the rules unreadable: restorable, for how long unknown
+    except Exception as exc:
         return Restorability("s3 versioning", True, None, f"bucket versioning keeps the deleted versions; the "
                                                           f"lifecycle rules could not be read ({exc})")
     if days is None:
@@ -108,11 +111,13 @@ def _s3_restorability(st, now: datetime) -> Restorability:
 
 
 def _noncurrent_days(st) -> int | None:
-    """The fewest NoncurrentDays of the bucket's enabled lifecycle rules (every rule, whatever its
-    filter: the earliest a deleted version may expire)."""
+    """
+    The fewest NoncurrentDays of the bucket's enabled lifecycle rules (every rule, whatever its
+    filter: the earliest a deleted version may expire).
+    """
     try:
         rules = st.client.get_bucket_lifecycle_configuration(Bucket=st.bucket).get("Rules", [])
-    except Exception as exc:  # noqa: BLE001 - NoSuchLifecycleConfiguration: no rule
+    except Exception as exc:
         if "NoSuchLifecycleConfiguration" in str(exc):
             return None
         raise
@@ -124,8 +129,8 @@ def _noncurrent_days(st) -> int | None:
 def _gcs_restorability(st, now: datetime) -> Restorability:
     try:
         st.bucket.reload()
-        seconds = int((st.bucket.soft_delete_policy.retention_duration_seconds or 0))
-    except Exception as exc:  # noqa: BLE001
+        seconds = int(st.bucket.soft_delete_policy.retention_duration_seconds or 0)
+    except Exception as exc:
         return Restorability("gcs soft delete", None, None, f"cannot read the bucket's soft delete policy ({exc})")
     if not seconds:
         return Restorability("none", False, None, "the bucket's soft delete is off: deleted objects are gone")
@@ -179,7 +184,7 @@ def swept_run(storage, mark_id: str) -> SweptRun:
         for part in parts:
             if layout.part_id(part) in done:
                 run.keys.update(a for a in formats.read_addresses(storage, part) if a and a not in dead)
-        times += [datetime.fromtimestamp(o.last_modified, timezone.utc) for o in done.values()]
+        times += [datetime.fromtimestamp(o.last_modified, UTC) for o in done.values()]
         sweep_summary = sweep_summaries.get(sdir[len(base):].rstrip("/")) or {}
         if isinstance(sweep_summary.get("start_time"), str):
             times.append(_parse(sweep_summary["start_time"]))
@@ -298,7 +303,7 @@ def _restore_gcs(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> t
         return WOULD_RESTORE, f"restore generation {gen.generation}"
     try:
         st.bucket.restore_blob(name, generation=gen.generation, if_generation_match=0)
-    except Exception as exc:  # noqa: BLE001 - 412: written meanwhile
+    except Exception as exc:
         if "412" in str(exc) or "Precondition" in type(exc).__name__:
             return WRITTEN_SINCE, "an object of that name was written during the restore: left alone"
         raise
@@ -331,9 +336,11 @@ class RestoreReport:
 
 def restore_run(storage, run: str, keys: Iterable[str] | None = None, dry_run: bool = False,
                 restore_id: str | None = None, now: datetime | None = None) -> RestoreReport:
-    """Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it;
-    writes the restore's report (also for a dry run) and returns it."""
-    now = now or datetime.now(timezone.utc)
+    """
+    Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it;
+    writes the restore's report (also for a dry run) and returns it.
+    """
+    now = now or datetime.now(UTC)
     kind = type(storage).__name__
     if kind not in _RESTORERS:
         raise LakeFSGCError(f"{storage.uri}: restore does not know this store ({kind})")
@@ -381,8 +388,10 @@ def start_quarantine(storage, sdir: str, days: int, now: datetime) -> str:
 
 
 def purge_quarantine(storage, now: datetime) -> int:
-    """Delete the quarantined files of every sweep whose quarantine has ended; the number of files.
-    A sweep whose record is missing or unreadable is left alone."""
+    """
+    Delete the quarantined files of every sweep whose quarantine has ended; the number of files.
+    A sweep whose record is missing or unreadable is left alone.
+    """
     if type(storage).__name__ != "LocalStorage":
         return 0
     purged = 0

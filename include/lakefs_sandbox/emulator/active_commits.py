@@ -1,4 +1,5 @@
-"""lakeFS's server-side "active commits" computation (reference 4.7), as a pure function.
+"""
+lakeFS's server-side "active commits" computation (reference 4.7), as a pure function.
 
 Port of ``pkg/graveler/retention/active_commits.go`` ``GetGarbageCollectionCommits`` plus the
 starting-point iterator: starting points are every branch HEAD (hidden branches included) and every
@@ -63,8 +64,10 @@ def starting_points(commits: Mapping[str, CommitNode], branches: Mapping[str, st
 
 def active_commits(commits: Mapping[str, CommitNode], branches: Mapping[str, str], rules: Rules,
                    now: float) -> dict[str, str]:
-    """{active commit id: its metarange id}. ``branches`` maps every branch (hidden ones too) to
-    its HEAD commit id. Raises KeyError for a parent missing from ``commits``."""
+    """
+    {active commit id: its metarange id}. ``branches`` maps every branch (hidden ones too) to
+    its HEAD commit id. Raises KeyError for a parent missing from ``commits``.
+    """
     processed: dict[str, float] = {}
     active: set[str] = set()
     for cid, branch in starting_points(commits, branches):

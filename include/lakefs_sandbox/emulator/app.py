@@ -7,10 +7,11 @@ import binascii
 import hmac
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+
 from lakefs_gc.lakefs.graveler import Entry
 from lakefs_gc.storage import S3Storage
 
@@ -63,7 +64,7 @@ def _required(request: Request, name: str) -> str:
 async def _body(request: Request) -> dict:
     try:
         data = await request.json()
-    except Exception:  # noqa: BLE001 - malformed JSON is a 400
+    except Exception:
         raise APIError(400, "request body: invalid JSON") from None
     if not isinstance(data, dict):
         raise APIError(400, "request body: expected a JSON object")
@@ -81,8 +82,10 @@ def _field(body: dict, name: str, kind: type | tuple[type, ...]):
 
 def object_stats(cat: Catalog, ns: str, path: str, e: Entry, user_metadata: bool = True,
                  listing: bool = False) -> dict:
-    """lakeFS's ObjectStats: ``metadata`` always in a stat (``{}`` without ``user_metadata``), in a
-    listing only when the entry has some (and ``user_metadata``)."""
+    """
+    LakeFS's ObjectStats: ``metadata`` always in a stat (``{}`` without ``user_metadata``), in a
+    listing only when the entry has some (and ``user_metadata``).
+    """
     out = {"path": path, "path_type": "object", "physical_address": cat.address_uri(ns, e), "checksum": e.etag,
            "size_bytes": e.size, "mtime": int(e.last_modified_seconds), "content_type": e.content_type}
     if not listing or (user_metadata and e.metadata):
@@ -273,7 +276,7 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
 
     @api.post("/repositories/{repository}/branches/{branch}/objects/delete")
     async def delete_objects(repository: str, branch: str, request: Request):
-        """lakeFS's bulk delete: 200 with the per-path errors (none for a path that is not there)."""
+        """LakeFS's bulk delete: 200 with the per-path errors (none for a path that is not there)."""
         paths = _field(await _body(request), "paths", list)
         if not all(isinstance(p, str) for p in paths):
             raise APIError(400, "paths: invalid value")
@@ -576,4 +579,4 @@ def create_app(settings: Settings, catalog: Catalog | None = None) -> FastAPI:
 
 
 def _http_date(seconds: int) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")

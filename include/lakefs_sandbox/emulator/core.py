@@ -1,4 +1,5 @@
-"""The emulator's catalog: repositories, branches, commits, staging, GC preparation.
+"""
+The emulator's catalog: repositories, branches, commits, staging, GC preparation.
 
 State (repositories, branches, commits, staging, rules, tasks) lives in SQLite (a file under
 ``--state`` or in memory); trees live where lakeFS keeps them: ranges and metaranges written as
@@ -27,13 +28,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lakefs_gc.lakefs.graveler import FULL, RANGES_TYPE, RELATIVE, Entry, RangeInfo, iter_metarange, iter_range
 from lakefs_gc.lakefs.sstable import SSTableReader
 from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, S3Storage, open_storage, parse_namespace
 from lakefs_gc.storage.namespace import blockstore_root
-
 from lakefs_sandbox.graveler_writer import (
     GravelerTableWriter,
     entry_identity,
@@ -63,15 +63,19 @@ class APIError(Exception):
 
 
 def not_found(what: str = "") -> APIError:
-    """lakeFS's 404s: graveler's ``ErrRepositoryNotFound`` ("repository not found"),
+    """
+    LakeFS's 404s: graveler's ``ErrRepositoryNotFound`` ("repository not found"),
     ``ErrBranchNotFound``, ``ErrCommitNotFound``, ``ErrTagNotFound``, else ``ErrNotFound``
-    ("not found", e.g. a missing object or an unresolvable ref)."""
+    ("not found", e.g. a missing object or an unresolvable ref).
+    """
     return APIError(404, f"{what} not found" if what else "not found")
 
 
 class ImportFailed(APIError):
-    """An import that lakeFS starts (202) and then fails: its status reports ``completed: false``
-    and the error (``import error: <message>``); ``ingested`` objects were listed before it failed."""
+    """
+    An import that lakeFS starts (202) and then fails: its status reports ``completed: false``
+    and the error (``import error: <message>``); ``ingested`` objects were listed before it failed.
+    """
 
     def __init__(self, message: str, ingested: int):
         super().__init__(400, message)
@@ -86,7 +90,7 @@ class MergeConflict(APIError):
 
 
 def _validate_tag_id(tag: str) -> None:
-    """lakeFS's ``graveler.ValidateTagID`` (git-check-ref-format, ``~`` allowed)."""
+    """LakeFS's ``graveler.ValidateTagID`` (git-check-ref-format, ``~`` allowed)."""
     if not tag:
         raise APIError(400, "tagID: required value: validation error")
     if tag == "@" or tag.endswith((".", ".lock")) or any(x in tag for x in ("..", "/", "@{")) or \
@@ -100,10 +104,12 @@ _GO_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\
 
 
 def _go_json_string(s: str) -> str:
-    """A string as Go's ``json.Marshal`` writes it (Go 1.22+): ``"`` and ``\\`` escaped, ``\\b
+    """
+    A string as Go's ``json.Marshal`` writes it (Go 1.22+): ``"`` and ``\\`` escaped, ``\\b
     \\f \\n \\r \\t`` by name, other control characters ``\\u00xx``, HTML-escaped (``<``, ``>``,
     ``&``), U+2028/U+2029 escaped, anything else as UTF-8 (a lone surrogate, invalid UTF-8 to Go,
-    as U+FFFD)."""
+    as U+FFFD).
+    """
     out = []
     for ch in s:
         if ch in _GO_JSON_ESCAPES:
@@ -118,14 +124,16 @@ def _go_json_string(s: str) -> str:
 
 
 def _address_json(repo: str, branch: str, path: str, address: str) -> bytes:
-    """What lakeFS signs for a link address (``catalog.getAddressJSON``): ``json.Marshal`` of a
-    struct of Repository, Branch, Path and PhysicalAddress, in that order."""
+    """
+    What lakeFS signs for a link address (``catalog.getAddressJSON``): ``json.Marshal`` of a
+    struct of Repository, Branch, Path and PhysicalAddress, in that order.
+    """
     fields = (("Repository", repo), ("Branch", branch), ("Path", path), ("PhysicalAddress", address))
     return ("{" + ",".join(f'"{k}":{_go_json_string(v)}' for k, v in fields) + "}").encode()
 
 
 def _apply_overrides(commit: dict, overrides: dict | None) -> None:
-    """lakeFS's ``applyCommitOverrides``: a non-empty message and a given metadata replace."""
+    """LakeFS's ``applyCommitOverrides``: a non-empty message and a given metadata replace."""
     if not overrides:
         return
     if overrides.get("message"):
@@ -163,7 +171,7 @@ class Settings:
 
 
 def _now_iso(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 def entry_to_json(e: Entry) -> dict:
@@ -275,9 +283,11 @@ class Catalog:
         return parse_namespace(ns, self.s.local_path).roots()
 
     def full_uri(self, ns: str, key: str) -> str:
-        """A key as lakeFS formats it (``QualifiedKey.Format``): on the local blockstore
+        """
+        A key as lakeFS formats it (``QualifiedKey.Format``): on the local blockstore
         ``local://`` + ``path.Join(local_path, ns, key)``, so resolved and without a trailing ``/``
-        (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the key as they are."""
+        (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the key as they are.
+        """
         if ns.startswith("local://"):
             return "local://" + posixpath.normpath(f"{parse_namespace(ns, self.s.local_path).prefix}/{key}")
         return ns.rstrip("/") + "/" + key
@@ -315,7 +325,7 @@ class Catalog:
             st = self.storage(ns)
             try:
                 in_use = st.exists(DUMMY_KEY)
-            except Exception as exc:  # noqa: BLE001 - surfaced to the client like lakeFS does
+            except Exception as exc:
                 raise APIError(400, f"failed to access storage namespace {ns}: {exc}") from None
             if in_use:
                 raise APIError(400, f"failed to create repository: found lakeFS objects in the storage (:{ns}) "
@@ -365,9 +375,11 @@ class Catalog:
         return json.loads(row[0])
 
     def _all_commits(self, repo: str) -> dict[str, dict]:
-        """Every commit of ``repo`` by id (read-only: shared by callers). Commits never change and
+        """
+        Every commit of ``repo`` by id (read-only: shared by callers). Commits never change and
         are only added, so the parsed set is kept while the repository's commit count and last
-        rowid stay the same (``delete_repository`` drops it)."""
+        rowid stay the same (``delete_repository`` drops it).
+        """
         stamp = tuple(self.db.execute("SELECT COUNT(*), MAX(rowid) FROM commits WHERE repo=?", (repo,)).fetchone())
         cached = self._commits_cache.get(repo)
         if cached is None or cached[0] != stamp:
@@ -384,8 +396,10 @@ class Catalog:
         return row[0], bool(row[1])
 
     def resolve_ref(self, repo: str, ref: str, missing: str = "not found") -> tuple[str, str | None]:
-        """(commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique
-        prefix (>= 6); ``missing``: the 404's message (lakeFS's differs by endpoint)."""
+        """
+        (commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique
+        prefix (>= 6); ``missing``: the 404's message (lakeFS's differs by endpoint).
+        """
         row = self.db.execute("SELECT commit_id FROM branches WHERE repo=? AND name=?", (repo, ref)).fetchone()
         if row:
             return row[0], ref
@@ -525,8 +539,10 @@ class Catalog:
         self._tables_written.add((ns, table_id))
 
     def _apply(self, ns: str, base_mr: str, changes: list[tuple[bytes, Entry | None]]) -> str:
-        """lakeFS's committed Apply: untouched base ranges are reused as-is when the writer is at a range
-        boundary; touched ranges are rewritten, cut by ShouldBreakAtKey. Returns the new metarange id."""
+        """
+        LakeFS's committed Apply: untouched base ranges are reused as-is when the writer is at a range
+        boundary; touched ranges are rewritten, cut by ShouldBreakAtKey. Returns the new metarange id.
+        """
         out: list[RangeInfo] = []
         state: dict = {"w": None, "buf": None}
         s = self.s
@@ -582,8 +598,10 @@ class Catalog:
 
     # ------------------------------------------------------------------ staging
     def _staged(self, repo: str, branch: str) -> list[tuple[str, Entry | None]]:
-        """The branch's uncommitted changes: staging over the compacted layer (lakeFS's
-        CompactedBaseMetaRangeID; its uncommitted diff joins both, pkg/graveler diffUncommitted)."""
+        """
+        The branch's uncommitted changes: staging over the compacted layer (lakeFS's
+        CompactedBaseMetaRangeID; its uncommitted diff joins both, pkg/graveler diffUncommitted).
+        """
         rows = dict(self.db.execute("SELECT path, entry FROM compacted WHERE repo=? AND branch=?", (repo, branch)))
         rows.update(self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)))
         return [(p, entry_from_json(json.loads(e)) if e else None) for p, e in sorted(rows.items())]
@@ -599,8 +617,10 @@ class Catalog:
                     self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=? AND path=?", (repo, branch, p))
 
     def compact(self, repo: str, branch: str) -> int:
-        """Staging compaction (lakeFS Enterprise; OSS graveler reads its result): the branch's staged
-        entries move into the compacted layer. Returns how many moved."""
+        """
+        Staging compaction (lakeFS Enterprise; OSS graveler reads its result): the branch's staged
+        entries move into the compacted layer. Returns how many moved.
+        """
         with self.lock:
             self._repo_row(repo)
             self._branch(repo, branch)
@@ -674,11 +694,13 @@ class Catalog:
         return open_storage(root, self.s.options(root))
 
     def address_uri(self, ns: str, e: Entry) -> str:
-        """The ``physical_address`` lakeFS's stat and listing print (``ResolveNamespace`` then
+        """
+        The ``physical_address`` lakeFS's stat and listing print (``ResolveNamespace`` then
         ``QualifiedKey.Format``). On the local blockstore a FULL ``local://<host>/<path>`` prints as
         ``local://`` + ``path.Join(<blockstore root>, host, path)``: the resolved form that
         ``getPhysicalAddress`` hands out comes back with the root twice
-        (``local:///<root>/<root>/repo/data/...``), while the object is read at ``<root>/repo/data/...``."""
+        (``local:///<root>/<root>/repo/data/...``), while the object is read at ``<root>/repo/data/...``.
+        """
         if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
             return self.full_uri(ns, e.address)
         if e.address.startswith("local://") and self.s.local_path:
@@ -688,10 +710,12 @@ class Catalog:
 
     def diff_branch(self, repo: str, branch: str, prefix: str, after: str, amount: int,
                     delimiter: str = "") -> tuple[list[tuple[str, str, int | None]], bool]:
-        """lakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``): the branch's uncommitted changes
+        """
+        LakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``): the branch's uncommitted changes
         against its HEAD, by path: ``added`` (no committed entry), ``changed`` (another identity),
         ``removed`` (a tombstone over a committed entry: the tombstone's size, 0); paged as
-        :meth:`_page_diff` (``size`` None: a common prefix)."""
+        :meth:`_page_diff` (``size`` None: a common prefix).
+        """
         with self.lock:
             r = self._repo_row(repo)
             head, _ = self._branch(repo, branch)
@@ -714,13 +738,15 @@ class Catalog:
 
     def diff_refs(self, repo: str, left: str, right: str, kind: str, prefix: str, after: str, amount: int,
                   delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
-        """lakeFS's ``diffRefs``. ``two_dot`` (``Graveler.Diff``): the left commit against the right
+        """
+        LakeFS's ``diffRefs``. ``two_dot`` (``Graveler.Diff``): the left commit against the right
         one (a right ref ``<branch>$``, lakeFS's staging modifier: the branch's staged changes
         over its HEAD); ``removed`` carries the left entry's size.
         ``three_dot``, the default (``Graveler.Compare``, committed only): what merging the right
         ref into the left would change, from their merge base: a key only the right side changed
         is ``added``/``changed``/``removed``, one both changed differently ``conflict``. Paged as
-        :meth:`_page_diff`."""
+        :meth:`_page_diff`.
+        """
         with self.lock:
             r = self._repo_row(repo)
             ns = r["storage_namespace"]
@@ -769,10 +795,12 @@ class Catalog:
             return _page_diff(diffs, prefix, after, amount, delimiter)
 
     def find_merge_base(self, repo: str, source: str, destination: str) -> tuple[str, str, str]:
-        """lakeFS's ``findMergeBase``: (source_commit_id, destination_commit_id, base_commit_id) as
+        """
+        LakeFS's ``findMergeBase``: (source_commit_id, destination_commit_id, base_commit_id) as
         lakeFS 1.84 answers them: its controller passes the destination as the catalog's source,
         so ``source_commit_id`` is the destination's commit and ``destination_commit_id`` the
-        source's."""
+        source's.
+        """
         with self.lock:
             self._repo_row(repo)
             from_id, _ = self.resolve_ref(repo, destination, f"get commit by ref {destination}: not found")
@@ -799,9 +827,11 @@ class Catalog:
             return r, e
 
     def delete_object(self, repo: str, branch: str, path: str) -> None:
-        """lakeFS's ``Graveler.Delete`` (``deleteUnsafe``): a tombstone over an entry the branch
+        """
+        LakeFS's ``Graveler.Delete`` (``deleteUnsafe``): a tombstone over an entry the branch
         shows (committed or staged); a path that is nowhere, or deleted already, is left as it is
-        and still succeeds (lakeFS 1.84 answers 204, not 404). The branch must exist."""
+        and still succeeds (lakeFS 1.84 answers 204, not 404). The branch must exist.
+        """
         with self.lock:
             self._repo_row(repo)
             self._branch(repo, branch)  # "branch not found"
@@ -814,11 +844,13 @@ class Catalog:
             self._stage(repo, branch, path, None)
 
     def delete_objects(self, repo: str, branch: str, paths: list[str]) -> list[dict]:
-        """lakeFS's ``deleteObjects`` (``Catalog.DeleteEntries``, ``Graveler.DeleteBatch``): each
+        """
+        LakeFS's ``deleteObjects`` (``Catalog.DeleteEntries``, ``Graveler.DeleteBatch``): each
         path as :meth:`delete_object`; answers the per-path errors (``ObjectError``). lakeFS's
         controller drops every not-found error, the batch's own included: a missing repository
         or branch answers no error and deletes nothing; so does an empty path among them (its
-        ``ErrPathRequiredValue`` fails the whole batch, and is dropped too: Spark's "main/")."""
+        ``ErrPathRequiredValue`` fails the whole batch, and is dropped too: Spark's "main/").
+        """
         with self.lock:
             if len(paths) > DELETE_OBJECTS_MAX:
                 raise APIError(400, f"request size exceeded, max paths is set to {DELETE_OBJECTS_MAX}")
@@ -890,9 +922,11 @@ class Catalog:
 
     # ------------------------------------------------------------------ link addresses
     def _hmac(self, repo: str, branch: str, path: str, address: str) -> bytes:
-        """The link-address HMAC-SHA256 over what lakeFS signs (``catalog.getAddressJSON``): the
+        """
+        The link-address HMAC-SHA256 over what lakeFS signs (``catalog.getAddressJSON``): the
         JSON of repository, branch, path and address, so that an address links only under the
-        repository, branch and path it was handed out for."""
+        repository, branch and path it was handed out for.
+        """
         return hmac.new(self._signing_key, _address_json(repo, branch, path, address), hashlib.sha256).digest()
 
     def _sign(self, repo: str, branch: str, path: str, address: str) -> str:
@@ -900,9 +934,11 @@ class Catalog:
         return base64.urlsafe_b64encode(self._hmac(repo, branch, path, address)).rstrip(b"=").decode()
 
     def get_physical_address(self, repo: str, branch: str, path: str) -> tuple[dict, str, str]:
-        """(repo, the key to write: the relative address with ``,<signature>``, the full URI of
+        """
+        (repo, the key to write: the relative address with ``,<signature>``, the full URI of
         that key). As lakeFS 1.84 (``GetPhysicalAddress``): only the repository is looked up, so a
-        branch that does not exist gets an address too (linking it then answers the missing branch)."""
+        branch that does not exist gets an address too (linking it then answers the missing branch).
+        """
         with self.lock:
             r = self._repo_row(repo)
             address = self.new_address()
@@ -911,9 +947,11 @@ class Catalog:
 
     def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
                               content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
-        """lakeFS's ``LinkPhysicalAddress``, in its order: the repository, the address (verified
+        """
+        LakeFS's ``LinkPhysicalAddress``, in its order: the repository, the address (verified
         when relative), then the entry staged on the branch (``CreateEntry``: a missing branch
-        answers 404 only after the address passed)."""
+        answers 404 only after the address passed).
+        """
         with self.lock:
             r = self._repo_row(repo)
             # lakeFS's normalizePhysicalAddress (pkg/api/controller.go): relative only when under
@@ -985,14 +1023,16 @@ class Catalog:
     # ------------------------------------------------------------------ import
     def import_objects(self, repo: str, branch: str, paths: list[dict], message: str, metadata: dict | None,
                        date: int | None, committer: str) -> dict:
-        """lakeFS import (``Catalog.importAsync``, then ``Graveler.Import``): a commit on ``branch``
+        """
+        LakeFS import (``Catalog.importAsync``, then ``Graveler.Import``): a commit on ``branch``
         whose destinations are replaced by the listed source objects (FULL addresses, outside the
         namespace), message ``Import objects`` when none is given, metadata
         ``.lakefs.merge.strategy: source-wins``; the branch's staging is dropped (lakeFS drops its
         sealed tokens). A branch with uncommitted changes (``prepareForCommitIDUpdate``: a staged
         entry that differs from HEAD, or a tombstone over a committed one) is refused after the
         sources were listed: :class:`ImportFailed`, which lakeFS reports in the import's status
-        (``merge import: uncommitted changes (dirty branch)``), not as the start's answer."""
+        (``merge import: uncommitted changes (dirty branch)``), not as the start's answer.
+        """
         with self.lock:
             r = self._repo_row(repo)
             head, _ = self._branch(repo, branch)
@@ -1051,11 +1091,13 @@ class Catalog:
     # ------------------------------------------------------------------ copies (lakeFS's CopyObject)
     def copy_object(self, repo: str, branch: str, dest_path: str, src_ref: str, src_path: str,
                     force: bool = False, shallow: bool = False) -> tuple[dict, Entry]:
-        """lakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone): the source entry (any
+        """
+        LakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone): the source entry (any
         ref; the destination branch when ``src_ref`` is empty; staged entries included) is copied to a
         new relative address under ``data/`` and staged on ``branch`` with the source's size, checksum,
         metadata and content type and a new mtime. ``shallow`` answers 501 as lakeFS's
-        ``apiutil.BuildOptsFromParams`` does (the catalog's clone path is not reachable from the API)."""
+        ``apiutil.BuildOptsFromParams`` does (the catalog's clone path is not reachable from the API).
+        """
         with self.lock:
             r = self._repo_row(repo)
             if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, branch)).fetchone() is None:
@@ -1075,7 +1117,7 @@ class Catalog:
 
     # ------------------------------------------------------------------ tags
     def create_tag(self, repo: str, tag: str, ref: str, force: bool = False) -> str:
-        """lakeFS's ``Catalog.CreateTag``; returns the tagged commit id."""
+        """LakeFS's ``Catalog.CreateTag``; returns the tagged commit id."""
         with self.lock:
             _validate_tag_id(tag)
             self._repo_row(repo)
@@ -1116,8 +1158,10 @@ class Catalog:
 
     # ------------------------------------------------------------------ merge, revert, cherry-pick
     def _merge_base(self, repo: str, left: str, right: str) -> str | None:
-        """lakeFS's ``ref.FindMergeBase``: a best common ancestor, walking both sides together by
-        generation (then creation date), newest first."""
+        """
+        LakeFS's ``ref.FindMergeBase``: a best common ancestor, walking both sides together by
+        generation (then creation date), newest first.
+        """
         if left == right:
             return left
         commits = self._all_commits(repo)
@@ -1141,10 +1185,12 @@ class Catalog:
 
     def _merge_trees(self, ns: str, dest: str, source: str, base: str, strategy: str,
                      allow_empty: bool = False) -> str:
-        """lakeFS's ``committedManager.Merge`` (``pkg/graveler/committed/merge.go``), key by key: a
+        """
+        LakeFS's ``committedManager.Merge`` (``pkg/graveler/committed/merge.go``), key by key: a
         side that did not change a key against ``base`` takes the other side's; both changed (or
         one changed and the other deleted) is a conflict unless ``strategy`` is ``dest-wins`` or
-        ``source-wins``. Entries compare by identity. Returns the merged metarange id."""
+        ``source-wins``. Entries compare by identity. Returns the merged metarange id.
+        """
         if source == base and not allow_empty:
             raise APIError(400, "no changes")
         if dest == base:
@@ -1200,8 +1246,10 @@ class Catalog:
         return r, cid, self._commit(repo, cid)
 
     def _clean_branch(self, repo: str, branch: str) -> tuple[dict, str, dict]:
-        """(repo row, HEAD id, HEAD commit) of a branch without uncommitted changes (lakeFS's
-        ``prepareForCommitIDUpdate``: ``ErrDirtyBranch`` otherwise)."""
+        """
+        (repo row, HEAD id, HEAD commit) of a branch without uncommitted changes (lakeFS's
+        ``prepareForCommitIDUpdate``: ``ErrDirtyBranch`` otherwise).
+        """
         r = self._repo_row(repo)
         head, _ = self._branch(repo, branch)
         commit = self._commit(repo, head)
@@ -1217,9 +1265,11 @@ class Catalog:
 
     def merge(self, repo: str, source_ref: str, destination: str, message: str, metadata: dict | None,
               strategy: str, force: bool, allow_empty: bool, squash: bool, committer: str) -> str:
-        """lakeFS's ``Graveler.Merge``: a commit on ``destination`` whose parents are the
+        """
+        LakeFS's ``Graveler.Merge``: a commit on ``destination`` whose parents are the
         destination's HEAD (first) and the source commit, or the destination's HEAD alone for a
-        squash merge; metadata gains ``.lakefs.merge.strategy``. Returns the new commit id."""
+        squash merge; metadata gains ``.lakefs.merge.strategy``. Returns the new commit id.
+        """
         with self.lock:
             if strategy not in ("", "dest-wins", "source-wins"):
                 raise APIError(400, "argument strategy: invalid value: validation error")
@@ -1248,9 +1298,11 @@ class Catalog:
 
     def revert(self, repo: str, branch: str, ref: str, parent_number: int, allow_empty: bool,
                overrides: dict | None, force: bool, committer: str) -> dict:
-        """lakeFS's ``Graveler.Revert``: merge the reverted commit's parent (``parent_number``,
+        """
+        LakeFS's ``Graveler.Revert``: merge the reverted commit's parent (``parent_number``,
         1-based, required for a merge commit) into the branch with the commit as the base; one
-        parent, the branch's HEAD."""
+        parent, the branch's HEAD.
+        """
         with self.lock:
             if parent_number < 0:
                 raise APIError(400, "parentNumber: invalid value: validation error")
@@ -1278,10 +1330,12 @@ class Catalog:
 
     def cherry_pick(self, repo: str, branch: str, ref: str, parent_number: int | None, overrides: dict | None,
                     force: bool, committer: str) -> dict:
-        """lakeFS's ``Graveler.CherryPick``: merge the commit into the branch with its parent
+        """
+        LakeFS's ``Graveler.CherryPick``: merge the commit into the branch with its parent
         (``parent_number``, 1-based, required for a merge commit) as the base; one parent, the
         branch's HEAD; the commit's message and metadata plus ``cherry-pick-origin`` and
-        ``cherry-pick-committer``."""
+        ``cherry-pick-committer``.
+        """
         with self.lock:
             if parent_number is not None and parent_number <= 0:
                 raise APIError(400, "parentNumber: value should be greater than 0: invalid value: validation error")
@@ -1351,14 +1405,18 @@ class Catalog:
             return out
 
     def _presign_get(self, ns: str, key: str) -> str | None:
-        """A presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the
-        location)."""
+        """
+        A presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the
+        location).
+        """
         return self.presign(ns, "get_object", key) if isinstance(self.storage(ns), S3Storage) else None
 
     def presign(self, ns: str, operation: str, key: str, expiry: int = 900) -> str:
-        """A presigned S3 URL for ``key`` of namespace ``ns``, signed as lakeFS signs (SigV4, query
+        """
+        A presigned S3 URL for ``key`` of namespace ``ns``, signed as lakeFS signs (SigV4, query
         parameters ``X-Amz-*``, boto3's default for a custom endpoint being SigV2) and, as the Go
-        SDK lakeFS uses, with ``x-id=<operation>`` among the signed parameters."""
+        SDK lakeFS uses, with ``x-id=<operation>`` among the signed parameters.
+        """
         st = self.storage(ns)
         presigner = self._presigners.get(ns)
         if presigner is None:
@@ -1414,7 +1472,7 @@ class Catalog:
                 try:
                     mark = json.loads(base64.b64decode(token, validate=True))
                     run_id, mark_branch, mark_path = mark["run_id"], mark["branch"], mark["path"]
-                except Exception:  # noqa: BLE001 - any malformed token is the client's error
+                except Exception:
                     raise APIError(400, "invalid continuation token") from None
             else:
                 run_id, mark_branch, mark_path = new_descending_xid(self.now()), "", ""
@@ -1464,16 +1522,18 @@ class Catalog:
 
 
 def _x_id(request, operation_name: str, **_) -> None:
-    """botocore ``before-sign`` hook: the operation as ``x-id`` in the query (signed with it)."""
+    """Botocore ``before-sign`` hook: the operation as ``x-id`` in the query (signed with it)."""
     request.url += ("&" if "?" in request.url else "?") + f"x-id={operation_name}"
 
 
 def _page_diff(diffs: list[tuple[str, str, int | None]], prefix: str, after: str, amount: int,
                delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
-    """lakeFS's ``listDiffHelper`` over (path, type, size) in path order: the paths under
+    """
+    LakeFS's ``listDiffHelper`` over (path, type, size) in path order: the paths under
     ``prefix`` past ``after`` (with a delimiter: past everything under ``after``), a run of paths
     under one common prefix folded into one ``prefix_changed`` entry (size None; lakeFS reports
-    every common prefix as changed), at most ``amount``; returns them and whether more follow."""
+    every common prefix as changed), at most ``amount``; returns them and whether more follow.
+    """
     def started(p: str) -> bool:
         if not after or after < prefix:
             return p >= prefix
@@ -1540,11 +1600,13 @@ def _rules_proto(rules: dict) -> bytes:
 
 
 def _import_checksum(st, info, uri: str) -> str:
-    """The checksum lakeFS's import walkers record: the S3 listing's ETag (``pkg/block/s3/walker.go``),
+    """
+    The checksum lakeFS's import walkers record: the S3 listing's ETag (``pkg/block/s3/walker.go``),
     GCS's md5Hash in hex (``pkg/block/gs/walker.go``), Azure's Content-MD5 in hex else the blob's
     ETag (``pkg/block/azure/adapter.go`` ``calcETag``), a local file's MD5 (``pkg/block/local/adapter.go``
     ``calcFileETag``). Our listings give the first three as ``ObjectInfo.checksum``; an Azure blob
-    without Content-MD5 gets an ETag-like value here (Azurite's ETag is not in our listing)."""
+    without Content-MD5 gets an ETag-like value here (Azurite's ETag is not in our listing).
+    """
     if info.checksum:
         return info.checksum
     if hasattr(st, "content_md5") and uri.startswith("local://"):

@@ -1,4 +1,5 @@
-"""Injected faults: make the emulator answer like a lakeFS in trouble, for the GC's fault tests.
+"""
+Injected faults: make the emulator answer like a lakeFS in trouble, for the GC's fault tests.
 
 ``PUT /_emulator/faults`` with ``{"rules": [rule, ...]}`` replaces the rules (``[]`` clears them);
 ``GET /_emulator/faults`` shows them with how often each fired. A rule::

@@ -1,4 +1,5 @@
-"""Start and stop an emulator process outside pytest (the demo, the benchmarks).
+"""
+Start and stop an emulator process outside pytest (the demo, the benchmarks).
 
 The test fixtures in tests/conftest.py do the same with pytest's temporary directories.
 """
@@ -76,9 +77,11 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
 
 def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = None,
                  timeout: float = 30.0, cwd: Path = ROOT, inherit_env: bool = True) -> subprocess.Popen:
-    """Start ``cmd`` in its own session in ``cwd`` (output to ``log``) and wait until ``ready_url``
+    """
+    Start ``cmd`` in its own session in ``cwd`` (output to ``log``) and wait until ``ready_url``
     answers; ``env`` is added to this process's environment, or is the whole of it without
-    ``inherit_env``."""
+    ``inherit_env``.
+    """
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
                                 env={**os.environ, **(env or {})} if inherit_env else dict(env or {}),

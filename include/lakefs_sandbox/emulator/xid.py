@@ -1,4 +1,5 @@
-"""rs/xid ids as lakeFS uses them (reference 2.2-2.3).
+"""
+rs/xid ids as lakeFS uses them (reference 2.2-2.3).
 
 12 bytes: 4-byte big-endian unix seconds | 3-byte machine id | 2-byte pid | 3-byte counter, printed
 as 20 lowercase base32hex characters (order-preserving). lakeFS's *descending* ids (data slices,
@@ -37,7 +38,7 @@ def new_xid(now: float) -> str:
 
 
 def new_descending_xid(now: float) -> str:
-    """lakeFS's descending id (slices, run ids): xid time = (64060588800 - now) truncated to uint32."""
+    """LakeFS's descending id (slices, run ids): xid time = (64060588800 - now) truncated to uint32."""
     return xid_from_parts(UNIX_YEAR_4000 - int(now))
 
 

@@ -1,4 +1,5 @@
-"""An Airflow 3 of our own on this machine, with the GC DAGs: ``make airflow`` (``python -m lakefs_sandbox.local_airflow``).
+"""
+An Airflow 3 of our own on this machine, with the GC DAGs: ``make airflow`` (``python -m lakefs_sandbox.local_airflow``).
 
 A development tool of this repository: not part of the installed provider (it runs lakeFS and seeds
 the sample repository through the sandbox).
@@ -47,11 +48,25 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lakefs_gc.config import project_root
-
-from lakefs_sandbox.local_airflow.lakefs import (LAKEFS_MODES, SAMPLE_NAMESPACE, SAMPLE_REPO, lakefs_lines,
-                                                   lakefs_settings, seed_sample, start_lakefs)
-from lakefs_sandbox.local_airflow.processes import (COMPONENTS, LOOPBACK, MIGRATE_TIMEOUT, START_TIMEOUT,
-                                                       AirflowProcesses, airflow_env, listeners, wait_http)
+from lakefs_sandbox.local_airflow.lakefs import (
+    LAKEFS_MODES,
+    SAMPLE_NAMESPACE,
+    SAMPLE_REPO,
+    lakefs_lines,
+    lakefs_settings,
+    seed_sample,
+    start_lakefs,
+)
+from lakefs_sandbox.local_airflow.processes import (
+    COMPONENTS,
+    LOOPBACK,
+    MIGRATE_TIMEOUT,
+    START_TIMEOUT,
+    AirflowProcesses,
+    airflow_env,
+    listeners,
+    wait_http,
+)
 from lakefs_sandbox.local_airflow.settings import SetupError, component_env, plan, port_free, private_json
 
 COMMAND = "make airflow"  # how its messages name it
@@ -71,9 +86,11 @@ def _on_signal(signum, _frame):
 
 def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.stdout,
         environ: Mapping[str, str] | None = None, lakefs: str = "settings") -> int:
-    """Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything.
+    """
+    Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything.
     ``lakefs``: ``settings`` (the lakeFS of the settings) or ``real`` (lakeFS itself, run by this command
-    in ``<state>/lakefs``, :func:`start_lakefs`)."""
+    in ``<state>/lakefs``, :func:`start_lakefs`).
+    """
     environ = os.environ if environ is None else environ
     if lakefs not in LAKEFS_MODES:
         raise ValueError(f"lakefs: one of {LAKEFS_MODES}, got {lakefs!r}")
@@ -189,9 +206,11 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
 
 def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None,
          lakefs: str | None = None) -> int:
-    """``make airflow``: paths relative to the working directory, defaults under the project.
+    """
+    ``make airflow``: paths relative to the working directory, defaults under the project.
     With ``lakefs="real"`` a missing default settings file is no error: lakeFS's settings come from
-    the lakeFS the command runs, the others have defaults."""
+    the lakeFS the command runs, the others have defaults.
+    """
     root = project_root()
     lakefs = lakefs or "settings"
     env = root / "config" / "airflow.env" if env_file is None else (Path(env_file) if env_file else None)

@@ -1,11 +1,12 @@
-"""``make airflow LAKEFS=real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
-sample repository it seeds."""
+"""
+``make airflow LAKEFS=real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
+sample repository it seeds.
+"""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-
 
 from lakefs_sandbox.local_airflow.settings import Plan, private_json
 
@@ -15,10 +16,12 @@ SAMPLE_REPO, SAMPLE_NAMESPACE = "sample-repo", "local://sample-repo"
 
 
 def start_lakefs(home: Path, timeout: float = 60.0):
-    """lakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``, whose state
+    """
+    LakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``, whose state
     stays there from one start to the next: its admin's keys generated at the first start into
     ``home/keys.json`` (0600) and reused at the next ones (lakeFS is then already set up). Its handle
-    (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``, ``.stop()``)."""
+    (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``, ``.stop()``).
+    """
     from lakefs_sandbox import real_lakefs
 
     home.mkdir(parents=True, exist_ok=True)
@@ -43,8 +46,10 @@ def lakefs_settings(server) -> dict[str, str]:
 
 
 def seed_sample(server) -> tuple[bool, int]:
-    """``sample-repo`` on ``local://sample-repo`` (``lakefs_sandbox.seed``, commits dated back ten
-    days through the commit API) unless the repository exists; (seeded now, its creation time)."""
+    """
+    ``sample-repo`` on ``local://sample-repo`` (``lakefs_sandbox.seed``, commits dated back ten
+    days through the commit API) unless the repository exists; (seeded now, its creation time).
+    """
     from lakefs_sdk.exceptions import ApiException, NotFoundException
 
     from lakefs_sandbox.seed import seed
@@ -63,8 +68,10 @@ def seed_sample(server) -> tuple[bool, int]:
 
 
 def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
-    """What the summary says of the lakeFS this command runs: where, how to sign in (the secret only
-    as where it is), the placeholder UI, the sample repository and when a GC run has garbage to take."""
+    """
+    What the summary says of the lakeFS this command runs: where, how to sign in (the secret only
+    as where it is), the placeholder UI, the sample repository and when a GC run has garbage to take.
+    """
     from lakefs_sandbox.real_lakefs import VERSION
 
     keys = home / "keys.json"

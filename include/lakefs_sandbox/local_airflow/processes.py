@@ -1,5 +1,7 @@
-"""Airflow's components as processes on 127.0.0.1: their environment, start, listeners, stop by
-PID. Shared by ``make airflow`` and the tests (no Airflow import: Airflow runs in the processes)."""
+"""
+Airflow's components as processes on 127.0.0.1: their environment, start, listeners, stop by
+PID. Shared by ``make airflow`` and the tests (no Airflow import: Airflow runs in the processes).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from lakefs_gc.config import project_root
-
 
 # Each component's arguments: no log server (it would listen on every interface).
 COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -33,9 +34,11 @@ STOP_TIMEOUT = 20.0     # per component, then SIGKILL
 
 def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Mapping[str, str] | None = None,
                 **settings: str) -> dict[str, str]:
-    """The environment of an Airflow of our own: its home and metadata DB, our dags and plugins and
+    """
+    The environment of an Airflow of our own: its home and metadata DB, our dags and plugins and
     GC config, the api-server (and the execution API the tasks call) on 127.0.0.1:``port``; nothing
-    of ``base``'s (default: this process's) ``AIRFLOW*`` or ``LAKEFS_GC_*`` settings."""
+    of ``base``'s (default: this process's) ``AIRFLOW*`` or ``LAKEFS_GC_*`` settings.
+    """
     root = project_root()
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if not k.startswith(("AIRFLOW", "LAKEFS_GC_"))}
@@ -60,8 +63,10 @@ def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Ma
 
 
 class AirflowProcesses:
-    """Airflow CLI commands and long-running components, each component in its own session (process
-    group) with its output in ``<home>/<name>.log``; stopped by PID."""
+    """
+    Airflow CLI commands and long-running components, each component in its own session (process
+    group) with its output in ``<home>/<name>.log``; stopped by PID.
+    """
 
     def __init__(self, home: Path, env: dict[str, str]):
         self.home, self.env = Path(home), env
@@ -112,9 +117,11 @@ class AirflowProcesses:
         return out
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
-        """SIGTERM each component's process group (scheduler first: no new tasks), wait up to
+        """
+        SIGTERM each component's process group (scheduler first: no new tasks), wait up to
         ``timeout`` each, SIGKILL the group; then SIGKILL by PID any process of the tree left (one
-        that left the group)."""
+        that left the group).
+        """
         import psutil
 
         left = []

@@ -1,5 +1,7 @@
-"""The user's settings of ``make airflow`` (``config/airflow.env`` and the environment) made a
-plan: the connections, the components' environment, the state directory's private files."""
+"""
+The user's settings of ``make airflow`` (``config/airflow.env`` and the environment) made a
+plan: the connections, the components' environment, the state directory's private files.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lakefs_gc.config import ConfigError, load_config, project_root
-
-
 from lakefs_sandbox.local_airflow.processes import LOOPBACK, SIMPLE_AUTH_MANAGER, airflow_env
 
 
@@ -50,8 +50,10 @@ _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """``KEY=value`` lines (``export`` allowed, ``#`` comments, values optionally quoted). A line of
-    another shape or an unknown key is an error naming the file and the line."""
+    """
+    ``KEY=value`` lines (``export`` allowed, ``#`` comments, values optionally quoted). A line of
+    another shape or an unknown key is an error naming the file and the line.
+    """
     out: dict[str, str] = {}
     for n, raw in enumerate(path.read_text().splitlines(), 1):
         line = raw.strip()
@@ -92,8 +94,10 @@ class Plan:
 
 
 def ui_connections(state: Path) -> set[str]:
-    """The ids of the connections in this Airflow's database (added in the UI at an earlier start);
-    none when there is no database yet or it cannot be read."""
+    """
+    The ids of the connections in this Airflow's database (added in the UI at an earlier start);
+    none when there is no database yet or it cannot be read.
+    """
     import sqlite3
 
     db = state / "airflow.db"
@@ -113,10 +117,12 @@ def ui_connections(state: Path) -> set[str]:
 
 def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None,
          lakefs: Mapping[str, str] | None = None) -> Plan:
-    """Resolve the settings (environment over file over defaults) into a :class:`Plan`; a wrong
+    """
+    Resolve the settings (environment over file over defaults) into a :class:`Plan`; a wrong
     setting raises :class:`SetupError` naming it. ``lakefs``: the ``LAKEFS_*`` settings of the lakeFS
     this command runs (``--lakefs real``), over the environment and the file (each value of theirs it
-    replaces is noted in :attr:`Plan.notes`, secrets left out)."""
+    replaces is noted in :attr:`Plan.notes`, secrets left out).
+    """
     root = project_root()
     from_file: dict[str, str] = {}
     if env_file is not None:

@@ -1,4 +1,5 @@
-"""The GC page in Airflow's UI: an Airflow 3 plugin (entry point ``airflow.plugins``).
+"""
+The GC page in Airflow's UI: an Airflow 3 plugin (entry point ``airflow.plugins``).
 
 - ``fastapi_apps``: :mod:`.app` at ``/lakefs-gc`` (the runs of each repository, from its reports;
   every route checks Airflow's auth);
@@ -23,10 +24,12 @@ URL_ROUTE = "lakefs-gc"
 
 
 def bundle_path(base_url: str | None = None) -> str:
-    """The bundle's absolute path on the api-server, under ``[api] base_url``'s path (``/`` when
+    """
+    The bundle's absolute path on the api-server, under ``[api] base_url``'s path (``/`` when
     unset). Absolute, not relative: Airflow 3.3's UI resolves a relative ``bundle_url`` against its
     ``<base href>``, but 3.2's imports it as it is, and a bare ``lakefs-gc/...`` is no module
-    specifier there ("Failed to resolve module specifier"); an absolute path works on both."""
+    specifier there ("Failed to resolve module specifier"); an absolute path works on both.
+    """
     from urllib.parse import urlsplit
 
     if base_url is None:

@@ -1,4 +1,5 @@
-"""The GC page's API, a FastAPI app the api-server mounts at ``/lakefs-gc`` (``fastapi_apps``).
+"""
+The GC page's API, a FastAPI app the api-server mounts at ``/lakefs-gc`` (``fastapi_apps``).
 
 Every route checks Airflow's auth itself (a mounted app gets none from Airflow): the list needs
 the Plugins view and shows only the repositories whose DAG the user may read; a repository's runs
@@ -58,7 +59,7 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
     """The configured repositories whose DAG this user may read, and the config's own errors."""
     try:
         cfg = _config()
-    except Exception as e:  # noqa: BLE001 - the page says what is wrong with the file
+    except Exception as e:
         return {"repositories": [], "errors": [str(e)]}
     return {"repositories": [{"repository": r.repository, "dag_id": r.dag_id, "schedule": r.schedule,
                               "lakefs_conn_id": r.lakefs_conn_id, "storage_conn_id": r.storage_conn_id}
@@ -109,7 +110,7 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
         namespace, storage = _storage(repo)
         out["namespace"] = namespace
         records = gc_runs.repository_runs(storage)
-    except Exception as e:  # noqa: BLE001 - lakeFS or the store unreachable: the DAG runs still show, with why
+    except Exception as e:
         log.warning("GC page: the reports of %s cannot be read: %s", repo.repository, e)
         out["error"] = f"the reports cannot be read: {e}"
         records = []
@@ -120,11 +121,12 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
 
 @app.get("/api/dags/{dag_id}/explain", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
-    """``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on
-    ``ref``; 400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer."""
+    """
+    ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on
+    ``ref``; 400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer.
+    """
     from lakefs_gc.explain import explain, resolve
     from lakefs_gc.storage import open_storage, parse_namespace
-
     from lakefs_gc_airflow.hooks import LakeFSHook
     from lakefs_gc_airflow.task_io import storage_settings
 
@@ -143,7 +145,7 @@ def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str
         ex = explain(storage, address, roots, client, repo.repository, path=path)
     except HTTPException:
         raise
-    except Exception as e:  # noqa: BLE001 - lakeFS or the store: said so
+    except Exception as e:
         log.warning("GC page: explain %r in %s: %s", target, repo.repository, e)
         raise HTTPException(502, f"cannot explain {target!r}: {e}") from None
     finally:

@@ -1,4 +1,5 @@
-"""What the GC page shows, read from the reports in a repository's namespace: one record per GC
+"""
+What the GC page shows, read from the reports in a repository's namespace: one record per GC
 run (a mark, or a sweep-only run of one), merged with the repository DAG's runs in Airflow.
 
 Pure: a storage object in (``lakefs_gc.storage``), plain dicts out; the FastAPI app
@@ -62,8 +63,10 @@ def run_record(mark_id: str, summary: Mapping[str, Any] | None, problem: str | N
 
 
 def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
-    """Every GC run whose report is in the namespace (marks, and sweep-only runs of them), newest
-    first; a report that does not read is a record with its ``problem``, never left out."""
+    """
+    Every GC run whose report is in the namespace (marks, and sweep-only runs of them), newest
+    first; a report that does not read is a record with its ``problem``, never left out.
+    """
     out: list[dict[str, Any]] = []
     for mark_id, summary, problem in iter_marks(storage):
         out.append(run_record(mark_id, summary, problem, storage.full_uri(layout.summary_key(mark_id))))
@@ -75,9 +78,11 @@ def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
 
 
 def merge(records: Iterable[dict[str, Any]], dag_runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Reports and the DAG's runs as one list, newest first. A report gets its DAG run's state,
+    """
+    Reports and the DAG's runs as one list, newest first. A report gets its DAG run's state,
     dates and failed tasks (by ``airflow_run_id``); a DAG run with no report (refused before it
-    marked, failed, still running) is a record of its own: ``report`` None."""
+    marked, failed, still running) is a record of its own: ``report`` None.
+    """
     by_run = {d["run_id"]: d for d in dag_runs}
     out: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -1,4 +1,5 @@
-"""The Spark jobs' entry points, one file per Spark step, shipped inside the package so that an
+"""
+The Spark jobs' entry points, one file per Spark step, shipped inside the package so that an
 installed ``lakefs_gc`` can be spark-submitted without a checkout of the repository:
 
     spark-submit --py-files <bundle.zip> .../lakefs_gc/spark/jobs/<step>.py --input IN.json --result OUT.json

@@ -1,10 +1,12 @@
-"""Spark entry point for the GC step `compute_candidates` (:mod:`lakefs_gc.steps.compute_candidates`).
+"""
+Spark entry point for the GC step `compute_candidates` (:mod:`lakefs_gc.steps.compute_candidates`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/compute_candidates.py \
         --input INPUT.json --result RESULT.json
 
 (installed: ``lakefs_gc.spark.bundle.job_path('compute_candidates')``; the operator finds it by itself)
 """
+from __future__ import annotations
 
 import sys
 

@@ -1,10 +1,12 @@
-"""Spark entry point for the GC step `delete` (:mod:`lakefs_gc.steps.delete`).
+"""
+Spark entry point for the GC step `delete` (:mod:`lakefs_gc.steps.delete`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/delete.py \
         --input INPUT.json --result RESULT.json
 
 (installed: ``lakefs_gc.spark.bundle.job_path('delete')``; the operator finds it by itself)
 """
+from __future__ import annotations
 
 import sys
 

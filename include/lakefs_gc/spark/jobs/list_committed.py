@@ -1,10 +1,12 @@
-"""Spark entry point for the GC step `list_committed` (:mod:`lakefs_gc.steps.list_committed`).
+"""
+Spark entry point for the GC step `list_committed` (:mod:`lakefs_gc.steps.list_committed`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/list_committed.py \
         --input INPUT.json --result RESULT.json
 
 (installed: ``lakefs_gc.spark.bundle.job_path('list_committed')``; the operator finds it by itself)
 """
+from __future__ import annotations
 
 import sys
 

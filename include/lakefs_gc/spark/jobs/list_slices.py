@@ -1,10 +1,12 @@
-"""Spark entry point for the GC step `list_slices` (:mod:`lakefs_gc.steps.list_slices`).
+"""
+Spark entry point for the GC step `list_slices` (:mod:`lakefs_gc.steps.list_slices`).
 
     spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/list_slices.py \
         --input INPUT.json --result RESULT.json
 
 (installed: ``lakefs_gc.spark.bundle.job_path('list_slices')``; the operator finds it by itself)
 """
+from __future__ import annotations
 
 import sys
 
