@@ -9,9 +9,10 @@ is a loop of single deletes with the first error raised.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from lakefs_gc.storage import native
@@ -25,7 +26,13 @@ from lakefs_gc.storage.base import (
     spool_download,
     where,
 )
-from lakefs_gc.storage.settings import AzureOptions
+
+if TYPE_CHECKING:
+    from azure.core.credentials import AccessToken, AzureSasCredential, TokenCredential
+    from azure.storage.blob import BlobServiceClient, ContainerClient
+    from obstore.store import AzureStore
+
+    from lakefs_gc.storage.settings import AzureOptions
 
 AZURE_MAX_DELETE = 256  # Blob Batch's limit of sub-requests per request
 CLIENT_RETRIES = 3      # the SDK's own retries for reads and writes (the deleter retries by itself)
@@ -33,14 +40,15 @@ CLIENT_RETRIES = 3      # the SDK's own retries for reads and writes (the delete
 
 class StaticTokenCredential:
     """
-    An OAuth access token obtained elsewhere (the Airflow side, from the connection's token
-    credential), as the ``TokenCredential`` the SDK asks for.
+    An OAuth access token obtained elsewhere, as the ``TokenCredential`` the SDK asks for.
+
+    The token comes from the Airflow side, from the connection's token credential.
     """
 
     def __init__(self, token: str, expires_on: int):
         self._token, self._expires_on = token, int(expires_on)
 
-    def get_token(self, *scopes, **kwargs):
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
         from azure.core.credentials import AccessToken
 
         return AccessToken(self._token, self._expires_on)
@@ -49,8 +57,8 @@ class StaticTokenCredential:
         return "StaticTokenCredential(...)"
 
 
-def azure_credential(options: AzureOptions):
-    """The SDK credential for ``options``: account key, SAS, access token, else DefaultAzureCredential."""
+def azure_credential(options: AzureOptions) -> dict[str, str] | AzureSasCredential | TokenCredential:
+    """Return the SDK credential for ``options``: account key, SAS, access token, else DefaultAzureCredential."""
     if options.account_key:
         return {"account_name": options.account_name, "account_key": options.account_key}
     if options.sas_token:
@@ -64,11 +72,13 @@ def azure_credential(options: AzureOptions):
     return DefaultAzureCredential()
 
 
-def make_service_client(options: AzureOptions, retries: int | None = None):
+def make_service_client(options: AzureOptions, retries: int | None = None) -> BlobServiceClient:
     """
-    A ``BlobServiceClient`` for ``options``: the SDK's exponential retry with 1, 3, 5 s waits
-    (its default waits 15 s and more), ``retries`` attempts after the first (default
-    ``CLIENT_RETRIES``; 0: none, the deleter retries and counts by itself).
+    Return a ``BlobServiceClient`` for ``options``.
+
+    The SDK's exponential retry with 1, 3, 5 s waits (its default waits 15 s and more), ``retries``
+    attempts after the first (default ``CLIENT_RETRIES``; 0: none, the deleter retries and counts by
+    itself).
     """
     from azure.storage.blob import BlobServiceClient, ExponentialRetry
 
@@ -78,13 +88,13 @@ def make_service_client(options: AzureOptions, retries: int | None = None):
                              retry_policy=policy, connection_timeout=20, read_timeout=120)
 
 
-def _azure_connection_errors():
+def _azure_connection_errors() -> tuple[type[BaseException], ...]:
     from azure.core.exceptions import ServiceRequestError, ServiceResponseError
 
     return (ServiceRequestError, ServiceResponseError)
 
 
-def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> str:
+def _unreachable_message(self: AzureStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     return (f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts ({method} "
             f"{where(self, args)}: {type(exc).__name__}: {exc}): check the account URL the wasb storage connection "
             f"gives (storage_conn_id in the GC config: host, or BlobEndpoint in its connection string), that the "
@@ -96,8 +106,9 @@ _reaching = reaching(_azure_connection_errors, _unreachable_message)
 
 class AzureStorage(CloudStorage):
     """
-    Blobs under ``https://<account>.<domain>/<container>/<prefix>``: azure-storage-blob, and
-    obstore for listing slices.
+    Blobs under ``https://<account>.<domain>/<container>/<prefix>``.
+
+    Through azure-storage-blob, and obstore for listing slices.
     """
 
     max_delete_batch = AZURE_MAX_DELETE
@@ -114,11 +125,11 @@ class AzureStorage(CloudStorage):
         self._root(uri, prefix)
         self.container, self.options, self._account = container, options, account
         self.client = make_service_client(options).get_container_client(container)
-        self._raw = None
+        self._raw: ContainerClient | None = None  # the container's client without SDK retries, for delete_batch
         # Sub-request paths in a batch answer: [/<account> on Azurite]/<container>/<blob>
         self._path_base = urlsplit(options.account_url).path.rstrip("/") + f"/{container}/"
 
-    def _open_native(self):
+    def _open_native(self) -> AzureStore:
         options = self.options if self.options.account_name else replace(self.options, account_name=self._account)
         return native.azure_store(self.container, self.prefix, options)
 
@@ -131,13 +142,14 @@ class AzureStorage(CloudStorage):
         from azure.core.exceptions import ResourceNotFoundError
 
         try:
-            return self.client.download_blob(self._name(key)).readall()
+            data: bytes = self.client.download_blob(self._name(key)).readall()
+            return data
         except ResourceNotFoundError:
             raise ObjectNotFound(self.full_uri(key)) from None
 
     @_reaching
     def open_input(self, key: str) -> IO[bytes]:
-        """The blob in a seekable temporary file (in memory up to 64 MiB)."""
+        """Return the blob in a seekable temporary file (in memory up to 64 MiB)."""
         from azure.core.exceptions import ResourceNotFoundError
 
         return spool_download(lambda f: self.client.download_blob(self._name(key)).readinto(f),
@@ -155,8 +167,10 @@ class AzureStorage(CloudStorage):
 
     def content_md5(self, key: str) -> str | None:
         """
-        Content-MD5 in hex: Azure keeps one for blobs put in one call (and for any blob whose
-        writer set it); None for blobs put in blocks without it.
+        Return Content-MD5 in hex.
+
+        Azure keeps one for blobs put in one call (and for any blob whose writer set it); None for
+        blobs put in blocks without it.
         """
         info = self.stat(key)
         return info.checksum if info else None
@@ -164,8 +178,9 @@ class AzureStorage(CloudStorage):
     @_reaching
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """
-        Blobs under ``prefix`` in name order (Azure lists in lexical order); Azure has no
-        start-after, so earlier names are skipped here.
+        Blobs under ``prefix`` in name order (Azure lists in lexical order).
+
+        Azure has no start-after, so earlier names are skipped here.
         """
         from azure.storage.blob import BlobPrefix
 
@@ -192,12 +207,13 @@ class AzureStorage(CloudStorage):
     def delete(self, key: str) -> None:
         self.client.delete_blob(self._name(key))
 
-    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+    def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
         """
-        One Blob Batch request (<= 256 keys) without SDK retries. Returns (key, code, message) for
-        each key whose sub-request failed (``BlobNotFound`` for a missing one); a key whose
-        sub-response cannot be matched to it counts as failed (``BatchResponseUnmatched``, retried:
-        deleting again is harmless). A failed request raises.
+        Delete ``keys`` in one Blob Batch request (<= 256 keys) without SDK retries.
+
+        Returns (key, code, message) for each key whose sub-request failed (``BlobNotFound`` for a
+        missing one); a key whose sub-response cannot be matched to it counts as failed
+        (``BatchResponseUnmatched``, retried: deleting again is harmless). A failed request raises.
         """
         if len(keys) > AZURE_MAX_DELETE:
             raise ValueError(f"Blob Batch takes at most {AZURE_MAX_DELETE} keys, got {len(keys)}")
@@ -207,7 +223,7 @@ class AzureStorage(CloudStorage):
             self._raw = make_service_client(self.options, retries=0).get_container_client(self.container)
         names = {self._name(k): k for k in keys}
         answers = self._raw.delete_blobs(*names, raise_on_any_failure=False)
-        failed: list[tuple[str, str, str]] = []
+        failed: builtins.list[tuple[str, str, str]] = []
         seen: set[str] = set()
         for r in answers:
             path = unquote(urlsplit(r.request.url).path)
@@ -225,8 +241,9 @@ class AzureStorage(CloudStorage):
 
     def soft_delete_days(self) -> int | None:
         """
-        Days the account keeps deleted blobs (its blob soft delete), 0 when off; None when the
-        credential may not read the account's service properties.
+        Return the days the account keeps deleted blobs (its blob soft delete), 0 when off.
+
+        None when the credential may not read the account's service properties.
         """
         try:
             policy = make_service_client(self.options).get_service_properties().get("delete_retention_policy")

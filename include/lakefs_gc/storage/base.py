@@ -1,10 +1,12 @@
 """
-What every storage adapter offers: the :class:`Storage` protocol, the listed-object record and
-the errors.
+What every storage adapter offers.
+
+The :class:`Storage` protocol, the listed-object record and the errors.
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import logging
@@ -12,9 +14,13 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from lakefs_gc.errors import Unreachable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from obstore.store import ObjectStore
 
 
 class StorageError(Exception):
@@ -45,7 +51,10 @@ class Storage(Protocol):
 
     uri: str
     max_delete_batch: int  # most keys one delete_batch call takes
-    listed_md5: bool       # ObjectInfo.checksum as listed is the content's MD5 (when there is one)
+
+    @property
+    def listed_md5(self) -> bool:  # ObjectInfo.checksum as listed is the content's MD5 (when there is one)
+        ...
 
     def full_uri(self, key: str) -> str: ...
     def put(self, key: str, data: bytes) -> None: ...
@@ -53,69 +62,83 @@ class Storage(Protocol):
     def open_input(self, key: str) -> IO[bytes]: ...
     def exists(self, key: str) -> bool: ...
     def stat(self, key: str) -> ObjectInfo | None:
-        """The object's size and last modification, None when it does not exist."""
+        """Return the object's size and last modification, None when it does not exist."""
         ...
     def content_md5(self, key: str) -> str | None:
         """
-        The content's MD5 (hex) when the store vouches for it (or, local, computes it), else None
-        (missing, or a store checksum that is not the content's MD5): the staged check's.
+        Return the content's MD5 (hex) when the store vouches for it (or, local, computes it), else None.
+
+        None: missing, or a store checksum that is not the content's MD5. The staged check's.
         """
         ...
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """Objects under ``prefix`` sorted by key (UTF-8 byte order), only those after ``start_after``."""
         ...
     def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
-    def list_batches(self, prefix: str) -> Iterator:
+    def list_batches(self, prefix: str) -> Iterator[pa.RecordBatch]:
         """
-        Every object under ``prefix`` (``.../``), in key order, as Arrow batches of
-        :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice.
+        Every object under ``prefix`` (``.../``), in key order, as Arrow batches.
+
+        Batches of :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice.
         """
         ...
     def delete(self, key: str) -> None: ...
 
-    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+    def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
         """
-        Delete up to ``max_delete_batch`` keys (one request where the store has a batch call);
-        (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or ``404``
-        for a missing one). A failed request raises. The deleter's only call.
+        Delete up to ``max_delete_batch`` keys (one request where the store has a batch call).
+
+        Returns (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or
+        ``404`` for a missing one). A failed request raises. The deleter's only call.
         """
         ...
 
 
 class StorageUnreachable(Unreachable):
     """
-    The storage endpoint did not answer within the client library's attempts (refused, unknown
-    host, timed out).
+    The storage endpoint did not answer within the client library's attempts.
+
+    Refused, unknown host, timed out.
     """
+
+
+_S = TypeVar("_S")  # the storage a decorated method belongs to
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
-             message: Callable[[object, BaseException, str, tuple], str]):
+             message: Callable[[_S, BaseException, str, tuple[object, ...]], str],
+             ) -> Callable[[Callable[Concatenate[_S, _P], _R]], Callable[Concatenate[_S, _P], _R]]:
     """
-    A decorator for a storage method: the library's "could not connect" errors (after its own
-    attempts) become one :class:`StorageUnreachable` line, ``message(storage, exc, method, args)``,
-    naming the endpoint and what to check; everything else (answers, even 5xx) propagates as it is.
+    Make a decorator for a storage method that turns "could not connect" into one clear error.
+
+    The library's "could not connect" errors (after its own attempts) become one
+    :class:`StorageUnreachable` line, ``message(storage, exc, method, args)``, naming the endpoint
+    and what to check; everything else (answers, even 5xx) propagates as it is.
     ``connection_errors`` is called at the first failure (the library is imported lazily).
     """
 
-    def wrap(method):
-        def unreachable(self, exc, args):
-            logging.getLogger(method.__module__).debug("%s: the last attempt's error", method.__name__, exc_info=True)
+    def wrap(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
+        def unreachable(self: _S, exc: BaseException, args: tuple[object, ...]) -> StorageUnreachable:
+            logging.getLogger(method.__module__).debug("%s: the last attempt's error", method.__name__, exc_info=exc)
             return StorageUnreachable(message(self, exc, method.__name__, args))
 
         if inspect.isgeneratorfunction(method):
+            generator = cast("Callable[Concatenate[_S, _P], Iterator[object]]", method)
+
             @functools.wraps(method)
-            def gen(self, *args, **kwargs):
+            def gen(self: _S, *args: _P.args, **kwargs: _P.kwargs) -> Iterator[object]:
                 try:
-                    yield from method(self, *args, **kwargs)
+                    yield from generator(self, *args, **kwargs)
                 except Exception as exc:
                     if isinstance(exc, connection_errors()):
                         raise unreachable(self, exc, args) from None
                     raise
-            return gen
+            return cast("Callable[Concatenate[_S, _P], _R]", gen)  # a generator function's result is its iterator
 
         @functools.wraps(method)
-        def call(self, *args, **kwargs):
+        def call(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
@@ -131,8 +154,9 @@ MD5_HEX = re.compile(r"[0-9a-f]{32}")  # a checksum in the form of lakeFS's own 
 
 def hex_md5(value: bytes | bytearray | str | None) -> str | None:
     """
-    A content MD5 as lakeFS writes checksums (lower-case hex): Azure gives the raw 16 bytes,
-    GCS base64 of them; anything else (absent, another length) is None.
+    Return a content MD5 as lakeFS writes checksums (lower-case hex).
+
+    Azure gives the raw 16 bytes, GCS base64 of them; anything else (absent, another length) is None.
     """
     import base64
     import binascii
@@ -147,17 +171,18 @@ def hex_md5(value: bytes | bytearray | str | None) -> str | None:
     return bytes(value).hex() if len(value) == 16 else None
 
 
-def where(storage, args: tuple) -> str:
-    """The URI a failed call was about: the key's, else the namespace's."""
+def where(storage: CloudStorage, args: tuple[object, ...]) -> str:
+    """Return the URI a failed call was about: the key's, else the namespace's."""
     return storage.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else storage.uri
 
 
-def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[Exception], bool],
+def spool_download(download: Callable[[IO[bytes]], object], is_missing: Callable[[Exception], bool],
                    uri: str) -> IO[bytes]:
     """
-    ``download`` (writing the object into the file it is given) into a seekable temporary file,
-    in memory up to 64 MiB; :class:`ObjectNotFound` naming ``uri`` when ``is_missing`` says the
-    error means the object is not there. Every adapter's ``open_input``.
+    Run ``download`` (writing the object into the file it is given) into a seekable temporary file.
+
+    The file is in memory up to 64 MiB; :class:`ObjectNotFound` naming ``uri`` when ``is_missing``
+    says the error means the object is not there. Every adapter's ``open_input``.
     """
     tmp = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     try:
@@ -168,27 +193,36 @@ def spool_download(download: Callable[[IO[bytes]], None], is_missing: Callable[[
             raise ObjectNotFound(uri) from None
         raise
     tmp.seek(0)
-    return tmp  # type: ignore[return-value]
+    return tmp
 
 
 class CloudStorage:
     """
-    What the S3, Azure Blob and GCS adapters share: keys under one prefix of a bucket or
-    container, their URIs, and the listing into Arrow (through the native client where it serves,
-    :mod:`lakefs_gc.storage.native`). A subclass sets ``uri``, ``prefix`` (:meth:`_root`) and its
-    ``unreachable_message``, and makes its native store in :meth:`native_store`.
+    What the S3, Azure Blob and GCS adapters share.
+
+    Keys under one prefix of a bucket or container, their URIs, and the listing into Arrow (through
+    the native client where it serves, :mod:`lakefs_gc.storage.native`). A subclass sets ``uri``,
+    ``prefix`` (:meth:`_root`) and its ``unreachable_message``, and makes its native store in
+    :meth:`native_store`.
     """
 
     listed_etag = False  # the native listing's ETag is the checksum the SDK lists (S3's)
     sdk_listed_md5 = False  # the SDK's listing carries the content MD5 (Azure's Content-MD5, GCS's md5Hash)
-    unreachable_message: Callable[[object, BaseException, str, tuple], str]
-    _native = None  # the obstore store, made on first use
+    # message(storage, exc, method, args) of reaching(): the storage is the subclass's own
+    unreachable_message: ClassVar[Callable[[Any, BaseException, str, tuple[object, ...]], str]]
+    _native: ObjectStore | None = None  # the obstore store, made on first use
+
+    if TYPE_CHECKING:  # each subclass's own
+        def stat(self, key: str) -> ObjectInfo | None: ...
+        def list(self, prefix: str = "", recursive: bool = True,
+                 start_after: str | None = None) -> Iterator[ObjectInfo]: ...
 
     @property
     def listed_md5(self) -> bool:
         """
-        The listing's checksum is the content's MD5: only the SDK's listing has it (Azure, GCS),
-        and the native listing lists instead while it is on.
+        The listing's checksum is the content's MD5.
+
+        Only the SDK's listing has it (Azure, GCS), and the native listing lists instead while it is on.
         """
         from lakefs_gc.storage import native
 
@@ -203,7 +237,7 @@ class CloudStorage:
         return f"{self.uri}/{key}"
 
     def _name(self, key: str) -> str:
-        """The store's name of a namespace key (the namespace prefix joined; ``..`` refused)."""
+        """Return the store's name of a namespace key (the namespace prefix joined; ``..`` refused)."""
         from lakefs_gc.storage.namespace import _check_key
 
         return self._base + _check_key(key)
@@ -211,20 +245,21 @@ class CloudStorage:
     def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
         return self.stat(key) is not None
 
-    def native_store(self):
-        """The obstore store of the namespace (made once, by :meth:`_open_native`)."""
+    def native_store(self) -> ObjectStore:
+        """Return the obstore store of the namespace (made once, by :meth:`_open_native`)."""
         if self._native is None:
             self._native = self._open_native()
         return self._native
 
-    def _open_native(self):
+    def _open_native(self) -> ObjectStore:
         raise NotImplementedError
 
-    def list_batches(self, prefix: str) -> Iterator:
+    def list_batches(self, prefix: str) -> Iterator[pa.RecordBatch]:
         """
-        Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches of
-        :func:`lakefs_gc.storage.native.listed_schema`: through the native client, the SDK's :meth:`list` for what it
-        cannot list (:func:`lakefs_gc.storage.native.listing_batches`).
+        Every object under ``prefix`` (a ``.../`` prefix), in key order, as Arrow batches.
+
+        Batches of :func:`lakefs_gc.storage.native.listed_schema`: through the native client, the SDK's
+        :meth:`list` for what it cannot list (:func:`lakefs_gc.storage.native.listing_batches`).
         """
         from lakefs_gc.storage import native
 

@@ -12,13 +12,20 @@ Chosen over ``pyarrow.fs``'s GCS filesystem, which has no per-object delete outc
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import CloudStorage, ObjectInfo, ObjectNotFound, hex_md5, reaching, spool_download, where
 from lakefs_gc.storage.settings import GCSOptions
+
+if TYPE_CHECKING:
+    import google.auth.credentials
+    from google.api_core.retry import Retry
+    from google.cloud.storage import Client
+    from obstore.store import GCSStore
 
 GCS_MAX_DELETE = 100   # keys per delete_batch call (as many as a JSON batch would carry)
 DELETE_THREADS = 16    # parallel delete calls (one process, 2 cores, 2,000 deletes on fake-gcs-server: 16 threads
@@ -27,28 +34,31 @@ DEFAULT_PROJECT = "lakefs-gc"  # listing and reading a bucket need no project; t
 READ_RETRY_SECONDS = 30  # the library's retries of reads and writes (its default: 120 s), then a clear error
 
 
-def _retry():
-    """The library's default retry (429, 5xx, connection errors), bounded to READ_RETRY_SECONDS."""
+def _retry() -> Retry:
+    """Return the library's default retry (429, 5xx, connection errors), bounded to READ_RETRY_SECONDS."""
     from google.cloud.storage.retry import DEFAULT_RETRY
 
-    return DEFAULT_RETRY.with_timeout(READ_RETRY_SECONDS)
+    retry: Retry = DEFAULT_RETRY.with_timeout(READ_RETRY_SECONDS)
+    return retry
 
 
-def make_gcs_client(options: GCSOptions):
+def make_gcs_client(options: GCSOptions) -> Client:
     """
-    A ``storage.Client`` for ``options``: anonymous (an emulator), an access token, or
-    Application Default Credentials.
+    Return a ``storage.Client`` for ``options``.
+
+    Anonymous (an emulator), an access token, or Application Default Credentials.
     """
     from google.cloud import storage
 
+    credentials: google.auth.credentials.Credentials | None
     if options.anonymous:
         from google.auth.credentials import AnonymousCredentials
 
-        credentials = AnonymousCredentials()
+        credentials = AnonymousCredentials()  # type: ignore[no-untyped-call]  # google-auth leaves it unannotated
     elif options.access_token:
         from google.oauth2.credentials import Credentials
 
-        credentials = Credentials(options.access_token)
+        credentials = Credentials(options.access_token)  # type: ignore[no-untyped-call]  # likewise
     else:
         credentials = None
     client_options = {"api_endpoint": options.endpoint_url} if options.endpoint_url else None
@@ -57,7 +67,7 @@ def make_gcs_client(options: GCSOptions):
 
 
 def _code(exc: BaseException) -> str:
-    """An HTTP status for an API error, ``ConnectionError`` for a transport one."""
+    """Return an HTTP status for an API error, ``ConnectionError`` for a transport one."""
     status = getattr(exc, "code", None)
     if isinstance(status, int):
         return str(status)
@@ -65,14 +75,14 @@ def _code(exc: BaseException) -> str:
     return "ConnectionError" if "Connection" in name or "Timeout" in name else name
 
 
-def _gcs_connection_errors():
+def _gcs_connection_errors() -> tuple[type[BaseException], ...]:
     from google.api_core.exceptions import RetryError
     from requests.exceptions import ConnectionError as RequestsConnectionError
 
     return (RequestsConnectionError, RetryError)
 
 
-def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> str:
+def _unreachable_message(self: GCSStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     endpoint = self.options.endpoint_url or "Google Cloud Storage"
     return (f"GCS endpoint {endpoint} is unreachable or kept failing for {READ_RETRY_SECONDS} s of retries ({method} "
             f"{where(self, args)}: {type(exc).__name__}: {exc}): check the google_cloud_platform storage connection "
@@ -90,7 +100,7 @@ class GCSStorage(CloudStorage):
     sdk_listed_md5 = True  # md5Hash
     unreachable_message = _unreachable_message
 
-    def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client=None):
+    def __init__(self, bucket: str, prefix: str, options: GCSOptions | None = None, client: Client | None = None):
         self.options = options or GCSOptions()
         self.client = client or make_gcs_client(self.options)
         self.bucket_name = bucket
@@ -98,7 +108,7 @@ class GCSStorage(CloudStorage):
         self.bucket = self.client.bucket(bucket)
         self._pool: ThreadPoolExecutor | None = None
 
-    def _open_native(self):
+    def _open_native(self) -> GCSStore:
         return native.gcs_store(self.bucket_name, self.prefix, self.options)
 
     @_reaching
@@ -110,13 +120,14 @@ class GCSStorage(CloudStorage):
         from google.api_core.exceptions import NotFound
 
         try:
-            return self.bucket.blob(self._name(key)).download_as_bytes(retry=_retry())
+            data: bytes = self.bucket.blob(self._name(key)).download_as_bytes(retry=_retry())
+            return data
         except NotFound:
             raise ObjectNotFound(self.full_uri(key)) from None
 
     @_reaching
     def open_input(self, key: str) -> IO[bytes]:
-        """The object in a seekable temporary file (in memory up to 64 MiB)."""
+        """Return the object in a seekable temporary file (in memory up to 64 MiB)."""
         from google.api_core.exceptions import NotFound
 
         return spool_download(lambda f: self.bucket.blob(self._name(key)).download_to_file(f, retry=_retry()),
@@ -128,7 +139,7 @@ class GCSStorage(CloudStorage):
         return None if b is None else ObjectInfo(key, int(b.size), b.updated.timestamp(), hex_md5(b.md5_hash))
 
     def content_md5(self, key: str) -> str | None:
-        """md5Hash in hex (GCS keeps none for composite objects)."""
+        """Return md5Hash in hex (GCS keeps none for composite objects)."""
         info = self.stat(key)
         return info.checksum if info else None
 
@@ -160,9 +171,10 @@ class GCSStorage(CloudStorage):
     def delete(self, key: str) -> None:
         self.bucket.delete_blob(self._name(key), retry=_retry())
 
-    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+    def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
         """
         Delete up to 100 keys with parallel single calls, without the library's retries.
+
         Returns (key, code, message) for each key that failed; the code is the HTTP status (``404``
         for a missing object) or ``ConnectionError``.
         """

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
 from lakefs_gc.storage.namespace import _check_key
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class LocalStorage:
@@ -20,7 +25,7 @@ class LocalStorage:
     max_delete_batch = 1000
     listed_md5 = False  # no checksum listed: content_md5 reads the file
 
-    def __init__(self, root: str | os.PathLike):
+    def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
         self.uri = f"local://{self.root}"
 
@@ -39,10 +44,8 @@ class LocalStorage:
                 f.write(data)
             os.replace(tmp, p)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-            except FileNotFoundError:
-                pass
             raise
 
     def get(self, key: str) -> bytes:
@@ -68,7 +71,7 @@ class LocalStorage:
         return ObjectInfo(key, st.st_size, st.st_mtime) if stat.S_ISREG(st.st_mode) else None
 
     def content_md5(self, key: str) -> str | None:
-        """The file's MD5, read (lakeFS's local blockstore computes the same for what it writes)."""
+        """Return the file's MD5, read (lakeFS's local blockstore computes the same for what it writes)."""
         import hashlib
 
         h = hashlib.md5(usedforsecurity=False)
@@ -90,8 +93,9 @@ class LocalStorage:
 
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """
-        Objects whose key starts with ``prefix`` (and sorts after ``start_after``), sorted by key;
-        non-recursive lists only the objects directly under the last ``/`` of the prefix (delimiter
+        Objects whose key starts with ``prefix`` (and sorts after ``start_after``), sorted by key.
+
+        Non-recursive lists only the objects directly under the last ``/`` of the prefix (delimiter
         listing, objects only).
         """
         base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
@@ -116,14 +120,14 @@ class LocalStorage:
                 st = e.stat()
                 yield ObjectInfo(key_base + e.name, st.st_size, st.st_mtime)
 
-    def list_batches(self, prefix: str) -> Iterator:
+    def list_batches(self, prefix: str) -> Iterator[pa.RecordBatch]:
         """Every file under ``prefix`` as Arrow batches (``os.scandir``: :meth:`list`)."""
         from lakefs_gc.storage.native import sdk_batches
 
         return sdk_batches(self.list(prefix))
 
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
-        """Common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
+        """Yield the common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
         base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
         try:
             names = sorted(e.name for e in os.scandir(base)
@@ -153,18 +157,21 @@ class LocalStorage:
             parent = parent.parent
         return True
 
-    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+    def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
         """
-        Delete ``keys``; returns (key, code, message) for the keys that failed, ``NoSuchKey`` for
-        missing ones. Directories left empty are pruned once per batch, not once per key.
+        Delete ``keys``; return (key, code, message) for the keys that failed.
+
+        ``NoSuchKey`` for missing ones. Directories left empty are pruned once per batch, not once
+        per key.
         """
         return self._remove_batch(keys, os.unlink)
 
-    def move_batch(self, keys: list[str], to_prefix: str) -> list[tuple[str, str, str]]:
+    def move_batch(self, keys: builtins.list[str], to_prefix: str) -> builtins.list[tuple[str, str, str]]:
         """
-        Move ``keys`` to ``<to_prefix><key>`` (a rename: the same bytes, the same file), as
-        :meth:`delete_batch` deletes them: the same failures, the same pruning. The quarantine of a
-        sweep on ``local://`` (:mod:`lakefs_gc.sweeping.restore`).
+        Move ``keys`` to ``<to_prefix><key>`` (a rename: the same bytes, the same file).
+
+        As :meth:`delete_batch` deletes them: the same failures, the same pruning. The quarantine of
+        a sweep on ``local://`` (:mod:`lakefs_gc.sweeping.restore`).
         """
         _check_key(to_prefix.rstrip("/"))
         dest = str(self.root / to_prefix)
@@ -180,8 +187,9 @@ class LocalStorage:
                 os.rename(path, target)
         return self._remove_batch(keys, move)
 
-    def _remove_batch(self, keys: list[str], remove) -> list[tuple[str, str, str]]:
-        failed: list[tuple[str, str, str]] = []
+    def _remove_batch(self, keys: builtins.list[str],
+                      remove: Callable[[str], None]) -> builtins.list[tuple[str, str, str]]:
+        failed: builtins.list[tuple[str, str, str]] = []
         parents: set[str] = set()
         root = str(self.root)
         base = root + "/"
@@ -198,7 +206,8 @@ class LocalStorage:
                 failed.append((k, errno.errorcode.get(exc.errno or 0, type(exc).__name__), str(exc)))
                 continue
             parents.add(path.rpartition("/")[0])
-        for d in sorted(parents, key=len, reverse=True):
+        for parent in sorted(parents, key=len, reverse=True):
+            d = parent
             while d != root and d.startswith(root + os.sep):
                 try:
                     os.rmdir(d)

@@ -1,8 +1,9 @@
 """
-Storage namespaces as lakeFS names them, parsed by lakeFS's rules: ``s3://bucket/prefix``,
-``local://<path>`` (resolved under lakeFS's ``blockstore.local.path`` exactly as lakeFS does),
-Azure Blob ``https://<account>.<domain>/<container>/<prefix>`` and Google Cloud Storage
-``gs://bucket/prefix``; their kinds (:data:`KINDS`); and keys relative to their root.
+Storage namespaces as lakeFS names them, parsed by lakeFS's rules.
+
+``s3://bucket/prefix``, ``local://<path>`` (resolved under lakeFS's ``blockstore.local.path``
+exactly as lakeFS does), Azure Blob ``https://<account>.<domain>/<container>/<prefix>`` and Google
+Cloud Storage ``gs://bucket/prefix``; their kinds (:data:`KINDS`); and keys relative to their root.
 """
 
 from __future__ import annotations
@@ -10,16 +11,18 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 # The kinds of namespace, named here once (NamespaceURI.scheme): each has its storage adapter,
-# settings type (lakefs_gc.storage.open_storage) and Airflow connection type (prepare_run.CONNECTION_FOR)
+# settings type (lakefs_gc.storage.open_storage) and Airflow connection type (lakefs_gc.storage.kinds.NAMESPACE_KINDS)
 LOCAL, S3, AZURE, GCS = "local", "s3", "azure", "gs"
 KINDS = (LOCAL, S3, AZURE, GCS)
 
 
 @dataclass(frozen=True, slots=True)
 class NamespaceURI:
+    """A storage namespace, parsed: its kind, bucket (or container) and prefix."""
+
     scheme: str  # one of KINDS
     bucket: str  # "" for local; the container for azure
     prefix: str  # local: absolute directory (resolved under the blockstore root); else key prefix without "/" ends
@@ -31,8 +34,10 @@ class NamespaceURI:
 
     def canonical(self) -> str:
         """
-        The namespace from its parts: ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket
-        and prefix, ``https://<account>.<domain>/<container>/<prefix>`` (no trailing ``/``).
+        Return the namespace from its parts (no trailing ``/``).
+
+        ``local://<resolved path>``, ``s3://`` or ``gs://`` bucket and prefix,
+        ``https://<account>.<domain>/<container>/<prefix>``.
         """
         if self.scheme == LOCAL:
             return f"local://{self.prefix}"
@@ -41,8 +46,9 @@ class NamespaceURI:
 
     def roots(self) -> tuple[str, ...]:
         """
-        Every URI prefix (ending in ``/``) that names this namespace's root: as written and from
-        its parts. A real lakeFS on the local blockstore reports the namespace as written
+        Every URI prefix (ending in ``/``) that names this namespace's root.
+
+        As written and from its parts. A real lakeFS on the local blockstore reports the namespace as written
         (``local://repo1``) but writes locations and full addresses with the resolved path
         (``local:///<blockstore root>/repo1/...``).
         """
@@ -59,15 +65,17 @@ LOCAL_ROOT_HELP = ("a local:// storage namespace is relative to the lakeFS serve
                    "extra of the lakeFS connection (the same directory, as the GC workers see it)")
 
 
-def blockstore_root(local_root: str | os.PathLike) -> str:
+def blockstore_root(local_root: str | os.PathLike[str]) -> str:
     """LakeFS's ``blockstore.local.path`` as an absolute, cleaned path (how addresses under it read)."""
     return os.path.normpath(os.path.abspath(os.fspath(local_root)))
 
 
-def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> str:
+def resolve_local(path: str, local_root: str | os.PathLike[str] | None, uri: str) -> str:
     """
-    Where lakeFS's local blockstore keeps namespace ``local://<path>``: ``<root>/<path>``, cleaned,
-    and strictly under the root (pkg/block/local/adapter.go ``extractParamsFromObj``).
+    Where lakeFS's local blockstore keeps namespace ``local://<path>``.
+
+    ``<root>/<path>``, cleaned, and strictly under the root (pkg/block/local/adapter.go
+    ``extractParamsFromObj``).
     """
     if local_root is None or str(local_root) == "":
         raise ValueError(f"{uri!r}: {LOCAL_ROOT_HELP}")
@@ -78,10 +86,12 @@ def resolve_local(path: str, local_root: str | os.PathLike | None, uri: str) -> 
     return resolved
 
 
-def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> NamespaceURI:
+def parse_namespace(uri: str, local_root: str | os.PathLike[str] | None = None) -> NamespaceURI:
     """
-    Parse ``local://<path>`` (resolved under ``local_root``, lakeFS's ``blockstore.local.path``,
-    as lakeFS does), ``s3://bucket[/prefix]``, ``gs://bucket[/prefix]`` or
+    Parse a storage namespace URI by lakeFS's rules.
+
+    ``local://<path>`` (resolved under ``local_root``, lakeFS's ``blockstore.local.path``, as
+    lakeFS does), ``s3://bucket[/prefix]``, ``gs://bucket[/prefix]`` or
     ``https://<account>.<domain>/<container>[/prefix]`` (Azure Blob; a trailing ``/`` is ignored).
     """
     if uri.startswith("local://"):
@@ -104,11 +114,12 @@ def parse_namespace(uri: str, local_root: str | os.PathLike | None = None) -> Na
                      f"https://<account>.blob.core.windows.net/<container>)")
 
 
-def _parse_azure(uri: str, parts) -> NamespaceURI:
+def _parse_azure(uri: str, parts: SplitResult) -> NamespaceURI:
     """
-    An Azure Blob namespace by lakeFS's rules: the host's first label is the storage account
-    (lower case letters, digits, ``_``, ``-``), the rest one of lakeFS's domains; the path's first
-    segment is the container.
+    Parse an Azure Blob namespace by lakeFS's rules.
+
+    The host's first label is the storage account (lower case letters, digits, ``_``, ``-``), the
+    rest one of lakeFS's domains; the path's first segment is the container.
     """
     account, _, domain = parts.netloc.partition(".")
     if not _AZURE_ACCOUNT.fullmatch(account) or domain not in AZURE_DOMAINS or parts.port is not None:
@@ -122,8 +133,8 @@ def _parse_azure(uri: str, parts) -> NamespaceURI:
 
 def relative_to(roots: str | tuple[str, ...] | list[str], uri: str) -> str | None:
     """``uri`` relative to the namespace (one of its ``roots``), or None when it lies outside."""
-    for root in ((roots,) if isinstance(roots, str) else roots):
-        root = root.rstrip("/") + "/"
+    for given in ((roots,) if isinstance(roots, str) else roots):
+        root = given.rstrip("/") + "/"
         if uri.startswith(root):
             return uri[len(root):]
     return None

@@ -1,6 +1,8 @@
 """
-Listing through a native client: ``obstore`` (Python bindings of Rust's ``object_store``),
-straight into Arrow record batches, without a Python object per key.
+Listing through a native client, straight into Arrow record batches.
+
+The client is ``obstore`` (Python bindings of Rust's ``object_store``); the listing makes no Python
+object per key.
 
 boto3's ``list_objects_v2`` costs about 110 us of client CPU per key (a dict per key, parsed by
 botocore); obstore's listing into Arrow about 3 to 4 us (``python -m bench list``). The GC lists
@@ -28,8 +30,31 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from arro3.core import RecordBatch
+    from obstore.auth.boto3 import Boto3CredentialProvider
+    from obstore.store import (
+        AzureBearerToken,
+        AzureConfig,
+        AzureCredentialProvider as AzureProviderProtocol,  # obstore.auth.azure's has the same name
+        AzureStore,
+        ClientConfig,
+        GCSConfig,
+        GCSCredentialProvider,
+        GCSStore,
+        ObjectStore,
+        RetryConfig,
+        S3Config,
+        S3Store,
+    )
+
+    from lakefs_gc.storage.base import ObjectInfo
+    from lakefs_gc.storage.settings import AzureOptions, GCSOptions, S3Options
 
 NATIVE_ENV = "LAKEFS_GC_NATIVE_LISTING"  # "0": every listing through the store's SDK
 CHUNK = 10_000  # keys per Arrow batch from the native listing
@@ -47,8 +72,8 @@ LISTED_DDL = ", ".join(f"{name} {kind}" for name, kind in LISTED_COLUMNS.items()
 
 
 @functools.cache
-def listed_schema():
-    """The Arrow schema of a listing (:data:`LISTED_COLUMNS`)."""
+def listed_schema() -> pa.Schema:
+    """Return the Arrow schema of a listing (:data:`LISTED_COLUMNS`)."""
     import pyarrow as pa
 
     arrow = {"string": pa.string(), "long": pa.int64()}
@@ -61,7 +86,7 @@ _lock = threading.Lock()
 
 
 def enabled() -> bool:
-    """The native listing is installed and not switched off (``LAKEFS_GC_NATIVE_LISTING=0``)."""
+    """Whether the native listing is installed and not switched off (``LAKEFS_GC_NATIVE_LISTING=0``)."""
     if os.environ.get(NATIVE_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return False
     return _installed()
@@ -83,32 +108,35 @@ def _count(reason: str) -> None:
 
 def is_connection_error(exc: BaseException) -> bool:
     """
-    Obstore's error when the endpoint did not answer after its retries (refused, unknown
-    host, timed out).
+    Obstore's error when the endpoint did not answer after its retries.
+
+    Refused, unknown host, timed out.
     """
     text = str(exc)
     return type(exc).__name__ == "GenericError" and ("error sending request" in text or "timed out" in text)
 
 
-def _client_options(url: str | None) -> dict:
+def _client_options(url: str | None) -> ClientConfig:
     return {"allow_http": bool(url and url.startswith("http://")), "connect_timeout": CONNECT_TIMEOUT,
             "timeout": REQUEST_TIMEOUT}
 
 
-def _retry() -> dict:
+def _retry() -> RetryConfig:
     return {"max_retries": MAX_RETRIES, "retry_timeout": RETRY_TIMEOUT}
 
 
 class StaticToken:
     """
-    A bearer token obtained on the Airflow side (Azure's token credential, GCS's credentials),
-    as an obstore credential provider; ``expires_on`` 0: asked again every 5 minutes.
+    A bearer token obtained on the Airflow side, as an obstore credential provider.
+
+    The token comes from Azure's token credential or GCS's credentials; ``expires_on`` 0: asked
+    again every 5 minutes.
     """
 
     def __init__(self, token: str, expires_on: int = 0):
         self._token, self._expires_on = token, int(expires_on or 0)
 
-    def __call__(self) -> dict:
+    def __call__(self) -> AzureBearerToken:  # GCS's GCSCredential is the same dict
         expires = (datetime.fromtimestamp(self._expires_on, UTC) if self._expires_on
                    else datetime.now(UTC) + timedelta(minutes=5))
         return {"token": self._token, "expires_at": expires}
@@ -117,21 +145,22 @@ class StaticToken:
         return "StaticToken(...)"
 
 
-def s3_store(bucket: str, prefix: str, options):
+def s3_store(bucket: str, prefix: str, options: S3Options) -> S3Store:
     """
-    An obstore ``S3Store`` for ``s3://bucket/prefix`` reached as ``options`` (S3Options) say: the
-    keys given (with a session token), else boto3's default chain through obstore's
+    Return an obstore ``S3Store`` for ``s3://bucket/prefix`` reached as ``options`` say.
+
+    The keys given (with a session token), else boto3's default chain through obstore's
     ``Boto3CredentialProvider`` (profiles, role assumption, instance roles), re-read before they
     expire; the endpoint path style as the SDK client's.
     """
     from obstore.store import S3Store
 
-    config = {"region": options.region, "virtual_hosted_style_request": not options.path_style}
+    config: S3Config = {"region": options.region, "virtual_hosted_style_request": not options.path_style}
     if options.endpoint_url:
         config["endpoint"] = options.endpoint_url
-    provider = None
+    provider: Boto3CredentialProvider | None = None
     if options.access_key_id:
-        config.update(access_key_id=options.access_key_id, secret_access_key=options.secret_access_key or "")
+        config.update({"access_key_id": options.access_key_id, "secret_access_key": options.secret_access_key or ""})
         if options.session_token:
             config["session_token"] = options.session_token
     else:
@@ -144,16 +173,17 @@ def s3_store(bucket: str, prefix: str, options):
                    retry_config=_retry(), credential_provider=provider)
 
 
-def azure_store(container: str, prefix: str, options):
+def azure_store(container: str, prefix: str, options: AzureOptions) -> AzureStore:
     """
-    An obstore ``AzureStore`` for a container reached as ``options`` (AzureOptions) say: the
-    account key, the SAS token, the access token, else ``DefaultAzureCredential`` (azure-identity,
-    through obstore's ``AzureCredentialProvider``).
+    Return an obstore ``AzureStore`` for a container reached as ``options`` say.
+
+    The account key, the SAS token, the access token, else ``DefaultAzureCredential``
+    (azure-identity, through obstore's ``AzureCredentialProvider``).
     """
     from obstore.store import AzureStore
 
-    config = {"account_name": options.account_name, "endpoint": options.account_url}
-    provider = None
+    config: AzureConfig = {"account_name": options.account_name, "endpoint": options.account_url}
+    provider: AzureProviderProtocol | None = None
     if options.account_key:
         config["account_key"] = options.account_key
     elif options.sas_token:
@@ -169,18 +199,19 @@ def azure_store(container: str, prefix: str, options):
                       credential_provider=provider)
 
 
-def gcs_store(bucket: str, prefix: str, options):
+def gcs_store(bucket: str, prefix: str, options: GCSOptions) -> GCSStore:
     """
-    An obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` (GCSOptions) say:
-    anonymous (an emulator), the access token, else Application Default Credentials (google-auth,
+    Return an obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` say.
+
+    Anonymous (an emulator), the access token, else Application Default Credentials (google-auth,
     through obstore's ``GoogleCredentialProvider``); an emulator's endpoint as the base URL.
     """
     from obstore.store import GCSStore
 
-    config: dict = {}
+    config: GCSConfig = {}
     if options.endpoint_url:
         config["base_url"] = options.endpoint_url.rstrip("/")
-    provider = None
+    provider: GCSCredentialProvider | None = None
     if options.anonymous:
         config["skip_signature"] = True
     elif options.access_token:
@@ -193,11 +224,12 @@ def gcs_store(bucket: str, prefix: str, options):
                     retry_config=_retry(), credential_provider=provider)
 
 
-def _shape(batch, prefix: str, etag_checksum: bool):
+def _shape(batch: RecordBatch, prefix: str, etag_checksum: bool) -> pa.RecordBatch:
     """
-    A native listing batch as the listing's columns: (address, size, last_modified_ms,
-    checksum). A directory marker of the prefix itself (``data/<slice>/``, which object_store
-    gives without its ``/``) keeps its key.
+    Return a native listing batch as the listing's columns: (address, size, last_modified_ms, checksum).
+
+    A directory marker of the prefix itself (``data/<slice>/``, which object_store gives without
+    its ``/``) keeps its key.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -221,8 +253,8 @@ class OutOfOrder(Exception):
     """The native listing gave a key not after the one before it."""
 
 
-def _ordered_upto(batch, last: str | None) -> int:
-    """How many leading rows of ``batch`` are strictly increasing (and after ``last``)."""
+def _ordered_upto(batch: pa.RecordBatch, last: str | None) -> int:
+    """Count the leading rows of ``batch`` that are strictly increasing (and after ``last``)."""
     import pyarrow.compute as pc
 
     col = batch.column(0)
@@ -236,19 +268,21 @@ def _ordered_upto(batch, last: str | None) -> int:
     ok = pc.greater(col.slice(1), col.slice(0, n - 1))
     if pc.all(ok).as_py():
         return n
-    first_bad = pc.index(ok, False).as_py()
+    first_bad: int = pc.index(ok, False).as_py()
     return first_bad + 1
 
 
-def native_batches(store, prefix: str, etag_checksum: bool) -> Iterator:
+def native_batches(store: ObjectStore, prefix: str, etag_checksum: bool) -> Iterator[pa.RecordBatch]:
     """
-    Arrow batches (address, size, last_modified_ms, checksum) of every object under ``prefix``
-    (a ``.../`` prefix of the store), in key order. Raises :class:`OutOfOrder` (after the rows
-    that were in order) or obstore's ``InvalidPathError``; ``listing_batches`` takes it from there.
+    Arrow batches (address, size, last_modified_ms, checksum) of every object under ``prefix``.
+
+    ``prefix`` is a ``.../`` prefix of the store; the batches come in key order. Raises
+    :class:`OutOfOrder` (after the rows that were in order) or obstore's ``InvalidPathError``;
+    ``listing_batches`` takes it from there.
     """
     import obstore
 
-    last = None
+    last: str | None = None
     for raw in obstore.list(store, prefix, chunk_size=CHUNK, return_arrow=True):
         b = _shape(raw, prefix, etag_checksum)
         good = _ordered_upto(b, last)
@@ -259,12 +293,12 @@ def native_batches(store, prefix: str, etag_checksum: bool) -> Iterator:
             raise OutOfOrder(f"{b.column(0)[good].as_py()!r} listed after {last!r}")
 
 
-def sdk_batches(infos, size: int = CHUNK) -> Iterator:
+def sdk_batches(infos: Iterable[ObjectInfo], size: int = CHUNK) -> Iterator[pa.RecordBatch]:
     """:class:`ObjectInfo` records (the SDK's listing) as the same Arrow batches."""
     import pyarrow as pa
 
     schema = listed_schema()
-    cols: tuple[list, list, list, list] = ([], [], [], [])
+    cols: tuple[list[str], list[int], list[int], list[str | None]] = ([], [], [], [])
     for o in infos:
         cols[0].append(o.key)
         cols[1].append(o.size)
@@ -277,14 +311,15 @@ def sdk_batches(infos, size: int = CHUNK) -> Iterator:
         yield pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
 
 
-def listing_batches(native: Callable[[], object] | None, sdk_list: Callable[..., Iterator], prefix: str,
-                    etag_checksum: bool) -> Iterator:
+def listing_batches(native: Callable[[], ObjectStore] | None, sdk_list: Callable[..., Iterator[ObjectInfo]],
+                    prefix: str, etag_checksum: bool) -> Iterator[pa.RecordBatch]:
     """
-    Every object under ``prefix`` as Arrow batches: through the native store ``native()`` makes
-    when there is one, the SDK's ``sdk_list(prefix, start_after=...)`` for what it cannot list
-    (the module's docstring).
+    Every object under ``prefix`` as Arrow batches.
+
+    Through the native store ``native()`` makes when there is one, the SDK's
+    ``sdk_list(prefix, start_after=...)`` for what it cannot list (the module's docstring).
     """
-    last = None
+    last: str | None = None
     store = native() if native is not None and enabled() else None
     if store is None and native is not None and not _installed():
         _count("obstore not installed")  # a listing that falls back, counted once

@@ -2,32 +2,36 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 import threading
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
 from lakefs_gc.storage.base import MD5_HEX, CloudStorage, ObjectInfo, ObjectNotFound, reaching, spool_download, where
 from lakefs_gc.storage.settings import S3Options
+
+if TYPE_CHECKING:
+    from obstore.store import S3Store
 
 S3_MAX_DELETE = 1000
 S3_MAX_ATTEMPTS = 5
 
 
 def _etag(value: str | None) -> str | None:
-    """An ETag as lakeFS records a checksum: quotes and spaces stripped (httputil.StripQuotesAndSpaces)."""
+    """Return an ETag as lakeFS records a checksum: quotes and spaces stripped (httputil.StripQuotesAndSpaces)."""
     value = (value or "").strip().strip('"').strip()
     return value or None
 
 
-def _botocore_connection_errors():
+def _botocore_connection_errors() -> tuple[type[BaseException], ...]:
     from botocore.exceptions import ConnectionError as BotoConnectionError
 
     return (BotoConnectionError,)
 
 
-def _unreachable_message(self, exc: BaseException, method: str, args: tuple) -> str:
+def _unreachable_message(self: S3Storage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     endpoint = self.options.endpoint_url or f"AWS S3 ({self.options.region})"
     why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
            "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
@@ -56,9 +60,10 @@ def _forget_shared() -> None:
 os.register_at_fork(after_in_child=_forget_shared)
 
 
-def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS):
+def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS) -> Any:
     """
-    A boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
+    Return a boto3 S3 client for ``options`` (checksums only when required: non-AWS endpoints).
+
     ``max_attempts`` counts the first request: 1 means no botocore retries (the deleter retries
     and counts by itself).
     """
@@ -91,14 +96,14 @@ class S3Storage(CloudStorage):
     listed_etag = True  # the ETag: content_md5 asks whether it is the MD5
     unreachable_message = _unreachable_message
 
-    def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client=None):
+    def __init__(self, bucket: str, prefix: str, options: S3Options | None = None, client: Any | None = None):
         self.bucket = bucket
         self._root(f"s3://{bucket}/{prefix.strip('/')}", prefix)
         self.options = options or S3Options()
         self.client = client or make_s3_client(self.options)
-        self._raw_client = None
+        self._raw_client: Any | None = None  # boto3's client without retries, for delete_batch
 
-    def _open_native(self):
+    def _open_native(self) -> S3Store:
         from lakefs_gc.storage.native import s3_store
 
         return s3_store(self.bucket, self.prefix, self.options)
@@ -114,7 +119,8 @@ class S3Storage(CloudStorage):
     @_reaching
     def get(self, key: str) -> bytes:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"].read()
+            data: bytes = self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"].read()
+            return data
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
                 raise ObjectNotFound(self.full_uri(key)) from None
@@ -122,7 +128,7 @@ class S3Storage(CloudStorage):
 
     @_reaching
     def open_input(self, key: str) -> IO[bytes]:
-        """The object in a seekable temporary file (in memory up to 64 MiB)."""
+        """Return the object in a seekable temporary file (in memory up to 64 MiB)."""
         return spool_download(
             lambda f: shutil.copyfileobj(self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"], f,
                                          1 << 20),
@@ -139,8 +145,10 @@ class S3Storage(CloudStorage):
     @_reaching
     def content_md5(self, key: str) -> str | None:
         """
-        The ETag when it is the content's MD5: one-part objects not encrypted with KMS or a
-        customer key (S3's ETag is then an opaque value, or a digest of the parts' digests).
+        Return the ETag when it is the content's MD5.
+
+        It is for one-part objects not encrypted with KMS or a customer key (S3's ETag is then an
+        opaque value, or a digest of the parts' digests).
         """
         r = self._head_response(key)
         if r is None or r.get("SSECustomerAlgorithm") or str(r.get("ServerSideEncryption", "")).startswith("aws:kms"):
@@ -154,10 +162,11 @@ class S3Storage(CloudStorage):
             return None
         return ObjectInfo(key, int(r["ContentLength"]), r["LastModified"].timestamp(), _etag(r.get("ETag")))
 
-    def _head_response(self, key: str) -> dict | None:
+    def _head_response(self, key: str) -> dict[str, Any] | None:
         """HeadObject's answer, None when the object does not exist."""
         try:
-            return self.client.head_object(Bucket=self.bucket, Key=self._name(key))
+            response: dict[str, Any] = self.client.head_object(Bucket=self.bucket, Key=self._name(key))
+            return response
         except self.client.exceptions.ClientError as exc:
             if self._is_missing(exc):
                 return None
@@ -187,9 +196,10 @@ class S3Storage(CloudStorage):
     def delete(self, key: str) -> None:
         self.client.delete_object(Bucket=self.bucket, Key=self._name(key))
 
-    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]:
+    def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
         """
-        One DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
+        Delete ``keys`` in one DeleteObjects request (quiet mode, <= 1,000 keys) without botocore retries.
+
         Returns (key, code, message) for keys failed inside a 200 answer; a failed request raises.
         """
         if len(keys) > S3_MAX_DELETE:

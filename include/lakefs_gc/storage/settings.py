@@ -1,9 +1,10 @@
 """
-How the GC reaches a storage namespace: one settings type per kind (:class:`S3Options` for S3
-and S3-compatible endpoints, :class:`AzureOptions` for Azure Blob, :class:`GCSOptions` for Google
-Cloud Storage) for the Airflow hooks, the operators and the Spark jobs. Secrets never appear in
-``repr``; they travel to a Spark job only under the names here, in its secrets file or environment
-(never argv, never XCom).
+How the GC reaches a storage namespace: one settings type per kind.
+
+:class:`S3Options` for S3 and S3-compatible endpoints, :class:`AzureOptions` for Azure Blob,
+:class:`GCSOptions` for Google Cloud Storage, for the Airflow hooks, the operators and the Spark
+jobs. Secrets never appear in ``repr``; they travel to a Spark job only under the names here, in
+its secrets file or environment (never argv, never XCom).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class S3Options:
                 f"has_keys={bool(self.access_key_id)})")
 
     def to_env(self) -> dict[str, str]:
-        """The environment a Spark job reads these settings from (:meth:`from_env`)."""
+        """Return the environment a Spark job reads these settings from (:meth:`from_env`)."""
         env = {ENV_REGION: self.region}
         for name, value in ((ENV_ENDPOINT_URL, self.endpoint_url), (ENV_ACCESS_KEY, self.access_key_id),
                             (ENV_SECRET_KEY, self.secret_access_key), (ENV_SESSION_TOKEN, self.session_token)):
@@ -70,10 +71,12 @@ AZURE_SECRET_ENV = (ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN,
 @dataclass(frozen=True, slots=True)
 class AzureOptions:
     """
-    How to reach an Azure Blob storage account: its URL (``https://<account>.blob.core.windows.net``,
-    or Azurite's ``http://127.0.0.1:10000/<account>``) and one credential: the account key, a SAS
-    token, or an OAuth access token the Airflow side obtained from the connection's token credential
-    (service principal, managed identity, workload identity) with its expiry. None of them:
+    How to reach an Azure Blob storage account: its URL and one credential.
+
+    The URL is ``https://<account>.blob.core.windows.net``, or Azurite's
+    ``http://127.0.0.1:10000/<account>``; the credential the account key, a SAS token, or an OAuth
+    access token the Airflow side obtained from the connection's token credential (service
+    principal, managed identity, workload identity) with its expiry. None of them:
     ``DefaultAzureCredential`` where the storage is opened.
     """
 
@@ -123,10 +126,12 @@ GCS_SECRET_ENV = (ENV_GCS_TOKEN, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS)
 @dataclass(frozen=True, slots=True)
 class GCSOptions:
     """
-    How to reach Google Cloud Storage: the JSON API endpoint (None: Google's; an emulator's URL
-    otherwise), the project, and an OAuth access token the Airflow side obtained from the
-    connection's credentials (key file, key JSON, impersonation, ...); ``anonymous`` for an emulator
-    (the connection's ``is_anonymous``). Neither: Application Default Credentials where opened.
+    How to reach Google Cloud Storage: the endpoint, the project and a credential.
+
+    The JSON API endpoint (None: Google's; an emulator's URL otherwise), the project, and an OAuth
+    access token the Airflow side obtained from the connection's credentials (key file, key JSON,
+    impersonation, ...); ``anonymous`` for an emulator (the connection's ``is_anonymous``). Neither:
+    Application Default Credentials where opened.
     """
 
     endpoint_url: str | None = None
