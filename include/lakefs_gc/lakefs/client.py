@@ -34,8 +34,9 @@ API_PATH = "/api/v1"
 
 def api_endpoint(url: str) -> str:
     """
-    LakeFS's API base: ``url`` without trailing ``/``, ending in ``/api/v1`` (the one place
-    that normalises it).
+    Return lakeFS's API base: ``url`` without trailing ``/``, ending in ``/api/v1``.
+
+    The one place that normalises it.
     """
     base = url.rstrip("/")
     return base if base.endswith(API_PATH) else base + API_PATH
@@ -53,8 +54,9 @@ class LakeFSUnreachable(Unreachable):
 
 def _connection_failure(exc: BaseException) -> str | None:
     """
-    Why lakeFS could not be reached (``connection refused``, ``timed out``, ...), or None when
-    it answered (an HTTP status, even a 5xx).
+    Tell why lakeFS could not be reached (``connection refused``, ``timed out``, ...).
+
+    None when it answered (an HTTP status, even a 5xx).
     """
     if isinstance(exc, ApiException) and exc.status not in (None, 0):
         return None
@@ -85,8 +87,10 @@ def _error_message(exc: BaseException) -> str:
 
 class LakeFSClient:
     """
-    The lakeFS calls GC makes. ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1``
-    (``/api/v1`` is appended when missing).
+    The lakeFS calls GC makes.
+
+    ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1`` (``/api/v1`` is appended when
+    missing).
     """
 
     def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
@@ -96,7 +100,8 @@ class LakeFSClient:
         endpoint = api_endpoint(endpoint)
         self.endpoint = endpoint
         cfg = lakefs_sdk.Configuration(host=endpoint, username=access_key, password=secret_key)
-        cfg.retries = 0  # our own policy below; urllib3 must not retry POSTs behind our back
+        # (lakefs-sdk's Configuration leaves retries typed as its default, None)
+        cfg.retries = 0  # type: ignore[assignment]  # our own policy below; urllib3 must not retry POSTs behind our back
         self._api = lakefs_sdk.ApiClient(cfg)
         self._api.user_agent = "lakefs-gc-airflow/0.1 unified_gc"
         self.repositories = lakefs_sdk.RepositoriesApi(self._api)
@@ -117,19 +122,21 @@ class LakeFSClient:
         self._sleep = sleep
 
     def close(self) -> None:
-        self._api.close()
+        self._api.close()  # type: ignore[no-untyped-call]  # lakefs-sdk leaves it unannotated
 
     def __enter__(self) -> LakeFSClient:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- retries -----------------------------------------------------------------------------
     def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """
-        Call ``fn`` retrying transient failures; other errors propagate unchanged, except that a
-        lakeFS still unreachable once the budget is spent is :class:`LakeFSUnreachable`.
+        Call ``fn`` retrying transient failures.
+
+        Other errors propagate unchanged, except that a lakeFS still unreachable once the budget is
+        spent is :class:`LakeFSUnreachable`.
         """
         kwargs.setdefault("_request_timeout", (self.connect_timeout, self.request_timeout))
         attempt = 0
@@ -177,9 +184,9 @@ class LakeFSClient:
             raise
 
     def blockstore_type(self, storage_id: str | None = None) -> str:
-        """The blockstore type serving ``storage_id`` (reference 1.1 getConfig)."""
+        """Return the blockstore type serving ``storage_id`` (reference 1.1 getConfig)."""
         cfg = self.call("getConfig", self.config.get_config)
-        candidates = list(cfg.storage_config_list or [])
+        candidates: list[lakefs_sdk.StorageConfig] = list(cfg.storage_config_list or [])
         if len(candidates) <= 1 and cfg.storage_config is not None:
             return cfg.storage_config.blockstore_type
         for sc in candidates:
@@ -188,7 +195,7 @@ class LakeFSClient:
         raise LakeFSGCError(f"lakeFS config lists no blockstore with id {storage_id!r}")
 
     def grace_period_seconds(self) -> int:
-        """LakeFS's link-address grace period (``/config/garbage-collection``); 86400 if absent."""
+        """Return lakeFS's link-address grace period (``/config/garbage-collection``); 86400 if absent."""
         try:
             gc = self.call("getGarbageCollectionConfig", self.internal.get_garbage_collection_config)
         except ApiException as exc:
@@ -199,7 +206,7 @@ class LakeFSClient:
 
     def require_gc_rules(self, repo: str) -> lakefs_sdk.GarbageCollectionRules:
         """
-        The repository's GC rules; none is an error (hazard H1: never "every commit expired").
+        Return the repository's GC rules; none is an error (hazard H1: never "every commit expired").
 
         Read raw: lakeFS answers ``"branches": null`` when no branch has its own rule, which
         lakefs-sdk's model refuses (a validation error), so the body is parsed here.
@@ -211,7 +218,8 @@ class LakeFSClient:
             if exc.status == 404:
                 raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
             raise
-        return parse_gc_rules(resp.raw_data, repo)
+        # raw_data: the body's bytes, which lakefs-sdk types Optional[Any]
+        return parse_gc_rules(resp.raw_data, repo)  # type: ignore[arg-type]
 
     # -- uncommitted (reference 1.3, hazard H2) -------------------------------------------------
     def prepare_uncommitted_all(self, repo: str, max_pages: int = 100_000) -> tuple[str, list[str], int]:
@@ -310,8 +318,10 @@ class LakeFSClient:
     # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
     def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
         """
-        (branch id, HEAD commit id) of every branch lakeFS lists (``show_hidden``: also the hidden
-        ones, e.g. import branches, as lakeFS's own uncommitted mark reads them).
+        Yield (branch id, HEAD commit id) of every branch lakeFS lists.
+
+        ``show_hidden``: also the hidden ones, e.g. import branches, as lakeFS's own uncommitted
+        mark reads them.
         """
         after = ""
         while True:
@@ -325,8 +335,9 @@ class LakeFSClient:
 
     def first_parent_log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
         """
-        Commits from ``ref`` along first parents, newest first (``id``, ``creation_date`` in
-        Unix seconds, ``meta_range_id``).
+        Yield the commits from ``ref`` along first parents, newest first.
+
+        Each has ``id``, ``creation_date`` in Unix seconds, ``meta_range_id``.
         """
         after = ""
         while True:
@@ -340,8 +351,9 @@ class LakeFSClient:
     # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
     def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
         """
-        (path, physical address as lakeFS prints it) of every object ``ref`` reads, in path
-        order (``listObjects``, recursive, all pages). On a branch this is the staged view; on a
+        Yield (path, physical address as lakeFS prints it) of every object ``ref`` reads, in path order.
+
+        ``listObjects``, recursive, all pages. On a branch this is the staged view; on a
         commit id, the committed tree. A 404 propagates (the caller decides what a gone branch
         means); a page that does not advance is an error, never a short listing.
         """
@@ -383,7 +395,8 @@ class LakeFSClient:
 
     def stat_address(self, repo: str, ref: str, path: str) -> str | None:
         """
-        The physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it), or
+        Return the physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it).
+
         None when it reads nothing there (404). Other errors propagate.
         """
         from lakefs_sdk.exceptions import NotFoundException
@@ -396,8 +409,9 @@ class LakeFSClient:
 
     def branch_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, int | None]]:
         """
-        (path, size) of every entry the branch adds or changes against its HEAD commit
-        (``diffBranch``; removals left out), in path order.
+        Yield (path, size) of every entry the branch adds or changes against its HEAD commit.
+
+        ``diffBranch``; removals left out; in path order.
         """
         after = ""
         while True:

@@ -14,8 +14,9 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from lakefs_gc.lakefs.proto.catalog_pb2 import Entry as _EntryPB
-from lakefs_gc.lakefs.proto.committed_pb2 import RangeData as _RangeDataPB
+# (the generated modules build their classes at import: mypy sees no Entry, no RangeData)
+from lakefs_gc.lakefs.proto.catalog_pb2 import Entry as _EntryPB  # type: ignore[attr-defined]
+from lakefs_gc.lakefs.proto.committed_pb2 import RangeData as _RangeDataPB  # type: ignore[attr-defined]
 from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader, get_uvarint
 
 RANGES_TYPE = "ranges"
@@ -87,7 +88,7 @@ class RangeInfo(NamedTuple):
     id: str
     min_key: bytes
     max_key: bytes
-    count: int
+    count: int  # type: ignore[assignment]  # a field named as tuple's count method
     estimated_size: int
 
 
@@ -109,6 +110,8 @@ def _require_type(reader: SSTableReader, want: str) -> None:
 
 
 class RangeRecord(NamedTuple):
+    """One record of a range: its key, its value's identity and the entry it holds."""
+
     key: bytes
     identity: bytes
     entry: Entry
@@ -142,14 +145,15 @@ def iter_range_addresses(reader: SSTableReader) -> Iterator[list[tuple[str, int]
 
 def iter_range_identities(reader: SSTableReader) -> Iterator[list[tuple[str, int, bytes, int, str]]]:
     """
-    Per data block, (address, address_type, path, size, checksum) of every record: what the
-    staged check needs besides the address (lakefs_gc.listing.staged).
+    Per data block, (address, address_type, path, size, checksum) of every record.
+
+    What the staged check needs besides the address (lakefs_gc.listing.staged).
     """
     _require_type(reader, RANGES_TYPE)
     from_bytes = _EntryPB.FromString
     path = reader.path
     for block in reader.iter_blocks():
-        out = []
+        out: list[tuple[str, int, bytes, int, str]] = []
         append = out.append
         for key, value in block:
             try:

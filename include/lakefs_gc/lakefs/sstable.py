@@ -120,10 +120,12 @@ def get_uvarint(buf: bytes, pos: int, end: int | None = None) -> tuple[int, int]
     raise ValueError("varint runs past the end of the buffer")
 
 
-class BlockHandle(tuple):
+class BlockHandle(tuple[int, int]):
+    """Where a block lies in the file: (offset, size)."""
+
     __slots__ = ()
 
-    def __new__(cls, offset: int, size: int):
+    def __new__(cls, offset: int, size: int) -> BlockHandle:
         return tuple.__new__(cls, (offset, size))
 
     @property
@@ -220,13 +222,13 @@ class SSTableReader:
     are read on demand by ``iter_blocks()`` / iteration.
     """
 
-    def __init__(self, source: str | os.PathLike | BinaryIO, name: str | None = None, verify_checksums: bool = True):
+    def __init__(self, source: str | os.PathLike[str] | BinaryIO, name: str | None = None, verify_checksums: bool = True):
         if isinstance(source, (str, os.PathLike)):
             self.path = name or os.fspath(source)
             self._f: BinaryIO = open(source, "rb")
             self._owns = True
         else:
-            self.path = name or getattr(source, "name", "<stream>")
+            self.path = name if name else getattr(source, "name", "<stream>")  # not `or`: mypy would type that Optional
             self._f = source
             self._owns = False
         self.verify_checksums = verify_checksums
@@ -244,7 +246,7 @@ class SSTableReader:
     def __enter__(self) -> SSTableReader:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- opening ---------------------------------------------------------------------------
@@ -342,7 +344,7 @@ class SSTableReader:
             self.path, f"block at offset {handle.offset} uses compression type {btype} ({COMPRESSION_NAMES.get(btype, 'unknown')}): only none and Snappy are supported")
 
     def data_block_handles(self) -> Iterator[BlockHandle]:
-        """Handles of the data blocks in key order (a two-level index is expanded lazily)."""
+        """Yield the handles of the data blocks in key order (a two-level index is expanded lazily)."""
         if self.index_type == INDEX_TWO_LEVEL:
             for _, part in self._top_index:
                 for _, h in self._decode_index(part):
@@ -356,7 +358,7 @@ class SSTableReader:
         path = self.path
         for h in self.data_block_handles():
             entries = iter_block_entries(self.read_block(h), path, h.offset)
-            out = []
+            out: list[tuple[bytes, bytes]] = []
             append = out.append
             for ikey, value in entries:
                 if len(ikey) < 8:
