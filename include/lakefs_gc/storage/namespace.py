@@ -48,8 +48,8 @@ class NamespaceURI:
         """
         Every URI prefix (ending in ``/``) that names this namespace's root.
 
-        As written and from its parts. A real lakeFS on the local blockstore reports the namespace as written
-        (``local://repo1``) but writes locations and full addresses with the resolved path
+        As written and from its parts. A real lakeFS on the local blockstore reports the namespace as
+        written (``local://repo1``) but writes locations and full addresses with the resolved path
         (``local:///<blockstore root>/repo1/...``).
         """
         return tuple(dict.fromkeys(f.rstrip("/") + "/" for f in (str(self), self.canonical())))
