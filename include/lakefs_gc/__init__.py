@@ -1,6 +1,7 @@
 """
-lakeFS garbage collection: the product (no Airflow imports). The Airflow layer is
-``lakefs_gc_airflow``.
+lakeFS garbage collection: the product (no Airflow imports).
+
+The Airflow layer is ``lakefs_gc_airflow``.
 """
 from __future__ import annotations
 

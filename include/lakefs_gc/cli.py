@@ -45,9 +45,14 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
 
 
 def _text(b: bytes) -> str:
@@ -63,7 +68,7 @@ def _rfc3339(seconds: int, nanos: int) -> str:
     return f"{base}.{nanos:09d}Z"
 
 
-def _dump(path: str, props: bool, out) -> None:
+def _dump(path: str, props: bool, out: TextIO) -> None:
     with SSTableReader(path) as reader:
         if props:
             clean = {k: (v if not isinstance(v, bytes) else "hex:" + v.hex()) for k, v in reader.properties.items()}
@@ -95,7 +100,7 @@ class UsageError(Exception):
     """Bad input to a command: its message says what is wrong and how to fix it."""
 
 
-def _open_namespace(namespace: str, args):
+def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
     import os
     from dataclasses import replace
 
@@ -144,20 +149,20 @@ def _split_report_uri(target: str) -> tuple[str, str | None]:
     return target, None
 
 
-def _table(rows: list[list[str]], out) -> None:
+def _table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
 
 
-def _count(summary: dict, *keys: str) -> str:
+def _count(summary: dict[str, Any], *keys: str) -> str:
     for k in keys:
         if summary.get(k) is not None:
             return f"{summary[k]:,}" if isinstance(summary[k], int) else str(summary[k])
     return "-"
 
 
-def _mark_row(mark_id: str, s: dict | None, problem: str | None, indent: str = "") -> list[str]:
+def _mark_row(mark_id: str, s: dict[str, Any] | None, problem: str | None, indent: str = "") -> list[str]:
     if s is None:
         return [indent + mark_id, "-", "-", "UNREADABLE", "-", "-", "-", "-", "-", problem or ""]
     deleted = "-" if s.get("delete_skipped") else _count(s, "deleted")
@@ -167,7 +172,7 @@ def _mark_row(mark_id: str, s: dict | None, problem: str | None, indent: str = "
             _count(s, "num_deleted_objects"), deleted, _count(s, "held_back"), s.get("airflow_run_id", "")]
 
 
-def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | None]]:
+def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, dict[str, Any] | None, str | None]]:
     from lakefs_gc.report.layout import UNIFIED
     from lakefs_gc.report.marks import iter_marks, iter_sweeps
 
@@ -190,8 +195,8 @@ def _list_marks(storage, limit: int, out) -> list[tuple[str, dict | None, str | 
     return marks
 
 
-def _find_run(storage, run: str) -> tuple[str, dict]:
-    """The summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
+def _find_run(storage: Storage, run: str) -> tuple[str, dict[str, Any]]:
+    """Return the summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
     from lakefs_gc.report.marks import find_run
 
     try:
@@ -201,7 +206,7 @@ def _find_run(storage, run: str) -> tuple[str, dict]:
     return found.summary_key, found.summary
 
 
-def _report(args, out) -> int:
+def _report(args: argparse.Namespace, out: TextIO) -> int:
     import json as _json
 
     from lakefs_gc.report.summary import summary_rows
@@ -234,11 +239,11 @@ def _report(args, out) -> int:
     return 0
 
 
-def _restore(args, out) -> int:
+def _restore(args: argparse.Namespace, out: TextIO) -> int:
     from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
 
     storage = _open_namespace(args.namespace.rstrip("/"), args)
-    keys = None
+    keys: list[str] | None = None
     if args.keys:
         try:
             with open(args.keys, encoding="utf-8") as f:
@@ -258,7 +263,7 @@ def _restore(args, out) -> int:
     return 0 if all(o in ok for _, o, _ in report.rows) else 1
 
 
-def _explain(args, out) -> int:
+def _explain(args: argparse.Namespace, out: TextIO) -> int:
     import os
 
     from lakefs_gc.explain import explain, resolve
@@ -267,7 +272,7 @@ def _explain(args, out) -> int:
     namespace = args.namespace.rstrip("/")
     storage = _open_namespace(namespace, args)
     roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
-    client = None
+    client: LakeFSClient | None = None
     if args.repository:
         from lakefs_gc.lakefs.client import LakeFSClient
         from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
@@ -296,10 +301,11 @@ def _explain(args, out) -> int:
     return 0
 
 
-def _config_check(path: str | None, out) -> int:
+def _config_check(path: str | None, out: TextIO) -> int:
     """
-    ``lakefs-gc config check``: every entry good or bad, as the DAG files will build them; 0 when
-    all are good, 2 otherwise (the file's own errors too).
+    ``lakefs-gc config check``: every entry good or bad, as the DAG files will build them.
+
+    0 when all are good, 2 otherwise (the file's own errors too).
     """
     from lakefs_gc.config import ConfigError, load_config
 
@@ -320,7 +326,7 @@ def _config_check(path: str | None, out) -> int:
     return 2 if cfg.entry_errors else 0
 
 
-def _storage_arguments(parser) -> None:
+def _storage_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the namespace's store is (the keys come from the environment: the module's doc)."""
     parser.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
                                              "(default: $LAKEFS_GC_LOCAL_ROOT)")

@@ -30,8 +30,9 @@ class LakeFSGCError(RuntimeError):
 
 class Refusal(LakeFSGCError):
     """
-    Retrying cannot help: the same inputs give the same answer until a person changes something
-    (the message says what). The task fails at once, without Airflow's retries.
+    Retrying cannot help: the same inputs give the same answer until a person changes something.
+
+    The message says what to change. The task fails at once, without Airflow's retries.
     """
 
 
@@ -49,9 +50,10 @@ class SettingsError(Refusal, ValueError):
 
 class Unreachable(LakeFSGCError):
     """
-    A service (lakeFS, the storage endpoint) did not answer within the retry budget of its
-    connection; the message names the endpoint, the connection and what to check. It counts as
-    failed (a later retry may pass), but the task fails at once: the budget was the retry.
+    A service (lakeFS, the storage endpoint) did not answer within the retry budget of its connection.
+
+    The message names the endpoint, the connection and what to check. It counts as failed (a later
+    retry may pass), but the task fails at once: the budget was the retry.
     """
 
 

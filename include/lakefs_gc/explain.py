@@ -16,9 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
 
 KEPT_HEAD = "kept: in a branch HEAD"
 KEPT_COMMIT = "kept: in a commit lakeFS's rules retain"
@@ -34,6 +39,8 @@ UNKNOWN = "no mark saw it"
 
 @dataclass
 class Explanation:
+    """What the GC decided about one address, and why: the verdict, its reason and the facts found."""
+
     address: str                                     # namespace-relative key
     verdict: str = UNKNOWN
     reason: str = ""
@@ -49,15 +56,15 @@ class Explanation:
             [f"  {label.ljust(width)}  {text}" for label, text in self.facts]
 
 
-def _in_parts(storage, keys: Iterable[str], address: str, column: str = formats.ADDRESS) -> str | None:
+def _in_parts(storage: Storage, keys: Iterable[str], address: str, column: str = formats.ADDRESS) -> str | None:
     for k in keys:
         if formats.part_lists(storage, k, address, column):
             return k
     return None
 
 
-def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanation) -> str | None:
-    """What mark ``mark_id`` decided about ``address``; None when it says nothing of it."""
+def _mark_fate(storage: Storage, mark_id: str, summary: dict[str, Any], address: str, ex: Explanation) -> str | None:
+    """Return what mark ``mark_id`` decided about ``address``; None when it says nothing of it."""
     cutoff = summary.get("cutoff_time", "?")
     deleted_part = _in_parts(storage, parquet_parts(storage, layout.deleted_dir(mark_id)), address)
     if deleted_part is None and _in_parts(storage, candidate_parts(storage, mark_id), address) is None:
@@ -84,7 +91,7 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
     ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
                               f"staged entry), on its deleted/ list ({deleted_part.rsplit('/', 1)[1]})")
     part = layout.part_id(deleted_part)
-    swept = None
+    swept: str | None = None
     for sdir in storage.list_prefixes(layout.sweeps_dir(mark_id)):
         sweep = sdir.rstrip("/").rsplit("/", 1)[1]
         marker = storage.stat(layout.done_marker(sdir, deleted_part))
@@ -114,12 +121,14 @@ def _mark_fate(storage, mark_id: str, summary: dict, address: str, ex: Explanati
     return (RESTORED if restored else COLLECTED) if swept else CANDIDATE
 
 
-def explain(storage, address: str, roots: tuple[str, ...], client=None, repository: str | None = None,
-            run: str | None = None, max_marks: int = 10, path: str | None = None) -> Explanation:
+def explain(storage: Storage, address: str, roots: tuple[str, ...], client: LakeFSClient | None = None,
+            repository: str | None = None, run: str | None = None, max_marks: int = 10,
+            path: str | None = None) -> Explanation:
     """
-    Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS when
-    ``client`` and ``repository`` are given. ``roots``: every URI naming the namespace's root
-    (``NamespaceURI.roots``); ``path``: the logical path it was asked by, if any.
+    Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS.
+
+    From lakeFS when ``client`` and ``repository`` are given. ``roots``: every URI naming the
+    namespace's root (``NamespaceURI.roots``); ``path``: the logical path it was asked by, if any.
     """
     ex = Explanation(address)
     info = storage.stat(address)
@@ -129,7 +138,7 @@ def explain(storage, address: str, roots: tuple[str, ...], client=None, reposito
     marks = [(m, s) for m, s, _ in iter_marks(storage) if s is not None and (run is None or m == run or
                                                                                s.get("airflow_run_id") == run)]
     marks.sort(key=lambda ms: str(ms[1].get("start_time", "")), reverse=True)
-    decided = None
+    decided: tuple[str, str] | None = None
     for mark_id, summary in marks[:max_marks]:
         fate = _mark_fate(storage, mark_id, summary, address, ex)
         if fate is not None:
@@ -156,16 +165,16 @@ def explain(storage, address: str, roots: tuple[str, ...], client=None, reposito
     return ex
 
 
-def _repository_now(storage, roots: tuple[str, ...], client, repository: str, address: str,
+def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClient, repository: str, address: str,
                     commits_csv: str | None, ex: Explanation, path: str | None) -> list[str]:
-    """What references ``address`` in the repository now (the fates, most protective first)."""
+    """Return what references ``address`` in the repository now (the fates, most protective first)."""
     from lakefs_gc.listing.committed import metarange_range_ids, parse_commits_csv, range_entries, relative_key
     from lakefs_gc.storage import relative_to
 
     range_paths: dict[str, list[str]] = {}
 
     def paths_in(metarange_id: str) -> list[str]:
-        """The paths at which a metarange's ranges hold ``address`` (each range read once)."""
+        """Return the paths at which a metarange's ranges hold ``address`` (each range read once)."""
         if not metarange_id:
             return []
         out: list[str] = []
@@ -221,13 +230,14 @@ def _repository_now(storage, roots: tuple[str, ...], client, repository: str, ad
     return sorted(dict.fromkeys(fates), key=order.index)
 
 
-def resolve(roots: tuple[str, ...], target: str, client=None, repository: str | None = None,
+def resolve(roots: tuple[str, ...], target: str, client: LakeFSClient | None = None, repository: str | None = None,
             ref: str | None = None) -> tuple[str, str | None, str | None]:
     """
-    (address, logical path or None, a line saying how a path was read) of what a person typed:
-    an address (``data/...``, ``_lakefs/...`` or a full URI in the namespace), or a logical path
-    read on ``ref`` (default: the repository's default branch) through lakeFS. ``ValueError``
-    names what is wrong.
+    (address, logical path or None, a line saying how a path was read) of what a person typed.
+
+    An address (``data/...``, ``_lakefs/...`` or a full URI in the namespace), or a logical path
+    read on ``ref`` (default: the repository's default branch) through lakeFS. ``ValueError`` names
+    what is wrong.
     """
     from lakefs_gc.storage import relative_to
 

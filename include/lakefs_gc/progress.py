@@ -1,6 +1,5 @@
 """
-Progress of the long steps (listing, reading the committed ranges, the sweep), logged at a
-steady pace without flooding.
+Progress of the long steps (listing, reading the committed ranges, the sweep), logged at a steady pace without flooding.
 
 :class:`Progress` turns counts into at most one line every ``every`` seconds (the pace halves
 after each 10 lines, so a step of a day logs fewer than 100 lines), plus one last line:
@@ -16,12 +15,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from pyspark import Accumulator
+    from pyspark.sql import SparkSession
 
 log = logging.getLogger("lakefs_gc.progress")
 
 EVERY_SECONDS = 10.0
 SLOWER_AFTER_LINES = 10
+
+T = TypeVar("T")
 
 
 def _duration(seconds: float) -> str:
@@ -93,7 +98,7 @@ class Progress:
         self.lines += 1
 
 
-def counted(items: Iterable[Any], progress: Progress) -> Iterator[Any]:
+def counted(items: Iterable[T], progress: Progress) -> Iterator[T]:
     """``items``, counted into ``progress`` as they pass (for loops in the driver)."""
     for item in items:
         yield item
@@ -102,12 +107,14 @@ def counted(items: Iterable[Any], progress: Progress) -> Iterator[Any]:
 
 
 @contextmanager
-def watch(spark, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
-          poll: float = 1.0):
+def watch(spark: SparkSession, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
+          poll: float = 1.0) -> Iterator[Accumulator[int]]:
     """
-    Log the progress of the Spark jobs started inside the block. Yields an accumulator the
-    tasks add their counts to (``acc.add(n)``, once per task or per batch: Spark sends it when the
-    task ends). The share done is the share of the jobs' tasks finished, or ``count / total``.
+    Log the progress of the Spark jobs started inside the block.
+
+    Yields an accumulator the tasks add their counts to (``acc.add(n)``, once per task or per batch:
+    Spark sends it when the task ends). The share done is the share of the jobs' tasks finished, or
+    ``count / total``.
     """
     sc = spark.sparkContext
     acc = sc.accumulator(0)
@@ -141,6 +148,6 @@ def watch(spark, what: str, unit: str, *, total: int | None = None, every: float
     finally:
         stop.set()
         thread.join(poll + 5)
-        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # pyspark: None unsets it (its doc)
         progress.count = int(acc.value)
         progress.finish()

@@ -1,7 +1,9 @@
 """
-The one timestamp format of the run's records (the contract's times, the report's summaries, the
-incremental state): UTC, microseconds, ``Z`` (``2025-11-10T10:34:37.245361Z``). Below every room that
-reads or writes those records (gc, report, steps, sweeping).
+The one timestamp format of the run's records.
+
+The contract's times, the report's summaries, the incremental state: UTC, microseconds, ``Z``
+(``2025-11-10T10:34:37.245361Z``). Below every room that reads or writes those records (gc, report,
+steps, sweeping).
 """
 
 from __future__ import annotations

@@ -11,20 +11,25 @@ import csv
 import io
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.sstable import SSTableReader
 from lakefs_gc.storage import Storage, relative_to
 
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+
 COMMITS_HEADER = ["commit_id", "expired", "metarange_id"]
 
 
 def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
     """
-    (commit_id, metarange_id) of every row. Every listed commit is protected, whatever its
-    ``expired`` value (always ``false`` since lakeFS v0.111; protecting more is the safe side).
+    (commit_id, metarange_id) of every row.
+
+    Every listed commit is protected, whatever its ``expired`` value (always ``false`` since lakeFS
+    v0.111; protecting more is the safe side).
     """
     text = data.decode("utf-8")
     rows = list(csv.reader(io.StringIO(text)))
@@ -49,8 +54,9 @@ def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
 
 def relative_key(namespace: str | tuple[str, ...], location: str) -> str:
     """
-    A lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace
-    (``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``).
+    Return a lakeFS metadata location (``_lakefs/<id>`` or a full URI) as a key inside the namespace.
+
+    ``namespace``: its URI, or every URI naming its root, see ``NamespaceURI.roots``.
     """
     if "://" not in location:
         return location.lstrip("/")
@@ -79,9 +85,10 @@ def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]
 
 def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[tuple[str | None, str, int, str]]:
     """
-    (namespace-relative address or None outside the namespace, path, size, checksum) of every
-    entry of a range: the addresses GC keeps, and the identities the staged check compares
-    (lakefs_gc.listing.staged; entries imported from outside the namespace included).
+    (namespace-relative address or None outside the namespace, path, size, checksum) of every entry of a range.
+
+    The addresses GC keeps, and the identities the staged check compares (lakefs_gc.listing.staged;
+    entries imported from outside the namespace included).
     """
     normalize = graveler.normalize_address
     with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
@@ -101,12 +108,14 @@ def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
         return list(pool.map(fn, items))
 
 
-def ranges_to_read(client, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
+def ranges_to_read(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
                    read_ranges: set[str]) -> tuple[dict[str, int], list[str], list[str]]:
     """
-    The ranges of ``metarange_ids``: (every range id -> its number of entries, the ids not in
-    ``read_ranges`` in order, and their namespace keys). A metarange is one small file and each
-    location one lakeFS call: read on the driver, a few at a time.
+    Return the ranges of ``metarange_ids``.
+
+    (every range id -> its number of entries, the ids not in ``read_ranges`` in order, and their
+    namespace keys). A metarange is one small file and each location one lakeFS call: read on the
+    driver, a few at a time.
     """
     mr_keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), metarange_ids)
     entries = {r: c for ranges in in_threads(lambda k: metarange_range_ids(storage, k), mr_keys) for r, c in ranges}

@@ -1,7 +1,9 @@
 """
-Listing the namespace's objects: the slices (``data/<slice>/``) to list and the ones to skip,
-the listing tasks (each slice, the loose objects under ``data/``, the root's key ranges), and the
-objects one group of tasks finds (the Spark step :mod:`lakefs_gc.steps.list_slices` runs them).
+Listing the namespace's objects.
+
+The slices (``data/<slice>/``) to list and the ones to skip, the listing tasks (each slice, the
+loose objects under ``data/``, the root's key ranges), and the objects one group of tasks finds
+(the Spark step :mod:`lakefs_gc.steps.list_slices` runs them).
 
 The listing is a Parquet folder of :data:`lakefs_gc.storage.native.LISTED_COLUMNS` in the work location,
 written by Spark (the job) or, for a step run in its Airflow task's own process, by
@@ -15,9 +17,13 @@ import functools
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from lakefs_gc.lakefs import xid
+
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import ObjectInfo, Storage
 
 SUCCESS = "_SUCCESS"  # Spark's marker of a finished folder
 
@@ -25,11 +31,20 @@ SUCCESS = "_SUCCESS"  # Spark's marker of a finished folder
 # lakeFS addresses are hex, so the ranges come out even.
 ROOT_BOUNDARIES = tuple("123456789abcdef")
 
+T = TypeVar("T")
+
+
+class ListedCounter(Protocol):
+    """What counts the keys a listing sees: a Spark accumulator, or anything that adds."""
+
+    def add(self, n: int, /) -> None: ...
+
 
 def created_after(slice_id: str, cutoff_s: float) -> bool:
     """
-    The slice's descending xid says it was created after the cutoff (reference 2.2): none of
-    its objects is a candidate, and the listing skips it.
+    Whether the slice's descending xid says it was created after the cutoff (reference 2.2).
+
+    Then none of its objects is a candidate, and the listing skips it.
     """
     return xid.is_xid(slice_id) and xid.descending_time(slice_id) > cutoff_s
 
@@ -40,17 +55,20 @@ def in_slice_created_after(address: str, cutoff_s: float) -> bool:
     return len(parts) == 3 and parts[0] == "data" and created_after(parts[1], cutoff_s)
 
 
-def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[list[str], list[str], int]:
+def plan_slices(storage: Storage, cutoff_s: float, since: str | None = None) -> tuple[list[str], list[str], int]:
     """
-    Slice prefixes (``data/<slice>/``) to list, slice ids skipped because their id says they
-    were created after the cutoff (descending xids; reference 2.2), and how many slices an
-    incremental run leaves unlisted. Non-xid children are listed by clean runs.
+    Slice prefixes (``data/<slice>/``) to list, slice ids skipped, and how many an incremental run leaves unlisted.
+
+    Skipped: the slices whose id says they were created after the cutoff (descending xids; reference
+    2.2). Non-xid children are listed by clean runs.
 
     ``since`` (incremental runs): the newest slice the base run listed ("" when it listed none).
     Only xid slices created since, and that slice itself (lakeFS may still have been writing to it),
     are listed: descending xids, so ``id <= since``.
     """
-    to_list, skipped, before = [], [], 0
+    to_list: list[str] = []
+    skipped: list[str] = []
+    before = 0
     for p in storage.list_prefixes("data/"):
         sid = p[len("data/"):].rstrip("/")
         if created_after(sid, cutoff_s):
@@ -64,8 +82,10 @@ def plan_slices(storage, cutoff_s: float, since: str | None = None) -> tuple[lis
 
 def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool, str | None, str | None]]:
     """
-    (prefix, recursive, after, up_to) of every listing task: each slice and, with ``root``, the
-    loose objects directly under ``data/`` and the root's key ranges.
+    (prefix, recursive, after, up_to) of every listing task.
+
+    Each slice and, with ``root``, the loose objects directly under ``data/`` and the root's key
+    ranges.
     """
     tasks: list[tuple[str, bool, str | None, str | None]] = [(p, True, None, None) for p in slices]
     if not root:
@@ -76,10 +96,12 @@ def listing_tasks(slices: list[str], root: bool = True) -> list[tuple[str, bool,
     return tasks
 
 
-def _ranged(st, prefix: str, recursive: bool, after: str | None, up_to: str | None):
+def _ranged(st: Storage, prefix: str, recursive: bool, after: str | None, up_to: str | None) -> Iterator[ObjectInfo]:
     """
-    A listing task through the store's SDK (:meth:`Storage.list`): the root's key ranges and the
-    loose objects under ``data/`` (delimiter listings), the ``dummy`` marker left out.
+    Run a listing task through the store's SDK (:meth:`Storage.list`).
+
+    The root's key ranges and the loose objects under ``data/`` (delimiter listings), the ``dummy``
+    marker left out.
     """
     for o in st.list(prefix, recursive=recursive, start_after=after):
         if up_to is not None and o.key > up_to:
@@ -95,11 +117,13 @@ def _ranged(st, prefix: str, recursive: bool, after: str | None, up_to: str | No
 LISTING_THREADS = 4
 
 
-def list_batches(st, cutoff_s: float, tasks, listed=None, threads: int = LISTING_THREADS):
+def list_batches(st: Storage, cutoff_s: float, tasks: Iterable[tuple[str, bool, str | None, str | None]],
+                 listed: ListedCounter | None = None, threads: int = LISTING_THREADS) -> Iterator[Any]:
     """
-    Arrow batches (address, size, last_modified_ms, checksum) of every object the listing
-    ``tasks`` find older than ``cutoff_s`` (the ``dummy`` marker left out), ``threads`` tasks at a
-    time, batches in no particular order; ``listed`` (a counter) counts every key seen. A slice is
+    Arrow batches (address, size, last_modified_ms, checksum) of the objects ``tasks`` find older than ``cutoff_s``.
+
+    The ``dummy`` marker left out, ``threads`` tasks at a time, batches in no particular order;
+    ``listed`` (a counter) counts every key seen. A slice is
     listed whole (:meth:`Storage.list_batches`: the native client where it serves, without a Python
     object per key); the root's key ranges and the loose objects under ``data/`` through the store's
     SDK (few objects, delimiter listings).
@@ -116,7 +140,7 @@ def list_batches(st, cutoff_s: float, tasks, listed=None, threads: int = LISTING
 
     cutoff_ms = math.floor(cutoff_s * 1000)
 
-    def one(task):
+    def one(task: tuple[str, bool, str | None, str | None]) -> Iterator[tuple[int, Any]]:
         prefix, recursive, after, up_to = task
         whole = recursive and after is None and up_to is None
         batches = st.list_batches(prefix) if whole else sdk_batches(_ranged(st, prefix, recursive, after, up_to))
@@ -135,12 +159,14 @@ def list_batches(st, cutoff_s: float, tasks, listed=None, threads: int = LISTING
 _DONE = object()
 
 
-def interleaved(sources: list[Callable[[], Iterable]], threads: int, depth: int = 16):
+def interleaved(sources: list[Callable[[], Iterable[T]]], threads: int, depth: int = 16) -> Iterator[T]:
     """
-    The items of every ``sources()`` iterable, ``threads`` sources consumed at once on threads of
-    their own, in no particular order (at most ``depth`` items waiting). The first error a source
-    raises is raised here, after the other threads stopped; so is a consumer's leaving early (the
-    generator closed): every thread stops at its next item, none is left running.
+    Yield the items of every ``sources()`` iterable, in no particular order.
+
+    ``threads`` sources consumed at once on threads of their own (at most ``depth`` items waiting).
+    The first error a source raises is raised here, after the other threads stopped; so is a
+    consumer's leaving early (the generator closed): every thread stops at its next item, none is
+    left running.
     """
     if threads <= 1 or len(sources) <= 1:
         for source in sources:
@@ -148,9 +174,10 @@ def interleaved(sources: list[Callable[[], Iterable]], threads: int, depth: int 
         return
     pending = iter(sources)
     lock, stop = threading.Lock(), threading.Event()
-    out: queue.Queue = queue.Queue(maxsize=depth)
+    # (None, an item), (the error a source raised, None), or (_DONE, None) when a thread ends
+    out: queue.Queue[tuple[Any, Any]] = queue.Queue(maxsize=depth)
 
-    def put(item) -> bool:
+    def put(item: tuple[Any, Any]) -> bool:
         while not stop.is_set():
             try:
                 out.put(item, timeout=0.2)
@@ -196,18 +223,20 @@ def interleaved(sources: list[Callable[[], Iterable]], threads: int, depth: int 
 
 def local_folder(location: str) -> str | None:
     """
-    The local path of a work location folder (a path or ``file://``), or None (another file
-    system: only Spark reads and writes it).
+    Return the local path of a work location folder (a path or ``file://``), or None.
+
+    None: another file system, only Spark reads and writes it.
     """
     folder = location.removeprefix("file://")
     return None if "://" in folder else folder
 
 
-def write_listed_here(folder: str, batches) -> None:
+def write_listed_here(folder: str, batches: Iterable[Any]) -> None:
     """
-    The listing (Arrow batches of :func:`lakefs_gc.storage.native.listed_schema`) as Spark's
-    ``write.mode("overwrite").parquet`` leaves it: the folder replaced by one part and ``_SUCCESS``
-    (written last).
+    Write the listing as Spark's ``write.mode("overwrite").parquet`` leaves it.
+
+    The listing: Arrow batches of :func:`lakefs_gc.storage.native.listed_schema`; the folder is
+    replaced by one part and ``_SUCCESS`` (written last).
     """
     import shutil
 
@@ -223,8 +252,8 @@ def write_listed_here(folder: str, batches) -> None:
     open(os.path.join(folder, SUCCESS), "wb").close()
 
 
-def read_listed_here(folder: str) -> list[tuple] | None:
-    """The rows of a finished listing folder (``_SUCCESS``), or None when it is not one."""
+def read_listed_here(folder: str) -> list[tuple[Any, ...]] | None:
+    """Return the rows of a finished listing folder (``_SUCCESS``), or None when it is not one."""
     import pyarrow.parquet as pq
 
     if not os.path.isfile(os.path.join(folder, SUCCESS)):

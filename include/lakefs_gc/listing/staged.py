@@ -57,10 +57,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.errors import LakeFSGCError
@@ -69,8 +69,17 @@ from lakefs_gc.listing.uncommitted import address_keys, api_staged
 from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
 from lakefs_gc.spark.addresses import identities_matching, read_identities
+from lakefs_gc.spark.runtime import StorageRef
 from lakefs_gc.storage import LOCAL, parse_namespace
 from lakefs_gc.storage.base import MD5_HEX
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakefs_gc.contract import RunContext
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.runtime import LakeFSRef
+    from lakefs_gc.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +94,8 @@ LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in e
 
 @dataclass(frozen=True)
 class CheckCounts:
+    """What the staged check asked and kept, and its time."""
+
     suspicious: int = 0              # candidates a staged entry could read
     stats: int = 0                   # statObject calls
     kept: int = 0                    # candidates a branch reads now
@@ -96,12 +107,14 @@ class CheckCounts:
 @dataclass(frozen=True)
 class Identities:
     """
-    The (size, checksum, path) of every committed entry the run read: the identity folders of
-    the run and its chain (``state/identities/``) and the rows of the commits read since.
+    The (size, checksum, path) of every committed entry the run read.
+
+    The identity folders of the run and its chain (``state/identities/``) and the rows of the
+    commits read since.
     """
 
-    spark: Any
-    sref: Any
+    spark: Any                       # the session, or None (the Airflow task's own process)
+    sref: StorageRef
     dirs: tuple[PartsDir, ...]
     n: int
     rows: tuple[tuple[int, str, str], ...] = ()
@@ -109,15 +122,16 @@ class Identities:
     def plus(self, rows: Iterable[tuple[int, str, str]]) -> Identities:
         return dataclasses.replace(self, rows=(*self.rows, *rows))
 
-    def frame(self):
+    def frame(self) -> DataFrame:
         """All of them, as one DataFrame (the executors' path)."""
-        df = read_identities(self.spark, self.sref, self.dirs, self.n)
+        df: DataFrame = read_identities(self.spark, self.sref, self.dirs, self.n)
         return df.unionByName(self.spark.createDataFrame(list(self.rows), formats.IDENTITY_SCHEMA)) if self.rows else df
 
-    def matching(self, keep) -> list[tuple[int, str, str]]:
+    def matching(self, keep: Callable[[Iterable[Any]], Iterable[Any]]) -> list[tuple[int, str, str]]:
         """
-        The rows ``keep(batches) -> batches`` keeps, filtered where the parts are read (one Spark
-        job, or the driver for small parts; only what it keeps comes back).
+        Return the rows ``keep(batches) -> batches`` keeps, filtered where the parts are read.
+
+        By one Spark job, or on the driver for small parts; only what it keeps comes back.
         """
         import pyarrow as pa
 
@@ -132,18 +146,21 @@ class Identities:
 
 @dataclass(frozen=True)
 class CommitsSince:
+    """What :func:`commits_since` read: how many commits, the addresses they reference, their entries' identities."""
+
     commits: int
     addresses: frozenset[str]
     identities: tuple[tuple[int, str, str], ...]
 
 
-def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: set[str], read_ranges: set[str],
-                  branches: Iterable[tuple[str, str]]) -> CommitsSince:
+def commits_since(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], read_commits: set[str],
+                  read_ranges: set[str], branches: Iterable[tuple[str, str]]) -> CommitsSince:
     """
-    Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``, walked
-    by parents until read ones; their ranges not in ``read_ranges`` read here (few: what changed
-    during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created during the
-    run on an old, expired commit: the next run reads it as a HEAD) fails closed.
+    Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``.
+
+    Walked by parents until read ones; their ranges not in ``read_ranges`` read here (few: what
+    changed during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created
+    during the run on an old, expired commit: the next run reads it as a HEAD) fails closed.
     """
     seen: dict[str, str] = {}
     stack = [c for _, c in branches if c and c not in read_commits]
@@ -175,12 +192,13 @@ def commits_since(client, repo: str, st, roots: tuple[str, ...], read_commits: s
     return CommitsSince(len(seen), frozenset(addresses), tuple(identities))
 
 
-def _content_md5s(sref, st, keys: list[str]) -> list[str | None]:
+def _content_md5s(sref: StorageRef, st: Storage, keys: list[str]) -> list[str | None]:
     """
-    The content MD5 each store object vouches for (``content_md5``), or None: asked in threads
-    where the store answers over HTTP (a HEAD on S3); on ``local://`` in this thread, the files read
-    one after the other (hashing small files in threads only contends for the GIL: 14.2 s against
-    6.0 s for 100,000 files).
+    Return the content MD5 each store object vouches for (``content_md5``), or None.
+
+    Asked in threads where the store answers over HTTP (a HEAD on S3); on ``local://`` in this
+    thread, the files read one after the other (hashing small files in threads only contends for the
+    GIL: 14.2 s against 6.0 s for 100,000 files).
     """
     if sref.namespace.startswith("local://"):
         return [st.content_md5(k) for k in keys]
@@ -188,10 +206,11 @@ def _content_md5s(sref, st, keys: list[str]) -> list[str | None]:
         return list(pool.map(st.content_md5, keys))
 
 
-def _vouched(sref, batches):
+def _vouched(sref: StorageRef, batches: Iterable[Any]) -> Iterator[Any]:
     """
-    Each candidate batch (address, size, checksum) with ``vouched``: the content MD5 its store
-    vouches for, or null (:func:`_content_md5s`).
+    Each candidate batch (address, size, checksum) with ``vouched``.
+
+    ``vouched``: the content MD5 its store vouches for, or null (:func:`_content_md5s`).
     """
     import pyarrow as pa
 
@@ -200,12 +219,14 @@ def _vouched(sref, batches):
         yield b.append_column("vouched", pa.array(_content_md5s(sref, st, b.column(0).to_pylist()), pa.string()))
 
 
-def suspicious(spark, sref, cands, identities, n: int):
+def suspicious(spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: DataFrame,
+               n: int) -> tuple[DataFrame, DataFrame, DataFrame]:
     """
-    (suspicious candidates, cached: address, size, checksum, vouched; the paths to ask; the
-    candidates at a size of an entry, cached) as DataFrames (see the module's
-    docstring, step 2). ``cands``: (address, size, checksum as listed); ``identities``: (size,
-    checksum, path) of every committed entry read.
+    (suspicious candidates, the paths to ask, the candidates at a size of an entry) as DataFrames.
+
+    The suspicious candidates (address, size, checksum, vouched) and the candidates at a size of an
+    entry come back cached; see the module's docstring, step 2. ``cands``: (address, size, checksum
+    as listed); ``identities``: (size, checksum, path) of every committed entry read.
 
     The identities are read three times and shuffled once, whatever the candidates: their sizes
     (aggregated where read), the sizes of those whose checksum is not an MD5 (filtered where read),
@@ -245,11 +266,12 @@ def suspicious(spark, sref, cands, identities, n: int):
     return sus, paths, sized
 
 
-def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
+def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
                      local_root: str | None) -> set[str]:
     """
-    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject). A branch
-    or path gone (404) reads nothing.
+    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject).
+
+    A branch or path gone (404) reads nothing.
     """
     progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
 
@@ -266,7 +288,7 @@ def read_by_branches(client, repo: str, asks: list[tuple[str, str]], roots: tupl
     return out
 
 
-def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
+def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
     """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes``."""
     from lakefs_sdk.exceptions import NotFoundException
 
@@ -279,10 +301,11 @@ def changed_paths(client, repo: str, branches: list[str], sizes: set[int]) -> li
     return out
 
 
-def _sizes_present(batches, sizes: frozenset):
+def _sizes_present(batches: Iterable[Any], sizes: frozenset[int]) -> Iterator[Any]:
     """
-    For each batch of identity rows (size, checksum, path), one row per distinct size of ``sizes``
-    it holds (checksum and path null).
+    For each batch of identity rows (size, checksum, path), one row per distinct size of ``sizes`` it holds.
+
+    Checksum and path null.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -295,11 +318,13 @@ def _sizes_present(batches, sizes: frozenset):
                                   names=["size", "checksum", "path"])
 
 
-def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: frozenset):
+def _matching(batches: Iterable[Any], keys: frozenset[str], sizes: frozenset[int],
+              unvouched_sizes: frozenset[int]) -> Iterator[Any]:
     """
-    The identity rows (Arrow batches of size, checksum, path) a candidate could be: (size,
-    checksum) in ``keys`` (as ``"size:checksum"``), a checksum not in lakeFS's MD5 form at one of
-    ``sizes``, or any row at one of ``unvouched_sizes``.
+    Yield the identity rows (Arrow batches of size, checksum, path) a candidate could be.
+
+    (size, checksum) in ``keys`` (as ``"size:checksum"``), a checksum not in lakeFS's MD5 form at
+    one of ``sizes``, or any row at one of ``unvouched_sizes``.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -315,10 +340,12 @@ def _matching(batches, keys: frozenset, sizes: frozenset, unvouched_sizes: froze
         yield b.filter(pc.fill_null(m, False))
 
 
-def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[str]]:
+def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
+                    identities: Identities) -> tuple[set[str], set[str]]:
     """
-    :func:`suspicious` for a few candidates (``rows`` of address, size, checksum, on the driver):
-    the store asked here, the identities filtered where they are read. (suspicious addresses, paths).
+    :func:`suspicious` for a few candidates (``rows`` of address, size, checksum), on the driver.
+
+    The store asked here, the identities filtered where they are read. (suspicious addresses, paths).
     """
     from collections import defaultdict
 
@@ -380,14 +407,17 @@ def suspicious_here(sref, rows, identities: Identities) -> tuple[set[str], set[s
     return sus, paths
 
 
-def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
+def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cands: Any, identities: Identities,
+          read_file: str, n: int) -> tuple[Any, CheckCounts]:
     """
-    The kept candidates and :class:`CheckCounts`. ``cands``: (address, size, checksum), a
-    DataFrame cached by the caller (the kept come back as a DataFrame of ``address``), or a list of
-    rows when the step decides on the driver (the kept come back as a set); ``identities``: the
+    Return the kept candidates and :class:`CheckCounts`.
+
+    ``cands``: (address, size, checksum), a DataFrame cached by the caller (the kept come back as a
+    DataFrame of ``address``), or a list of rows when the step decides on the driver (the kept come
+    back as a set); ``spark``: the session, or None (then ``cands`` are rows); ``identities``: the
     committed entries' (size, checksum, path), :class:`Identities`. Rows are checked on the driver
-    (the step decided on the driver: at most a few hundred thousand); a DataFrame's candidates too when
-    they are at most :data:`DRIVER_MAX`, more on executors.
+    (the step decided on the driver: at most a few hundred thousand); a DataFrame's candidates too
+    when they are at most :data:`DRIVER_MAX`, more on executors.
     """
     t0 = time.monotonic()
     st, roots, repo = sref.open(), sref.roots, ctx.repository
@@ -399,7 +429,8 @@ def check(spark, ctx, sref, lakefs, cands, identities, read_file: str, n: int):
         log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
                  len(branches))
         since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
-        committed_kept, n_committed_kept, rest = None, 0, cands
+        committed_kept: Any = None  # of the kind of ``cands``: a set of addresses, or a DataFrame
+        n_committed_kept, rest = 0, cands
         if rows_given:
             committed_kept = {r[0] for r in cands if r[0] in since.addresses}
             n_committed_kept = len(committed_kept)

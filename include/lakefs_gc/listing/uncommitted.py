@@ -1,6 +1,8 @@
 """
-The staged addresses of a run: those lakeFS wrote (``prepare_uncommited``, reference 1.3), and
-those every branch reads through lakeFS's API that its mark leaves out (:func:`api_staged`).
+The staged addresses of a run.
+
+Those lakeFS wrote (``prepare_uncommited``, reference 1.3), and those every branch reads through
+lakeFS's API that its mark leaves out (:func:`api_staged`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import logging
 from collections.abc import Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.lakefs.graveler import BY_PREFIX_DEPRECATED, normalize_address
@@ -19,14 +22,19 @@ from lakefs_gc.report.layout import uncommitted_dir
 from lakefs_gc.storage import relative_to
 from lakefs_gc.storage.namespace import blockstore_root
 
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
+
 log = logging.getLogger(__name__)
 
 
-def uncommitted_files(storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]) -> list[str]:
+def uncommitted_files(storage: Storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]) -> list[str]:
     """
-    Every file of the uncommitted mark: the run's folder listed, plus every location lakeFS
-    returned (hazard H2: never only the last page's location). Locations without files while
-    lakeFS said it wrote some is an error: the staged addresses would be missing.
+    Every file of the uncommitted mark: the run's folder listed, plus every location lakeFS returned.
+
+    Hazard H2: never only the last page's location. Locations without files while lakeFS said it
+    wrote some is an error: the staged addresses would be missing.
     """
     prefixes = {uncommitted_dir(run_id)}
     for loc in locations:
@@ -41,7 +49,7 @@ def uncommitted_files(storage, roots: tuple[str, ...], run_id: str, locations: t
     return sorted(keys)
 
 
-def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
+def file_addresses(storage: Storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
     """Namespace-relative staged addresses of one Parquet file (column ``physical_address``)."""
     for address in formats.read_staged(storage, key):
         if address is None:
@@ -75,8 +83,9 @@ def file_addresses(storage, key: str, roots: tuple[str, ...]) -> Iterator[str]:
 
 def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) -> set[str]:
     """
-    Namespace-relative keys an address lakeFS printed (statObject, listObjects) may name; empty
-    when it lies outside the namespace (an import from elsewhere).
+    Namespace-relative keys an address lakeFS printed (statObject, listObjects) may name.
+
+    Empty when it lies outside the namespace (an import from elsewhere).
 
     lakeFS prints a FULL ``local://<host>/<path>`` as ``local://`` + ``path.Join(<root>, host,
     path)`` (``QualifiedKey.Format``), so the resolved form comes back with the blockstore root
@@ -89,7 +98,7 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
         path = physical[len("local://"):]
         if path.startswith(root + "/"):
             forms.append("local://" + path[len(root):])
-    out = set()
+    out: set[str] = set()
     for form in forms:
         rel = relative_to(roots, form)
         if rel:
@@ -100,10 +109,11 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
 def staged_entries(branch_view: Iterable[tuple[str, str]],
                    committed: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
     """
-    (path, address) of every entry a branch reads at an address its HEAD commit does not have
-    at that path (added, changed, or re-staged with the committed identity). Both inputs in path
-    order (as lakeFS lists them: Go's byte order, which is Python's order of code points); input
-    out of order only yields more entries, never fewer.
+    (path, address) of every entry a branch reads at an address its HEAD commit does not have at that path.
+
+    Added, changed, or re-staged with the committed identity. Both inputs in path order (as lakeFS
+    lists them: Go's byte order, which is Python's order of code points); input out of order only
+    yields more entries, never fewer.
     """
     it = iter(committed)
     c = next(it, None)
@@ -129,10 +139,10 @@ class StagedCheck:
 class _Listing:
     """One listObjects stream, counted; an API error names the ref it came from."""
 
-    def __init__(self, client, repo: str, ref: str, progress: Progress):
+    def __init__(self, client: LakeFSClient, repo: str, ref: str, progress: Progress):
         self.client, self.repo, self.ref, self.n, self.progress = client, repo, ref, 0, progress
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[str, str]]:
         from lakefs_sdk.exceptions import ApiException
 
         try:
@@ -141,16 +151,17 @@ class _Listing:
                 self.progress.add()
                 yield item
         except ApiException as exc:
-            exc.lakefs_gc_ref = self.ref
+            setattr(exc, "lakefs_gc_ref", self.ref)  # an attribute of ours on lakeFS's exception
             raise
 
 
-def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None,
+def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_root: str | None,
                concurrency: int = 8, only: Collection[str] | None = None) -> StagedCheck:
     """
-    Every staged address of every branch (hidden ones included), read through lakeFS's API:
-    each branch's listing against its HEAD commit's (:func:`staged_entries`), branches in
-    parallel. Cost: two listings per branch, each as long as the branch (1,000 objects a page).
+    Every staged address of every branch (hidden ones included), read through lakeFS's API.
+
+    Each branch's listing against its HEAD commit's (:func:`staged_entries`), branches in parallel.
+    Cost: two listings per branch, each as long as the branch (1,000 objects a page).
 
     The HEAD commit is the one lakeFS listed the branch at, taken before the branch is read: a
     commit landing meanwhile only makes more entries look staged (kept), never fewer. Fails
@@ -163,7 +174,7 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
     branches = [(b, c) for b, c in client.branches(repo, show_hidden=True) if only is None or b in only]
     progress = Progress("mark_uncommitted", f"objects listed on {len(branches)} branch(es) and their HEAD commits")
 
-    def read(branch: str, commit: str):
+    def read(branch: str, commit: str) -> tuple[list[tuple[str, str]] | None, int]:
         view, tree = _Listing(client, repo, branch, progress), _Listing(client, repo, commit, progress)
         try:
             entries = list(staged_entries(view, tree))
@@ -205,7 +216,8 @@ def api_staged(client, repo: str, roots: tuple[str, ...], local_root: str | None
     return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone))
 
 
-def lakefs_mark_addresses(storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]) -> set[str]:
+def lakefs_mark_addresses(storage: Storage, roots: tuple[str, ...], run_id: str,
+                          locations: tuple[str, ...]) -> set[str]:
     """Every namespace-relative address in lakeFS's uncommitted mark."""
     out: set[str] = set()
     for key in uncommitted_files(storage, roots, run_id, locations):

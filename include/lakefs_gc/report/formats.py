@@ -1,6 +1,7 @@
 """
-Every file of the report besides ``summary.json``, in both directions: one writer and one
-reader per format (where they go: :mod:`lakefs_gc.report.layout`).
+Every file of the report besides ``summary.json``, in both directions.
+
+One writer and one reader per format (where they go: :mod:`lakefs_gc.report.layout`).
 
 - address parts (``candidates/``, ``deleted/``): Parquet, one string column ``address``;
 - staged addresses in lakeFS's uncommitted format (lakeFS's own mark, and the addresses it lacked
@@ -24,8 +25,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
 
 ADDRESS = "address"
 IDENTITY_COLUMNS = ("size", "checksum", "path")
@@ -34,7 +38,7 @@ PHYSICAL_ADDRESS = "physical_address"
 STAGED_COLUMNS = (PHYSICAL_ADDRESS, "creation_date")  # lakeFS's uncommitted Parquet
 
 
-def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
+def _put_table(storage: Storage, key: str, columns: Mapping[str, Any]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -43,13 +47,15 @@ def _put_table(storage, key: str, columns: Mapping[str, Any]) -> None:
     storage.put(key, buf.getvalue())
 
 
-def _parquet_file(storage, key: str):
+def _parquet_file(storage: Storage, key: str) -> Any:
     """
-    A Parquet file of this module's, read from its bytes with ``ParquetFile``: synchronously, by the
-    Parquet reader itself. Never ``pq.read_table`` on a Python file: that goes through Arrow's dataset
-    scanner, whose threads may drop the last reference to the Python file after the interpreter has
-    begun to exit; Arrow then aborts the process ("terminate called without an active exception"),
-    which a CLI that printed its answer reported as exit code -6 (``lakefs-gc explain``, now and then).
+    Return a Parquet file of this module's, read from its bytes with ``ParquetFile``.
+
+    It reads synchronously, by the Parquet reader itself. Never ``pq.read_table`` on a Python file:
+    that goes through Arrow's dataset scanner, whose threads may drop the last reference to the Python
+    file after the interpreter has begun to exit; Arrow then aborts the process ("terminate called
+    without an active exception"), which a CLI that printed its answer reported as exit code -6
+    (``lakefs-gc explain``, now and then).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -57,31 +63,34 @@ def _parquet_file(storage, key: str):
     return pq.ParquetFile(pa.BufferReader(storage.get(key)))
 
 
-def _read(storage, key: str, columns: Iterable[str]):
+def _read(storage: Storage, key: str, columns: Iterable[str]) -> Any:
     return _parquet_file(storage, key).read(columns=list(columns))
 
 
-def _column(storage, key: str, column: str) -> list[Any]:
-    return _read(storage, key, [column]).column(column).to_pylist()
+def _column(storage: Storage, key: str, column: str) -> list[Any]:
+    values: list[Any] = _read(storage, key, [column]).column(column).to_pylist()
+    return values
 
 
-def write_addresses(storage, key: str, addresses) -> None:
-    """An address part (column ``address``) of a list of strings or an Arrow string array."""
+def write_addresses(storage: Storage, key: str, addresses: Sequence[str] | Any) -> None:
+    """Write an address part (column ``address``) of a list of strings or an Arrow string array."""
     import pyarrow as pa
 
     arrow = isinstance(addresses, (pa.Array, pa.ChunkedArray))
     _put_table(storage, key, {ADDRESS: addresses if arrow else pa.array(addresses, pa.string())})
 
 
-def read_addresses(storage, key: str) -> list[str | None]:
-    """The ``address`` column of an address part, as written (nulls included)."""
-    return read_address_table(storage, key).column(ADDRESS).to_pylist()
+def read_addresses(storage: Storage, key: str) -> list[str | None]:
+    """Return the ``address`` column of an address part, as written (nulls included)."""
+    addresses: list[str | None] = read_address_table(storage, key).column(ADDRESS).to_pylist()
+    return addresses
 
 
-def part_lists(storage, key: str, value: str, column: str = ADDRESS) -> bool:
+def part_lists(storage: Storage, key: str, value: str, column: str = ADDRESS) -> bool:
     """
-    Whether a Parquet part of this module's (addresses, staged addresses, dead letters) holds
-    ``value`` in ``column`` (row groups pruned by their statistics): lakefs-gc explain's question.
+    Whether a Parquet part of this module's holds ``value`` in ``column``: lakefs-gc explain's question.
+
+    The part: addresses, staged addresses or dead letters; its row groups pruned by their statistics.
     """
     import pyarrow.compute as pc
 
@@ -97,20 +106,23 @@ def part_lists(storage, key: str, value: str, column: str = ADDRESS) -> bool:
     return False
 
 
-def read_address_table(storage, key: str):
-    """An address part as an Arrow table of its ``address`` column (for Spark's Arrow path)."""
+def read_address_table(storage: Storage, key: str) -> Any:
+    """Return an address part as an Arrow table of its ``address`` column (for Spark's Arrow path)."""
     return _read(storage, key, [ADDRESS])
 
 
-def count_rows(storage, key: str) -> int:
-    """The rows of a Parquet file, from its footer."""
-    return _parquet_file(storage, key).metadata.num_rows
+def count_rows(storage: Storage, key: str) -> int:
+    """Count the rows of a Parquet file, from its footer."""
+    rows: int = _parquet_file(storage, key).metadata.num_rows
+    return rows
 
 
-def write_staged(storage, key: str, addresses: list[str], creation_date: int) -> None:
+def write_staged(storage: Storage, key: str, addresses: list[str], creation_date: int) -> None:
     """
-    Staged addresses in lakeFS's uncommitted Parquet format (``physical_address`` relative,
-    ``creation_date`` Unix seconds), so :func:`read_staged` reads them like lakeFS's own.
+    Write staged addresses in lakeFS's uncommitted Parquet format.
+
+    ``physical_address`` relative, ``creation_date`` Unix seconds, so :func:`read_staged` reads them
+    like lakeFS's own.
     """
     import pyarrow as pa
 
@@ -119,12 +131,12 @@ def write_staged(storage, key: str, addresses: list[str], creation_date: int) ->
                               created: pa.array([creation_date] * len(addresses), pa.int64())})
 
 
-def read_staged(storage, key: str) -> list[str | None]:
-    """The ``physical_address`` column of an uncommitted Parquet file (lakeFS's or ours)."""
+def read_staged(storage: Storage, key: str) -> list[str | None]:
+    """Return the ``physical_address`` column of an uncommitted Parquet file (lakeFS's or ours)."""
     return _column(storage, key, PHYSICAL_ADDRESS)
 
 
-def write_dead_letters(storage, key: str, dead: Iterable[Any]) -> None:
+def write_dead_letters(storage: Storage, key: str, dead: Iterable[Any]) -> None:
     """Dead letters (objects with ``key``, ``error_code``, ``message``, ``attempts``)."""
     import pyarrow as pa
 
@@ -135,31 +147,33 @@ def write_dead_letters(storage, key: str, dead: Iterable[Any]) -> None:
                               "attempts": pa.array([x.attempts for x in d], pa.int32())})
 
 
-def read_dead_letter_keys(storage, key: str) -> list[str]:
-    """The ``key`` column of a dead-letter part."""
+def read_dead_letter_keys(storage: Storage, key: str) -> list[str]:
+    """Return the ``key`` column of a dead-letter part."""
     return _column(storage, key, "key")
 
 
-def write_done_marker(storage, key: str, counts: Mapping[str, int]) -> None:
+def write_done_marker(storage: Storage, key: str, counts: Mapping[str, int]) -> None:
     storage.put(key, json.dumps(dict(counts)).encode())
 
 
-def read_done_marker(storage, key: str) -> dict[str, Any] | None:
+def read_done_marker(storage: Storage, key: str) -> dict[str, Any] | None:
     """
-    A swept part's recorded counts, None when the part has no marker. A marker of version 0.1
-    counted the keys already gone in ``deleted`` and in ``missing``: read as ``already_gone``.
+    Return a swept part's recorded counts, None when the part has no marker.
+
+    A marker of version 0.1 counted the keys already gone in ``deleted`` and in ``missing``: read as
+    ``already_gone``.
     """
     if not storage.exists(key):
         return None
-    recorded = json.loads(storage.get(key))
+    recorded: dict[str, Any] = json.loads(storage.get(key))
     if "missing" in recorded and "already_gone" not in recorded:
         recorded["already_gone"] = recorded["missing"]
         recorded["deleted"] = int(recorded.get("deleted", 0)) - int(recorded["missing"])
     return recorded
 
 
-def write_read_ids(storage, key: str, commits: Iterable[str], ranges: Iterable[str]) -> None:
-    """The commit and range ids a run (and its chain since the last clean run) read."""
+def write_read_ids(storage: Storage, key: str, commits: Iterable[str], ranges: Iterable[str]) -> None:
+    """Write the commit and range ids a run (and its chain since the last clean run) read."""
     import pyarrow as pa
 
     c, r = sorted(set(commits)), sorted(set(ranges))
@@ -167,10 +181,11 @@ def write_read_ids(storage, key: str, commits: Iterable[str], ranges: Iterable[s
                               "id": pa.array(c + r, pa.string())})
 
 
-def read_read_ids(storage, key: str) -> tuple[set[str], set[str]]:
+def read_read_ids(storage: Storage, key: str) -> tuple[set[str], set[str]]:
     """(commit ids, range ids) of :func:`write_read_ids`."""
     t = _read(storage, key, ["kind", "id"])
-    commits, ranges = set(), set()
+    commits: set[str] = set()
+    ranges: set[str] = set()
     for kind, id_ in zip(t.column("kind").to_pylist(), t.column("id").to_pylist()):
         if kind == "commit":
             commits.add(id_)
@@ -181,8 +196,8 @@ def read_read_ids(storage, key: str) -> tuple[set[str], set[str]]:
     return commits, ranges
 
 
-def write_identities(storage, key: str, rows: list[tuple[int, str, str]]) -> None:
-    """An identity part: (size, checksum, path) of committed entries."""
+def write_identities(storage: Storage, key: str, rows: list[tuple[int, str, str]]) -> None:
+    """Write an identity part: (size, checksum, path) of committed entries."""
     import pyarrow as pa
 
     sizes, checksums, paths = (zip(*rows) if rows else ((), (), ()))
@@ -190,16 +205,16 @@ def write_identities(storage, key: str, rows: list[tuple[int, str, str]]) -> Non
                               "path": pa.array(paths, pa.string())})
 
 
-def read_identity_table(storage, key: str):
-    """An identity part as an Arrow table (for Spark's Arrow path)."""
+def read_identity_table(storage: Storage, key: str) -> Any:
+    """Return an identity part as an Arrow table (for Spark's Arrow path)."""
     return _read(storage, key, IDENTITY_COLUMNS)
 
 
-def write_heads(storage, key: str, before: Mapping[str, str], after: Mapping[str, str]) -> None:
+def write_heads(storage: Storage, key: str, before: Mapping[str, str], after: Mapping[str, str]) -> None:
     storage.put(key, json.dumps({"before": dict(before), "after": dict(after)}, sort_keys=True).encode())
 
 
-def read_heads(storage, key: str) -> tuple[dict[str, str], dict[str, str]]:
+def read_heads(storage: Storage, key: str) -> tuple[dict[str, str], dict[str, str]]:
     """(before, after) as written; a file that is not that shape is an error, never an empty map."""
     from lakefs_gc.errors import LakeFSGCError
 
@@ -214,14 +229,15 @@ def read_heads(storage, key: str) -> tuple[dict[str, str], dict[str, str]]:
                             f"re-run the whole DAG run") from None
 
 
-def write_quarantine(storage, key: str, days: int, since: str, until: str) -> None:
+def write_quarantine(storage: Storage, key: str, days: int, since: str, until: str) -> None:
     storage.put(key, json.dumps({"days": days, "since": since, "until": until}).encode())
 
 
-def read_quarantine(storage, key: str) -> dict[str, Any] | None:
+def read_quarantine(storage: Storage, key: str) -> dict[str, Any] | None:
     """
-    A sweep's quarantine record, None when the sweep quarantined nothing (or it is unreadable:
-    then nothing is purged).
+    Return a sweep's quarantine record, None when the sweep quarantined nothing.
+
+    None too when it is unreadable: then nothing is purged.
     """
     if not storage.exists(key):
         return None
@@ -235,13 +251,13 @@ def read_quarantine(storage, key: str) -> dict[str, Any] | None:
 RESTORE_COLUMNS = ("key", "outcome", "detail")
 
 
-def write_restore_outcomes(storage, key: str, rows: Iterable[tuple[str, str, str]]) -> None:
+def write_restore_outcomes(storage: Storage, key: str, rows: Iterable[tuple[str, str, str]]) -> None:
     import pyarrow as pa
 
     cols = list(zip(*rows)) or [(), (), ()]
     _put_table(storage, key, {name: pa.array(list(c), pa.string()) for name, c in zip(RESTORE_COLUMNS, cols)})
 
 
-def read_restore_outcomes(storage, key: str) -> list[tuple[str, str, str]]:
+def read_restore_outcomes(storage: Storage, key: str) -> list[tuple[str, str, str]]:
     t = _read(storage, key, RESTORE_COLUMNS)
     return list(zip(*(t.column(c).to_pylist() for c in RESTORE_COLUMNS)))

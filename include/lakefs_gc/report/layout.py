@@ -39,8 +39,9 @@ UNIFIED = "_lakefs/retention/gc/unified/"
 
 def safe_name(s: str) -> str:
     """
-    An id usable as one path component (``manual__2024-01-01T00:00:00+00:00`` ->
-    ``manual__2024-01-01T00_00_00_00_00``).
+    Return an id usable as one path component.
+
+    ``manual__2024-01-01T00:00:00+00:00`` -> ``manual__2024-01-01T00_00_00_00_00``.
     """
     return re.sub(r"[^A-Za-z0-9._-]", "_", s) or "_"
 
@@ -78,7 +79,7 @@ def sweep_dir(mark_id: str, sweep_id: str) -> str:
 
 
 def sweep_summary_key(mark_id: str, sweep_id: str) -> str:
-    """The summary.json of a sweep-only run (``sweep_id``: its Airflow run, or its folder name)."""
+    """Return the summary.json of a sweep-only run (``sweep_id``: its Airflow run, or its folder name)."""
     return sweep_dir(mark_id, sweep_id) + "summary.json"
 
 
@@ -88,7 +89,7 @@ def part_id(part_key: str) -> str:
 
 
 def done_marker(sdir: str, part_key: str) -> str:
-    """A swept part's done marker in the sweep folder ``sdir``."""
+    """Return a swept part's done marker in the sweep folder ``sdir``."""
     return f"{sdir}done/{part_id(part_key)}.json"
 
 
@@ -97,7 +98,7 @@ def dead_letters_dir(sdir: str) -> str:
 
 
 def dead_letters_file(sdir: str, part_key: str) -> str:
-    """The keys of one part that still failed after retries."""
+    """Return the file of the keys of one part that still failed after retries."""
     return f"{dead_letters_dir(sdir)}{part_id(part_key)}.parquet"
 
 
@@ -107,7 +108,7 @@ def quarantine_dir(sdir: str) -> str:
 
 
 def quarantine_file(sdir: str) -> str:
-    """The sweep's quarantine record: until when its files are kept (JSON)."""
+    """Return the sweep's quarantine record: until when its files are kept (JSON)."""
     return sdir + "quarantine.json"
 
 
@@ -121,7 +122,7 @@ def restore_dir(mark_id: str, restore_id: str) -> str:
 
 
 def state_dir(mark_id: str) -> str:
-    """What a mark keeps for the incremental runs after it (lakefs_gc.gc.flow)."""
+    """Return the folder of what a mark keeps for the incremental runs after it (lakefs_gc.gc.flow)."""
     return report_dir(mark_id) + "state/"
 
 
@@ -159,7 +160,7 @@ CONTROL = "_control"
 
 
 def run_work_dir(work_dir: str, repository: str, airflow_run_id: str) -> str:
-    """The work location of one run: ``<work_dir>/<repository>/<airflow run, safe>``."""
+    """Return the work location of one run: ``<work_dir>/<repository>/<airflow run, safe>``."""
     return f"{work_dir.rstrip('/')}/{repository}/{safe_name(airflow_run_id)}"
 
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.report.layout import (
@@ -25,6 +25,9 @@ from lakefs_gc.report.layout import (
     sweeps_dir,
 )
 from lakefs_gc.timestamps import parse_iso
+
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,9 @@ class MarkSummary:
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> MarkSummary:
         """
-        From a summary.json document. A missing or empty count is 0; a count that is not a
-        number raises ``ValueError``.
+        From a summary.json document.
+
+        A missing or empty count is 0; a count that is not a number raises ``ValueError``.
         """
         return cls(run_id=str(doc.get("run_id", "")), success=doc.get("success") is True,
                    mode=str(doc.get("mode", "")), start_time=doc.get("start_time"),
@@ -58,14 +62,14 @@ class MarkSummary:
                    to_delete=int(doc.get("to_delete", doc.get("candidates")) or 0))
 
     def started(self) -> datetime:
-        """The mark's start time; ``ValueError`` when it has no valid one."""
+        """Return the mark's start time; ``ValueError`` when it has no valid one."""
         if not isinstance(self.start_time, str):
             raise ValueError(f"no start_time ({self.start_time!r})")
         return parse_iso(self.start_time)
 
 
-def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
-    """A mark's summary.json, None when there is none; unreadable is :class:`SweepRefused`."""
+def read_summary(storage: Storage, mark_id: str) -> dict[str, Any] | None:
+    """Return a mark's summary.json, None when there is none; unreadable is :class:`SweepRefused`."""
     key = summary_key(mark_id)
     if not storage.exists(key):
         return None
@@ -78,10 +82,11 @@ def read_summary(storage, mark_id: str) -> dict[str, Any] | None:
     return doc
 
 
-def read_mark(storage, mark_id: str) -> MarkSummary | None:
+def read_mark(storage: Storage, mark_id: str) -> MarkSummary | None:
     """
-    A mark's summary as :class:`MarkSummary`, None when there is none; unreadable (not JSON,
-    not an object, a count that is not a number) is :class:`SweepRefused`.
+    Return a mark's summary as :class:`MarkSummary`, None when there is none.
+
+    Unreadable (not JSON, not an object, a count that is not a number) is :class:`SweepRefused`.
     """
     doc = read_summary(storage, mark_id)
     if doc is None:
@@ -93,10 +98,11 @@ def read_mark(storage, mark_id: str) -> MarkSummary | None:
                            f"number ({e}); nothing was deleted") from None
 
 
-def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+def iter_marks(storage: Storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
     """
-    (mark id, summary, problem) of every folder under ``unified/``: the summary when it reads,
-    else None and what is wrong with it (never skipped silently).
+    (mark id, summary, problem) of every folder under ``unified/``.
+
+    The summary when it reads, else None and what is wrong with it (never skipped silently).
     """
     for prefix in storage.list_prefixes(UNIFIED):
         mark_id = prefix[len(UNIFIED):].rstrip("/")
@@ -110,10 +116,11 @@ def iter_marks(storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None
         yield mark_id, summary, None if summary is not None else "no summary.json"
 
 
-def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
     """
-    (sweep folder, summary, problem) of every sweep-only run of a mark
-    (``unified/<mark>/sweeps/<sweep>/summary.json``), read like :func:`read_summary` reads a mark's.
+    (sweep folder, summary, problem) of every sweep-only run of a mark.
+
+    Its ``unified/<mark>/sweeps/<sweep>/summary.json``, read like :func:`read_summary` reads a mark's.
     """
     base = sweeps_dir(mark_id)
     for prefix in storage.list_prefixes(base):
@@ -131,15 +138,19 @@ def iter_sweeps(storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | N
 
 @dataclass(frozen=True)
 class FoundRun:
+    """The GC run :func:`find_run` found: its mark, and the summary of the run it was asked for."""
+
     mark_id: str
     summary_key: str          # the summary of the mark, or of the sweep-only run that ``run`` named
     summary: dict[str, Any]
 
 
-def find_run(storage, run: str) -> FoundRun:
+def find_run(storage: Storage, run: str) -> FoundRun:
     """
-    The GC run ``run`` names: a mark id, or the Airflow run id of a mark or of a sweep-only run
-    (its sweep folder's name too). Raises :class:`LookupError` naming where it looked.
+    Return the GC run ``run`` names.
+
+    ``run``: a mark id, or the Airflow run id of a mark or of a sweep-only run (its sweep folder's
+    name too). Raises :class:`LookupError` naming where it looked.
     """
     if "/" not in run and run not in (".", ".."):
         summary = read_summary(storage, run)
@@ -155,10 +166,10 @@ def find_run(storage, run: str) -> FoundRun:
                       f"list the runs with: lakefs-gc report {storage.uri}")
 
 
-def parquet_parts(storage, prefix: str) -> list[str]:
+def parquet_parts(storage: Storage, prefix: str) -> list[str]:
     return sorted(o.key for o in storage.list(prefix, recursive=True) if o.key.endswith(".parquet"))
 
 
-def candidate_parts(storage, mark_id: str) -> list[str]:
-    """The Parquet parts listing every candidate of a mark (``candidates/``, else ``deleted/``)."""
+def candidate_parts(storage: Storage, mark_id: str) -> list[str]:
+    """Return the Parquet parts listing every candidate of a mark (``candidates/``, else ``deleted/``)."""
     return parquet_parts(storage, candidates_dir(mark_id)) or parquet_parts(storage, deleted_dir(mark_id))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from lakefs_gc.contract import (
@@ -28,13 +28,17 @@ from lakefs_gc.contract import (
 )
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
 
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
+
 STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (read by lakefs_gc.gc.flow)
 
 
 def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> dict[str, Any]:
     """
-    The summary a mark writes before its first part: lakeFS tooling sees a failed mark until
-    the run completes.
+    Return the summary a mark writes before its first part.
+
+    lakeFS tooling sees a failed mark until the run completes.
     """
     return {"run_id": mark_id, "success": False, "first_slice": first_slice, "start_time": ctx.start_time,
             "cutoff_time": ctx.cutoff_time, "num_deleted_objects": 0, "note": "mark in progress or failed"}
@@ -51,7 +55,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     mark = ctx.sweep_mark
     counts = dele.counts if dele else None
     swept = bool(dele and not dele.skipped and not dele.dry_run)
-    deleted = counts.deleted if swept else 0
+    deleted = counts.deleted if swept and counts is not None else 0
     marked = cand.to_delete if cand else (mark.to_delete if mark else 0)
     out: dict[str, Any] = {
         # lakeFS's fields, with lakeFS's meaning: num_deleted_objects counts the addresses the mark
@@ -148,8 +152,9 @@ NOT_COVERED = ("objects at the namespace root and directly under data/ (legacy l
 def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
                  cand: CandidatesResult | None) -> dict[str, Any]:
     """
-    Which flow ran, what it read and why; and the state later incremental runs build on
-    (``incremental_state``; read back by :func:`incremental_base`).
+    Which flow ran, what it read and why; and the state later incremental runs build on.
+
+    That state is ``incremental_state``, read back by :func:`incremental_base`.
     """
     base = ctx.base if ctx.flow == "incremental" else None
     out: dict[str, Any] = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
@@ -181,8 +186,9 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
 
 def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
     """
-    The base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary
-    (:func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format).
+    Return the base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary.
+
+    :func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format.
     """
     st = summary["incremental_state"]
     return from_wire(IncrementalBase, {
@@ -197,8 +203,10 @@ def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
 
 def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
     """
-    When this mark's held-back candidates can go: a run that starts at or after this time may
-    use this mark (once successful) to confirm them, if they are still unreferenced then.
+    When this mark's held-back candidates can go.
+
+    A run that starts at or after this time may use this mark (once successful) to confirm them, if
+    they are still unreferenced then.
     """
     start = datetime.strptime(start_time, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
     return (start + timedelta(seconds=confirm_after_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -219,16 +227,18 @@ def human_bytes(n: int) -> str:
 
 
 def _t(iso: Any) -> str:
-    """An ISO time of the report, to the second (``2026-11-23T17:00:00Z``)."""
+    """Return an ISO time of the report, to the second (``2026-11-23T17:00:00Z``)."""
     return str(iso)[:19] + "Z" if isinstance(iso, str) and len(iso) >= 19 else str(iso)
 
 
 def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
     """
-    A run's report as (label, value) rows a person reads: what it listed, found, deleted, held
-    back (and until when), left as dead letters, reclaimed; the flow and the cutoff. Built from a
-    ``summary.json`` (this version's or an earlier one's) so the DAG-run summary and ``lakefs-gc
-    report`` say the same thing. Counts a run did not reach are left out.
+    Return a run's report as (label, value) rows a person reads.
+
+    What it listed, found, deleted, held back (and until when), left as dead letters, reclaimed; the
+    flow and the cutoff. Built from a ``summary.json`` (this version's or an earlier one's) so the
+    DAG-run summary and ``lakefs-gc report`` say the same thing. Counts a run did not reach are left
+    out.
     """
     g = summary.get
     mode = g("mode", "?")
@@ -239,7 +249,7 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
             ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
             ("mode", shown_mode)]
     if g("flow"):
-        rows.append(("flow", g("flow") + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
+        rows.append(("flow", summary["flow"] + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
     rows += [
             ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
             ("started", _t(g("start_time"))),
@@ -250,7 +260,7 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
     if g("listed_objects") is not None:
         listed = _n(g("listed_objects"))
         if g("listed_bytes") is not None:
-            listed += f" objects, {human_bytes(g('listed_bytes'))}"
+            listed += f" objects, {human_bytes(summary['listed_bytes'])}"
         if g("flow") == "incremental":
             listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
                        f"held-back object(s) checked again")
@@ -312,8 +322,9 @@ def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
 
 def step_line(step: str, result: Any) -> str:
     """
-    One readable line for a step's result (the job's last line, the task log), e.g.
-    ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``.
+    One readable line for a step's result (the job's last line, the task log).
+
+    E.g. ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``.
     """
     r = result
     if r is None:
@@ -346,8 +357,9 @@ def step_line(step: str, result: Any) -> str:
 
 def summary_location(inputs: StepInputs) -> str:
     """
-    Where the run's summary goes: the mark's ``summary.json``; a sweep-only run writes its own
-    in its sweep folder and leaves the mark's untouched.
+    Where the run's summary goes: the mark's ``summary.json``.
+
+    A sweep-only run writes its own in its sweep folder and leaves the mark's untouched.
     """
     ctx = inputs.context
     if ctx.sweep_mark is not None:
@@ -355,16 +367,18 @@ def summary_location(inputs: StepInputs) -> str:
     return summary_key(inputs.mark_id())
 
 
-def write_summary(storage, key: str, summary: dict[str, Any]) -> str:
-    """The only writer of summary.json files; returns the URI written."""
+def write_summary(storage: Storage, key: str, summary: dict[str, Any]) -> str:
+    """Write a summary.json file (the only writer of them); return the URI written."""
     storage.put(key, json.dumps(summary, sort_keys=False).encode())
     return storage.full_uri(key)
 
 
 def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
     """
-    The repository's page in lakeFS's UI: the API endpoint without ``/api/v1``, then
-    ``/repositories/<repo>``; None when the endpoint is not an http(s) URL.
+    Return the repository's page in lakeFS's UI.
+
+    The API endpoint without ``/api/v1``, then ``/repositories/<repo>``; None when the endpoint is
+    not an http(s) URL.
     """
     if not endpoint.startswith(("http://", "https://")):
         return None
@@ -374,7 +388,7 @@ def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
 
 def report_url(uri: str, storage: StorageLocation) -> str | None:
     """
-    A URL a browser can open for a report written at ``uri``, or None when there is none.
+    Return a URL a browser can open for a report written at ``uri``, or None when there is none.
 
     ``s3://`` on AWS (no endpoint): the S3 console's object page. ``s3://`` on an S3-compatible
     endpoint: the object's path-style URL on that endpoint (it opens where the bucket can be read

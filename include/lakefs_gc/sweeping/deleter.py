@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 # Codes treated as "the key is already gone" and as "try again later" (S3 error codes and statuses).
 # Codes treated as "the key is already gone" and as "try again later": S3 error codes, Azure's
@@ -32,6 +33,8 @@ RETRYABLE_CODES = frozenset({
 
 @dataclass(frozen=True)
 class DeletePolicy:
+    """How a :class:`Deleter` deletes: its rate, batches, retries with backoff, and whether for real."""
+
     rate: float = 3000.0          # keys per second for this deleter; 0 = unlimited
     batch_size: int = 1000        # keys per request (S3 allows at most 1,000)
     max_attempts: int = 8         # per key, including the first
@@ -48,6 +51,8 @@ class DeletePolicy:
 
 @dataclass(frozen=True)
 class DeadLetter:
+    """A key that still failed after the policy's attempts: its last error code and message."""
+
     key: str
     error_code: str
     message: str
@@ -56,6 +61,8 @@ class DeadLetter:
 
 @dataclass
 class DeleteStats:
+    """What a :class:`Deleter` did with its keys, and the keys it could not delete."""
+
     deleted: int = 0          # keys this deleter removed (dry run: would remove)
     already_gone: int = 0     # keys the storage said were not there ("not found")
     retried: int = 0          # key-attempts that were retried
@@ -99,8 +106,10 @@ class TokenBucket:
 
 def error_code(exc: BaseException) -> str:
     """
-    A code for a request-level failure: botocore's error code or HTTP status, Azure's
-    ``error_code`` or status, Google's HTTP status, or ``ConnectionError`` for transport failures.
+    Return a code for a request-level failure.
+
+    botocore's error code or HTTP status, Azure's ``error_code`` or status, Google's HTTP status, or
+    ``ConnectionError`` for transport failures.
     """
     resp = getattr(exc, "response", None)
     if isinstance(resp, dict):
@@ -125,8 +134,18 @@ def error_code(exc: BaseException) -> str:
     return name
 
 
+class DeleteTarget(Protocol):
+    """What a :class:`Deleter` deletes through: a storage, or anything with its batch delete."""
+
+    max_delete_batch: int  # most keys one delete_batch call takes
+
+    def delete_batch(self, keys: list[str]) -> list[tuple[str, str, str]]: ...
+
+
 class Deleter:
-    def __init__(self, storage, policy: DeletePolicy, *, sleep: Callable[[float], None] = time.sleep,
+    """Deletes keys through ``storage.delete_batch`` as its :class:`DeletePolicy` says."""
+
+    def __init__(self, storage: DeleteTarget, policy: DeletePolicy, *, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.monotonic, rng: Callable[[], float] = random.random):
         self.storage, self.policy = storage, policy
         self.sleep, self.rng = sleep, rng

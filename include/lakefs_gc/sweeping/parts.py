@@ -20,7 +20,8 @@ keys deleted before a crash are then "not found", counted as ``already_gone``. A
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from lakefs_gc.contract import DeleteCounts
 from lakefs_gc.errors import LakeFSGCError
@@ -28,23 +29,27 @@ from lakefs_gc.gc.decision import is_deletable
 from lakefs_gc.report import formats, layout
 from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter
 
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
+    from lakefs_gc.storage.local import LocalStorage
+
 PART_COUNTS = ("keys", "deleted", "already_gone", "retried", "requests", "failed")  # what a done marker records
 
 
-def read_addresses(storage, key: str) -> list[str]:
-    """A part's addresses, refused whole when one of them is not deletable."""
+def read_addresses(storage: Storage, key: str) -> list[str]:
+    """Return a part's addresses, refused whole when one of them is not deletable."""
     addresses = formats.read_addresses(storage, key)
     refused = [a for a in addresses if a is None or not is_deletable(a)]
     if refused:
         raise LakeFSGCError(f"{storage.full_uri(key)} lists addresses GC must never delete: {refused[:5]}; "
                             f"nothing in this part was deleted")
-    return addresses
+    return cast("list[str]", addresses)  # no None left: refused above
 
 
 class _Quarantine:
     """A local storage whose ``delete_batch`` moves the keys into a sweep's quarantine folder."""
 
-    def __init__(self, storage, to_prefix: str):
+    def __init__(self, storage: LocalStorage, to_prefix: str):
         self.storage, self.to_prefix = storage, to_prefix
         self.max_delete_batch = storage.max_delete_batch
 
@@ -52,10 +57,11 @@ class _Quarantine:
         return self.storage.move_batch(keys, self.to_prefix)
 
 
-def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False,
+def sweep_part(storage: Storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False,
                **deleter_kw: Any) -> DeleteCounts:
     """
-    Delete the addresses of one report part (or return its recorded counts if already done);
+    Delete the addresses of one report part (or return its recorded counts if already done).
+
     ``quarantine``: move them into the sweep's quarantine folder instead.
     """
     marker = layout.done_marker(sdir, part_key)
@@ -63,7 +69,8 @@ def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, quaranti
     if recorded is not None:
         return DeleteCounts(**{k: int(recorded.get(k, 0)) for k in PART_COUNTS}, parts=1, resumed_parts=1)
     addresses = read_addresses(storage, part_key)
-    target = _Quarantine(storage, layout.quarantine_dir(sdir)) if quarantine else storage
+    # quarantine: on local:// only (the module's doc), so the storage is a LocalStorage
+    target = _Quarantine(cast("LocalStorage", storage), layout.quarantine_dir(sdir)) if quarantine else storage
     stats = Deleter(target, policy, **deleter_kw).delete(addresses)
     if stats.dead:
         formats.write_dead_letters(storage, layout.dead_letters_file(sdir, part_key), stats.dead)
@@ -74,5 +81,5 @@ def sweep_part(storage, part_key: str, sdir: str, policy: DeletePolicy, quaranti
     return counts
 
 
-def add_counts(results) -> DeleteCounts:
+def add_counts(results: Iterable[DeleteCounts]) -> DeleteCounts:
     return sum(results, DeleteCounts())

@@ -27,16 +27,23 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lakefs_gc.contract import Restorability
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import find_run, iter_marks, iter_sweeps, parquet_parts, read_summary
 from lakefs_gc.timestamps import iso, parse_iso
+
+if TYPE_CHECKING:
+    from lakefs_gc.storage.azure import AzureStorage
+    from lakefs_gc.storage.base import Storage
+    from lakefs_gc.storage.gcs import GCSStorage
+    from lakefs_gc.storage.local import LocalStorage
+    from lakefs_gc.storage.s3 import S3Storage
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +66,13 @@ CLOCK_SLACK = timedelta(minutes=2)
 # At sweep time: does the store keep what the sweep deletes, and until when
 # ---------------------------------------------------------------------------------------------
 
-def restorability(storage, now: datetime, quarantine_days: int = 0, sdir: str | None = None) -> Restorability:
+def restorability(storage: Storage, now: datetime, quarantine_days: int = 0, sdir: str | None = None) -> Restorability:
     """
-    What the store does with the objects a sweep deletes now (read from the store itself);
+    Say what the store does with the objects a sweep deletes now (read from the store itself).
+
     ``sdir``: the sweep's folder, whose quarantine record says until when (local://).
     """
-    kind = type(storage).__name__
+    kind = type(storage).__name__  # the store's kind by its class's name: each kind's own calls cast to it
     if kind == "LocalStorage":
         if quarantine_days:
             record = formats.read_quarantine(storage, layout.quarantine_file(sdir)) if sdir else None
@@ -74,9 +82,9 @@ def restorability(storage, now: datetime, quarantine_days: int = 0, sdir: str | 
         return Restorability("none", False, None,
                              "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)")
     if kind == "S3Storage":
-        return _s3_restorability(storage, now)
+        return _s3_restorability(cast("S3Storage", storage), now)
     if kind == "AzureStorage":
-        days = storage.soft_delete_days()
+        days = cast("AzureStorage", storage).soft_delete_days()
         if days is None:
             return Restorability("azure soft delete", None, None,
                                  "the credential may not read the account's blob service properties: unknown")
@@ -85,11 +93,11 @@ def restorability(storage, now: datetime, quarantine_days: int = 0, sdir: str | 
         return Restorability("azure soft delete", True, iso(now + timedelta(days=days)),
                              f"blob soft delete keeps deleted blobs {days} day(s)")
     if kind == "GCSStorage":
-        return _gcs_restorability(storage, now)
+        return _gcs_restorability(cast("GCSStorage", storage), now)
     return Restorability("none", None, None, f"{kind}: unknown")
 
 
-def _s3_restorability(st, now: datetime) -> Restorability:
+def _s3_restorability(st: S3Storage, now: datetime) -> Restorability:
     try:
         status = st.client.get_bucket_versioning(Bucket=st.bucket).get("Status")
     except Exception as exc:
@@ -110,10 +118,11 @@ def _s3_restorability(st, now: datetime) -> Restorability:
                          f"versions after {days} day(s)")
 
 
-def _noncurrent_days(st) -> int | None:
+def _noncurrent_days(st: S3Storage) -> int | None:
     """
-    The fewest NoncurrentDays of the bucket's enabled lifecycle rules (every rule, whatever its
-    filter: the earliest a deleted version may expire).
+    Return the fewest NoncurrentDays of the bucket's enabled lifecycle rules.
+
+    Every rule, whatever its filter: the earliest a deleted version may expire.
     """
     try:
         rules = st.client.get_bucket_lifecycle_configuration(Bucket=st.bucket).get("Rules", [])
@@ -126,7 +135,7 @@ def _noncurrent_days(st) -> int | None:
     return min(days) if days else None
 
 
-def _gcs_restorability(st, now: datetime) -> Restorability:
+def _gcs_restorability(st: GCSStorage, now: datetime) -> Restorability:
     try:
         st.bucket.reload()
         seconds = int(st.bucket.soft_delete_policy.retention_duration_seconds or 0)
@@ -144,6 +153,8 @@ def _gcs_restorability(st, now: datetime) -> Restorability:
 
 @dataclass
 class SweptRun:
+    """What the sweeps of one mark deleted: the keys, the sweep folders, and when."""
+
     mark_id: str
     summary: dict[str, Any]
     keys: set[str] = field(default_factory=set)           # deleted (or quarantined) by its sweeps
@@ -156,21 +167,21 @@ class SweptRun:
             self.start - CLOCK_SLACK <= t <= self.end + CLOCK_SLACK
 
 
-def find_mark(storage, run: str) -> str:
-    """The mark id of ``run``: a mark id, or the Airflow run id of a mark or of a sweep-only run."""
+def find_mark(storage: Storage, run: str) -> str:
+    """Return the mark id of ``run``: a mark id, or the Airflow run id of a mark or of a sweep-only run."""
     try:
         return find_run(storage, run).mark_id
     except LookupError as e:
         raise LakeFSGCError(str(e)) from None
 
 
-def swept_run(storage, mark_id: str) -> SweptRun:
-    """The keys the sweeps of ``mark_id`` deleted, and when."""
+def swept_run(storage: Storage, mark_id: str) -> SweptRun:
+    """Return the keys the sweeps of ``mark_id`` deleted, and when."""
     summary = read_summary(storage, mark_id) or {}
     run = SweptRun(mark_id, summary)
     parts = parquet_parts(storage, layout.deleted_dir(mark_id))
     base = layout.sweeps_dir(mark_id)
-    times: list[datetime] = []
+    times: list[datetime | None] = []
     sweep_summaries = {sweep: doc for sweep, doc, _ in iter_sweeps(storage, mark_id)}  # sweep_only runs
     for sdir in storage.list_prefixes(base):
         done = {o.key.rsplit("/", 1)[1].removesuffix(".json"): o for o in storage.list(sdir + "done/")
@@ -204,11 +215,18 @@ def _parse(s: str | None) -> datetime | None:
         return None
 
 
+def _window(run: SweptRun) -> tuple[str, str]:
+    """Return the sweeps' window as ISO times (:func:`swept_run` sets both ends)."""
+    if run.start is None or run.end is None:
+        raise LakeFSGCError(f"mark {run.mark_id}: the window of its sweeps is unknown")
+    return iso(run.start), iso(run.end)
+
+
 # ---------------------------------------------------------------------------------------------
 # Bringing keys back, store by store
 # ---------------------------------------------------------------------------------------------
 
-def _restore_local(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
+def _restore_local(st: LocalStorage, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
     target = st.root / key
     for sdir in run.sweep_dirs:
         q = st.root / layout.quarantine_dir(sdir) / key
@@ -227,18 +245,19 @@ def _restore_local(st, key: str, run: SweptRun, dry_run: bool, now: datetime) ->
         return RESTORED, f"moved back from {layout.quarantine_dir(sdir)}{key}"
     if target.exists():
         return PRESENT, "the file is there (the sweep did not remove it)"
-    records = [formats.read_quarantine(st, layout.quarantine_file(s)) for s in run.sweep_dirs]
-    records = [r for r in records if r]
+    found = [formats.read_quarantine(st, layout.quarantine_file(s)) for s in run.sweep_dirs]
+    records = [r for r in found if r]
     if not records:
         return NO_VERSION, "the sweep deleted the file (quarantine_days was 0)"
-    if any(_parse(r["until"]) and _parse(r["until"]) < now for r in records):
+    if any((until := _parse(r["until"])) is not None and until < now for r in records):
         return RETENTION_PASSED, f"the quarantine ended {min(r['until'] for r in records)} and was purged"
     return NO_VERSION, "not in the quarantine (restored already, or removed by hand)"
 
 
-def _restore_s3(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
+def _restore_s3(st: S3Storage, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
     full = st._name(key)
-    versions, markers = [], []
+    versions: list[dict[str, Any]] = []
+    markers: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {"Bucket": st.bucket, "Prefix": full}
     while True:
         page = st.client.list_object_versions(**kwargs)
@@ -258,8 +277,9 @@ def _restore_s3(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tu
             return WRITTEN_SINCE, f"version {latest['VersionId']} written {iso(latest['LastModified'])} stays current"
         return PRESENT, f"version {latest['VersionId']} is current (not deleted, or restored already)"
     if not run.in_window(latest["LastModified"]):
+        start, end = _window(run)
         return DELETED_AGAIN, (f"its delete marker {latest['VersionId']} is from {iso(latest['LastModified'])}, "
-                               f"outside the sweep ({iso(run.start)} to {iso(run.end)})")
+                               f"outside the sweep ({start} to {end})")
     hidden = [v for v in versions if v["LastModified"] <= latest["LastModified"]]
     if not hidden:
         return RETENTION_PASSED, "only the sweep's delete marker is left: the version it hid has expired"
@@ -270,7 +290,7 @@ def _restore_s3(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tu
     return RESTORED, f"delete marker {latest['VersionId']} removed: version {prev['VersionId']} is current again"
 
 
-def _restore_azure(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
+def _restore_azure(st: AzureStorage, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
     name = st._name(key)
     if st.exists(key):
         return WRITTEN_SINCE, "a blob of that name exists: left alone"
@@ -287,7 +307,7 @@ def _restore_azure(st, key: str, run: SweptRun, dry_run: bool, now: datetime) ->
     return RESTORED, "undeleted (blob soft delete)"
 
 
-def _restore_gcs(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
+def _restore_gcs(st: GCSStorage, key: str, run: SweptRun, dry_run: bool, now: datetime) -> tuple[str, str]:
     name = st._name(key)
     gens = [b for b in st.client.list_blobs(st.bucket_name, prefix=name, soft_deleted=True) if b.name == name]
     if not gens:
@@ -310,8 +330,10 @@ def _restore_gcs(st, key: str, run: SweptRun, dry_run: bool, now: datetime) -> t
     return RESTORED, f"generation {gen.generation} restored (soft delete)"
 
 
-_RESTORERS = {"LocalStorage": _restore_local, "S3Storage": _restore_s3, "AzureStorage": _restore_azure,
-              "GCSStorage": _restore_gcs}
+# each takes the store its key names (hence Any: the store's class is told by its name)
+_RESTORERS: dict[str, Callable[[Any, str, SweptRun, bool, datetime], tuple[str, str]]] = {
+    "LocalStorage": _restore_local, "S3Storage": _restore_s3, "AzureStorage": _restore_azure,
+    "GCSStorage": _restore_gcs}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,6 +342,8 @@ _RESTORERS = {"LocalStorage": _restore_local, "S3Storage": _restore_s3, "AzureSt
 
 @dataclass
 class RestoreReport:
+    """One restore: each key's (key, outcome, detail), the counts of the outcomes, and where its report is."""
+
     mark_id: str
     restore_id: str
     dry_run: bool
@@ -334,11 +358,12 @@ class RestoreReport:
                 "outcomes": "outcomes.parquet"}
 
 
-def restore_run(storage, run: str, keys: Iterable[str] | None = None, dry_run: bool = False,
+def restore_run(storage: Storage, run: str, keys: Iterable[str] | None = None, dry_run: bool = False,
                 restore_id: str | None = None, now: datetime | None = None) -> RestoreReport:
     """
-    Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it;
-    writes the restore's report (also for a dry run) and returns it.
+    Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it.
+
+    Writes the restore's report (also for a dry run) and returns it.
     """
     now = now or datetime.now(UTC)
     kind = type(storage).__name__
@@ -361,13 +386,13 @@ def restore_run(storage, run: str, keys: Iterable[str] | None = None, dry_run: b
     rdir = layout.restore_dir(mark_id, rid)
     formats.write_restore_outcomes(storage, rdir + "outcomes.parquet", rows)
     report = RestoreReport(mark_id, rid, dry_run, counts, rows, storage.full_uri(rdir + "summary.json"),
-                           (iso(swept.start), iso(swept.end)))
+                           _window(swept))
     storage.put(rdir + "summary.json", json.dumps({**report.summary(), "time": iso(now)}, indent=2).encode())
     log.info("restore %s of mark %s: %s", rid, mark_id, counts)
     return report
 
 
-def _relative(storage, key: str) -> str:
+def _relative(storage: Storage, key: str) -> str:
     key = key.strip()
     prefix = storage.uri.rstrip("/") + "/"
     return key[len(prefix):] if key.startswith(prefix) else key
@@ -377,19 +402,20 @@ def _relative(storage, key: str) -> str:
 # Quarantine: written by the sweep, purged by a later one
 # ---------------------------------------------------------------------------------------------
 
-def start_quarantine(storage, sdir: str, days: int, now: datetime) -> str:
+def start_quarantine(storage: Storage, sdir: str, days: int, now: datetime) -> str:
     """Record the sweep's quarantine before it moves anything; returns its end (ISO)."""
     until = iso(now + timedelta(days=days))
     existing = formats.read_quarantine(storage, layout.quarantine_file(sdir))
     if existing is None:  # a retried task keeps the first record
         formats.write_quarantine(storage, layout.quarantine_file(sdir), days, iso(now), until)
         return until
-    return existing["until"]
+    return str(existing["until"])  # a str: read_quarantine checked it
 
 
-def purge_quarantine(storage, now: datetime) -> int:
+def purge_quarantine(storage: Storage, now: datetime) -> int:
     """
-    Delete the quarantined files of every sweep whose quarantine has ended; the number of files.
+    Delete the quarantined files of every sweep whose quarantine has ended; return the number of files.
+
     A sweep whose record is missing or unreadable is left alone.
     """
     if type(storage).__name__ != "LocalStorage":
