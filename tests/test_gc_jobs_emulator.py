@@ -29,15 +29,17 @@ DAY = 86400
 def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, monkeypatch, ranges_read_by):
     """``ranges_read_by``: list_committed reads a few ranges on the driver, many on executors
     (``DRIVER_READ_MAX_ENTRIES``), or, without Spark, in the Airflow task's own process
-    (``run_here``, ``spark.in_process_max_keys``); all three ways here, the same outcome."""
+    (``run_in_task``, ``spark.in_process_max_keys``); all three ways here, the same outcome."""
     if ranges_read_by == "executors":
         monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
     if ranges_read_by == "task":  # every step the DAG's tasks run themselves for a small repository
-        from lakefs_gc.steps import HERE_FUNCTIONS
+        from lakefs_gc.contract import SPARK_STEPS
+        from lakefs_gc.steps import run_in_task
         from lakefs_sandbox import inprocess
 
         def in_the_task(step):
-            here = HERE_FUNCTIONS[step]
+            def here(inputs, environ, max_keys):
+                return run_in_task(step, inputs, environ, max_keys)
 
             def ours(st) -> set[str]:  # what the GC wrote (lakeFS writes commits.csv when asked to prepare)
                 return {o.key for o in st.list("", recursive=True) if "/gc/commits/" not in o.key}
@@ -51,7 +53,7 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
                 assert result is not None
                 return result
             return run
-        for step in HERE_FUNCTIONS:
+        for step in SPARK_STEPS:
             monkeypatch.setitem(inprocess.SPARK_STEPS, step, in_the_task(step))
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
     c = emu.client()

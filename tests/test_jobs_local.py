@@ -12,6 +12,7 @@ import json
 import os
 import time
 from dataclasses import replace
+from functools import partial
 from datetime import UTC
 
 import pyarrow as pa
@@ -23,7 +24,7 @@ from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.lakefs import xid
 from lakefs_gc.report import formats, layout
 from lakefs_gc.spark import shell
-from lakefs_gc.steps import compute_candidates, delete, list_slices
+from lakefs_gc.steps import run_on_spark
 from lakefs_gc.storage import LocalStorage
 from lakefs_gc.timestamps import iso
 from tests.support.contract import make_context
@@ -93,7 +94,7 @@ def world(tmp_path):
             "st": st}
 
 
-STEP_RUN = {"list_slices": list_slices.run, "compute_candidates": compute_candidates.run, "delete": delete.run}
+STEP_RUN = {name: partial(run_on_spark, name) for name in ("list_slices", "compute_candidates", "delete")}
 
 
 def step(spark, world, name, ctx=None, **settings):

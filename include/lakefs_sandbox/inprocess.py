@@ -7,14 +7,16 @@ benches (which never import the test tree).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
 from lakefs_gc.spark import shell
 from lakefs_gc.spark.runtime import storage_ref
-from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS, STEP_FUNCTIONS
+from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS, STEP_FUNCTIONS, run_on_spark
 
-SPARK_STEPS = {step: STEP_FUNCTIONS[step] for step in SPARK_STEP_IDS}
+# each Spark step as ``fn(spark, inputs, environ)``: on the session's executors (run_on_spark)
+SPARK_STEPS: dict[str, Callable[..., Any]] = {step: partial(run_on_spark, step) for step in SPARK_STEP_IDS}
 
 
 def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report",

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Context
 
 
-# why a step its task runs in its own process for a small input (lakefs_gc.steps.HERE_FUNCTIONS) was
+# why a step its task runs in its own process for a small input (lakefs_gc.steps.run_in_task) was
 # handed over to spark-submit
 IN_PROCESS_STEPS = {s.task_id: s.hands_over for s in contract.STEP_TABLE if s.hands_over}
 
@@ -150,7 +150,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
             return contract.to_wire(contract.skip_result(self.step, mode))
         if self.in_process_max_keys > 0:
-            done = self._run_here(inputs)
+            done = self._run_in_task(inputs)
             if done is not None:
                 return done
         _, result_path = self.prepare_submit(inputs)
@@ -180,7 +180,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 
-    def _run_here(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
+    def _run_in_task(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
         """
         The step in this task's process, without Spark, when its input is at most
         ``in_process_max_keys`` keys (:data:`IN_PROCESS_STEPS`: the same guard, reading, writing and
@@ -188,13 +188,13 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         """
         from lakefs_gc.report.summary import step_line
         from lakefs_gc.spark.shell import StepFailed
-        from lakefs_gc.steps import HERE_FUNCTIONS  # here, not at the DAG file's parse
+        from lakefs_gc.steps import run_in_task  # here, not at the DAG file's parse
 
         environ = {**os.environ, **self._job_secrets(inputs.context)}
         self._write_input(inputs)  # kept, as for a job: the step can be re-run by hand
         t0 = time.monotonic()
         try:
-            result = HERE_FUNCTIONS[self.step](inputs, environ, self.in_process_max_keys)
+            result = run_in_task(self.step, inputs, environ, self.in_process_max_keys)
             if result is not None and getattr(result, "incomplete", None):
                 raise StepFailed(result.incomplete)
         except Exception as exc:

@@ -569,7 +569,7 @@ def test_dead_letters_of_a_sweep_in_the_task_fail_it_for_a_retry(tmp_path, conne
 
 
 def test_every_step_a_task_runs_itself_says_why_it_hands_over():
-    from lakefs_gc.steps import HERE_FUNCTIONS
+    from lakefs_gc.contract import SPARK_STEPS
     from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS
 
-    assert set(IN_PROCESS_STEPS) == set(HERE_FUNCTIONS)
+    assert set(IN_PROCESS_STEPS) == set(SPARK_STEPS)  # each runs in its task (lakefs_gc.steps.run_in_task)

@@ -16,7 +16,7 @@ from lakefs_gc.errors import SettingsError
 from lakefs_gc.listing import staged
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
-from lakefs_gc.steps import compute_candidates as step
+from lakefs_gc.steps import compute_candidates as step, run_in_task
 from tests.conftest import ns_storage
 from tests.steps.test_incremental import Repo
 
@@ -76,8 +76,8 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     assert here == on_executors
 
     def in_the_task(max_keys: int):  # the Airflow task's own process, no SparkSession at all
-        r = step.run_here(StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), repo.env,
-                          max_keys)
+        r = run_in_task("compute_candidates",
+                        StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), repo.env, max_keys)
         return None if r is None else ({k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES},
                                        _mark(st, mark_id))
 
@@ -89,8 +89,7 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
         m.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every part too large to scan in the task
         assert in_the_task(step.FEW) is None and _mark(st, mark_id) == before
     # the listing written by list_slices in its task (no Spark), the decision handed over to executors
-    from lakefs_gc.steps import list_slices
-    here_listed = list_slices.run_here(StepInputs(ctx, {}), repo.env, step.FEW)
+    here_listed = run_in_task("list_slices", StepInputs(ctx, {}), repo.env, step.FEW)
     assert dataclasses.replace(here_listed, seconds=0) == dataclasses.replace(results["list_slices"], seconds=0)
     assert decide(0) == on_executors
     # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same

@@ -21,7 +21,7 @@ import pytest
 
 from lakefs_gc.contract import DeleteResult, SlicesResult, StepInputs, UncommittedResult
 from lakefs_gc.spark import shell
-from lakefs_gc.steps import delete
+from lakefs_gc.steps import delete, run_in_task, run_on_spark
 from lakefs_gc.storage import LocalStorage, open_storage
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
 from tests.support.contract import make_context
@@ -67,7 +67,7 @@ def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spar
         inputs = _inputs(f"s3://{bucket}/repo", tmp_path / "work", len(candidates) + len(live), s3_endpoint=proxy.url,
                          delete_batch_size=250, delete_concurrency=2, delete_max_attempts=20)
         env = {ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key}
-        res: DeleteResult = delete.run(spark, inputs, env)
+        res: DeleteResult = run_on_spark("delete", spark, inputs, env)
     finally:
         proxy.stop()
     with pytest.raises(shell.StepFailed, match="3 keys could not be deleted after retries.*dead_letters"):
@@ -91,7 +91,7 @@ def _sweep_records(st) -> dict[str, bytes]:
 
 
 def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spark, tmp_path):
-    """delete.run_here (the delete task's own process, no spark-submit) against delete.run on
+    """The delete step in its task's own process (run_in_task, no spark-submit) against it on
     Spark, on two copies of one namespace and mark: the same keys left, the same result, the
     same records of the sweep."""
     candidates = [f"data/s{i % 5}/c{i:04d}" for i in range(300)]
@@ -105,7 +105,8 @@ def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spar
         _mark(st, candidates + ["data/s1/gone-already"], parts=4)
         inputs = _inputs("local://repo", root / "work", len(candidates) + len(live), local_root=str(root),
                          delete_batch_size=64)
-        res = delete.run(spark, inputs, {}) if engine == "spark" else delete.run_here(inputs, {})
+        res = (run_on_spark("delete", spark, inputs, {}) if engine == "spark"
+               else run_in_task("delete", inputs, {}, delete.IN_PROCESS_MAX_KEYS))
         assert res is not None
         left = {o.key for o in st.list("", recursive=True) if not o.key.startswith(REPORT)}
         out[engine] = (replace(res, sweep_dir="", seconds=0.0, concurrency=0), left, _sweep_records(st))
@@ -124,15 +125,15 @@ def test_the_sweep_in_process_keeps_the_guard_and_leaves_a_large_mark_to_spark(t
         st.put(k, b"x")
     _mark(st, candidates, parts=2)
     # more keys than max_keys: nothing deleted, the caller submits the Spark job instead
-    assert delete.run_here(_inputs("local://repo", tmp_path / "w1", 100, local_root=str(tmp_path)), {},
-                           max_keys=29) is None
+    assert run_in_task("delete", _inputs("local://repo", tmp_path / "w1", 100, local_root=str(tmp_path)), {},
+                       29) is None
     assert all(st.exists(k) for k in candidates)
     # the blast-radius guard refuses as on Spark, before any delete
     inputs = _inputs("local://repo", tmp_path / "w2", 40, local_root=str(tmp_path))
     inputs = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, max_delete_share=0.5)),
                         inputs.results)
     with pytest.raises(SweepRefused, match="30 objects to delete are 75.0% of 40 listed objects"):
-        delete.run_here(inputs, {})
+        run_in_task("delete", inputs, {}, delete.IN_PROCESS_MAX_KEYS)
     assert all(st.exists(k) for k in candidates)
 
 

@@ -21,7 +21,7 @@ from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.report import layout
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
-from lakefs_gc.steps import STEP_FUNCTIONS
+from lakefs_gc.steps import STEP_FUNCTIONS, run_on_spark
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_rel, ns_storage
@@ -72,7 +72,7 @@ class Repo:
                 continue
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
             results[step] = (STEP_FUNCTIONS[step](st, inputs) if step == "save_report"
-                             else STEP_FUNCTIONS[step](spark, inputs, self.env))
+                             else run_on_spark(step, spark, inputs, self.env))
         return results
 
     def run(self, spark, **settings):

@@ -1,6 +1,6 @@
 """``lakefs-gc restore`` (lakefs_gc.sweeping.restore) on stores that keep deleted data: the
 ``local://`` quarantine and S3 bucket versioning (a moto server on 127.0.0.1). The sweep is the
-delete step's own (in the task's process, ``delete.run_here``), over a mark written by hand in
+delete step's own (in the task's process, ``run_in_task``), over a mark written by hand in
 lakeFS's layout; the assertions are on the bytes left in storage.
 
 Azurite keeps no soft-deleted blob (its soft delete answers the policy calls and deletes for
@@ -22,7 +22,7 @@ import pytest
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import SlicesResult, StepInputs, UncommittedResult
 from lakefs_gc.report import formats, layout
-from lakefs_gc.steps import delete
+from lakefs_gc.steps import delete, run_in_task
 from lakefs_gc.storage import LocalStorage, open_storage
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
 from lakefs_gc.sweeping import restore
@@ -49,7 +49,7 @@ def _sweep(ns: str, work, sweep_run: str = "manual__sweep1", local_root=None, s3
                                                           slices_skipped=0, listed_objects=1000, listed_bytes=0),
                               "compute_candidates": None})
     env = {ENV_ACCESS_KEY: s3.access_key, ENV_SECRET_KEY: s3.secret_key} if s3 else {}
-    res = delete.run_here(inputs, env)
+    res = run_in_task("delete", inputs, env, delete.IN_PROCESS_MAX_KEYS)
     assert res is not None and not res.incomplete
     return res
 

@@ -1,14 +1,18 @@
 """
-The GC decision: one pure function over DataFrames (architecture.md).
+The GC decision, stated once for every engine (architecture.md).
 
 candidates = listed objects older than the cutoff - committed - uncommitted - protected paths.
-Everything else in a run is I/O around this.
+Everything else in a run is I/O around this. An engine (:mod:`lakefs_gc.spark.engine`) supplies the
+few relational operations the decision is written in (:class:`Relations`): Spark DataFrames on
+executors (:class:`DataFrames`), or Python rows on the driver or in a task's own process
+(:class:`Rows`). Both run :func:`compute_candidates` and :func:`carried_candidates` as written here.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -29,27 +33,95 @@ _DELETABLE = re.compile(DELETABLE_PATTERN)
 
 
 def deletable(address: Column) -> Column:
-    """:data:`DELETABLE_PATTERN` as a Spark column predicate."""
+    """Return :data:`DELETABLE_PATTERN` as a Spark column predicate."""
     return address.rlike(DELETABLE_PATTERN)
 
 
 def is_deletable(address: str | None) -> bool:
-    """:data:`DELETABLE_PATTERN` in plain Python (the deleter checks every key again)."""
+    """Tell whether :data:`DELETABLE_PATTERN` matches, in plain Python (the deleter checks every key again)."""
     return address is not None and _DELETABLE.search(address) is not None
 
 
-def compute_candidates(listed: DataFrame, committed: DataFrame, uncommitted: DataFrame, cutoff_ms: int) -> DataFrame:
+class Relations(Protocol):
     """
-    Listed objects older than ``cutoff_ms``, minus committed and uncommitted addresses, minus
-    protected paths. Returns (address, size, checksum).
-    """
-    from pyspark.sql import functions as F
+    The relational operations the decision is written in.
 
-    listed = listed.select("address", "size", "last_modified_ms", "checksum")
-    committed = committed.select("address")
-    uncommitted = uncommitted.select("address")
-    old = listed.where(F.col("last_modified_ms") < F.lit(cutoff_ms))
-    out = (old.join(committed, on="address", how="left_anti")
-              .join(uncommitted, on="address", how="left_anti")
-              .where(deletable(F.col("address"))))
-    return out.select("address", "size", "checksum")
+    ``listed``: (address, size, last_modified_ms, checksum) rows; ``rows``: rows whose first
+    column is the address; ``addresses``: a relation of addresses alone.
+    """
+
+    def older_than(self, listed: Any, cutoff_ms: int) -> Any:
+        """Return (address, size, checksum) of the listed objects last modified before ``cutoff_ms``."""
+
+    def minus(self, rows: Any, addresses: Any) -> Any:
+        """Return the rows whose address is not in ``addresses``."""
+
+    def addresses(self, rows: Any) -> Any:
+        """Return the addresses of ``rows``."""
+
+    def deletable(self, rows: Any) -> Any:
+        """Return the rows whose address GC may delete (:data:`DELETABLE_PATTERN`)."""
+
+
+def compute_candidates(rel: Relations, listed: Any, committed: Any, uncommitted: Any, cutoff_ms: int) -> Any:
+    """
+    Return the candidates: listed objects older than ``cutoff_ms``, minus committed, minus uncommitted.
+
+    Protected paths are never candidates. The rows are (address, size, checksum).
+    """
+    old = rel.older_than(listed, cutoff_ms)
+    return rel.deletable(rel.minus(rel.minus(old, committed), uncommitted))
+
+
+def carried_candidates(rel: Relations, carried: Any, listed: Any, committed: Any, uncommitted: Any) -> Any:
+    """
+    Return which addresses an incremental run carried from its base run may still be garbage.
+
+    Those the slices listed now are decided with the listing; the rest, minus committed and
+    uncommitted, outside protected paths, are checked in storage by the step (still there, older
+    than the cutoff).
+    """
+    rest = rel.minus(rel.minus(rel.minus(carried, rel.addresses(listed)), committed), uncommitted)
+    return rel.deletable(rest)
+
+
+class DataFrames:
+    """:class:`Relations` on Spark DataFrames (executors; anti-joins on the address)."""
+
+    def older_than(self, listed: DataFrame, cutoff_ms: int) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        listed = listed.select("address", "size", "last_modified_ms", "checksum")
+        return listed.where(F.col("last_modified_ms") < F.lit(cutoff_ms)).select("address", "size", "checksum")
+
+    def minus(self, rows: DataFrame, addresses: DataFrame) -> DataFrame:
+        return rows.join(addresses.select("address"), on="address", how="left_anti")
+
+    def addresses(self, rows: DataFrame) -> DataFrame:
+        return rows.select("address")
+
+    def deletable(self, rows: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        return rows.where(deletable(F.col("address")))
+
+
+def _address(row: str | tuple[Any, ...]) -> str:
+    return row if isinstance(row, str) else row[0]
+
+
+class Rows:
+    """:class:`Relations` on Python rows: lists of tuples or of addresses, sets of addresses."""
+
+    def older_than(self, listed: Iterable[tuple[Any, ...]], cutoff_ms: int) -> list[tuple[Any, ...]]:
+        return [(a, size, checksum) for a, size, modified_ms, checksum in listed
+                if modified_ms is not None and modified_ms < cutoff_ms]
+
+    def minus(self, rows: Iterable[Any], addresses: Collection[str]) -> list[Any]:
+        return [r for r in rows if _address(r) not in addresses]
+
+    def addresses(self, rows: Iterable[Any]) -> set[str]:
+        return {_address(r) for r in rows}
+
+    def deletable(self, rows: Iterable[Any]) -> list[Any]:
+        return [r for r in rows if is_deletable(_address(r))]

@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from lakefs_gc.contract import (
     REFUSED,
@@ -43,9 +42,10 @@ from lakefs_gc.contract import (
     write_json,
 )
 from lakefs_gc.errors import Unreachable
+from lakefs_gc.spark.engine import Engine, SparkEngine
 from lakefs_gc.spark.runtime import job_environ
 
-StepFn = Callable[[Any, StepInputs, Mapping[str, str]], SparkStepResult]
+StepFn = Callable[[Engine, StepInputs, Mapping[str, str]], SparkStepResult]
 
 
 LOG_LEVEL_CONF = "spark.log.level"  # Spark's own logging from the SparkContext's start (the task sets it)
@@ -85,7 +85,8 @@ def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[
     """
     t0 = time.monotonic()
     try:
-        result = replace(fn(spark, inputs, environ), seconds=round(time.monotonic() - t0, 3))
+        engine = SparkEngine.for_run(spark, inputs.context, environ)
+        result = replace(fn(engine, inputs, environ), seconds=round(time.monotonic() - t0, 3))
         check(step, result)
         write_json(to_wire(result), result_path)
     except Exception as exc:

@@ -1,15 +1,16 @@
 """
-One module per DAG task, named by its task id, and their functions (the tasks themselves:
-:data:`lakefs_gc.contract.STEP_TABLE`).
+One module per DAG task, named by its task id, and their functions.
 
-:data:`STEP_FUNCTIONS` maps every task id to the function that does the task's work, with two
-signatures:
+The tasks themselves: :data:`lakefs_gc.contract.STEP_TABLE`. :data:`STEP_FUNCTIONS` maps every
+task id to the function that does the task's work, with two signatures:
 
 - the Python steps, run in the Airflow task itself: ``prepare_run(client, repository, settings,
   ...) -> RunContext``, ``mark_uncommitted(client, ctx, storage) -> UncommittedResult``,
   ``save_report(storage, inputs) -> ReportResult``;
-- the Spark steps (:data:`lakefs_gc.contract.SPARK_STEPS`), run by a spark-submit job
-  (:mod:`lakefs_gc.spark.jobs`) or in one process: ``run(spark, inputs, environ) -> result``.
+- the Spark steps (:data:`lakefs_gc.contract.SPARK_STEPS`): ``run(engine, inputs, environ) ->
+  result``, one function on either engine (:mod:`lakefs_gc.spark.engine`): Spark's
+  (:func:`run_on_spark`: a spark-submit job, :mod:`lakefs_gc.spark.jobs`, or one process's session),
+  or the Airflow task's own process for a small input (:func:`run_in_task`).
 
 The Airflow operators and the Spark jobs' entry points look the functions up here, and so does
 the test suite's in-process runner: a task has one implementation wherever it runs.
@@ -17,29 +18,53 @@ the test suite's in-process runner: a task has one implementation wherever it ru
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import SPARK_STEPS, STEPS
+from lakefs_gc.contract import SPARK_STEPS, STEPS, StepInputs
+from lakefs_gc.spark.engine import LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.steps import (
-                             compute_candidates,
-                             delete,
-                             list_committed,
-                             list_slices,
-                             mark_uncommitted,
-                             prepare_run,
-                             save_report,
+    compute_candidates,
+    delete,
+    list_committed,
+    list_slices,
+    mark_uncommitted,
+    prepare_run,
+    save_report,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
 
 _MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (prepare_run, mark_uncommitted, list_committed, list_slices,
                                                       compute_candidates, delete, save_report)}
-assert set(_MODULES) == set(STEPS), "one module per task id"
+if set(_MODULES) != set(STEPS):
+    raise ImportError(f"lakefs_gc.steps: one module per task id; modules {sorted(_MODULES)}, task ids {STEPS}")
 
 # a Python step's function is named by its task id, a Spark step's is ``run``
 STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
     step: _MODULES[step].run if step in SPARK_STEPS else getattr(_MODULES[step], step) for step in STEPS}
 
-# the Spark steps as their Airflow task runs them itself, without Spark, for a small input
-# (``spark.in_process_max_keys``): ``run_here(inputs, environ, max_keys) -> result``, or None when the
-# input is larger (nothing written: spark-submit runs the step)
-HERE_FUNCTIONS: dict[str, Callable[..., Any]] = {step: _MODULES[step].run_here for step in SPARK_STEPS}
+
+def run_on_spark(step: str, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> Any:
+    """Run the Spark step ``step`` on ``spark``'s executors; return its result."""
+    return STEP_FUNCTIONS[step](SparkEngine.for_run(spark, inputs.context, environ), inputs, environ)
+
+
+def run_in_task(step: str, inputs: StepInputs, environ: Mapping[str, str] | None, max_keys: int) -> Any | None:
+    """
+    Run the Spark step ``step`` in this process, without Spark, when its input is small.
+
+    Return its result; or None when its input holds more than ``max_keys`` keys, or parts only Spark
+    can read: nothing was written, and spark-submit runs the step (``spark.in_process_max_keys``).
+    """
+    if max_keys <= 0:
+        return None
+    try:
+        return STEP_FUNCTIONS[step](LocalEngine.in_task(inputs.context, environ, max_keys), inputs, environ)
+    except NeedsSpark as e:
+        log.info("%s needs Spark: %s", step, e)
+        return None

@@ -4,24 +4,25 @@ Spark task, through :mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resu
 blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
 and the shell fails the task.
 
-A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept by :func:`run_here` in the delete task's
-own process, without Spark: a spark-submit costs 10 s or more before it deletes anything.
+A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept in the delete task's own process, without
+Spark (:func:`lakefs_gc.steps.run_in_task`): a spark-submit costs 10 s or more before it deletes
+anything.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from lakefs_gc.contract import DeleteResult, Restorability, StepInputs
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
-from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
-from lakefs_gc.spark.runtime import StorageRef, parallelism, storage_ref
+from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
+from lakefs_gc.spark.runtime import StorageRef
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
@@ -29,7 +30,8 @@ from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_qu
 log = logging.getLogger(__name__)
 
 
-def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys, swept=None, quarantine=False):
+def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys: Iterable[str], swept: Any = None,
+                 quarantine: bool = False) -> Iterator[Any]:
     st = sref.open()
     for key in part_keys:
         counts = sweep_part(st, key, sdir, policy, quarantine=quarantine)
@@ -48,7 +50,7 @@ def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
                         batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
 
 
-def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
+def _planned(inputs: StepInputs, sref: StorageRef):
     """
     What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
     blast-radius guard; with ``quarantine_days`` (``local://``), its quarantine recorded first.
@@ -56,7 +58,6 @@ def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
     ctx = inputs.context
     s = ctx.settings
     mark_id = inputs.mark_id()
-    sref = storage_ref(ctx, environ)
     st = sref.open()
     if not st.exists(layout.summary_key(mark_id)):
         raise SweepRefused(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
@@ -67,44 +68,31 @@ def _planned(inputs: StepInputs, environ: Mapping[str, str] | None):
     sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
     if s.quarantine_days and not s.dry_run and files:
         start_quarantine(st, sdir, s.quarantine_days, datetime.now(UTC))
-    return sref, st, files, to_delete, sdir
+    return st, files, to_delete, sdir
 
 
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
-    ctx = inputs.context
-    s = ctx.settings
-    sref, st, files, to_delete, sdir = _planned(inputs, environ)
-    sc = spark.sparkContext
-    concurrency = max(1, min(s.delete_concurrency or parallelism(spark, ctx), max(1, len(files))))
-    policy = delete_policy(inputs, min(concurrency, sc.defaultParallelism))
+IN_PROCESS_MAX_KEYS = 10_000  # a sweep of at most this many keys runs without Spark (lakefs_gc.steps.run_in_task)
+
+
+def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
+    """
+    Sweep the mark on ``engine``: its parts swept by Spark tasks, or by threads in this process.
+
+    The same guard, parts, deleter, report parts and result on either engine; a
+    :class:`LocalEngine` given a mark of more keys than its limit raises :class:`NeedsSpark`
+    (nothing deleted).
+    """
+    s = inputs.context.settings
+    sref = engine.sref
+    st, files, to_delete, sdir = _planned(inputs, sref)
+    if isinstance(engine, LocalEngine) and to_delete > engine.limit:
+        raise NeedsSpark(f"{to_delete:,} key(s) to sweep, more than {engine.limit:,}")
+    concurrency = max(1, min(s.delete_concurrency or engine.n, max(1, len(files))))
+    policy = delete_policy(inputs, engine.at_once(concurrency))
     quarantine = bool(s.quarantine_days)
-    with watch(spark, "delete", "keys swept", total=to_delete) as swept:
-        results = sc.parallelize(files, concurrency).mapPartitions(
-            lambda ks: _sweep_parts(sref, sdir, policy, ks, swept, quarantine)).collect() if files else []
-    return _result(inputs, st, sdir, add_counts(results), concurrency)
-
-
-IN_PROCESS_MAX_KEYS = 10_000  # a sweep of at most this many keys runs without Spark (run_here)
-
-
-def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
-             max_keys: int = IN_PROCESS_MAX_KEYS) -> DeleteResult | None:
-    """
-    The same sweep in this process, without Spark, when the mark has at most ``max_keys`` keys
-    (the delete task runs it itself instead of a spark-submit); None when it has more (nothing
-    was deleted). The same guard, parts, deleter, report parts and result; the parts are swept
-    by threads instead of Spark tasks, as many as Spark would run.
-    """
-    ctx = inputs.context
-    s = ctx.settings
-    sref, st, files, to_delete, sdir = _planned(inputs, environ)
-    if to_delete > max_keys:
-        return None
-    concurrency = max(1, min(s.delete_concurrency or ctx.parallelism or 2, max(1, len(files))))
-    policy = delete_policy(inputs, concurrency)
-    with ThreadPoolExecutor(concurrency, thread_name_prefix="delete") as pool:
-        results = list(pool.map(lambda key: next(_sweep_parts(sref, sdir, policy, [key], None,
-                                                              bool(s.quarantine_days))), files))
+    results = engine.map("delete", "keys swept", files,
+                         lambda keys, swept: _sweep_parts(sref, sdir, policy, keys, swept, quarantine),
+                         concurrency, total=to_delete)
     return _result(inputs, st, sdir, add_counts(results), concurrency)
 
 

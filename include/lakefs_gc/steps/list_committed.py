@@ -6,7 +6,7 @@ walked from the API (:mod:`lakefs_gc.gc.retention`: lakeFS's walk can leave a br
 N days ago" out). Then the metaranges and the ranges' locations (driver, a few threads) -> the
 ranges (executors in one Spark job; the driver itself when they hold few entries,
 ``DRIVER_READ_MAX_ENTRIES``; or the Airflow task's own process, without Spark, when they hold at most
-``spark.in_process_max_keys``: :func:`run_here`) -> namespace-relative addresses, each once, written as address parts
+``spark.in_process_max_keys``: :func:`lakefs_gc.steps.run_in_task`) -> namespace-relative addresses, each once, written as address parts
 in the mark's ``state/committed/`` (read there by ``compute_candidates`` now and by later
 incremental runs), beside the ids of the commits and ranges read and the identities (size,
 checksum, path) of every entry read, ``state/identities/`` (the staged check's, lakefs_gc.listing.staged).
@@ -30,7 +30,8 @@ from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.spark.addresses import clear, write_distinct_parts, write_parts_here
-from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, parallelism, partitions, storage_ref
+from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
+from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, partitions
 from lakefs_gc.timestamps import parse_iso
 
 # The ranges to read are read by the driver itself when they hold at most this many entries in all
@@ -60,28 +61,17 @@ def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_r
         ranges_read.add(n)
 
 
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CommittedResult:
-    result = _run(spark, inputs, environ, None)
-    assert result is not None  # with a SparkSession the step always runs
-    return result
-
-
-def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None,
-             max_entries: int = DRIVER_READ_MAX_ENTRIES) -> CommittedResult | None:
+def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CommittedResult:
     """
-    The same step in this process, without Spark, when the ranges to read hold at most
-    ``max_entries`` entries (the task runs it itself instead of a spark-submit:
-    ``spark.in_process_max_keys``); None when they hold more, or a range does not say how many
-    (nothing was written: spark-submit runs the step, and asks lakeFS to prepare its commits again).
+    List the committed addresses on ``engine``: the ranges read by Spark tasks or on this driver.
+
+    A :class:`LocalEngine` reads ranges holding at most its limit of entries, or raises
+    :class:`NeedsSpark` when they hold more, or a range does not say how many (nothing was written:
+    spark-submit runs the step, and asks lakeFS to prepare its commits again).
     """
-    return _run(None, inputs, environ, max_entries)
-
-
-def _run(spark, inputs: StepInputs, environ: Mapping[str, str] | None, here_max: int | None
-         ) -> CommittedResult | None:
     ctx = inputs.context
     repo = ctx.repository
-    sref, lakefs = storage_ref(ctx, environ), lakefs_ref(ctx, environ)
+    sref, lakefs = engine.sref, lakefs_ref(ctx, environ)
     roots = sref.roots
     st = sref.open()
     base = ctx.base if ctx.flow == "incremental" else None
@@ -114,10 +104,12 @@ def _run(spark, inputs: StepInputs, environ: Mapping[str, str] | None, here_max:
         all_ranges = sorted(entries)
     # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
     counted = all(entries[r] > 0 for r in to_read)
-    here = counted and sum(entries[r] for r in to_read) <= (DRIVER_READ_MAX_ENTRIES if spark else here_max)
-    if spark is None and not here:
-        return None
-    n = parallelism(spark, ctx)
+    local = isinstance(engine, LocalEngine)
+    here = counted and sum(entries[r] for r in to_read) <= (engine.limit if local else DRIVER_READ_MAX_ENTRIES)
+    if local and not here:
+        raise NeedsSpark(f"{len(to_read)} range(s) to read hold more than {engine.limit:,} entries, or do not say "
+                         f"how many")
+    n, spark = engine.n, engine.spark
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left

@@ -10,7 +10,8 @@ too, by key range; ``_lakefs/`` and the ``dummy`` marker are never listed.
 Incremental (lakefs_gc.gc.flow): only the slices created since the newest one the base run
 listed, and that one again; never the root or loose objects under ``data/`` (clean runs only).
 
-A namespace of few objects is listed by the Airflow task itself, without Spark (:func:`run_here`).
+A namespace of few objects is listed by the Airflow task itself, without Spark
+(:func:`lakefs_gc.steps.run_in_task`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import slices
 from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
-from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, parallelism, partitions, storage_ref
+from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
+from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, partitions
 from lakefs_gc.storage.native import LISTED_DDL
 
 TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # slices.listing_tasks's
@@ -52,43 +54,39 @@ def _result(out_dir: str, to_list, skipped, before, since, incremental, count: i
                         listed_bytes=nbytes, slices_before_base=before, root_listed=not incremental)
 
 
-def run_here(inputs: StepInputs, environ: Mapping[str, str] | None = None, max_keys: int = 10_000
-             ) -> SlicesResult | None:
+def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:
     """
-    The same listing in this process, without Spark, when it finds at most ``max_keys`` objects
-    and the work location is a local folder (the task runs it itself instead of a spark-submit:
-    ``spark.in_process_max_keys``); None otherwise (nothing written: spark-submit lists).
+    List the slices on ``engine``: one Spark task per group of listing tasks, or this process.
+
+    A :class:`LocalEngine` lists into a local work location only, at most its limit of objects;
+    else it raises :class:`NeedsSpark` (nothing written).
     """
     ctx = inputs.context
     out_dir = layout.listed_dir(ctx.work_dir)
-    folder = slices.local_folder(out_dir)
-    if folder is None or max_keys <= 0:
-        return None
-    sref = storage_ref(ctx, environ)
+    if isinstance(engine, LocalEngine):
+        folder = slices.local_folder(out_dir)
+        if folder is None:
+            raise NeedsSpark(f"the work location {out_dir} is not a local folder")
+    sref = engine.sref
     cutoff_s, incremental, since, to_list, skipped, before, tasks = _plan(ctx, sref)
-    import pyarrow.compute as pc
+    if isinstance(engine, LocalEngine):
+        import pyarrow.compute as pc
 
-    batches, count, nbytes = [], 0, 0
-    for b in slices.list_batches(sref.open(), cutoff_s, tasks):
-        batches.append(b)
-        count += len(b)
-        if count > max_keys:
-            return None
-        nbytes += pc.sum(b.column(1)).as_py() or 0
-    slices.write_listed_here(folder, batches)
-    return _result(out_dir, to_list, skipped, before, since, incremental, count, nbytes)
+        batches, count, nbytes = [], 0, 0
+        for b in slices.list_batches(sref.open(), cutoff_s, tasks):
+            batches.append(b)
+            count += len(b)
+            if count > engine.limit:
+                raise NeedsSpark(f"more than {engine.limit:,} object(s) to list")
+            nbytes += pc.sum(b.column(1)).as_py() or 0
+        slices.write_listed_here(folder, batches)
+        return _result(out_dir, to_list, skipped, before, since, incremental, count, nbytes)
 
-
-def run(spark, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:
     from pyspark.sql import functions as F
 
-    ctx = inputs.context
-    sref = storage_ref(ctx, environ)
-    cutoff_s, incremental, since, to_list, skipped, before, tasks = _plan(ctx, sref)
-    n = parallelism(spark, ctx)
-    out_dir = layout.listed_dir(ctx.work_dir)
+    spark = engine.spark
     with watch(spark, "list_slices", "objects listed") as listed:
-        task_df = spark.createDataFrame(spark.sparkContext.parallelize(tasks, partitions(len(tasks), n * 4)),
+        task_df = spark.createDataFrame(spark.sparkContext.parallelize(tasks, partitions(len(tasks), engine.n * 4)),
                                         TASK_SCHEMA)
         task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL) \
             .write.mode("overwrite").parquet(out_dir)
