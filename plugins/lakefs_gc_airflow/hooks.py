@@ -17,6 +17,8 @@ from urllib.parse import urlsplit
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
 
+from lakefs_gc.storage.kinds import kind_for_connection
+from lakefs_gc.storage.namespace import AZURE, GCS, S3
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 if TYPE_CHECKING:
@@ -245,20 +247,15 @@ def storage_options(conn_id: str | None) -> StorageOptions | None:
         conn = BaseHook.get_connection(conn_id)
     except AirflowNotFoundException:
         return None
-    kind = (conn.conn_type or "").lower()
-    try:
-        if kind == "wasb":
-            return _wasb_options(conn_id)
-        if kind in ("google_cloud_platform", "gcpcloudstorage", "gcs"):
-            return _gcs_options(conn_id)
-    except ImportError as e:
-        extra = "azure" if kind == "wasb" else "gcp"
-        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
-                         f"installed ({e}): install lakefs-gc[{extra}] on the Airflow workers") from None
-    if kind not in ("aws", "s3", ""):
+    kind = kind_for_connection(conn.conn_type)
+    if kind is None:
         raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
                          f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://")
-    return _aws_options(conn_id)
+    try:
+        return OPTIONS_FROM_HOOK[kind.scheme](conn_id)
+    except ImportError as e:
+        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
+                         f"installed ({e}): install lakefs-gc{f'[{kind.extra}]' if kind.extra else ''} on the Airflow workers") from None
 
 
 def _aws_options(conn_id: str) -> S3Options:
@@ -328,3 +325,8 @@ def _gcs_options(conn_id: str) -> GCSOptions:
     creds.refresh(Request())
     mask_secret(creds.token)
     return GCSOptions(endpoint_url=endpoint, project=project, access_token=creds.token)
+
+
+# each cloud namespace kind's settings from its official provider's hook (lakefs_gc.storage.NAMESPACE_KINDS
+# names the connection types that serve it)
+OPTIONS_FROM_HOOK = {S3: _aws_options, AZURE: _wasb_options, GCS: _gcs_options}

@@ -69,17 +69,15 @@ def storage_settings(namespace: str, local_root: str | None, storage_conn_id: st
     The storage connection's settings for ``namespace``, checked against its kind (None for
     ``local://``).
     """
-    from lakefs_gc.steps.prepare_run import CONNECTION_FOR
-    from lakefs_gc.storage import LOCAL, parse_namespace
+    from lakefs_gc.storage import kind_of
 
-    scheme = parse_namespace(namespace, local_root).scheme
-    if scheme == LOCAL:
+    kind, _ = kind_of(namespace, local_root)
+    if kind.options_type is None:  # local://: lakeFS's blockstore root, no connection
         return None
     options = storage_options(storage_conn_id)
-    kind, needed = CONNECTION_FOR[scheme]
-    if options is None or not isinstance(options, kind):
+    if options is None or not isinstance(options, kind.options_type):
         raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
-                                   f"kind; the namespace {namespace!r} needs {needed}")
+                                   f"kind; the namespace {namespace!r} needs {kind.connection_help}")
     return options
 
 

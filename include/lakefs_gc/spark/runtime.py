@@ -16,23 +16,13 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
-from lakefs_gc.storage import (
-    AZURE,
-    GCS,
-    S3,
-    AzureOptions,
-    GCSOptions,
-    S3Options,
-    StorageOptions,
-    open_storage,
-    parse_namespace,
-)
-from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV, DEFAULT_REGION
+from lakefs_gc.storage import StorageOptions, kind_of, open_storage, parse_namespace
+from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
 from lakefs_gc.timestamps import parse_iso
 
 ENV_LAKEFS_ACCESS_KEY = "LAKEFS_GC_LAKEFS_ACCESS_KEY_ID"
@@ -88,15 +78,8 @@ def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> St
     role, a managed identity, Application Default Credentials).
     """
     loc = ctx.storage
-    ns = parse_namespace(loc.namespace, loc.local_root)
-    options: StorageOptions | None = None
-    if ns.scheme == S3:
-        options = replace(S3Options.from_env(environ), endpoint_url=loc.endpoint_url,
-                          region=loc.s3_region or DEFAULT_REGION)
-    elif ns.scheme == AZURE:
-        options = AzureOptions.from_env(environ, account_url=loc.endpoint_url, account_name=ns.host.partition(".")[0])
-    elif ns.scheme == GCS:
-        options = GCSOptions.from_env(environ, endpoint_url=loc.endpoint_url)
+    kind, ns = kind_of(loc.namespace, loc.local_root)
+    options = kind.job_options(ns, loc.endpoint_url, loc.s3_region, environ)
     return StorageRef(loc.namespace, options, loc.local_root)
 
 

@@ -20,20 +20,8 @@ from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import incremental_base
-from lakefs_gc.storage import (
-    AZURE,
-    GCS,
-    LOCAL_ROOT_HELP,
-    OPTIONS_FOR,
-    S3,
-    AzureOptions,
-    S3Options,
-    StorageOptions,
-    open_storage,
-    parse_namespace,
-)
+from lakefs_gc.storage import LOCAL_ROOT_HELP, StorageOptions, kind_of, open_storage, parse_namespace
 from lakefs_gc.storage.base import StorageError
-from lakefs_gc.storage.settings import DEFAULT_REGION
 from lakefs_gc.timestamps import parse_iso
 
 log = logging.getLogger(__name__)
@@ -101,16 +89,6 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         base=incremental_base(choice.base, choice.base_summary) if choice.flow == "incremental" else None)
 
 
-# The connection type each namespace kind needs, and what to put in it
-CONNECTION_FOR = {
-    S3: (OPTIONS_FOR[S3], "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible "
-                      "storage)"),
-    AZURE: (OPTIONS_FOR[AZURE], "a 'wasb' connection (connection string, account key, SAS token, service principal or "
-                            "managed identity)"),
-    GCS: (OPTIONS_FOR[GCS], "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)"),
-}
-
-
 def _location(ns: str, blockstore: str, options: StorageOptions | None, local_root: str | None, repository: str,
               storage_conn_id: str | None, lakefs_conn_id: str | None) -> StorageLocation:
     if ns.startswith("local://"):
@@ -123,23 +101,18 @@ def _location(ns: str, blockstore: str, options: StorageOptions | None, local_ro
             raise SettingsError(str(e)) from e
         return StorageLocation(ns, blockstore, local_root=local_root)
     try:
-        parsed = parse_namespace(ns)
+        kind, _ = kind_of(ns)
     except ValueError as e:
         raise SettingsError(f"repository {repository!r}: {e}") from e
-    kind, needed = CONNECTION_FOR[parsed.scheme]
     if options is None:
         raise SettingsError(
             f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
-            f"not defined: define it ({needed}) or fix storage_conn_id in the GC config")
-    if not isinstance(options, kind):
+            f"not defined: define it ({kind.connection_help}) or fix storage_conn_id in the GC config")
+    if kind.options_type is None or not isinstance(options, kind.options_type):
         raise SettingsError(
             f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
-            f"for another store ({type(options).__name__}): it must be {needed}")
-    if isinstance(options, S3Options):
-        return StorageLocation(ns, blockstore, options.endpoint_url, options.region or DEFAULT_REGION)
-    if isinstance(options, AzureOptions):
-        return StorageLocation(ns, blockstore, options.account_url)
-    return StorageLocation(ns, blockstore, options.endpoint_url)
+            f"for another store ({type(options).__name__}): it must be {kind.connection_help}")
+    return StorageLocation(ns, blockstore, **kind.recorded(options))
 
 
 def check_namespace(storage, ns: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, Storage, StorageError
+from lakefs_gc.storage.kinds import NAMESPACE_KINDS, NamespaceKind, kind_for_connection, kind_of
 from lakefs_gc.storage.local import LocalStorage
 from lakefs_gc.storage.namespace import (
     AZURE,
@@ -29,39 +30,28 @@ from lakefs_gc.storage.namespace import (
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
-__all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "OPTIONS_FOR", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
+__all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "NAMESPACE_KINDS", "OPTIONS_FOR", "NamespaceKind", "kind_for_connection",
+           "kind_of", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
            "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
            "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
            "parse_namespace", "relative_to", "resolve_local"]
 
 
-OPTIONS_FOR = {S3: S3Options, AZURE: AzureOptions, GCS: GCSOptions}  # each cloud kind's settings type
+OPTIONS_FOR = {k.scheme: k.options_type for k in NAMESPACE_KINDS.values() if k.options_type is not None}
 
 
 def open_storage(uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike | None = None):
     """
-    The storage for a namespace URI: ``options`` are the settings of its kind (:class:`S3Options`
-    for ``s3://``, :class:`AzureOptions` for Azure, :class:`GCSOptions` for ``gs://``; ignored for
+    Return the storage for a namespace URI.
+
+    ``options`` are the settings of its kind (:data:`NAMESPACE_KINDS`: :class:`S3Options` for
+    ``s3://``, :class:`AzureOptions` for Azure, :class:`GCSOptions` for ``gs://``; ignored for
     ``local://``, which needs ``local_root``, lakeFS's ``blockstore.local.path``). ``uri`` and
     ``full_uri`` keep the namespace as lakeFS names it.
     """
-    ns = parse_namespace(uri, local_root)
-    if ns.scheme == LOCAL:
-        st = LocalStorage(ns.prefix)
-        st.uri = str(ns)
-        return st
-    want = OPTIONS_FOR[ns.scheme]
-    if options is not None and not isinstance(options, want):
+    kind, ns = kind_of(uri, None if local_root is None else str(local_root))
+    want = kind.options_type
+    if want is not None and options is not None and not isinstance(options, want):
         raise ValueError(f"{uri!r} is a {ns.scheme} namespace, but the storage settings given are "
                          f"{type(options).__name__} (a {want.__name__} is needed): check the storage connection's type")
-    if ns.scheme == S3:
-        return S3Storage(ns.bucket, ns.prefix, options)
-    if ns.scheme == GCS:
-        from lakefs_gc.storage.gcs import GCSStorage
-
-        return GCSStorage(ns.bucket, ns.prefix, options)
-    if options is None:
-        raise ValueError(f"{uri!r}: an Azure namespace needs the account's URL and credential (AzureOptions)")
-    from lakefs_gc.storage.azure import AzureStorage
-
-    return AzureStorage(str(ns), ns.host.partition(".")[0], ns.bucket, ns.prefix, options)
+    return kind.open(ns, options if want is not None else None)
