@@ -1,0 +1,156 @@
+"""
+One result type per step.
+
+Part of :mod:`lakefs_gc.contract` (import from there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from lakefs_gc.contract.context import PartsDir
+
+
+@dataclass(frozen=True)
+class UncommittedResult:
+    """mark_uncommitted: lakeFS wrote the staged addresses; its run id names this mark."""
+
+    run_id: str
+    locations: tuple[str, ...]           # every non-empty page location (hazard H2)
+    pages: int
+    seconds: float = 0.0
+    # the staged entries read through the API (lakefs_gc.listing.uncommitted.api_staged)
+    staged_branches: int = 0             # branches read, each against its HEAD commit
+    staged_entries_checked: int = 0      # entries a branch reads at an address its HEAD commit lacks
+    staged_addresses_lakefs_omitted: int = 0  # live staged addresses lakeFS's mark lacked: kept
+    staged_file: str | None = None       # key of the Parquet holding those (lakeFS's uncommitted format)
+    staged_objects_listed: int = 0       # objects listed to find them (branches and HEAD commits)
+    staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
+    staged_check: str = "full"           # RunSettings.staged_check as this step ran it
+    lakefs_seconds: float = 0.0          # of seconds: lakeFS's own mark (prepare_uncommited, every page)
+    heads_file: str | None = None        # candidates: every branch's HEAD before and after lakeFS's mark
+    branches_moved: int = 0              # candidates: HEAD moved during lakeFS's mark (listed in full)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparkStepResult:
+    """
+    What every Spark step's result has: ``incomplete`` says why the task fails although the
+    step ran to its end (delete: keys left as dead letters); None when it did all its work.
+    """
+
+    incomplete: str | None = None
+
+
+@dataclass(frozen=True)
+class CommittedResult(SparkStepResult):
+    committed_dir: PartsDir              # the addresses read now, each once: the mark's state/committed/
+    commits_csv: str
+    active_commits: int
+    metaranges: int
+    ranges: int
+    committed_addresses: int
+    documented_commits: int = 0          # kept by the documented rules, walked from the API (gc/retention.py)
+    commits_lakefs_lacked: int = 0       # of which commits.csv did not list: kept anyway
+    seconds: float = 0.0
+    new_commits: int = 0                 # commits read now (incremental: not read since the chain's clean run)
+    ranges_known: int = 0                # incremental: ranges of new commits read before (skipped)
+    read_file: str = ""                  # key: the commit and range ids read since the chain's clean run
+    identity_dir: PartsDir | None = None  # (size, checksum, path) of every entry of the ranges read now
+
+
+@dataclass(frozen=True)
+class SlicesResult(SparkStepResult):
+    listed_dir: str                      # Parquet: address, size, last_modified_ms, checksum
+    first_slice: str
+    slices_listed: int
+    slices_skipped: int
+    listed_objects: int
+    listed_bytes: int
+    seconds: float = 0.0
+    slices_before_base: int = 0          # incremental: older than the base's newest slice, not listed
+    root_listed: bool = True             # the namespace root and loose data/ objects (clean runs only)
+
+
+@dataclass(frozen=True)
+class CandidatesResult(SparkStepResult):
+    report_dir: str
+    uncommitted_files: int
+    candidates: int
+    candidate_bytes: int
+    to_delete: int                       # after delayed confirmation
+    to_delete_bytes: int
+    held_back: int
+    confirm_after_seconds: int
+    held_back_reason: str | None = None
+    confirmed_by_mark: str | None = None
+    unreadable_marks: tuple[str, ...] = ()   # earlier marks not used for confirmation, with the reason
+    seconds: float = 0.0
+    uncommitted_dir: PartsDir | None = None  # this run's staged addresses, kept for later runs
+    carried_checked: int = 0             # incremental: earlier staged or held-back addresses checked again
+    carried_candidates: int = 0          # ... of which candidates now
+    # the staged check on the candidates (lakefs_gc.listing.staged), when it ran here
+    staged_check: str = "full"
+    staged_suspicious: int = 0           # candidates a staged entry could read (size and checksum of an entry)
+    staged_stats: int = 0                # statObject calls made for them
+    staged_kept: int = 0                 # candidates a branch reads now: kept, never deleted
+    commits_since: int = 0               # commits made since list_committed read them, read now
+    committed_since_kept: int = 0        # candidates those commits reference: kept
+    staged_check_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class DeleteCounts:
+    """The deleter's counters: one shape for a part, a task and a run."""
+
+    keys: int = 0             # keys asked for: deleted + already_gone + failed
+    deleted: int = 0          # removed by this sweep (dry run: would be removed)
+    already_gone: int = 0     # not there when the sweep asked (storage said "not found")
+    retried: int = 0          # key-attempts retried
+    requests: int = 0
+    failed: int = 0           # still failing after retries: dead letters
+    parts: int = 0
+    resumed_parts: int = 0    # parts a retry found already done
+
+    def __add__(self, other: DeleteCounts) -> DeleteCounts:
+        return DeleteCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                               for f in dataclasses.fields(self)})
+
+
+@dataclass(frozen=True)
+class Restorability:
+    """
+    Whether, and until when, the store keeps what a sweep deleted (read from the store at sweep
+    time: lakefs_gc.sweeping.restore.retention). ``restorable`` None: unknown (the credential may
+    not read the setting); ``until`` None: no end the GC knows of, or not restorable.
+    """
+
+    how: str = "none"          # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
+    restorable: bool | None = None
+    until: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class DeleteResult(SparkStepResult):
+    counts: DeleteCounts = field(default_factory=DeleteCounts)
+    skipped: str | None = None           # why nothing ran (mark_only)
+    dry_run: bool = False                # counts.deleted is then what would have gone
+    concurrency: int = 0
+    rate: float = 0.0
+    sweep_dir: str | None = None
+    dead_letters: str | None = None
+    seconds: float = 0.0
+    soft_delete_days: int | None = None  # Azure: days the account keeps deleted blobs (0: off; None: not Azure/unknown)
+    restorable: Restorability | None = None  # whether lakefs-gc restore can bring this sweep's deletions back
+    quarantine_purged: int = 0           # local://: quarantined files of earlier sweeps purged (their days passed)
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    summary_uri: str
+    seconds: float = 0.0
+    summary: str = ""                    # the run in a few lines (lakefs_gc.report.summary.summary_text)
+    report_url: str | None = None        # a URL a browser can open for summary_uri, when there is one
+    lakefs_url: str | None = None        # the repository in lakeFS's UI

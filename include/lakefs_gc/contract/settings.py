@@ -1,0 +1,131 @@
+"""
+The settings of one run: its Params, validated once.
+
+Part of :mod:`lakefs_gc.contract` (import from there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lakefs_gc.errors import SettingsError
+
+MODES = ("mark_and_sweep", "mark_only", "sweep_only")
+FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
+STAGED_CHECKS = ("candidates", "full")  # lakefs_gc.listing.staged
+SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The knobs of one run. The defaults here are the only defaults (config, Params, jobs)."""
+
+    mode: str = "mark_and_sweep"
+    flow: str = "auto"                         # clean | incremental | auto (lakefs_gc.gc.flow.choose_flow)
+    min_age_seconds: int = 86400
+    unsafe_min_age_override: bool = False
+    dry_run: bool = False
+    mark_id: str = ""                          # sweep_only (required there, ignored elsewhere): the mark to sweep
+    confirm_after_seconds: int = 0             # resolved: never -1 here (see settings_from_params)
+    max_delete_share: float = 0.5              # blast-radius guard: share of listed objects
+    max_delete_count: int = 10_000_000         # ... and absolute count
+    mark_max_age_seconds: int = 7 * 86400      # sweep_only refuses older marks
+    delete_rate: float = 3000.0                # deletes per second in total; 0 = unlimited
+    delete_concurrency: int = 2                # delete tasks at once
+    delete_batch_size: int = 1000              # keys per DeleteObjects request (S3: at most 1,000)
+    delete_max_attempts: int = 8               # per key, including the first
+    # local:// only: move swept files into the sweep's quarantine folder for this many days instead
+    # of deleting them (lakefs-gc restore brings them back; a later sweep purges them); 0: delete
+    quarantine_days: int = 0
+    prepare_commits_timeout_seconds: int = 1200  # lakeFS's async prepare_commits task
+    # The defence against live staged entries lakeFS's uncommitted mark lacks (lakefs_gc.listing.staged):
+    # "candidates" asks lakeFS only about the candidates that could be one; "full" lists every branch
+    # against its HEAD commit (two listings per branch: the cost follows the repository's size).
+    staged_check: str = "candidates"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SettingsError(f"Param 'mode' must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.flow not in FLOWS:
+            raise SettingsError(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {self.flow!r}")
+        if self.staged_check not in STAGED_CHECKS:
+            raise SettingsError(f"Param 'staged_check' must be one of {', '.join(STAGED_CHECKS)}, "
+                                f"got {self.staged_check!r}")
+        for name, (lo, hi) in BOUNDS.items():
+            _check_range(name, getattr(self, name), lo, hi)
+
+
+PARAM_NAMES = tuple(f.name for f in dataclasses.fields(RunSettings))
+AUTO = -1  # confirm_after_seconds: one schedule interval for scheduled and backfill runs, 0 for manual
+# The range of every numeric setting (upper bound None: none). RunSettings refuses a value outside it;
+# the run form gives Airflow the same range to refuse at trigger time (lakefs_gc_airflow.params).
+BOUNDS: dict[str, tuple[float, float | None]] = {
+    "min_age_seconds": (0, None),
+    "confirm_after_seconds": (0, None),       # the Param also takes AUTO
+    "max_delete_share": (0.0, 1.0),
+    "max_delete_count": (0, None),
+    "mark_max_age_seconds": (0, None),
+    "delete_rate": (0.0, None),
+    "delete_concurrency": (1, None),
+    "delete_batch_size": (1, 1000),
+    "delete_max_attempts": (1, None),
+    "quarantine_days": (0, 3650),
+    "prepare_commits_timeout_seconds": (1, None),
+}
+
+
+def _check_range(name: str, value: Any, lo: float, hi: float | None = None) -> None:
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+        raise SettingsError(f"Param {name!r} must be {bound}, got {value!r}")
+
+
+def _coerce(name: str, value: Any, kind: type) -> Any:
+    """
+    A Param value as ``kind``. Airflow validates Params against their JSON schema; this guards
+    hand-made runs (``airflow dags trigger --conf``) and jobs started by hand.
+    """
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise SettingsError(f"Param {name!r} must be true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise SettingsError(f"Param {name!r} must be a whole number, got {value!r}")
+    if kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise SettingsError(f"Param {name!r} must be a number, got {value!r}")
+    if not isinstance(value, str):
+        raise SettingsError(f"Param {name!r} must be a string, got {value!r}")
+    return value.strip()
+
+
+def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
+                         schedule_interval_seconds: int = 0) -> RunSettings:
+    """
+    The run's settings from its validated Params (``context["params"]``): one pure function.
+
+    Params this contract does not know are ignored (a DAG may carry others); a missing or null Param
+    (an optional field left empty, like ``mark_id``) takes the :class:`RunSettings` default.
+    ``confirm_after_seconds`` of -1 resolves to one schedule interval for scheduled and backfill runs
+    and 0 for manual ones.
+    """
+    hints = typing.get_type_hints(RunSettings)
+    values: dict[str, Any] = {}
+    for name in PARAM_NAMES:
+        if name in params and params[name] is not None:
+            values[name] = _coerce(name, params[name], hints[name])
+    confirm = values.get("confirm_after_seconds", AUTO)
+    if confirm == AUTO:
+        kind = run_type.split(".")[-1].lower()
+        values["confirm_after_seconds"] = schedule_interval_seconds if kind in ("scheduled", "backfill") else 0
+    elif confirm < AUTO:
+        raise SettingsError(f"Param 'confirm_after_seconds' must be >= -1 (-1: one schedule interval), got {confirm}")
+    return RunSettings(**values)

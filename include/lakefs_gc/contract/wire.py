@@ -1,0 +1,153 @@
+"""
+The wire: every value a small dict, and the failure a job's result file records.
+
+Part of :mod:`lakefs_gc.contract` (import from there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, Union
+
+from lakefs_gc.contract.context import RunContext
+from lakefs_gc.contract.steps import RESULT_TYPES, StepInputs
+from lakefs_gc.errors import ContractError, Refusal
+
+T = TypeVar("T")
+
+
+def to_wire(obj: Any) -> Any:
+    """A dataclass as a JSON-ready dict (tuples become lists); None stays None."""
+    if obj is None:
+        return None
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (tuple, list)):
+        return [to_wire(x) for x in obj]
+    return obj
+
+
+def from_wire(cls: type[T], data: Any, where: str = "") -> T:
+    """
+    Read ``cls`` back from :func:`to_wire`'s dict; unknown, missing or mistyped fields raise
+    :class:`ContractError` naming them.
+    """
+    where = where or cls.__name__
+    if not isinstance(data, Mapping):
+        raise ContractError(f"{where}: expected an object, got {type(data).__name__}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(names)
+    if unknown:
+        raise ContractError(f"{where}: unknown field(s) {sorted(unknown)}")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for name, f in names.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ContractError(f"{where}: missing field {name!r}")
+            continue
+        values[name] = _value(hints[name], data[name], f"{where}.{name}")
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as e:
+        raise ContractError(f"{where}: {e}") from e
+
+
+def _value(tp: Any, v: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if v is None:
+            return None
+        return _value(args[0], v, where)
+    if origin is tuple:
+        if not isinstance(v, (list, tuple)):
+            raise ContractError(f"{where}: expected a list, got {type(v).__name__}")
+        (item,) = {a for a in typing.get_args(tp) if a is not Ellipsis}
+        return tuple(_value(item, x, where) for x in v)
+    if dataclasses.is_dataclass(tp):
+        return from_wire(tp, v, where)
+    if tp is float and isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    if tp is Any or (isinstance(tp, type) and isinstance(v, tp) and not (tp is int and isinstance(v, bool))):
+        return v
+    raise ContractError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {v!r}")
+
+
+def read_result(step: str, value: Any) -> Any:
+    """A task's XCom value as its result type (None for a step that did not run)."""
+    if value is None:
+        return None
+    return from_wire(RESULT_TYPES[step], value, f"result of task {step!r}")
+
+
+def inputs_to_wire(inputs: StepInputs) -> dict[str, Any]:
+    return {"context": to_wire(inputs.context),
+            "results": {k: to_wire(v) for k, v in inputs.results.items()}}
+
+
+def inputs_from_wire(doc: Any) -> StepInputs:
+    if not isinstance(doc, Mapping) or set(doc) != {"context", "results"}:
+        raise ContractError("a step's input must be an object with exactly 'context' and 'results'")
+    results = doc["results"]
+    if not isinstance(results, Mapping):
+        raise ContractError("'results' must be an object keyed by task id")
+    unknown = set(results) - set(RESULT_TYPES)
+    if unknown:
+        raise ContractError(f"results of unknown task(s) {sorted(unknown)}")
+    return StepInputs(from_wire(RunContext, doc["context"], "context"),
+                      {k: read_result(k, v) for k, v in results.items()})
+
+
+def write_json(doc: Any, path: str | os.PathLike) -> None:
+    """Write atomically (a reader never sees half a file)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(doc, sort_keys=True))
+    tmp.replace(p)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    return json.loads(Path(path).read_text())
+
+
+
+REFUSED, FAILED = "refused", "failed"
+FAILURE_KINDS = (REFUSED, FAILED)
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """
+    Why a Spark job failed, in its result file instead of a result: ``{"failure": {...}}``.
+
+    ``refused``: a :class:`lakefs_gc.errors.Refusal`, the same on every retry (the task fails at
+    once); ``failed``: anything else (Airflow retries the task). See :mod:`lakefs_gc.errors`.
+    """
+
+    kind: str
+    type: str                            # the exception's class name
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAILURE_KINDS:
+            raise ValueError(f"failure kind must be one of {', '.join(FAILURE_KINDS)}, got {self.kind!r}")
+
+
+def failure_of(exc: BaseException) -> StepFailure:
+    return StepFailure(REFUSED if isinstance(exc, Refusal) else FAILED, type(exc).__name__, str(exc))
+
+
+def read_failure(doc: Any) -> StepFailure | None:
+    """The failure a job's result file records, or None when it holds a result."""
+    if isinstance(doc, Mapping) and set(doc) == {"failure"}:
+        return from_wire(StepFailure, doc["failure"], "failure in a job's result file")
+    return None
