@@ -1,19 +1,7 @@
 """
-The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
+The GC configuration file read and validated, every problem named (file, entry, field).
 
-Pure Python (no Airflow): the DAG files call :func:`load_config` when they are parsed (the only
-parse-time work), and tests call it directly. Every error names the file, the entry and the field,
-e.g. ``config/gc_repositories.yaml: repositories[0] (sample-repo): field 'mode': must be one of
-mark_and_sweep, mark_only, got 'sweep'``.
-
-A bad entry breaks only itself: ``load_config(strict=False)`` (what ``dags/gc_dags.py`` reads)
-returns every good entry and the bad entries' messages in ``GCConfig.entry_errors``, and
-:func:`raise_entry_errors` (all of ``dags/gc_config_errors.py``) raises them, so Airflow records them
-as that file's import error while the DAGs of ``gc_dags.py`` stay. A file that cannot be read, is
-not YAML or has a bad top level or ``defaults`` fails as a whole.
-
-Values resolved at run time, not here: the work location (:func:`resolve_work_dir`), which depends
-on the worker's environment.
+Part of :mod:`lakefs_gc.config` (import from there).
 """
 
 from __future__ import annotations
@@ -21,38 +9,24 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from lakefs_gc.contract import FLOWS, SCHEDULABLE_MODES, STEPS, RunSettings
+from lakefs_gc.config.model import (
+    DEFAULT_CLEAN_DAYS,
+    ENV_CONFIG,
+    ConfigError,
+    GCConfig,
+    RepoConfig,
+    SparkSettings,
+    SweepSettings,
+    TaskSettings,
+    default_config_path,
+)
+from lakefs_gc.contract import FLOWS, SCHEDULABLE_MODES, STEPS
 from lakefs_gc.gc.flow import CleanRunEvery
-
-DEFAULT_CLEAN_DAYS = 7  # clean_run_every: an auto run is clean at least weekly
-
-ENV_CONFIG = "LAKEFS_GC_CONFIG"
-ENV_WORK_DIR = "LAKEFS_GC_WORK_DIR"
-DEFAULT_WORK_DIR = "/tmp/lakefs-gc-work"
-ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
-
-
-def project_root() -> Path:
-    """
-    Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
-    from: ``$LAKEFS_GC_HOME``, else the checkout this package runs from
-    (``include/lakefs_gc/config.py``), else the working directory (an installed package: set
-    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself).
-    """
-    env = os.environ.get(ENV_PROJECT_ROOT)
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve().parent
-    if here.parent.name == "include" and (here.parents[1] / "pyproject.toml").is_file():
-        return here.parents[1]
-    return Path.cwd()
 
 # lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
 _REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
@@ -78,9 +52,6 @@ _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallel
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
                            "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
-_PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
-                   "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
-
 
 def _unknown(names: set[str], allowed) -> str:
     """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
@@ -89,123 +60,6 @@ def _unknown(names: set[str], allowed) -> str:
     hints = [f"{n!r} -> {m[0]!r}" for n in sorted(names) if (m := difflib.get_close_matches(n, list(allowed), 1, 0.6))]
     return f"{sorted(names)}" + (f" (did you mean: {', '.join(hints)}?)" if hints else "")
 
-
-class ConfigError(ValueError):
-    """The GC configuration file is missing, unreadable or invalid (the message says where)."""
-
-
-@dataclass(frozen=True)
-class SparkSettings:
-    conf: dict[str, str] = field(default_factory=dict)
-    driver_memory: str | None = None
-    executor_memory: str | None = None
-    parallelism: int | None = None
-    binary: str | None = None       # spark-submit path; None: the one next to the running Python
-    python: str | None = None       # PYSPARK_PYTHON; None: the running Python
-    py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
-    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
-    fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
-    in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
-
-    def spark_conf(self) -> dict[str, str]:
-        """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
-        out: dict[str, str] = {}
-        if self.parallelism:
-            out["spark.default.parallelism"] = str(self.parallelism)
-            out["spark.sql.shuffle.partitions"] = str(self.parallelism)
-        out.update(self.conf)
-        return out
-
-
-@dataclass(frozen=True)
-class SweepSettings:
-    """How a run deletes: the defaults of the run's Params (their own defaults: ``RunSettings``)."""
-
-    confirm_after_seconds: int | None = None  # None: one schedule interval for scheduled runs, 0 for manual
-    max_delete_share: float = RunSettings.max_delete_share
-    max_delete_count: int = RunSettings.max_delete_count
-    mark_max_age_seconds: int = RunSettings.mark_max_age_seconds
-    rate: float = RunSettings.delete_rate
-    concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
-    batch_size: int = RunSettings.delete_batch_size
-    quarantine_days: int = RunSettings.quarantine_days  # local:// only
-
-
-@dataclass(frozen=True)
-class TaskSettings:
-    """
-    Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
-    from its done markers), so failures are retried; refusals (bad settings, missing rules, unsafe
-    input) fail at once without retry.
-    """
-
-    retries: int = 2
-    retry_delay_seconds: int = 120
-    execution_timeout_seconds: int = 6 * 3600
-    execution_timeouts: dict[str, int] = field(default_factory=dict)  # per task id, overriding the above
-
-    def timeout(self, task_id: str) -> int:
-        return self.execution_timeouts.get(task_id, self.execution_timeout_seconds)
-
-
-def schedule_interval_seconds(schedule: str | None) -> int:
-    """The shortest gap between two runs of ``schedule`` (0 for manual-only / @once / @continuous)."""
-    if not schedule or schedule in ("@once", "@continuous"):
-        return 0
-    if schedule in _PRESET_SECONDS:
-        return _PRESET_SECONDS[schedule]
-    from datetime import datetime
-
-    from croniter import croniter
-
-    it = croniter(schedule, datetime(2024, 1, 1, tzinfo=UTC))
-    fires = [it.get_next(float) for _ in range(64)]
-    return int(min(b - a for a, b in zip(fires, fires[1:])))
-
-
-@dataclass(frozen=True)
-class RepoConfig:
-    repository: str
-    lakefs_conn_id: str
-    storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
-    spark_conn_id: str
-    min_age_seconds: int
-    mode: str
-    schedule: str | None = None
-    work_dir: str | None = None
-    tags: tuple[str, ...] = ()
-    spark: SparkSettings = field(default_factory=SparkSettings)
-    sweep: SweepSettings = field(default_factory=SweepSettings)
-    tasks: TaskSettings = field(default_factory=TaskSettings)
-    flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
-    clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
-
-    @property
-    def dag_id(self) -> str:
-        return f"lakefs_gc__{self.repository}"
-
-
-@dataclass(frozen=True)
-class GCConfig:
-    path: Path
-    repositories: tuple[RepoConfig, ...]
-    entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
-
-    @property
-    def entry_problems(self) -> list[str]:
-        """Every problem of the bad entries, one line each (an entry's message holds all of its own)."""
-        return [line for message in self.entry_errors for line in message.splitlines()]
-
-
-def default_config_path() -> Path:
-    """``$LAKEFS_GC_CONFIG`` if set, else the checked-in ``config/gc_repositories.yaml``."""
-    env = os.environ.get(ENV_CONFIG)
-    return Path(env) if env else project_root() / "config" / "gc_repositories.yaml"
-
-
-def resolve_work_dir(configured: str | None) -> str:
-    """The base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
-    return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
 
 
 def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -> GCConfig:

@@ -1,0 +1,70 @@
+"""
+The checked-in list of repositories to collect (``config/gc_repositories.yaml``), validated.
+
+Pure Python (no Airflow): the DAG files call :func:`load_config` when they are parsed (the only
+parse-time work), and tests call it directly. Every error names the file, the entry and the field,
+e.g. ``config/gc_repositories.yaml: repositories[0] (sample-repo): field 'mode': must be one of
+mark_and_sweep, mark_only, got 'sweep'``.
+
+A bad entry breaks only itself: ``load_config(strict=False)`` (what ``dags/gc_dags.py`` reads)
+returns every good entry and the bad entries' messages in ``GCConfig.entry_errors``, and
+:func:`raise_entry_errors` (all of ``dags/gc_config_errors.py``) raises them, so Airflow records them
+as that file's import error while the DAGs of ``gc_dags.py`` stay. A file that cannot be read, is
+not YAML or has a bad top level or ``defaults`` fails as a whole.
+
+Values resolved at run time, not here: the work location (:func:`resolve_work_dir`), which depends
+on the worker's environment.
+
+A package of two modules, each name imported from here: :mod:`~lakefs_gc.config.model` (the
+entries, their settings, where the file and the work location are) and
+:mod:`~lakefs_gc.config.parse` (reading and validating the file).
+"""
+
+
+from __future__ import annotations
+
+from lakefs_gc.config.model import (
+    DEFAULT_CLEAN_DAYS,
+    DEFAULT_WORK_DIR,
+    ENV_CONFIG,
+    ENV_PROJECT_ROOT,
+    ENV_WORK_DIR,
+    ConfigError,
+    GCConfig,
+    RepoConfig,
+    SparkSettings,
+    SweepSettings,
+    TaskSettings,
+    default_config_path,
+    project_root,
+    resolve_work_dir,
+    schedule_interval_seconds,
+)
+from lakefs_gc.config.parse import (
+    ENTRY_DEFAULTS,
+    load_config,
+    parse_config,
+    raise_entry_errors,
+)
+
+__all__ = [
+    "ConfigError",
+    "DEFAULT_CLEAN_DAYS",
+    "DEFAULT_WORK_DIR",
+    "ENTRY_DEFAULTS",
+    "ENV_CONFIG",
+    "ENV_PROJECT_ROOT",
+    "ENV_WORK_DIR",
+    "GCConfig",
+    "RepoConfig",
+    "SparkSettings",
+    "SweepSettings",
+    "TaskSettings",
+    "default_config_path",
+    "load_config",
+    "parse_config",
+    "project_root",
+    "raise_entry_errors",
+    "resolve_work_dir",
+    "schedule_interval_seconds",
+]

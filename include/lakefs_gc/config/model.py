@@ -1,0 +1,163 @@
+"""
+The GC configuration's model: one :class:`RepoConfig` per repository entry, and where things are.
+
+Part of :mod:`lakefs_gc.config` (import from there).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC
+from pathlib import Path
+
+from lakefs_gc.contract import RunSettings
+from lakefs_gc.gc.flow import CleanRunEvery
+
+DEFAULT_CLEAN_DAYS = 7  # clean_run_every: an auto run is clean at least weekly
+
+ENV_CONFIG = "LAKEFS_GC_CONFIG"
+ENV_WORK_DIR = "LAKEFS_GC_WORK_DIR"
+DEFAULT_WORK_DIR = "/tmp/lakefs-gc-work"
+ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
+
+
+def project_root() -> Path:
+    """
+    Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
+    from: ``$LAKEFS_GC_HOME``, else the checkout this package runs from
+    (``include/lakefs_gc/config/``), else the working directory (an installed package: set
+    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself).
+    """
+    env = os.environ.get(ENV_PROJECT_ROOT)
+    if env:
+        return Path(env)
+    package = Path(__file__).resolve().parents[1]  # lakefs_gc/
+    if package.parent.name == "include" and (package.parents[1] / "pyproject.toml").is_file():
+        return package.parents[1]
+    return Path.cwd()
+
+
+_PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
+                   "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
+
+
+
+class ConfigError(ValueError):
+    """The GC configuration file is missing, unreadable or invalid (the message says where)."""
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    conf: dict[str, str] = field(default_factory=dict)
+    driver_memory: str | None = None
+    executor_memory: str | None = None
+    parallelism: int | None = None
+    binary: str | None = None       # spark-submit path; None: the one next to the running Python
+    python: str | None = None       # PYSPARK_PYTHON; None: the running Python
+    py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
+    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
+    fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
+    in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
+
+    def spark_conf(self) -> dict[str, str]:
+        """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
+        out: dict[str, str] = {}
+        if self.parallelism:
+            out["spark.default.parallelism"] = str(self.parallelism)
+            out["spark.sql.shuffle.partitions"] = str(self.parallelism)
+        out.update(self.conf)
+        return out
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """How a run deletes: the defaults of the run's Params (their own defaults: ``RunSettings``)."""
+
+    confirm_after_seconds: int | None = None  # None: one schedule interval for scheduled runs, 0 for manual
+    max_delete_share: float = RunSettings.max_delete_share
+    max_delete_count: int = RunSettings.max_delete_count
+    mark_max_age_seconds: int = RunSettings.mark_max_age_seconds
+    rate: float = RunSettings.delete_rate
+    concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
+    batch_size: int = RunSettings.delete_batch_size
+    quarantine_days: int = RunSettings.quarantine_days  # local:// only
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """
+    Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
+    from its done markers), so failures are retried; refusals (bad settings, missing rules, unsafe
+    input) fail at once without retry.
+    """
+
+    retries: int = 2
+    retry_delay_seconds: int = 120
+    execution_timeout_seconds: int = 6 * 3600
+    execution_timeouts: dict[str, int] = field(default_factory=dict)  # per task id, overriding the above
+
+    def timeout(self, task_id: str) -> int:
+        return self.execution_timeouts.get(task_id, self.execution_timeout_seconds)
+
+
+def schedule_interval_seconds(schedule: str | None) -> int:
+    """The shortest gap between two runs of ``schedule`` (0 for manual-only / @once / @continuous)."""
+    if not schedule or schedule in ("@once", "@continuous"):
+        return 0
+    if schedule in _PRESET_SECONDS:
+        return _PRESET_SECONDS[schedule]
+    from datetime import datetime
+
+    from croniter import croniter
+
+    it = croniter(schedule, datetime(2024, 1, 1, tzinfo=UTC))
+    fires = [it.get_next(float) for _ in range(64)]
+    return int(min(b - a for a, b in zip(fires, fires[1:])))
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    repository: str
+    lakefs_conn_id: str
+    storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
+    spark_conn_id: str
+    min_age_seconds: int
+    mode: str
+    schedule: str | None = None
+    work_dir: str | None = None
+    tags: tuple[str, ...] = ()
+    spark: SparkSettings = field(default_factory=SparkSettings)
+    sweep: SweepSettings = field(default_factory=SweepSettings)
+    tasks: TaskSettings = field(default_factory=TaskSettings)
+    flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
+    clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
+
+    @property
+    def dag_id(self) -> str:
+        return f"lakefs_gc__{self.repository}"
+
+
+@dataclass(frozen=True)
+class GCConfig:
+    path: Path
+    repositories: tuple[RepoConfig, ...]
+    entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
+
+    @property
+    def entry_problems(self) -> list[str]:
+        """Every problem of the bad entries, one line each (an entry's message holds all of its own)."""
+        return [line for message in self.entry_errors for line in message.splitlines()]
+
+
+def default_config_path() -> Path:
+    """``$LAKEFS_GC_CONFIG`` if set, else the checked-in ``config/gc_repositories.yaml``."""
+    env = os.environ.get(ENV_CONFIG)
+    return Path(env) if env else project_root() / "config" / "gc_repositories.yaml"
+
+
+def resolve_work_dir(configured: str | None) -> str:
+    """The base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
+    return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
+
+
