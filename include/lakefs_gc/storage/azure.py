@@ -24,6 +24,7 @@ from lakefs_gc.storage.base import (
     hex_md5,
     reaching,
     spool_download,
+    unreachable_line,
     where,
 )
 
@@ -95,10 +96,10 @@ def _azure_connection_errors() -> tuple[type[BaseException], ...]:
 
 
 def _unreachable_message(self: AzureStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
-    return (f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts ({method} "
-            f"{where(self, args)}: {type(exc).__name__}: {exc}): check the account URL the wasb storage connection "
-            f"gives (storage_conn_id in the GC config: host, or BlobEndpoint in its connection string), that the "
-            f"endpoint is running and that this worker can reach it")
+    return unreachable_line(f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts",
+                            method, where(self, args), f"{type(exc).__name__}: {exc}", "the account URL the wasb "
+                            "storage connection gives (storage_conn_id in the GC config: host, or BlobEndpoint in its "
+                            "connection string)")
 
 
 _reaching = reaching(_azure_connection_errors, _unreachable_message)

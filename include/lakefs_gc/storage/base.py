@@ -102,6 +102,12 @@ class StorageUnreachable(Unreachable):
     """
 
 
+def unreachable_line(what: str, method: str, place: str, error: str, check: str) -> str:
+    """Return the one line of a :class:`StorageUnreachable`: the endpoint, the call, the error, what to check."""
+    return (f"{what} ({method} {place}: {error}): check {check}, that the endpoint is running and that this worker "
+            f"can reach it")
+
+
 _S = TypeVar("_S")  # the storage a decorated method belongs to
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

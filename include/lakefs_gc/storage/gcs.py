@@ -18,7 +18,16 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TYPE_CHECKING
 
 from lakefs_gc.storage import native
-from lakefs_gc.storage.base import CloudStorage, ObjectInfo, ObjectNotFound, hex_md5, reaching, spool_download, where
+from lakefs_gc.storage.base import (
+    CloudStorage,
+    ObjectInfo,
+    ObjectNotFound,
+    hex_md5,
+    reaching,
+    spool_download,
+    unreachable_line,
+    where,
+)
 from lakefs_gc.storage.settings import GCSOptions
 
 if TYPE_CHECKING:
@@ -84,10 +93,10 @@ def _gcs_connection_errors() -> tuple[type[BaseException], ...]:
 
 def _unreachable_message(self: GCSStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     endpoint = self.options.endpoint_url or "Google Cloud Storage"
-    return (f"GCS endpoint {endpoint} is unreachable or kept failing for {READ_RETRY_SECONDS} s of retries ({method} "
-            f"{where(self, args)}: {type(exc).__name__}: {exc}): check the google_cloud_platform storage connection "
-            f"(storage_conn_id in the GC config; STORAGE_EMULATOR_HOST for an emulator), that the endpoint is "
-            f"running and that this worker can reach it")
+    return unreachable_line(f"GCS endpoint {endpoint} is unreachable or kept failing for {READ_RETRY_SECONDS} s of "
+                            f"retries", method, where(self, args), f"{type(exc).__name__}: {exc}", "the "
+                            "google_cloud_platform storage connection (storage_conn_id in the GC config; "
+                            "STORAGE_EMULATOR_HOST for an emulator)")
 
 
 _reaching = reaching(_gcs_connection_errors, _unreachable_message)

@@ -9,7 +9,16 @@ import threading
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from lakefs_gc.storage.base import MD5_HEX, CloudStorage, ObjectInfo, ObjectNotFound, reaching, spool_download, where
+from lakefs_gc.storage.base import (
+    MD5_HEX,
+    CloudStorage,
+    ObjectInfo,
+    ObjectNotFound,
+    reaching,
+    spool_download,
+    unreachable_line,
+    where,
+)
 from lakefs_gc.storage.settings import S3Options
 
 if TYPE_CHECKING:
@@ -36,10 +45,9 @@ def _unreachable_message(self: S3Storage, exc: BaseException, method: str, args:
     why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
            "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
         type(exc).__name__, "connection error")
-    return (f"S3 endpoint {endpoint} is unreachable ({why}) after the client's attempts ({method} {where(self, args)}: "
-            f"{exc}): check endpoint_url and region_name in the "
-            f"extra of the storage connection (storage_conn_id in the GC config), that the endpoint is running "
-            f"and that this worker can reach it")
+    return unreachable_line(f"S3 endpoint {endpoint} is unreachable ({why}) after the client's attempts", method,
+                            where(self, args), str(exc), "endpoint_url and region_name in the extra of the storage "
+                            "connection (storage_conn_id in the GC config)")
 
 
 _reaching = reaching(_botocore_connection_errors, _unreachable_message)

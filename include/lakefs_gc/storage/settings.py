@@ -14,12 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 DEFAULT_REGION = "us-east-1"
+
+
+def env_names(prefix: str, *names: str) -> tuple[str, ...]:
+    """Return the environment variables ``prefix + name`` of one kind's settings, in order."""
+    return tuple(prefix + name for name in names)
+
+
 ENV_PREFIX = "LAKEFS_GC_S3_"
-ENV_ACCESS_KEY = ENV_PREFIX + "ACCESS_KEY_ID"
-ENV_SECRET_KEY = ENV_PREFIX + "SECRET_ACCESS_KEY"
-ENV_SESSION_TOKEN = ENV_PREFIX + "SESSION_TOKEN"
-ENV_ENDPOINT_URL = ENV_PREFIX + "ENDPOINT_URL"
-ENV_REGION = ENV_PREFIX + "REGION"
+ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN, ENV_ENDPOINT_URL, ENV_REGION = env_names(
+    ENV_PREFIX, "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN", "ENDPOINT_URL", "REGION")
 SECRET_ENV = (ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN)
 
 
@@ -57,12 +61,9 @@ class S3Options:
 
 # --- Azure Blob ---------------------------------------------------------------------------------
 AZURE_ENV_PREFIX = "LAKEFS_GC_AZURE_"
-ENV_AZURE_ACCOUNT_KEY = AZURE_ENV_PREFIX + "ACCOUNT_KEY"
-ENV_AZURE_SAS_TOKEN = AZURE_ENV_PREFIX + "SAS_TOKEN"
-ENV_AZURE_TOKEN = AZURE_ENV_PREFIX + "ACCESS_TOKEN"
-ENV_AZURE_TOKEN_EXPIRES = AZURE_ENV_PREFIX + "ACCESS_TOKEN_EXPIRES_ON"
-ENV_AZURE_ACCOUNT_URL = AZURE_ENV_PREFIX + "ACCOUNT_URL"
-ENV_AZURE_ACCOUNT_NAME = AZURE_ENV_PREFIX + "ACCOUNT_NAME"
+(ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES, ENV_AZURE_ACCOUNT_URL,
+ ENV_AZURE_ACCOUNT_NAME) = env_names(AZURE_ENV_PREFIX, "ACCOUNT_KEY", "SAS_TOKEN", "ACCESS_TOKEN",
+                                     "ACCESS_TOKEN_EXPIRES_ON", "ACCOUNT_URL", "ACCOUNT_NAME")
 # What a job reads from its secrets file (the token's expiry goes with the token); the account URL
 # travels in the run context, the account name in the namespace
 AZURE_SECRET_ENV = (ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES)
@@ -115,10 +116,8 @@ class AzureOptions:
 
 # --- Google Cloud Storage -----------------------------------------------------------------------
 GCS_ENV_PREFIX = "LAKEFS_GC_GCS_"
-ENV_GCS_TOKEN = GCS_ENV_PREFIX + "ACCESS_TOKEN"
-ENV_GCS_ENDPOINT_URL = GCS_ENV_PREFIX + "ENDPOINT_URL"
-ENV_GCS_PROJECT = GCS_ENV_PREFIX + "PROJECT"
-ENV_GCS_ANONYMOUS = GCS_ENV_PREFIX + "ANONYMOUS"
+ENV_GCS_TOKEN, ENV_GCS_ENDPOINT_URL, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS = env_names(
+    GCS_ENV_PREFIX, "ACCESS_TOKEN", "ENDPOINT_URL", "PROJECT", "ANONYMOUS")
 # What a job reads from its secrets file: the token, and the project and anonymous choice that go with it
 GCS_SECRET_ENV = (ENV_GCS_TOKEN, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS)
 
