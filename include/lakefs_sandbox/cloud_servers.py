@@ -1,8 +1,10 @@
 """
-Local stand-ins for the clouds the GC talks HTTP to: Azurite (Azure Blob), fake-gcs-server
-(Google Cloud Storage), both installed by ``scripts/setup.sh`` under ``.tools/``, and SeaweedFS (S3,
-for ``python -m bench reference``: the tests' S3 is moto; built by ``scripts/seaweedfs.sh``), each
-started on free 127.0.0.1 ports in its own session and stopped by PID (:meth:`CloudServer.stop`).
+Local stand-ins for the clouds the GC talks HTTP to: Azurite, fake-gcs-server and SeaweedFS.
+
+Azurite (Azure Blob) and fake-gcs-server (Google Cloud Storage) are installed by
+``scripts/setup.sh`` under ``.tools/``; SeaweedFS (S3, for ``python -m bench reference``: the tests'
+S3 is moto) is built by ``scripts/seaweedfs.sh``. Each is started on free 127.0.0.1 ports in its
+own session and stopped by PID (:meth:`CloudServer.stop`).
 
 Azurite runs with ``--skipApiVersionCheck``: azure-storage-blob 12.31 sends an API version newer
 than Azurite 3.37's, which Azurite otherwise answers with 400; the client is left as users run it.
@@ -16,6 +18,7 @@ bottleneck (lakeFS's GC lists a prefix for each file it commits).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -46,8 +49,9 @@ def fake_gcs_binary() -> str:
 
 def seaweedfs_binary() -> str:
     """
-    SeaweedFS's ``weed``: ``$LAKEFS_GC_SEAWEEDFS``, ``.tools/bin/weed``, else built now by
-    ``scripts/seaweedfs.sh`` (once per machine, about 10 minutes).
+    Return SeaweedFS's ``weed``: ``$LAKEFS_GC_SEAWEEDFS``, ``.tools/bin/weed``, else built now.
+
+    Built by ``scripts/seaweedfs.sh`` (once per machine, about 10 minutes).
     """
     try:
         return _tool("LAKEFS_GC_SEAWEEDFS", TOOLS / "bin" / "weed", "SeaweedFS (weed)")
@@ -59,6 +63,8 @@ def seaweedfs_binary() -> str:
 
 @dataclass
 class CloudServer:
+    """A cloud stand-in running on 127.0.0.1 (Azurite, fake-gcs-server or SeaweedFS), stopped by PID."""
+
     kind: str  # "azure" | "gcs" | "s3"
     endpoint_url: str
     proc: subprocess.Popen
@@ -79,7 +85,7 @@ class CloudServer:
     secret_key = "seaweedfs/any/key"
 
     def options(self):
-        """The GC's storage settings for this server (account key on Azurite, anonymous on GCS)."""
+        """Return the GC's storage settings for this server (account key on Azurite, anonymous on GCS)."""
         from lakefs_gc.storage import AzureOptions, GCSOptions
 
         if self.kind == "azure":
@@ -87,7 +93,7 @@ class CloudServer:
         return GCSOptions(endpoint_url=self.endpoint_url, project="test", anonymous=True)
 
     def namespace(self, container: str, path: str) -> str:
-        """A lakeFS namespace on this server (Azure: lakeFS's test domain ``azurite.test``)."""
+        """Return a lakeFS namespace on this server (Azure: lakeFS's test domain ``azurite.test``)."""
         if self.kind == "azure":
             return f"https://{AZURITE_ACCOUNT}.azurite.test/{container}/{path}".rstrip("/")
         return f"gs://{container}/{path}".rstrip("/")
@@ -101,19 +107,15 @@ class CloudServer:
 
             from lakefs_gc.storage.azure import make_service_client
 
-            try:
+            with contextlib.suppress(ResourceExistsError):
                 make_service_client(self.options()).create_container(container)
-            except ResourceExistsError:
-                pass
         else:
             from google.api_core.exceptions import Conflict
 
             from lakefs_gc.storage.gcs import make_gcs_client
 
-            try:
+            with contextlib.suppress(Conflict):
                 make_gcs_client(self.options()).create_bucket(container)
-            except Conflict:
-                pass
         self.made.add(container)
         return container
 
@@ -145,8 +147,9 @@ def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
 
 def start_seaweedfs(workdir: Path, timeout: float = 120.0) -> CloudServer:
     """
-    SeaweedFS (``weed server -s3``: master, volume server, filer, S3 gateway) on free 127.0.0.1
-    ports, its data under ``workdir``.
+    Start SeaweedFS on free 127.0.0.1 ports, its data under ``workdir``.
+
+    ``weed server -s3``: master, volume server, filer, S3 gateway.
     """
     binary = seaweedfs_binary()
     data = workdir / "seaweedfs"

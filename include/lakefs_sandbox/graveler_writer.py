@@ -1,6 +1,8 @@
 """
-Write lakeFS graveler tables: range and metarange values, identities and table IDs as lakeFS
-computes them (reference 3.4.3-3.4.5), and lakeFS's content-defined range cutting.
+Write lakeFS graveler tables: values, identities, table IDs and range cutting, as lakeFS does.
+
+Range and metarange values, identities and table IDs as lakeFS computes them (reference
+3.4.3-3.4.5), and lakeFS's content-defined range cutting.
 
 Used by the lakeFS emulator and the tests; the GC only reads (``lakefs_gc.lakefs.graveler``).
 """
@@ -13,9 +15,11 @@ import struct
 from collections.abc import Iterable
 from typing import BinaryIO
 
+# protoc's Python modules (proto/) make their classes at import and have no .pyi stubs: mypy sees
+# no Entry nor RangeData in them, hence the type: ignore below
 from lakefs_gc.lakefs.graveler import METARANGES_TYPE, RANGES_TYPE, Entry, GravelerError, RangeInfo, table_type
-from lakefs_gc.lakefs.proto.catalog_pb2 import Entry as _EntryPB
-from lakefs_gc.lakefs.proto.committed_pb2 import RangeData as _RangeDataPB
+from lakefs_gc.lakefs.proto.catalog_pb2 import Entry as _EntryPB  # type: ignore[attr-defined]
+from lakefs_gc.lakefs.proto.committed_pb2 import RangeData as _RangeDataPB  # type: ignore[attr-defined]
 from lakefs_gc.lakefs.sstable import SSTableReader, put_uvarint
 from lakefs_sandbox.sstable_writer import SSTableWriter
 
@@ -82,12 +86,12 @@ def entry_proto_bytes(entry: Entry) -> bytes:
 
 
 def entry_value(entry: Entry) -> bytes:
-    """The graveler value a range stores for ``entry``."""
+    """Return the graveler value a range stores for ``entry``."""
     return encode_value(entry_identity(entry), entry_proto_bytes(entry))
 
 
 def range_info_value(info: RangeInfo) -> bytes:
-    """The graveler value a metarange stores for one range."""
+    """Return the graveler value a metarange stores for one range."""
     pb = _RangeDataPB(min_key=info.min_key, max_key=info.max_key, estimated_size=info.estimated_size,
                       count=info.count)
     return encode_value(info.id.encode("ascii"), pb.SerializeToString(deterministic=True))
@@ -95,8 +99,10 @@ def range_info_value(info: RangeInfo) -> bytes:
 
 class _IdHasher:
     """
-    Range/metarange ID: sha256 over `len(key)key|len(value)value|` per record, then the
-    ident string-map of the writer metadata before min/max/count/size are added (reference 3.4.5).
+    Range/metarange ID, as lakeFS computes it (reference 3.4.5).
+
+    sha256 over `len(key)key|len(value)value|` per record, then the ident string-map of the writer
+    metadata before min/max/count/size are added.
     """
 
     def __init__(self):
@@ -197,9 +203,11 @@ def _fnv64a(data: bytes) -> int:
 def should_break_at_key(key: bytes, current_size: int, min_size: int = DEFAULT_MIN_RANGE_SIZE,
                         max_size: int = DEFAULT_MAX_RANGE_SIZE, raggedness: int = DEFAULT_RANGE_RAGGEDNESS) -> bool:
     """
-    LakeFS's DiskWriter.ShouldBreakAtKey: cut after ``key`` when the range reached its maximum
-    size, or passed its minimum and fnv64a(key) % raggedness == 0 (content-defined, so unchanged
-    ranges keep their boundaries and IDs between commits).
+    Return whether to cut after ``key``, as lakeFS's DiskWriter.ShouldBreakAtKey does.
+
+    Cut when the range reached its maximum size, or passed its minimum and fnv64a(key) %
+    raggedness == 0 (content-defined, so unchanged ranges keep their boundaries and IDs between
+    commits).
     """
     if current_size >= max_size:
         return True
@@ -209,7 +217,7 @@ def should_break_at_key(key: bytes, current_size: int, min_size: int = DEFAULT_M
 
 
 def recompute_id(reader: SSTableReader) -> str:
-    """The table's ID from its content: for a lakeFS-written table it equals its file name."""
+    """Return the table's ID from its content: for a lakeFS-written table it equals its file name."""
     t = table_type(reader)
     if t is None:
         raise GravelerError(reader.path, "no 'type' property: not a graveler range or metarange")

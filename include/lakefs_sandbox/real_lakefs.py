@@ -1,6 +1,8 @@
 """
-lakeFS itself (1.84.0, built by ``scripts/setup.sh`` from the Go module proxy), started for tests,
-benchmarks and the demo on 127.0.0.1 with any of its four blockstores, stopped by PID.
+lakeFS itself, started for tests, benchmarks and the demo on 127.0.0.1, stopped by PID.
+
+lakeFS 1.84.0, built by ``scripts/setup.sh`` from the Go module proxy, with any of its four
+blockstores.
 
 Each server gets its own working directory (lakeFS writes state into its cwd): its config file
 (``lakefs.yaml``), the local KV store (``metadata/``), the committed cache (``cache/``), the
@@ -36,6 +38,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lakefs_sandbox.emulator.launcher import ROOT, free_port, start_server, stop_group
 
@@ -46,7 +49,7 @@ CLOSED = "http://127.0.0.1:1"  # nothing listens on port 1: an outbound call fai
 
 
 def lakefs_binary() -> str:
-    """The lakeFS server binary: ``$LAKEFS_GC_LAKEFS_BINARY``, else ``.tools/bin/lakefs`` (setup)."""
+    """Return the lakeFS server binary: ``$LAKEFS_GC_LAKEFS_BINARY``, else ``.tools/bin/lakefs`` (setup)."""
     found = os.environ.get(BINARY_ENV) or str(ROOT / ".tools" / "bin" / "lakefs")
     if not os.path.exists(found):
         raise FileNotFoundError(f"lakeFS {VERSION} not found at {found} (nor {BINARY_ENV}): run scripts/setup.sh, "
@@ -55,15 +58,16 @@ def lakefs_binary() -> str:
 
 
 def new_keys() -> tuple[str, str]:
-    """An access key id and secret in lakeFS's own shapes."""
+    """Return an access key id and secret in lakeFS's own shapes."""
     return "AKIAJ" + secrets.token_hex(8).upper()[:15], secrets.token_urlsafe(30)[:40]
 
 
 @dataclass
 class RealLakeFS:
     """
-    A running lakeFS server: the same attributes as the tests' emulator handle, so the same
-    scenarios run on both (``namespace``, ``client``, ``local_root``, ``blockstore_type``).
+    A running lakeFS server, with the same attributes as the tests' emulator handle.
+
+    The same scenarios run on both (``namespace``, ``client``, ``local_root``, ``blockstore_type``).
     """
 
     url: str
@@ -72,7 +76,9 @@ class RealLakeFS:
     proc: subprocess.Popen
     workdir: Path
     blockstore_type: str  # local | s3 | azure | gs
-    store: object | None = None  # the MotoServer-like or CloudServer the blockstore is on
+    # None, or the MotoServer-like or CloudServer the blockstore is on: duck-typed, the attributes read
+    # depend on blockstore_type (s3: endpoint_url, keys, region; azure/gs: namespace, create)
+    store: Any = None
 
     def __repr__(self) -> str:  # never print keys
         return f"RealLakeFS({self.url!r}, {self.blockstore_type})"
@@ -100,8 +106,9 @@ class RealLakeFS:
 
     def namespace(self, name: str, bucket: str = "") -> str:
         """
-        A fresh storage namespace of this server's blockstore (a bucket or container is created
-        on the cloud stand-ins; an S3 bucket must exist).
+        Return a fresh storage namespace of this server's blockstore.
+
+        A bucket or container is created on the cloud stand-ins; an S3 bucket must exist.
         """
         if self.blockstore_type == "s3":
             return f"s3://{bucket}/{name}"
@@ -117,7 +124,7 @@ class RealLakeFS:
                                                      password=self.secret_key))
 
     def target(self, namespace_root: str):
-        """This server as the conformance target (``lakefs_sandbox.target``)."""
+        """Return this server as the conformance target (``lakefs_sandbox.target``)."""
         from lakefs_sandbox.target import LakeFSTarget
 
         s3 = {}
@@ -173,10 +180,11 @@ def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> d
 
 def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, existing_ok: bool = False) -> bool:
     """
-    ``POST /setup_lakefs``: the admin user with the given keys (lakeFS's first-run flow). True
-    when it set lakeFS up; with ``existing_ok``, a lakeFS already set up (in a working directory
-    that was used before: it answers 409 "lakeFS already initialized") is accepted when the given
-    keys sign in to it (then False); keys it refuses are an error saying so.
+    Set up the admin user with the given keys: ``POST /setup_lakefs`` (lakeFS's first-run flow).
+
+    True when it set lakeFS up; with ``existing_ok``, a lakeFS already set up (in a working
+    directory that was used before: it answers 409 "lakeFS already initialized") is accepted when
+    the given keys sign in to it (then False); keys it refuses are an error saying so.
     """
     body = json.dumps({"username": ADMIN, "key": {"access_key_id": access_key,
                                                   "secret_access_key": secret_key}}).encode()
@@ -213,15 +221,18 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
           access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS,
           port: int | None = None) -> RealLakeFS:
     """
-    LakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up; ``store``: the
-    moto server (``s3``) or the Azurite / fake-gcs-server :class:`CloudServer` (``azure``/``gs``);
-    ``cls``: the handle's class (a subclass of :class:`RealLakeFS`). With ``access_key`` and
-    ``secret_key`` given, ``workdir`` may hold the state of an earlier start: its ``lakefs.yaml``'s
-    secrets are kept (the stored keys are encrypted with them) and the admin set up then is reused
-    when those keys sign in; ``port`` (default: a free one) lets a restart keep its URL
-    (:func:`restart`).
+    Start lakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up.
+
+    ``store``: the moto server (``s3``) or the Azurite / fake-gcs-server :class:`CloudServer`
+    (``azure``/``gs``); ``cls``: the handle's class (a subclass of :class:`RealLakeFS`). With
+    ``access_key`` and ``secret_key`` given, ``workdir`` may hold the state of an earlier start: its
+    ``lakefs.yaml``'s secrets are kept (the stored keys are encrypted with them) and the admin set up
+    then is reused when those keys sign in; ``port`` (default: a free one) lets a restart keep its
+    URL (:func:`restart`).
     """
-    import yaml
+    # no types-PyYAML in the dev requirements; mypy reports the missing stubs at one import of yaml
+    # only, this one or another module's, hence unused-ignore too
+    import yaml  # type: ignore[import-untyped, unused-ignore]
 
     binary = lakefs_binary()
     workdir = Path(workdir).resolve()
@@ -251,7 +262,7 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
     proc = start_server([binary, "run", "--config", str(cfg)], workdir / "lakefs.log", url + "/_health", env,
                         timeout, cwd=workdir, inherit_env=False)
     try:
-        if not given:
+        if access_key is None or secret_key is None:  # not given
             access_key, secret_key = new_keys()
         _setup_admin(url, access_key, secret_key, timeout, existing_ok=given)
     except BaseException:
@@ -262,8 +273,9 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
 
 def restart(server: RealLakeFS, timeout: float = 60.0) -> RealLakeFS:
     """
-    The same lakeFS again: stopped by its PID, started on its state, keys and port (its URL and
-    every client of it stay valid).
+    Restart the same lakeFS: stopped by its PID, started on its state, keys and port.
+
+    Its URL and every client of it stay valid.
     """
     from urllib.parse import urlsplit
 

@@ -1,4 +1,4 @@
-"""
+r"""
 Seed a sample lakeFS repository whose history exercises every GC rule, through ``lakefs-sdk``.
 
 Works against any lakeFS (the demo's emulator, the docker-compose stack, a real server): it takes an
@@ -8,7 +8,7 @@ the history is old enough*: on the emulator the demo moves the server clock back
 On a real server everything is new: the same GC run then deletes nothing (objects are younger
 than the cutoff and every commit is within retention) until the data ages.
 
-    python -m lakefs_sandbox.seed --endpoint http://localhost:8000 --repository sample-repo \\
+    python -m lakefs_sandbox.seed --endpoint http://localhost:8000 --repository sample-repo \
         --namespace s3://bucket/sample-repo [--manifest out.json]
 
 Keys come from ``LAKEFS_ACCESS_KEY_ID`` / ``LAKEFS_SECRET_ACCESS_KEY`` (never argv).
@@ -27,10 +27,14 @@ KEPT, DELETED = "kept", "deleted"
 # Phases, oldest first; ``phase(name)`` is called before each (the emulator demo sets its clock).
 PHASE_OLD, PHASE_RECENT, PHASE_FRESH = "old", "recent", "fresh"
 STAGED_ON_MAIN = 5  # several staged objects: with a small page size, uncommitted preparation pages
+# lakefs_sdk's models are pydantic v1 models, whose optional fields (``Field(None, ...)``) mypy
+# takes for required ones: hence ``type: ignore[call-arg]`` where one is built without them.
 
 
 @dataclass
 class SeededObject:
+    """One object the seed made, and what a GC run should do with it."""
+
     label: str     # what the object is, e.g. "overwritten in an expired commit"
     path: str      # path in the repository (branch:path)
     address: str   # physical address relative to the storage namespace (what GC lists and deletes)
@@ -40,6 +44,8 @@ class SeededObject:
 
 @dataclass
 class Manifest:
+    """The seeded repository, its namespace and its objects: what a GC run should do with each."""
+
     repository: str
     namespace: str
     objects: list[SeededObject] = field(default_factory=list)
@@ -53,7 +59,7 @@ class Manifest:
 
 
 class RepositoryExists(RuntimeError):
-    pass
+    """The repository to seed is already there."""
 
 
 def _relative(namespace: str | tuple[str, ...], address: str) -> str:
@@ -65,17 +71,18 @@ def _relative(namespace: str | tuple[str, ...], address: str) -> str:
 def link_object(client, repository: str, branch: str, path: str, data: bytes, storage,
                 roots: tuple[str, ...]) -> str:
     """
-    Stage ``path`` the way lakeFS's clients write large objects: ``getPhysicalAddress``, the
-    object written by the client at the address handed out (``storage``/``roots``: the namespace;
-    the key keeps its ``,<signature>``), then ``linkPhysicalAddress``. Returns the address as
-    handed out: on the local blockstore the resolved ``local:///<root>/...`` form, which lakeFS's
-    uncommitted mark leaves out.
+    Stage ``path`` the way lakeFS's clients write large objects.
+
+    ``getPhysicalAddress``, the object written by the client at the address handed out
+    (``storage``/``roots``: the namespace; the key keeps its ``,<signature>``), then
+    ``linkPhysicalAddress``. Returns the address as handed out: on the local blockstore the resolved
+    ``local:///<root>/...`` form, which lakeFS's uncommitted mark leaves out.
     """
     import lakefs_sdk
 
     loc = client.staging_api.get_physical_address(repository, branch, path)
     storage.put(_relative(roots, loc.physical_address), data)
-    client.staging_api.link_physical_address(repository, branch, path, lakefs_sdk.StagingMetadata(
+    client.staging_api.link_physical_address(repository, branch, path, lakefs_sdk.StagingMetadata(  # type: ignore[call-arg]
         staging=loc, checksum="e", size_bytes=len(data)))
     return loc.physical_address
 
@@ -121,12 +128,12 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
 
     def commit(branch: str, message: str) -> None:
         date = int(time.time()) - PHASE_AGE[current["phase"]] if backdate else None
-        client.commits_api.commit(repository, branch, lakefs_sdk.CommitCreation(message=message, date=date))
+        client.commits_api.commit(repository, branch, lakefs_sdk.CommitCreation(message=message, date=date))  # type: ignore[call-arg]
 
     if PHASE_OLD in phases:
         phase(PHASE_OLD)
         current["phase"] = PHASE_OLD
-        client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
+        client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]
             name=repository, storage_namespace=namespace, default_branch="main"))
         up("main", "tables/keep.csv", b"id,v\n1,a\n", "committed, in main's HEAD", KEPT, PHASE_OLD)
         commit("main", "add keep.csv")
@@ -139,11 +146,11 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
         client.objects_api.delete_object(repository, "main", "tables/gone.csv")
         commit("main", "delete gone.csv")
         # a branch with staged work, then deleted
-        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="dev", source="main"))
+        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="dev", source="main"))  # type: ignore[call-arg]
         up("dev", "wip/dev.txt", b"dev work", "staged on a branch that was deleted", DELETED, PHASE_OLD)
         client.branches_api.delete_branch(repository, "dev")
         # a branch with staged work, then reset
-        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="reset-me", source="main"))
+        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="reset-me", source="main"))  # type: ignore[call-arg]
         up("reset-me", "wip/reset.txt", b"reset work", "staged on a branch that was reset", DELETED, PHASE_OLD)
         client.branches_api.reset_branch(repository, "reset-me", lakefs_sdk.ResetCreation(type="reset"))
         # staged (uncommitted) objects on main: live data
@@ -156,7 +163,7 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
     if PHASE_RECENT in phases:
         phase(PHASE_RECENT)
         current["phase"] = PHASE_RECENT
-        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="recent", source="main"))
+        client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="recent", source="main"))  # type: ignore[call-arg]
         up("recent", "tables/recent.csv", b"id\n1\n", "overwritten, but in a commit within retention", KEPT,
            PHASE_RECENT)
         commit("recent", "add recent.csv")
@@ -180,15 +187,16 @@ def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda
 
 def run_import(client, repository: str, branch: str, paths: list, message: str, timeout: float = 600.0) -> None:
     """
-    LakeFS import of ``paths`` (``lakefs_sdk.ImportLocation``) into ``branch`` as one commit,
-    waited for (bounded by ``timeout`` seconds).
+    Import ``paths`` (``lakefs_sdk.ImportLocation``) into ``branch`` as one commit with lakeFS.
+
+    Waited for (bounded by ``timeout`` seconds).
     """
     import time
 
     import lakefs_sdk
 
     task = client.import_api.import_start(repository, branch, lakefs_sdk.ImportCreation(
-        paths=paths, commit=lakefs_sdk.CommitCreation(message=message)))
+        paths=paths, commit=lakefs_sdk.CommitCreation(message=message)))  # type: ignore[call-arg]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = client.import_api.import_status(repository, branch, task.id)

@@ -1,9 +1,10 @@
 """
-A Spark standalone cluster on 127.0.0.1: one master and its workers, each a JVM started from the
-pyspark distribution's own classes (``spark-class org.apache.spark.deploy.master.Master`` and
-``...worker.Worker``), each worker with its own work directory; stopped by PID. For the tests and
-the benches: a GC run's driver (spark-submit in client deploy mode) on this machine, its executors
-in the workers' JVMs, as on a real cluster.
+A Spark standalone cluster on 127.0.0.1: one master and its workers, stopped by PID.
+
+Each is a JVM started from the pyspark distribution's own classes
+(``spark-class org.apache.spark.deploy.master.Master`` and ``...worker.Worker``), each worker with
+its own work directory. For the tests and the benches: a GC run's driver (spark-submit in client
+deploy mode) on this machine, its executors in the workers' JVMs, as on a real cluster.
 
 By hand: ``python -m lakefs_sandbox.spark_cluster --workdir var/spark-cluster`` (prints the master
 URL; Ctrl-C stops it).
@@ -25,6 +26,8 @@ from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 
 @dataclass
 class SparkCluster:
+    """A running standalone cluster: its master's URLs, its work directory and its processes."""
+
     master_url: str                       # spark://127.0.0.1:PORT
     ui_url: str                           # the master's web UI (its JSON at /json/)
     workdir: Path
@@ -37,8 +40,10 @@ class SparkCluster:
 
     def logs(self) -> list[Path]:
         """
-        Every file the master and the workers wrote: their logs, and each application's executor
-        stdout and stderr under the workers' work directories.
+        Every file the master and the workers wrote.
+
+        Their logs, and each application's executor stdout and stderr under the workers' work
+        directories.
         """
         return [p for p in self.workdir.rglob("*") if p.is_file()]
 
@@ -50,6 +55,8 @@ class SparkCluster:
 
 def _env(workdir: Path) -> dict[str, str]:
     """
+    Return the daemons' environment.
+
     Every daemon binds to 127.0.0.1 (its RPC and its web UI: SPARK_LOCAL_IP) and runs executors'
     Python workers with this Python (its packages).
     """
@@ -62,8 +69,9 @@ def _env(workdir: Path) -> dict[str, str]:
 
 def start(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0) -> SparkCluster:
     """
-    A master and ``workers`` workers (``cores`` and ``memory`` each) in ``workdir`` (created);
-    returns once the master counts every worker alive. Stops what it started when that fails.
+    Start a master and ``workers`` workers (``cores`` and ``memory`` each) in ``workdir`` (created).
+
+    Returns once the master counts every worker alive. Stops what it started when that fails.
     """
     workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)

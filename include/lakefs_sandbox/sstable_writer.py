@@ -1,7 +1,8 @@
 """
-Write RocksDB block-based tables as lakeFS does through pebble (reference 3.4.1): format v2,
-CRC32C, Snappy when it saves at least 1/8, 4 KiB blocks, restart interval 16, a two-level index
-once the index passes 4 KiB, string user properties.
+Write RocksDB block-based tables as lakeFS does through pebble (reference 3.4.1).
+
+Format v2, CRC32C, Snappy when it saves at least 1/8, 4 KiB blocks, restart interval 16, a
+two-level index once the index passes 4 KiB, string user properties.
 
 Used by the lakeFS emulator and the tests; the GC itself only reads tables
 (``lakefs_gc.lakefs.sstable``).
@@ -184,8 +185,8 @@ class SSTableWriter:
             top_level_size = 0
         # pebble writes the properties block before the index block.
         props: dict[bytes, bytes] = {}
-        for k, v in (user_properties or {}).items():
-            props[k.encode()] = v.encode() if isinstance(v, str) else bytes(v)
+        for name, value in (user_properties or {}).items():
+            props[name.encode()] = value.encode() if isinstance(value, str) else bytes(value)
         varints = {
             b"rocksdb.num.entries": self.num_entries,
             b"rocksdb.raw.key.size": self.raw_key_size,

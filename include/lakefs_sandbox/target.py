@@ -22,17 +22,20 @@ skipped there. Variables:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 PREFIX = "LAKEFS_GC_TARGET_"
 
 
 class TargetConfigError(ValueError):
-    pass
+    """The ``LAKEFS_GC_TARGET_*`` variables are incomplete or wrong; the message names the variable."""
 
 
 @dataclass(frozen=True)
 class LakeFSTarget:
+    """A real lakeFS to test against: its URL and keys, where test repositories go, their store."""
+
     url: str
     access_key: str
     secret_key: str
@@ -70,13 +73,13 @@ class LakeFSTarget:
         return sdk_client(self.url, self.access_key, self.secret_key)
 
     def lakefs_conn(self) -> dict:
-        """The Airflow ``lakefs`` connection (JSON form) for this server."""
+        """Return the Airflow ``lakefs`` connection (JSON form) for this server."""
         extra = {"local_blockstore_root": self.local_root} if self.local_root else {}
         return {"conn_type": "lakefs_gc", "host": self.url, "login": self.access_key, "password": self.secret_key,
                 "extra": extra}
 
     def aws_conn(self) -> dict | None:
-        """The Airflow ``aws`` connection (JSON form) for an s3:// namespace root, else None."""
+        """Return the Airflow ``aws`` connection (JSON form) for an s3:// namespace root, else None."""
         if self.blockstore_type != "s3":
             return None
         extra = {"region_name": self.s3_region}
@@ -85,18 +88,19 @@ class LakeFSTarget:
         return {"conn_type": "aws", "login": self.s3_access_key, "password": self.s3_secret_key, "extra": extra}
 
 
-def target_from_env(env: dict | None = None) -> LakeFSTarget | None:
+def target_from_env(env: Mapping[str, str] | None = None) -> LakeFSTarget | None:
     """
-    The target lakeFS from ``LAKEFS_GC_TARGET_*``, or None when no endpoint is set. An incomplete
-    set is an error naming the missing variable.
+    Return the target lakeFS from ``LAKEFS_GC_TARGET_*``, or None when no endpoint is set.
+
+    An incomplete set is an error naming the missing variable.
     """
-    env = os.environ if env is None else env
-    url = env.get(PREFIX + "ENDPOINT")
+    values: Mapping[str, str] = os.environ if env is None else env
+    url = values.get(PREFIX + "ENDPOINT")
     if not url:
         return None
 
     def need(name: str) -> str:
-        v = env.get(PREFIX + name)
+        v = values.get(PREFIX + name)
         if not v:
             raise TargetConfigError(f"{PREFIX}ENDPOINT is set, so {PREFIX}{name} is needed too "
                                     f"(see include/lakefs_sandbox/target.py)")
@@ -107,7 +111,7 @@ def target_from_env(env: dict | None = None) -> LakeFSTarget | None:
         return LakeFSTarget(url, ak, sk, root, local_root=need("LOCAL_ROOT"))
     if not root.startswith("s3://"):
         raise TargetConfigError(f"{PREFIX}NAMESPACE_ROOT must be s3://bucket/prefix or local://prefix, got {root!r}")
-    return LakeFSTarget(url, ak, sk, root, s3_endpoint=env.get(PREFIX + "S3_ENDPOINT") or None,
-                        s3_access_key=env.get(PREFIX + "S3_ACCESS_KEY_ID") or None,
-                        s3_secret_key=env.get(PREFIX + "S3_SECRET_ACCESS_KEY") or None,
-                        s3_region=env.get(PREFIX + "S3_REGION") or "us-east-1")
+    return LakeFSTarget(url, ak, sk, root, s3_endpoint=values.get(PREFIX + "S3_ENDPOINT") or None,
+                        s3_access_key=values.get(PREFIX + "S3_ACCESS_KEY_ID") or None,
+                        s3_secret_key=values.get(PREFIX + "S3_SECRET_ACCESS_KEY") or None,
+                        s3_region=values.get(PREFIX + "S3_REGION") or "us-east-1")

@@ -70,7 +70,7 @@ LAKEFS_UI_FIELD_BEHAVIOUR: dict[str, Any] = {
 
 def get_provider_info() -> dict[str, Any]:
     """
-    Provider metadata read by Airflow's ProvidersManager (no imports of hooks here: kept cheap).
+    Return the provider metadata read by Airflow's ProvidersManager (no imports of hooks here: kept cheap).
 
     ``conn-fields`` and ``ui-field-behaviour`` are what Airflow 3 builds the connection form from
     (the hook's ``get_ui_field_behaviour`` is deprecated since Airflow 3.2 and not defined).

@@ -1,14 +1,17 @@
 """
-Every DAG of the provider, for a two-line DAG file in your ``dags_folder``::
+Every DAG of the provider, for a two-line DAG file in your ``dags_folder``.
+
+The two lines::
 
     from lakefs_gc_airflow.dags import all_dags
     globals().update(all_dags())
 
-(``dags/gc_dags.py`` of this repository) gives one ``lakefs_gc__<repository>`` DAG per good entry of the repositories file
-(``$LAKEFS_GC_CONFIG``, else ``config/gc_repositories.yaml`` under ``$LAKEFS_GC_HOME`` or the
-working directory), the restore DAG ``lakefs_gc_restore``, and, while the file has bad entries, the
-DAG ``lakefs_gc_config_errors``: its description names every bad entry and field, and its one task
-fails with them, so the mistakes show in the DAG list without hiding the good repositories' DAGs.
+(``dags/gc_dags.py`` of this repository) give one ``lakefs_gc__<repository>`` DAG per good entry
+of the repositories file (``$LAKEFS_GC_CONFIG``, else ``config/gc_repositories.yaml`` under
+``$LAKEFS_GC_HOME`` or the working directory), the restore DAG ``lakefs_gc_restore``, and, while
+the file has bad entries, the DAG ``lakefs_gc_config_errors``: its description names every bad
+entry and field, and its one task fails with them, so the mistakes show in the DAG list without
+hiding the good repositories' DAGs.
 A file that cannot be read or is bad as a whole raises here: an import error of the DAG file, no
 GC DAG until it is fixed (``lakefs-gc config check`` says the same without Airflow).
 
@@ -66,9 +69,11 @@ be restored, and says why. The same as `lakefs-gc restore NAMESPACE --run RUN_ID
 
 def all_dags(path: str | None = None) -> dict[str, object]:
     """
-    The provider's DAGs by a Python name each (``lakefs_gc__my_repo``, ``lakefs_gc_restore``,
-    ``lakefs_gc_config_errors``), built from the repositories file as it is now: call it from the
-    DAG file so that every parse reads the file afresh. ``path``: default ``$LAKEFS_GC_CONFIG``.
+    Return the provider's DAGs by a Python name each, built from the repositories file as it is now.
+
+    The names: ``lakefs_gc__my_repo``, ``lakefs_gc_restore``, ``lakefs_gc_config_errors``. Call it
+    from the DAG file so that every parse reads the file afresh. ``path``: default
+    ``$LAKEFS_GC_CONFIG``.
     """
     config = load_config(path, strict=False)
     dags: dict[str, object] = {}

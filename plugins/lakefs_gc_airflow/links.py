@@ -1,7 +1,9 @@
 """
-The extra links of ``save_report`` (tab "Details" of the task): the run's report, the repository
-in lakeFS's UI, and the repository on the GC page. Registered in ``get_provider_info()["extra-links"]``;
-none holds a secret (the first two read URLs from the task's result, the third builds a UI path).
+The extra links of ``save_report`` (tab "Details" of the task).
+
+The run's report, the repository in lakeFS's UI, and the repository on the GC page. Registered in
+``get_provider_info()["extra-links"]``; none holds a secret (the first two read URLs from the
+task's result, the third builds a UI path).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ if TYPE_CHECKING:
 
 class _ReportResultLink(BaseOperatorLink):
     """
-    A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``); empty,
-    so the UI shows no target, when the task has none.
+    A URL from ``save_report``'s result (its XCom ``return_value``, a ``ReportResult``).
+
+    Empty, so the UI shows no target, when the task has none.
     """
 
     field = ""
@@ -31,8 +34,10 @@ class _ReportResultLink(BaseOperatorLink):
 
 class GCReportLink(_ReportResultLink):
     """
-    The run's ``summary.json`` where a browser can open it: the S3 console for AWS, the object's
-    path-style URL on an S3-compatible endpoint (``lakefs_gc.report.summary.report_url``).
+    The run's ``summary.json`` where a browser can open it.
+
+    The S3 console for AWS, the object's path-style URL on an S3-compatible endpoint
+    (``lakefs_gc.report.summary.report_url``).
     """
 
     name = "GC report (summary.json)"
@@ -48,8 +53,9 @@ class LakeFSRepositoryLink(_ReportResultLink):
 
 class GCPageLink(BaseOperatorLink):
     """
-    The repository's runs over time on the GC page (``lakefs_gc_airflow.gc_page``: its DAG's
-    "lakeFS GC (DAG)" tab), under the UI's own path (``[api] base_url``).
+    The repository's runs over time on the GC page, under the UI's own path (``[api] base_url``).
+
+    The page: ``lakefs_gc_airflow.gc_page``, its DAG's "lakeFS GC (DAG)" tab.
     """
 
     name = "GC page"

@@ -18,17 +18,23 @@ is refused, never created with a weaker value. ``mark_id`` may be empty (null): 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from airflow.sdk import Param
 
-from lakefs_gc.config import RepoConfig
 from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, STAGED_CHECKS, RunSettings
+
+if TYPE_CHECKING:
+    from lakefs_gc.config import RepoConfig
 
 
 def _number(default: float, kind: str, name: str, title: str, description: str = "",
            minimum: float | None = None) -> Param:
     """
-    A numeric Param whose range (``BOUNDS[name]``; ``minimum`` overrides its lower bound) Airflow
-    checks when the run is created, stated in the description, and that the form cannot clamp.
+    Return a numeric Param whose range Airflow checks when the run is created.
+
+    The range (``BOUNDS[name]``; ``minimum`` overrides its lower bound) is stated in the
+    description, and the form cannot clamp the value to it.
     """
     lo, hi = BOUNDS[name]
     lo = lo if minimum is None else minimum
@@ -100,5 +106,8 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
                                                   "prepare_commits_timeout_seconds",
                                                   "lakeFS commit preparation timeout (s)"),
     }
-    assert set(params) == set(PARAM_NAMES), "every RunSettings field is a Param"
+    if set(params) != set(PARAM_NAMES):
+        names, fields = set(params), set(PARAM_NAMES)
+        raise RuntimeError(f"every RunSettings field is a Param: no Param for {sorted(fields - names)}, "
+                           f"no field for {sorted(names - fields)}")
     return params

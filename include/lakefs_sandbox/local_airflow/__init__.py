@@ -88,6 +88,7 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         environ: Mapping[str, str] | None = None, lakefs: str = "settings") -> int:
     """
     Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything.
+
     ``lakefs``: ``settings`` (the lakeFS of the settings) or ``real`` (lakeFS itself, run by this command
     in ``<state>/lakefs``, :func:`start_lakefs`).
     """
@@ -207,14 +208,16 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
 def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None,
          lakefs: str | None = None) -> int:
     """
-    ``make airflow``: paths relative to the working directory, defaults under the project.
+    Run ``make airflow``: paths relative to the working directory, defaults under the project.
+
     With ``lakefs="real"`` a missing default settings file is no error: lakeFS's settings come from
     the lakeFS the command runs, the others have defaults.
     """
     root = project_root()
     lakefs = lakefs or "settings"
-    env = root / "config" / "airflow.env" if env_file is None else (Path(env_file) if env_file else None)
-    if lakefs == "real" and env_file is None and not env.exists():
+    default_env = root / "config" / "airflow.env"
+    env = default_env if env_file is None else (Path(env_file) if env_file else None)
+    if lakefs == "real" and env_file is None and not default_env.exists():
         print(f"{COMMAND}: no {env}: the defaults and the environment only", flush=True)
         env = None
     state = Path(state_dir) if state_dir else root / "var" / "airflow"

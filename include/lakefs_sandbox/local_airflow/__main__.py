@@ -1,7 +1,9 @@
 """
-``make airflow`` = ``.venv/bin/python -m lakefs_sandbox.local_airflow [options]``: an Airflow 3 of our
-own with the GC DAGs, on 127.0.0.1, until Ctrl-C (:mod:`lakefs_sandbox.local_airflow`). A development
-tool of this repository, not part of the installed provider.
+``make airflow`` = ``.venv/bin/python -m lakefs_sandbox.local_airflow [options]``.
+
+An Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C
+(:mod:`lakefs_sandbox.local_airflow`). A development tool of this repository, not part of the
+installed provider.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """
-``make airflow LAKEFS=real``: lakeFS 1.84 itself in ``<state>/lakefs``, its settings, the
-sample repository it seeds.
+``make airflow LAKEFS=real``: lakeFS 1.84 itself in ``<state>/lakefs``.
+
+Its settings, and the sample repository it seeds.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ SAMPLE_REPO, SAMPLE_NAMESPACE = "sample-repo", "local://sample-repo"
 
 def start_lakefs(home: Path, timeout: float = 60.0):
     """
-    LakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``, whose state
-    stays there from one start to the next: its admin's keys generated at the first start into
-    ``home/keys.json`` (0600) and reused at the next ones (lakeFS is then already set up). Its handle
-    (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``, ``.stop()``).
+    Start lakeFS 1.84 itself (``lakefs_sandbox.real_lakefs``, local blockstore) in ``home``.
+
+    Its state stays there from one start to the next: its admin's keys generated at the first start
+    into ``home/keys.json`` (0600) and reused at the next ones (lakeFS is then already set up).
+    Returns its handle (``.url``, ``.access_key``, ``.secret_key``, ``.local_root``, ``.proc``,
+    ``.stop()``).
     """
     from lakefs_sandbox import real_lakefs
 
@@ -40,15 +43,17 @@ def start_lakefs(home: Path, timeout: float = 60.0):
 
 
 def lakefs_settings(server) -> dict[str, str]:
-    """The ``LAKEFS_*`` settings of a lakeFS this command runs (``plan(..., lakefs=...)``)."""
+    """Return the ``LAKEFS_*`` settings of a lakeFS this command runs (``plan(..., lakefs=...)``)."""
     return {"LAKEFS_ENDPOINT": server.url, "LAKEFS_ACCESS_KEY_ID": server.access_key,
             "LAKEFS_SECRET_ACCESS_KEY": server.secret_key, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": server.local_root}
 
 
 def seed_sample(server) -> tuple[bool, int]:
     """
-    ``sample-repo`` on ``local://sample-repo`` (``lakefs_sandbox.seed``, commits dated back ten
-    days through the commit API) unless the repository exists; (seeded now, its creation time).
+    Seed ``sample-repo`` on ``local://sample-repo`` unless the repository exists.
+
+    Through ``lakefs_sandbox.seed``, commits dated back ten days through the commit API. Returns
+    (seeded now, its creation time).
     """
     from lakefs_sdk.exceptions import ApiException, NotFoundException
 
@@ -69,8 +74,10 @@ def seed_sample(server) -> tuple[bool, int]:
 
 def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
     """
-    What the summary says of the lakeFS this command runs: where, how to sign in (the secret only
-    as where it is), the placeholder UI, the sample repository and when a GC run has garbage to take.
+    Return what the summary says of the lakeFS this command runs.
+
+    Where, how to sign in (the secret only as where it is), the placeholder UI, the sample
+    repository and when a GC run has garbage to take.
     """
     from lakefs_sandbox.real_lakefs import VERSION
 

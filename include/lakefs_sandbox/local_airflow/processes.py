@@ -1,10 +1,12 @@
 """
-Airflow's components as processes on 127.0.0.1: their environment, start, listeners, stop by
-PID. Shared by ``make airflow`` and the tests (no Airflow import: Airflow runs in the processes).
+Airflow's components as processes on 127.0.0.1: their environment, start, listeners, stop by PID.
+
+Shared by ``make airflow`` and the tests (no Airflow import: Airflow runs in the processes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -35,9 +37,11 @@ STOP_TIMEOUT = 20.0     # per component, then SIGKILL
 def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Mapping[str, str] | None = None,
                 **settings: str) -> dict[str, str]:
     """
-    The environment of an Airflow of our own: its home and metadata DB, our dags and plugins and
-    GC config, the api-server (and the execution API the tasks call) on 127.0.0.1:``port``; nothing
-    of ``base``'s (default: this process's) ``AIRFLOW*`` or ``LAKEFS_GC_*`` settings.
+    Return the environment of an Airflow of our own.
+
+    Its home and metadata DB, our dags and plugins and GC config, the api-server (and the execution
+    API the tasks call) on 127.0.0.1:``port``; nothing of ``base``'s (default: this process's)
+    ``AIRFLOW*`` or ``LAKEFS_GC_*`` settings.
     """
     root = project_root()
     base = os.environ if base is None else base
@@ -64,8 +68,10 @@ def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Ma
 
 class AirflowProcesses:
     """
-    Airflow CLI commands and long-running components, each component in its own session (process
-    group) with its output in ``<home>/<name>.log``; stopped by PID.
+    Airflow CLI commands and long-running components, stopped by PID.
+
+    Each component runs in its own session (process group) with its output in
+    ``<home>/<name>.log``.
     """
 
     def __init__(self, home: Path, env: dict[str, str]):
@@ -75,7 +81,7 @@ class AirflowProcesses:
     def cli(self, *args: str, timeout: float = 180) -> str:
         """``airflow <args>``; its stdout. Raises naming the command and its output's end on failure."""
         r = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True,
-                           timeout=timeout, cwd=self.home)
+                           timeout=timeout, cwd=self.home, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"airflow {' '.join(args)} failed (exit {r.returncode}):\n"
                                f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -103,21 +109,21 @@ class AirflowProcesses:
         return path.read_text(errors="replace")[-n:] if path.exists() else ""
 
     def pids(self) -> set[int]:
-        """The components and every process below them (task runners, spark-submit, its JVM)."""
+        """Return the components and every process below them (task runners, spark-submit, its JVM)."""
         import psutil
 
         out: set[int] = set()
         for p in self.procs.values():
             if p.poll() is None:
                 out.add(p.pid)
-                try:
+                with contextlib.suppress(psutil.NoSuchProcess):
                     out.update(c.pid for c in psutil.Process(p.pid).children(recursive=True))
-                except psutil.NoSuchProcess:
-                    pass
         return out
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """
+        Stop every component and every process below it.
+
         SIGTERM each component's process group (scheduler first: no new tasks), wait up to
         ``timeout`` each, SIGKILL the group; then SIGKILL by PID any process of the tree left (one
         that left the group).
@@ -126,25 +132,19 @@ class AirflowProcesses:
 
         left = []
         for pid in self.pids():
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 left.append(psutil.Process(pid))
-            except psutil.NoSuchProcess:
-                pass
         order = sorted(self.procs, key=lambda n: ["scheduler", "triggerer", "dag-processor", "api-server"].index(n)
                        if n in COMPONENTS else -1)
         for name in order:
             p = self.procs[name]
             if p.poll() is None:
                 _signal_group(p.pid, signal.SIGTERM)
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     p.wait(timeout=timeout)
-                except subprocess.TimeoutExpired:
-                    pass
             _signal_group(p.pid, signal.SIGKILL)  # leftovers of the group once the leader is gone
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
         for proc in left:
             try:
                 if proc.is_running():
@@ -155,14 +155,12 @@ class AirflowProcesses:
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def listeners(pids: Iterable[int]) -> list[tuple[int, str, str, int]]:
-    """Listening TCP sockets of ``pids``: (pid, process name, address, port)."""
+    """Return the listening TCP sockets of ``pids``: (pid, process name, address, port)."""
     import psutil
 
     out = []

@@ -1,6 +1,8 @@
 """
-The user's settings of ``make airflow`` (``config/airflow.env`` and the environment) made a
-plan: the connections, the components' environment, the state directory's private files.
+The user's settings of ``make airflow`` made a plan.
+
+The settings: ``config/airflow.env`` and the environment. The plan: the connections, the
+components' environment, the state directory's private files.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class SetupError(ValueError):
 
 @dataclass(frozen=True)
 class Setting:
+    """One setting of ``make airflow``: its name, what it is, its default, whether it is a secret."""
+
     name: str
     help: str
     default: str | None = None
@@ -51,8 +55,9 @@ _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 def read_env_file(path: Path) -> dict[str, str]:
     """
-    ``KEY=value`` lines (``export`` allowed, ``#`` comments, values optionally quoted). A line of
-    another shape or an unknown key is an error naming the file and the line.
+    Read ``KEY=value`` lines (``export`` allowed, ``#`` comments, values optionally quoted).
+
+    A line of another shape or an unknown key is an error naming the file and the line.
     """
     out: dict[str, str] = {}
     for n, raw in enumerate(path.read_text().splitlines(), 1):
@@ -95,8 +100,9 @@ class Plan:
 
 def ui_connections(state: Path) -> set[str]:
     """
-    The ids of the connections in this Airflow's database (added in the UI at an earlier start);
-    none when there is no database yet or it cannot be read.
+    Return the ids of the connections in this Airflow's database (added in the UI at an earlier start).
+
+    An empty set when there is no database yet or it cannot be read.
     """
     import sqlite3
 
@@ -118,10 +124,11 @@ def ui_connections(state: Path) -> set[str]:
 def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None,
          lakefs: Mapping[str, str] | None = None) -> Plan:
     """
-    Resolve the settings (environment over file over defaults) into a :class:`Plan`; a wrong
-    setting raises :class:`SetupError` naming it. ``lakefs``: the ``LAKEFS_*`` settings of the lakeFS
-    this command runs (``--lakefs real``), over the environment and the file (each value of theirs it
-    replaces is noted in :attr:`Plan.notes`, secrets left out).
+    Resolve the settings (environment over file over defaults) into a :class:`Plan`.
+
+    A wrong setting raises :class:`SetupError` naming it. ``lakefs``: the ``LAKEFS_*`` settings of
+    the lakeFS this command runs (``--lakefs real``), over the environment and the file (each value
+    of theirs it replaces is noted in :attr:`Plan.notes`, secrets left out).
     """
     root = project_root()
     from_file: dict[str, str] = {}
@@ -138,6 +145,10 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         value = lakefs.get(name) or environ.get(name) or from_file.get(name) or SETTINGS[name].default
         return value.strip() if value else None
 
+    def get_defaulted(name: str) -> str:
+        # a setting with a default (SETTINGS): get() gives None only for one without
+        return get(name) or ""
+
     notes = []
     for name, value in lakefs.items():
         for source, values in (("the environment", environ), (str(env_file), from_file)):
@@ -146,7 +157,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
                 shown = "" if SETTINGS[name].secret else f"={given}"
                 notes.append(f"{name}{shown} in {source} is replaced by the lakeFS this command runs (--lakefs real)")
 
-    cfg_path = Path(get("LAKEFS_GC_CONFIG"))
+    cfg_path = Path(get_defaulted("LAKEFS_GC_CONFIG"))
     cfg_path = cfg_path if cfg_path.is_absolute() else root / cfg_path
     try:
         cfg = load_config(cfg_path, strict=False)
@@ -192,7 +203,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         raise SetupError(f"{where}: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither "
                          f"(boto3's default chain)")
     if s3_endpoint or s3_key:
-        extra = {"region_name": get("S3_REGION")}
+        extra = {"region_name": get_defaulted("S3_REGION")}
         if s3_endpoint:
             if not re.match(r"^https?://[^/\s]+", s3_endpoint):
                 raise SetupError(f"{where}: S3_ENDPOINT_URL must be an http(s) URL, got {s3_endpoint!r}")
@@ -214,13 +225,13 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
                 warnings.append(f"{repo.repository}: its {kind} connection {conn_id!r} is not defined: its runs fail "
                                 f"until you set {hint} in {where} or add it in the UI (Admin > Connections)")
 
-    port_text = str(port) if port is not None else get("AIRFLOW_PORT")
+    port_text = str(port) if port is not None else get_defaulted("AIRFLOW_PORT")
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise SetupError(f"{where}: AIRFLOW_PORT must be a port number, got {port_text!r}")
-    user = get("AIRFLOW_USER")
+    user = get_defaulted("AIRFLOW_USER")
     if not re.match(r"^[A-Za-z0-9_.@-]{1,64}$", user):
         raise SetupError(f"{where}: AIRFLOW_USER must be a user name (letters, digits, _ . @ -), got {user!r}")
-    work_dir = get("LAKEFS_GC_WORK_DIR")
+    work_dir = get_defaulted("LAKEFS_GC_WORK_DIR")
     if not work_dir.startswith(("/", "s3://", "s3a://", "file:")):
         work_dir = str(root / work_dir)
     settings = {k: v for k, v in from_file.items() if k.startswith("AIRFLOW__")}
@@ -233,7 +244,7 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
 # ---------------------------------------------------------------- the state directory
 
 def private_json(path: Path, make: dict[str, str]) -> dict[str, str]:
-    """A JSON object only its owner can read: read it, add the keys of ``make`` it lacks, write it back."""
+    """Read a JSON object only its owner can read, add the keys of ``make`` it lacks, write it back."""
     data = json.loads(path.read_text()) if path.exists() else {}
     if not isinstance(data, dict):
         raise SetupError(f"{path}: not a JSON object: remove it (a new one is generated)")

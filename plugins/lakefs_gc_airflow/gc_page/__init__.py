@@ -25,10 +25,12 @@ URL_ROUTE = "lakefs-gc"
 
 def bundle_path(base_url: str | None = None) -> str:
     """
-    The bundle's absolute path on the api-server, under ``[api] base_url``'s path (``/`` when
-    unset). Absolute, not relative: Airflow 3.3's UI resolves a relative ``bundle_url`` against its
-    ``<base href>``, but 3.2's imports it as it is, and a bare ``lakefs-gc/...`` is no module
-    specifier there ("Failed to resolve module specifier"); an absolute path works on both.
+    Return the bundle's absolute path on the api-server, under ``[api] base_url``'s path.
+
+    That path is ``/`` when ``base_url`` is unset. Absolute, not relative: Airflow 3.3's UI resolves
+    a relative ``bundle_url`` against its ``<base href>``, but 3.2's imports it as it is, and a bare
+    ``lakefs-gc/...`` is no module specifier there ("Failed to resolve module specifier"); an
+    absolute path works on both.
     """
     from urllib.parse import urlsplit
 
@@ -59,6 +61,8 @@ def fastapi_apps() -> list[dict]:
 
 
 class LakeFSGCPlugin(AirflowPlugin):
+    """The GC page: its FastAPI app and its React views, defined only in the api-server."""
+
     name = "lakefs_gc"
     fastapi_apps = fastapi_apps() if RUNNING_ON_APISERVER else []
     react_apps = react_apps() if RUNNING_ON_APISERVER else []

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow.api_fastapi.auth.managers.models.resource_details import AccessView, DagAccessEntity, DagDetails
-from airflow.api_fastapi.common.db.common import SessionDep
+from airflow.api_fastapi.common.db.common import SessionDep  # noqa: TC002 (FastAPI reads the annotation at run time)
 from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag, requires_access_view
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.staticfiles import StaticFiles
@@ -56,7 +56,7 @@ def _may_read(user, dag_id: str) -> bool:
 
 @app.get("/api/repositories", dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
 def repositories(user: GetUserDep) -> dict[str, Any]:
-    """The configured repositories whose DAG this user may read, and the config's own errors."""
+    """Return the configured repositories whose DAG this user may read, and the config's own errors."""
     try:
         cfg = _config()
     except Exception as e:
@@ -68,7 +68,7 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
 
 
 def _storage(repo):
-    """The repository's namespace, opened as the GC's tasks open it."""
+    """Open the repository's namespace as the GC's tasks open it."""
     from lakefs_gc_airflow.task_io import repository_storage
 
     return repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
@@ -99,7 +99,7 @@ def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
 
 @app.get("/api/dags/{dag_id}/runs", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
-    """The repository's GC runs, newest first: its reports merged with its DAG's runs."""
+    """Return the repository's GC runs, newest first: its reports merged with its DAG's runs."""
     repo = _repo(dag_id)
     dag_runs = _dag_runs(session, dag_id)
     from lakefs_gc import __version__
@@ -122,8 +122,9 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
 @app.get("/api/dags/{dag_id}/explain", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
     """
-    ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on
-    ``ref``; 400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer.
+    ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on ``ref``.
+
+    400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer.
     """
     from lakefs_gc.explain import explain, resolve
     from lakefs_gc.storage import open_storage, parse_namespace

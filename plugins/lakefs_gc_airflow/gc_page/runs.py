@@ -1,6 +1,8 @@
 """
-What the GC page shows, read from the reports in a repository's namespace: one record per GC
-run (a mark, or a sweep-only run of one), merged with the repository DAG's runs in Airflow.
+What the GC page shows, read from the reports in a repository's namespace.
+
+One record per GC run (a mark, or a sweep-only run of one), merged with the repository DAG's runs
+in Airflow.
 
 Pure: a storage object in (``lakefs_gc.storage``), plain dicts out; the FastAPI app
 (:mod:`lakefs_gc_airflow.gc_page.app`) reads Airflow's side and the connections. Nothing is written
@@ -64,8 +66,9 @@ def run_record(mark_id: str, summary: Mapping[str, Any] | None, problem: str | N
 
 def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
     """
-    Every GC run whose report is in the namespace (marks, and sweep-only runs of them), newest
-    first; a report that does not read is a record with its ``problem``, never left out.
+    Every GC run whose report is in the namespace (marks, and sweep-only runs of them), newest first.
+
+    A report that does not read is a record with its ``problem``, never left out.
     """
     out: list[dict[str, Any]] = []
     for mark_id, summary, problem in iter_marks(storage):
@@ -79,9 +82,11 @@ def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
 
 def merge(records: Iterable[dict[str, Any]], dag_runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
-    Reports and the DAG's runs as one list, newest first. A report gets its DAG run's state,
-    dates and failed tasks (by ``airflow_run_id``); a DAG run with no report (refused before it
-    marked, failed, still running) is a record of its own: ``report`` None.
+    Merge the reports and the DAG's runs into one list, newest first.
+
+    A report gets its DAG run's state, dates and failed tasks (by ``airflow_run_id``); a DAG run
+    with no report (refused before it marked, failed, still running) is a record of its own:
+    ``report`` None.
     """
     by_run = {d["run_id"]: d for d in dag_runs}
     out: list[dict[str, Any]] = []
