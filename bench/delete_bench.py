@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> None:
             t = time.perf_counter()
             stats = Deleter(st, DeletePolicy(rate=0)).delete(keys)
             s3_ours = n / (time.perf_counter() - t)
-            assert stats.deleted == n and not stats.dead
+            assert stats.deleted == n
+            assert not stats.dead
 
             rate = a.rate or round(s3_floor / 2, -1)
             _put_s3(client, "bench", [f"ours/{k}" for k in keys])
@@ -124,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
             t = time.perf_counter()
             stats = Deleter(LocalStorage(ours_dir), DeletePolicy(rate=0)).delete(lkeys)
             local_ours = max(local_ours, m / (time.perf_counter() - t))
-            assert stats.deleted == m and not stats.dead
+            assert stats.deleted == m
+            assert not stats.dead
         lrate = a.rate or round(local_ours / 10, -2)
         sub = lkeys[: max(1000, int(lrate * 5))]
         _mk_local(ours_dir, sub)
@@ -177,7 +179,8 @@ def _cloud_row(kind: str, work: Path, n: int, rate: float):
         t = time.perf_counter()
         stats = Deleter(st, DeletePolicy(rate=0)).delete(keys)
         ours = n / (time.perf_counter() - t)
-        assert stats.deleted == n and not stats.dead, stats
+        assert stats.deleted == n, stats
+        assert not stats.dead, stats
         rate = rate or round(min(floor, ours) / 2, -1)
         sub = keys[: max(1000, int(rate * 5))]
         fill("ours", sub)

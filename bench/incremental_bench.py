@@ -409,7 +409,7 @@ def tree_state() -> str:
     import subprocess
 
     def git(*args: str) -> str:
-        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        r = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False)
         return r.stdout.strip() if r.returncode == 0 else ""
 
     rev = git("rev-parse", "--short", "HEAD") or "unknown"

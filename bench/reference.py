@@ -28,6 +28,7 @@ whose namespace root is ``s3://...``. Our side runs in ``make test`` against lak
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import re
@@ -164,7 +165,7 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
     t0, launched = time.perf_counter(), time.time()
     with open(work / f"reference-{repo}.log", "w") as fh:
         r = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
-                           start_new_session=True)
+                           start_new_session=True, check=False)
     took, exited = time.perf_counter() - t0, time.time()
     out = (work / f"reference-{repo}.log").read_text(errors="replace")
     if r.returncode != 0:
@@ -839,9 +840,9 @@ def run_scenarios(h: Harness, runs) -> tuple[list[Outcome], list[str]]:
     import traceback
 
     outcomes, failed = [], []
-    for name, build, seed, kw in runs:
+    for name, build, seed, scenario_kw in runs:
         log(f"scenario {name}")
-        kw = dict(kw)
+        kw = dict(scenario_kw)
         try:
             o = h.run_two(name, build, seed, **kw) if kw.pop("two", False) else h.run(name, build, seed, **kw)
         except Exception as e:
@@ -945,10 +946,8 @@ def main(argv: list[str] | None = None) -> int:
         from lakefs_sandbox.seed import sdk_client
 
         s3c = make_s3_client(s3.options())
-        try:
+        with contextlib.suppress(s3c.exceptions.ClientError):  # already there
             s3c.create_bucket(Bucket=bucket)
-        except s3c.exceptions.ClientError:
-            pass  # already there
         h = Harness(url, ak, sk, s3, bucket, prefix, work, sdk_client(url, ak, sk), servers,
                     restart_lakefs if target is None and a.lakefs == "real" else None)
         wanted = a.scenarios.split(",")

@@ -67,7 +67,7 @@ def bench_file(label, path, entries, repeat):
     print(f"  {'floor: read+CRC+decompress blocks':42s} {t_floor * 1000:9.1f} ms  {entries / t_floor:13,.0f} entries/s  1.00x floor time")
     for name, fn in (("block parsing (keys+values)", blocks_only), ("full graveler decoding (Entry objects)", full_graveler),
                      ("GC path (address, address_type)", gc_addresses)):
-        t, n = _best(lambda: fn(path), repeat)
+        t, n = _best(lambda fn=fn: fn(path), repeat)
         assert n == entries, (name, n, entries)
         print(f"  {name:42s} {t * 1000:9.1f} ms  {entries / t:13,.0f} entries/s  {t / t_floor:5.2f}x floor time")
 

@@ -160,7 +160,8 @@ def main() -> int:
         t0 = time.monotonic()
         with open(scratch / "dag-test.log", "wb") as fh:
             run = subprocess.run([*airflow, "dags", "test", dag_id, "--conf", conf], env=env, cwd=scratch,
-                                 stdout=fh, stderr=subprocess.STDOUT, timeout=1800, start_new_session=True)
+                                 stdout=fh, stderr=subprocess.STDOUT, timeout=1800, start_new_session=True,
+                                 check=False)
         took = time.monotonic() - t0
         after = {o.key for o in storage.list("", recursive=True)}
         summaries = [json.loads(storage.get(k)) for k in after if k.endswith("/summary.json")]
