@@ -8,7 +8,6 @@ would hide every repository's DAG. With a good file it defines no DAG and import
 """
 # The file is the docstring, the import and one call (tests/airflow/test_dags.py): no __future__
 # import, which nothing here needs.
-# ruff: noqa: I002
 
 from lakefs_gc.config import raise_entry_errors
 

@@ -2,7 +2,6 @@
 DAG, and lakefs_gc_config_errors while an entry is bad (lakefs_gc_airflow.dags)."""
 # The file users copy is the docstring, the import and one call (tests/airflow/test_dags.py): no
 # __future__ import, which nothing here needs.
-# ruff: noqa: I002
 
 from lakefs_gc_airflow.dags import all_dags
 
