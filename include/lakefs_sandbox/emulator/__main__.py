@@ -13,6 +13,7 @@ from .core import Settings
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Settings]:
     env = os.environ.get
+    clock_offset = env("LAKEFS_EMULATOR_CLOCK_OFFSET")
     p = argparse.ArgumentParser(prog="python -m lakefs_sandbox.emulator", description=__doc__)
     p.add_argument("--listen", default="127.0.0.1:8000", help="host:port (default 127.0.0.1:8000)")
     p.add_argument("--state", default=env("LAKEFS_EMULATOR_STATE"),
@@ -48,7 +49,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Setti
     p.add_argument("--prepare-commits-delay", type=float, default=0.0,
                    help="seconds an async prepare_commits task reports completed=false")
     p.add_argument("--clock-offset", type=float,
-                   default=float(env("LAKEFS_EMULATOR_CLOCK_OFFSET")) if env("LAKEFS_EMULATOR_CLOCK_OFFSET") else None,
+                   default=float(clock_offset) if clock_offset else None,
                    help="seconds added to the real clock (persisted with --state)")
     p.add_argument("--log-level", default="warning")
     a = p.parse_args(argv)

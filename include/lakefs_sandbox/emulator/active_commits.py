@@ -28,6 +28,8 @@ DAY = 86400
 
 @dataclass(frozen=True, slots=True)
 class CommitNode:
+    """A commit as the retention walk sees it: id, parents, creation date, metarange, version."""
+
     id: str
     parents: tuple[str, ...]
     creation_date: float  # epoch seconds
@@ -44,12 +46,14 @@ class CommitNode:
 
 @dataclass(frozen=True, slots=True)
 class Rules:
+    """Retention rules: the default number of days, and the branches with a number of their own."""
+
     default_retention_days: int
     branch_retention_days: dict[str, int] = field(default_factory=dict)
 
 
 def ancestry_leaves(commits: Mapping[str, CommitNode]) -> set[str]:
-    """Commits that are not the first parent of any commit."""
+    """Return the commits that are not the first parent of any commit."""
     first_parents = {c.parents[0] for c in commits.values() if c.parents}
     return {cid for cid in commits if cid not in first_parents}
 
@@ -65,8 +69,10 @@ def starting_points(commits: Mapping[str, CommitNode], branches: Mapping[str, st
 def active_commits(commits: Mapping[str, CommitNode], branches: Mapping[str, str], rules: Rules,
                    now: float) -> dict[str, str]:
     """
-    {active commit id: its metarange id}. ``branches`` maps every branch (hidden ones too) to
-    its HEAD commit id. Raises KeyError for a parent missing from ``commits``.
+    Return {active commit id: its metarange id}.
+
+    ``branches`` maps every branch (hidden ones too) to its HEAD commit id. Raises KeyError for a
+    parent missing from ``commits``.
     """
     processed: dict[str, float] = {}
     active: set[str] = set()

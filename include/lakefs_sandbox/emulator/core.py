@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .catalog.commits import Commits
 from .catalog.diffs import Diffs
-from .catalog.gc import RULES_KEY, GarbageCollection
+from .catalog.gc import NANOID_ALPHABET, RULES_KEY, GarbageCollection
 from .catalog.links import RAW_URL_B64, Links
 from .catalog.objects import DELETE_OBJECTS_MAX, Objects
 from .catalog.repositories import BRANCH_NAME_RE, DUMMY_CONTENT, DUMMY_KEY, REPO_NAME_RE, Repositories
@@ -28,8 +28,8 @@ from .errors import APIError, ImportFailed, MergeConflict, not_found
 from .settings import Settings
 
 __all__ = [
-    "BRANCH_NAME_RE", "DELETE_OBJECTS_MAX", "DUMMY_CONTENT", "DUMMY_KEY", "RAW_URL_B64", "REPO_NAME_RE",
-    "RULES_KEY", "APIError", "Catalog", "ImportFailed", "MergeConflict", "Settings", "_now_iso",
+    "BRANCH_NAME_RE", "DELETE_OBJECTS_MAX", "DUMMY_CONTENT", "DUMMY_KEY", "NANOID_ALPHABET", "RAW_URL_B64",
+    "REPO_NAME_RE", "RULES_KEY", "APIError", "Catalog", "ImportFailed", "MergeConflict", "Settings", "_now_iso",
     "entry_from_json", "entry_mtime", "entry_to_json", "not_found",
 ]
 

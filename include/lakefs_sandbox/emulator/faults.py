@@ -24,12 +24,14 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 
 @dataclass
 class Rule:
+    """One fault rule (the fields of the module docstring), with how often it matched and fired."""
+
     method: str
     path: str
     skip: int = 0
@@ -41,7 +43,7 @@ class Rule:
     through: bool = False
     seen: int = 0
     fired: int = 0
-    _re: re.Pattern = field(default=None, repr=False)  # type: ignore[assignment]
+    _re: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._re = re.compile(self.path)
@@ -51,6 +53,8 @@ class Rule:
 
 
 class Faults:
+    """The rules in force, in order."""
+
     def __init__(self) -> None:
         self.rules: list[Rule] = []
         self.lock = threading.Lock()
@@ -111,14 +115,15 @@ class FaultMiddleware:
 def install(app: FastAPI, check_auth) -> Faults:
     """Add the fault endpoints and the middleware to ``app``."""
     faults = Faults()
+    router = APIRouter()
 
-    @app.get("/_emulator/faults")
+    @router.get("/_emulator/faults")
     def get_faults(request: Request):
         check_auth(request)
         with faults.lock:
             return {"rules": [r.public() for r in faults.rules]}
 
-    @app.put("/_emulator/faults")
+    @router.put("/_emulator/faults")
     async def put_faults(request: Request):
         check_auth(request)
         body = await request.json()
@@ -128,5 +133,6 @@ def install(app: FastAPI, check_auth) -> Faults:
             return JSONResponse({"message": str(e)}, status_code=400)
         return Response(status_code=204)
 
+    app.include_router(router)
     app.add_middleware(FaultMiddleware, faults=faults)
     return faults

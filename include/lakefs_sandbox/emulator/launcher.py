@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @dataclass
 class RunningEmulator:
+    """An emulator process started by :func:`start`: its URL, its key pair, the process."""
+
     url: str
     access_key: str
     secret_key: str
@@ -78,9 +80,9 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
 def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = None,
                  timeout: float = 30.0, cwd: Path = ROOT, inherit_env: bool = True) -> subprocess.Popen:
     """
-    Start ``cmd`` in its own session in ``cwd`` (output to ``log``) and wait until ``ready_url``
-    answers; ``env`` is added to this process's environment, or is the whole of it without
-    ``inherit_env``.
+    Start ``cmd`` in its own session in ``cwd`` (output to ``log``); wait until ``ready_url`` answers.
+
+    ``env`` is added to this process's environment, or is the whole of it without ``inherit_env``.
     """
     with open(log, "wb") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,

@@ -21,7 +21,7 @@ class Settings:
     gcs: GCSOptions | None = None      # the endpoint the gs blockstore writes to (fake-gcs-server in tests)
 
     def options(self, uri: str):
-        """The storage settings for a namespace or address of this blockstore's kind."""
+        """Return the storage settings for a namespace or address of this blockstore's kind."""
         scheme = parse_namespace(uri, self.local_path).scheme
         return {"s3": self.s3, "azure": self.azure, "gs": self.gcs}.get(scheme)
     grace_period: int = 86400  # seconds: link-address validity and /config/garbage-collection

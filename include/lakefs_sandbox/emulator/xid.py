@@ -33,7 +33,7 @@ def xid_from_parts(seconds: int, machine: bytes = _machine, pid: bytes = _pid, c
 
 
 def new_xid(now: float) -> str:
-    """An ascending xid at time ``now`` (object names, uncommitted parquet file names)."""
+    """Return an ascending xid at time ``now`` (object names, uncommitted parquet file names)."""
     return xid_from_parts(int(now))
 
 
@@ -43,7 +43,7 @@ def new_descending_xid(now: float) -> str:
 
 
 def xid_raw_seconds(xid: str) -> int:
-    """The 4-byte time field of an xid."""
+    """Return the 4-byte time field of an xid."""
     if len(xid) != 20:
         raise ValueError(f"not an xid: {xid!r}")
     raw = base64.b32hexdecode(xid.upper() + "====")

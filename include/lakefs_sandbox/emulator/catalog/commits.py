@@ -47,9 +47,10 @@ class Commits(Staging):
     def import_objects(self, repo: str, branch: str, paths: list[dict], message: str, metadata: dict | None,
                        date: int | None, committer: str) -> dict:
         """
-        LakeFS import (``Catalog.importAsync``, then ``Graveler.Import``): a commit on ``branch``
-        whose destinations are replaced by the listed source objects (FULL addresses, outside the
-        namespace), message ``Import objects`` when none is given, metadata
+        Import, as lakeFS does (``Catalog.importAsync``, then ``Graveler.Import``).
+
+        A commit on ``branch`` whose destinations are replaced by the listed source objects (FULL
+        addresses, outside the namespace), message ``Import objects`` when none is given, metadata
         ``.lakefs.merge.strategy: source-wins``; the branch's staging is dropped (lakeFS drops its
         sealed tokens). A branch with uncommitted changes (``prepareForCommitIDUpdate``: a staged
         entry that differs from HEAD, or a tombstone over a committed one) is refused after the
@@ -121,9 +122,11 @@ class Commits(Staging):
     def merge(self, repo: str, source_ref: str, destination: str, message: str, metadata: dict | None,
               strategy: str, force: bool, allow_empty: bool, squash: bool, committer: str) -> str:
         """
-        LakeFS's ``Graveler.Merge``: a commit on ``destination`` whose parents are the
-        destination's HEAD (first) and the source commit, or the destination's HEAD alone for a
-        squash merge; metadata gains ``.lakefs.merge.strategy``. Returns the new commit id.
+        Merge, as lakeFS's ``Graveler.Merge``; return the new commit id.
+
+        A commit on ``destination`` whose parents are the destination's HEAD (first) and the source
+        commit, or the destination's HEAD alone for a squash merge; metadata gains
+        ``.lakefs.merge.strategy``.
         """
         with self.lock:
             if strategy not in ("", "dest-wins", "source-wins"):
@@ -160,9 +163,10 @@ class Commits(Staging):
     def revert(self, repo: str, branch: str, ref: str, parent_number: int, allow_empty: bool,
                overrides: dict | None, force: bool, committer: str) -> dict:
         """
-        LakeFS's ``Graveler.Revert``: merge the reverted commit's parent (``parent_number``,
-        1-based, required for a merge commit) into the branch with the commit as the base; one
-        parent, the branch's HEAD.
+        Revert, as lakeFS's ``Graveler.Revert``.
+
+        Merge the reverted commit's parent (``parent_number``, 1-based, required for a merge
+        commit) into the branch with the commit as the base; one parent, the branch's HEAD.
         """
         with self.lock:
             if parent_number < 0:
@@ -192,10 +196,11 @@ class Commits(Staging):
     def cherry_pick(self, repo: str, branch: str, ref: str, parent_number: int | None, overrides: dict | None,
                     force: bool, committer: str) -> dict:
         """
-        LakeFS's ``Graveler.CherryPick``: merge the commit into the branch with its parent
-        (``parent_number``, 1-based, required for a merge commit) as the base; one parent, the
-        branch's HEAD; the commit's message and metadata plus ``cherry-pick-origin`` and
-        ``cherry-pick-committer``.
+        Cherry-pick, as lakeFS's ``Graveler.CherryPick``.
+
+        Merge the commit into the branch with its parent (``parent_number``, 1-based, required for
+        a merge commit) as the base; one parent, the branch's HEAD; the commit's message and
+        metadata plus ``cherry-pick-origin`` and ``cherry-pick-committer``.
         """
         with self.lock:
             if parent_number is not None and parent_number <= 0:
@@ -224,9 +229,11 @@ class Commits(Staging):
 
 def _import_checksum(st, info, uri: str) -> str:
     """
-    The checksum lakeFS's import walkers record: the S3 listing's ETag (``pkg/block/s3/walker.go``),
-    GCS's md5Hash in hex (``pkg/block/gs/walker.go``), Azure's Content-MD5 in hex else the blob's
-    ETag (``pkg/block/azure/adapter.go`` ``calcETag``), a local file's MD5 (``pkg/block/local/adapter.go``
+    Return the checksum lakeFS's import walkers record for a listed object.
+
+    The S3 listing's ETag (``pkg/block/s3/walker.go``), GCS's md5Hash in hex
+    (``pkg/block/gs/walker.go``), Azure's Content-MD5 in hex else the blob's ETag
+    (``pkg/block/azure/adapter.go`` ``calcETag``), a local file's MD5 (``pkg/block/local/adapter.go``
     ``calcFileETag``). Our listings give the first three as ``ObjectInfo.checksum``; an Azure blob
     without Content-MD5 gets an ETag-like value here (Azurite's ETag is not in our listing).
     """

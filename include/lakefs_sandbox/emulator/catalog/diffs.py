@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from lakefs_sandbox.emulator.catalog.staging import Staging
 from lakefs_sandbox.emulator.errors import APIError
 from lakefs_sandbox.graveler_writer import entry_identity
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.graveler import Entry
 
 
 class Diffs(Staging):
@@ -13,10 +19,11 @@ class Diffs(Staging):
     def diff_branch(self, repo: str, branch: str, prefix: str, after: str, amount: int,
                     delimiter: str = "") -> tuple[list[tuple[str, str, int | None]], bool]:
         """
-        LakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``): the branch's uncommitted changes
-        against its HEAD, by path: ``added`` (no committed entry), ``changed`` (another identity),
-        ``removed`` (a tombstone over a committed entry: the tombstone's size, 0); paged as
-        :meth:`_page_diff` (``size`` None: a common prefix).
+        Diff a branch's uncommitted changes against its HEAD, as lakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``).
+
+        By path: ``added`` (no committed entry), ``changed`` (another identity), ``removed`` (a
+        tombstone over a committed entry: the tombstone's size, 0); paged as :meth:`_page_diff`
+        (``size`` None: a common prefix).
         """
         with self.lock:
             r = self._repo_row(repo)
@@ -31,13 +38,14 @@ class Diffs(Staging):
     def diff_refs(self, repo: str, left: str, right: str, kind: str, prefix: str, after: str, amount: int,
                   delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
         """
-        LakeFS's ``diffRefs``. ``two_dot`` (``Graveler.Diff``): the left commit against the right
-        one (a right ref ``<branch>$``, lakeFS's staging modifier: the branch's staged changes
-        over its HEAD); ``removed`` carries the left entry's size.
+        Diff two refs, as lakeFS's ``diffRefs``; paged as :meth:`_page_diff`.
+
+        ``two_dot`` (``Graveler.Diff``): the left commit against the right one (a right ref
+        ``<branch>$``, lakeFS's staging modifier: the branch's staged changes over its HEAD);
+        ``removed`` carries the left entry's size.
         ``three_dot``, the default (``Graveler.Compare``, committed only): what merging the right
         ref into the left would change, from their merge base: a key only the right side changed
-        is ``added``/``changed``/``removed``, one both changed differently ``conflict``. Paged as
-        :meth:`_page_diff`.
+        is ``added``/``changed``/``removed``, one both changed differently ``conflict``.
         """
         with self.lock:
             r = self._repo_row(repo)
@@ -56,14 +64,16 @@ class Diffs(Staging):
                 if base_id is None:
                     raise APIError(500, "no merge base")
                 lt, rt, base = (self._tree(repo, ns, c) for c in (left_id, right_id, base_id))
-            ident = entry_identity
+
+            def ident(e: Entry | None) -> bytes | None:
+                return None if e is None else entry_identity(e)
             diffs: list[tuple[str, str, int | None]] = []
             for path in sorted(set(lt) | set(rt), key=lambda k: k.encode("utf-8", "surrogateescape")):
                 lv, rv = lt.get(path), rt.get(path)
                 if lv is not None and rv is not None and ident(lv) == ident(rv):
                     continue
                 typ = "added" if lv is None else "removed" if rv is None else "changed"
-                size = (rv if rv is not None else lv).size
+                size = (rt[path] if rv is not None else lt[path]).size
                 if base is not None:  # lakeFS's compareIterator
                     bv = base.get(path)
                     if typ == "added":
@@ -88,10 +98,10 @@ class Diffs(Staging):
 
     def find_merge_base(self, repo: str, source: str, destination: str) -> tuple[str, str, str]:
         """
-        LakeFS's ``findMergeBase``: (source_commit_id, destination_commit_id, base_commit_id) as
-        lakeFS 1.84 answers them: its controller passes the destination as the catalog's source,
-        so ``source_commit_id`` is the destination's commit and ``destination_commit_id`` the
-        source's.
+        Return (source_commit_id, destination_commit_id, base_commit_id) as lakeFS 1.84's ``findMergeBase`` answers.
+
+        Its controller passes the destination as the catalog's source, so ``source_commit_id`` is
+        the destination's commit and ``destination_commit_id`` the source's.
         """
         with self.lock:
             self._repo_row(repo)
@@ -103,13 +113,15 @@ class Diffs(Staging):
             return from_id, to_id, base
 
 
-def _page_diff(diffs: list[tuple[str, str, int | None]], prefix: str, after: str, amount: int,
+def _page_diff(diffs: Sequence[tuple[str, str, int | None]], prefix: str, after: str, amount: int,
                delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
     """
-    LakeFS's ``listDiffHelper`` over (path, type, size) in path order: the paths under
-    ``prefix`` past ``after`` (with a delimiter: past everything under ``after``), a run of paths
-    under one common prefix folded into one ``prefix_changed`` entry (size None; lakeFS reports
-    every common prefix as changed), at most ``amount``; returns them and whether more follow.
+    Page diffs as lakeFS's ``listDiffHelper``; return the page and whether more follow.
+
+    Over (path, type, size) in path order: the paths under ``prefix`` past ``after`` (with a
+    delimiter: past everything under ``after``), a run of paths under one common prefix folded
+    into one ``prefix_changed`` entry (size None; lakeFS reports every common prefix as changed),
+    at most ``amount``.
     """
     def started(p: str) -> bool:
         if not after or after < prefix:

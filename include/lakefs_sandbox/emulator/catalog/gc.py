@@ -72,17 +72,15 @@ class GarbageCollection(Staging):
             return out
 
     def _presign_get(self, ns: str, key: str) -> str | None:
-        """
-        A presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the
-        location).
-        """
+        """Return a presigned GET (S3 only: the emulator presigns no Azure or GCS URL; the GC reads the location)."""
         return self.presign(ns, "get_object", key) if isinstance(self.storage(ns), S3Storage) else None
 
     def presign(self, ns: str, operation: str, key: str, expiry: int = 900) -> str:
         """
-        A presigned S3 URL for ``key`` of namespace ``ns``, signed as lakeFS signs (SigV4, query
-        parameters ``X-Amz-*``, boto3's default for a custom endpoint being SigV2) and, as the Go
-        SDK lakeFS uses, with ``x-id=<operation>`` among the signed parameters.
+        Return a presigned S3 URL for ``key`` of namespace ``ns``, signed as lakeFS signs.
+
+        SigV4, query parameters ``X-Amz-*`` (boto3's default for a custom endpoint being SigV2)
+        and, as the Go SDK lakeFS uses, with ``x-id=<operation>`` among the signed parameters.
         """
         st = self.storage(ns)
         presigner = self._presigners.get(ns)

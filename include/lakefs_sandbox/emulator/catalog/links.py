@@ -27,11 +27,12 @@ _GO_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\
 
 
 def _go_json_string(s: str) -> str:
-    """
-    A string as Go's ``json.Marshal`` writes it (Go 1.22+): ``"`` and ``\\`` escaped, ``\\b
-    \\f \\n \\r \\t`` by name, other control characters ``\\u00xx``, HTML-escaped (``<``, ``>``,
-    ``&``), U+2028/U+2029 escaped, anything else as UTF-8 (a lone surrogate, invalid UTF-8 to Go,
-    as U+FFFD).
+    r"""
+    Return a string as Go's ``json.Marshal`` writes it (Go 1.22+).
+
+    ``"`` and ``\`` escaped, ``\b \f \n \r \t`` by name, other control characters ``\u00xx``,
+    HTML-escaped (``<``, ``>``, ``&``), U+2028/U+2029 escaped, anything else as UTF-8 (a lone
+    surrogate, invalid UTF-8 to Go, as U+FFFD).
     """
     out = []
     for ch in s:
@@ -48,8 +49,9 @@ def _go_json_string(s: str) -> str:
 
 def _address_json(repo: str, branch: str, path: str, address: str) -> bytes:
     """
-    What lakeFS signs for a link address (``catalog.getAddressJSON``): ``json.Marshal`` of a
-    struct of Repository, Branch, Path and PhysicalAddress, in that order.
+    Return what lakeFS signs for a link address (``catalog.getAddressJSON``).
+
+    ``json.Marshal`` of a struct of Repository, Branch, Path and PhysicalAddress, in that order.
     """
     fields = (("Repository", repo), ("Branch", branch), ("Path", path), ("PhysicalAddress", address))
     return ("{" + ",".join(f'"{k}":{_go_json_string(v)}' for k, v in fields) + "}").encode()
@@ -60,21 +62,23 @@ class Links(Staging):
 
     def _hmac(self, repo: str, branch: str, path: str, address: str) -> bytes:
         """
-        The link-address HMAC-SHA256 over what lakeFS signs (``catalog.getAddressJSON``): the
-        JSON of repository, branch, path and address, so that an address links only under the
+        Return the link-address HMAC-SHA256 over what lakeFS signs (``catalog.getAddressJSON``).
+
+        The JSON of repository, branch, path and address, so that an address links only under the
         repository, branch and path it was handed out for.
         """
         return hmac.new(self._signing_key, _address_json(repo, branch, path, address), hashlib.sha256).digest()
 
     def _sign(self, repo: str, branch: str, path: str, address: str) -> str:
-        """The signature, URL-safe base64 without padding (43 characters), as lakeFS's ``signAddress``."""
+        """Return the signature, URL-safe base64 without padding (43 characters), as lakeFS's ``signAddress``."""
         return base64.urlsafe_b64encode(self._hmac(repo, branch, path, address)).rstrip(b"=").decode()
 
     def get_physical_address(self, repo: str, branch: str, path: str) -> tuple[dict, str, str]:
         """
-        (repo, the key to write: the relative address with ``,<signature>``, the full URI of
-        that key). As lakeFS 1.84 (``GetPhysicalAddress``): only the repository is looked up, so a
-        branch that does not exist gets an address too (linking it then answers the missing branch).
+        Return (repo, the key to write: the relative address with ``,<signature>``, the full URI of that key).
+
+        As lakeFS 1.84 (``GetPhysicalAddress``): only the repository is looked up, so a branch that
+        does not exist gets an address too (linking it then answers the missing branch).
         """
         with self.lock:
             r = self._repo_row(repo)
@@ -85,9 +89,10 @@ class Links(Staging):
     def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
                               content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
         """
-        LakeFS's ``LinkPhysicalAddress``, in its order: the repository, the address (verified
-        when relative), then the entry staged on the branch (``CreateEntry``: a missing branch
-        answers 404 only after the address passed).
+        Link an address, as lakeFS's ``LinkPhysicalAddress``.
+
+        In its order: the repository, the address (verified when relative), then the entry staged
+        on the branch (``CreateEntry``: a missing branch answers 404 only after the address passed).
         """
         with self.lock:
             r = self._repo_row(repo)

@@ -51,11 +51,12 @@ class Objects(Staging):
 
     def address_uri(self, ns: str, e: Entry) -> str:
         """
-        The ``physical_address`` lakeFS's stat and listing print (``ResolveNamespace`` then
-        ``QualifiedKey.Format``). On the local blockstore a FULL ``local://<host>/<path>`` prints as
-        ``local://`` + ``path.Join(<blockstore root>, host, path)``: the resolved form that
-        ``getPhysicalAddress`` hands out comes back with the root twice
-        (``local:///<root>/<root>/repo/data/...``), while the object is read at ``<root>/repo/data/...``.
+        Return the ``physical_address`` that lakeFS's stat and listing print for an entry.
+
+        lakeFS resolves it with ``ResolveNamespace`` then ``QualifiedKey.Format``. On the local blockstore a FULL ``local://<host>/<path>`` prints as ``local://`` +
+        ``path.Join(<blockstore root>, host, path)``: the resolved form that ``getPhysicalAddress``
+        hands out comes back with the root twice (``local:///<root>/<root>/repo/data/...``), while
+        the object is read at ``<root>/repo/data/...``.
         """
         if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
             return self.full_uri(ns, e.address)
@@ -82,9 +83,10 @@ class Objects(Staging):
 
     def delete_object(self, repo: str, branch: str, path: str) -> None:
         """
-        LakeFS's ``Graveler.Delete`` (``deleteUnsafe``): a tombstone over an entry the branch
-        shows (committed or staged); a path that is nowhere, or deleted already, is left as it is
-        and still succeeds (lakeFS 1.84 answers 204, not 404). The branch must exist.
+        Delete, as lakeFS's ``Graveler.Delete`` (``deleteUnsafe``): a tombstone over an entry the branch shows.
+
+        The entry may be committed or staged; a path that is nowhere, or deleted already, is left
+        as it is and still succeeds (lakeFS 1.84 answers 204, not 404). The branch must exist.
         """
         with self.lock:
             self._repo_row(repo)
@@ -99,11 +101,12 @@ class Objects(Staging):
 
     def delete_objects(self, repo: str, branch: str, paths: list[str]) -> list[dict]:
         """
-        LakeFS's ``deleteObjects`` (``Catalog.DeleteEntries``, ``Graveler.DeleteBatch``): each
-        path as :meth:`delete_object`; answers the per-path errors (``ObjectError``). lakeFS's
-        controller drops every not-found error, the batch's own included: a missing repository
-        or branch answers no error and deletes nothing; so does an empty path among them (its
-        ``ErrPathRequiredValue`` fails the whole batch, and is dropped too: Spark's "main/").
+        Delete each path as :meth:`delete_object`; return the per-path errors (``ObjectError``).
+
+        As lakeFS's ``deleteObjects`` (``Catalog.DeleteEntries``, ``Graveler.DeleteBatch``).
+        lakeFS's controller drops every not-found error, the batch's own included: a missing
+        repository or branch answers no error and deletes nothing; so does an empty path among
+        them (its ``ErrPathRequiredValue`` fails the whole batch, and is dropped too: Spark's "main/").
         """
         with self.lock:
             if len(paths) > DELETE_OBJECTS_MAX:
@@ -151,9 +154,9 @@ class Objects(Staging):
                         si += 1
                     else:
                         yield p, e
-                for p, e in staged[si:]:
-                    if e is not None:
-                        yield p, e
+                for sp, se in staged[si:]:
+                    if se is not None:
+                        yield sp, se
 
             results: list[tuple[str, Entry | None]] = []
             last_prefix = None
@@ -177,11 +180,13 @@ class Objects(Staging):
     def copy_object(self, repo: str, branch: str, dest_path: str, src_ref: str, src_path: str,
                     force: bool = False, shallow: bool = False) -> tuple[dict, Entry]:
         """
-        LakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone): the source entry (any
-        ref; the destination branch when ``src_ref`` is empty; staged entries included) is copied to a
-        new relative address under ``data/`` and staged on ``branch`` with the source's size, checksum,
-        metadata and content type and a new mtime. ``shallow`` answers 501 as lakeFS's
-        ``apiutil.BuildOptsFromParams`` does (the catalog's clone path is not reachable from the API).
+        Copy an object, as lakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone).
+
+        The source entry (any ref; the destination branch when ``src_ref`` is empty; staged entries
+        included) is copied to a new relative address under ``data/`` and staged on ``branch`` with
+        the source's size, checksum, metadata and content type and a new mtime. ``shallow`` answers
+        501 as lakeFS's ``apiutil.BuildOptsFromParams`` does (the catalog's clone path is not
+        reachable from the API).
         """
         with self.lock:
             r = self._repo_row(repo)

@@ -8,12 +8,17 @@ new objects get ``data/<slice>/<object>`` addresses.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import TypeVar
 
 from lakefs_gc.lakefs.graveler import Entry
 from lakefs_sandbox.emulator.catalog.trees import Trees
 from lakefs_sandbox.emulator.errors import APIError
 from lakefs_sandbox.emulator.xid import new_descending_xid, new_xid
 from lakefs_sandbox.graveler_writer import entry_identity
+
+# staged changes with tombstones (None) or without: what goes into _diff_uncommitted comes out
+_Staged = TypeVar("_Staged", Entry, Entry | None)
 
 
 def entry_to_json(e: Entry) -> dict:
@@ -38,8 +43,10 @@ class Staging(Trees):
 
     def _staged(self, repo: str, branch: str) -> list[tuple[str, Entry | None]]:
         """
-        The branch's uncommitted changes: staging over the compacted layer (lakeFS's
-        CompactedBaseMetaRangeID; its uncommitted diff joins both, pkg/graveler diffUncommitted).
+        Return the branch's uncommitted changes: staging over the compacted layer.
+
+        lakeFS's CompactedBaseMetaRangeID; its uncommitted diff joins both (pkg/graveler
+        diffUncommitted).
         """
         rows = dict(self.db.execute("SELECT path, entry FROM compacted WHERE repo=? AND branch=?", (repo, branch)))
         rows.update(self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)))
@@ -57,8 +64,9 @@ class Staging(Trees):
 
     def compact(self, repo: str, branch: str) -> int:
         """
-        Staging compaction (lakeFS Enterprise; OSS graveler reads its result): the branch's staged
-        entries move into the compacted layer. Returns how many moved.
+        Move the branch's staged entries into the compacted layer; return how many moved.
+
+        Staging compaction is lakeFS Enterprise's; OSS graveler reads its result.
         """
         with self.lock:
             self._repo_row(repo)
@@ -70,9 +78,13 @@ class Staging(Trees):
                 self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, branch))
             return len(rows)
 
-    def _diff_uncommitted(self, ns: str, mr_id: str, staged: list[tuple[str, Entry | None]]) -> list[tuple[str, Entry | None]]:
-        """Staged changes that differ from the committed tree (identity compare; tombstones of absent keys dropped)."""
-        out = []
+    def _diff_uncommitted(self, ns: str, mr_id: str, staged: Sequence[tuple[str, _Staged]]) -> list[tuple[str, _Staged]]:
+        """
+        Return the staged changes that differ from the committed tree.
+
+        Entries compare by identity; tombstones of absent keys are dropped.
+        """
+        out: list[tuple[str, _Staged]] = []
         for path, e in staged:
             base = self._lookup(ns, mr_id, path)
             if e is None:
@@ -96,7 +108,7 @@ class Staging(Trees):
         return f"data/{sl[0]}/{new_xid(now)}"
 
     def _tree(self, repo: str, ns: str, cid: str, branch: str | None = None) -> dict[str, Entry]:
-        """A commit's entries by path (with ``branch``: its staged changes over them)."""
+        """Return a commit's entries by path (with ``branch``: its staged changes over them)."""
         tree = dict(self._iter_committed(ns, self._commit(repo, cid)["meta_range_id"]))
         for path, e in self._staged(repo, branch) if branch is not None else []:
             if e is None:
@@ -116,8 +128,9 @@ class Staging(Trees):
 
     def _clean_branch(self, repo: str, branch: str) -> tuple[dict, str, dict]:
         """
-        (repo row, HEAD id, HEAD commit) of a branch without uncommitted changes (lakeFS's
-        ``prepareForCommitIDUpdate``: ``ErrDirtyBranch`` otherwise).
+        Return (repo row, HEAD id, HEAD commit) of a branch without uncommitted changes.
+
+        As lakeFS's ``prepareForCommitIDUpdate``: ``ErrDirtyBranch`` otherwise.
         """
         r = self._repo_row(repo)
         head, _ = self._branch(repo, branch)

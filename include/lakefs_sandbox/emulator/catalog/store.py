@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.storage import open_storage, parse_namespace
 from lakefs_sandbox.emulator.errors import APIError, not_found
@@ -79,7 +79,7 @@ class Store:
         if settings.clock_offset is not None:
             self.set_clock_offset(settings.clock_offset)
         self._storages: dict[str, object] = {}
-        self._presigners: dict[str, object] = {}  # S3 clients that sign URLs with SigV4
+        self._presigners: dict[str, Any] = {}  # S3 clients that sign URLs with SigV4
         # trees are immutable: keep many parsed (test repositories hold thousands of small ranges; a
         # big one holds few large ones), and remember which tables are known to be in the namespace
         self._metaranges = _LRU(4096)
@@ -135,9 +135,11 @@ class Store:
 
     def full_uri(self, ns: str, key: str) -> str:
         """
-        A key as lakeFS formats it (``QualifiedKey.Format``): on the local blockstore
-        ``local://`` + ``path.Join(local_path, ns, key)``, so resolved and without a trailing ``/``
-        (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the key as they are.
+        Return a key as lakeFS formats it (``QualifiedKey.Format``).
+
+        On the local blockstore ``local://`` + ``path.Join(local_path, ns, key)``, so resolved and
+        without a trailing ``/`` (``local:///<local_path>/<ns>/<key>``); on S3 the namespace and the
+        key as they are.
         """
         if ns.startswith("local://"):
             return "local://" + posixpath.normpath(f"{parse_namespace(ns, self.s.local_path).prefix}/{key}")
@@ -157,7 +159,7 @@ class Store:
                 "storage_namespace": r["storage_namespace"], "storage_id": "", "read_only": r["read_only"]}
 
     def _writable(self, repo: str, force: bool) -> dict:
-        """The repository's row; 403 when it is read-only and ``force`` is not set."""
+        """Return the repository's row; 403 when it is read-only and ``force`` is not set."""
         r = self._repo_row(repo)
         if r["read_only"] and not force:
             raise APIError(403, "repository is read-only")
@@ -176,9 +178,10 @@ class Store:
 
     def _all_commits(self, repo: str) -> dict[str, dict]:
         """
-        Every commit of ``repo`` by id (read-only: shared by callers). Commits never change and
-        are only added, so the parsed set is kept while the repository's commit count and last
-        rowid stay the same (``delete_repository`` drops it).
+        Return every commit of ``repo`` by id (read-only: shared by callers).
+
+        Commits never change and are only added, so the parsed set is kept while the repository's
+        commit count and last rowid stay the same (``delete_repository`` drops it).
         """
         stamp = tuple(self.db.execute("SELECT COUNT(*), MAX(rowid) FROM commits WHERE repo=?", (repo,)).fetchone())
         cached = self._commits_cache.get(repo)
@@ -197,8 +200,10 @@ class Store:
 
     def resolve_ref(self, repo: str, ref: str, missing: str = "not found") -> tuple[str, str | None]:
         """
-        (commit id, branch name or None). Accepts a branch, a tag, a full commit id or a unique
-        prefix (>= 6); ``missing``: the 404's message (lakeFS's differs by endpoint).
+        Return (commit id, branch name or None) of a ref.
+
+        Accepts a branch, a tag, a full commit id or a unique prefix (>= 6); ``missing``: the 404's
+        message (lakeFS's differs by endpoint).
         """
         row = self.db.execute("SELECT commit_id FROM branches WHERE repo=? AND name=?", (repo, ref)).fetchone()
         if row:
@@ -214,8 +219,9 @@ class Store:
 
     def _merge_base(self, repo: str, left: str, right: str) -> str | None:
         """
-        LakeFS's ``ref.FindMergeBase``: a best common ancestor, walking both sides together by
-        generation (then creation date), newest first.
+        Return a best common ancestor, as lakeFS's ``ref.FindMergeBase``.
+
+        Walks both sides together by generation (then creation date), newest first.
         """
         if left == right:
             return left

@@ -69,8 +69,10 @@ class Trees(Store):
 
     def _apply(self, ns: str, base_mr: str, changes: list[tuple[bytes, Entry | None]]) -> str:
         """
-        LakeFS's committed Apply: untouched base ranges are reused as-is when the writer is at a range
-        boundary; touched ranges are rewritten, cut by ShouldBreakAtKey. Returns the new metarange id.
+        Apply sorted changes to a base metarange, as lakeFS's committed Apply; return the new metarange id.
+
+        Untouched base ranges are reused as-is when the writer is at a range boundary; touched
+        ranges are rewritten, cut by ShouldBreakAtKey.
         """
         out: list[RangeInfo] = []
         state: dict = {"w": None, "buf": None}
@@ -94,11 +96,14 @@ class Trees(Store):
             out.append(info)
             state["w"] = state["buf"] = None
 
+        def add_change(key: bytes, e: Entry | None) -> None:
+            if e is not None:  # None deletes: nothing to write
+                add(key, entry_value(e))
+
         ci, n = 0, len(changes)
         for rng in self._metarange(ns, base_mr):
             while ci < n and changes[ci][0] < rng.min_key:
-                if changes[ci][1] is not None:
-                    add(changes[ci][0], entry_value(changes[ci][1]))
+                add_change(*changes[ci])
                 ci += 1
             if ci == n or changes[ci][0] > rng.max_key:
                 close()
@@ -107,18 +112,15 @@ class Trees(Store):
             _, recs = self._range(ns, rng.id)
             for rec in recs:
                 while ci < n and changes[ci][0] < rec.key:
-                    if changes[ci][1] is not None:
-                        add(changes[ci][0], entry_value(changes[ci][1]))
+                    add_change(*changes[ci])
                     ci += 1
                 if ci < n and changes[ci][0] == rec.key:
-                    if changes[ci][1] is not None:
-                        add(rec.key, entry_value(changes[ci][1]))
+                    add_change(*changes[ci])
                     ci += 1
                 else:
                     add(rec.key, entry_value(rec.entry))
         while ci < n:
-            if changes[ci][1] is not None:
-                add(changes[ci][0], entry_value(changes[ci][1]))
+            add_change(*changes[ci])
             ci += 1
         close()
         mr_id, data = metarange_to_bytes(out)
@@ -128,10 +130,11 @@ class Trees(Store):
     def _merge_trees(self, ns: str, dest: str, source: str, base: str, strategy: str,
                      allow_empty: bool = False) -> str:
         """
-        LakeFS's ``committedManager.Merge`` (``pkg/graveler/committed/merge.go``), key by key: a
-        side that did not change a key against ``base`` takes the other side's; both changed (or
-        one changed and the other deleted) is a conflict unless ``strategy`` is ``dest-wins`` or
-        ``source-wins``. Entries compare by identity. Returns the merged metarange id.
+        Merge three trees key by key, as lakeFS's ``committedManager.Merge``; return the merged metarange id.
+
+        ``pkg/graveler/committed/merge.go``: a side that did not change a key against ``base`` takes
+        the other side's; both changed (or one changed and the other deleted) is a conflict unless
+        ``strategy`` is ``dest-wins`` or ``source-wins``. Entries compare by identity.
         """
         if source == base and not allow_empty:
             raise APIError(400, "no changes")
@@ -150,6 +153,7 @@ class Trees(Store):
             raise MergeConflict()
 
         changes: list[tuple[bytes, Entry | None]] = []
+        out: Entry | None
         for key in sorted(set(d) | set(s), key=lambda k: k.encode("utf-8", "surrogateescape")):
             dv, sv, bv = d.get(key), s.get(key), b.get(key)
             di, si, bi = ident(dv), ident(sv), ident(bv)
