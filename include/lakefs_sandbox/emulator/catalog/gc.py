@@ -15,6 +15,7 @@ import secrets
 import time
 
 from lakefs_gc.lakefs.graveler import RELATIVE
+from lakefs_gc.lakefs.sstable import uvarint_bytes
 from lakefs_gc.storage import S3Storage
 from lakefs_sandbox.emulator.active_commits import CommitNode, Rules, active_commits
 from lakefs_sandbox.emulator.catalog.staging import Staging, entry_mtime
@@ -191,13 +192,8 @@ def _x_id(request, operation_name: str, **_) -> None:
 
 
 def _pb_varint(v: int) -> bytes:
-    v &= 0xFFFFFFFFFFFFFFFF
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
+    """Return ``v`` as a protobuf varint (two's complement on 64 bits, as protobuf writes an int)."""
+    return uvarint_bytes(v & 0xFFFFFFFFFFFFFFFF)
 
 
 def _rules_proto(rules: dict) -> bytes:
