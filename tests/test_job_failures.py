@@ -1,7 +1,7 @@
 """What a Spark job records when it fails (``lakefs_gc.spark.shell``): a refusal in each step is
 ``{"failure": {"kind": "refused", ...}}`` with its message, anything else ``failed``; the jobs'
 secrets file. In-process on the shared SparkSession (the job's process is the point of one test,
-``tests/airflow/test_spark_tasks.py``, which runs the delete job through spark-submit)."""
+``tests/airflow/operators/test_spark_tasks.py``, which runs the delete job through spark-submit)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from tests.airflow.test_wheel import BUILD_TIMEOUT, _clean_env, _run, _uv
+from tests.airflow.wheel.test_wheel import BUILD_TIMEOUT, _clean_env, _run, _uv
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -189,7 +189,7 @@ def gc_page(base: str, profile: Path, login: tuple[str, str] | None = None):
     Airflow's), a token without a login."""
     from playwright.sync_api import expect, sync_playwright
 
-    from tests.airflow.test_forms import UI_TIMEOUT_MS, _browser
+    from tests.airflow.ui.test_forms import UI_TIMEOUT_MS, _browser
 
     expect.set_options(timeout=UI_TIMEOUT_MS)
     with sync_playwright() as p:

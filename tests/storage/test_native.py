@@ -213,7 +213,7 @@ def test_azure_sas_token(azurite, fallbacks):
 
 def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
     """GCSHook turns a service account (key file, key JSON, impersonation) into an access token
-    (tests/airflow/test_hooks.py); the native client sends it as the SDK does."""
+    (tests/airflow/hooks/test_hooks.py); the native client sends it as the SDK does."""
     from lakefs_gc.storage import GCSOptions
 
     name = fake_gcs.create(f"native{next(_n)}")

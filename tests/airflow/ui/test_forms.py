@@ -16,7 +16,7 @@ The trigger form:
    message naming the Param that the person sees, and no run with a weaker guard exists.
 
 A run that is created with 5 anyway (a hand-made conf, an old serialized DAG) fails in
-``prepare_run``: ``tests/airflow/test_operators.py``; every numeric Param: ``test_params.py``.
+``prepare_run``: ``tests/airflow/operators/test_operators.py``; every numeric Param: ``test_params.py``.
 
 The connection form: the person opens Admin > Connections > Add Connection, types "lakeFS" and sees
 two types, Treeverse's ("lakefs", ``airflow-provider-lakefs``, installed beside ours: its metadata names

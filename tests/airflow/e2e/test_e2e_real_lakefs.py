@@ -1,7 +1,7 @@
 """The GC DAG end to end on lakeFS itself (1.84.0, built by ``scripts/setup.sh``), on every
 blockstore it runs on here: local, S3 (moto), Azure Blob (Azurite, through lakeFS's
 ``blockstore.azure.test_endpoint_url``) and GCS (fake-gcs-server, through ``STORAGE_EMULATOR_HOST``).
-The set-up and the checks are ``tests/airflow/test_e2e.py``'s: the sample repository seeded through
+The set-up and the checks are ``tests/airflow/e2e/test_e2e.py``'s: the sample repository seeded through
 lakefs-sdk with commits dated back through the commit API (``CommitCreation.date``), a full
 ``dag.test()`` run with real spark-submit jobs and fresh garbage newer than the cutoff, exactly the
 expected garbage gone, everything live and the sibling prefix left, the report in lakeFS's layout,
@@ -15,7 +15,7 @@ import pytest
 
 from lakefs_sandbox.cloud_servers import AZURITE_KEY
 from lakefs_sandbox.seed import DELETED
-from tests.airflow.test_e2e import _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env
+from tests.airflow.e2e.test_e2e import _assert_no_secrets, _fresh_garbage_then_sweep, _seed_env
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e, pytest.mark.real_lakefs]
 PREFIX = {"local": "local://", "s3": "s3://", "azure": "https://devstoreaccount1.azurite.test/", "gs": "gs://"}

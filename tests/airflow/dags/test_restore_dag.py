@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from lakefs_gc.report import layout
 from lakefs_gc.storage import LocalStorage
 from tests.airflow.helpers import REPO
-from tests.airflow.test_dag_run import gc_dag  # noqa: F401 - the fixture: config, connections, fake lakeFS
+from tests.airflow.dags.test_dag_run import gc_dag  # noqa: F401 - the fixture: config, connections, fake lakeFS
 from tests.sweeping.test_restore import MARK, _files, _mark, _sweep
 
 

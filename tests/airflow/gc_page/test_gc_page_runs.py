@@ -1,7 +1,7 @@
 """The GC page's data (``lakefs_gc_airflow.gc_page.runs``), without Airflow: reports in a namespace
 read into runs, merged with the DAG's runs; and the built bundle is the build of its sources.
 
-The page itself, in a real browser over real runs: ``tests/airflow/run_page.py`` (called by the
+The page itself, in a real browser over real runs: ``tests/airflow/gc_page/run_page.py`` (called by the
 ``s3://`` cluster end-to-end test).
 """
 

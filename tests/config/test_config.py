@@ -203,7 +203,7 @@ def test_missing_file_and_bad_yaml_are_clear(tmp_path):
 
 def test_project_root_and_config_path_follow_the_environment(monkeypatch, tmp_path):
     """Installed as a wheel there is no checkout around the package: LAKEFS_GC_HOME says where
-    config/ is (the jobs and their zip come from the package: tests/airflow/test_wheel.py)."""
+    config/ is (the jobs and their zip come from the package: tests/airflow/wheel/test_wheel.py)."""
     monkeypatch.delenv("LAKEFS_GC_CONFIG", raising=False)
     monkeypatch.setenv("LAKEFS_GC_HOME", str(tmp_path))
     assert project_root() == tmp_path

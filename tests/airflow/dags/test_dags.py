@@ -10,7 +10,7 @@ import pytest
 
 from tests.airflow.helpers import validate_params
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 EXPECTED_UPSTREAM = {
     "prepare_run": set(),

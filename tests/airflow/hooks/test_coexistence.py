@@ -6,7 +6,7 @@
 - One connection serves both: their ``LakeFSHook`` writes to lakeFS (the emulator) through a
   ``lakefs`` connection, and our GC's hook reads the same connection and sees what they wrote; the
   same with their other shape, an ``http`` connection with the keys as extras.
-- A DAG run of ours through a ``lakefs`` connection: ``tests/airflow/test_backfill.py`` and
+- A DAG run of ours through a ``lakefs`` connection: ``tests/airflow/e2e/test_backfill.py`` and
   ``test_e2e_histories.py`` give theirs; the connection form with both installed:
   ``test_forms.py``.
 

@@ -1,5 +1,5 @@
 """A finished GC run as a person sees it in Airflow 3's UI, in a real browser (called by the
-``s3://`` end-to-end test, ``tests/airflow/test_e2e_cluster.py``, on the run it has just made: one GC run
+``s3://`` end-to-end test, ``tests/airflow/e2e/test_e2e_cluster.py``, on the run it has just made: one GC run
 serves both).
 
 An api-server of its own (127.0.0.1, its own AIRFLOW_HOME, the simple auth manager with a known
@@ -35,7 +35,7 @@ from lakefs_sandbox.emulator.launcher import free_port, wait_http
 from lakefs_sandbox.local_airflow import airflow_env
 from tests.airflow.conftest import conn_env
 from tests.airflow.helpers import REPO, Airflow, airflow_api, gc_page, sign_in
-from tests.airflow.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
+from tests.airflow.ui.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 USER, ROLE = "gc-viewer", "admin"
 SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates

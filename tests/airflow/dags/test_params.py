@@ -77,5 +77,5 @@ def test_mark_id_is_optional_in_the_form_and_read_by_sweep_only(dag):
     assert "Required by mode sweep_only" in dag.params.get_param("mark_id").description
     values = validate_params(dag, {"mode": "sweep_only", "mark_id": "gcrun01"})
     assert settings_from_params(values).mark_id == "gcrun01"
-    # sweep_only without mark_id passes the form; prepare_run refuses it (tests/airflow/test_operators.py)
+    # sweep_only without mark_id passes the form; prepare_run refuses it (tests/airflow/operators/test_operators.py)
     assert settings_from_params(validate_params(dag, {"mode": "sweep_only"})).mark_id == ""

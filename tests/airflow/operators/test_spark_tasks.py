@@ -21,7 +21,7 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import context, dag_module, fake_spark_submit, repo_config
-from tests.airflow.test_operators import CANDIDATES, COMMITTED, SLICES, UNCOMMITTED, base_ctx, base_inputs, wire
+from tests.airflow.operators.test_operators import CANDIDATES, COMMITTED, SLICES, UNCOMMITTED, base_ctx, base_inputs, wire
 from tests.support.jvm import java_options
 
 S3_TOKEN = "s3-session-token-value-5e0c71"

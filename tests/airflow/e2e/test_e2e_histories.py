@@ -1,6 +1,6 @@
 """A sample of the model-based histories (``tests/test_random_histories.py``) through the real GC
 DAG (``dag.test()``, real spark-submit jobs) against the lakeFS emulator, with
-``tests/airflow/test_e2e.py``'s set-up. A file of its own so that the test runners spread the long
+``tests/airflow/e2e/test_e2e.py``'s set-up. A file of its own so that the test runners spread the long
 end-to-end tests.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.airflow.test_e2e import GRACE, MIN_AGE, TARGET, TASKS, _load_dag, _states
+from tests.airflow.e2e.test_e2e import GRACE, MIN_AGE, TARGET, TASKS, _load_dag, _states
 from tests.conftest import ns_storage
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]

@@ -6,14 +6,14 @@ no file of the driver's but the ``--py-files`` bundle Spark ships them.
 
 On a ``local://`` namespace (a mark-only run, a refused and a real sweep-only run of its mark) and an
 ``s3://`` namespace (moto server on 127.0.0.1, with fresh garbage): exactly the seeded garbage goes,
-as on ``local[*]`` (``tests/airflow/test_e2e.py``, whose set-up and checks
+as on ``local[*]`` (``tests/airflow/e2e/test_e2e.py``, whose set-up and checks
 these are; conformance mode too); every Spark step ran as an application of the master with
 executors in the workers; no secret is in any XCom, the run's output or files, the master's state,
 or the workers' logs and executor output (where each executor's launch command, with the Spark
 properties it got, is written). On ``s3://`` three runs: one whose delayed confirmation holds back every
 candidate (its steps in their tasks, as for any small repository: fewer applications for the suite's two
 cores), the sweep, and one refused by ``prepare_run``; the sweep is then opened in Airflow's UI in
-a real browser, and the three in the GC page (``tests/airflow/run_page.py``). Both in one file: one
+a real browser, and the three in the GC page (``tests/airflow/gc_page/run_page.py``). Both in one file: one
 cluster for both.
 """
 
@@ -26,7 +26,7 @@ import pytest
 
 from lakefs_sandbox import spark_cluster
 from lakefs_sandbox.seed import DELETED, KEPT
-from tests.airflow.test_e2e import (
+from tests.airflow.e2e.test_e2e import (
     PAGES,
     TARGET,
     TASKS,
@@ -118,7 +118,7 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
                                                                               request, monkeypatch, tmp_path,
                                                                               airflow_db, capfd):
     """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
-    same run is then opened in Airflow's UI in a real browser (``tests/airflow/run_page.py``)."""
+    same run is then opened in Airflow's UI in a real browser (``tests/airflow/gc_page/run_page.py``)."""
     moto = request.getfixturevalue("moto_server") if TARGET is None else None
     # the first run's Spark steps in their tasks (the product's default for a small repository): the
     # sweep is the run whose steps are the cluster's applications
@@ -159,7 +159,7 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
         return
     from airflow.configuration import conf
 
-    from tests.airflow import run_page
+    from tests.airflow.gc_page import run_page
 
     conns = {"lakefs_default": env.lakefs_conn, "aws_default": env.aws_conn,
              "spark_default": {"conn_type": "spark", "host": cluster.master_url}}
