@@ -38,14 +38,14 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 # cores, a quiet machine): only the order in which workers take files depends on it (longest first, so
 # that none starts last and runs alone).
 FILE_SECONDS = {
-    "stack/test_compose_stack.py": 500, "airflow/e2e/test_e2e_cluster.py": 488, "bench/test_reference.py": 30, "real_lakefs/test_runs_in_a_row.py": 242, "test_random_histories.py": 231,
+    "stack/test_compose_stack.py": 500, "airflow/e2e/test_e2e_cluster.py": 488, "bench/test_reference.py": 30, "real_lakefs/test_runs_in_a_row.py": 242, "runs/test_random_histories.py": 231,
     "airflow/wheel/test_wheel.py": 192, "airflow/e2e/test_e2e_real_lakefs.py": 189, "test_faults.py": 157,
     "steps/test_delete.py": 144, "airflow/e2e/test_backfill.py": 134, "real_lakefs/test_histories.py": 134,
-    "listing/test_uncommitted.py": 130, "test_demo.py": 108, "sweeping/test_deleter.py": 96,
-    "test_jobs_local.py": 91, "airflow/dags/test_dag_run.py": 89, "real_lakefs/test_bench_reference.py": 88,
+    "listing/test_uncommitted.py": 130, "runs/test_demo.py": 108, "sweeping/test_deleter.py": 96,
+    "runs/test_jobs_local.py": 91, "airflow/dags/test_dag_run.py": 89, "real_lakefs/test_bench_reference.py": 88,
     "real_lakefs/test_holes.py": 85, "airflow/e2e/test_e2e_histories.py": 81, "listing/test_staged.py": 76,
-    "real_lakefs/test_interleavings.py": 64, "airflow/ui/test_forms.py": 54, "test_hostile_inputs.py": 46,
-    "airflow/local_airflow/test_local_airflow.py": 45, "storage/test_backends.py": 36, "test_cli_report.py": 35,
+    "real_lakefs/test_interleavings.py": 64, "airflow/ui/test_forms.py": 54, "runs/test_hostile_inputs.py": 46,
+    "airflow/local_airflow/test_local_airflow.py": 45, "storage/test_backends.py": 36, "cli/test_cli_report.py": 35,
 }
 
 # LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of

@@ -1,5 +1,5 @@
 """Random histories on lakeFS itself, on every blockstore (local, S3 on moto, Azure Blob on
-Azurite, GCS on fake-gcs-server): the same generator and oracle as ``tests/test_random_histories.py``
+Azurite, GCS on fake-gcs-server): the same generator and oracle as ``tests/runs/test_random_histories.py``
 (the oracle reads only lakeFS's API and the generator's own bookkeeping, never the GC's code), the
 same GC (every step in one process on the shared SparkSession), judged against what lakeFS itself
 says: nothing a live branch reads or a retained commit references is lost, everything nothing
@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.support import history
-from tests.test_random_histories import Place, _judge
+from tests.runs.test_random_histories import Place, _judge
 
 pytestmark = pytest.mark.spark
 HISTORIES = int(os.environ.get("LAKEFS_GC_REAL_HISTORIES", "40"))  # per blockstore (the issue: at least 25)

@@ -26,7 +26,7 @@ import pytest
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
 from tests.support import history
-from tests.test_random_histories import SETTINGS, Place
+from tests.runs.test_random_histories import SETTINGS, Place
 
 pytestmark = pytest.mark.spark
 STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),

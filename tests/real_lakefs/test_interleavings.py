@@ -32,7 +32,7 @@ from lakefs_gc.listing.uncommitted import address_keys
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
 from tests.support import history
-from tests.test_random_histories import SETTINGS, Place
+from tests.runs.test_random_histories import SETTINGS, Place
 
 pytestmark = pytest.mark.spark
 GAPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete", "save_report")

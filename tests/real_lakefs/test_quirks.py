@@ -4,7 +4,7 @@ the server restarts (the cherry-pick writes its origin into the cached source co
 map, ``pkg/graveler/graveler.go``, ``CherryPick``); shorter prefixes still resolve. lakeFS's own
 GC crashes on it. Ours must fail closed (deleting nothing) or succeed, and lose nothing live.
 A server of its own: the quirk lasts until a restart, and would poison the shared servers.
-The emulator reproduces it with injected faults (``tests/test_random_histories.py``)."""
+The emulator reproduces it with injected faults (``tests/runs/test_random_histories.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ns_storage, start_real_lakefs
 from tests.support import history
-from tests.test_random_histories import Place, merged_history
+from tests.runs.test_random_histories import Place, merged_history
 
 pytestmark = pytest.mark.spark
 

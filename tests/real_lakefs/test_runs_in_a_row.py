@@ -1,5 +1,5 @@
 """The incremental flow over runs in a row on lakeFS itself, on every blockstore: the same sequence
-as ``tests/test_random_histories.py``'s (clean, incremental, incremental, clean, ...; new histories
+as ``tests/runs/test_random_histories.py``'s (clean, incremental, incremental, clean, ...; new histories
 and churn between runs: staged entries later committed, reset or deleted), each run judged by the
 API-only oracle: no run loses a live object, no garbage is left after a clean run, the incremental
 runs collect.
@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from tests.test_random_histories import Place, runs_in_a_row
+from tests.runs.test_random_histories import Place, runs_in_a_row
 
 pytestmark = pytest.mark.spark
 

@@ -1,6 +1,6 @@
 """Azure Blob and Google Cloud Storage namespaces parsed by lakeFS's rules (pkg/block/namespace.go,
 pkg/block/azure/adapter.go at v1.84.0), their roots for full addresses, and the refusal to open or
-collect them before their storage adapters exist. (s3:// and local://: tests/test_storage.py.)"""
+collect them before their storage adapters exist. (s3:// and local://: tests/storage/test_storage.py.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A sample of the model-based histories (``tests/test_random_histories.py``) through the real GC
+"""A sample of the model-based histories (``tests/runs/test_random_histories.py``) through the real GC
 DAG (``dag.test()``, real spark-submit jobs) against the lakeFS emulator, with
 ``tests/airflow/e2e/test_e2e.py``'s set-up. A file of its own so that the test runners spread the long
 end-to-end tests.
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
 @pytest.mark.skipif(TARGET is not None, reason="uses the emulator's private endpoints")
 def test_random_histories_through_the_dag(lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db):
-    """A sample of the model-based histories (tests/test_random_histories.py) through the real DAG:
+    """A sample of the model-based histories (tests/runs/test_random_histories.py) through the real DAG:
     Airflow, spark-submit, the report. Nothing the oracle says to keep is lost; every object it says
     must go is gone."""
     from lakefs_gc.storage import parse_namespace

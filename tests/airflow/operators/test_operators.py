@@ -511,7 +511,7 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
 # a sweep of few keys in the delete task's own process (spark.in_process_max_keys), no spark-submit
 
 def _sweep_task(tmp_path, max_keys: int = 10_000, **settings):
-    from tests.test_job_failures import delete_inputs
+    from tests.spark.test_job_failures import delete_inputs
 
     inputs = delete_inputs(tmp_path, **settings)
     op = _spark_dag(tmp_path, binary="/bin/false", in_process_max_keys=max_keys).get_task("delete")

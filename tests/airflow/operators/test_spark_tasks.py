@@ -201,7 +201,7 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     from airflow.sdk.exceptions import AirflowFailException
 
     from lakefs_gc.config import SparkSettings
-    from tests.test_job_failures import delete_inputs
+    from tests.spark.test_job_failures import delete_inputs
 
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))  # where the secrets file goes

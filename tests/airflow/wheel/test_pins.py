@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 
 from tests.airflow.wheel.test_wheel import BUILD_TIMEOUT, _clean_env, _run, _uv
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _stub_wheel(folder: Path, name: str, version: str, requires: list[str] = ()) -> None:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yaml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 DOTENV = ROOT / ".env"

@@ -108,5 +108,5 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
 
 
 def test_config_check_of_the_checked_in_file_passes():
-    r = run("config", "check", str(Path(__file__).resolve().parents[1] / "config" / "gc_repositories.yaml"))
+    r = run("config", "check", str(Path(__file__).resolve().parents[2] / "config" / "gc_repositories.yaml"))
     assert r.returncode == 0 and r.stdout.splitlines()[-1].endswith(": 1 good, 0 bad"), r.stdout + r.stderr

@@ -1,7 +1,7 @@
 """The whole GC flow without Airflow: a repository built through lakefs-sdk on the emulator, then
 every step in one process (``lakefs_sandbox.inprocess.run_steps``: the jobs' step functions on the
 shared SparkSession). Asserts on what is left in storage. The jobs through spark-submit are
-tests/test_jobs_local.py and the end-to-end DAG runs."""
+tests/runs/test_jobs_local.py and the end-to-end DAG runs."""
 
 from __future__ import annotations
 

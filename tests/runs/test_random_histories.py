@@ -8,7 +8,7 @@ from lakeFS's API and the generator's bookkeeping: zero "must keep" objects lost
 object collected. A failing batch is bisected to one history, shrunk to a minimal list of
 operations and printed with its seed.
 
-    LAKEFS_GC_HISTORIES=1000 .venv/bin/python -m pytest tests/test_random_histories.py -q -s  # more histories
+    LAKEFS_GC_HISTORIES=1000 .venv/bin/python -m pytest tests/runs/test_random_histories.py -q -s  # more histories
 """
 
 from __future__ import annotations
