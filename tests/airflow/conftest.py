@@ -49,7 +49,6 @@ def connections(monkeypatch):
         conn_env("spark_default", conn_type="spark", host="local[*]"),
     ):
         monkeypatch.setenv(key, value)
-    yield
 
 
 @pytest.fixture(scope="session")
@@ -58,4 +57,3 @@ def airflow_db():
     from airflow.utils import db
 
     db.resetdb()
-    yield

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +67,7 @@ class Postgres:
         r = subprocess.run([str(self.bindir / "pg_dump"), "-h", self.host, "-p", str(self.port), "-U", self.user,
                             "-d", self.dbname, "-f", str(out), "--no-password"],
                            env={**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"},
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, timeout=timeout, check=False)
         if r.returncode != 0:
             raise RuntimeError(f"pg_dump failed ({r.returncode}): {r.stderr[-2000:]}")
 
@@ -84,10 +84,8 @@ def _stop(proc: subprocess.Popen, timeout: float) -> None:
             return
         except subprocess.TimeoutExpired:
             pass
-    try:
+    with suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=timeout)
 
 
@@ -115,7 +113,7 @@ def postgres_cluster(log: Path, dbname: str = "airflow", user: str = "airflow",
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base), "LC_ALL": "C"}
         init = subprocess.run([str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-E", "UTF8",
                                "--locale=C", "--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync"],
-                              env=env, cwd=base, capture_output=True, text=True, timeout=timeout, **run_as)
+                              env=env, cwd=base, capture_output=True, text=True, timeout=timeout, **run_as, check=False)
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed ({init.returncode}):\n{init.stdout[-2000:]}\n{init.stderr[-2000:]}")
         port = free_port()

@@ -31,13 +31,15 @@ def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator
     finally:
         reference._SPARK = None  # the tests' shared SparkSession: never stopped here
     reference.report(outcome)
-    assert outcome.objects == 400 and len(outcome.live) == 200
+    assert outcome.objects == 400
+    assert len(outcome.live) == 200
     assert outcome.ours == {f"data/garbage{i % 50:02d}/obj{i:07d}" for i in range(200)} == outcome.garbage
     assert outcome.ok(), (outcome.only_ours, outcome.only_reference)
     assert list(outcome.ours_phases) == ["prepare_run", "mark_uncommitted", "list_committed", "list_slices",
                                          "compute_candidates"]
     assert sum(outcome.ours_phases.values()) == pytest.approx(outcome.ours_seconds)
-    assert set(outcome.servers_cpu["ours"]) == {"moto"} and outcome.servers_cpu["ours"]["moto"] > 0
+    assert set(outcome.servers_cpu["ours"]) == {"moto"}
+    assert outcome.servers_cpu["ours"]["moto"] > 0
 
 
 def test_lakefs_gc_actions_and_stages_are_named_by_the_line_that_asked():
@@ -78,7 +80,8 @@ def test_a_failed_scenario_is_reported_failed_and_the_rest_still_run(capsys):
 
     runs = [("sample", None, 0, {}), ("lineage", None, 0, {}), ("two_runs-shape", None, 0, {"two": True})]
     outcomes, failed = reference.run_scenarios(Fake(), runs)
-    assert ran == ["sample", "lineage", "two_runs-shape"] and failed == ["lineage"]
+    assert ran == ["sample", "lineage", "two_runs-shape"]
+    assert failed == ["lineage"]
     assert [o.scenario for o in outcomes] == ["sample", "two_runs-shape"]
     out = capsys.readouterr().out
     assert "lineage          [FAILED] RuntimeError: lakeFS's GC failed (exit 1) on ref-lineage-abc123" in out
@@ -98,7 +101,9 @@ def test_a_restart_keeps_lakefs_url_keys_and_state(tmp_path):
             name="kept", storage_namespace=server.namespace("kept")))
         url, old = server.url, server.proc
         server = real_lakefs.restart(server)
-        assert server.url == url and old.poll() is not None and server.proc.poll() is None
+        assert server.url == url
+        assert old.poll() is not None
+        assert server.proc.poll() is None
         assert [r.id for r in client.repositories_api.list_repositories().results] == ["kept"]
     finally:
         server.stop()

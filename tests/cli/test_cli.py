@@ -18,7 +18,7 @@ EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
 
 def run(*args):
     assert EXE, "console script lakefs-gc is not installed in the venv (run scripts/setup.sh)"
-    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=60, check=False)
 
 
 def lines(res):
@@ -33,7 +33,8 @@ def test_dump_range():
         "key": "a/b/c/no", "address": "b0c968736d8f42a2b1c6284835f08226", "address_type": "RELATIVE", "size": 11,
         "etag": "664c688b4ea9c56730daacfc3d70aeed", "last_modified": "2021-08-05T11:39:44.471124555Z",
         "identity": recs[0]["identity"]}
-    assert len(recs) == 2 and len(recs[0]["identity"]) == 64
+    assert len(recs) == 2
+    assert len(recs[0]["identity"]) == 64
 
 
 def test_dump_metarange():
@@ -46,21 +47,27 @@ def test_dump_metarange():
 def test_dump_plain_table_and_props():
     res = run("sst", "dump", str(PEBBLE / "h.sst"))
     recs = lines(res)
-    assert len(recs) == 1710 and recs[0] == {"key": "a", "value": "97"}
+    assert len(recs) == 1710
+    assert recs[0] == {"key": "a", "value": "97"}
     props = lines(run("sst", "dump", "--props", str(LAKEFS_SST / "range.sst")))[0]
-    assert props["type"] == "ranges" and props["count"] == "2"
+    assert props["type"] == "ranges"
+    assert props["count"] == "2"
 
 
-@pytest.mark.parametrize("name,needle", [("h.ldb", "LevelDB"), ("h.txt", "bad magic")])
+@pytest.mark.parametrize(("name", "needle"), [("h.ldb", "LevelDB"), ("h.txt", "bad magic")])
 def test_bad_input_is_one_line_on_stderr_and_nonzero(name, needle):
     res = run("sst", "dump", str(PEBBLE / name))
-    assert res.returncode == 2 and res.stdout == ""
-    assert len(res.stderr.strip().splitlines()) == 1 and needle in res.stderr and name in res.stderr
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert needle in res.stderr
+    assert name in res.stderr
 
 
 def test_missing_file():
     res = run("sst", "dump", "/nonexistent/x.sst")
-    assert res.returncode == 2 and "No such file" in res.stderr
+    assert res.returncode == 2
+    assert "No such file" in res.stderr
 
 
 def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_run(tmp_path):
@@ -68,14 +75,17 @@ def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_
     cfg = tmp_path / "gc.yaml"
     cfg.write_text("repositories:\n  - repository: my-repo\n    storage_conn_id: aws_default\n")
     r = run("config", "check", str(cfg))
-    assert r.returncode == 0 and r.stdout.splitlines()[-1] == f"{cfg}: 1 good, 0 bad", r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == f"{cfg}: 1 good, 0 bad", r.stdout + r.stderr
     cfg.write_text("repositories:\n"
                    "  - {repository: a-repo, mode: sweep, shedule: '@daily'}\n"
                    "  - {repository: b-repo, min_age_seconds: -1}\n")
     r = run("config", "check", str(cfg))
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("error  ")]
-    assert r.returncode == 2 and len(errors) == 3, r.stdout
-    assert "(a-repo): unknown field(s) ['shedule']" in errors[0] and "(a-repo): field 'mode'" in errors[1]
+    assert r.returncode == 2, r.stdout
+    assert len(errors) == 3, r.stdout
+    assert "(a-repo): unknown field(s) ['shedule']" in errors[0]
+    assert "(a-repo): field 'mode'" in errors[1]
     assert "(b-repo): field 'min_age_seconds'" in errors[2]
     assert r.stdout.splitlines()[-1] == f"{cfg}: 0 good, 2 bad (3 problems)"
 
@@ -99,7 +109,8 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     assert lines[-1] == f"{cfg}: 1 good, 2 bad (2 problems)"
     cfg.write_text("repositorys: []\n")
     r = run("config", "check", str(cfg))
-    assert r.returncode == 2 and r.stdout == ""
+    assert r.returncode == 2
+    assert r.stdout == ""
     # every problem of the file at once: the misspelt key, and so no repositories list
     assert r.stderr.strip().splitlines() == [
         f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
@@ -109,4 +120,5 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
 
 def test_config_check_of_the_checked_in_file_passes():
     r = run("config", "check", str(Path(__file__).resolve().parents[2] / "config" / "gc_repositories.yaml"))
-    assert r.returncode == 0 and r.stdout.splitlines()[-1].endswith(": 1 good, 0 bad"), r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1].endswith(": 1 good, 0 bad"), r.stdout + r.stderr

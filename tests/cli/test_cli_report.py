@@ -26,7 +26,7 @@ EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
 def run(*args, env: dict | None = None):
     assert EXE, "console script lakefs-gc is not installed in the venv (run scripts/setup.sh)"
     clean = {k: v for k, v in os.environ.items() if not k.startswith("LAKEFS_GC_")}
-    return subprocess.run([EXE, "report", *args], capture_output=True, text=True, timeout=60, env={**clean, **(env or {})})
+    return subprocess.run([EXE, "report", *args], capture_output=True, text=True, timeout=60, env={**clean, **(env or {})}, check=False)
 
 
 def _write_runs(st, namespace: str) -> None:
@@ -80,17 +80,24 @@ def test_marks_are_listed_newest_first_with_their_sweeps_and_counts(local_ns):
                                 "scheduled__2026-11-20T03:00:00+00:00"]
     assert lines[3].split() == ["sweep", "manual__2026-11-22T09_00_00_00_00", "2026-11-22T09:00:00Z", "sweep_only",
                                 "yes", "20", "-", "5", "4", "-", "manual__2026-11-22T09:00:00+00:00"]
-    assert lines[4].split()[:2] == ["markC", "-"] and "UNREADABLE" in lines[4] and "not valid JSON" in lines[4]
+    assert lines[4].split()[:2] == ["markC", "-"]
+    assert "UNREADABLE" in lines[4]
+    assert "not valid JSON" in lines[4]
     assert "sweep_only run takes a mark id" in lines[-1]
     limited = run("local://repo1", "--local-root", local_ns, "--limit", "1").stdout
-    assert "markB" in limited and "markA" not in limited and "2 older mark(s) not shown" in limited
+    assert "markB" in limited
+    assert "markA" not in limited
+    assert "2 older mark(s) not shown" in limited
 
 
 def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
     by_mark = run("local://repo1", "--run", "markA", "--local-root", local_ns)
     assert by_mark.returncode == 0, by_mark.stderr
     rows = {line[:12].strip(): line[12:].strip() for line in by_mark.stdout.splitlines()}
-    assert rows["mode"] == "mark_only" and rows["flow"] == "clean" and rows["marked"].startswith("5 ") and rows["listed"] == "20 objects, 2.0 KiB"
+    assert rows["mode"] == "mark_only"
+    assert rows["flow"] == "clean"
+    assert rows["marked"].startswith("5 ")
+    assert rows["listed"] == "20 objects, 2.0 KiB"
     assert rows["held back"].startswith("2; deletable by the first run that starts after 2026-11-21T03:00:00Z")
     assert rows["report"] == "local://repo1/" + summary_key("markA")
     by_airflow_run = run("local://repo1", "--run", "scheduled__2026-11-20T03:00:00+00:00", "--local-root", local_ns)
@@ -99,14 +106,15 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
     by_uri = run(sweep_uri, "--local-root", local_ns)
     assert by_uri.returncode == 0, by_uri.stderr
     assert "mode          sweep_only of mark markA" in by_uri.stdout
-    assert "deleted       4" in by_uri.stdout and "already gone  1" in by_uri.stdout
+    assert "deleted       4" in by_uri.stdout
+    assert "already gone  1" in by_uri.stdout
     assert run("local://repo1", "--run", "manual__2026-11-22T09:00:00+00:00", "--local-root",
                local_ns).stdout == by_uri.stdout
     as_json = json.loads(run("local://repo1", "--run", "markB", "--json", "--local-root", local_ns).stdout)
     assert (as_json["run_id"], as_json["deleted"], as_json["already_gone"]) == ("markB", 3, 0)
 
 
-@pytest.mark.parametrize("args, env, message", [
+@pytest.mark.parametrize(("args", "env", "message"), [
     (["local://repo1"], {}, "give lakeFS's blockstore.local.path with --local-root DIR (or LAKEFS_GC_LOCAL_ROOT)"),
     (["local://repo1", "--local-root", "/nonexistent/x"], {}, "--local-root /nonexistent/x: no such directory"),
     (["ftp://bucket/repo"], {}, "is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, https://"),
@@ -117,8 +125,10 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
 ])
 def test_bad_input_says_what_to_fix(local_ns, args, env, message):
     res = run(*args, env={"LAKEFS_GC_LOCAL_ROOT": local_ns} if env == "ROOT" else env)
-    assert res.returncode == 2 and res.stdout == ""
-    assert res.stderr.startswith("lakefs-gc report: error: ") and message in res.stderr, res.stderr
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith("lakefs-gc report: error: "), res.stderr
+    assert message in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
 
 
@@ -158,5 +168,7 @@ def test_s3_namespace_with_keys_from_the_environment(moto_server):
     for res in (wrong, nobucket):  # moto accepts any key: a missing bucket stands for a refusal
         assert res.returncode in (0, 2)
         if res.returncode == 2:
-            assert res.stderr.startswith("lakefs-gc report: error: cannot read s3://") and "Traceback" not in res.stderr
-    assert nobucket.returncode == 2 and "NoSuchBucket" in nobucket.stderr
+            assert res.stderr.startswith("lakefs-gc report: error: cannot read s3://")
+            assert "Traceback" not in res.stderr
+    assert nobucket.returncode == 2
+    assert "NoSuchBucket" in nobucket.stderr

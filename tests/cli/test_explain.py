@@ -79,7 +79,8 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     _age(storage)
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
     first = _run(spark, emu, client, repo, tmp_path, "manual__first", confirm=0)
-    assert not storage.exists(a["tagged"]) and not storage.exists(a["collected"])
+    assert not storage.exists(a["tagged"])
+    assert not storage.exists(a["collected"])
 
     emu.set_clock(offset=-30 * DAY)  # in an old slice: a candidate at once
     a["held"] = up("main", "held.csv", b"garbage after the first run")
@@ -87,23 +88,34 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     emu.set_clock(offset=0)
     _age(storage)
     second = _run(spark, emu, client, repo, tmp_path, "manual__second", confirm=3600)
-    assert second["compute_candidates"].held_back == 1 and storage.exists(a["held"])
+    assert second["compute_candidates"].held_back == 1
+    assert storage.exists(a["held"])
 
     roots = parse_namespace(ns, emu.local_root).roots()
     fate = {k: E.explain(storage, addr, roots, client, repo) for k, addr in a.items()}
     text = {k: "\n".join(ex.lines()) for k, ex in fate.items()}
-    assert fate["head"].verdict == E.KEPT_HEAD and "branch main" in text["head"] and "'head.csv'" in text["head"]
+    assert fate["head"].verdict == E.KEPT_HEAD
+    assert "branch main" in text["head"]
+    assert "'head.csv'" in text["head"]
     assert fate["retained"].verdict == E.KEPT_COMMIT, text["retained"]
-    assert "'long.csv'" in text["retained"] and "'long': 60" in text["retained"]
-    assert fate["staged"].verdict == E.KEPT_STAGED and "stages it at 'staged.csv'" in text["staged"]
+    assert "'long.csv'" in text["retained"]
+    assert "'long': 60" in text["retained"]
+    assert fate["staged"].verdict == E.KEPT_STAGED
+    assert "stages it at 'staged.csv'" in text["staged"]
     first_mark = first["mark_uncommitted"].run_id
-    assert fate["collected"].verdict == E.COLLECTED and f"mark {first_mark}" in fate["collected"].reason
-    assert "sweep manual__first" in text["collected"] and "restorable" in text["collected"]
-    assert fate["tagged"].verdict == E.COLLECTED and E.TAG_ONLY in fate["tagged"].fates
-    assert "tag v1" in text["tagged"] and "#7621" in text["tagged"]
-    assert fate["held"].verdict == E.HELD_BACK and "delayed confirmation" in text["held"], text["held"]
+    assert fate["collected"].verdict == E.COLLECTED
+    assert f"mark {first_mark}" in fate["collected"].reason
+    assert "sweep manual__first" in text["collected"]
+    assert "restorable" in text["collected"]
+    assert fate["tagged"].verdict == E.COLLECTED
+    assert E.TAG_ONLY in fate["tagged"].fates
+    assert "tag v1" in text["tagged"]
+    assert "#7621" in text["tagged"]
+    assert fate["held"].verdict == E.HELD_BACK, text["held"]
+    assert "delayed confirmation" in text["held"], text["held"]
     for k in ("head", "retained", "staged"):
-        assert "not present" not in text[k] and E.COLLECTED not in fate[k].fates, text[k]
+        assert "not present" not in text[k], text[k]
+        assert E.COLLECTED not in fate[k].fates, text[k]
 
     # the command, by logical path on a branch, and by address without lakeFS
     monkeypatch.setenv(ENV_LAKEFS_ACCESS_KEY, emu.access_key)
@@ -111,9 +123,11 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     assert cli(["explain", ns, "long.csv", "--repository", repo, "--lakefs-endpoint", emu.url, "--ref", "long",
                 "--local-root", emu.local_root]) == 0
     out = capsys.readouterr().out
-    assert f"{E.KEPT_HEAD}" in out and "branch long" in out
+    assert f"{E.KEPT_HEAD}" in out
+    assert "branch long" in out
     assert cli(["explain", ns, a["held"], "--local-root", emu.local_root]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"{a['held']}: {E.HELD_BACK}") and "held back by delayed confirmation" in out
+    assert out.startswith(f"{a['held']}: {E.HELD_BACK}")
+    assert "held back by delayed confirmation" in out
     assert cli(["explain", ns, "nope.csv", "--local-root", emu.local_root]) == 2
     assert "logical path with --repository" in capsys.readouterr().err

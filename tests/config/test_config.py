@@ -64,8 +64,11 @@ def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
             spark: {executor_memory: 3g, conf: {spark.sql.shuffle.partitions: 2}}
     """)
     a, b = load_config(p).repositories
-    assert a.mode == "mark_and_sweep" and b.mode == "mark_only"
-    assert a.spark.driver_memory == "2g" and b.spark.driver_memory == "2g" and b.spark.executor_memory == "3g"
+    assert a.mode == "mark_and_sweep"
+    assert b.mode == "mark_only"
+    assert a.spark.driver_memory == "2g"
+    assert b.spark.driver_memory == "2g"
+    assert b.spark.executor_memory == "3g"
     assert a.spark.spark_conf() == {"spark.default.parallelism": "8", "spark.sql.shuffle.partitions": "8",
                                     "spark.ui.enabled": "false"}
     # the entry's spark.conf replaces the defaults' conf (mapping keys merge one level deep)
@@ -119,7 +122,7 @@ def test_work_dir_resolution(monkeypatch):
 BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 86400"
 
 
-@pytest.mark.parametrize("entries, expected", [
+@pytest.mark.parametrize(("entries", "expected"), [
     # missing field
     ("  - {lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
      r"repositories\[0\]: field 'repository': missing"),
@@ -163,7 +166,7 @@ def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     assert str(e.value).startswith(str(p) + ": ")
 
 
-@pytest.mark.parametrize("entries, expected", [
+@pytest.mark.parametrize(("entries", "expected"), [
     (f"  - {BASE}, repository: repo-a, mode: sweep}}", r"repositories\[1\] \(repo-a\): field 'mode'"),
     ("  - just-a-name", r"repositories\[1\]: each entry must be a mapping"),
     (f"  - {BASE}, repository: good-one, mode: mark_only}}", r"repositories\[1\] \(good-one\): field 'repository': "

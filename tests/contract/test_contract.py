@@ -26,7 +26,7 @@ def test_settings_from_params_takes_validated_values_and_resolves_auto_confirmat
     assert contract.settings_from_params({"mark_id": " gcrun01 ", "mode": "sweep_only"}).mark_id == "gcrun01"
 
 
-@pytest.mark.parametrize("params, message", [
+@pytest.mark.parametrize(("params", "message"), [
     ({"mode": "sweep"}, "Param 'mode' must be one of"),
     ({"min_age_seconds": "86400"}, "Param 'min_age_seconds' must be a whole number"),
     ({"min_age_seconds": 1.5}, "Param 'min_age_seconds' must be a whole number"),
@@ -65,7 +65,8 @@ def test_each_step_reads_only_earlier_steps_and_skips_are_defined_once():
     order = list(contract.STEPS)
     for step, needs in contract.STEP_INPUTS.items():
         assert all(order.index(n) < order.index(step) for n in needs), step
-    assert contract.skipped("delete", "mark_only") and contract.skipped("mark_uncommitted", "sweep_only")
+    assert contract.skipped("delete", "mark_only")
+    assert contract.skipped("mark_uncommitted", "sweep_only")
     assert not any(contract.skipped(s, "mark_and_sweep") for s in contract.STEPS)
     assert contract.required_inputs("delete", "sweep_only") == ()
     assert contract.required_inputs("save_report", "mark_only") == (

@@ -47,12 +47,13 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
     marks = [mark("old", 5), mark("new", 2), mark("failed", 1, success=False), mark("sweep", 0.5, mode="sweep_only"),
              ("broken", None, "summary.json is not JSON"), mark("future", -1)]
     c = choose("auto", marks)
-    assert (c.flow, c.base) == ("incremental", "new") and c.base_summary["incremental_state"]["clean_run_id"] == "clean1"
+    assert (c.flow, c.base) == ("incremental", "new")
+    assert c.base_summary["incremental_state"]["clean_run_id"] == "clean1"
     assert c.reason.startswith("auto: builds on run new")
     assert choose("incremental", marks).reason.startswith("requested (flow=incremental): builds on run new")
 
 
-@pytest.mark.parametrize("summary_state, kw, why", [
+@pytest.mark.parametrize(("summary_state", "kw", "why"), [
     ({"state": None}, {}, "saved no state"),
     ({"format": STATE_FORMAT + 1}, {}, f"format {STATE_FORMAT + 1}"),
     ({}, {"namespace": "s3://bucket/other"}, "storage namespace 's3://bucket/repo'"),
@@ -61,7 +62,9 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
 def test_auto_runs_clean_and_says_why_when_the_newest_run_cannot_be_a_base(summary_state, kw, why):
     marks = [mark("base", 30, **{"format": STATE_FORMAT}), mark("newest", 1, **summary_state)]
     c = choose("auto", marks, **kw)
-    assert c.flow == "clean" and "the newest successful run newest cannot serve as a base" in c.reason and why in c.reason
+    assert c.flow == "clean"
+    assert "the newest successful run newest cannot serve as a base" in c.reason
+    assert why in c.reason
     with pytest.raises(Refusal, match="flow=incremental needs an earlier successful run.*Run with flow=clean"):
         choose("incremental", marks, **kw)
 
@@ -73,10 +76,12 @@ def test_clean_run_every_runs_or_days():
     assert choose("auto", chain_of_3, every=CleanRunEvery(runs=4)).flow == "incremental"
     old_clean = [mark("m", 1, clean_start_time=iso(NOW - timedelta(days=8)))]
     c = choose("auto", old_clean, every=CleanRunEvery(days=7))
-    assert c.flow == "clean" and c.reason.startswith("auto: clean_run_every: 7 days")
+    assert c.flow == "clean"
+    assert c.reason.startswith("auto: clean_run_every: 7 days")
     assert choose("auto", old_clean, every=CleanRunEvery(days=9)).flow == "incremental"
     forced = choose("incremental", old_clean, every=CleanRunEvery(days=7))  # asked for: runs, and says so
-    assert forced.flow == "incremental" and "note: clean_run_every: 7 days" in forced.reason
+    assert forced.flow == "incremental"
+    assert "note: clean_run_every: 7 days" in forced.reason
 
 
 def test_changed_gc_rules_make_auto_clean_and_incremental_say_so():
@@ -85,7 +90,8 @@ def test_changed_gc_rules_make_auto_clean_and_incremental_say_so():
     c = choose("auto", marks, rules=other)
     assert (c.flow, c.reason) == ("clean", "auto: the repository's GC rules changed since run m")
     forced = choose("incremental", marks, rules=other)
-    assert forced.flow == "incremental" and forced.reason.endswith("note: the repository's GC rules changed since run m")
+    assert forced.flow == "incremental"
+    assert forced.reason.endswith("note: the repository's GC rules changed since run m")
 
 
 def test_an_unknown_flow_is_refused():

@@ -33,7 +33,7 @@ def st(tmp_path):
     return s
 
 
-@pytest.mark.parametrize("mark_id, setup, match", [
+@pytest.mark.parametrize(("mark_id", "setup", "match"), [
     ("", None, r"mode sweep_only needs the Param mark_id"),
     ("nosuchmark", None, r"mark 'nosuchmark' does not exist \(no summary.json at local://.*\); check the Param mark_id"),
     ("failedmark", dict(success=False), r"mark 'failedmark' did not complete \(summary.json has success: False"),
@@ -79,7 +79,8 @@ def test_latest_mark_before_picks_the_newest_old_enough_successful_mark(st):
     _mark(st, "m_new", age=timedelta(hours=2))
     _mark(st, "m_sweep", age=timedelta(days=1, hours=6), mode="sweep_only")
     found = latest_mark_before(st, NOW - timedelta(days=1))
-    assert found and found[0] == "m_mid"
+    assert found
+    assert found[0] == "m_mid"
     assert latest_mark_before(st, NOW - timedelta(days=5)) is None
     assert candidate_parts(st, "m_mid") == ["_lakefs/retention/gc/unified/m_mid/candidates/part-00000.parquet"]
     _mark(st, "m_legacy", parts=("deleted",))
@@ -94,6 +95,8 @@ def test_unreadable_earlier_marks_are_reported_not_skipped_silently(st):
     st.put("_lakefs/retention/gc/unified/m_notime/summary.json", json.dumps({"success": True}).encode())
     st.put("_lakefs/retention/gc/unified/m_nosummary/candidates/part-00000.parquet", b"PAR1")
     found, unreadable = confirming_mark(iter_marks(st), NOW - timedelta(days=1))
-    assert found and found[0] == "m_good"
+    assert found
+    assert found[0] == "m_good"
     assert sorted(u.split(":")[0] for u in unreadable) == ["m_garbled", "m_nosummary", "m_notime"]
-    assert any("not valid JSON" in u for u in unreadable) and any("no valid start_time" in u for u in unreadable)
+    assert any("not valid JSON" in u for u in unreadable)
+    assert any("no valid start_time" in u for u in unreadable)

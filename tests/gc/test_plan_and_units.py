@@ -33,7 +33,8 @@ def test_min_age_below_grace_is_refused_naming_the_override():
 
 def test_unsafe_override_is_honoured_and_recorded():
     p = make_run_clock(NOW, 0, 86400, unsafe_override=True)
-    assert parse_iso(p.cutoff_time) == NOW and p.effective_min_age_seconds == 0
+    assert parse_iso(p.cutoff_time) == NOW
+    assert p.effective_min_age_seconds == 0
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "86400", True])
@@ -53,7 +54,8 @@ def test_xid_times_match_the_reference_examples():
     assert datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), UTC).isoformat() == \
         "2022-12-07T17:23:28+00:00"
     assert xid.encode(xid.decode("ce8co454fd2o8m3menag")) == "ce8co454fd2o8m3menag"
-    assert not xid.is_xid("!ab") and not xid.is_xid("b0c968736d8f42a2b1c6284835f08226")
+    assert not xid.is_xid("!ab")
+    assert not xid.is_xid("b0c968736d8f42a2b1c6284835f08226")
 
 
 def test_commits_csv():
@@ -77,7 +79,7 @@ def test_metadata_locations():
         committed.relative_key(ns, "s3://bucket/repo2/_lakefs/abc")
 
 
-@pytest.mark.parametrize("address,ok", [
+@pytest.mark.parametrize(("address", "ok"), [
     ("data/gqv3epl4fd2o8m3men70/ce8co454fd2o8m3menag", True), ("b0c968736d8f42a2b1c6284835f08226", True),
     ("data/!ab/c/slice/obj", True), ("dummy", False), ("_lakefs/dummy", False), ("_lakefs/abc", False),
     ("data/", False), ("", False), ("data/../_lakefs/x", False), ("other/prefix/x", False), ("/data/x", False),
@@ -97,12 +99,20 @@ def test_summary_keeps_lakefs_fields_first_and_adds_ours():
         delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=5, parts=1)))
     s = build_summary(inputs(ctx, **results), True)
     assert list(s)[:6] == ["run_id", "success", "first_slice", "start_time", "cutoff_time", "num_deleted_objects"]
-    assert s["run_id"] == "r" and s["first_slice"] == "s"
-    assert s["num_deleted_objects"] == 5 and s["reclaimed_bytes"] == 50 and s["airflow_run_id"] == "x"
-    assert s["unsafe_min_age_override"] is False and s["listed_objects"] == 10
+    assert s["run_id"] == "r"
+    assert s["first_slice"] == "s"
+    assert s["num_deleted_objects"] == 5
+    assert s["reclaimed_bytes"] == 50
+    assert s["airflow_run_id"] == "x"
+    assert s["unsafe_min_age_override"] is False
+    assert s["listed_objects"] == 10
     mark_only = build_summary(inputs(make_context(start=NOW, mode="mark_only"),
                                      **{**results, "delete": DeleteResult(skipped="mark_only")}), True)
-    assert mark_only["reclaimed_bytes"] == 0 and mark_only["deleted"] == 0 and mark_only["num_deleted_objects"] == 5
+    assert mark_only["reclaimed_bytes"] == 0
+    assert mark_only["deleted"] == 0
+    assert mark_only["num_deleted_objects"] == 5
     dry = build_summary(inputs(make_context(start=NOW, dry_run=True),
                                **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)}))
-    assert dry["deleted"] == 0 and dry["would_delete"] == 5 and dry["reclaimed_bytes"] == 0
+    assert dry["deleted"] == 0
+    assert dry["would_delete"] == 5
+    assert dry["reclaimed_bytes"] == 0

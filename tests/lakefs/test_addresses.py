@@ -35,7 +35,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("address,address_type,namespace,expected", CASES)
+@pytest.mark.parametrize(("address", "address_type", "namespace", "expected"), CASES)
 def test_normalize_address(address, address_type, namespace, expected):
     assert normalize_address(address, address_type, namespace) == expected
 
@@ -72,5 +72,6 @@ def test_conformance_target_from_the_environment():
         target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "local://gc"})
     t = target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "s3://b/gc",
                          "LAKEFS_GC_TARGET_S3_ENDPOINT": "http://127.0.0.1:9000"})
-    assert t.namespace("r1") == "s3://b/gc/r1" and t.aws_conn()["extra"]["endpoint_url"] == "http://127.0.0.1:9000"
+    assert t.namespace("r1") == "s3://b/gc/r1"
+    assert t.aws_conn()["extra"]["endpoint_url"] == "http://127.0.0.1:9000"
     assert "SK" not in repr(t)

@@ -29,16 +29,21 @@ def test_an_unreachable_lakefs_fails_after_the_budget_with_one_line_naming_what_
     assert "\n" not in message
     assert message.startswith(f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection refused) "
                               f"after 3 attempt(s)")
-    assert "(getRepository)" in message and "lakeFS connection 'lakefs_prod'" in message
+    assert "(getRepository)" in message
+    assert "lakeFS connection 'lakefs_prod'" in message
     assert "max_retries, backoff_base, backoff_max, connect_timeout (now 2, 0.01s, 20.0s, 10.0s)" in message
-    assert isinstance(err.value, LakeFSGCError) and err.value.__cause__ is None and err.value.__suppress_context__
+    assert isinstance(err.value, LakeFSGCError)
+    assert err.value.__cause__ is None
+    assert err.value.__suppress_context__
     assert len(slept) == 2  # the budget: two retries, then the one line
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # the one line says it all
     retries = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG and "retry" in r.getMessage()]
-    assert len(retries) == 2 and all("failed (connection refused); retry" in m for m in retries)  # short, at DEBUG
+    assert len(retries) == 2
+    assert all("failed (connection refused); retry" in m for m in retries)  # short, at DEBUG
     # the traceback of the last attempt is kept, at DEBUG only
     debug = [r for r in caplog.records if r.levelno == logging.DEBUG and r.exc_info]
-    assert len(debug) == 1 and "getRepository" in debug[0].getMessage()
+    assert len(debug) == 1
+    assert "getRepository" in debug[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
@@ -58,7 +63,8 @@ def test_a_call_that_succeeds_after_retries_says_so_once(lakefs_emulator, caplog
     finally:
         emu.set_faults()
     info = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
-    assert len(info) == 1 and "succeeded after 2 retries (last error: " in info[0], info
+    assert len(info) == 1, info
+    assert "succeeded after 2 retries (last error: " in info[0], info
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
@@ -74,4 +80,5 @@ def test_answers_are_not_unreachable(lakefs_emulator):
                 client.blockstore_type()
     finally:
         emu.set_faults()
-    assert err.value.status == 503 and not isinstance(err.value, LakeFSUnreachable)
+    assert err.value.status == 503
+    assert not isinstance(err.value, LakeFSUnreachable)

@@ -36,7 +36,8 @@ def test_two_level_index_variant_uses_index_type_2():
 def test_leveldb_table_is_refused_with_the_leveldb_error():
     with pytest.raises(LevelDBTableError) as ei:
         SSTableReader(PEBBLE / "h.ldb")
-    assert "h.ldb" in str(ei.value) and "LevelDB" in str(ei.value)
+    assert "h.ldb" in str(ei.value)
+    assert "LevelDB" in str(ei.value)
 
 
 def test_range_sst_decodes_to_the_two_documented_records():
@@ -78,7 +79,8 @@ def test_ok1_yields_105_records():
     with SSTableReader(LAKEFS_SST / "ok1.sst") as r:
         recs = list(graveler.iter_range(r))
     assert len(recs) == 105
-    assert recs[0].key == b"first" and recs[-1].key == b"xyzzy"
+    assert recs[0].key == b"first"
+    assert recs[-1].key == b"xyzzy"
 
 
 def test_production_range_reads_completely_and_its_id_matches_its_name():
@@ -92,7 +94,8 @@ def test_production_range_reads_completely_and_its_id_matches_its_name():
     assert recs[-1].key == b"phishing-domains/domains.csv"
     # an imported range: FULL addresses outside any namespace, plus one RELATIVE object
     types = [x.entry.address_type for x in recs]
-    assert types.count(FULL) == 13867 and types.count(RELATIVE) == 1
+    assert types.count(FULL) == 13867
+    assert types.count(RELATIVE) == 1
     assert all(x.entry.address.startswith("s3://oz-repo/") for x in recs if x.entry.address_type == FULL)
     assert [x.key for x in recs] == sorted(x.key for x in recs)
     assert all(x.identity == entry_identity(x.entry) for x in recs)
@@ -101,4 +104,6 @@ def test_production_range_reads_completely_and_its_id_matches_its_name():
 def test_data_blocks_are_yielded_one_at_a_time():
     with SSTableReader(LAKEFS_SST / "range-56569996.sst") as r:
         sizes = [len(b) for b in r.iter_blocks()]
-    assert len(sizes) == 1306 and sum(sizes) == 13868 and max(sizes) < 100
+    assert len(sizes) == 1306
+    assert sum(sizes) == 13868
+    assert max(sizes) < 100

@@ -59,7 +59,8 @@ def test_many_blocks_and_a_two_level_index_at_default_settings():
 
 def test_small_table_has_a_one_level_index_and_no_compression_when_it_does_not_help():
     r, got = _roundtrip([(b"k", os.urandom(100))])
-    assert got == [(b"k", got[0][1])] and r.index_type == INDEX_BINARY_SEARCH
+    assert got == [(b"k", got[0][1])]
+    assert r.index_type == INDEX_BINARY_SEARCH
 
 
 def test_compressible_blocks_are_snappy():
@@ -140,7 +141,8 @@ def test_sst_dump_reads_our_two_level_graveler_range(tmp_path):
     scanned = sstdump.scan(str(path))
     assert scanned == [(k, graveler_writer.entry_value(e)) for k, e in recs]
     props = sstdump.properties(str(path))
-    assert "# index partitions" in props and "[static]" in props
+    assert "# index partitions" in props
+    assert "[static]" in props
 
 
 def test_sst_dump_reads_our_metarange(tmp_path):

@@ -117,7 +117,8 @@ def test_commits_since_walks_every_parent_until_read_ones():
     graph = {"c3": (("c2", "m1"), ""), "c2": (("c1",), ""), "m1": (("c1",), ""), "c1": (("c0",), "")}  # no ranges
     client = Commits(graph)
     since = staged.commits_since(client, "r", None, (), {"c1", "d1"}, set(), [("main", "c3"), ("dev", "d1")])
-    assert since.commits == 3 and sorted(client.asked) == ["c2", "c3", "m1"]
+    assert since.commits == 3
+    assert sorted(client.asked) == ["c2", "c3", "m1"]
 
 
 def test_commits_since_fails_closed_past_its_bound(monkeypatch):
@@ -140,7 +141,7 @@ CASES = [  # (candidate rows, the store's MD5s, listed_md5, identities): the fou
 
 
 @pytest.mark.parametrize("namespace", ["s3://bucket/repo", "local://repo"])
-@pytest.mark.parametrize("rows, md5s, listed_md5, ids", CASES)
+@pytest.mark.parametrize(("rows", "md5s", "listed_md5", "ids"), CASES)
 def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5, ids, namespace):
     """``suspicious`` (DataFrames, one join of the identities) and ``suspicious_here`` (the driver)
     agree on every case: the same suspicious candidates, the same paths to ask."""
@@ -152,7 +153,9 @@ def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5,
     sus, paths, sized = staged.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)
     try:
         assert ({r[0] for r in sus.collect()}, {r[0] for r in paths.collect()}) == want
-        assert sus.columns == ["address", "size", "checksum", "vouched"] and sus.is_cached and sized.is_cached
+        assert sus.columns == ["address", "size", "checksum", "vouched"]
+        assert sus.is_cached
+        assert sized.is_cached
     finally:
         sus.unpersist()
         sized.unpersist()

@@ -39,7 +39,7 @@ FAST_RETRIES = {"max_retries": 2, "backoff_base": 0.01, "backoff_max": 0.05}
 # ---------------------------------------------------------------------------------------------
 # address_keys: what lakeFS prints, as keys of the namespace (pure)
 
-@pytest.mark.parametrize("printed, want", [
+@pytest.mark.parametrize(("printed", "want"), [
     # a relative entry, printed resolved
     ("local:///srv/lakefs/ns/r1/data/gA/oB", {"data/gA/oB"}),
     # the resolved form linked FULL: lakeFS prints the root twice (QualifiedKey.Format)
@@ -162,12 +162,17 @@ def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark,
     unc, cand = results["mark_uncommitted"], results["compute_candidates"]
     mark = unc.run_id
     summary = json.loads(ns_storage(ns, moto_server).get(f"_lakefs/retention/gc/unified/{mark}/summary.json"))
-    assert summary["success"] and summary["staged_check"] == staged_check
+    assert summary["success"]
+    assert summary["staged_check"] == staged_check
     if staged_check == "candidates":  # lakeFS is asked about the candidates only: the linked garbage's path
-        assert unc.staged_branches == 0 and unc.heads_file and not unc.staged_file
-        assert cand.staged_kept == len(omitted) and summary["staged_kept"] == len(omitted)
+        assert unc.staged_branches == 0
+        assert unc.heads_file
+        assert not unc.staged_file
+        assert cand.staged_kept == len(omitted)
+        assert summary["staged_kept"] == len(omitted)
         return
-    assert unc.staged_branches == 2 and unc.staged_entries_checked == 4
+    assert unc.staged_branches == 2
+    assert unc.staged_entries_checked == 4
     assert unc.staged_addresses_lakefs_omitted == len(omitted)
     assert summary["staged_addresses_lakefs_omitted"] == len(omitted)
     if omitted:  # the addresses lakeFS lacked are kept beside the mark, in lakeFS's format
@@ -218,12 +223,13 @@ def _staged_repo(emu, name, n=3):
 def test_every_page_of_a_branch_listing_is_read(local_emu, tmp_path):
     _, _, keys = _staged_repo(local_emu, "pages", n=2501)  # three pages of listObjects (1,000 each)
     unc = _mark(local_emu, "pages", tmp_path)
-    assert unc.staged_entries_checked == 2501 and unc.staged_addresses_lakefs_omitted == 2501
+    assert unc.staged_entries_checked == 2501
+    assert unc.staged_addresses_lakefs_omitted == 2501
     # main (a), dev (a + 2,501), and the HEAD commit of each (a)
     assert unc.staged_objects_listed == 1 + 2502 + 1 + 1
 
 
-@pytest.mark.parametrize("path, status, error, message", [
+@pytest.mark.parametrize(("path", "status", "error", "message"), [
     (r"/refs/dev/objects/ls$", 500, Exception, "500"),
     (r"/refs/dev/objects/ls$", 403, LakeFSGCError, "listObjects of branch 'dev'.*403.*fs:ListObjects"),
     # lakeFS still lists the branch: a 404 is not "deleted meanwhile"
@@ -259,4 +265,5 @@ def test_a_branch_deleted_while_it_is_listed_is_skipped(local_emu, tmp_path):
     finally:
         deleter.join(10)
         local_emu.set_faults()
-    assert unc.staged_branches_gone == ("dev",) and unc.staged_entries_checked == 0
+    assert unc.staged_branches_gone == ("dev",)
+    assert unc.staged_entries_checked == 0

@@ -865,7 +865,10 @@ def test_the_emulator_answers_as_lakefs_does(kind, servers, tmp_path):
             Path(os.environ[DUMP_ENV], f"{kind}-{who}.json").write_text(json.dumps(run.answers, indent=1))
     lines, used = differences(kind, runs[0].answers, runs[1].answers)
     stale = [p for p in DELIBERATE if fnmatch.fnmatchcase(kind, p.split(":", 1)[0]) and p not in used]
-    assert not lines and not stale, (
-        f"{len(lines)} difference(s) between lakeFS 1.84 and the emulator ({kind} blockstore, "
-        f"{len(runs[0].answers)} operations):\n" + "\n".join(lines)
-        + ("\nDELIBERATE entries that matched nothing: " + ", ".join(stale) if stale else ""))
+
+    def report() -> str:
+        return (f"{len(lines)} difference(s) between lakeFS 1.84 and the emulator ({kind} blockstore, "
+                f"{len(runs[0].answers)} operations):\n" + "\n".join(lines)
+                + ("\nDELIBERATE entries that matched nothing: " + ", ".join(stale) if stale else ""))
+    assert not lines, report()
+    assert not stale, report()

@@ -25,8 +25,8 @@ import pytest
 
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
-from tests.support import history
 from tests.runs.test_random_histories import SETTINGS, Place
+from tests.support import history
 
 pytestmark = pytest.mark.spark
 STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
@@ -43,7 +43,7 @@ def _gc(server, name: str, spark, work, staged_check: str = "candidates"):
 
 # the check on the candidates on every blockstore; the full one where lakeFS's mark differs (local
 # omits the link-flow entry, S3 has it): its listing is the same code on every blockstore
-@pytest.mark.parametrize("kind, staged_check", [(k, "candidates") for k in ("local", "s3", "azure", "gs")]
+@pytest.mark.parametrize(("kind", "staged_check"), [(k, "candidates") for k in ("local", "s3", "azure", "gs")]
                          + [("local", "full"), ("s3", "full")])
 def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(kind, staged_check, real_lakefs, spark,
                                                                                tmp_path, moto_server):
@@ -58,7 +58,8 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
     history.create(client, name, ns)
     h = history.apply(client, name, ns, roots, STEPS, storage=storage, same_identity=True)
     history.set_rules(client, name, [h])
-    assert h.done.get("restage_same_identity") == 2 and h.done.get("link") == 1, h.done
+    assert h.done.get("restage_same_identity") == 2, h.done
+    assert h.done.get("link") == 1, h.done
     head = client.branches_api.get_branch(name, "main").commit_id
     committed = {o.path: o for o in client.objects_api.list_objects(name, head).results}
     staged = {o.path: o for o in client.objects_api.list_objects(name, "main").results}
@@ -117,7 +118,8 @@ def test_a_large_object_staged_again_with_its_identity_is_kept_where_the_store_c
     first = client.objects_api.upload_object(name, "main", "big.bin", content=data)
     client.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="big"))
     again = client.objects_api.upload_object(name, "main", "big.bin", content=data)
-    assert again.physical_address != first.physical_address and again.checksum == first.checksum
+    assert again.physical_address != first.physical_address
+    assert again.checksum == first.checksum
     assert not client.branches_api.diff_branch(name, "main").results, "lakeFS's diff lists a same-identity entry"
     history.set_rules(client, name, [])
     keys = {history._rel(roots, a.physical_address) for a in (first, again)}
@@ -128,7 +130,8 @@ def test_a_large_object_staged_again_with_its_identity_is_kept_where_the_store_c
     results = _gc(server, name, spark, tmp_path / "work")
     assert keys <= {o.key for o in storage.list("data/", recursive=True)}, "the live re-staged object was deleted"
     cand = results["compute_candidates"]
-    assert cand.staged_suspicious == 1 and cand.staged_kept == 1, cand
+    assert cand.staged_suspicious == 1, cand
+    assert cand.staged_kept == 1, cand
     client.branches_api.reset_branch(name, "main", lakefs_sdk.ResetCreation(type="reset"))
     _gc(server, name, spark, tmp_path / "work")
     after = {o.key for o in storage.list("data/", recursive=True)}

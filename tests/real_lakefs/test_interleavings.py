@@ -31,8 +31,8 @@ from lakefs_gc.contract import STAGED_CHECKS
 from lakefs_gc.listing.uncommitted import address_keys
 from lakefs_gc.storage import parse_namespace
 from tests.conftest import ns_storage
-from tests.support import history
 from tests.runs.test_random_histories import SETTINGS, Place
+from tests.support import history
 
 pytestmark = pytest.mark.spark
 GAPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete", "save_report")
@@ -74,7 +74,8 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
     client = server.client()
     history.create(client, repo, ns)
     h = history.apply(client, repo, ns, roots, STEPS, storage=storage, same_identity=True)
-    assert h.done.get("restage_same_identity") == 2 and h.done.get("link") == 2, h.done
+    assert h.done.get("restage_same_identity") == 2, h.done
+    assert h.done.get("link") == 2, h.done
     assert [x.id for x in client.branches_api.list_branches(repo).results] == ["b1", "b3", "main"]
     # a branch holding an entry re-staged with its HEAD's identity, hard-reset during the run
     o, c = client.objects_api, client.commits_api
@@ -103,12 +104,14 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
     if staged_check == "candidates" and gap in ("list_slices", "compute_candidates"):
         # the commits landed after list_committed read lakeFS's list: the check read them, and kept
         # the link-flow entry's object (lakeFS's mark lacks it) that only the first of them references
-        assert cand.commits_since == 3 and cand.committed_since_kept == 1, cand
+        assert cand.commits_since == 3, cand
+        assert cand.committed_since_kept == 1, cand
     # the oracle at the end: its retention windows end no earlier than the run's
     keep, _ = history.oracle(client, repo, [h], roots, datetime.now(UTC).timestamp())
     after = {o.key for o in storage.list("data/", recursive=True)}
     assert trap in keep, "the trap's first address must be live at the end (a commit within retention)"
-    assert linked_trap and linked_trap <= keep
+    assert linked_trap
+    assert linked_trap <= keep
     assert restaged in keep, "hr reads its re-staged entry at the end"
     lost = keep - after
     if lost:  # where lakeFS shows them: which ref, which path

@@ -14,8 +14,8 @@ import lakefs_sdk
 import pytest
 
 from tests.conftest import ns_storage, start_real_lakefs
-from tests.support import history
 from tests.runs.test_random_histories import Place, merged_history
+from tests.support import history
 
 pytestmark = pytest.mark.spark
 

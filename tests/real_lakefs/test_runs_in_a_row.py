@@ -30,4 +30,5 @@ def test_runs_in_a_row_on_lakefs_itself(kind, real_lakefs, moto_server, spark, t
     elif kind in ("azure", "gs"):
         bucket = "runs-in-a-row"
     totals = runs_in_a_row(Place(server, server.store, bucket), spark, tmp_path)
-    assert totals["incremental_runs"] and totals["incremental_deleted"]
+    assert totals["incremental_runs"]
+    assert totals["incremental_deleted"]

@@ -42,7 +42,10 @@ def _candidates(candidates: int, to_delete: int, confirm: int = 0, **kw) -> Cand
                             confirm_after_seconds=confirm, **kw)
 
 
-def _summary(mode="mark_and_sweep", cand=None, counts=DeleteCounts(keys=40, deleted=38, already_gone=2, parts=1),
+COUNTS = DeleteCounts(keys=40, deleted=38, already_gone=2, parts=1)
+
+
+def _summary(mode="mark_and_sweep", cand=None, counts=COUNTS,
              dry_run=False, **delete_kw):
     ctx = make_context(start=NOW, mode=mode, dry_run=dry_run, airflow_run_id="scheduled__2026-11-23T17:00:00+00:00")
     dele = DeleteResult(skipped=mode) if mode == "mark_only" else DeleteResult(counts=counts, dry_run=dry_run,
@@ -76,7 +79,8 @@ def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_let
         "report": "s3://b/repo/_lakefs/retention/gc/unified/mark1/summary.json",
     }
     text = summary_text(s, "s3://b/r/summary.json")
-    assert text.splitlines()[2:4] == ["mode: mark_and_sweep", "flow: clean"] and text.endswith("report: s3://b/r/summary.json")
+    assert text.splitlines()[2:4] == ["mode: mark_and_sweep", "flow: clean"]
+    assert text.endswith("report: s3://b/r/summary.json")
 
 
 def test_slices_skipped_as_too_young_and_the_unsafe_override_are_said():
@@ -92,7 +96,8 @@ def test_held_back_objects_say_when_they_can_go():
     s = _summary(cand=_candidates(10, 4, confirm=86400, held_back_reason="not yet a candidate in mark m0 "
                                   "(started 2026-11-22T16:00:00.000000Z)", confirmed_by_mark="m0"),
                  counts=DeleteCounts(keys=4, deleted=4, parts=1))
-    assert s["held_back"] == 6 and s["held_back_until"] == "2026-11-24T17:00:00.000000Z"
+    assert s["held_back"] == 6
+    assert s["held_back_until"] == "2026-11-24T17:00:00.000000Z"
     assert dict(summary_rows(s))["held back"] == (
         "6; deletable by the first run that starts after 2026-11-24T17:00:00Z if still unreferenced; "
         "not yet a candidate in mark m0 (started 2026-11-22T16:00:00.000000Z)")
@@ -110,7 +115,8 @@ def test_dead_letters_name_where_they_are_and_nothing_counts_as_reclaimed():
 
 def test_mark_only_dry_run_and_sweep_only_say_what_did_not_happen():
     mark_only = dict(summary_rows(_summary(mode="mark_only")))
-    assert mark_only["deleted"] == "0  (no sweep in mark_only)" and "already gone" not in mark_only
+    assert mark_only["deleted"] == "0  (no sweep in mark_only)"
+    assert "already gone" not in mark_only
     assert mark_only["marked"].startswith("40 ")
     dry = _summary(dry_run=True, counts=DeleteCounts(keys=40, deleted=40, parts=1))
     assert (dry["deleted"], dry["already_gone"], dry["would_delete"]) == (0, 0, 40)
@@ -121,20 +127,22 @@ def test_mark_only_dry_run_and_sweep_only_say_what_did_not_happen():
     s = build_summary(inputs(ctx, delete=DeleteResult(counts=DeleteCounts(keys=7, deleted=5, already_gone=2))))
     assert (s["num_deleted_objects"], s["deleted"], s["already_gone"]) == (7, 5, 2)
     rows = dict(summary_rows(s))
-    assert rows["mode"] == "sweep_only of mark mark1" and "flow" not in rows
+    assert rows["mode"] == "sweep_only of mark mark1"
+    assert "flow" not in rows
     assert rows["cutoff"].startswith("2026-11-21T17:00:00Z")  # the mark's cutoff, not the sweep's clock
 
 
 def test_a_failed_or_older_report_still_reads():
     rows = dict(summary_rows({"run_id": "m", "success": False, "start_time": "2026-11-23T17:00:00.000000Z",
                               "cutoff_time": "x", "num_deleted_objects": 0, "note": "mark in progress or failed"}))
-    assert rows["result"] == "NOT COMPLETE (success: false)" and rows["marked"].startswith("0 ")
+    assert rows["result"] == "NOT COMPLETE (success: false)"
+    assert rows["marked"].startswith("0 ")
     # a report of version 0.1 counted already-gone keys as delete_missing
     old = dict(summary_rows({"mode": "mark_and_sweep", "deleted": 5, "delete_missing": 1, "delete_failed": 0}))
     assert (old["deleted"], old["already gone"]) == ("5", "1")
 
 
-@pytest.mark.parametrize("n, text", [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (5 * 1024 ** 3, "5.0 GiB")])
+@pytest.mark.parametrize(("n", "text"), [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (5 * 1024 ** 3, "5.0 GiB")])
 def test_human_bytes(n, text):
     assert human_bytes(n) == text
 

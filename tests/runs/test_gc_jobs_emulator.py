@@ -113,6 +113,9 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     for live in (keep, over_v2, staged, compacted, "_lakefs/dummy"):
         assert live in after
     assert all(k in after for k in before if k.startswith("_lakefs/") and "/unified/" not in k)
-    assert results["delete"].counts.deleted == 4 and results["compute_candidates"].candidates == 4
+    assert results["delete"].counts.deleted == 4
+    assert results["compute_candidates"].candidates == 4
     summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
-    assert summary["run_id"] == run_id and summary["success"] is True and summary["deleted"] == 4
+    assert summary["run_id"] == run_id
+    assert summary["success"] is True
+    assert summary["deleted"] == 4

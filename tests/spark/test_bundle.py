@@ -14,7 +14,8 @@ from lakefs_gc.spark import bundle
 def test_every_spark_step_has_its_entry_point_inside_the_package():
     for step in bundle.STEPS:
         path = bundle.job_path(step)
-        assert path.is_file() and path.parent == bundle.package_dir() / "spark" / "jobs"
+        assert path.is_file()
+        assert path.parent == bundle.package_dir() / "spark" / "jobs"
         assert f'shell.run("{step}", {step}.run)' in path.read_text()
     with pytest.raises(ValueError, match="no Spark job for step 'prepare_run'"):
         bundle.job_path("prepare_run")
@@ -24,14 +25,17 @@ def test_the_zip_is_built_once_per_content_and_holds_the_package_only(tmp_path, 
     cache = tmp_path / "cache"
     monkeypatch.setenv(bundle.ENV_CACHE_DIR, str(cache))
     first = bundle.py_files()
-    assert first.parent == cache and oct(cache.stat().st_mode & 0o777) == "0o700"
+    assert first.parent == cache
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
     mtime = first.stat().st_mtime_ns
-    assert bundle.py_files() == first and first.stat().st_mtime_ns == mtime  # reused, not rewritten
+    assert bundle.py_files() == first
+    assert first.stat().st_mtime_ns == mtime  # reused, not rewritten
     with zipfile.ZipFile(first) as z:
         names = set(z.namelist())
     expected = {f"lakefs_gc/{p.relative_to(bundle.package_dir()).as_posix()}"
                 for p in bundle.package_dir().rglob("*.py") if "__pycache__" not in p.parts}
-    assert expected <= names and "lakefs_gc/lakefs/proto/committed.proto" in names
+    assert expected <= names
+    assert "lakefs_gc/lakefs/proto/committed.proto" in names
     assert all(n.startswith("lakefs_gc/") and "__pycache__" not in n for n in names)
 
     # another content (a package that changed or was upgraded) gets another zip
@@ -62,4 +66,5 @@ def test_write_py_files_rewrites_only_a_changed_zip(tmp_path):
     assert bundle.write_py_files(out) is False
     out.with_name("lakefs_gc.zip.sha").write_text("stale")
     assert bundle.write_py_files(out) is True
-    assert bundle.main([str(out)]) == 0 and Path(out).is_file()
+    assert bundle.main([str(out)]) == 0
+    assert Path(out).is_file()

@@ -138,7 +138,8 @@ def test_failures_that_may_pass_on_retry_are_recorded_as_failed(spark, tmp_path,
                                                              "s3://bucket/repo/data/: 503 SlowDown after 5 attempts")
     assert "lakefs-gc list_slices: FAILED: StorageError" in out
     [logged] = [r for r in caplog.records if r.name == "lakefs_gc.list_slices"]
-    assert logged.levelname == "ERROR" and logged.exc_info[0] is StorageError  # its traceback, in the task log
+    assert logged.levelname == "ERROR"
+    assert logged.exc_info[0] is StorageError  # its traceback, in the task log
 
     def dead_letters(spark, inputs, environ):
         return DeleteResult(incomplete="2 keys could not be deleted after retries; dead letters at x")
@@ -154,7 +155,8 @@ def test_a_result_is_written_as_its_type_when_the_step_succeeds(spark, tmp_path,
     assert shell.run_step("delete", lambda s, i, e: res, spark, inputs, {}, str(tmp_path / "r.json")) == 0
     raw = json.loads((tmp_path / "r.json").read_text())
     assert contract.read_failure(raw) is None
-    assert contract.read_result("delete", raw).skipped == "mark_only" and raw["incomplete"] is None
+    assert contract.read_result("delete", raw).skipped == "mark_only"
+    assert raw["incomplete"] is None
 
 
 def test_the_secrets_file_is_owner_only_and_read_over_the_environment(tmp_path, monkeypatch):
@@ -175,5 +177,6 @@ def test_the_secrets_file_is_owner_only_and_read_over_the_environment(tmp_path, 
     with pytest.raises(ValueError, match="not secrets of a GC job"):
         write_secrets({"PATH": "/bin"})
     remove_secrets(path)
-    assert not path.exists() and not path.parent.exists()
+    assert not path.exists()
+    assert not path.parent.exists()
     remove_secrets(path)  # already gone: nothing

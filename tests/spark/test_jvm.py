@@ -51,7 +51,9 @@ def test_the_archive_lives_in_a_private_directory(tmp_path, monkeypatch):
     assert stat.S_IMODE(jvm.archive_dir().stat().st_mode) == 0o700
     # named by the Spark binary (another Spark or Java: another archive)
     a, b = jvm.archive_path("/opt/spark-a/bin/spark-submit"), jvm.archive_path("/opt/spark-b/bin/spark-submit")
-    assert a != b and a.parent == b.parent == tmp_path / "mine" and a.suffix == ".jsa"
+    assert a != b
+    assert a.parent == b.parent == tmp_path / "mine"
+    assert a.suffix == ".jsa"
 
 
 def test_the_suites_archive_is_made_and_used():
@@ -61,4 +63,5 @@ def test_the_suites_archive_is_made_and_used():
     options = java_options()
     assert options.startswith(jvm.C1_ONLY + " -XX:SharedArchiveFile=")
     archive = Path(options.split("=", 2)[-1])
-    assert archive.is_file() and archive == jvm.archive_path(str(Path(sys.executable).parent / "spark-submit"))
+    assert archive.is_file()
+    assert archive == jvm.archive_path(str(Path(sys.executable).parent / "spark-submit"))

@@ -35,8 +35,8 @@ AIRFLOW_SERVICES = ("airflow-init", "airflow-apiserver", "airflow-scheduler", "a
 
 def read_dotenv(path: Path = DOTENV) -> dict[str, str]:
     out: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        line = line.strip()
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         key, sep, value = line.partition("=")
@@ -163,7 +163,7 @@ def container_ports(service: dict) -> set[int]:
 # ------------------------------------------------------------------------------------------------
 # static checks (no compose client needed)
 
-@pytest.mark.parametrize("ref,ok", [
+@pytest.mark.parametrize(("ref", "ok"), [
     ("apache/airflow:3.3.2-python3.11", True), ("treeverse/lakefs:1.84.1", True),
     ("minio/minio:RELEASE.2025-04-22T22-12-26Z", True), ("postgres:16.4-bookworm", True),
     ("x/y@sha256:" + "0" * 64, True), ("lakefs-gc-airflow:0.1.0", True),
@@ -261,7 +261,9 @@ def test_connections_name_services_that_exist():
 
     lakefs = urlsplit(conns["lakefs_default"]["host"])
     assert conns["lakefs_default"]["conn_type"] == "lakefs_gc"
-    assert lakefs.scheme == "http" and lakefs.hostname == "lakefs" and lakefs.port in container_ports(svc["lakefs"])
+    assert lakefs.scheme == "http"
+    assert lakefs.hostname == "lakefs"
+    assert lakefs.port in container_ports(svc["lakefs"])
     lk_env = env_of(svc["lakefs"])
     assert conns["lakefs_default"]["login"] == lk_env["LAKEFS_INSTALLATION_ACCESS_KEY_ID"]
     assert conns["lakefs_default"]["password"] == lk_env["LAKEFS_INSTALLATION_SECRET_ACCESS_KEY"]
@@ -269,7 +271,9 @@ def test_connections_name_services_that_exist():
 
     aws = conns["aws_default"]
     s3 = urlsplit(aws["extra"]["endpoint_url"])
-    assert aws["conn_type"] == "aws" and s3.hostname == "minio" and s3.port in container_ports(svc["minio"])
+    assert aws["conn_type"] == "aws"
+    assert s3.hostname == "minio"
+    assert s3.port in container_ports(svc["minio"])
     minio_env = env_of(svc["minio"])
     assert (aws["login"], aws["password"]) == (minio_env["MINIO_ROOT_USER"], minio_env["MINIO_ROOT_PASSWORD"])
     assert urlsplit(lk_env["LAKEFS_BLOCKSTORE_S3_ENDPOINT"]).hostname == "minio"
@@ -277,8 +281,10 @@ def test_connections_name_services_that_exist():
             lk_env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SECRET_ACCESS_KEY"]) == (aws["login"], aws["password"])
 
     spark = urlsplit(conns["spark_default"]["host"])
-    assert conns["spark_default"]["conn_type"] == "spark" and spark.scheme == "spark"
-    assert spark.hostname == "spark-master" and spark.hostname in svc
+    assert conns["spark_default"]["conn_type"] == "spark"
+    assert spark.scheme == "spark"
+    assert spark.hostname == "spark-master"
+    assert spark.hostname in svc
     master_cmd = argv_of(svc["spark-master"]["command"])
     assert master_cmd[0] == "org.apache.spark.deploy.master.Master"
     assert master_cmd[master_cmd.index("--port") + 1] == str(spark.port)
@@ -287,7 +293,8 @@ def test_connections_name_services_that_exist():
 
     assert urlsplit(env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"]).hostname == "airflow-apiserver"
     db = urlsplit(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
-    assert db.hostname == "postgres" and db.password == env_of(svc["postgres"])["POSTGRES_PASSWORD"]
+    assert db.hostname == "postgres"
+    assert db.password == env_of(svc["postgres"])["POSTGRES_PASSWORD"]
 
 
 def test_gc_config_and_shared_work_dir():
@@ -306,8 +313,11 @@ def test_gc_config_and_shared_work_dir():
         assert {repo.lakefs_conn_id, repo.storage_conn_id, repo.spark_conn_id} <= conns, repo.repository
         # The Spark drivers run in the scheduler (LocalExecutor, client mode), the executors on the
         # worker: work_dir must be one named volume at the same path on both sides.
-        assert repo.work_dir and repo.work_dir in sched and repo.work_dir in worker, repo.work_dir
-        assert sched[repo.work_dir] == worker[repo.work_dir] and sched[repo.work_dir] in named
+        assert repo.work_dir, repo.work_dir
+        assert repo.work_dir in sched, repo.work_dir
+        assert repo.work_dir in worker, repo.work_dir
+        assert sched[repo.work_dir] == worker[repo.work_dir]
+        assert sched[repo.work_dir] in named
         assert env["LAKEFS_GC_WORK_DIR"] == repo.work_dir
     assert "sample-repo" in {r.repository for r in cfg.repositories}
 
@@ -326,7 +336,8 @@ def test_seed_service_runs_the_shared_seeding_code():
     assert seed_env["LAKEFS_SECRET_ACCESS_KEY"] == lk_env["LAKEFS_INSTALLATION_SECRET_ACCESS_KEY"]
     assert seed["depends_on"]["lakefs"]["condition"] == "service_healthy"
     script = " ".join(argv_of(svc["minio-init"].get("entrypoint")) + argv_of(svc["minio-init"].get("command")))
-    assert "mc mb --ignore-existing" in script and "until mc alias set" in script
+    assert "mc mb --ignore-existing" in script
+    assert "until mc alias set" in script
 
 
 def test_dotenv_is_local_development_defaults_only():
@@ -344,14 +355,14 @@ def test_dotenv_is_local_development_defaults_only():
 def _compose_client() -> tuple[list[str] | None, str]:
     tried = []
     if shutil.which("docker"):
-        r = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=30, check=False)
         if r.returncode == 0:
             return ["docker", "compose"], ""
         tried.append(f"`docker compose`: {(r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else 'exit ' + str(r.returncode)}")
     else:
         tried.append("`docker`: not on PATH")
     if shutil.which("docker-compose"):
-        r = subprocess.run(["docker-compose", "version"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run(["docker-compose", "version"], capture_output=True, text=True, timeout=30, check=False)
         if r.returncode == 0:
             return ["docker-compose"], ""
         tried.append(f"`docker-compose version` exited {r.returncode}")
@@ -368,9 +379,9 @@ def test_compose_config_parses_and_resolves_like_the_static_checks():
     env = {k: v for k, v in os.environ.items()
            if k not in read_dotenv() and not k.startswith("COMPOSE_") and k != "DOCKER_HOST"}
     base = [*client, "--project-directory", str(ROOT), "-f", str(COMPOSE_FILE), "config"]
-    quiet = subprocess.run([*base, "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    quiet = subprocess.run([*base, "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert quiet.returncode == 0, f"{' '.join(client)} config -q failed:\n{quiet.stderr}{quiet.stdout}"
-    full = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    full = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert full.returncode == 0, full.stderr
     resolved = yaml.safe_load(full.stdout)["services"]
     assert set(resolved) == set(services())

@@ -68,10 +68,12 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     with caplog.at_level(logging.INFO, logger=step.__name__):
         caplog.clear()  # what run 1 logged (another test may have left the logger at INFO)
         on_executors = decide(0)
-        assert "deciding on executors" in caplog.text and "deciding on the driver" not in caplog.text
+        assert "deciding on executors" in caplog.text
+        assert "deciding on the driver" not in caplog.text
         caplog.clear()
         here = decide(driver_max)
-        assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
+        assert "deciding on the driver" in caplog.text
+        assert "deciding on executors" not in caplog.text
         caplog.clear()
     assert here == on_executors
 
@@ -83,11 +85,13 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
 
     assert in_the_task(step.FEW) == on_executors
     before = _mark(st, mark_id)
-    assert in_the_task(2) is None and _mark(st, mark_id) == before  # more listed objects: spark-submit's, untouched
+    assert in_the_task(2) is None
+    assert _mark(st, mark_id) == before  # more listed objects: spark-submit's, untouched
     from lakefs_gc.spark import addresses
     with monkeypatch.context() as m:
         m.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every part too large to scan in the task
-        assert in_the_task(step.FEW) is None and _mark(st, mark_id) == before
+        assert in_the_task(step.FEW) is None
+        assert _mark(st, mark_id) == before
     # the listing written by list_slices in its task (no Spark), the decision handed over to executors
     here_listed = run_in_task("list_slices", StepInputs(ctx, {}), repo.env, step.FEW)
     assert dataclasses.replace(here_listed, seconds=0) == dataclasses.replace(results["list_slices"], seconds=0)
@@ -97,15 +101,20 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     with caplog.at_level(logging.INFO, logger=step.__name__):
         caplog.clear()
         assert decide(driver_max) == on_executors
-    assert "deciding on the driver" in caplog.text and "deciding on executors" not in caplog.text
+    assert "deciding on the driver" in caplog.text
+    assert "deciding on executors" not in caplog.text
     counts, written = here
-    assert counts["carried_checked"] == 2 and counts["carried_candidates"] == 2  # held.bin, staged.bin
-    assert counts["candidates"] == 3 and counts["to_delete"] == 1 and counts["held_back"] == 2
-    assert counts["staged_suspicious"] == 1 and counts["staged_kept"] == 1
+    assert counts["carried_checked"] == 2
+    assert counts["carried_candidates"] == 2  # held.bin, staged.bin
+    assert counts["candidates"] == 3
+    assert counts["to_delete"] == 1
+    assert counts["held_back"] == 2
+    assert counts["staged_suspicious"] == 1
+    assert counts["staged_kept"] == 1
     assert len(written[layout.deleted_dir(mark_id)]) == 1
 
 
-@pytest.mark.parametrize("value, expected", [("0", 0), ("5000", 5000), ("-1", None), ("many", None)])
+@pytest.mark.parametrize(("value", "expected"), [("0", 0), ("5000", 5000), ("-1", None), ("many", None)])
 def test_a_spark_property_sets_how_much_is_decided_on_the_driver(spark, value, expected):
     spark.conf.set(step.FEW_CONF, value)
     try:

@@ -73,16 +73,20 @@ def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spar
     with pytest.raises(shell.StepFailed, match="3 keys could not be deleted after retries.*dead_letters"):
         shell.check("delete", res)
     c = res.counts
-    assert c.deleted == len(candidates) - 3 and c.failed == 3
-    assert c.retried > 0 and c.requests > 12
-    assert proxy.stats["slowdown"] + proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
+    assert c.deleted == len(candidates) - 3
+    assert c.failed == 3
+    assert c.retried > 0
+    assert c.requests > 12
+    assert proxy.stats["slowdown"] + proxy.stats["error500"] > 0
+    assert proxy.stats["key_errors"] > 0
     left = {o.key for o in direct.list("data/", recursive=True)}
     assert left == set(live[:-1]) | set(denied)
     assert set(proxy.deleted_keys) <= {f"repo/{k}" for k in candidates}
     dl = [o.key for o in direct.list(f"{REPORT}sweeps/", recursive=True) if "/dead_letters/" in o.key]
     rows = [r for k in dl for r in pq.read_table(io.BytesIO(direct.get(k))).to_pylist()]
     assert sorted(r["key"] for r in rows) == sorted(denied)
-    assert {r["error_code"] for r in rows} == {"AccessDenied"} and all(r["attempts"] >= 1 for r in rows)
+    assert {r["error_code"] for r in rows} == {"AccessDenied"}
+    assert all(r["attempts"] >= 1 for r in rows)
 
 
 def _sweep_records(st) -> dict[str, bytes]:
@@ -112,7 +116,9 @@ def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spar
         out[engine] = (replace(res, sweep_dir="", seconds=0.0, concurrency=0), left, _sweep_records(st))
     assert out["spark"] == out["in process"]
     res, left, records = out["in process"]
-    assert left == set(live) and res.counts.deleted == len(candidates) and res.counts.already_gone == 1
+    assert left == set(live)
+    assert res.counts.deleted == len(candidates)
+    assert res.counts.already_gone == 1
     assert len(records) == 4  # a done marker per part
 
 
@@ -179,7 +185,9 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
     assert not any((root / k).exists() for k in candidates)
     assert all((root / k).exists() for k in live)
     c = res.counts
-    assert c.deleted + c.already_gone == len(candidates) and c.keys == len(candidates) and c.failed == 0
+    assert c.deleted + c.already_gone == len(candidates)
+    assert c.keys == len(candidates)
+    assert c.failed == 0
     assert c.parts == 8
     # the first attempt's work shows: finished parts counted from their markers, or keys already gone
     assert c.resumed_parts > 0 or c.already_gone > 0

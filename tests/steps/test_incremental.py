@@ -103,8 +103,10 @@ def test_step_one_trap_staged_at_the_mark_then_committed_before_the_committed_li
     ctx2, r2 = repo.run(spark, flow="incremental")
     # run 2: live.bin is in run 1's staged set, in no new commit and not staged now: only run 1's
     # committed listing protects it
-    assert ctx2.flow == "incremental" and ctx2.base.mark_id == results["mark_uncommitted"].run_id
-    assert r2["list_committed"].new_commits == 0 and r2["list_committed"].ranges == 0
+    assert ctx2.flow == "incremental"
+    assert ctx2.base.mark_id == results["mark_uncommitted"].run_id
+    assert r2["list_committed"].new_commits == 0
+    assert r2["list_committed"].ranges == 0
     assert r2["compute_candidates"].carried_checked == 0  # subtracted before any check
     assert live in repo.keys(), "the incremental run deleted a live committed object"
     assert bytes(repo.c.objects_api.get_object(repo.name, "main", "live.bin")) == b"x"
@@ -121,7 +123,8 @@ def test_step_two_trap_written_after_the_mark_in_a_slice_too_young_then_committe
         repo.commit()                   # ... committed before its committed listing
         repo.steps(spark, client, ctx, ["list_committed", "list_slices", "compute_candidates", "delete",
                                         "save_report"], results)
-    assert results["list_slices"].slices_skipped >= 1 and results["list_slices"].listed_objects == 0
+    assert results["list_slices"].slices_skipped >= 1
+    assert results["list_slices"].listed_objects == 0
     garbage = repo.upload("tmp.bin")
     repo.c.objects_api.delete_object(repo.name, "main", "tmp.bin")
     ctx2, r2 = repo.run(spark, flow="incremental")
@@ -130,8 +133,10 @@ def test_step_two_trap_written_after_the_mark_in_a_slice_too_young_then_committe
     assert live in repo.keys(), "the incremental run deleted a live committed object"
     assert garbage not in repo.keys(), "the garbage in the slice run 1 skipped is collected"
     s = repo.summary(r2["mark_uncommitted"].run_id)
-    assert s["flow"] == "incremental" and s["base_run"] == results["mark_uncommitted"].run_id
-    assert s["deleted"] == 1 and "the next clean run collects them" in s["not_covered"]
+    assert s["flow"] == "incremental"
+    assert s["base_run"] == results["mark_uncommitted"].run_id
+    assert s["deleted"] == 1
+    assert "the next clean run collects them" in s["not_covered"]
 
 
 def test_an_incremental_run_reads_only_what_changed_and_collects_it(spark, lakefs_emulator_factory, tmp_path):
@@ -146,10 +151,13 @@ def test_an_incremental_run_reads_only_what_changed_and_collects_it(spark, lakef
     time.sleep(1.2)
     repo.upload("newest-slice.bin")  # run 1's newest slice: staged.bin's is older, run 2 does not list it
     ctx1, r1 = repo.run(spark, flow="auto")
-    assert ctx1.flow == "clean" and ctx1.flow_reason == "auto: no earlier successful run"
-    assert old_garbage not in repo.keys() and staged in repo.keys()
+    assert ctx1.flow == "clean"
+    assert ctx1.flow_reason == "auto: no earlier successful run"
+    assert old_garbage not in repo.keys()
+    assert staged in repo.keys()
     s1 = repo.summary(r1["mark_uncommitted"].run_id)
-    assert s1["incremental_state"]["runs_in_chain"] == 1 and s1["flow"] == "clean"
+    assert s1["incremental_state"]["runs_in_chain"] == 1
+    assert s1["flow"] == "clean"
 
     repo.c.branches_api.reset_branch(repo.name, "main", lakefs_sdk.ResetCreation(type="object", path="staged.bin"))
     time.sleep(1.2)
@@ -159,23 +167,30 @@ def test_an_incremental_run_reads_only_what_changed_and_collects_it(spark, lakef
     repo.c.objects_api.delete_object(repo.name, "main", "new-tmp.bin")
     before = repo.keys()
     ctx2, r2 = repo.run(spark, max_delete_share=0.5)  # auto: builds on run 1
-    assert ctx2.flow == "incremental" and ctx2.flow_reason.startswith(f"auto: builds on run {ctx2.base.mark_id}")
+    assert ctx2.flow == "incremental"
+    assert ctx2.flow_reason.startswith(f"auto: builds on run {ctx2.base.mark_id}")
     com, sl, cand = r2["list_committed"], r2["list_slices"], r2["compute_candidates"]
-    assert com.new_commits == 1 and com.ranges >= 1 and com.ranges_known >= 0
-    assert sl.slices_before_base >= 1 and not sl.root_listed
+    assert com.new_commits == 1
+    assert com.ranges >= 1
+    assert com.ranges_known >= 0
+    assert sl.slices_before_base >= 1
+    assert not sl.root_listed
     assert sl.listed_objects < r1["list_slices"].listed_objects
-    assert cand.carried_checked == 1 and cand.carried_candidates == 1  # staged.bin, staged in run 1, reset since
+    assert cand.carried_checked == 1
+    assert cand.carried_candidates == 1  # staged.bin, staged in run 1, reset since
     assert before - repo.keys() == {staged, new_garbage}
     assert overwritten in repo.keys()
     s2 = repo.summary(r2["mark_uncommitted"].run_id)
     st = s2["incremental_state"]
-    assert st["runs_in_chain"] == 2 and st["clean_run_id"] == r1["mark_uncommitted"].run_id
+    assert st["runs_in_chain"] == 2
+    assert st["clean_run_id"] == r1["mark_uncommitted"].run_id
     # the guard compares with the chain's clean listing too: 2 of the few objects listed now would be refused
     assert s2["guard_objects"] == r1["list_slices"].listed_objects + sl.listed_objects > 4 * s2["deleted"]
     assert len(st["committed_dirs"]) == 2
 
     ctx3, _ = repo.run(spark, flow="auto")  # chains on
-    assert ctx3.flow == "incremental" and ctx3.base.runs_in_chain == 2
+    assert ctx3.flow == "incremental"
+    assert ctx3.base.runs_in_chain == 2
 
 
 def test_a_lost_part_of_the_base_fails_closed_and_auto_or_clean_then_recovers(spark, repo):
@@ -192,4 +207,5 @@ def test_a_lost_part_of_the_base_fails_closed_and_auto_or_clean_then_recovers(sp
         repo.run(spark, flow="incremental")
     assert garbage in repo.keys()
     ctx, _ = repo.run(spark, flow="clean")
-    assert ctx.flow == "clean" and garbage not in repo.keys()
+    assert ctx.flow == "clean"
+    assert garbage not in repo.keys()

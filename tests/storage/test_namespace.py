@@ -24,7 +24,7 @@ def test_azure_namespaces_on_every_domain_lakefs_accepts(domain):
     assert whole.roots() == (f"http://my_acct-2.{domain}/c/", f"https://my_acct-2.{domain}/c/")
 
 
-@pytest.mark.parametrize("bad, why", [
+@pytest.mark.parametrize(("bad", "why"), [
     ("https://myaccount.blob.core.windows.net", "needs a container"),
     ("https://myaccount.blob.core.windows.net/", "needs a container"),
     ("https://MyAccount.blob.core.windows.net/c", "lower-case account"),  # ^https?://[a-z0-9_-]+\.<domain>
@@ -59,7 +59,7 @@ def test_full_addresses_inside_azure_and_gcs_namespaces_are_relative_outside_dro
     assert normalize_address("data/g1/c1", RELATIVE, gs) == "data/g1/c1"
 
 
-@pytest.mark.parametrize("ns, needed", [("https://acct.blob.core.windows.net/cont/repo", "a 'wasb' connection"),
+@pytest.mark.parametrize(("ns", "needed"), [("https://acct.blob.core.windows.net/cont/repo", "a 'wasb' connection"),
                                         ("gs://bucket/repo", "a 'google_cloud_platform' connection"),
                                         ("s3://bucket/repo", "an 'aws' connection")])
 def test_a_cloud_namespace_without_its_connection_is_refused_before_anything_is_read(ns, needed):

@@ -81,11 +81,13 @@ def test_a_slice_is_listed_natively_exactly_as_the_sdk_lists_it(cloud, fallbacks
     for i, k in enumerate(keys):
         st.put(k, b"x" * (i % 7))
     got = _rows(st.list_batches("data/s1/"))
-    assert _same(kind, got, _sdk_rows(st, "data/s1/")) and len(got) == 1008
+    assert _same(kind, got, _sdk_rows(st, "data/s1/"))
+    assert len(got) == 1008
     assert fallbacks == {}, "the native client served it all"
     assert st.listed_md5 is False  # the staged check asks the store, as on S3
     if kind == "s3":
-        assert {c for *_, c in got} == {o.checksum for o in st.list("data/s1/")} and None not in {c for *_, c in got}
+        assert {c for *_, c in got} == {o.checksum for o in st.list("data/s1/")}
+        assert None not in {c for *_, c in got}
 
 
 def test_a_key_the_native_client_refuses_hands_the_rest_of_the_slice_to_the_sdk(cloud, fallbacks):
@@ -152,8 +154,9 @@ def test_an_unreachable_endpoint_fails_the_native_listing_with_the_stores_one_li
     with pytest.raises(StorageUnreachable) as err:
         list(st.list_batches("data/s1/"))
     message = str(err.value)
-    assert message.startswith(f"S3 endpoint http://127.0.0.1:{port} is unreachable") and "(list s3://bucket/repos/r" \
-        in message and "\n" not in message
+    assert message.startswith(f"S3 endpoint http://127.0.0.1:{port} is unreachable")
+    assert "(list s3://bucket/repos/r" in message
+    assert "\n" not in message
 
 
 # --- credentials: each kind the hooks give, through the native client --------------------------
@@ -164,7 +167,8 @@ def test_s3_keys_with_a_session_token(moto_server, fallbacks):
     name = moto_server.create_bucket(f"native{next(_n)}")
     st = open_storage(f"s3://{name}/repo", replace(moto_server.s3_options(), session_token="FwoGZXIvYXdzEXAMPLE"))
     st.put("data/s1/a", b"x")
-    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"] and fallbacks == {}
+    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
+    assert fallbacks == {}
 
 
 def test_s3_role_assumption_from_the_default_chain_is_refreshed_by_the_provider(moto_server, tmp_path, monkeypatch,
@@ -187,10 +191,12 @@ def test_s3_role_assumption_from_the_default_chain_is_refreshed_by_the_provider(
     monkeypatch.setenv("AWS_ENDPOINT_URL_STS", moto_server.endpoint_url)
     st = open_storage(f"s3://{name}/repo", S3Options(endpoint_url=moto_server.endpoint_url))
     store = st.native_store()
-    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"] and fallbacks == {}
+    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
+    assert fallbacks == {}
     provider = store.credential_provider
     creds = provider()
-    assert creds["token"] and creds["access_key_id"] != "AKIABASE", "the assumed role's keys, not the base profile's"
+    assert creds["token"], "the assumed role's keys, not the base profile's"
+    assert creds["access_key_id"] != "AKIABASE", "the assumed role's keys, not the base profile's"
     assert creds["expires_at"] <= datetime.now(UTC) + timedelta(minutes=6), "asked again before they expire"
 
 
@@ -208,7 +214,8 @@ def test_azure_sas_token(azurite, fallbacks):
                                  expiry=datetime.now(UTC) + timedelta(hours=1))
     st = open_storage(azurite.namespace(name, "repo"),
                       AzureOptions(account_url=azurite.account_url, account_name=AZURITE_ACCOUNT, sas_token=sas))
-    assert _same("azure", _rows(st.list_batches("data/s1/")), _sdk_rows(keyed, "data/s1/")) and fallbacks == {}
+    assert _same("azure", _rows(st.list_batches("data/s1/")), _sdk_rows(keyed, "data/s1/"))
+    assert fallbacks == {}
 
 
 def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
@@ -220,5 +227,6 @@ def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
     st = open_storage(f"gs://{name}/repo", GCSOptions(endpoint_url=fake_gcs.endpoint_url, project="test",
                                                       access_token="ya29.from-the-hook"))
     st.put("data/s1/a", b"x")
-    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"] and fallbacks == {}
+    assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
+    assert fallbacks == {}
     assert "ya29" not in repr(st.native_store().credential_provider)

@@ -31,9 +31,12 @@ def test_an_unreachable_s3_endpoint_fails_with_one_line_naming_it(unreachable_st
         run()
     message = str(err.value)
     assert message.startswith(f"S3 endpoint http://127.0.0.1:{port} is unreachable (connection")
-    assert f"({call} s3://bucket/repos/r" in message and "endpoint_url and region_name" in message
-    assert "\n" not in message and isinstance(err.value, Unreachable)
-    assert err.value.__cause__ is None and err.value.__suppress_context__
+    assert f"({call} s3://bucket/repos/r" in message
+    assert "endpoint_url and region_name" in message
+    assert "\n" not in message
+    assert isinstance(err.value, Unreachable)
+    assert err.value.__cause__ is None
+    assert err.value.__suppress_context__
 
 
 def test_clients_with_keys_share_one_session_per_process_and_the_default_chain_gets_its_own():
@@ -42,7 +45,8 @@ def test_clients_with_keys_share_one_session_per_process_and_the_default_chain_g
     keyed = S3Options(endpoint_url="http://127.0.0.1:1", access_key_id="AKIAONE", secret_access_key="one")
     other = S3Options(endpoint_url="http://127.0.0.1:2", access_key_id="AKIATWO", secret_access_key="two")
     a, b = make_s3_client(keyed), make_s3_client(other, max_attempts=1)
-    assert a is not b and s3._shared_session is not None
+    assert a is not b
+    assert s3._shared_session is not None
     # each client keeps its own endpoint, keys and retries
     assert (a.meta.endpoint_url, b.meta.endpoint_url) == ("http://127.0.0.1:1", "http://127.0.0.1:2")
     assert a._request_signer._credentials.access_key == "AKIAONE"

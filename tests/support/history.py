@@ -31,6 +31,7 @@ the GC's code:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -290,10 +291,8 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             done("copy")
         elif kind == "delete":
             path = f"obj/{step[2]}.bin"
-            try:
+            with contextlib.suppress(lakefs_sdk.exceptions.NotFoundException):
                 client.objects_api.delete_object(repo, branch, path)
-            except lakefs_sdk.exceptions.NotFoundException:
-                pass
             staged.setdefault(branch, {}).pop(path, None)
         elif kind == "commit":
             commit(branch, step[2])
@@ -318,10 +317,8 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
                 name=name, source=commits[step[1] % len(commits)]))
             branches.append(name)
             staged[name] = {}
-            try:
+            with contextlib.suppress(lakefs_sdk.exceptions.NotFoundException):
                 client.objects_api.delete_object(repo, name, f"obj/{step[2]}.bin")
-            except lakefs_sdk.exceptions.NotFoundException:
-                pass
             serial += 1
             stats = client.objects_api.upload_object(repo, name, f"obj/fork{serial}.bin",
                                                      content=f"{repo}/{prefix}{serial}".encode())
@@ -345,7 +342,7 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
                     squash_merge=squash, strategy=strategy)).reference
             cid = on_clean(branch, merge)
             if cid == CONFLICT and strategy:  # let one side win
-                cid = on_clean(branch, lambda: merge(strategy))
+                cid = on_clean(branch, lambda strategy=strategy: merge(strategy))
                 if cid not in (None, CONFLICT):
                     done("merge_conflict_resolved")
             if cid not in (None, CONFLICT):
@@ -406,7 +403,7 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             def run_import(src=src, branch=branch, dest=f"imported/{step[2]}.bin"):
                 task = client.import_api.import_start(repo, branch, lakefs_sdk.ImportCreation(
                     paths=[lakefs_sdk.ImportLocation(type="object", path=src, destination=dest)],
-                    commit=lakefs_sdk.CommitCreation(message="import", date=int(min(now - 60, clock)))))
+                    commit=lakefs_sdk.CommitCreation(message="import", date=int(min(now - 60, clock)))))  # noqa: B023 - read when called: commit() moves the clock between the two tries
                 for _ in range(400):
                     st = client.import_api.import_status(repo, branch, task.id)
                     if st.completed or st.error:

@@ -46,6 +46,6 @@ def submit(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | No
     """Returns (returncode, typed result or None, output). The job's own messages reach stdout:
     spark-submit runs the Python driver under the JVM, which merges its streams."""
     cmd, env, result_path = prepare(step, inputs, tmp, extra_env, jobs_dir)
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     result = read_result(step, json.loads(result_path.read_text())) if result_path.exists() else None
     return res.returncode, result, res.stdout + res.stderr

@@ -58,7 +58,8 @@ def test_local_deleter_counts_missing_as_already_gone_and_dead_letters_the_rest(
         st.put(k, b"x")
     (tmp_path / "data" / "s" / "adir").mkdir()  # unlink of a directory fails: a permanent error
     stats = Deleter(st, DeletePolicy(batch_size=7, **FAST)).delete([*keys, "data/s/adir"])
-    assert stats.deleted == 25 and stats.already_gone == 5  # all 30 gone; 5 were not there
+    assert stats.deleted == 25
+    assert stats.already_gone == 5  # all 30 gone; 5 were not there
     assert [(d.key, d.error_code) for d in stats.dead] == [("data/s/adir", "EISDIR")]
     assert stats.requests == 5  # 31 keys in batches of 7
     assert [o.key for o in st.list("", recursive=True)] == []
@@ -68,7 +69,8 @@ def test_dry_run_deletes_nothing(tmp_path):
     st = LocalStorage(tmp_path)
     st.put("data/s/x", b"x")
     stats = Deleter(st, DeletePolicy(dry_run=True)).delete(["data/s/x"])
-    assert stats.deleted == 1 and st.exists("data/s/x")
+    assert stats.deleted == 1
+    assert st.exists("data/s/x")
 
 
 @pytest.fixture
@@ -110,10 +112,13 @@ def test_s3_deleter_under_faults_retries_counts_and_touches_only_candidates(moto
     st = open_storage("s3://faults1/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
                                                      secret_access_key="testing"))
     stats = Deleter(st, DeletePolicy(batch_size=500, max_attempts=12, **FAST)).delete(cands)
-    assert proxy.stats["slowdown"] > 0 and proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
+    assert proxy.stats["slowdown"] > 0
+    assert proxy.stats["error500"] > 0
+    assert proxy.stats["key_errors"] > 0
     assert stats.deleted == len(cands) - 5
     assert sorted(d.key for d in stats.dead) == sorted(cands[100:105])
-    assert {d.error_code for d in stats.dead} == {"AccessDenied"} and all(d.attempts == 1 for d in stats.dead)
+    assert {d.error_code for d in stats.dead} == {"AccessDenied"}
+    assert all(d.attempts == 1 for d in stats.dead)
     assert stats.retried >= proxy.stats["key_errors"]
     left = _keys(moto_server, "faults1")
     assert left == set(live) | set(cands[100:105])
@@ -127,7 +132,8 @@ def test_s3_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(m
     st = open_storage("s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
                                                      secret_access_key="testing"))
     stats = Deleter(st, DeletePolicy(max_attempts=3, **FAST)).delete(cands)
-    assert stats.deleted == 0 and len(stats.dead) == 50
+    assert stats.deleted == 0
+    assert len(stats.dead) == 50
     assert {(d.error_code, d.attempts) for d in stats.dead} == {("SlowDown", 3)}
     assert proxy.stats["requests"] == 3
     assert set(cands) <= _keys(moto_server, "faults2")
@@ -155,15 +161,20 @@ def test_sweep_parts_resume_from_done_markers_and_write_dead_letters(tmp_path):
     assert sdir == f"{mark}sweeps/manual__2024-01-01T00_00_00_00_00/"
     policy = DeletePolicy(batch_size=16, **FAST)
     first = sweep_part(st, parts[0], sdir, policy)
-    assert first.deleted == 40 and first.resumed_parts == 0
+    assert first.deleted == 40
+    assert first.resumed_parts == 0
     # "crash" half-way through part 1: some keys already gone, no marker
     for i in range(20):
         st.delete(f"data/s1/{i:03d}")
     results = [sweep_part(st, p, sdir, policy) for p in parts]
     total = add_counts(results)
-    assert total.resumed_parts == 1 and total.parts == 3
-    assert total.keys == 121 and total.deleted + total.already_gone == 120 and total.failed == 1
-    assert results[1].already_gone == 20 and results[1].deleted == 20
+    assert total.resumed_parts == 1
+    assert total.parts == 3
+    assert total.keys == 121
+    assert total.deleted + total.already_gone == 120
+    assert total.failed == 1
+    assert results[1].already_gone == 20
+    assert results[1].deleted == 20
     dead = pq.read_table(io.BytesIO(st.get(f"{sdir}dead_letters/part-00002.parquet"))).to_pylist()
     assert dead == [{"key": "data/s2/zdir", "error_code": "EISDIR", "message": dead[0]["message"], "attempts": 1}]
     marker = json.loads(st.get(f"{sdir}done/part-00001.json"))
@@ -180,7 +191,8 @@ def test_sweep_part_refuses_a_list_with_protected_addresses(tmp_path):
     _write_part(st, "m/deleted/part-00000.parquet", ["data/s/a", "_lakefs/x"])
     with pytest.raises(LakeFSGCError, match="never delete"):
         sweep_part(st, "m/deleted/part-00000.parquet", "m/sweeps/x/", DeletePolicy())
-    assert st.exists("data/s/a") and st.exists("_lakefs/x")
+    assert st.exists("data/s/a")
+    assert st.exists("_lakefs/x")
 
 
 # --- the same faults on Azure Blob (Azurite) and GCS (fake-gcs-server) -----------------------------
@@ -227,8 +239,11 @@ def test_azure_deleter_under_faults_retries_counts_and_leaves_leased_blobs(azuri
                         DeletePolicy(batch_size=50, max_attempts=12, **FAST)).delete(cands)
     finally:
         proxy.stop()
-    assert proxy.stats["busy"] > 0 and proxy.stats["error500"] > 0 and proxy.stats["key_errors"] > 0
-    assert stats.deleted + stats.already_gone == len(cands) - 5 and stats.already_gone == proxy.stats["key_errors"]
+    assert proxy.stats["busy"] > 0
+    assert proxy.stats["error500"] > 0
+    assert proxy.stats["key_errors"] > 0
+    assert stats.deleted + stats.already_gone == len(cands) - 5
+    assert stats.already_gone == proxy.stats["key_errors"]
     assert sorted(d.key for d in stats.dead) == sorted(leased)
     assert {d.error_code for d in stats.dead} == {"LeaseIdMissing"}  # not retried once answered (412)
     assert {o.key for o in st.list()} == set(live) | set(leased)
@@ -248,8 +263,10 @@ def test_gcs_deleter_under_faults_retries_counts_and_dead_letters_denied_objects
                         DeletePolicy(max_attempts=12, **FAST)).delete(cands)
     finally:
         proxy.stop()
-    assert proxy.stats["busy"] > 0 and proxy.stats["error503"] > 0
-    assert stats.deleted == len(cands) - 5 and stats.already_gone == 0
+    assert proxy.stats["busy"] > 0
+    assert proxy.stats["error503"] > 0
+    assert stats.deleted == len(cands) - 5
+    assert stats.already_gone == 0
     assert stats.retried >= proxy.stats["busy"] + proxy.stats["error503"]
     assert sorted(d.key for d in stats.dead) == sorted(denied)
     assert {(d.error_code, d.attempts) for d in stats.dead} == {("403", 1)}
@@ -270,7 +287,8 @@ def test_cloud_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_cod
     finally:
         proxy.stop()
     code = "ServerBusy" if kind == "azure" else "429"
-    assert stats.deleted == 0 and len(stats.dead) == 50
+    assert stats.deleted == 0
+    assert len(stats.dead) == 50
     assert {(d.error_code, d.attempts) for d in stats.dead} == {(code, 3)}
     assert proxy.stats["requests"] == (3 if kind == "azure" else 150)  # one batch, or 50 single calls, 3 times
     assert set(cands) <= {o.key for o in st.list()}
@@ -297,7 +315,9 @@ def test_cloud_sweep_resumes_from_done_markers_after_a_kill(kind, request):
         st.delete(f"data/s1/{i:03d}")
     results = [sweep_part(st, p, sdir, policy) for p in parts]
     total = add_counts(results)
-    assert total.resumed_parts == 1 and total.keys == 90 and total.failed == 0
+    assert total.resumed_parts == 1
+    assert total.keys == 90
+    assert total.failed == 0
     assert (results[1].deleted, results[1].already_gone) == (18, 12)
     assert json.loads(st.get(f"{sdir}done/part-00002.json"))["deleted"] == 30
     assert {o.key for o in st.list("data/")} == {k for k in live if k.startswith("data/")}

@@ -95,7 +95,9 @@ def test_gcs_soft_delete_restore_sends_the_restore_call_with_its_generation_and_
     try:
         st = open_storage("gs://bkt/repo", GCSOptions(endpoint_url=stub.url, project="p", anonymous=True))
         r = restore.restorability(st, NOW)
-        assert r.how == "gcs soft delete" and r.restorable and "7 day(s)" in r.detail
+        assert r.how == "gcs soft delete"
+        assert r.restorable
+        assert "7 day(s)" in r.detail
         run = _window()
         assert restore._restore_gcs(st, "data/s/deleted", run, False, NOW)[0] == restore.RESTORED
         assert restore._restore_gcs(st, "data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
@@ -145,7 +147,9 @@ def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
                             account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5")
         st = open_storage("https://acct.blob.core.windows.net/ctr/repo", opts)
         r = restore.restorability(st, NOW)
-        assert r.how == "azure soft delete" and r.restorable and "14 day(s)" in r.detail
+        assert r.how == "azure soft delete"
+        assert r.restorable
+        assert "14 day(s)" in r.detail
         run = _window()
         assert restore._restore_azure(st, "data/s/deleted", run, False, NOW)[0] == restore.RESTORED
         assert restore._restore_azure(st, "data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
@@ -156,7 +160,8 @@ def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
     puts = [(p, q) for m, p, q in stub.requests if m == "PUT"]
     assert puts == [("/acct/ctr/repo/data/s/deleted", {"comp": "undelete"})]
     lists = [q for m, p, q in stub.requests if m == "GET" and q.get("comp") == "list"]
-    assert lists and all(q["include"] == "deleted" and q["restype"] == "container" for q in lists)
+    assert lists
+    assert all(q["include"] == "deleted" and q["restype"] == "container" for q in lists)
 
 
 @pytest.mark.parametrize("kind", ["gcs", "azure"])
@@ -170,6 +175,7 @@ def test_a_store_that_cannot_say_is_unknown_not_restorable(kind):
                            AzureOptions(account_url=f"{stub.url}/acct", account_name="acct",
                                         account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5")))
         r = restore.restorability(st, NOW)
-        assert r.restorable is None and r.until is None
+        assert r.restorable is None
+        assert r.until is None
     finally:
         stub.stop()

@@ -108,9 +108,12 @@ def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
     [summary_path] = ns_dir.glob("_lakefs/retention/gc/unified/*/summary.json")
     assert summary_path.parent.name == "gcrun0001"  # the mark id from mark_uncommitted
     summary = json.loads(summary_path.read_text())
-    assert summary["success"] is True and summary["run_id"] == "gcrun0001"
-    assert summary["mode"] == "mark_and_sweep" and summary["airflow_run_id"] == dr.run_id
-    assert summary["min_age_seconds"] == GRACE and summary["unsafe_min_age_override"] is False
+    assert summary["success"] is True
+    assert summary["run_id"] == "gcrun0001"
+    assert summary["mode"] == "mark_and_sweep"
+    assert summary["airflow_run_id"] == dr.run_id
+    assert summary["min_age_seconds"] == GRACE
+    assert summary["unsafe_min_age_override"] is False
     assert summary["uncommitted_pages"] == 2
     assert FakeLakeFSClient.instances[0].endpoint == "http://127.0.0.1:8000/api/v1"
 
@@ -121,14 +124,20 @@ def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
     assert sorted(p.name for p in control.glob("*.input.json")) == sorted(
         f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "delete"))
     inputs = inputs_from_wire(json.loads((control / "compute_candidates.input.json").read_text()))
-    assert inputs.mark_id() == "gcrun0001" and inputs.context.cutoff_time
-    assert inputs.results["list_slices"].listed_objects == 3 and inputs.results["list_committed"].ranges == 1
-    assert inputs.context.work_dir == str(control.parent) and inputs.context.airflow_run_id == dr.run_id
-    assert summary["listed_objects"] == 3 and summary["deleted"] == 3 and summary["candidates"] == 3
+    assert inputs.mark_id() == "gcrun0001"
+    assert inputs.context.cutoff_time
+    assert inputs.results["list_slices"].listed_objects == 3
+    assert inputs.results["list_committed"].ranges == 1
+    assert inputs.context.work_dir == str(control.parent)
+    assert inputs.context.airflow_run_id == dr.run_id
+    assert summary["listed_objects"] == 3
+    assert summary["deleted"] == 3
+    assert summary["candidates"] == 3
     from tests.airflow.conftest import LAKEFS_SECRET, S3_SECRET
 
     for p in control.iterdir():
-        assert LAKEFS_SECRET not in p.read_text() and S3_SECRET not in p.read_text()
+        assert LAKEFS_SECRET not in p.read_text()
+        assert S3_SECRET not in p.read_text()
     _assert_run_summary_and_links(dag, dr, tis["save_report"], summary_path)
 
 
@@ -149,7 +158,8 @@ def _assert_run_summary_and_links(dag, dr, ti, summary_path):
                  "held back: 0", "deleted: 3", "already gone: 0", "dead letters: 0", "reclaimed: 30 B",
                  f"report: {uri}"):
         assert f"\n{line}" in text, (line, text)
-    assert "candidates: 3  (" in text and f"cutoff: {json.loads(summary_path.read_text())['cutoff_time'][:19]}Z" in text
+    assert "candidates: 3  (" in text
+    assert f"cutoff: {json.loads(summary_path.read_text())['cutoff_time'][:19]}Z" in text
     rendered = RenderedTaskInstanceFields.get_templated_fields(ti)
     assert rendered["run_summary"] == text, rendered
     serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("save_report")
@@ -168,7 +178,8 @@ def test_mark_only_from_the_run_form_skips_deletion(gc_dag):
     assert dr.state == "success", _states(dr)
     [summary_path] = ns_dir.glob("_lakefs/retention/gc/unified/*/summary.json")
     summary = json.loads(summary_path.read_text())
-    assert summary["mode"] == "mark_only" and summary["deleted"] == 0
+    assert summary["mode"] == "mark_only"
+    assert summary["deleted"] == 0
 
 
 def test_min_age_below_grace_period_is_refused_naming_the_override(gc_dag):
@@ -200,10 +211,12 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET))
     dr = dag.test()
     states = _states(dr)
-    assert dr.state == "failed" and states["prepare_run"] == "failed", states
+    assert dr.state == "failed", states
+    assert states["prepare_run"] == "failed", states
     assert all(states[t] == "upstream_failed" for t in states if t != "prepare_run"), states
     out = "".join(capfd.readouterr())
-    assert "local_blockstore_root" in out and "'lakefs_default'" in out
+    assert "local_blockstore_root" in out
+    assert "'lakefs_default'" in out
 
     elsewhere = tmp_path / "elsewhere"
     stranger = elsewhere / "ns" / "data" / "slice" / "not-lakefs.bin"
@@ -213,7 +226,8 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
                                  login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
                                  extra={"local_blockstore_root": str(elsewhere)}))
     dr = dag.test()
-    assert dr.state == "failed" and _states(dr)["prepare_run"] == "failed"
+    assert dr.state == "failed"
+    assert _states(dr)["prepare_run"] == "failed"
     assert "has no lakeFS marker (_lakefs/dummy)" in "".join(capfd.readouterr())
     assert stranger.exists()
 
@@ -230,7 +244,8 @@ def test_a_refusal_in_a_spark_job_fails_its_task_once_with_the_message_in_the_lo
     assert (tis[step].state, tis[step].try_number) == ("failed", 1), _states(dr)
     assert tis["save_report"].state == "upstream_failed"
     out = "".join(capfd.readouterr())
-    assert f"lakefs-gc {step}: REFUSED: SweepRefused: {message}" in out and f"{step} refused: {message}" in out
+    assert f"lakefs-gc {step}: REFUSED: SweepRefused: {message}" in out
+    assert f"{step} refused: {message}" in out
 
 
 @pytest.mark.parametrize("failure", ["recorded", "no record"])
@@ -244,4 +259,5 @@ def test_a_spark_job_failure_that_may_pass_is_retried(gc_dag, tmp_path, failure)
         fake_spark_submit(tmp_path, exit_code=137, write_result=False)
     dr = dag.test()
     ti = {ti.task_id: ti for ti in dr.get_task_instances()}["list_slices"]
-    assert dr.state == "failed" and (ti.state, ti.try_number) == ("failed", 2), _states(dr)
+    assert dr.state == "failed", _states(dr)
+    assert (ti.state, ti.try_number) == ("failed", 2), _states(dr)

@@ -68,7 +68,7 @@ def test_dags_folder_parses_in_a_fresh_interpreter_like_the_dag_processor(tmp_pa
             "print(json.dumps({'errors': {k: str(v)[-300:] for k, v in b.import_errors.items()}, 'ids': sorted(b.dag_ids)}))")
     env = {**os.environ, "LAKEFS_GC_CONFIG": str(REPO / "config" / "gc_repositories.yaml")}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
-                       cwd=tmp_path)
+                       cwd=tmp_path, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out == {"errors": {}, "ids": ["lakefs_gc__sample-repo", "lakefs_gc_restore"]}
@@ -90,18 +90,21 @@ def test_dag_settings(dagbag):
         assert dag.max_active_runs == 1
         assert dag.catchup is False
         assert {"lakefs", "gc"} <= set(dag.tags)
-        assert dag.doc_md and "lakeFS garbage collection" in dag.doc_md
+        assert dag.doc_md
+        assert "lakeFS garbage collection" in dag.doc_md
     assert "team-x" in other.tags
     assert sample.schedule == "@daily"
     assert other.schedule is None
-    assert sample.params["mode"] == "mark_and_sweep" and other.params["mode"] == "mark_only"
+    assert sample.params["mode"] == "mark_and_sweep"
+    assert other.params["mode"] == "mark_only"
     assert other.params["min_age_seconds"] == 172800
     assert sample.params["unsafe_min_age_override"] is False
     # every step is idempotent: retried with a delay; each has a timeout (config: tasks)
     from datetime import timedelta
 
     for task in sample.tasks:
-        assert task.retries == 2 and task.retry_delay == timedelta(seconds=120), task.task_id
+        assert task.retries == 2, task.task_id
+        assert task.retry_delay == timedelta(seconds=120), task.task_id
         assert task.execution_timeout == timedelta(hours=6), task.task_id
 
 
@@ -117,8 +120,10 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
         assert {"application", "application_args", "env_vars", "conf"} <= set(t.template_fields)
     from lakefs_gc.contract import skipped
 
-    assert skipped("delete", "mark_only") and not skipped("delete", "sweep_only")
-    assert skipped("list_committed", "sweep_only") and not skipped("list_committed", "mark_only")
+    assert skipped("delete", "mark_only")
+    assert not skipped("delete", "sweep_only")
+    assert skipped("list_committed", "sweep_only")
+    assert not skipped("list_committed", "mark_only")
 
 
 def test_params_accept_valid_values(dagbag):
@@ -136,7 +141,7 @@ def test_params_accept_valid_values(dagbag):
     assert {k: v for k, v in validate_params(dag, conf).items() if k in conf} == conf
 
 
-@pytest.mark.parametrize("conf, message", [
+@pytest.mark.parametrize(("conf", "message"), [
     ({"mode": "sweep"}, r"Invalid input for param mode: 'sweep' is not one of \['mark_and_sweep', 'mark_only', 'sweep_only'\]"),
     ({"delete_batch_size": 5000}, r"Invalid input for param delete_batch_size: 5000 is greater than the maximum of 1000"),
     ({"max_delete_share": 1.5}, r"Invalid input for param max_delete_share: 1.5 is greater than the maximum of 1"),
@@ -183,7 +188,9 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     bag = DagBag(dag_folder=str(REPO / "dags"))
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py")
-    assert "field 'mode'" in err and "repo-a" in err and str(cfg) in err
+    assert "field 'mode'" in err
+    assert "repo-a" in err
+    assert str(cfg) in err
     assert bag.dag_ids == ["lakefs_gc_config_errors"]
 
 
@@ -212,10 +219,12 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
     assert "2 bad repository entries" in err
     assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in err
     assert "repositories[3] (bad-sweep): field 'sweep.max_delete_share': must be a number 0..1, got 5" in err
-    assert "good-one" not in err and "good-two" not in err
+    assert "good-one" not in err
+    assert "good-two" not in err
     # the one DAG file alone (no gc_config_errors.py) shows them as the DAG lakefs_gc_config_errors
     errors_dag = bag.dags["lakefs_gc_config_errors"]
-    assert "2 bad entries" in errors_dag.description and "typo-repo" in errors_dag.description
+    assert "2 bad entries" in errors_dag.description
+    assert "typo-repo" in errors_dag.description
     assert "field 'sweep.max_delete_share'" in errors_dag.doc_md
     [task] = errors_dag.tasks
     with pytest.raises(Exception, match="2 bad repository entries"):
@@ -231,7 +240,8 @@ def test_a_file_that_is_not_yaml_fails_as_a_whole_with_line_and_column(monkeypat
     bag = DagBag(dag_folder=str(REPO / "dags"))
     [(path, err)] = bag.import_errors.items()  # once, from gc_dags.py (gc_config_errors.py leaves it there)
     assert path.endswith("gc_dags.py")
-    assert f"{cfg}: not valid YAML" in err and "line 3, column" in err
+    assert f"{cfg}: not valid YAML" in err
+    assert "line 3, column" in err
     assert bag.dag_ids == []
 
 
@@ -265,13 +275,16 @@ def test_the_restore_dag_offers_every_configured_repository(dagbag):
     from airflow.sdk.definitions.param import ParamsDict
 
     dag = dagbag.dags["lakefs_gc_restore"]
-    assert dag.schedule is None and dag.max_active_runs == 1 and [t.task_id for t in dag.tasks] == ["restore"]
+    assert dag.schedule is None
+    assert dag.max_active_runs == 1
+    assert [t.task_id for t in dag.tasks] == ["restore"]
     assert dag.get_task("restore").repositories == {
         "sample-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"},
         "other-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"}}
     schema = {k: dag.params.get_param(k).schema for k in dag.params}
     assert schema["repository"]["enum"] == ["other-repo", "sample-repo"]
-    assert schema["run_id"]["minLength"] == 1 and schema["keys"]["type"] == ["null", "array"]
+    assert schema["run_id"]["minLength"] == 1
+    assert schema["keys"]["type"] == ["null", "array"]
     params = ParamsDict(dag.params)
     with pytest.raises(Exception, match="run_id"):
         params.validate()  # no run id: refused when the run is created

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from lakefs_gc.report import layout
 from lakefs_gc.storage import LocalStorage
-from tests.airflow.helpers import REPO
 from tests.airflow.dags.test_dag_run import gc_dag  # noqa: F401 - the fixture: config, connections, fake lakeFS
+from tests.airflow.helpers import REPO
 from tests.sweeping.test_restore import MARK, _files, _mark, _sweep
 
 
@@ -37,17 +37,22 @@ def test_a_person_undoes_a_run_from_the_restore_dag(gc_dag, tmp_path):  # noqa: 
     dag = _restore_dag()
     dr = dag.test(run_conf={"repository": "sample-repo", "run_id": "manual__mark1"})
     tis = {ti.task_id: ti for ti in dr.get_task_instances()}
-    assert dr.state == "success" and tis["restore"].state == "success", {k: t.state for k, t in tis.items()}
+    assert dr.state == "success", {k: t.state for k, t in tis.items()}
+    assert tis["restore"].state == "success", {k: t.state for k, t in tis.items()}
     for k, v in objs.items():
         assert st.get(k) == v
     out = tis["restore"].xcom_pull(task_ids="restore")
-    assert out["counts"] == {"restored": 5} and out["mark_id"] == MARK and out["namespace"] == "local://ns"
+    assert out["counts"] == {"restored": 5}
+    assert out["mark_id"] == MARK
+    assert out["namespace"] == "local://ns"
     report = json.loads(st.get(layout.restore_dir(MARK, dr.run_id) + "summary.json"))
-    assert report["counts"] == {"restored": 5} and report["restore_id"] == dr.run_id
+    assert report["counts"] == {"restored": 5}
+    assert report["restore_id"] == dr.run_id
 
     # a run that is not there: the task fails, naming it; nothing changes
     dr = dag.test(run_conf={"repository": "sample-repo", "run_id": "manual__nope"})
     [ti] = dr.get_task_instances()
-    assert dr.state == "failed" and ti.state == "failed"
+    assert dr.state == "failed"
+    assert ti.state == "failed"
     for k, v in objs.items():
         assert st.get(k) == v

@@ -231,7 +231,8 @@ def _assert_swept(env: GCEnv, before: set[str], tis) -> dict:
     assert sibling.exists(key)
     run_id = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")["run_id"]
     summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
-    assert summary["success"] is True and summary["run_id"] == run_id
+    assert summary["success"] is True
+    assert summary["run_id"] == run_id
     return summary
 
 
@@ -249,7 +250,8 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None, **conf
     seed_fresh(env.client, env.manifest, phase=clock_for(env.emu), local_root=env.local_root)
     before = env.keys() if before is None else before | {env.manifest.objects[-1].address}
     dr, tis = env.run(**conf)
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert dr.state == "success", _states(tis)
+    assert _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     _assert_ordered(tis)
     return _assert_swept(env, before, tis)
 
@@ -261,8 +263,10 @@ def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_em
     before = env.keys()
     dr, tis = env.run()
     states = _states(tis)
-    assert dr.state == "failed" and states["prepare_run"] == "failed", states
+    assert dr.state == "failed", states
+    assert states["prepare_run"] == "failed", states
     assert all(states[t] == "upstream_failed" for t in TASKS[1:]), states
     assert env.keys() == before
     out, err = capfd.readouterr()
-    assert f"repository '{env.manifest.repository}' has no GC rules" in out + err and "set-config" in out + err
+    assert f"repository '{env.manifest.repository}' has no GC rules" in out + err
+    assert "set-config" in out + err

@@ -63,7 +63,8 @@ def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, out
     no secret anywhere the run or the cluster wrote."""
     ran = {app: {w.name for w in cluster.worker_dirs if any((w / app).glob("*/stderr"))}
            for app in _apps(cluster) - apps_before}
-    assert len(ran) == SPARK_STEPS and all(ran.values()), ran
+    assert len(ran) == SPARK_STEPS, ran
+    assert all(ran.values()), ran
     assert set().union(*ran.values()) == {w.name for w in cluster.worker_dirs}, ran
     with urllib.request.urlopen(cluster.ui_url + "/json/", timeout=60) as r:
         master_state = r.read().decode()
@@ -80,12 +81,16 @@ def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(clust
 
     # 1. mark only (from the run form): the report is written, nothing is deleted
     dr, tis = env.run(mode="mark_only")
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
-    assert env.keys() >= before and env.sibling[0].exists(env.sibling[1])
+    assert dr.state == "success", _states(tis)
+    assert _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert env.keys() >= before
+    assert env.sibling[0].exists(env.sibling[1])
     mark = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")
     assert mark["pages"] == PAGES  # one row per page, then an empty last page
     summary = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json"))
-    assert summary["success"] is True and summary["mode"] == "mark_only" and summary["deleted"] == 0
+    assert summary["success"] is True
+    assert summary["mode"] == "mark_only"
+    assert summary["deleted"] == 0
     assert summary["candidates"] == len(env.manifest.expected(DELETED))
     import pyarrow.parquet as pq  # the mark's list, in lakeFS's layout
     marked = set()
@@ -95,12 +100,14 @@ def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(clust
 
     # 2. sweep-only of a mark that does not exist: refused before anything, nothing deleted
     dr, tis = env.run(mode="sweep_only", mark_id="nosuchmark")
-    assert dr.state == "failed" and tis["prepare_run"].state == "failed"
+    assert dr.state == "failed"
+    assert tis["prepare_run"].state == "failed"
     assert env.keys() >= before
 
     # 3. sweep-only of the mark: exactly its list is deleted; the mark's own summary is untouched
     dr, tis = env.run(mode="sweep_only", mark_id=mark["run_id"])
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert dr.state == "success", _states(tis)
+    assert _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert before - env.keys() == env.manifest.expected(DELETED)
     assert json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json")) == summary
     [sweep_summary] = [k for k in env.keys() if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/")
@@ -129,11 +136,14 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     # 1. delayed confirmation: no mark started an hour before this run, so every candidate is held back
     before, apps_before_held = env.keys(), _apps(cluster)
     dr, tis = env.run(confirm_after_seconds=3600)
-    assert dr.state == "success" and _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
+    assert dr.state == "success", _states(tis)
+    assert _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert env.keys() >= before  # nothing deleted (the run wrote its report under _lakefs/)
     held_id = tis["mark_uncommitted"].xcom_pull(task_ids="mark_uncommitted")["run_id"]
     held = json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{held_id}/summary.json"))
-    assert held["candidates"] == held["held_back"] == n and held["deleted"] == 0 and held["held_back_until"]
+    assert held["candidates"] == held["held_back"] == n
+    assert held["deleted"] == 0
+    assert held["held_back_until"]
     assert _apps(cluster) == apps_before_held, "the first run's steps ran in their tasks"
     # 2. the sweep (confirmation off, as for a manual run), every Spark step on the cluster: exactly the
     # garbage goes
@@ -143,17 +153,21 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     # a clean run again (auto would build on the first: incremental); dag.test() keeps the last run's conf
     summary = _fresh_garbage_then_sweep(env, confirm_after_seconds=0, flow="clean")
     assert summary["deleted"] == summary["num_deleted_objects"] == n
-    assert summary["storage_namespace"].startswith("s3://") and summary["mode"] == "mark_and_sweep"
+    assert summary["storage_namespace"].startswith("s3://")
+    assert summary["mode"] == "mark_and_sweep"
     assert summary["uncommitted_pages"] == PAGES
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
-    assert summary["first_slice"] and summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
+    assert summary["first_slice"]
+    assert summary["listed_objects"] >= len(env.manifest.expected(KEPT)) - 1
     out, err = capfd.readouterr()
     secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"], env.aws_conn["login"], env.aws_conn["password"]]
     _on_the_cluster(cluster, apps_before, secrets, env, out + err, tmp_path)
     # 3. refused before anything: a minimum age under lakeFS's grace period, without the override
     kept = env.keys()
     dr, tis = env.run(min_age_seconds=1)
-    assert dr.state == "failed" and tis["prepare_run"].state == "failed" and env.keys() >= kept
+    assert dr.state == "failed"
+    assert tis["prepare_run"].state == "failed"
+    assert env.keys() >= kept
     refused_run_id = dr.run_id
     if TARGET is not None:
         return

@@ -28,8 +28,10 @@ def test_the_gc_dag_on_lakefs_itself(kind, real_lakefs, monkeypatch, tmp_path, a
     env.wait_until_old()
     summary = _fresh_garbage_then_sweep(env)
     n = len(env.manifest.expected(DELETED))
-    assert summary["deleted"] == summary["num_deleted_objects"] == n and n > 0
-    assert summary["storage_namespace"].startswith(PREFIX[kind]) and summary["mode"] == "mark_and_sweep"
+    assert summary["deleted"] == summary["num_deleted_objects"] == n
+    assert n > 0
+    assert summary["storage_namespace"].startswith(PREFIX[kind])
+    assert summary["mode"] == "mark_and_sweep"
     assert summary["unsafe_min_age_override"] is True
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
     out, err = capfd.readouterr()

@@ -7,7 +7,7 @@ import pytest
 from lakefs_gc_airflow.gc_page import bundle_path
 
 
-@pytest.mark.parametrize("base_url, path", [
+@pytest.mark.parametrize(("base_url", "path"), [
     ("", "/lakefs-gc/static/main.umd.js"),
     ("http://localhost:8080", "/lakefs-gc/static/main.umd.js"),
     ("http://localhost:8080/", "/lakefs-gc/static/main.umd.js"),

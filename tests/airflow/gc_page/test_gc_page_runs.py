@@ -42,11 +42,14 @@ def test_the_reports_of_a_namespace_are_its_runs_newest_first_and_none_is_left_o
     assert (m2["deleted"], m2["reclaimed_bytes"], m2["unsafe_min_age_override"]) == (4, 400, True)
     assert m2["seconds"] == {"mark_uncommitted": 1.0, "list_committed": 2.0, "list_slices": 3.0,
                              "compute_candidates": 4.0, "delete": 0.5}
-    assert ["deleted", "4"] in m2["rows"] and any(label == "cutoff" and "unsafe_min_age_override" in value
+    assert ["deleted", "4"] in m2["rows"]
+    assert any(label == "cutoff" and "unsafe_min_age_override" in value
                                                    for label, value in m2["rows"])
     assert (m1["held_back"], m1["deleted"], m1["held_back_until"]) == (4, 0, "2026-11-02T00:00:00+00:00")
     [bad] = [r for r in got if r["mark_id"] == "m3"]  # never skipped: shown with what is wrong
-    assert bad["problem"] and "summary.json" in bad["report"] and bad["rows"] == []
+    assert bad["problem"]
+    assert "summary.json" in bad["report"]
+    assert bad["rows"] == []
 
 
 def test_a_dag_run_without_a_report_is_a_run_of_its_own():
@@ -58,8 +61,10 @@ def test_a_dag_run_without_a_report_is_a_run_of_its_own():
     merged = runs.merge(records, dag_runs)
     assert [r["airflow_run_id"] for r in merged] == ["manual__refused", "manual__2026-11-01T00:00:00+00:00"]
     refused, swept = merged
-    assert refused["report"] is None and refused["dag_run"]["failed_tasks"] == ["prepare_run"]
-    assert swept["dag_run"]["state"] == "success" and swept["deleted"] == 4
+    assert refused["report"] is None
+    assert refused["dag_run"]["failed_tasks"] == ["prepare_run"]
+    assert swept["dag_run"]["state"] == "success"
+    assert swept["deleted"] == 4
 
 
 def test_the_committed_bundle_is_the_build_of_its_sources():
@@ -74,4 +79,5 @@ def test_the_committed_bundle_is_the_build_of_its_sources():
     stamp = (WWW / "dist" / "SOURCES.sha256").read_text().strip()
     assert stamp == h.hexdigest(), "www/dist is older than its sources: run `make ui` and commit www/dist"
     bundle = (WWW / "dist" / "main.umd.js").read_text()
-    assert "AirflowPlugin" in bundle and "lakefs-gc/api" in bundle
+    assert "AirflowPlugin" in bundle
+    assert "lakefs-gc/api" in bundle

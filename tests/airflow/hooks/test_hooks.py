@@ -41,7 +41,9 @@ def test_the_connection_form_is_provider_metadata_not_deprecated_hook_methods():
     assert meta.hook_name == "lakeFS (garbage collection)"
     std = meta.standard_fields
     assert {k: getattr(std, k).title for k in LABELS} == LABELS
-    assert std.url_schema.hidden and not std.host.hidden and not std.port.hidden  # Port: see get_provider_info
+    assert std.url_schema.hidden
+    assert not std.host.hidden
+    assert not std.port.hidden  # Port: see get_provider_info
     assert "/api/v1 is appended" in std.host.placeholder
     extra = meta.extra_fields
     assert {k: v["schema"]["title"] for k, v in extra.items()} == EXTRA_LABELS
@@ -80,7 +82,7 @@ def lakefs_conns(lakefs_emulator, monkeypatch):
     return emu
 
 
-@pytest.mark.parametrize("conn_id, ok, message", [
+@pytest.mark.parametrize(("conn_id", "ok", "message"), [
     ("lakefs_ok", True, r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\); "
                         r"set Local blockstore root to collect its local:// repositories"),
     ("lakefs_ok_root", True, r"accepted the keys \(blockstore: local\)$"),
@@ -100,8 +102,10 @@ def test_the_test_button_calls_lakefs_and_says_what_failed(lakefs_conns, conn_id
     t0 = time.monotonic()
     result = LakeFSHook(lakefs_conn_id=conn_id).test_connection()
     assert time.monotonic() - t0 < 10, "the Test button must answer at once: no retries"
-    assert result[0] is ok and re.search(message, result[1]), result
-    assert "Traceback" not in result[1] and "\n" not in result[1]
+    assert result[0] is ok, result
+    assert re.search(message, result[1]), result
+    assert "Traceback" not in result[1]
+    assert "\n" not in result[1]
     assert "not-the-secret" not in result[1]
 
 
@@ -128,13 +132,14 @@ def test_a_wasb_connection_string_reaches_azurite_through_wasbhook(azurite, monk
     options = storage_options("azure_storage")
     assert (options.account_url, options.account_name, options.account_key) == \
         (azurite.account_url, "devstoreaccount1", AZURITE_KEY)
-    assert masked == [AZURITE_KEY] and AZURITE_KEY not in repr(options)
+    assert masked == [AZURITE_KEY]
+    assert AZURITE_KEY not in repr(options)
     st = open_storage(azurite.namespace(azurite.create("hookcheck"), "repo"), options)
     st.put("_lakefs/dummy", b"")
     assert [o.key for o in st.list()] == ["_lakefs/dummy"]
 
 
-@pytest.mark.parametrize("extra, expect", [
+@pytest.mark.parametrize(("extra", "expect"), [
     ({"shared_access_key": "a2V5a2V5"}, ("account_key", "a2V5a2V5")),
     ({"sas_token": "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl"}, ("sas_token", "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl")),
 ])
@@ -144,8 +149,11 @@ def test_wasb_keys_and_sas_tokens_are_taken_as_wasbhook_builds_them(monkeypatch,
 
     monkeypatch.setenv(*conn_env("azure_storage", conn_type="wasb", login="myaccount", extra=extra))
     options = storage_options("azure_storage")
-    assert options.account_url == "https://myaccount.blob.core.windows.net" and options.account_name == "myaccount"
-    assert getattr(options, expect[0]) == expect[1] and masked == [expect[1]] and expect[1] not in repr(options)
+    assert options.account_url == "https://myaccount.blob.core.windows.net"
+    assert options.account_name == "myaccount"
+    assert getattr(options, expect[0]) == expect[1]
+    assert masked == [expect[1]]
+    assert expect[1] not in repr(options)
 
 
 def test_an_anonymous_gcp_connection_uses_the_emulator_host_as_the_google_provider_does(fake_gcs, monkeypatch,
@@ -202,4 +210,5 @@ def test_a_gcp_key_json_becomes_a_masked_access_token(monkeypatch, masked):
         server.shutdown()
         server.server_close()
     assert (options.access_token, options.project, options.anonymous) == ("ya29.from-the-token-endpoint", "proj", False)
-    assert masked == ["ya29.from-the-token-endpoint"] and "ya29" not in repr(options)
+    assert masked == ["ya29.from-the-token-endpoint"]
+    assert "ya29" not in repr(options)

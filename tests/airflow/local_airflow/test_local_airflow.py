@@ -10,6 +10,7 @@ process tree on 127.0.0.1; SIGINT stops it and every process it started.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -31,8 +32,8 @@ from tests.conftest import free_port
 
 COMMAND = (sys.executable, "-m", "lakefs_sandbox.local_airflow")  # what `make airflow` runs
 KEY, SECRET = "AKIAIOSFOLEMULATOR", "local-airflow-secret-5c1e"
-GOOD = "{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, " \
-       "min_age_seconds: 86400, mode: mark_and_sweep"
+GOOD = ("{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, "
+        "min_age_seconds: 86400, mode: mark_and_sweep")
 
 
 def repositories(tmp_path: Path) -> Path:
@@ -79,7 +80,9 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
     [bad] = p.entry_errors
     assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in bad
     shown = json.dumps(p.described)
-    assert SECRET not in shown and "s3-secret-value" not in shown and "http://127.0.0.1:8000" in shown
+    assert SECRET not in shown
+    assert "s3-secret-value" not in shown
+    assert "http://127.0.0.1:8000" in shown
 
 
 def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(tmp_path):
@@ -96,7 +99,7 @@ def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(t
     assert component_env(off, {})["AIRFLOW__CORE__TEST_CONNECTION"] == "Disabled"
 
 
-@pytest.mark.parametrize("text, environ, expected", [
+@pytest.mark.parametrize(("text", "environ", "expected"), [
     ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
     ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
     ("LAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID=\n", {},
@@ -124,7 +127,8 @@ def test_a_missing_settings_file_says_to_copy_the_example(tmp_path):
 def test_a_connection_a_repository_needs_and_nobody_defines_is_a_warning(tmp_path):
     p = plan(env_file(tmp_path, f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n"), {}, tmp_path / "state")
     [w] = p.warnings
-    assert w.startswith("emu-repo: its lakeFS connection 'lakefs_default' is not defined") and "LAKEFS_ENDPOINT" in w
+    assert w.startswith("emu-repo: its lakeFS connection 'lakefs_default' is not defined")
+    assert "LAKEFS_ENDPOINT" in w
 
 
 def test_a_connection_added_in_the_ui_at_an_earlier_start_is_no_warning(tmp_path):
@@ -155,8 +159,10 @@ def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and
     notes = "\n".join(p.notes)
     assert f"LAKEFS_ENDPOINT=http://127.0.0.1:8000 in {f} is replaced by the lakeFS this command runs" in notes
     assert "LAKEFS_ACCESS_KEY_ID=env-key in the environment is replaced" in notes
-    assert f"LAKEFS_SECRET_ACCESS_KEY in {f} is replaced" in notes and "file-secret-value" not in notes
-    assert len(p.notes) == 4 and not p.warnings  # the file's key too; no blockstore root in the file
+    assert f"LAKEFS_SECRET_ACCESS_KEY in {f} is replaced" in notes
+    assert "file-secret-value" not in notes
+    assert len(p.notes) == 4
+    assert not p.warnings  # the file's key too; no blockstore root in the file
     assert p.min_ages == {"emu-repo": 86400}
 
 
@@ -209,7 +215,8 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         user, password = login.group(1), login.group(2)
         base = f"http://127.0.0.1:{port}"
         assert f"Airflow UI   {base}" in out.text()
-        assert json.loads((state / "passwords.json").read_text()) == {"admin": password} and user == "admin"
+        assert json.loads((state / "passwords.json").read_text()) == {"admin": password}
+        assert user == "admin"
         assert oct((state / "passwords.json").stat().st_mode & 0o777) == "0o600"
 
         deadline = time.monotonic() + 180  # the dag-processor parses the DAG files once started
@@ -233,11 +240,9 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         tree = {proc.pid, *(c.pid for c in me.children(recursive=True))}
         sockets = []
         for pid in tree:
-            try:
+            with contextlib.suppress(psutil.NoSuchProcess):
                 sockets += [(pid, c.laddr) for c in psutil.Process(pid).net_connections(kind="inet")
                             if c.status == psutil.CONN_LISTEN]
-            except psutil.NoSuchProcess:
-                pass
         assert ("127.0.0.1", port) in {(a.ip, a.port) for _, a in sockets}, sockets
         assert all(a.ip == "127.0.0.1" for _, a in sockets), f"listening beyond 127.0.0.1: {sockets}"
         assert len(tree) >= 5, tree  # the command and its four components at least
@@ -246,7 +251,8 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         code, left = _interrupt(proc, tree)
     assert code == 0, out.text()
     assert not left, f"still running after Ctrl-C: {left}\n{out.text()}"
-    assert "SIGINT: stopping" in out.text() and "stopped api-server, scheduler, dag-processor, triggerer" in out.text()
+    assert "SIGINT: stopping" in out.text()
+    assert "stopped api-server, scheduler, dag-processor, triggerer" in out.text()
 
 
 @pytest.mark.e2e
@@ -283,7 +289,8 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         assert oct((home / "keys.json").stat().st_mode & 0o777) == "0o600"
         me = psutil.Process(proc.pid)
         tree |= {proc.pid, *(c.pid for c in me.children(recursive=True))}
-        assert psutil.Process(lakefs_pid).cwd() == str(home) and "lakefs" in psutil.Process(lakefs_pid).name()
+        assert psutil.Process(lakefs_pid).cwd() == str(home)
+        assert "lakefs" in psutil.Process(lakefs_pid).name()
         conn = json.loads(psutil.Process(int(started.group(2))).environ()["AIRFLOW_CONN_LAKEFS_DEFAULT"])
         assert conn == {"conn_type": "lakefs_gc", "host": lakefs_url, "login": keys["access_key_id"],
                         "password": keys["secret_access_key"],
@@ -305,7 +312,8 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
     assert code == 0, text
     assert not left, f"still running after Ctrl-C: {left}\n{text}"
     assert (f"stopped api-server, scheduler, dag-processor, triggerer, lakeFS (pid {lakefs_pid})" in text), text
-    assert keys["secret_access_key"] not in text and "file-secret-value" not in text
+    assert keys["secret_access_key"] not in text
+    assert "file-secret-value" not in text
 
     again = start_lakefs(state / "lakefs")  # a restart: already set up (409), the keys of keys.json reused
     try:

@@ -101,8 +101,10 @@ def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(m
         op.execute(context({}))
     assert str(err.value).startswith(f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection "
                                      f"refused) after 2 attempt(s)")
-    assert "lakeFS connection 'lakefs_default'" in str(err.value) and "\n" not in str(err.value)
-    assert err.value.__cause__ is None and err.value.__suppress_context__
+    assert "lakeFS connection 'lakefs_default'" in str(err.value)
+    assert "\n" not in str(err.value)
+    assert err.value.__cause__ is None
+    assert err.value.__suppress_context__
 
 
 def test_lakefs_hook_errors_are_clear(monkeypatch):
@@ -117,7 +119,7 @@ def test_lakefs_hook_errors_are_clear(monkeypatch):
         LakeFSHook(lakefs_conn_id="lakefs_badextra").get_conn()
 
 
-@pytest.mark.parametrize("host, port, schema, expected", [
+@pytest.mark.parametrize(("host", "port", "schema", "expected"), [
     ("http://127.0.0.1:8000", None, None, "http://127.0.0.1:8000/api/v1"),
     ("https://lakefs.example.com/api/v1/", None, None, "https://lakefs.example.com/api/v1"),
     ("http://lakefs", 8000, None, "http://lakefs:8000/api/v1"),
@@ -136,7 +138,8 @@ def test_storage_options_from_the_aws_connection(connections, monkeypatch):
     s = storage_options("aws_default")
     assert (s.endpoint_url, s.region, s.access_key_id, s.secret_access_key) == \
         ("http://127.0.0.1:5000", "us-east-1", S3_ACCESS, S3_SECRET)
-    assert S3_SECRET not in repr(s) and S3_ACCESS not in repr(s)
+    assert S3_SECRET not in repr(s)
+    assert S3_ACCESS not in repr(s)
     assert storage_options("no_such_conn") is None  # absent: the caller decides (an error for s3://)
 
 
@@ -162,7 +165,8 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     job = str(REPO / "include" / "lakefs_gc" / "spark" / "jobs" / f"{step}.py")
     assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path),
                                         "--secrets", str(op.secrets_file)]
-    assert "--driver-memory" in cmd and "spark.ui.enabled=false" in cmd
+    assert "--driver-memory" in cmd
+    assert "spark.ui.enabled=false" in cmd
     assert "spark.default.parallelism=2" in cmd
     line = " ".join(cmd)
     for secret in SECRETS:
@@ -184,7 +188,8 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
                                                        ENV_S3_ACCESS_KEY: S3_ACCESS, ENV_S3_SECRET_KEY: S3_SECRET}
     path = op.secrets_file
     op.remove_secrets()
-    assert not path.exists() and not path.parent.exists()
+    assert not path.exists()
+    assert not path.parent.exists()
 
 
 def test_local_namespace_gets_no_s3_secrets(tmp_path, connections):
@@ -269,15 +274,18 @@ def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_
     assert ctx["ti"].pulled == [["prepare_run", "mark_uncommitted", "list_committed", "list_slices"]]
     written = contract.inputs_from_wire(json.loads(
         Path(ctx_.work_dir, "_control", "compute_candidates.input.json").read_text()))
-    assert written.results["list_committed"] == COMMITTED and written.results["list_slices"].listed_objects == 7
+    assert written.results["list_committed"] == COMMITTED
+    assert written.results["list_slices"].listed_objects == 7
     assert written.context == ctx_
     # the job read the secrets from its 0600 file, removed after it; none in argv or its environment
     seen = json.loads(Path(tmp_path, "fake-job-seen.json").read_text())
     assert seen["secrets_file"] == {ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS),
                                     ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
                                     ENV_S3_ACCESS_KEY: digest(S3_ACCESS), ENV_S3_SECRET_KEY: digest(S3_SECRET)}
-    assert seen["secrets_mode"] == "0o600" and seen["secret_env"] == {}
-    assert not Path(seen["argv"][seen["argv"].index("--secrets") + 1]).exists() and op.secrets_file is None
+    assert seen["secrets_mode"] == "0o600"
+    assert seen["secret_env"] == {}
+    assert not Path(seen["argv"][seen["argv"].index("--secrets") + 1]).exists()
+    assert op.secrets_file is None
     assert not any(s in " ".join(seen["argv"]) for s in SECRETS)
     assert seen["pyspark_python"] == sys.executable
     assert contract.read_result("compute_candidates", result).candidates == 3
@@ -304,7 +312,9 @@ def test_delete_is_a_no_op_reporting_zero_in_mark_only(tmp_path, connections):
     op = _spark_dag(tmp_path, binary="/bin/false").get_task("delete")  # would fail if started
     ctx_ = base_ctx(tmp_path, mode="mark_only")
     result = contract.read_result("delete", op.execute(context(wire(ctx_))))
-    assert result.skipped == "mark_only" and result.counts.deleted == 0 and result.counts.failed == 0
+    assert result.skipped == "mark_only"
+    assert result.counts.deleted == 0
+    assert result.counts.failed == 0
     assert not Path(ctx_.work_dir, "_control").exists()
 
 
@@ -408,7 +418,8 @@ def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client
         op.execute(context({}, params={"min_age_seconds": 60}))
     ctx = contract.from_wire(contract.RunContext, op.execute(
         context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True, "flow": "clean"})))
-    assert ctx.settings.unsafe_min_age_override is True and ctx.effective_min_age_seconds == 60
+    assert ctx.settings.unsafe_min_age_override is True
+    assert ctx.effective_min_age_seconds == 60
 
 
 def test_prepare_run_refuses_an_s3_namespace_without_its_storage_connection(fake_client, monkeypatch):
@@ -420,7 +431,7 @@ def test_prepare_run_refuses_an_s3_namespace_without_its_storage_connection(fake
         op.execute(context({}))
 
 
-@pytest.mark.parametrize("params, message", [
+@pytest.mark.parametrize(("params", "message"), [
     ({"mode": "sweep_everything"}, r"Param 'mode' must be one of"),
     ({"delete_batch_size": 5000}, r"Param 'delete_batch_size' must be between 1 and 1000"),
     ({"dry_run": "yes"}, r"Param 'dry_run' must be true or false"),
@@ -504,7 +515,8 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
         (2, 0.1, 20.0)
     ref = lakefs_ref(ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"})
     assert ref.retries == ctx.lakefs_retries  # what LakeFSRef.client() builds its client with
-    assert "sekrit-77" not in repr(ref) and "AKIAXYZ" not in repr(ref)
+    assert "sekrit-77" not in repr(ref)
+    assert "AKIAXYZ" not in repr(ref)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,7 +537,8 @@ def test_a_sweep_of_few_keys_runs_in_the_task_without_spark_submit(tmp_path, con
     (root / "data/s1/live").write_bytes(b"live")
     result = contract.read_result("delete", op.execute(ctx))
     assert (result.counts.deleted, result.counts.failed, result.counts.keys) == (3, 0, 3)
-    assert not any((root / f"data/s1/c{i}").exists() for i in range(3)) and (root / "data/s1/live").exists()
+    assert not any((root / f"data/s1/c{i}").exists() for i in range(3))
+    assert (root / "data/s1/live").exists()
     out = "".join(capfd.readouterr())
     assert "delete: run in this task's process, without Spark (at most 10000 key(s): in_process_max_keys)" in out
     assert "deleted 3, already gone 0, dead letters 0 of 3 key(s)" in out
@@ -565,7 +578,8 @@ def test_dead_letters_of_a_sweep_in_the_task_fail_it_for_a_retry(tmp_path, conne
         op.execute(ctx)
     assert not isinstance(e.value, AirflowFailException)  # retried: a later sweep of the mark retries the keys
     assert str(e.value).startswith("delete failed: StepFailed: 1 keys could not be deleted after retries")
-    assert not (root / "data/s1/c0").exists() and not (root / "data/s1/c2").exists()
+    assert not (root / "data/s1/c0").exists()
+    assert not (root / "data/s1/c2").exists()
 
 
 def test_every_step_a_task_runs_itself_says_why_it_hands_over():

@@ -21,7 +21,15 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import context, dag_module, fake_spark_submit, repo_config
-from tests.airflow.operators.test_operators import CANDIDATES, COMMITTED, SLICES, UNCOMMITTED, base_ctx, base_inputs, wire
+from tests.airflow.operators.test_operators import (
+    CANDIDATES,
+    COMMITTED,
+    SLICES,
+    UNCOMMITTED,
+    base_ctx,
+    base_inputs,
+    wire,
+)
 from tests.support.jvm import java_options
 
 S3_TOKEN = "s3-session-token-value-5e0c71"
@@ -47,7 +55,7 @@ def _spark_conn(monkeypatch, master: str, deploy_mode: str | None = None) -> Non
 # ---------------------------------------------------------------------------------------------
 # secrets on every master
 
-@pytest.mark.parametrize("master, deploy_mode", [
+@pytest.mark.parametrize(("master", "deploy_mode"), [
     ("local[*]", None), ("yarn", None), ("yarn", "client"), (K8S, None), (K8S, "client"), (STANDALONE, None),
     (STANDALONE, "client"),
 ])
@@ -80,10 +88,11 @@ def test_no_secret_in_argv_environment_or_spark_properties_on_any_master(tmp_pat
             ENV_ACCESS_KEY: S3_ACCESS, ENV_SECRET_KEY: S3_SECRET, ENV_SESSION_TOKEN: S3_TOKEN}
     finally:
         op.remove_secrets()
-    assert not path.exists() and not path.parent.exists()
+    assert not path.exists()
+    assert not path.parent.exists()
 
 
-@pytest.mark.parametrize("master, deploy_mode, conf", [
+@pytest.mark.parametrize(("master", "deploy_mode", "conf"), [
     ("yarn", "cluster", {}), (K8S, "cluster", {}), (STANDALONE, "cluster", {}),
     ("yarn", None, {"spark.submit.deployMode": "cluster"}),
 ])
@@ -101,7 +110,8 @@ def test_cluster_deploy_mode_is_refused_before_anything_is_written(tmp_path, clu
     with pytest.raises(AirflowFailException, match=rf"delete: {where} asks for deploy mode 'cluster'; the GC's "
                                                    r"Spark steps run in client deploy mode only .*Set it to 'client'"):
         op.prepare_submit(base_inputs(tmp_path, "delete"))
-    assert op.secrets_file is None and not any((tmp_path / "tmp").iterdir())
+    assert op.secrets_file is None
+    assert not any((tmp_path / "tmp").iterdir())
     assert not (tmp_path / "work").exists()
 
 
@@ -152,7 +162,8 @@ def test_a_refusal_the_job_records_fails_the_task_without_retry(tmp_path, connec
     out = "".join(capfd.readouterr())
     assert f"lakefs-gc {step}: REFUSED: SweepRefused: {message}" in out  # the job's own line, in the task log
     # the reason under a headline, in lines short enough for the log view (task_io.log_reason)
-    assert f"{step} refused (no retry):" in out and f"    {message}" in out
+    assert f"{step} refused (no retry):" in out
+    assert f"    {message}" in out
 
 
 @pytest.mark.parametrize("step", ("list_slices", "delete"))
@@ -220,22 +231,25 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     with pytest.raises(AirflowFailException) as e:
         op.execute(ctx)
     message = "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5. Nothing was deleted"
-    assert message in str(e.value) and str(e.value).startswith("delete refused: refusing to sweep mark")
+    assert message in str(e.value)
+    assert str(e.value).startswith("delete refused: refusing to sweep mark")
     out = "".join(capfd.readouterr())
     assert "lakefs-gc delete: REFUSED: SweepRefused: refusing to sweep mark" in out  # the job's line, via spark-submit
     assert all((tmp_path / "ns" / "repo" / f"data/s1/c{i}").exists() for i in range(3))  # nothing deleted
-    assert op.secrets_file is None and not any((tmp_path / "tmp").iterdir())  # the secrets file is gone
+    assert op.secrets_file is None
+    assert not any((tmp_path / "tmp").iterdir())  # the secrets file is gone
     # what the Spark UI's Environment tab (and the history server) shows: the event log
     logs = [p for p in events.rglob("*") if p.is_file() and not p.name.endswith(".crc")]
     assert logs, "no Spark event log written"
     text = "".join(p.read_text() for p in logs)
-    assert '"Event":"SparkListenerEnvironmentUpdate"' in text and '"sun.java.command"' in text  # argv is there
+    assert '"Event":"SparkListenerEnvironmentUpdate"' in text
+    assert '"sun.java.command"' in text  # argv is there
     assert not any(s in text for s in (LAKEFS_ACCESS, LAKEFS_SECRET)), "a secret in the Spark event log"
     assert not any(name in text for name in SECRET_ENV)
     assert not any(s in out for s in (LAKEFS_ACCESS, LAKEFS_SECRET))
 
 
-@pytest.mark.parametrize("conf, level", [({}, "WARN"), ({"spark.log.level": "INFO"}, "INFO")])
+@pytest.mark.parametrize(("conf", "level"), [({}, "WARN"), ({"spark.log.level": "INFO"}, "INFO")])
 def test_spark_logs_at_warn_unless_the_entry_sets_its_level(tmp_path, connections, conf, level):
     """The job's own lines stay at INFO; Spark's from the SparkContext's start are at WARN
     (``spark.log.level``), unless the entry's ``spark.conf`` asks for another level."""

@@ -13,7 +13,8 @@ LONG = ("repository 'sample-repo' has namespace 's3://a-bucket/sample-repo', but
 
 def test_a_long_reason_becomes_short_lines_and_keeps_every_word():
     lines = reason_lines(LONG)
-    assert len(lines) > 2 and all(len(ln) <= REASON_WIDTH for ln in lines)
+    assert len(lines) > 2
+    assert all(len(ln) <= REASON_WIDTH for ln in lines)
     assert " ".join(lines) == LONG
 
 

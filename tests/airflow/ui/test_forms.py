@@ -160,7 +160,8 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
             shots.append(tmp_path / "1-default-form-triggered.png")
             page.screenshot(path=str(shots[-1]))
             runs = ui.runs()
-            assert len(runs) == 1 and runs[0]["state"] == "queued", runs
+            assert len(runs) == 1, runs
+            assert runs[0]["state"] == "queued", runs
             assert runs[0]["conf"] == defaults, "the run was not created with the default Params"
             assert (defaults["mark_id"], defaults["max_delete_share"]) == (None, 0.5)
 
@@ -189,7 +190,8 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
     assert all(r["conf"].get("max_delete_share") == 0.5 for r in runs), runs
     # whatever the dialog's "Unpause on trigger" did, the DAG has no schedule of its own to run on
     details = ui.api(f"/api/v2/dags/{DAG_ID}/details")
-    assert details["timetable_summary"] in (None, "None", "") and details["next_dagrun_logical_date"] is None, details
+    assert details["timetable_summary"] in (None, "None", ""), details
+    assert details["next_dagrun_logical_date"] is None, details
     if os.environ.get("LAKEFS_GC_SCREENSHOTS_DIR"):
         folder = Path(os.environ["LAKEFS_GC_SCREENSHOTS_DIR"])
         folder.mkdir(parents=True, exist_ok=True)
@@ -295,7 +297,8 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             except Exception as e:
                 raise AssertionError(f"no Test button on the list ({e}); {_diagnose(page, tmp_path, 'list')}")
             result = answer.value.json()
-            assert answer.value.status == 200 and result["status"] is True, (result, answer.value.request.post_data)
+            assert answer.value.status == 200, (result, answer.value.request.post_data)
+            assert result["status"] is True, (result, answer.value.request.post_data)
             assert re.search(r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\)$",
                              result["message"]), result
             try:
@@ -317,5 +320,6 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
     assert (conn["conn_type"], conn["host"], conn["login"], conn["port"]) == \
         ("lakefs_gc", emu.url, emu.access_key, int(emu.url.rsplit(":", 1)[1]))
     extra = json.loads(conn["extra"])
-    assert extra.get("max_retries") in (3, "3") and extra.get("local_blockstore_root") == str(emu.root), extra
+    assert extra.get("max_retries") in (3, "3"), extra
+    assert extra.get("local_blockstore_root") == str(emu.root), extra
     print("screenshots:", *shots)

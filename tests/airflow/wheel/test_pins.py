@@ -30,8 +30,8 @@ def _stub_wheel(folder: Path, name: str, version: str, requires: list[str] = ())
     dist = re.sub(r"[-_.]+", "_", name).lower()
     info = f"{dist}-{version}.dist-info"
     files = {
-        f"{info}/METADATA": "Metadata-Version: 2.1\nName: %s\nVersion: %s\n%s" % (
-            name, version, "".join(f"Requires-Dist: {r}\n" for r in requires)),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                            + "".join(f"Requires-Dist: {r}\n" for r in requires),
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: lakefs-gc-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
@@ -83,7 +83,7 @@ def test_pyspark_and_pyspark_client_resolve_to_one_version(tmp_path):
     req_in.write_text(f"lakefs-gc @ {wheel.as_uri()}\n")
     out = subprocess.run([uv, "pip", "compile", "--no-index", "--find-links", str(index), "--python-version", "3.11",
                           "--no-header", "--no-annotate", str(req_in)], capture_output=True, text=True, timeout=120,
-                         env=env, cwd=tmp_path)
+                         env=env, cwd=tmp_path, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     pins = dict(ln.split("==", 1) for ln in out.stdout.splitlines() if "==" in ln)
     assert pins["pyspark"] == pins["pyspark-client"], f"pyspark {pins['pyspark']} beside pyspark-client {pins['pyspark-client']}"

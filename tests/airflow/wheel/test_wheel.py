@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
 # Deadlines, not waits: a build or an install from uv's cache takes well under a minute on a quiet
 # machine, but once ran past 180 s on a loaded one (LAKEFS_GC_WHEEL_INSTALL_TIMEOUT moves it).
-BUILD_TIMEOUT = float(os.environ.get("LAKEFS_GC_WHEEL_INSTALL_TIMEOUT", 900))
+BUILD_TIMEOUT = float(os.environ.get("LAKEFS_GC_WHEEL_INSTALL_TIMEOUT", "900"))
 GRACE = 3
 MIN_AGE = 5  # no fresh garbage here: the seeded objects only need to be older than the cutoff
 REPO_NAME = "wheel-repo"
@@ -49,14 +49,14 @@ def _uv() -> str:
 
 def _run(cmd: list[str], timeout: float, **kwargs) -> str:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kwargs, check=False)
     except subprocess.TimeoutExpired as e:  # say where it stood, not only that it timed out
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
         raise AssertionError(f"{' '.join(map(str, cmd))[:300]} timed out after {timeout:.0f} s:\n{out[-6000:]}\n"
                              f"{err[-4000:]}") from None
-    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n" \
-                                 f"{proc.stderr[-5000:]}"
+    assert proc.returncode == 0, (f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n"
+                                  f"{proc.stderr[-5000:]}")
     return proc.stdout
 
 
@@ -161,7 +161,8 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     out = json.loads(installed.run(PROBE, 120, _clean_env()).splitlines()[-1])
     venv = str(installed.venv)
     # the installed package, nothing of the repository or the main venv (its editable install)
-    assert out["lakefs_gc"].startswith(venv) and out["lakefs_gc_airflow"].startswith(venv), out
+    assert out["lakefs_gc"].startswith(venv), out
+    assert out["lakefs_gc_airflow"].startswith(venv), out
     assert out["dist_files"].startswith(venv)
     main_site = str(Path(sys.executable).parent.parent)
     leaks = [p for p in out["sys_path"] if p.startswith((str(REPO), main_site))]
@@ -170,7 +171,8 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     assert out["version"] == out["dist_version"] == re.search(
         r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
     assert out["provider_entry_points"] == ["lakefs_gc_airflow:get_provider_info"]
-    assert "lakefs-gc" in out["providers"] and out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
+    assert "lakefs-gc" in out["providers"]
+    assert out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
     assert out["host_label"] == "lakeFS endpoint"
     assert out["extra_labels"]["local_blockstore_root"] == "Local blockstore root"
     assert all(p.startswith(venv) and p.endswith(f"/lakefs_gc/spark/jobs/{s}.py") for s, p in out["jobs"].items())
@@ -271,15 +273,17 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
     })
     time.sleep(max(0.0, seeded_at + MIN_AGE + 1 - time.time()))  # everything seeded is older than the cutoff
-    out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", 1200)), env)
+    out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", "1200")), env)
     result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
 
     venv = str(installed.venv)
     assert result["lakefs_gc"].startswith(venv)
-    assert result["state"] == "success" and result["tis"] == dict.fromkeys(TASKS, "success"), (result["tis"], out[-6000:])
+    assert result["state"] == "success", (result["tis"], out[-6000:])
+    assert result["tis"] == dict.fromkeys(TASKS, "success"), (result["tis"], out[-6000:])
     # the one DAG file gives every DAG of the provider
     assert result["dag_ids"] == [DAG_ID, "lakefs_gc_config_errors", "lakefs_gc_restore"], result["dag_ids"]
-    assert "Not_A_Repo" in result["errors_dag"] and "field 'repository'" in result["errors_dag"]
+    assert "Not_A_Repo" in result["errors_dag"]
+    assert "field 'repository'" in result["errors_dag"]
     # the Spark jobs are the installed package's; their --py-files zip was built from it, once
     assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "delete"}
     assert all(a.startswith(venv) and "/lakefs_gc/spark/jobs/" in a for a in result["apps"].values()), result["apps"]
@@ -288,10 +292,12 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     # what is left in storage: exactly the expected garbage is gone
     after = {o.key for o in storage.list("", recursive=True)}
     assert before - after == manifest.expected(DELETED)
-    assert manifest.expected(KEPT) <= after and {k for k in before if k.startswith("_lakefs/")} <= after
+    assert manifest.expected(KEPT) <= after
+    assert {k for k in before if k.startswith("_lakefs/")} <= after
     run_id = result["xcom"]["mark_uncommitted"]["run_id"]
     summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
-    assert summary["success"] is True and summary["deleted"] == len(manifest.expected(DELETED)) > 0
+    assert summary["success"] is True
+    assert summary["deleted"] == len(manifest.expected(DELETED)) > 0
     print(f"DAG run from the installed wheel: {time.monotonic() - t0:.1f}s")
     _the_page_reads_the_report(installed, env, tmp_path, summary)
 
