@@ -57,7 +57,7 @@ from lakefs_gc.storage import open_storage, parse_namespace, relative_to
 DELIBERATE: dict[str, str] = {
     "*:*:*committer": "the emulator has no users: a commit's committer (and a cherry-pick's "
                       "cherry-pick-committer) is the access key id that signed the request, where lakeFS "
-                      "names the user ('admin' here); tests/test_emulator_api.py relies on the key",
+                      "names the user ('admin' here); tests/sandbox/emulator/test_emulator_api.py relies on the key",
     "*:config*:body*.version": "the emulator's version is its own (1.88.0-emulator: the API it follows, and "
                                "that it is the emulator)",
     "s3:config*:body*.pre_sign_multipart_upload": "the emulator does not implement presigned multipart uploads, so "
