@@ -63,14 +63,16 @@ def test_bad_credentials_are_401(lakefs_emulator):
                                                                  password="wrong"))
     rec = ResponseRecorder(c)
     status, body = status_of(c.repositories_api.list_repositories)
-    assert status == 401 and body["message"]
+    assert status == 401
+    assert body["message"]
     assert not rec.problems()
 
 
 def test_unimplemented_operations_answer_501(lakefs_client, lakefs_emulator):
     repo, _ = new_repo(lakefs_client, lakefs_emulator)
     status, body = status_of(lakefs_client.actions_api.list_repository_runs, repo)
-    assert status == 501 and "not implemented" in body["message"]
+    assert status == 501
+    assert "not implemented" in body["message"]
     lakefs_client.recorder.records.clear()  # 501 is not in listRepositoryRuns' documented responses
 
 
@@ -159,7 +161,8 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     st = o.upload_object(repo, "main", "dir/file.txt", content=b"hello world")
     m = re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/({XID})/({XID})", st.physical_address)
     assert m, st.physical_address
-    assert abs(descending_xid_time(m.group(1)) - time.time()) < 60 and abs(xid_time(m.group(2)) - time.time()) < 60
+    assert abs(descending_xid_time(m.group(1)) - time.time()) < 60
+    assert abs(xid_time(m.group(2)) - time.time()) < 60
     assert (st.size_bytes, st.checksum, st.path_type) == (11, hashlib.md5(b"hello world").hexdigest(), "object")
     assert ns_storage(ns).get(ns_rel(ns, st.physical_address)) == b"hello world"
     assert o.stat_object(repo, "main", "dir/file.txt").physical_address == st.physical_address
@@ -173,9 +176,11 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     paths = [x.path for x in o.list_objects(repo, c1.id, prefix="dir/", amount=1000).results]
     assert paths == ["dir/file.txt", "dir/n0", "dir/n1", "dir/n2", "dir/n3", "dir/n4"]
     page = o.list_objects(repo, "main", prefix="dir/", amount=4)
-    assert [x.path for x in page.results] == paths[:4] and page.pagination.has_more
+    assert [x.path for x in page.results] == paths[:4]
+    assert page.pagination.has_more
     page2 = o.list_objects(repo, "main", prefix="dir/", after=page.pagination.next_offset)
-    assert [x.path for x in page2.results] == paths[4:] and not page2.pagination.has_more
+    assert [x.path for x in page2.results] == paths[4:]
+    assert not page2.pagination.has_more
     top = o.list_objects(repo, "main", delimiter="/")
     assert [(x.path, x.path_type) for x in top.results] == [("dir/", "common_prefix")]
     # delete: staged tombstone hides it on the branch but not on the commit
@@ -184,7 +189,8 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     assert o.stat_object(repo, c1.id, "dir/n0").size_bytes == 1
     # deleting what is not there (deleted already, or never was) succeeds and changes nothing, as
     # lakeFS 1.84's Graveler.Delete; a missing branch is still a 404
-    assert o.delete_object(repo, "main", "dir/n0") is None and o.delete_object(repo, "main", "never/was") is None
+    assert o.delete_object(repo, "main", "dir/n0") is None
+    assert o.delete_object(repo, "main", "never/was") is None
     assert status_of(o.stat_object, repo, "main", "dir/n0")[0] == 404
     assert [d.path for d in lakefs_client.branches_api.diff_branch(repo, "main").results] == ["dir/n0"]
     status, body = status_of(o.delete_object, repo, "nope", "dir/n1")
@@ -192,7 +198,8 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     # the bulk delete: the same per path, no error for what is not there
     o.upload_object(repo, "main", "dir/bulk", content=b"b")
     res = o.delete_objects(repo, "main", lakefs_sdk.PathList(paths=["dir/bulk", "dir/n0", "never/was"]))
-    assert res.errors == [] and status_of(o.stat_object, repo, "main", "dir/bulk")[0] == 404
+    assert res.errors == []
+    assert status_of(o.stat_object, repo, "main", "dir/bulk")[0] == 404
     assert o.delete_objects(repo, "nope", lakefs_sdk.PathList(paths=["dir/n1"])).errors == []  # lakeFS: no error
     assert o.stat_object(repo, "main", "dir/n1").size_bytes == 1
     c2 = commit(lakefs_client, repo, "main", "delete n0")
@@ -212,14 +219,16 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     sa = lakefs_client.staging_api
     loc = sa.get_physical_address(repo, "main", "linked/obj")
     addr, sig = loc.physical_address.rsplit(",", 1)
-    assert re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/{XID}/{XID}", addr) and sig
+    assert re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/{XID}/{XID}", addr)
+    assert sig
     written = loc.physical_address[len("local://"):]  # the client writes the object itself, at the signed key
     os.makedirs(os.path.dirname(written), exist_ok=True)
     with open(written, "wb") as f:
         f.write(b"direct bytes")
     stats = sa.link_physical_address(repo, "main", "linked/obj", lakefs_sdk.StagingMetadata(
         staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
-    assert stats.physical_address == loc.physical_address and stats.metadata == {"owner": "me"}
+    assert stats.physical_address == loc.physical_address
+    assert stats.metadata == {"owner": "me"}
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "linked/obj")) == b"direct bytes"
     # stat prints a FULL local address as lakeFS's QualifiedKey.Format does: the root joined twice
     printed = lakefs_client.objects_api.stat_object(repo, "main", "linked/obj").physical_address
@@ -239,7 +248,8 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     assert link("rel", f"{ns}/{rel}").physical_address == f"{ns}/{rel}"
     assert status_of(link, "x", f"{ns}/{rel.rsplit(',', 1)[0]},0000")[0] == 400
     status, body = status_of(link, "x", f"{ns}/{rel.rsplit(',', 1)[0]},not+base64")
-    assert status == 400 and body["message"].startswith('malformed address signature: {"Repository":"')
+    assert status == 400
+    assert body["message"].startswith('malformed address signature: {"Repository":"')
     # an external (full) address outside the namespace is linked as FULL without signature
     ext = sa.link_physical_address(repo, "main", "ext", lakefs_sdk.StagingMetadata(
         staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1))
@@ -253,7 +263,8 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     # resolved-form link is not reported (a lakeFS hazard on the local blockstore), the RELATIVE one is
     run = lakefs_client.internal_api.prepare_garbage_collection_uncommitted(repo)
     rows = {a for a, _ in read_uncommitted(ns, run.gc_uncommitted_location)}
-    assert rel in rows and not any(a.startswith("local://") for a in rows)
+    assert rel in rows
+    assert not any(a.startswith("local://") for a in rows)
 
 
 def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
@@ -271,7 +282,8 @@ def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
     emu.set_clock(advance=3700)
     status, body = status_of(client.staging_api.link_physical_address, repo, "main", "p",
                              lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=1))
-    assert status == 400 and "expired" in body["message"]
+    assert status == 400
+    assert "expired" in body["message"]
     fresh = as_written(client.staging_api.get_physical_address(repo, "main", "p"))
     client.staging_api.link_physical_address(repo, "main", "p", lakefs_sdk.StagingMetadata(
         staging=fresh, checksum="e", size_bytes=1))
@@ -286,13 +298,15 @@ def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
     o.upload_object(repo, "main", "a", content=b"1")
     c1 = commit(lakefs_client, repo, "main", "one", date=1_600_000_000, metadata={"k": "v"})
     assert (c1.creation_date, c1.metadata, c1.message) == (1_600_000_000, {"k": "v"}, "one")
-    assert re.fullmatch(r"[0-9a-f]{64}", c1.id) and re.fullmatch(r"[0-9a-f]{64}", c1.meta_range_id)
+    assert re.fullmatch(r"[0-9a-f]{64}", c1.id)
+    assert re.fullmatch(r"[0-9a-f]{64}", c1.meta_range_id)
     assert c1.committer == lakefs_emulator.access_key
     got = lakefs_client.commits_api.get_commit(repo, c1.id)
     assert got == c1
     assert status_of(commit, lakefs_client, repo, "main")[0] == 400  # no changes
     c2 = commit(lakefs_client, repo, "main", "empty", allow_empty=True)
-    assert c2.parents == [c1.id] and c2.meta_range_id == c1.meta_range_id
+    assert c2.parents == [c1.id]
+    assert c2.meta_range_id == c1.meta_range_id
     log = lakefs_client.refs_api.log_commits(repo, "main")
     assert [c.message for c in log.results] == ["empty", "one", "Repository created"]
     page = lakefs_client.refs_api.log_commits(repo, "main", amount=1)
@@ -310,7 +324,8 @@ def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
     rloc = lakefs_client.metadata_api.get_range(repo, ranges[0].id).location
     assert rloc == f"_lakefs/{ranges[0].id}"
     recs = list(iter_range(SSTableReader(st.open_input(rloc))))
-    assert [r.key for r in recs] == [b"a"] and recs[0].entry.address.startswith("data/")
+    assert [r.key for r in recs] == [b"a"]
+    assert recs[0].entry.address.startswith("data/")
 
 
 # ---------------------------------------------------------------------------------------------- GC
@@ -348,7 +363,9 @@ def test_prepare_commits_without_rules(lakefs_client, lakefs_emulator):
     assert task.id.startswith("GCPC")
     st = ia.prepare_garbage_collection_commits_status(repo, task.id)
     # the exact words of lakeFS 1.84 (checked on a server): the async start does not check the rules
-    assert st.completed and st.result is None and st.error.message == "get gc rules: not found"
+    assert st.completed
+    assert st.result is None
+    assert st.error.message == "get gc rules: not found"
     assert status_of(ia.prepare_garbage_collection_commits_status, repo, "GCPCunknown")[0] == 404
     from lakefs_gc.errors import NoGCRulesError
     with pytest.raises(NoGCRulesError, match="has no GC rules"):
@@ -376,7 +393,9 @@ def test_prepare_commits_writes_commits_csv(lakefs_client, lakefs_emulator):
     assert sorted(lines[1:]) == sorted([f"{c1.id},false,{c1.meta_range_id}", f"{initial.id},false,"])
     task = ia.prepare_garbage_collection_commits_async(repo)
     st = ia.prepare_garbage_collection_commits_status(repo, task.id)
-    assert st.completed and st.error is None and st.result.gc_commits_location.endswith("/commits.csv")
+    assert st.completed
+    assert st.error is None
+    assert st.result.gc_commits_location.endswith("/commits.csv")
 
 
 def test_async_prepare_reports_running_first(lakefs_emulator_factory):
@@ -388,14 +407,16 @@ def test_async_prepare_reports_running_first(lakefs_emulator_factory):
                                                                                   branches=[]))
     task = client.internal_api.prepare_garbage_collection_commits_async(repo)
     first = client.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
-    assert not first.completed and first.result is None
+    assert not first.completed
+    assert first.result is None
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         st = client.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
         if st.completed:
             break
         time.sleep(0.1)
-    assert st.completed and st.result.run_id
+    assert st.completed
+    assert st.result.run_id
     assert not rec.problems()
 
 
@@ -439,7 +460,8 @@ def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
     run_id = responses[0].run_id
     assert loc == f"local://{ns_storage(ns).root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted"
     files = list(ns_storage(ns).list(ns_rel(ns, loc) + "/"))
-    assert len(files) == 2 and all(re.fullmatch(XID, f.key.rsplit("/", 1)[1]) for f in files)
+    assert len(files) == 2
+    assert all(re.fullmatch(XID, f.key.rsplit("/", 1)[1]) for f in files)
     rows = read_uncommitted(ns, loc)
     assert sorted(a for a, _ in rows) == sorted(expected)
     assert all(abs(t - time.time()) < 120 for _, t in rows)
@@ -515,14 +537,19 @@ def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path)
         make_dirty()
         task = lakefs_client.import_api.import_start(repo, "main", creation)
         st = lakefs_client.import_api.import_status(repo, "main", task.id)
-        assert not st.completed and st.error.message == "import error: merge import: uncommitted changes (dirty branch)"
-        assert st.commit is None and lakefs_client.branches_api.get_branch(repo, "main").commit_id == head
+        assert not st.completed
+        assert st.error.message == "import error: merge import: uncommitted changes (dirty branch)"
+        assert st.commit is None
+        assert lakefs_client.branches_api.get_branch(repo, "main").commit_id == head
         lakefs_client.branches_api.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="reset"))
     task = lakefs_client.import_api.import_start(repo, "main", creation)
     assert re.fullmatch(XID, task.id)  # lakeFS's import id: an xid
     st = lakefs_client.import_api.import_status(repo, "main", task.id)
-    assert st.completed and st.ingested_objects == 2 and st.commit.message == "import"
-    assert st.commit.metadata == {".lakefs.merge.strategy": "source-wins"} and st.commit.parents == [head]
+    assert st.completed
+    assert st.ingested_objects == 2
+    assert st.commit.message == "import"
+    assert st.commit.metadata == {".lakefs.merge.strategy": "source-wins"}
+    assert st.commit.parents == [head]
     objs = {x.path: x for x in lakefs_client.objects_api.list_objects(repo, "main").results}
     assert sorted(objs) == ["imported/a.csv", "imported/sub/b.csv"]
     # a FULL local address prints through lakeFS's QualifiedKey.Format: under the blockstore root
@@ -568,7 +595,9 @@ def test_import_from_the_repository_namespace_is_refused_as_lakefs_does(lakefs_c
             commit=lakefs_sdk.CommitCreation(message="import")))
 
     status, body = start(f"{ns}/data/")
-    assert status == 400 and "in repository namespace" in body["message"] and "invalid import source" in body["message"]
+    assert status == 400
+    assert "in repository namespace" in body["message"]
+    assert "invalid import source" in body["message"]
     assert start("local://ns/")[0] == 400  # a prefix that contains the namespace
     resolved = ns_storage(ns).root
     (resolved / "data" / "s").mkdir(parents=True)
@@ -598,7 +627,8 @@ def test_copy_object_makes_a_full_copy_as_lakefs_does(lakefs_client, lakefs_emul
     o = lakefs_client.objects_api
     src = _put(lakefs_client, repo, "main", "src", b"one", owner="me")
     copied = o.copy_object(repo, "main", "same-branch", lakefs_sdk.ObjectCopyCreation(src_path="src"))  # staged source
-    assert copied.physical_address != src.physical_address and ns_rel(ns, copied.physical_address).startswith("data/")
+    assert copied.physical_address != src.physical_address
+    assert ns_rel(ns, copied.physical_address).startswith("data/")
     assert (copied.checksum, copied.size_bytes, copied.metadata, copied.content_type) == \
         (src.checksum, src.size_bytes, {"owner": "me"}, src.content_type)
     assert ns_storage(ns).get(ns_rel(ns, copied.physical_address)) == b"one"
@@ -616,10 +646,12 @@ def test_copy_object_makes_a_full_copy_as_lakefs_does(lakefs_client, lakefs_emul
     assert _read(lakefs_client, repo, "main", "same-branch") == b"one"
     status, body = status_of(o.copy_object, repo, "main", "shallow",
                              lakefs_sdk.ObjectCopyCreation(src_path="same-branch", shallow=True))
-    assert status == 501 and body["message"] == "Not Implemented"
+    assert status == 501
+    assert body["message"] == "Not Implemented"
     assert status_of(o.copy_object, repo, "main", "x", lakefs_sdk.ObjectCopyCreation(src_path="nope"))[0] == 404
     status, body = status_of(o.copy_object, repo, "gone", "x", lakefs_sdk.ObjectCopyCreation(src_path="src"))
-    assert status == 404 and body["message"] == "branch 'gone' not found"
+    assert status == 404
+    assert body["message"] == "branch 'gone' not found"
 
 
 def test_copy_of_a_linked_object_reads_the_linked_bytes(lakefs_client, lakefs_emulator):
@@ -664,29 +696,36 @@ def test_merge_commit_has_the_destination_as_first_parent(lakefs_client, lakefs_
     m1 = commit(lakefs_client, repo, "main", "main")
     res = refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(metadata={"k": "v"}))
     merged = lakefs_client.commits_api.get_commit(repo, res.reference)
-    assert merged.parents == [m1.id, f1.id] and merged.id == _head(lakefs_client, repo, "main").id
+    assert merged.parents == [m1.id, f1.id]
+    assert merged.id == _head(lakefs_client, repo, "main").id
     assert merged.metadata == {"k": "v", ".lakefs.merge.strategy": "default"}
-    assert merged.message == "Merge 'feat' into 'main'" and merged.generation == max(m1.generation, f1.generation) + 1
+    assert merged.message == "Merge 'feat' into 'main'"
+    assert merged.generation == max(m1.generation, f1.generation) + 1
     listed = {x.path for x in lakefs_client.objects_api.list_objects(repo, "main").results}
-    assert listed == {"a", "f", "m"} and _read(lakefs_client, repo, "main", "a") == b"a-feat"
+    assert listed == {"a", "f", "m"}
+    assert _read(lakefs_client, repo, "main", "a") == b"a-feat"
     first = [c.id for c in refs.log_commits(repo, "main", first_parent=True).results]
-    assert first[:3] == [merged.id, m1.id, base.id] and f1.id not in first
+    assert first[:3] == [merged.id, m1.id, base.id]
+    assert f1.id not in first
     assert f1.id in [c.id for c in refs.log_commits(repo, "main").results]
     # nothing new on the source: 400 "no changes" (allowed with allow_empty)
     status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
-    assert status == 400 and "no changes" in body["message"]
+    assert status == 400
+    assert "no changes" in body["message"]  # reverted already
     # a dirty destination is refused
     _put(lakefs_client, repo, "feat", "a", b"a-feat-2")
     commit(lakefs_client, repo, "feat")
     _put(lakefs_client, repo, "main", "dirty", b"d")
     status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
-    assert status == 400 and "dirty branch" in body["message"]
+    assert status == 400
+    assert "dirty branch" in body["message"]
     lakefs_client.branches_api.reset_branch(repo, "main", lakefs_sdk.ResetCreation(type="reset"))
     # both sides changed "a": conflict, then each strategy
     _put(lakefs_client, repo, "main", "a", b"a-main")
     commit(lakefs_client, repo, "main")
     status, body = status_of(refs.merge_into_branch, repo, "feat", "main")
-    assert status == 409 and body == {"reference": ""}
+    assert status == 409
+    assert body == {"reference": ""}
     _branch(lakefs_client, repo, "main2")
     refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(strategy="dest-wins"))
     assert _read(lakefs_client, repo, "main", "a") == b"a-main"
@@ -700,7 +739,8 @@ def test_merge_commit_has_the_destination_as_first_parent(lakefs_client, lakefs_
     before = _head(lakefs_client, repo, "main")
     sq = refs.merge_into_branch(repo, "feat", "main", merge=lakefs_sdk.Merge(squash_merge=True, message="squash"))
     squashed = lakefs_client.commits_api.get_commit(repo, sq.reference)
-    assert squashed.parents == [before.id] and squashed.message == "squash"
+    assert squashed.parents == [before.id]
+    assert squashed.message == "squash"
     assert squashed.generation == max(before.generation, f3.generation) + 1
     assert _read(lakefs_client, repo, "main", "s") == b"s"
     assert status_of(refs.merge_into_branch, repo, "nope", "main")[0] == 404
@@ -723,18 +763,22 @@ def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
     # revert a plain commit (parent_number 0): "a" back to a0
     br.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
     reverted = _head(lakefs_client, repo, "main")
-    assert reverted.parents == [a1.id] and reverted.message == f"Revert {a1.id}"
+    assert reverted.parents == [a1.id]
+    assert reverted.message == f"Revert {a1.id}"
     assert _read(lakefs_client, repo, "main", "a") == b"a0"
     status, body = status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
-    assert status == 400 and "no changes" in body["message"]  # reverted already
+    assert status == 400
+    assert "no changes" in body["message"]
     _put(lakefs_client, repo, "main", "a", b"a2")
     commit(lakefs_client, repo, "main", "a2")
     status, body = status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=a1.id, parent_number=0))
-    assert status == 409 and body["message"] == "update branch: conflict found"  # "a" changed since a1 on both sides
+    assert status == 409
+    assert body["message"] == "update branch: conflict found"  # "a" changed since a1 on both sides
     reverted = _head(lakefs_client, repo, "main")
     # cherry-pick feat's commit onto main
     picked = br.cherry_pick(repo, "main", lakefs_sdk.CherryPickCreation(ref=f1.id))
-    assert picked.parents == [reverted.id] and picked.message == "add f"
+    assert picked.parents == [reverted.id]
+    assert picked.message == "add f"
     assert picked.metadata == {"team": "x", "cherry-pick-origin": f1.id, "cherry-pick-committer": f1.committer}
     assert _read(lakefs_client, repo, "main", "f") == b"f"
     # a merge commit: revert needs parent_number (409 without), cherry-pick too (400 without)
@@ -748,7 +792,8 @@ def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
     _branch(lakefs_client, repo, "other", source=a1.id)
     assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id))[0] == 400
     on_other = br.cherry_pick(repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id, parent_number=1))
-    assert on_other.parents == [a1.id] and _read(lakefs_client, repo, "other", "g") == b"g"
+    assert on_other.parents == [a1.id]
+    assert _read(lakefs_client, repo, "other", "g") == b"g"
     br.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=merged.id, parent_number=1))
     assert status_of(lakefs_client.objects_api.stat_object, repo, "main", "g")[0] == 404
     # a dirty branch is refused; the root commit has no parent to cherry-pick against
@@ -756,8 +801,8 @@ def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
     assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=f1.id))[0] == 400
     br.reset_branch(repo, "other", lakefs_sdk.ResetCreation(type="reset"))
     root = lakefs_client.refs_api.log_commits(repo, "main").results[-1]
-    assert root.parents == [] and status_of(br.cherry_pick, repo, "other",
-                                            lakefs_sdk.CherryPickCreation(ref=root.id))[0] == 400
+    assert root.parents == []
+    assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=root.id))[0] == 400
 
 
 def test_tags_are_refs_but_not_gc_starting_points(lakefs_client, lakefs_emulator):
@@ -782,7 +827,8 @@ def test_tags_are_refs_but_not_gc_starting_points(lakefs_client, lakefs_emulator
     assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="bad..tag", ref="main"))[0] == 400
     assert status_of(tags.create_tag, repo, lakefs_sdk.TagCreation(id="v9", ref="nope"))[0] == 404
     page = tags.list_tags(repo, amount=1)
-    assert [t.id for t in page.results] == ["v1"] and page.pagination.has_more
+    assert [t.id for t in page.results] == ["v1"]
+    assert page.pagination.has_more
     assert [t.id for t in tags.list_tags(repo, after="v1").results] == ["v2"]
     assert [t.id for t in tags.list_tags(repo, prefix="v2").results] == ["v2"]
     lakefs_client.branches_api.delete_branch(repo, "old")
@@ -797,7 +843,8 @@ def test_tags_are_refs_but_not_gc_starting_points(lakefs_client, lakefs_emulator
     res = lakefs_client.internal_api.prepare_garbage_collection_commits(repo)
     rows = ns_storage(ns).get(ns_rel(ns, res.gc_commits_location)).decode().splitlines()[1:]
     kept = {line.split(",")[0] for line in rows}
-    assert c1.id in kept and not kept & {x1.id, x2.id}
+    assert c1.id in kept
+    assert not kept & {x1.id, x2.id}
     tags.delete_tag(repo, "v1")
     assert status_of(tags.get_tag, repo, "v1")[0] == 404
     assert status_of(tags.delete_tag, repo, "v1")[0] == 404

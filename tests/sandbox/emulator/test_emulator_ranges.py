@@ -40,7 +40,8 @@ def test_100k_object_commit_splits_into_shared_ranges(lakefs_emulator_factory, t
         paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="tables/")],
         commit=lakefs_sdk.CommitCreation(message="100k objects")))
     status = client.import_api.import_status("big", "main", task.id)
-    assert status.completed and status.ingested_objects == N
+    assert status.completed
+    assert status.ingested_objects == N
     first = status.commit
     storage = ns_storage(ns)
     ranges1 = read_metarange(storage, client, "big", first.meta_range_id)

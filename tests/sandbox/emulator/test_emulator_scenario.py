@@ -146,7 +146,8 @@ def test_scenario(env):
     # ---------------------------------------------------------------- commits.csv
     task = c.internal_api.prepare_garbage_collection_commits_async(repo)
     status = c.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
-    assert status.completed and status.error is None
+    assert status.completed
+    assert status.error is None
     text = storage.get(rel(status.result.gc_commits_location)).decode()
     rows = list(csv.DictReader(io.StringIO(text)))
     assert text.splitlines()[0] == "commit_id,expired,metarange_id"
@@ -190,7 +191,9 @@ def test_scenario(env):
         token = resp.continuation_token
         if not token:
             break
-    assert token is None and len(run_ids) == 1 and len(locations) == 3  # 5 rows, 2 per page
+    assert token is None
+    assert len(run_ids) == 1
+    assert len(locations) == 3  # 5 rows, 2 per page
     run_id = run_ids.pop()
     assert {rel(x).rstrip("/") for x in locations} == {f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted"}
     files = list(storage.list(rel(locations[0]).rstrip("/") + "/"))
