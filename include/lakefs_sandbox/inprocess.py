@@ -1,28 +1,43 @@
 """
-A whole run in one process and one SparkSession, the same step functions the operators and the
-jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`), without spark-submit: for the tests and the
-benches (which never import the test tree).
+A whole run in one process and one SparkSession, without spark-submit.
+
+The same step functions the operators and the jobs run (:data:`lakefs_gc.steps.STEP_FUNCTIONS`),
+for the tests and the benches (which never import the test tree).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import STEP_INPUTS, STEPS, RunContext, StepInputs, skip_result, skipped
+from lakefs_gc.contract import (
+    SPARK_STEPS as SPARK_STEP_IDS,
+    STEP_INPUTS,
+    STEPS,
+    RunContext,
+    StepInputs,
+    skip_result,
+    skipped,
+)
 from lakefs_gc.spark import shell
 from lakefs_gc.spark.runtime import storage_ref
-from lakefs_gc.steps import SPARK_STEPS as SPARK_STEP_IDS, STEP_FUNCTIONS, run_on_spark
+from lakefs_gc.steps import STEP_FUNCTIONS, run_on_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lakefs_gc.lakefs.client import LakeFSClient
 
 # each Spark step as ``fn(spark, inputs, environ)``: on the session's executors (run_on_spark)
 SPARK_STEPS: dict[str, Callable[..., Any]] = {step: partial(run_on_spark, step) for step in SPARK_STEP_IDS}
 
 
-def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until: str = "save_report",
-              between: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_steps(spark: SparkSession, ctx: RunContext, client: LakeFSClient, environ: Mapping[str, str],
+              until: str = "save_report", between: Callable[[str], None] | None = None) -> dict[str, Any]:
     """
-    Run every step after ``prepare_run`` up to ``until``; returns the results by task id.
+    Run every step after ``prepare_run`` up to ``until``; return the results by task id.
+
     ``environ`` holds the secrets a job would read from its environment. ``between(step)`` is
     called before each step (what happens in the repository between two tasks).
     """
@@ -46,10 +61,11 @@ def run_steps(spark, ctx: RunContext, client, environ: Mapping[str, str], until:
     return results
 
 
-def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_options: str | None = None):
+def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_options: str | None = None) -> SparkSession:
     """
-    A local SparkSession for in-process runs (workers use this Python; no UI; few shuffle
-    partitions). ``java_options``: the driver JVM's (the tests' and the benches' pass a job's:
+    Return a local SparkSession for in-process runs (workers use this Python; no UI; few shuffle partitions).
+
+    ``java_options``: the driver JVM's (the tests' and the benches' pass a job's:
     lakefs_gc.spark.jvm). ``getOrCreate``: one session per process, shared.
     """
     import os

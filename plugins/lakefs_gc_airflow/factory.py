@@ -17,11 +17,18 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from airflow.sdk import DAG, Param
 
 from lakefs_gc.config import GCConfig, RepoConfig, project_root, schedule_interval_seconds
-from lakefs_gc_airflow.operators import MarkUncommittedOperator, PrepareRunOperator, RestoreOperator, SaveReportOperator
+from lakefs_gc_airflow.operators import (
+    MarkUncommittedOperator,
+    PrepareRunOperator,
+    RepositoryConnections,
+    RestoreOperator,
+    SaveReportOperator,
+)
 from lakefs_gc_airflow.params import gc_params
 from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS, GCSparkSubmitOperator
 
@@ -30,8 +37,10 @@ START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
 def _project_path(value: str | None) -> str | None:
     """
-    A configured path, relative ones taken from the project root; None (not configured) stays
-    None: the operator then uses the jobs inside the package and a zip of the installed package.
+    Return a configured path, relative ones taken from the project root.
+
+    None (not configured) stays None: the operator then uses the jobs inside the package and a zip
+    of the installed package.
     """
     if not value:
         return None
@@ -55,14 +64,14 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
         params=gc_params(cfg, interval),
         default_args={"owner": "lakefs-gc"},
     ) as dag:
-        def task(task_id: str) -> dict:
+        def task(task_id: str) -> dict[str, Any]:
             """Per-task settings, a fresh dict each: retries for the idempotent steps, a timeout each."""
             t = cfg.tasks
             return {"task_id": task_id, "retries": t.retries, "retry_delay": timedelta(seconds=t.retry_delay_seconds),
                     "execution_timeout": timedelta(seconds=t.timeout(task_id))}
 
-        common = {"lakefs_conn_id": cfg.lakefs_conn_id, "storage_conn_id": cfg.storage_conn_id}
-        spark_kwargs = {
+        common: dict[str, Any] = {"lakefs_conn_id": cfg.lakefs_conn_id, "storage_conn_id": cfg.storage_conn_id}
+        spark_kwargs: dict[str, Any] = {
             **common,
             "jobs_dir": _project_path(spark.jobs_dir),
             "py_files": _project_path(spark.py_files),
@@ -80,9 +89,10 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
                                                           if v is not None},
                                          **common, **task("prepare_run"))
         mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
+        in_process: dict[str, Any] = {"in_process_max_keys": spark.in_process_max_keys}
         list_committed, list_slices, compute_candidates, delete = (
             GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
-                                  **({"in_process_max_keys": spark.in_process_max_keys} if step in IN_PROCESS_STEPS else {}))
+                                  **(in_process if step in IN_PROCESS_STEPS else {}))
             for step in ("list_committed", "list_slices", "compute_candidates", "delete"))
         save_report = SaveReportOperator(storage_conn_id=cfg.storage_conn_id, **task("save_report"))
 
@@ -106,8 +116,9 @@ def _raise_config_errors(path: str, errors: list[str]) -> None:
 
 def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
     """
-    ``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise): its
-    description and docs name every bad entry and field, and its one task fails with them.
+    ``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise).
+
+    Its description and docs name every bad entry and field, and its one task fails with them.
     """
     if not cfg.entry_errors:
         return None
@@ -134,13 +145,15 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
 
 def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG | None:
     """
-    ``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted. Manual
-    runs only, one at a time; its form names the repository (a choice), the run, and optionally
-    the keys. None when no repository is configured.
+    ``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted.
+
+    Manual runs only, one at a time; its form names the repository (a choice), the run, and
+    optionally the keys. None when no repository is configured.
     """
     if not cfgs:
         return None
-    repos = {c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs}
+    repos: dict[str, RepositoryConnections] = {
+        c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs}
     with DAG(
         dag_id=RESTORE_DAG_ID,
         description="Undo a lakeFS GC run: bring back what it deleted, where the store keeps it",

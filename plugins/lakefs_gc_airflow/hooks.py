@@ -1,7 +1,9 @@
 """
-Hooks: the lakeFS connection (type ``lakefs_gc``; ``lakefs`` and ``http`` connections in the shape
-of Treeverse's ``airflow-provider-lakefs`` are read too) and the storage connection's settings (``aws``,
-``wasb`` or ``google_cloud_platform``, resolved through those providers' own hooks).
+Hooks: the lakeFS connection and the storage connection's settings.
+
+The lakeFS connection has type ``lakefs_gc`` (``lakefs`` and ``http`` connections in the shape of
+Treeverse's ``airflow-provider-lakefs`` are read too); the storage connection is an ``aws``,
+``wasb`` or ``google_cloud_platform`` one, its settings resolved through those providers' own hooks.
 
 Both only read Airflow connections; the lakeFS client itself (retries, backoff) is
 ``lakefs_gc.lakefs.client.LakeFSClient``, built lazily by :meth:`LakeFSHook.get_conn`. Every secret
@@ -11,6 +13,7 @@ they read (the lakeFS secret key, the storage credentials) is given to Airflow's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -22,12 +25,16 @@ from lakefs_gc.storage.namespace import AZURE, GCS, S3
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 if TYPE_CHECKING:
+    from airflow.sdk import Connection
+    from lakefs_sdk.exceptions import ApiException
+
     from lakefs_gc.lakefs.client import LakeFSClient
+
 
 def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | None = None,
                     scheme: str | None = None) -> str:
     """
-    The lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
+    Return the lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
 
     ``host`` may be a full URL (``http://127.0.0.1:8000`` or ``https://lakefs.example.com/api/v1``)
     or a bare host name (then ``scheme`` (default http), ``port`` and ``schema`` (a path) are used).
@@ -87,12 +94,13 @@ class LakeFSHook(BaseHook):
         self.lakefs_conn_id = lakefs_conn_id
         self._client: LakeFSClient | None = None
         self._endpoint: str | None = None
-        self._conn = None
+        self._conn: Connection | None = None
 
-    def _connection(self):
+    def _connection(self) -> Connection:
         """
-        The Airflow connection, read once per hook (prepare_run asks it for the client, the
-        blockstore root and the retry extras).
+        Return the Airflow connection, read once per hook.
+
+        prepare_run asks it for the client, the blockstore root and the retry extras.
         """
         if self._conn is None:
             self._conn = self.get_connection(self.lakefs_conn_id)
@@ -140,8 +148,9 @@ class LakeFSHook(BaseHook):
 
     def retries(self) -> dict[str, float]:
         """
-        The connection's retry extras (``max_retries``, ``backoff_base``, ``backoff_max``,
-        ``connect_timeout``) that are set.
+        Return the connection's retry extras that are set.
+
+        The retry extras: ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``.
         """
         return self._settings()[3]
 
@@ -163,9 +172,10 @@ class LakeFSHook(BaseHook):
 
     def test_connection(self) -> tuple[bool, str]:
         """
-        The connection form's Test button (Airflow's ``[core] test_connection = Enabled``): one
-        authenticated call to lakeFS's API (``GET /config``), no retries, a 10 s timeout; the answer
-        says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS).
+        Answer the connection form's Test button (Airflow's ``[core] test_connection = Enabled``).
+
+        One authenticated call to lakeFS's API (``GET /config``), no retries, a 10 s timeout; the
+        answer says what failed (no endpoint or keys, endpoint unreachable, keys refused, not a lakeFS).
         """
         from lakefs_sdk.exceptions import ApiException
 
@@ -181,9 +191,10 @@ class LakeFSHook(BaseHook):
         except ApiException as e:
             return False, _api_failure(endpoint, e)
         except Exception as e:  # connection refused, DNS, TLS, timeout: said in one line, to the UI
+            cause: BaseException = e
             if isinstance(e, LakeFSUnreachable) and e.__context__ is not None:
-                e = e.__context__  # the client's one line is for tasks; the button names the cause itself
-            return False, (f"cannot reach lakeFS at {endpoint}: {_reason(e)}. Check the lakeFS endpoint "
+                cause = e.__context__  # the client's one line is for tasks; the button names the cause itself
+            return False, (f"cannot reach lakeFS at {endpoint}: {_reason(cause)}. Check the lakeFS endpoint "
                            f"(scheme, host, port) and that lakeFS is running and reachable from Airflow")
         finally:
             client.close()
@@ -197,7 +208,7 @@ class LakeFSHook(BaseHook):
 
 
 def _reason(exc: BaseException) -> str:
-    """The cause of a failed request in one line (urllib3 wraps it: MaxRetryError(reason=...))."""
+    """Return the cause of a failed request in one line (urllib3 wraps it: MaxRetryError(reason=...))."""
     cause = getattr(exc, "reason", None) or exc
     text = str(cause)
     for sep in (">: ", "): "):  # "<...HTTPConnection object at 0x...>: Failed..." / "HTTPConnection(host=..): Failed..."
@@ -207,8 +218,8 @@ def _reason(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {text}"
 
 
-def _api_failure(endpoint: str, exc) -> str:
-    """What lakeFS's answer to ``GET /config`` means for the connection."""
+def _api_failure(endpoint: str, exc: ApiException) -> str:
+    """Return what lakeFS's answer to ``GET /config`` means for the connection."""
     if exc.status == 401:
         return (f"lakeFS at {endpoint} refused the keys (HTTP 401): check Access key ID and Secret access key")
     if exc.status == 403:
@@ -222,8 +233,10 @@ def _api_failure(endpoint: str, exc) -> str:
 
 def storage_options(conn_id: str | None) -> StorageOptions | None:
     """
-    The storage connection as the GC's settings, its credentials resolved by the official
-    provider's hook of its type, as Airflow users expect of them:
+    Return the storage connection as the GC's settings.
+
+    Its credentials are resolved by the official provider's hook of its type, as Airflow users
+    expect of them:
 
     - ``aws``: :class:`AwsBaseHook`'s ``get_credentials()`` (static keys, role assumption, profiles,
       session tokens, the boto3 chain), ``endpoint_url`` (extra, or ``service_config.s3``) and
@@ -329,4 +342,5 @@ def _gcs_options(conn_id: str) -> GCSOptions:
 
 # each cloud namespace kind's settings from its official provider's hook (lakefs_gc.storage.NAMESPACE_KINDS
 # names the connection types that serve it)
-OPTIONS_FROM_HOOK = {S3: _aws_options, AZURE: _wasb_options, GCS: _gcs_options}
+OPTIONS_FROM_HOOK: dict[str, Callable[[str], StorageOptions]] = {
+    S3: _aws_options, AZURE: _wasb_options, GCS: _gcs_options}

@@ -1,8 +1,9 @@
 """
-GC operators: thin shells around ``lakefs_gc`` (the run contract, the steps); here the Python
-steps (``prepare_run``, ``mark_uncommitted``, ``save_report``), the Spark steps' operator in
-``spark_submit.py``, the extra links in ``links.py``, what every task reads in ``task_io.py`` (all
-re-exported here, where earlier releases had them).
+GC operators: thin shells around ``lakefs_gc`` (the run contract, the steps).
+
+Here the Python steps (``prepare_run``, ``mark_uncommitted``, ``save_report``); the Spark steps'
+operator is in ``spark_submit.py``, the extra links in ``links.py``, what every task reads in
+``task_io.py`` (all re-exported here, where earlier releases had them).
 
 Each task reads the run context (``prepare_run``'s XCom) and exactly the results it needs, by task
 id (``lakefs_gc.contract.STEP_INPUTS``), as typed values, and returns its own result type as a
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
 
 def _fail(exc: Exception) -> AirflowFailException:
     """
-    A refusal (bad setting, missing rules, unsafe input, lakeFS unreachable) of a task before the
-    sweep: fail without retrying, say why in one line, and that nothing was deleted.
+    Turn the refusal of a task before the sweep into its failure, without retry.
+
+    A refusal: a bad setting, missing rules, an unsafe input, lakeFS unreachable. The failure says
+    why in one line, and that nothing was deleted.
     """
     import logging
 
@@ -51,10 +54,12 @@ def _fail(exc: Exception) -> AirflowFailException:
 
 def run_clock_start(context: Context) -> datetime:
     """
-    When the run's clock starts: the DAG run's start, not this task's. A run that waits for a
-    worker, a slow DAG parse or a retried ``prepare_run`` would otherwise move the cutoff later,
-    over objects written after the run was started; an earlier start only keeps more (retention,
-    cutoff and confirmation all count back from it). Now, when the DAG run has no start yet.
+    When the run's clock starts: the DAG run's start, not this task's.
+
+    A run that waits for a worker, a slow DAG parse or a retried ``prepare_run`` would otherwise
+    move the cutoff later, over objects written after the run was started; an earlier start only
+    keeps more (retention, cutoff and confirmation all count back from it). Now, when the DAG run
+    has no start yet.
     """
     now = datetime.now(UTC)
     started = getattr(context.get("dag_run"), "start_date", None)
@@ -65,8 +70,9 @@ def run_clock_start(context: Context) -> datetime:
 
 class PrepareRunOperator(BaseOperator):
     """
-    Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock
-    (``lakefs_gc.steps.prepare_run``); returns the ``RunContext`` every later task reads.
+    Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock.
+
+    The step ``lakefs_gc.steps.prepare_run``; returns the ``RunContext`` every later task reads.
 
     Refusals (a minimum age below lakeFS's grace period without ``unsafe_min_age_override``, no GC
     rules, a missing connection, a sweep_only mark that is missing, failed or stale) fail the task
@@ -79,7 +85,7 @@ class PrepareRunOperator(BaseOperator):
     def __init__(self, *, repository: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
                  storage_conn_id: str | None = "aws_default", work_dir: str | None = None,
                  parallelism: int | None = None, schedule_interval_seconds: int = 0,
-                 clean_run_every: dict[str, float] | None = None, **kwargs: Any) -> None:
+                 clean_run_every: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.repository = repository
         self.clean_run_every = clean_run_every  # {"runs": N, "days": D} (lakefs_gc.gc.flow.CleanRunEvery)
@@ -117,9 +123,10 @@ class PrepareRunOperator(BaseOperator):
 
 class MarkUncommittedOperator(BaseOperator):
     """
-    lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API: every
-    branch is listed against its HEAD commit (``listObjects``) and the staged addresses lakeFS's
-    mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
+    lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API.
+
+    Every branch is listed against its HEAD commit (``listObjects``) and the staged addresses
+    lakeFS's mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
     """
 
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
@@ -161,9 +168,10 @@ class MarkUncommittedOperator(BaseOperator):
 
 class SaveReportOperator(BaseOperator):
     """
-    Write ``summary.json`` (lakeFS's fields plus ours, ``success: true``) last, from the typed
-    results of every step (the step ``lakefs_gc.steps.save_report``), and show the run where Airflow
-    users look.
+    Write ``summary.json`` last, and show the run where Airflow users look.
+
+    The summary holds lakeFS's fields plus ours (``success: true``) and is made from the typed
+    results of every step (the step ``lakefs_gc.steps.save_report``).
 
     Airflow 3's Task SDK gives a task no way to set its own DAG-run note (the execution API reads
     it, and sets it only on a run the task triggers), so the run's summary
@@ -202,19 +210,27 @@ class SaveReportOperator(BaseOperator):
 # ----------------------------------------------------------------------------------------------
 # Undo: the restore DAG's one task
 
+class RepositoryConnections(TypedDict):
+    """A configured repository's connections, as the restore task reads them."""
+
+    lakefs_conn_id: str
+    storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
+
+
 class RestoreOperator(BaseOperator):
     """
-    Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``), for a person who
-    triggers the restore DAG with the repository and the run's id (a mark id or the GC DAG's run
-    id), optionally only some keys, or as a dry run. The restore's report (every key's outcome)
-    goes beside the run's; the task fails, after writing it, when a key could not be restored
-    (no version kept, retention passed, written again since, ...), naming how many and why.
+    Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``).
+
+    For a person who triggers the restore DAG with the repository and the run's id (a mark id or
+    the GC DAG's run id), optionally only some keys, or as a dry run. The restore's report (every
+    key's outcome) goes beside the run's; the task fails, after writing it, when a key could not be
+    restored (no version kept, retention passed, written again since, ...), naming how many and why.
     """
 
     template_fields: Sequence[str] = ("repositories",)
     ui_color = "#fde9c9"
 
-    def __init__(self, *, repositories: dict[str, dict[str, str | None]], **kwargs: Any) -> None:
+    def __init__(self, *, repositories: dict[str, RepositoryConnections], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.repositories = repositories  # repository -> {"lakefs_conn_id": ..., "storage_conn_id": ...}
 
@@ -224,9 +240,10 @@ class RestoreOperator(BaseOperator):
         from lakefs_gc_airflow.task_io import repository_storage
 
         params = context.get("params") or {}
-        repository, run = params.get("repository"), str(params.get("run_id") or "").strip()
-        conns = self.repositories.get(repository)
-        if conns is None:
+        repository: str | None = params.get("repository")
+        run = str(params.get("run_id") or "").strip()
+        conns = None if repository is None else self.repositories.get(repository)
+        if repository is None or conns is None:
             raise AirflowFailException(f"repository {repository!r} is not in the GC config: choose one of "
                                        f"{', '.join(sorted(self.repositories))}")
         if not run:

@@ -1,7 +1,8 @@
 """
-The Spark steps' operator: ``GCSparkSubmitOperator``, the Spark provider's ``SparkSubmitOperator``
-running one GC job (``lakefs_gc/spark/jobs/<step>.py``), its inputs and secrets in files, its result
-read back typed.
+The Spark steps' operator: ``GCSparkSubmitOperator``.
+
+The Spark provider's ``SparkSubmitOperator`` running one GC job (``lakefs_gc/spark/jobs/<step>.py``),
+its inputs and secrets in files, its result read back typed.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowNotFoundException
 
 from lakefs_gc import contract
+from lakefs_gc.errors import ContractError
 from lakefs_gc.report.layout import CONTROL, safe_name
 from lakefs_gc_airflow.hooks import LakeFSHook
 from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, step_inputs
 
 if TYPE_CHECKING:
-    from airflow.sdk import Context
+    from airflow.sdk import Connection, Context
 
 
 # why a step its task runs in its own process for a small input (lakefs_gc.steps.run_in_task) was
@@ -35,6 +37,8 @@ IN_PROCESS_STEPS = {s.task_id: s.hands_over for s in contract.STEP_TABLE if s.ha
 
 class GCSparkSubmitOperator(SparkSubmitOperator):
     """
+    One GC step as a Spark job, submitted with ``spark-submit``.
+
     ``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.
 
@@ -100,8 +104,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def prepare_submit(self, inputs: contract.StepInputs) -> tuple[Path, Path]:
         """
-        Write the input and secrets files and set argv/env for spark-submit; return (input
-        path, result path). The secrets file is removed by :meth:`remove_secrets`.
+        Write the input and secrets files and set argv/env for spark-submit; return (input path, result path).
+
+        The secrets file is removed by :meth:`remove_secrets`.
         """
         from lakefs_gc.spark.runtime import write_secrets
         from lakefs_gc.spark.shell import DEFAULT_SPARK_LOG_LEVEL, LOG_LEVEL_CONF
@@ -138,12 +143,14 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         return input_path, result_path  # SparkSubmitOperator.execute builds its hook from the fields above
 
     def _write_input(self, inputs: contract.StepInputs) -> Path:
-        """The step's input file, ``<work_dir>/_control/<task>.input.json`` (no secrets)."""
+        """Write the step's input file, ``<work_dir>/_control/<task>.input.json`` (no secrets); return its path."""
         path = self._control_dir(inputs.context) / f"{self.task_id}.input.json"
         contract.write_json(contract.inputs_to_wire(inputs), path)
         return path
 
-    def execute(self, context: Context) -> dict[str, Any] | None:
+    # the provider's execute returns nothing; this one returns the step's result, the task's XCom
+    # (BaseOperator.execute returns Any)
+    def execute(self, context: Context) -> dict[str, Any] | None:  # type: ignore[override]
         inputs = step_inputs(self.step, context)
         mode = inputs.context.mode
         if contract.skipped(self.step, mode):
@@ -173,7 +180,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             if failure is not None:
                 raise self._failure_exception(failure)
             result = contract.read_result(self.step, raw)
-        except contract.ContractError as e:
+        except ContractError as e:
             raise AirflowException(f"{self.step}: result file {result_path}: {e}") from e
         from lakefs_gc.report.summary import step_line
 
@@ -182,9 +189,10 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def _run_in_task(self, inputs: contract.StepInputs) -> dict[str, Any] | None:
         """
-        The step in this task's process, without Spark, when its input is at most
-        ``in_process_max_keys`` keys (:data:`IN_PROCESS_STEPS`: the same guard, reading, writing and
-        result); its result, or None when the input is larger (then spark-submit runs it).
+        Run the step in this task's process, without Spark, when its input is at most ``in_process_max_keys`` keys.
+
+        :data:`IN_PROCESS_STEPS`: the same guard, reading, writing and result. Return its result, or
+        None when the input is larger (then spark-submit runs it).
         """
         from lakefs_gc.report.summary import step_line
         from lakefs_gc.spark.shell import StepFailed
@@ -224,17 +232,21 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             self.secrets_file = None
 
     def _job_failure(self, result_path: Path) -> contract.StepFailure | None:
-        """The failure the job recorded in its result file, or None (no file, or not a record)."""
+        """Return the failure the job recorded in its result file, or None (no file, or not a record)."""
         try:
             return contract.read_failure(contract.read_json(result_path))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, contract.ContractError) as e:
+        except (OSError, ValueError, ContractError) as e:
             self.log.warning("%s: unreadable failure record in %s (%s)", self.step, result_path, e)
             return None
 
     def _failure_exception(self, failure: contract.StepFailure) -> AirflowException:
-        """A refusal fails the task at once (no retry); any other failure is retried."""
+        """
+        Return the task's exception for ``failure``.
+
+        A refusal fails the task at once (no retry); any other failure is retried.
+        """
         from lakefs_gc_airflow.task_io import log_reason
 
         if failure.kind == contract.REFUSED:
@@ -243,8 +255,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         log_reason(self.log, f"{self.step} failed ({failure.type})", failure.message)
         return AirflowException(f"{self.step} failed: {failure.type}: {failure.message}")
 
-    def _refuse_cluster_mode(self, conn) -> None:
-        """The steps run in client deploy mode only (see the class docstring)."""
+    def _refuse_cluster_mode(self, conn: Connection) -> None:
+        """Refuse cluster deploy mode: the steps run in client deploy mode only (see the class docstring)."""
         asked = {"the task's deploy_mode": self.deploy_mode,
                  f"the extra 'deploy-mode' of Spark connection {self.spark_conn_id!r}":
                      (conn.extra_dejson or {}).get("deploy-mode"),
@@ -266,7 +278,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         return path
 
     def _runtime_env(self) -> dict[str, str]:
-        """The job's environment besides the secrets (none of it secret: it may reach argv)."""
+        """Return the job's environment besides the secrets (none of it secret: it may reach argv)."""
         python = self.pyspark_python or sys.executable
         return {
             "PYSPARK_PYTHON": python,
@@ -276,8 +288,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def _job_secrets(self, ctx: contract.RunContext) -> dict[str, str]:
         """
-        The lakeFS keys, and the storage connection's credentials (S3 keys, Azure key, SAS or
-        token, GCS token), by the names the job reads; endpoints travel in the run context.
+        Return the lakeFS keys and the storage connection's credentials, by the names the job reads.
+
+        The credentials: S3 keys, Azure key, SAS or token, GCS token; endpoints travel in the run context.
         """
         from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, SECRET_ENV
 

@@ -1,8 +1,10 @@
 """
-What every GC task reads: the run contract from XCom (by task id, typed), the work location when
-it is a local directory, the spark-submit next to the worker's Python, and the repository's namespace
-opened with the storage connection's settings. Shared by the Python steps (``operators.py``) and the
-Spark steps (``spark_submit.py``).
+What every GC task reads.
+
+The run contract from XCom (by task id, typed), the work location when it is a local directory,
+the spark-submit next to the worker's Python, and the repository's namespace opened with the
+storage connection's settings. Shared by the Python steps (``operators.py``) and the Spark steps
+(``spark_submit.py``).
 """
 
 from __future__ import annotations
@@ -14,33 +16,39 @@ from typing import TYPE_CHECKING
 from airflow.sdk.exceptions import AirflowFailException
 
 from lakefs_gc import contract
+from lakefs_gc.errors import ContractError
 from lakefs_gc_airflow.hooks import storage_options
 
 if TYPE_CHECKING:
+    import logging
+
     from airflow.sdk import Context
+    from airflow.sdk.types import Logger as TaskLogger
+
+    from lakefs_gc.storage import Storage, StorageOptions
 
 
 def step_inputs(step: str, context: Context) -> contract.StepInputs:
-    """The run context and the results ``step`` reads, pulled by task id and typed."""
+    """Return the run context and the results ``step`` reads, pulled by task id and typed."""
     needed = ("prepare_run", *contract.STEP_INPUTS[step])
     values = context["ti"].xcom_pull(task_ids=list(needed)) or []
     pulled = dict(zip(needed, values))
     try:
         if pulled.get("prepare_run") is None:
-            raise contract.ContractError("the run context (XCom of task 'prepare_run') is missing")
+            raise ContractError("the run context (XCom of task 'prepare_run') is missing")
         ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
         results = {k: contract.read_result(k, pulled.get(k)) for k in contract.STEP_INPUTS[step]}
         missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]
         if missing and not contract.skipped(step, ctx.mode):
-            raise contract.ContractError(f"the result of task {missing[0]!r} is missing (mode {ctx.mode}); "
-                                         f"re-run the whole DAG run")
-    except contract.ContractError as e:
+            raise ContractError(f"the result of task {missing[0]!r} is missing (mode {ctx.mode}); "
+                                f"re-run the whole DAG run")
+    except ContractError as e:
         raise AirflowFailException(f"{step}: {e}") from e
     return contract.StepInputs(ctx, results)
 
 
 def local_dir(uri: str) -> Path | None:
-    """The local path of a work location (plain path, ``file://`` or ``local://``), else None."""
+    """Return the local path of a work location (plain path, ``file://`` or ``local://``), else None."""
     for prefix in ("file://", "local://"):
         if uri.startswith(prefix):
             return Path(uri[len(prefix):])
@@ -55,20 +63,18 @@ def default_spark_binary() -> str:
     return str(candidate) if candidate.exists() else "spark-submit"
 
 
-def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None):
+def namespace_options(ctx: contract.RunContext, storage_conn_id: str | None) -> StorageOptions | None:
     """
-    The storage connection's settings for the namespace (None for ``local://``), the endpoint
-    the run recorded; a missing connection is an error, never a silent fall-back to ambient
-    credentials.
+    Return the storage connection's settings for the namespace (None for ``local://``).
+
+    For the namespace and the endpoint the run recorded; a missing connection is an error, never a
+    silent fall-back to ambient credentials.
     """
     return storage_settings(ctx.storage.namespace, ctx.storage.local_root, storage_conn_id)
 
 
-def storage_settings(namespace: str, local_root: str | None, storage_conn_id: str | None):
-    """
-    The storage connection's settings for ``namespace``, checked against its kind (None for
-    ``local://``).
-    """
+def storage_settings(namespace: str, local_root: str | None, storage_conn_id: str | None) -> StorageOptions | None:
+    """Return the storage connection's settings for ``namespace``, checked against its kind (None for ``local://``)."""
     from lakefs_gc.storage import kind_of
 
     kind, _ = kind_of(namespace, local_root)
@@ -81,10 +87,11 @@ def storage_settings(namespace: str, local_root: str | None, storage_conn_id: st
     return options
 
 
-def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: str | None):
+def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: str | None) -> tuple[str, Storage]:
     """
-    (namespace, storage) of a configured repository outside a GC run (the GC page, the restore):
-    the namespace as lakeFS names it, opened as the GC's tasks open it.
+    Return (namespace, storage) of a configured repository outside a GC run (the GC page, the restore).
+
+    The namespace as lakeFS names it, opened as the GC's tasks open it.
     """
     from lakefs_gc.storage import open_storage
     from lakefs_gc_airflow.hooks import LakeFSHook
@@ -99,8 +106,8 @@ def repository_storage(repository: str, lakefs_conn_id: str, storage_conn_id: st
     return namespace, open_storage(namespace, storage_settings(namespace, local_root, storage_conn_id), local_root)
 
 
-def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None):
-    """The repository's storage namespace, opened with the storage connection's settings."""
+def namespace_storage(ctx: contract.RunContext, storage_conn_id: str | None) -> Storage:
+    """Return the repository's storage namespace, opened with the storage connection's settings."""
     from lakefs_gc.storage import open_storage
 
     loc = ctx.storage
@@ -120,10 +127,11 @@ def reason_lines(message: str, width: int = REASON_WIDTH) -> list[str]:
             for piece in (textwrap.wrap(para, width, break_long_words=False, break_on_hyphens=False) or [""])]
 
 
-def log_reason(log, headline: str, message: str) -> None:
+def log_reason(log: logging.Logger | TaskLogger, headline: str, message: str) -> None:
     """
-    Why a task fails, in the task log as short lines under ``headline``, readable without
-    scrolling sideways (the exception raised after it keeps the message whole, one line).
+    Write why a task fails to the task log, as short lines under ``headline``, readable without scrolling sideways.
+
+    The exception raised after it keeps the message whole, one line.
     """
     log.error("%s:", headline)
     for line in reason_lines(message):
