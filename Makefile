@@ -35,7 +35,7 @@ CLOUD ?= 50
 REAL ?= 40
 histories: setup
 	@LAKEFS_GC_HISTORIES=$(HISTORIES) LAKEFS_GC_CLOUD_HISTORIES=$(CLOUD) LAKEFS_GC_REAL_HISTORIES=$(REAL) \
-		$(PY) -m pytest -q -s -p no:randomly tests/test_random_histories.py tests/real_lakefs/test_histories.py \
+		$(PY) -m pytest -q -s -p no:randomly tests/runs/test_random_histories.py tests/real_lakefs/test_histories.py \
 		-k "lose_nothing_live or lose_nothing_and_leave_nothing"
 
 # Regenerate include/lakefs_gc/lakefs/proto/*_pb2.py (needs grpcio-tools; not part of setup).

@@ -79,7 +79,7 @@ def flow_available() -> bool:
 def run_settings(flow: str):
     from lakefs_gc.contract import RunSettings
 
-    # as tests/test_random_histories.py: everything written before the run is old enough; no rate limit
+    # as tests/runs/test_random_histories.py: everything written before the run is old enough; no rate limit
     kw: dict[str, Any] = dict(min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0,
                               max_delete_share=1.0, delete_rate=0)
     if flow_available():

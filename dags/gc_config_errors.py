@@ -6,7 +6,7 @@ entry and field, which Airflow lists under "Dag Import Errors". It is a file of 
 Airflow marks every DAG of a file that fails to import as stale: raised in `gc_dags.py`, one typo
 would hide every repository's DAG. With a good file it defines no DAG and imports cleanly.
 """
-# The file is the docstring, the import and one call (tests/airflow/test_dags.py): no __future__
+# The file is the docstring, the import and one call (tests/airflow/dags/test_dags.py): no __future__
 # import, which nothing here needs.
 
 from lakefs_gc.config import raise_entry_errors

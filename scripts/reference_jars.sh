@@ -2,7 +2,7 @@
 # Fetch what lakeFS's own Spark GC needs beside pyspark 4.2 (Hadoop 3.5.0) from Maven Central into
 # build/reference/ (Maven's cache: build/reference/m2), and try lakeFS's GC itself,
 # io.lakefs:lakefs-spark-client_2.13. Prints the two variables bench/reference.py and
-# tests/test_reference_gc.py read. Not part of `make test`: about 1 GiB of AWS SDK bundles.
+# tests/bench/test_reference_gc.py read. Not part of `make test`: about 1 GiB of AWS SDK bundles.
 #
 #   bash scripts/reference_jars.sh && eval "$(bash scripts/reference_jars.sh --env)"
 #

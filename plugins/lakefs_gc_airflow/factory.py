@@ -15,12 +15,14 @@ And ``lakefs_gc_restore``, one DAG for every configured repository: its one task
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG, BaseOperator, Param
 
+from lakefs_gc import contract
 from lakefs_gc.config import GCConfig, RepoConfig, project_root, schedule_interval_seconds
 from lakefs_gc_airflow.operators import (
     MarkUncommittedOperator,
@@ -46,6 +48,30 @@ def _project_path(value: str | None) -> str | None:
         return None
     p = Path(value)
     return str(p if p.is_absolute() else project_root() / p)
+
+
+def upstream_tasks() -> dict[str, tuple[str, ...]]:
+    """
+    Return each task's direct upstream tasks in the GC DAG, from :data:`lakefs_gc.contract.STEP_TABLE`.
+
+    A task waits for the first task (``prepare_run``, the run context) and for every task whose
+    result it reads; an edge another of those already implies is left out (the DAG's graph stays
+    the chain a reader expects: list_committed and list_slices side by side).
+    """
+    first = contract.STEPS[0]
+    before: dict[str, set[str]] = {}
+    direct: dict[str, tuple[str, ...]] = {}
+    for s in contract.STEP_TABLE:
+        needs = set(s.inputs) | ({first} if s.task_id != first else set())
+        before[s.task_id] = needs | {a for n in needs for a in before[n]}
+        direct[s.task_id] = tuple(n for n in contract.STEPS if n in needs and not any(n in before[m] for m in needs))
+    return direct
+
+
+UPSTREAM = upstream_tasks()
+if set(contract.STEPS) - set(contract.SPARK_STEPS) != {PrepareRunOperator.step, MarkUncommittedOperator.step,
+                                                         SaveReportOperator.step}:
+    raise ImportError("lakefs_gc_airflow.factory: an operator for each Python step of lakefs_gc.contract.STEP_TABLE")
 
 
 def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
@@ -83,22 +109,24 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
             "pyspark_python": spark.python,
             "fast_start": spark.fast_start,
         }
-        prepare_run = PrepareRunOperator(repository=cfg.repository, work_dir=cfg.work_dir,
-                                         parallelism=spark.parallelism, schedule_interval_seconds=interval,
-                                         clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items()
-                                                          if v is not None},
-                                         **common, **task("prepare_run"))
-        mark_uncommitted = MarkUncommittedOperator(**common, **task("mark_uncommitted"))
         in_process: dict[str, Any] = {"in_process_max_keys": spark.in_process_max_keys}
-        list_committed, list_slices, compute_candidates, delete = (
-            GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
-                                  **(in_process if step in IN_PROCESS_STEPS else {}))
-            for step in ("list_committed", "list_slices", "compute_candidates", "delete"))
-        save_report = SaveReportOperator(storage_conn_id=cfg.storage_conn_id, **task("save_report"))
-
-        prepare_run >> mark_uncommitted >> list_committed
-        prepare_run >> list_slices
-        [list_committed, list_slices] >> compute_candidates >> delete >> save_report
+        python_tasks: dict[str, Callable[[], BaseOperator]] = {
+            PrepareRunOperator.step: lambda: PrepareRunOperator(
+                repository=cfg.repository, work_dir=cfg.work_dir, parallelism=spark.parallelism,
+                schedule_interval_seconds=interval,
+                clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items() if v is not None},
+                **common, **task(PrepareRunOperator.step)),
+            MarkUncommittedOperator.step: lambda: MarkUncommittedOperator(**common, **task(MarkUncommittedOperator.step)),
+            SaveReportOperator.step: lambda: SaveReportOperator(storage_conn_id=cfg.storage_conn_id,
+                                                                **task(SaveReportOperator.step)),
+        }
+        tasks = {step: python_tasks[step]() if step in python_tasks else
+                 GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
+                                       **(in_process if step in IN_PROCESS_STEPS else {}))
+                 for step in contract.STEPS}
+        for step, upstream in UPSTREAM.items():
+            for up in upstream:
+                tasks[up] >> tasks[step]
     return dag
 
 

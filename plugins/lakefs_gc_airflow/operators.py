@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
@@ -79,6 +79,7 @@ class PrepareRunOperator(BaseOperator):
     without retry, naming what to change.
     """
 
+    step: ClassVar[str] = "prepare_run"  # its task id (lakefs_gc.contract.STEP_TABLE)
     template_fields: Sequence[str] = ("repository", "lakefs_conn_id", "storage_conn_id", "work_dir")
     ui_color = "#d7ecff"
 
@@ -100,7 +101,7 @@ class PrepareRunOperator(BaseOperator):
         from lakefs_gc.gc.flow import CleanRunEvery
         from lakefs_gc.steps import STEP_FUNCTIONS
 
-        prepare_run = STEP_FUNCTIONS["prepare_run"]
+        prepare_run = STEP_FUNCTIONS[self.step]
         run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
         hook = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id)
         try:
@@ -129,6 +130,7 @@ class MarkUncommittedOperator(BaseOperator):
     lakeFS's mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
     """
 
+    step: ClassVar[str] = "mark_uncommitted"  # its task id (lakefs_gc.contract.STEP_TABLE)
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
     ui_color = "#d7ecff"
 
@@ -142,7 +144,7 @@ class MarkUncommittedOperator(BaseOperator):
         from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.steps import STEP_FUNCTIONS
 
-        mark_uncommitted = STEP_FUNCTIONS["mark_uncommitted"]
+        mark_uncommitted = STEP_FUNCTIONS[self.step]
         ctx = step_inputs(self.task_id, context).context
         if contract.skipped(self.task_id, ctx.mode):
             self.log.info("%s: no new mark; sweeping mark %s", ctx.mode, ctx.sweep_mark and ctx.sweep_mark.mark_id)
@@ -183,6 +185,7 @@ class SaveReportOperator(BaseOperator):
     ``LakeFSRepositoryLink``, ``GCPageLink``) open the report, the repository, and the GC page.
     """
 
+    step: ClassVar[str] = "save_report"  # its task id (lakefs_gc.contract.STEP_TABLE)
     template_fields: Sequence[str] = ("storage_conn_id", "run_summary")
     overwrite_rtif_after_execution = True  # run_summary is set in execute
     operator_extra_links = (GCReportLink(), LakeFSRepositoryLink(), GCPageLink())
@@ -196,7 +199,7 @@ class SaveReportOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.steps import STEP_FUNCTIONS
 
-        save_report = STEP_FUNCTIONS["save_report"]
+        save_report = STEP_FUNCTIONS[self.step]
         inputs = step_inputs(self.task_id, context)
         result = save_report(namespace_storage(inputs.context, self.storage_conn_id), inputs)
         self.log.info("report for GC run %s written: %s", inputs.mark_id(), result.summary_uri)
