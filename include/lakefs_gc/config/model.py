@@ -24,10 +24,11 @@ ENV_PROJECT_ROOT = "LAKEFS_GC_HOME"
 
 def project_root() -> Path:
     """
-    Where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken
-    from: ``$LAKEFS_GC_HOME``, else the checkout this package runs from
-    (``include/lakefs_gc/config/``), else the working directory (an installed package: set
-    ``LAKEFS_GC_CONFIG``; the jobs and their zip come from the package itself).
+    Return where ``config/`` is, and what relative ``spark.py_files`` / ``spark.jobs_dir`` are taken from.
+
+    ``$LAKEFS_GC_HOME``, else the checkout this package runs from (``include/lakefs_gc/config/``),
+    else the working directory (an installed package: set ``LAKEFS_GC_CONFIG``; the jobs and their
+    zip come from the package itself).
     """
     env = os.environ.get(ENV_PROJECT_ROOT)
     if env:
@@ -49,6 +50,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class SparkSettings:
+    """How a run's Spark steps run: Spark properties, memory, parallelism, and where spark-submit and its inputs are."""
+
     conf: dict[str, str] = field(default_factory=dict)
     driver_memory: str | None = None
     executor_memory: str | None = None
@@ -87,9 +90,11 @@ class SweepSettings:
 @dataclass(frozen=True)
 class TaskSettings:
     """
-    Airflow task behaviour. Every GC step is idempotent (outputs overwritten, the sweep resumes
-    from its done markers), so failures are retried; refusals (bad settings, missing rules, unsafe
-    input) fail at once without retry.
+    Airflow task behaviour.
+
+    Every GC step is idempotent (outputs overwritten, the sweep resumes from its done markers), so
+    failures are retried; refusals (bad settings, missing rules, unsafe input) fail at once without
+    retry.
     """
 
     retries: int = 2
@@ -102,14 +107,14 @@ class TaskSettings:
 
 
 def schedule_interval_seconds(schedule: str | None) -> int:
-    """The shortest gap between two runs of ``schedule`` (0 for manual-only / @once / @continuous)."""
+    """Return the shortest gap between two runs of ``schedule`` (0 for manual-only / @once / @continuous)."""
     if not schedule or schedule in ("@once", "@continuous"):
         return 0
     if schedule in _PRESET_SECONDS:
         return _PRESET_SECONDS[schedule]
     from datetime import datetime
 
-    from croniter import croniter
+    from croniter import croniter  # type: ignore[import-untyped, unused-ignore]
 
     it = croniter(schedule, datetime(2024, 1, 1, tzinfo=UTC))
     fires = [it.get_next(float) for _ in range(64)]
@@ -118,6 +123,8 @@ def schedule_interval_seconds(schedule: str | None) -> int:
 
 @dataclass(frozen=True)
 class RepoConfig:
+    """One repository entry of the config file, merged over ``defaults``: its connections, schedule and settings."""
+
     repository: str
     lakefs_conn_id: str
     storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
@@ -140,6 +147,8 @@ class RepoConfig:
 
 @dataclass(frozen=True)
 class GCConfig:
+    """The config file as read: its path, its good entries and (``strict=False``) the bad entries' messages."""
+
     path: Path
     repositories: tuple[RepoConfig, ...]
     entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
@@ -157,7 +166,7 @@ def default_config_path() -> Path:
 
 
 def resolve_work_dir(configured: str | None) -> str:
-    """The base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
+    """Return the base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
     return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
-import yaml
+import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from lakefs_gc.config.model import (
     DEFAULT_CLEAN_DAYS,
@@ -27,6 +27,10 @@ from lakefs_gc.config.model import (
 )
 from lakefs_gc.contract import FLOWS, SCHEDULABLE_MODES, STEPS
 from lakefs_gc.gc.flow import CleanRunEvery
+
+_T = TypeVar("_T")
+# How a section's parser names a problem: ConfigError("<where>: field '<field>': <message>")
+_Err = Callable[[str, str], ConfigError]
 
 # lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
 _REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
@@ -53,7 +57,7 @@ _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_del
                            "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
 
-def _unknown(names: set[str], allowed) -> str:
+def _unknown(names: set[str], allowed: Iterable[str]) -> str:
     """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
     import difflib
 
@@ -62,7 +66,7 @@ def _unknown(names: set[str], allowed) -> str:
 
 
 
-def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -> GCConfig:
+def load_config(path: str | os.PathLike[str] | None = None, *, strict: bool = True) -> GCConfig:
     """
     Read and validate the config file; raise :class:`ConfigError` naming file, entry and field.
 
@@ -82,7 +86,7 @@ def load_config(path: str | os.PathLike | None = None, *, strict: bool = True) -
     return parse_config(doc, p, strict=strict)
 
 
-def raise_entry_errors(path: str | os.PathLike | None = None) -> None:
+def raise_entry_errors(path: str | os.PathLike[str] | None = None) -> None:
     """
     Raise one :class:`ConfigError` naming every bad entry of the config file, if it has any.
 
@@ -100,10 +104,11 @@ def raise_entry_errors(path: str | os.PathLike | None = None) -> None:
                           f"{'it' if n == 1 else 'them'} in the file:\n" + "\n".join(cfg.entry_errors))
 
 
-def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool = True) -> GCConfig:
+def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict: bool = True) -> GCConfig:
     """
-    Validate an already-parsed document (``path`` is only used in messages); ``strict``: see
-    :func:`load_config`.
+    Validate an already-parsed document (``path`` is only used in messages).
+
+    ``strict``: see :func:`load_config`.
     """
     p = Path(path)
     if not isinstance(doc, Mapping):
@@ -120,7 +125,7 @@ def parse_config(doc: Any, path: str | os.PathLike = "<config>", *, strict: bool
     bad = set(defaults) - (_ENTRY_FIELDS - {"repository"})
     if bad:
         problems.append(f"{p}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS - {'repository'})}")
-    entries = doc.get("repositories")
+    entries: Any = doc.get("repositories")  # as the file has it: a non-empty list past the check below
     if not isinstance(entries, list) or not entries:
         problems.append(f"{p}: 'repositories' must be a non-empty list")
     if problems:
@@ -159,8 +164,9 @@ def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path
 
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
     """
-    One entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`; every problem of the entry
-    is found (one line each in the :class:`ConfigError`), not only the first.
+    Parse one entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`.
+
+    Every problem of the entry is found (one line each in the :class:`ConfigError`), not only the first.
     """
     problems: list[str] = []
 
@@ -170,8 +176,8 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     def bad(fld: str, msg: str) -> None:
         problems.append(str(err(fld, msg)))
 
-    def check(fn):
-        """A section's parser (the first problem of the section), its value or None."""
+    def check(fn: Callable[[], _T]) -> _T | None:
+        """Run a section's parser: its value, or None (the first problem of the section recorded)."""
         try:
             return fn()
         except ConfigError as e:
@@ -189,7 +195,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         if merged.get(fld) is None:
             bad(fld, "missing (required; set it in the entry or under 'defaults')")
 
-    name = merged.get("repository")
+    name: Any = merged.get("repository")  # as the file has it: a str past the checks below
     if name is not None and (not isinstance(name, str) or not _REPO_RE.match(name)):
         bad("repository", f"must be a lakeFS repository id (^[a-z0-9][a-z0-9-]{{2,62}}$), got {name!r}")
     for fld in ("lakefs_conn_id", "storage_conn_id", "spark_conn_id"):
@@ -222,16 +228,19 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     every = check(lambda: _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err))
     if problems:
         raise ConfigError("\n".join(problems))
+    # no problem: every section parsed (check returns None only after recording one)
     return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
                       storage_conn_id=merged.get("storage_conn_id"), spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
-                      tags=tuple(tags), spark=spark, sweep=sweep, tasks=tasks, flow=flow, clean_run_every=every)
+                      tags=tuple(tags), spark=cast("SparkSettings", spark), sweep=cast("SweepSettings", sweep),
+                      tasks=cast("TaskSettings", tasks), flow=flow, clean_run_every=cast("CleanRunEvery", every))
 
 
-def _parse_clean_run_every(raw: Any, err) -> CleanRunEvery:
+def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
     """
-    ``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first); null: never
-    (an ``auto`` run is then clean only when no earlier run can be its base).
+    Parse ``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first).
+
+    Null: never (an ``auto`` run is then clean only when no earlier run can be its base).
     """
     if raw is None:
         return CleanRunEvery()
@@ -244,7 +253,7 @@ def _parse_clean_run_every(raw: Any, err) -> CleanRunEvery:
     return CleanRunEvery(runs=runs, days=days)
 
 
-def _check_section(raw: Any, name: str, allowed: frozenset[str], err) -> None:
+def _check_section(raw: Any, name: str, allowed: frozenset[str], err: _Err) -> None:
     if not isinstance(raw, Mapping):
         raise err(name, "must be a mapping")
     unknown = set(raw) - allowed
@@ -252,7 +261,7 @@ def _check_section(raw: Any, name: str, allowed: frozenset[str], err) -> None:
         raise err(name, f"unknown key(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
 
 
-def _parse_spark(raw: Any, err) -> SparkSettings:
+def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
     _check_section(raw, "spark", _SPARK_FIELDS, err)
     conf = raw.get("conf") or {}
     if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
@@ -285,10 +294,11 @@ def _parse_spark(raw: Any, err) -> SparkSettings:
         py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"))
 
 
-def _parse_sweep(raw: Any, err) -> SweepSettings:
+def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
     _check_section(raw, "sweep", _SWEEP_FIELDS, err)
 
-    def num(fld, lo, hi=None, integer=True, optional=False):
+    def num(fld: str, lo: float, hi: float | None = None, integer: bool = True, optional: bool = False) -> Any:
+        """Return the field as the file has it: in range, an int (a number when not ``integer``); None when absent (or null and ``optional``)."""
         v = raw.get(fld)
         if v is None:
             if optional or fld not in raw:
@@ -315,10 +325,10 @@ def _parse_sweep(raw: Any, err) -> SweepSettings:
                                else getattr(d, k)) for k, v in vals.items()})
 
 
-def _parse_tasks(raw: Any, err) -> TaskSettings:
+def _parse_tasks(raw: Any, err: _Err) -> TaskSettings:
     _check_section(raw, "tasks", _TASK_FIELDS, err)
 
-    def whole(name: str, v: Any, lo: int) -> int:
+    def whole(name: str, v: object, lo: int) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise err(f"tasks.{name}", f"must be an integer >= {lo}, got {v!r}")
         return v

@@ -25,8 +25,9 @@ class StorageLocation:
 @dataclass(frozen=True)
 class LakeFSRetries:
     """
-    How every task and job retries lakeFS (5xx, 429, dropped connections): the lakeFS
-    connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``.
+    How every task and job retries lakeFS (5xx, 429, dropped connections).
+
+    The lakeFS connection's extras ``max_retries``, ``backoff_base``, ``backoff_max``, ``connect_timeout``.
     """
 
     max_retries: int = 5
@@ -49,8 +50,9 @@ class MarkRef:
 @dataclass(frozen=True)
 class PartsDir:
     """
-    A folder of address parts a run kept for later runs, and how many parts it wrote there: a
-    later run refuses a folder holding another number (a part lost would lose its addresses).
+    A folder of address parts a run kept for later runs, and how many parts it wrote there.
+
+    A later run refuses a folder holding another number (a part lost would lose its addresses).
     """
 
     dir: str
@@ -60,8 +62,10 @@ class PartsDir:
 @dataclass(frozen=True)
 class IncrementalBase:
     """
-    An incremental run: the earlier run it builds on, as that run's ``incremental_state`` in its
-    summary.json describes it (lakefs_gc.report.summary). Keys are namespace-relative.
+    An incremental run: the earlier run it builds on.
+
+    As that run's ``incremental_state`` in its summary.json describes it (lakefs_gc.report.summary).
+    Keys are namespace-relative.
     """
 
     mark_id: str
@@ -81,6 +85,8 @@ class IncrementalBase:
 
 @dataclass(frozen=True)
 class RunContext:
+    """prepare_run: the repository, where its storage is, the run clock and the validated settings, written once."""
+
     repository: str
     lakefs_endpoint: str                 # http://host:8000/api/v1
     storage: StorageLocation

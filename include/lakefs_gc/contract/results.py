@@ -36,8 +36,10 @@ class UncommittedResult:
 @dataclass(frozen=True, kw_only=True)
 class SparkStepResult:
     """
-    What every Spark step's result has: ``incomplete`` says why the task fails although the
-    step ran to its end (delete: keys left as dead letters); None when it did all its work.
+    What every Spark step's result has.
+
+    ``incomplete`` says why the task fails although the step ran to its end (delete: keys left as
+    dead letters); None when it did all its work.
     """
 
     incomplete: str | None = None
@@ -45,6 +47,8 @@ class SparkStepResult:
 
 @dataclass(frozen=True)
 class CommittedResult(SparkStepResult):
+    """list_committed: the committed addresses read now, each once, and the commits and ranges read for them."""
+
     committed_dir: PartsDir              # the addresses read now, each once: the mark's state/committed/
     commits_csv: str
     active_commits: int
@@ -62,6 +66,8 @@ class CommittedResult(SparkStepResult):
 
 @dataclass(frozen=True)
 class SlicesResult(SparkStepResult):
+    """list_slices: the namespace's objects listed now (Parquet under ``listed_dir``), and the slices listed."""
+
     listed_dir: str                      # Parquet: address, size, last_modified_ms, checksum
     first_slice: str
     slices_listed: int
@@ -75,6 +81,8 @@ class SlicesResult(SparkStepResult):
 
 @dataclass(frozen=True)
 class CandidatesResult(SparkStepResult):
+    """compute_candidates: the candidates, those to delete after delayed confirmation and those held back."""
+
     report_dir: str
     uncommitted_files: int
     candidates: int
@@ -121,9 +129,11 @@ class DeleteCounts:
 @dataclass(frozen=True)
 class Restorability:
     """
-    Whether, and until when, the store keeps what a sweep deleted (read from the store at sweep
-    time: lakefs_gc.sweeping.restore.retention). ``restorable`` None: unknown (the credential may
-    not read the setting); ``until`` None: no end the GC knows of, or not restorable.
+    Whether, and until when, the store keeps what a sweep deleted.
+
+    Read from the store at sweep time (lakefs_gc.sweeping.restore.retention). ``restorable`` None:
+    unknown (the credential may not read the setting); ``until`` None: no end the GC knows of, or
+    not restorable.
     """
 
     how: str = "none"          # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
@@ -134,6 +144,8 @@ class Restorability:
 
 @dataclass(frozen=True)
 class DeleteResult(SparkStepResult):
+    """delete: what the sweep deleted (dry run: would have), how fast, and whether it can be brought back."""
+
     counts: DeleteCounts = field(default_factory=DeleteCounts)
     skipped: str | None = None           # why nothing ran (mark_only)
     dry_run: bool = False                # counts.deleted is then what would have gone
@@ -149,6 +161,8 @@ class DeleteResult(SparkStepResult):
 
 @dataclass(frozen=True)
 class ReportResult:
+    """save_report: where the run's summary.json is, and the run in a few lines."""
+
     summary_uri: str
     seconds: float = 0.0
     summary: str = ""                    # the run in a few lines (lakefs_gc.report.summary.summary_text)

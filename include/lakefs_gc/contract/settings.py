@@ -85,8 +85,10 @@ def _check_range(name: str, value: Any, lo: float, hi: float | None = None) -> N
 
 def _coerce(name: str, value: Any, kind: type) -> Any:
     """
-    A Param value as ``kind``. Airflow validates Params against their JSON schema; this guards
-    hand-made runs (``airflow dags trigger --conf``) and jobs started by hand.
+    Return a Param value as ``kind``.
+
+    Airflow validates Params against their JSON schema; this guards hand-made runs (``airflow dags
+    trigger --conf``) and jobs started by hand.
     """
     if kind is bool:
         if isinstance(value, bool):
@@ -110,7 +112,7 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
 def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
                          schedule_interval_seconds: int = 0) -> RunSettings:
     """
-    The run's settings from its validated Params (``context["params"]``): one pure function.
+    Return the run's settings from its validated Params (``context["params"]``): one pure function.
 
     Params this contract does not know are ignored (a DAG may carry others); a missing or null Param
     (an optional field left empty, like ``mark_id``) takes the :class:`RunSettings` default.

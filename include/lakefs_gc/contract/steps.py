@@ -77,14 +77,15 @@ def skipped(step: str, mode: str) -> bool:
 
 def skip_result(step: str, mode: str) -> Any:
     """
-    What a step returns in a mode where it does nothing: a ``DeleteResult`` saying why for
-    ``delete`` (the report counts 0), None for the marking steps.
+    Return what a step returns in a mode where it does nothing.
+
+    A ``DeleteResult`` saying why for ``delete`` (the report counts 0), None for the marking steps.
     """
     return DeleteResult(skipped=mode) if step == "delete" else None
 
 
 def required_inputs(step: str, mode: str) -> tuple[str, ...]:
-    """The results ``step`` cannot run without in ``mode`` (those of steps that ran in it)."""
+    """Return the results ``step`` cannot run without in ``mode`` (those of steps that ran in it)."""
     return tuple(k for k in STEP_INPUTS[step] if not skipped(k, mode))
 
 
@@ -103,18 +104,22 @@ class StepInputs:
         return value
 
     def mark_id(self) -> str:
-        """The mark this run writes (its uncommitted run id) or sweeps (sweep_only)."""
+        """Return the mark this run writes (its uncommitted run id) or sweeps (sweep_only)."""
         if self.context.sweep_mark is not None:
             return self.context.sweep_mark.mark_id
-        return self.get("mark_uncommitted").run_id
+        uncommitted: UncommittedResult = self.get("mark_uncommitted")
+        return uncommitted.run_id
 
     def listed_objects(self) -> int:
         """
-        What the mark listed (the blast-radius guard's denominator); for an incremental run, what
-        its chain's clean run listed and what it listed itself (it lists only new slices).
+        Return what the mark listed (the blast-radius guard's denominator).
+
+        For an incremental run, what its chain's clean run listed and what it listed itself (it
+        lists only new slices).
         """
         ctx = self.context
         if ctx.sweep_mark is not None:
             return ctx.sweep_mark.listed_objects
         base = ctx.base.clean_listed_objects if ctx.flow == "incremental" and ctx.base is not None else 0
-        return base + self.get("list_slices").listed_objects
+        slices: SlicesResult = self.get("list_slices")
+        return base + slices.listed_objects

@@ -14,17 +14,20 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from lakefs_gc.contract.context import RunContext
 from lakefs_gc.contract.steps import RESULT_TYPES, StepInputs
 from lakefs_gc.errors import ContractError, Refusal
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 
 def to_wire(obj: Any) -> Any:
-    """A dataclass as a JSON-ready dict (tuples become lists); None stays None."""
+    """Return a dataclass as a JSON-ready dict (tuples become lists); None stays None."""
     if obj is None:
         return None
     if dataclasses.is_dataclass(obj):
@@ -36,8 +39,9 @@ def to_wire(obj: Any) -> Any:
 
 def from_wire(cls: type[T], data: Any, where: str = "") -> T:
     """
-    Read ``cls`` back from :func:`to_wire`'s dict; unknown, missing or mistyped fields raise
-    :class:`ContractError` naming them.
+    Read ``cls`` back from :func:`to_wire`'s dict.
+
+    Unknown, missing or mistyped fields raise :class:`ContractError` naming them.
     """
     where = where or cls.__name__
     if not isinstance(data, Mapping):
@@ -72,7 +76,7 @@ def _value(tp: Any, v: Any, where: str) -> Any:
             raise ContractError(f"{where}: expected a list, got {type(v).__name__}")
         (item,) = {a for a in typing.get_args(tp) if a is not Ellipsis}
         return tuple(_value(item, x, where) for x in v)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_wire(tp, v, where)
     if tp is float and isinstance(v, int) and not isinstance(v, bool):
         return float(v)
@@ -82,7 +86,7 @@ def _value(tp: Any, v: Any, where: str) -> Any:
 
 
 def read_result(step: str, value: Any) -> Any:
-    """A task's XCom value as its result type (None for a step that did not run)."""
+    """Return a task's XCom value as its result type (None for a step that did not run)."""
     if value is None:
         return None
     return from_wire(RESULT_TYPES[step], value, f"result of task {step!r}")
@@ -106,7 +110,7 @@ def inputs_from_wire(doc: Any) -> StepInputs:
                       {k: read_result(k, v) for k, v in results.items()})
 
 
-def write_json(doc: Any, path: str | os.PathLike) -> None:
+def write_json(doc: Any, path: str | os.PathLike[str]) -> None:
     """Write atomically (a reader never sees half a file)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +119,7 @@ def write_json(doc: Any, path: str | os.PathLike) -> None:
     tmp.replace(p)
 
 
-def read_json(path: str | os.PathLike) -> Any:
+def read_json(path: str | os.PathLike[str]) -> Any:
     return json.loads(Path(path).read_text())
 
 
@@ -147,7 +151,7 @@ def failure_of(exc: BaseException) -> StepFailure:
 
 
 def read_failure(doc: Any) -> StepFailure | None:
-    """The failure a job's result file records, or None when it holds a result."""
+    """Return the failure a job's result file records, or None when it holds a result."""
     if isinstance(doc, Mapping) and set(doc) == {"failure"}:
         return from_wire(StepFailure, doc["failure"], "failure in a job's result file")
     return None

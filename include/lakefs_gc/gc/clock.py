@@ -23,6 +23,8 @@ class PlanError(SettingsError):
 
 @dataclass(frozen=True)
 class RunClock:
+    """The run's start time and cutoff, fixed once per run, and the minimum age between them."""
+
     start_time: str                  # ISO 8601 UTC
     cutoff_time: str                 # start - effective min age
     effective_min_age_seconds: int

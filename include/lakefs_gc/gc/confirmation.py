@@ -18,9 +18,10 @@ from lakefs_gc.report.marks import MarkSummary
 def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], before: datetime,
                     exclude: str = "") -> tuple[tuple[str, MarkSummary] | None, list[str]]:
     """
-    The most recent successful mark (not a sweep) started at or before ``before``, and the
-    marks that could not be considered, each with its reason. ``marks``: (id, summary, problem)
-    as :func:`lakefs_gc.report.marks.iter_marks` yields them.
+    Return the most recent successful mark (not a sweep) started at or before ``before``.
+
+    Also the marks that could not be considered, each with its reason. ``marks``: (id, summary,
+    problem) as :func:`lakefs_gc.report.marks.iter_marks` yields them.
     """
     best: tuple[datetime, str, MarkSummary] | None = None
     unreadable: list[str] = []

@@ -1,6 +1,7 @@
 """
-Which flow a run takes, clean or incremental (the design's Flow 2), and on which earlier run an
-incremental one builds: one pure function over the earlier marks' summaries.
+Which flow a run takes, clean or incremental (the design's Flow 2), and on which earlier run it builds.
+
+One pure function over the earlier marks' summaries.
 
 An incremental run is sound on any earlier successful run that saved its state, whatever happened
 after it: it subtracts everything that run's committed listing found plus every commit it has not
@@ -30,8 +31,10 @@ from lakefs_gc.timestamps import iso, parse_iso
 @dataclass(frozen=True)
 class CleanRunEvery:
     """
-    Config ``clean_run_every``: an ``auto`` run is clean once the chain since the last clean run
-    holds ``runs`` runs (the clean one included), or once that clean run started ``days`` ago.
+    Config ``clean_run_every``: when an ``auto`` run is clean.
+
+    Once the chain since the last clean run holds ``runs`` runs (the clean one included), or once
+    that clean run started ``days`` ago.
     """
 
     runs: int | None = None
@@ -39,8 +42,9 @@ class CleanRunEvery:
 
     def due(self, runs_in_chain: int, clean_started: datetime, now: datetime) -> str | None:
         """
-        Why the next run should be clean, or None. ``runs_in_chain``: the last clean run and the
-        incremental runs since it.
+        Return why the next run should be clean, or None.
+
+        ``runs_in_chain``: the last clean run and the incremental runs since it.
         """
         if self.runs is not None and runs_in_chain >= self.runs:
             return (f"clean_run_every: {self.runs} runs (the last clean run and {runs_in_chain - 1} incremental "
@@ -52,6 +56,8 @@ class CleanRunEvery:
 
 @dataclass(frozen=True)
 class FlowChoice:
+    """The flow a marking run takes, why, and (incremental) the earlier run it builds on."""
+
     flow: str                   # clean | incremental
     reason: str                 # why, in words (written into the report)
     base: str = ""              # incremental: the mark id whose saved state this run builds on
@@ -59,7 +65,7 @@ class FlowChoice:
 
 
 def rules_fingerprint(default_retention_days: int | None, branches: dict[str, int]) -> str:
-    """The GC rules as one short string: a base saved under other rules is not used by ``auto``."""
+    """Return the GC rules as one short string: a base saved under other rules is not used by ``auto``."""
     text = json.dumps({"default_retention_days": default_retention_days, "branches": dict(sorted(branches.items()))},
                       sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -87,8 +93,10 @@ def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None
 def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], *, namespace: str,
                 rules: str, now: datetime, every: CleanRunEvery) -> FlowChoice:
     """
-    The flow of a marking run. ``requested``: the ``flow`` Param; ``marks``: every earlier mark
-    as :func:`lakefs_gc.report.marks.iter_marks` yields it (id, summary or None, problem).
+    Choose the flow of a marking run.
+
+    ``requested``: the ``flow`` Param; ``marks``: every earlier mark as
+    :func:`lakefs_gc.report.marks.iter_marks` yields it (id, summary or None, problem).
 
     Refuses (fails the run, deleting nothing) when ``incremental`` is requested and no earlier run
     can serve as its base.
@@ -113,7 +121,7 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None
     else:
         problem = _unusable(newest[2], namespace, rules)
         why_not = f"the newest successful run {newest[1]} cannot serve as a base: {problem}" if problem else None
-    if why_not is not None:
+    if newest is None or why_not is not None:  # why_not is set whenever newest is None
         if requested == "incremental":
             raise Refusal(f"flow=incremental needs an earlier successful run that saved its state: {why_not}. "
                           f"Run with flow=clean (or auto) first")

@@ -1,6 +1,8 @@
 """
-The guards a sweep passes before it deletes anything: the mark it sweeps must exist, have
-completed and be recent (sweep_only), and its size must stay inside the blast radius.
+The guards a sweep passes before it deletes anything.
+
+The mark it sweeps must exist, have completed and be recent (sweep_only), and its size must stay
+inside the blast radius.
 
 Each raises :class:`~lakefs_gc.errors.SweepRefused` naming the Param that changes the decision;
 nothing has been deleted when they refuse.
@@ -10,15 +12,19 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.report.layout import UNIFIED, report_dir
 from lakefs_gc.report.marks import MarkSummary, read_mark
 from lakefs_gc.timestamps import iso
 
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
 
-def check_mark(storage, mark_id: str, now: datetime, max_age_seconds: int) -> MarkSummary:
-    """The summary of a mark a sweep-only run may use; else :class:`SweepRefused` saying why."""
+
+def check_mark(storage: Storage, mark_id: str, now: datetime, max_age_seconds: int) -> MarkSummary:
+    """Return the summary of a mark a sweep-only run may use; else raise :class:`SweepRefused` saying why."""
     if not mark_id or "/" in mark_id or mark_id in (".", ".."):
         raise SweepRefused(f"mode sweep_only needs the Param mark_id: the run id of an earlier successful mark "
                            f"(the folder name under {storage.full_uri(UNIFIED)}), got {mark_id!r}")

@@ -14,16 +14,20 @@ The walk is cheap: per branch it reads the first-parent log only back to the win
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
 
 DAY = 86400
 
 
 def branch_window(log: Iterable[Any], threshold: float) -> Iterator[Any]:
     """
-    The commits of one branch to keep: its HEAD, and each first parent of a commit created
-    after ``threshold`` (the window plus the first commit before it). ``log``: the branch's
-    first-parent log, newest first.
+    Yield the commits of one branch to keep.
+
+    Its HEAD, and each first parent of a commit created after ``threshold`` (the window plus the
+    first commit before it). ``log``: the branch's first-parent log, newest first.
     """
     for commit in log:
         yield commit
@@ -31,7 +35,7 @@ def branch_window(log: Iterable[Any], threshold: float) -> Iterator[Any]:
             return
 
 
-def documented_commits(client, repo: str, default_days: int, branch_days: Mapping[str, int],
+def documented_commits(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
                        now: float) -> dict[str, str]:
     """{commit id: metarange id} of every commit the documented rules keep on the live branches."""
     kept: dict[str, str] = {}

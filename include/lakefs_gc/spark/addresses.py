@@ -1,13 +1,15 @@
 """
-Address parts (:func:`lakefs_gc.report.formats.write_addresses`) from and to Spark, through the
-namespace's storage on executors: a DataFrame written as ``part-N.parquet`` files under a folder,
-and folders of parts read back as one DataFrame of ``address``.
+Address parts (:func:`lakefs_gc.report.formats.write_addresses`) from and to Spark.
+
+Through the namespace's storage on executors: a DataFrame written as ``part-N.parquet`` files under
+a folder, and folders of parts read back as one DataFrame of ``address``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, cast
 
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.errors import LakeFSGCError
@@ -16,9 +18,20 @@ from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, partitions
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark import RDD
+    from pyspark.sql import DataFrame, SparkSession
 
-def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
-    addresses, total = [], 0
+    from lakefs_gc.storage.base import Storage
+
+    # ``keep(batches) -> batches``: a filter of Arrow batches, run where the parts are read
+    Keep = Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]
+
+
+def _write_part(sref: StorageRef, part_dir: str, index: int, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[int, int]]:
+    addresses: list[str] = []
+    total = 0
     for r in rows:
         addresses.append(r[0])
         total += (r[1] or 0) if len(r) > 1 else 0
@@ -26,10 +39,11 @@ def _write_part(sref: StorageRef, part_dir: str, index: int, rows):
     yield (len(addresses), total)
 
 
-def _read(sref: StorageRef, keep, batches):
+def _read(sref: StorageRef, keep: Keep | None, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """
-    Arrow batches of the addresses in the part files named by ``batches`` (column ``key``),
-    filtered by ``keep(batches) -> batches`` when given.
+    Yield Arrow batches of the addresses in the part files named by ``batches`` (column ``key``).
+
+    Filtered by ``keep(batches) -> batches`` when given.
     """
     st = sref.open()
     for batch in batches:
@@ -48,16 +62,18 @@ def clear(sref: StorageRef, part_dir: str) -> None:
 PART_COUNTS = "rows long, bytes long"  # what each part written by write_parts reports
 
 
-def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...], batches):
+def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...],
+                      batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """
-    MapInArrow's function: one partition's (address[, size]) batches as the part of its index in
-    each of ``part_dirs``; one row (rows, bytes).
+    Write one partition's (address[, size]) batches as the part of its index in each of ``part_dirs``.
+
+    MapInArrow's function; it yields one row (rows, bytes).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark import TaskContext
 
-    index = TaskContext.get().partitionId()
+    index = cast("TaskContext", TaskContext.get()).partitionId()  # None only outside a Spark task
     chunks, total = [], 0
     for b in batches:
         chunks.append(b.column(0).cast(pa.string()))
@@ -71,10 +87,11 @@ def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...], batches):
                                      schema=pa.schema([("rows", pa.int64()), ("bytes", pa.int64())]))
 
 
-def write_parts(df, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) -> tuple[int, int, PartsDir]:
+def write_parts(df: DataFrame, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) -> tuple[int, int, PartsDir]:
     """
-    ``df`` (address[, size]) as ``n`` parts under ``part_dir`` (and the same parts under each of
-    ``more_dirs``, in the same pass): (rows, sum of sizes, ``part_dir`` and its number of parts, every
+    Write ``df`` (address[, size]) as ``n`` parts under ``part_dir``, and the same parts under each of ``more_dirs``.
+
+    All in the same pass. Returns (rows, sum of sizes, ``part_dir`` and its number of parts, every
     part written even when empty). Arrow batches straight to Parquet, no Python object per row.
     """
     dirs = (part_dir, *more_dirs)
@@ -83,11 +100,13 @@ def write_parts(df, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) ->
     return _written([(r["rows"], r["bytes"]) for r in parts], part_dir)
 
 
-def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> tuple[int, PartsDir]:
+def write_distinct_parts(addresses: RDD[str], sref: StorageRef, part_dir: str, n: int) -> tuple[int, PartsDir]:
     """
-    An RDD of address strings as ``n`` parts under ``part_dir``, each address once: (addresses,
-    the folder and its number of parts). One Python shuffle, by address; no DataFrame (about half
-    the time of a DataFrame's distinct for one string column: no rows converted to and from the JVM).
+    Write an RDD of address strings as ``n`` parts under ``part_dir``, each address once.
+
+    Returns (addresses, the folder and its number of parts). One Python shuffle, by address; no
+    DataFrame (about half the time of a DataFrame's distinct for one string column: no rows converted
+    to and from the JVM).
     """
     by_address = addresses.map(lambda a: (a, None)).reduceByKey(lambda a, _: a, max(1, n))
     parts = by_address.mapPartitionsWithIndex(
@@ -96,11 +115,13 @@ def write_distinct_parts(addresses, sref: StorageRef, part_dir: str, n: int) -> 
     return count, kept
 
 
-def write_parts_here(addresses: Iterable[str], st, part_dir: str, n: int, *more_dirs: str) -> tuple[int, PartsDir]:
+def write_parts_here(addresses: Iterable[str], st: Storage, part_dir: str, n: int,
+                     *more_dirs: str) -> tuple[int, PartsDir]:
     """
-    What :func:`write_distinct_parts` writes, from this process (no Spark job): for a few
-    addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the time; the
-    same parts under each of ``more_dirs`` too (sorted once).
+    Write what :func:`write_distinct_parts` writes, from this process (no Spark job).
+
+    For a few addresses, where a job's fixed cost (tasks, Python workers, a shuffle) is most of the
+    time; the same parts under each of ``more_dirs`` too (sorted once).
     """
     ordered = sorted(set(addresses))
     n = max(1, n)
@@ -114,10 +135,12 @@ def _written(parts: list[tuple[int, int]], part_dir: str) -> tuple[int, int, Par
     return sum(c for c, _ in parts), sum(b for _, b in parts), PartsDir(part_dir, len(parts))
 
 
-def kept_parts(st, kept: PartsDir) -> list[str]:
+def kept_parts(st: Storage, kept: PartsDir) -> list[str]:
     """
-    The part files of a folder an earlier run kept; fails closed when their number is not the
-    number it wrote (a lost part would lose addresses that must be subtracted).
+    Return the part files of a folder an earlier run kept.
+
+    Fails closed when their number is not the number it wrote (a lost part would lose addresses
+    that must be subtracted).
     """
     files = parquet_parts(st, kept.dir)
     if len(files) != kept.parts:
@@ -127,7 +150,8 @@ def kept_parts(st, kept: PartsDir) -> list[str]:
     return files
 
 
-def _read_identities(sref: StorageRef, keep, batches):
+def _read_identities(sref: StorageRef, keep: Keep | None,
+                     batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     st = sref.open()
     for batch in batches:
         for key in batch.column(0).to_pylist():
@@ -135,11 +159,13 @@ def _read_identities(sref: StorageRef, keep, batches):
             yield from (keep(tables) if keep is not None else tables)
 
 
-def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep=None):
+def read_identities(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], n: int,
+                    keep: Keep | None = None) -> DataFrame:
     """
-    Every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one
-    DataFrame (lakefs_gc.listing.staged); ``keep(batches) -> batches``, when given, filters them
-    where they are read (only what it keeps reaches the JVM).
+    Return every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one DataFrame.
+
+    For lakefs_gc.listing.staged. ``keep(batches) -> batches``, when given, filters them where they
+    are read (only what it keeps reaches the JVM).
     """
     st = sref.open()
     files = _part_files(st, kept)
@@ -150,7 +176,7 @@ def read_identities(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, k
     return keys.mapInArrow(lambda batches: _read_identities(sref, keep, batches), formats.IDENTITY_SCHEMA)
 
 
-def _among(values, batches):
+def _among(values: pa.Array, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     import pyarrow.compute as pc
 
     for b in batches:
@@ -164,12 +190,14 @@ THREADS = 8
 
 class NeedsSpark(Exception):
     """
-    A scan asked without a SparkSession (``spark`` None: a step run in its task's own process)
-    of parts too large for :func:`_small`: the step hands over to spark-submit (nothing written yet).
+    A scan asked without a SparkSession of parts too large for :func:`_small`.
+
+    ``spark`` None: a step run in its task's own process. The step hands over to spark-submit
+    (nothing written yet).
     """
 
 
-def _small(st, files: list[str]) -> bool:
+def _small(st: Storage, files: list[str]) -> bool:
     """Whether ``files`` are few and at most :data:`DRIVER_SCAN_BYTES` in all."""
     if len(files) > DRIVER_SCAN_PARTS:
         return False
@@ -182,14 +210,15 @@ def _small(st, files: list[str]) -> bool:
     return True
 
 
-def _part_files(st, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> list[str]:
-    """The part files ``keys`` and those of the folders ``kept`` (each checked complete)."""
+def _part_files(st: Storage, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> list[str]:
+    """Return the part files ``keys`` and those of the folders ``kept`` (each checked complete)."""
     return [*keys, *(k for d in kept for k in kept_parts(st, d))]
 
 
-def _scan_here(st, files: list[str], read_table, keep) -> list:
-    """The Arrow batches ``keep`` keeps of each part, read on the driver (threads)."""
-    def one(key):
+def _scan_here(st: Storage, files: list[str], read_table: Callable[[Storage, str], Any],
+               keep: Keep) -> list[pa.RecordBatch]:
+    """Return the Arrow batches ``keep`` keeps of each part, read on the driver (threads)."""
+    def one(key: str) -> list[pa.RecordBatch]:
         batches = read_table(st, key).to_batches()
         return list(keep(batches))
     if not files:
@@ -200,9 +229,10 @@ def _scan_here(st, files: list[str], read_table, keep) -> list:
 
 def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> set[str] | None:
     """
-    Every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on
-    the driver: what :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in
-    all; None when they are more (then :func:`read_parts`).
+    Return every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on the driver.
+
+    What :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in all; None when
+    they are more (then :func:`read_parts`).
     """
     st = sref.open()
     files = _part_files(st, kept, keys)
@@ -212,13 +242,15 @@ def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[s
             for a in b.column(0).to_pylist()}
 
 
-def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, among: Iterable[str],
-                    keys: Iterable[str] = ()) -> set[str]:
+def addresses_among(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
+                    among: Iterable[str], keys: Iterable[str] = ()) -> set[str]:
     """
-    The addresses of ``among`` (a few: they travel with every task) that the folders ``kept``
-    (checked complete, :func:`kept_parts`) and the part files ``keys`` hold, filtered where the
-    parts are read: by one Spark job (:func:`read_parts`), no shuffle, only what it finds coming back
-    to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the driver itself.
+    Return the addresses of ``among`` that the folders ``kept`` and the part files ``keys`` hold.
+
+    ``among``: a few (they travel with every task); ``kept``: checked complete (:func:`kept_parts`).
+    Filtered where the parts are read: by one Spark job (:func:`read_parts`), no shuffle, only what it
+    finds coming back to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the
+    driver itself.
     """
     import pyarrow as pa
 
@@ -235,11 +267,13 @@ def addresses_among(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, a
     return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
 
 
-def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep) -> list[tuple[int, str, str]]:
+def identities_matching(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
+                        keep: Keep) -> list[tuple[int, str, str]]:
     """
-    The (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) ->
-    batches`` keeps, filtered where the parts are read: by one Spark job, or on the driver when the
-    parts are small (as :func:`addresses_among`).
+    Return the (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) -> batches`` keeps.
+
+    Filtered where the parts are read: by one Spark job, or on the driver when the parts are small
+    (as :func:`addresses_among`).
     """
     st = sref.open()
     files = _part_files(st, kept)
@@ -251,16 +285,18 @@ def identities_matching(spark, sref: StorageRef, kept: Iterable[PartsDir], n: in
     return [tuple(r) for r in read_identities(spark, sref, kept, n, keep).collect()]
 
 
-def read_parts(spark, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (), keep=None):
+def read_parts(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (),
+               keep: Keep | None = None) -> DataFrame:
     """
-    Every address in the folders an earlier run ``kept`` (checked complete, :func:`kept_parts`)
-    and in the part files ``keys``, as one DataFrame; ``keep(batches) -> batches``, when given,
+    Return every address in the folders an earlier run ``kept`` and in the part files ``keys``, as one DataFrame.
+
+    The folders checked complete (:func:`kept_parts`); ``keep(batches) -> batches``, when given,
     filters them where they are read.
     """
     st = sref.open()
     files = _part_files(st, kept, keys)
     if not files:
         return spark.createDataFrame([], ADDRESS_SCHEMA)
-    keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
-                                 "key string")
-    return keys.mapInArrow(lambda batches: _read(sref, keep, batches), ADDRESS_SCHEMA)
+    key_rows = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
+                                     "key string")
+    return key_rows.mapInArrow(lambda batches: _read(sref, keep, batches), ADDRESS_SCHEMA)

@@ -1,6 +1,5 @@
 """
-Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package
-as for a checkout.
+Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package as for a checkout.
 
 - :func:`job_path` / :func:`jobs_dir`: the entry points ship inside the package
   (``lakefs_gc/spark/jobs/<step>.py``), so spark-submit finds them wherever ``lakefs_gc`` is
@@ -33,19 +32,19 @@ STEPS = SPARK_STEPS  # the steps with a job here
 
 
 def package_dir() -> Path:
-    """The directory of the imported ``lakefs_gc`` package."""
+    """Return the directory of the imported ``lakefs_gc`` package."""
     import lakefs_gc
 
     return Path(lakefs_gc.__file__).resolve().parent
 
 
 def jobs_dir() -> Path:
-    """The directory of the jobs' entry points (``lakefs_gc/spark/jobs``)."""
+    """Return the directory of the jobs' entry points (``lakefs_gc/spark/jobs``)."""
     return Path(__file__).resolve().parent / "jobs"
 
 
 def job_path(step: str) -> Path:
-    """The entry point of one Spark step, e.g. ``.../lakefs_gc/spark/jobs/delete.py``."""
+    """Return the entry point of one Spark step, e.g. ``.../lakefs_gc/spark/jobs/delete.py``."""
     if step not in STEPS:
         raise ValueError(f"no Spark job for step {step!r}: the Spark steps are {', '.join(STEPS)}")
     return jobs_dir() / f"{step}.py"
@@ -81,8 +80,9 @@ def _write_zip(root: Path, files: list[Path], out: Path) -> None:
 
 def cache_dir() -> Path:
     """
-    The zip cache: ``$LAKEFS_GC_CACHE_DIR``, else ``<tmp>/lakefs-gc-<uid>``; created with mode
-    0700 and refused when another user owns it or others may write to it.
+    Return the zip cache: ``$LAKEFS_GC_CACHE_DIR``, else ``<tmp>/lakefs-gc-<uid>``.
+
+    Created with mode 0700 and refused when another user owns it or others may write to it.
     """
     configured = os.environ.get(ENV_CACHE_DIR)
     d = Path(configured) if configured else Path(tempfile.gettempdir()) / f"lakefs-gc-{os.getuid()}"
@@ -91,8 +91,10 @@ def cache_dir() -> Path:
 
 def private_dir(d: Path, what: str, env: str) -> Path:
     """
-    ``d``, created with mode 0700; refused when another user owns it or others may write to it
-    (what is cached there runs as code in the jobs).
+    Return ``d``, created with mode 0700.
+
+    Refused when another user owns it or others may write to it (what is cached there runs as code
+    in the jobs).
     """
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = d.lstat()
@@ -103,7 +105,7 @@ def private_dir(d: Path, what: str, env: str) -> Path:
 
 
 def py_files(cache: Path | None = None) -> Path:
-    """The ``--py-files`` zip of the imported ``lakefs_gc`` package, built once per content."""
+    """Return the ``--py-files`` zip of the imported ``lakefs_gc`` package, built once per content."""
     from lakefs_gc import __version__
 
     root = package_dir()

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakefs_gc.contract import IncrementalBase, PartsDir, RunContext, SlicesResult
+    from lakefs_gc.storage.base import Storage
 
 __all__ = ["Engine", "LocalEngine", "NeedsSpark", "SparkEngine"]
 
@@ -58,7 +59,7 @@ def _staged_addresses(sref: StorageRef, keys: Iterable[str]) -> Iterator[tuple[s
             yield (address,)
 
 
-def _still_garbage(st: Any, cutoff_s: float, addresses: Iterable[str]) -> Iterator[tuple[str, int, str | None]]:
+def _still_garbage(st: Storage, cutoff_s: float, addresses: Iterable[str]) -> Iterator[tuple[str, int, str | None]]:
     """
     Return (address, size, checksum) of each address still in storage and older than the cutoff.
 

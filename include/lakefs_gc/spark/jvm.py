@@ -80,8 +80,9 @@ def _pyspark_version() -> str:
 
 def archive_dir() -> Path:
     """
-    ``$LAKEFS_GC_JVM_CACHE_DIR``, else ``jvm/`` in the package's cache
-    (:func:`lakefs_gc.spark.bundle.cache_dir`); private to this user either way.
+    Return ``$LAKEFS_GC_JVM_CACHE_DIR``, else ``jvm/`` in the package's cache.
+
+    The package's cache: :func:`lakefs_gc.spark.bundle.cache_dir`. Private to this user either way.
     """
     from lakefs_gc.spark.bundle import cache_dir, private_dir
 
@@ -93,8 +94,9 @@ def archive_dir() -> Path:
 
 def archive_path(spark_binary: str, cache: Path | None = None) -> Path:
     """
-    Where the archive for this Spark binary and Java lives (named by both: another Spark or
-    Java gets its own).
+    Return where the archive for this Spark binary and Java lives.
+
+    Named by both: another Spark or Java gets its own.
     """
     binary = shutil.which(spark_binary) or spark_binary
     key = "|".join([os.path.realpath(binary), _java(), _pyspark_version()])
@@ -113,7 +115,7 @@ def _make(spark_binary: str, python: str, archive: Path) -> str | None:
         cmd = [binary, "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--conf",
                f"spark.driver.extraJavaOptions={C1_ONLY} -XX:ArchiveClassesAtExit={partial}", str(job)]
         try:
-            r = subprocess.run(cmd, env=env, capture_output=True, timeout=MAKE_TIMEOUT_S, cwd=tmp)
+            r = subprocess.run(cmd, env=env, capture_output=True, timeout=MAKE_TIMEOUT_S, cwd=tmp, check=False)
         except subprocess.TimeoutExpired:
             return f"its Spark job took over {MAKE_TIMEOUT_S} s"
         except OSError as e:
@@ -131,8 +133,9 @@ def _make(spark_binary: str, python: str, archive: Path) -> str | None:
 
 def class_archive(spark_binary: str, python: str | None = None, cache: Path | None = None) -> Path | None:
     """
-    The class archive for ``spark_binary``, made on first use; None when it cannot be made (the
-    reason is logged; the next attempt is :data:`RETRY_AFTER_S` later).
+    Return the class archive for ``spark_binary``, made on first use.
+
+    None when it cannot be made (the reason is logged; the next attempt is :data:`RETRY_AFTER_S` later).
     """
     archive = archive_path(spark_binary, cache)
     if archive.is_file():
@@ -159,8 +162,9 @@ def class_archive(spark_binary: str, python: str | None = None, cache: Path | No
 
 def driver_java_options(spark_binary: str, python: str | None = None, cache: Path | None = None) -> str:
     """
-    The driver JVM's fast-start options (C1 only, and the class archive when there is one). A
-    cache that cannot be used (not private, not writable) leaves the archive out, never fails the task.
+    Return the driver JVM's fast-start options (C1 only, and the class archive when there is one).
+
+    A cache that cannot be used (not private, not writable) leaves the archive out, never fails the task.
     """
     try:
         archive = class_archive(spark_binary, python, cache)

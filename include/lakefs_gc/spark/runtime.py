@@ -1,6 +1,8 @@
 """
-What every Spark step needs besides the contract: secrets from the environment, the namespace's
-storage on executors, the lakeFS client, partition counts.
+What every Spark step needs besides the contract.
+
+Secrets from the environment, the namespace's storage on executors, the lakeFS client, partition
+counts.
 
 Secrets reach a job's driver in a secrets file (``--secrets``: :func:`write_secrets`, only its owner
 may read it; the Airflow task writes it and removes it after the job) or, when a step is run by
@@ -11,6 +13,7 @@ a Spark property. The driver reads them once and ships them to executors inside
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -18,12 +21,19 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
 from lakefs_gc.storage import StorageOptions, kind_of, open_storage, parse_namespace
 from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
 from lakefs_gc.timestamps import parse_iso
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
 
 ENV_LAKEFS_ACCESS_KEY = "LAKEFS_GC_LAKEFS_ACCESS_KEY_ID"
 ENV_LAKEFS_SECRET_KEY = "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY"
@@ -38,7 +48,7 @@ class StorageRef:
     options: StorageOptions | None  # the namespace kind's settings (None for local://)
     local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
 
-    def open(self):
+    def open(self) -> Storage:
         return open_storage(self.namespace, self.options, self.local_root)
 
     @property
@@ -59,7 +69,7 @@ class LakeFSRef:
     secret_key: str
     retries: LakeFSRetries = LakeFSRetries()
 
-    def client(self):
+    def client(self) -> LakeFSClient:
         from lakefs_gc.lakefs.client import LakeFSClient
 
         r = self.retries
@@ -73,9 +83,10 @@ class LakeFSRef:
 
 def storage_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> StorageRef:
     """
-    The namespace's storage: the endpoint (and S3 region) recorded in the context, credentials
-    from the environment (none: the cloud library's own chain where the job runs, e.g. an instance
-    role, a managed identity, Application Default Credentials).
+    Return the namespace's storage: the endpoint (and S3 region) recorded in the context, credentials from the environment.
+
+    No credentials there: the cloud library's own chain where the job runs, e.g. an instance role,
+    a managed identity, Application Default Credentials.
     """
     loc = ctx.storage
     kind, ns = kind_of(loc.namespace, loc.local_root)
@@ -95,8 +106,9 @@ def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> Lak
 
 def write_secrets(values: Mapping[str, str]) -> Path:
     """
-    Write a job's secrets (names from :data:`SECRET_ENV`) to a new file only its owner can read:
-    mode 0600 from its creation, in a new 0700 directory under the temporary directory. The caller
+    Write a job's secrets (names from :data:`SECRET_ENV`) to a new file only its owner can read.
+
+    Mode 0600 from its creation, in a new 0700 directory under the temporary directory. The caller
     removes it with :func:`remove_secrets` once the job is over.
     """
     unknown = set(values) - set(SECRET_ENV)
@@ -109,20 +121,20 @@ def write_secrets(values: Mapping[str, str]) -> Path:
     return path
 
 
-def remove_secrets(path: str | os.PathLike) -> None:
+def remove_secrets(path: str | os.PathLike[str]) -> None:
     """Remove a secrets file and its directory (:func:`write_secrets`); nothing if already gone."""
     p = Path(path)
     p.unlink(missing_ok=True)
-    try:
+    with contextlib.suppress(OSError):
         p.parent.rmdir()
-    except OSError:
-        pass
 
 
-def read_secrets(path: str | os.PathLike) -> dict[str, str]:
+def read_secrets(path: str | os.PathLike[str]) -> dict[str, str]:
     """
-    A secrets file (:func:`write_secrets`); refused when others may read it or it holds anything
-    but the secrets of :data:`SECRET_ENV` as strings.
+    Read a secrets file (:func:`write_secrets`).
+
+    Refused when others may read it or it holds anything but the secrets of :data:`SECRET_ENV` as
+    strings.
     """
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
@@ -134,19 +146,17 @@ def read_secrets(path: str | os.PathLike) -> dict[str, str]:
     return doc
 
 
-def job_environ(secrets_file: str | os.PathLike | None, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """
-    Where a job's driver reads its secrets: the environment, overlaid with the secrets file when
-    one is given.
-    """
+def job_environ(secrets_file: str | os.PathLike[str] | None,
+                environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return where a job's driver reads its secrets: the environment, overlaid with the secrets file when one is given."""
     env = dict(os.environ if environ is None else environ)
     if secrets_file:
         env.update(read_secrets(secrets_file))
     return env
 
 
-def parallelism(spark, ctx: RunContext) -> int:
-    """The run's parallelism, else Spark's default (``spark`` None: a step run in its task, 2)."""
+def parallelism(spark: SparkSession | None, ctx: RunContext) -> int:
+    """Return the run's parallelism, else Spark's default (``spark`` None: a step run in its task, 2)."""
     default = spark.sparkContext.defaultParallelism if spark is not None else None
     return int(ctx.parallelism or default or 2)
 

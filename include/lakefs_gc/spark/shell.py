@@ -1,6 +1,7 @@
 """
-The common shell of every Spark job: arguments, session, secrets, the typed input and result
-files, and a failure the task can act on.
+The common shell of every Spark job.
+
+Arguments, session, secrets, the typed input and result files, and a failure the task can act on.
 
     spark-submit [--py-files lakefs_gc.zip] lakefs_gc/spark/jobs/<step>.py --input INPUT.json \
         --result RESULT.json [--secrets SECRETS.json]
@@ -30,9 +31,14 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from lakefs_gc.contract import (
     REFUSED,
+    CandidatesResult,
+    CommittedResult,
+    DeleteResult,
+    SlicesResult,
     SparkStepResult,
     StepInputs,
     failure_of,
@@ -45,7 +51,12 @@ from lakefs_gc.errors import Unreachable
 from lakefs_gc.spark.engine import Engine, SparkEngine
 from lakefs_gc.spark.runtime import job_environ
 
-StepFn = Callable[[Engine, StepInputs, Mapping[str, str]], SparkStepResult]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# the result types of the Spark steps (each a SparkStepResult, and each timed: ``seconds``)
+SparkResult = CommittedResult | SlicesResult | CandidatesResult | DeleteResult
+StepFn = Callable[[Engine, StepInputs, Mapping[str, str]], SparkResult]
 
 
 LOG_LEVEL_CONF = "spark.log.level"  # Spark's own logging from the SparkContext's start (the task sets it)
@@ -78,11 +89,9 @@ def record_failure(step: str, exc: BaseException, result_path: str, where: str =
     return 1
 
 
-def run_step(step: str, fn: StepFn, spark, inputs: StepInputs, environ: Mapping[str, str], result_path: str) -> int:
-    """
-    Run one step on ``spark``; write its result, or its failure, to ``result_path``; returns
-    the job's exit status.
-    """
+def run_step(step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str],
+             result_path: str) -> int:
+    """Run one step on ``spark``; write its result, or its failure, to ``result_path``; return the job's exit status."""
     t0 = time.monotonic()
     try:
         engine = SparkEngine.for_run(spark, inputs.context, environ)

@@ -24,9 +24,17 @@ import time
 from collections.abc import Mapping
 from contextlib import ExitStack
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from lakefs_gc.contract import CandidatesResult, IncrementalBase, PartsDir, RunContext, SlicesResult, StepInputs
+from lakefs_gc.contract import (
+    CandidatesResult,
+    CommittedResult,
+    IncrementalBase,
+    PartsDir,
+    RunContext,
+    SlicesResult,
+    StepInputs,
+)
 from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import carried_candidates, compute_candidates
@@ -165,7 +173,8 @@ def _decide(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | Non
 
 
 def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: Any,
-          cands: Any, carried_checked: int, carried_found: int, check: Any) -> CandidatesResult:
+          cands: Any, carried_checked: int, carried_found: int,
+          check: staged_check.CheckCounts | None) -> CandidatesResult:
     """
     Write the mark, on either engine.
 
@@ -208,11 +217,12 @@ def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, f
                             **(_check_fields(check) if check else {}))
 
 
-def _identity_dirs(committed, base: IncrementalBase | None) -> tuple[PartsDir, ...]:
-    return (committed.identity_dir, *(base.identity_dirs if base else ()))
+def _identity_dirs(committed: CommittedResult, base: IncrementalBase | None) -> tuple[PartsDir, ...]:
+    # set whenever the staged check runs on the candidates (_inputs refuses the run otherwise)
+    return (cast("PartsDir", committed.identity_dir), *(base.identity_dirs if base else ()))
 
 
-def _check_fields(check) -> dict:
+def _check_fields(check: staged_check.CheckCounts) -> dict[str, Any]:
     return {"staged_suspicious": check.suspicious, "staged_stats": check.stats, "staged_kept": check.kept,
             "commits_since": check.commits_since, "committed_since_kept": check.committed_since_kept,
             "staged_check_seconds": check.seconds}

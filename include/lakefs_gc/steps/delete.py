@@ -1,8 +1,10 @@
 """
-Spark step ``delete``: the sweep. Deletes the mark's ``deleted/`` list, one report part per
-Spark task, through :mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resumable), after the
-blast-radius guard. Keys that still fail are dead letters: the result says so in ``incomplete``
-and the shell fails the task.
+Spark step ``delete``: the sweep.
+
+Deletes the mark's ``deleted/`` list, one report part per Spark task, through
+:mod:`lakefs_gc.sweeping.parts` (rate-limited, retried, resumable), after the blast-radius guard.
+Keys that still fail are dead letters: the result says so in ``incomplete`` and the shell fails the
+task.
 
 A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept in the delete task's own process, without
 Spark (:func:`lakefs_gc.steps.run_in_task`): a spark-submit costs 10 s or more before it deletes
@@ -14,18 +16,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import DeleteResult, Restorability, StepInputs
+from lakefs_gc.contract import DeleteCounts, DeleteResult, Restorability, StepInputs
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
-from lakefs_gc.spark.runtime import StorageRef
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
+
+if TYPE_CHECKING:
+    from lakefs_gc.spark.runtime import StorageRef
+    from lakefs_gc.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +47,22 @@ def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys: I
 
 def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
     """
-    The deleter settings of a run; the global rate is split evenly across the delete tasks that
-    can run at once, so together they never exceed it.
+    Return the deleter settings of a run.
+
+    The global rate is split evenly across the delete tasks that can run at once, so together they
+    never exceed it.
     """
     s = inputs.context.settings
     return DeletePolicy(rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
                         batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
 
 
-def _planned(inputs: StepInputs, sref: StorageRef):
+def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], int, str]:
     """
-    What the sweep deletes (the mark's ``deleted/`` parts and their key count), after the
-    blast-radius guard; with ``quarantine_days`` (``local://``), its quarantine recorded first.
+    Return what the sweep deletes (the mark's ``deleted/`` parts and their key count), after the blast-radius guard.
+
+    With ``quarantine_days`` (``local://``), its quarantine recorded first. Also the namespace's
+    storage and the sweep's folder.
     """
     ctx = inputs.context
     s = ctx.settings
@@ -96,7 +105,7 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     return _result(inputs, st, sdir, add_counts(results), concurrency)
 
 
-def _result(inputs: StepInputs, st, sdir: str, counts, concurrency: int) -> DeleteResult:
+def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, concurrency: int) -> DeleteResult:
     s = inputs.context.settings
     dead_letters = st.full_uri(layout.dead_letters_dir(sdir)) if counts.failed else None
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
@@ -112,7 +121,7 @@ def _result(inputs: StepInputs, st, sdir: str, counts, concurrency: int) -> Dele
                         quarantine_purged=purged)
 
 
-def _restorability(st, now: datetime, quarantine_days: int, sdir: str) -> Restorability:
+def _restorability(st: Storage, now: datetime, quarantine_days: int, sdir: str) -> Restorability:
     """Never fails the sweep that has run: a store that cannot say is "unknown"."""
     try:
         return restorability(st, now, quarantine_days, sdir)
@@ -121,10 +130,11 @@ def _restorability(st, now: datetime, quarantine_days: int, sdir: str) -> Restor
         return Restorability("unknown", None, None, f"could not be read: {exc}")
 
 
-def _purge(st, now: datetime) -> int:
+def _purge(st: Storage, now: datetime) -> int:
     """
-    Earlier sweeps' quarantines whose days have passed (local://); a failure is logged, not fatal:
-    the files stay until a later sweep purges them.
+    Purge earlier sweeps' quarantines whose days have passed (local://); return how many files.
+
+    A failure is logged, not fatal: the files stay until a later sweep purges them.
     """
     try:
         n = purge_quarantine(st, now)

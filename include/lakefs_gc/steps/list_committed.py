@@ -21,7 +21,8 @@ by ``compute_candidates`` from the chain's ``state/committed/`` folders.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, cast
 
 from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
 from lakefs_gc.errors import ContractError
@@ -34,6 +35,10 @@ from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, partitions
 from lakefs_gc.timestamps import parse_iso
 
+if TYPE_CHECKING:
+    from pyspark import Accumulator
+    from pyspark.sql import SparkSession
+
 # The ranges to read are read by the driver itself when they hold at most this many entries in all
 # (the metaranges say how many): a Spark job's fixed cost (tasks, cold Python workers, a shuffle:
 # seconds) is most of the time of a few ranges, e.g. an incremental run's new ones. Above it,
@@ -41,10 +46,12 @@ from lakefs_gc.timestamps import parse_iso
 DRIVER_READ_MAX_ENTRIES = 200_000
 
 
-def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys, ranges_read=None):
+def _range_addresses(sref: StorageRef, part_dir: str, index: int, keys: Iterable[str],
+                     ranges_read: Accumulator[int] | None = None) -> Iterator[str]:
     """
-    The addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client); the
-    identities of their entries are written as identity part ``index`` under ``part_dir``.
+    Yield the addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client).
+
+    The identities of their entries are written as identity part ``index`` under ``part_dir``.
     """
     st = sref.open()
     roots = sref.roots
@@ -104,12 +111,12 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
         all_ranges = sorted(entries)
     # (a range without its count, 0, is read by executors: lakeFS never writes an empty range)
     counted = all(entries[r] > 0 for r in to_read)
-    local = isinstance(engine, LocalEngine)
-    here = counted and sum(entries[r] for r in to_read) <= (engine.limit if local else DRIVER_READ_MAX_ENTRIES)
-    if local and not here:
+    here = counted and sum(entries[r] for r in to_read) <= (
+        engine.limit if isinstance(engine, LocalEngine) else DRIVER_READ_MAX_ENTRIES)
+    if isinstance(engine, LocalEngine) and not here:
         raise NeedsSpark(f"{len(to_read)} range(s) to read hold more than {engine.limit:,} entries, or do not say "
                          f"how many")
-    n, spark = engine.n, engine.spark
+    n = engine.n
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())
     clear(sref, state)  # what an earlier attempt left
@@ -118,6 +125,7 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
         count, kept = write_parts_here(_range_addresses(sref, identities, 0, range_keys), st, state, n)
         identity_parts = 1
     else:
+        spark = cast("SparkSession", engine.spark)  # not here: a SparkEngine (a LocalEngine refused above)
         parts = partitions(len(range_keys), n)
         range_keys_rdd = spark.sparkContext.parallelize(range_keys, parts)
         with watch(spark, "list_committed", "ranges read", total=len(to_read)) as ranges_read:

@@ -1,6 +1,7 @@
 """
-Spark step ``list_slices``: every object of the namespace that GC may consider, older than the
-cutoff, written as Parquet (address, size, last_modified_ms, checksum) under the work location.
+Spark step ``list_slices``: every object of the namespace that GC may consider, older than the cutoff.
+
+Written as Parquet (address, size, last_modified_ms, checksum) under the work location.
 
 Slices (``data/<slice>/``) are listed in parallel, one task per group of slices; a slice whose
 descending xid says it was created after the cutoff is skipped unlisted (reference 2.2). Legacy
@@ -16,9 +17,10 @@ A namespace of few objects is listed by the Airflow task itself, without Spark
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, cast
 
-from lakefs_gc.contract import SlicesResult, StepInputs
+from lakefs_gc.contract import RunContext, SlicesResult, StepInputs
 from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import slices
 from lakefs_gc.progress import watch
@@ -27,27 +29,40 @@ from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, partitions
 from lakefs_gc.storage.native import LISTED_DDL
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import SparkSession
+
+    from lakefs_gc.listing.slices import ListedCounter
+
+# a listing task: (prefix, recursive, after, up_to), as slices.listing_tasks makes them
+_Task = tuple[str, bool, str | None, str | None]
+
 TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # slices.listing_tasks's
 
 
-def _list(sref: StorageRef, cutoff_s: float, task_batches, listed=None):
+def _list(sref: StorageRef, cutoff_s: float, task_batches: Iterable[pa.RecordBatch],
+          listed: ListedCounter | None = None) -> Iterator[pa.RecordBatch]:
     """
-    MapInArrow's function: the listing tasks of a partition (Arrow batches of prefix, recursive,
-    after, up_to) to the listing's batches.
+    Turn the listing tasks of a partition into the listing's batches: mapInArrow's function.
+
+    The tasks come as Arrow batches of prefix, recursive, after, up_to.
     """
     tasks = [tuple(t.values()) for b in task_batches for t in b.to_pylist()]
     return slices.list_batches(sref.open(), cutoff_s, tasks, listed)
 
 
-def _plan(ctx, sref: StorageRef):
+def _plan(ctx: RunContext,
+          sref: StorageRef) -> tuple[float, bool, str | None, list[str], list[str], int, list[_Task]]:
     cutoff_s = cutoff_seconds(ctx)
     incremental = ctx.flow == "incremental" and ctx.base is not None
-    since = ctx.base.last_slice if incremental else None
+    since = ctx.base.last_slice if incremental and ctx.base is not None else None
     to_list, skipped, before = slices.plan_slices(sref.open(), cutoff_s, since)
     return cutoff_s, incremental, since, to_list, skipped, before, slices.listing_tasks(to_list, root=not incremental)
 
 
-def _result(out_dir: str, to_list, skipped, before, since, incremental, count: int, nbytes: int) -> SlicesResult:
+def _result(out_dir: str, to_list: list[str], skipped: list[str], before: int, since: str | None, incremental: bool,
+            count: int, nbytes: int) -> SlicesResult:
     xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
     return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else (since or ""),
                         slices_listed=len(to_list), slices_skipped=len(skipped), listed_objects=count,
@@ -79,12 +94,12 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
             if count > engine.limit:
                 raise NeedsSpark(f"more than {engine.limit:,} object(s) to list")
             nbytes += pc.sum(b.column(1)).as_py() or 0
-        slices.write_listed_here(folder, batches)
+        slices.write_listed_here(cast("str", folder), batches)  # a local folder: checked above
         return _result(out_dir, to_list, skipped, before, since, incremental, count, nbytes)
 
     from pyspark.sql import functions as F
 
-    spark = engine.spark
+    spark = cast("SparkSession", engine.spark)  # a SparkEngine (a LocalEngine returned above)
     with watch(spark, "list_slices", "objects listed") as listed:
         task_df = spark.createDataFrame(spark.sparkContext.parallelize(tasks, partitions(len(tasks), engine.n * 4)),
                                         TASK_SCHEMA)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from lakefs_gc.contract import RunContext, UncommittedResult
 from lakefs_gc.listing import uncommitted
@@ -16,10 +17,14 @@ from lakefs_gc.report import formats, layout
 from lakefs_gc.storage import parse_namespace
 from lakefs_gc.timestamps import parse_iso
 
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
+
 log = logging.getLogger(__name__)
 
 
-def mark_uncommitted(client, ctx: RunContext, storage) -> UncommittedResult:
+def mark_uncommitted(client: LakeFSClient, ctx: RunContext, storage: Storage) -> UncommittedResult:
     """
     LakeFS's uncommitted mark, and what it needs to be complete.
 

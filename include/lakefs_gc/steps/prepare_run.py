@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
 
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
@@ -24,15 +25,21 @@ from lakefs_gc.storage import LOCAL_ROOT_HELP, StorageOptions, kind_of, open_sto
 from lakefs_gc.storage.base import StorageError
 from lakefs_gc.timestamps import parse_iso
 
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
+
 log = logging.getLogger(__name__)
 
 
-def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
+def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
                 work_dir: str, storage_options: StorageOptions | None = None, local_root: str | None = None,
                 parallelism: int | None = None, storage_conn_id: str | None = None,
-                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, float] | None = None,
+                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, Any] | None = None,
                 clean_run_every: CleanRunEvery | None = None) -> RunContext:
     """
+    Return the run context every later task reads.
+
     Resolve the repository (namespace, blockstore type), lakeFS's grace period and GC rules, fix
     the run clock, check the namespace is where the GC will look, and, for sweep_only, the mark;
     for a marking run, choose its flow (:func:`lakefs_gc.gc.flow.choose_flow`: clean, or
@@ -41,7 +48,9 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
     ``storage_options``: the storage connection's settings, of the namespace's kind (required for
     ``s3://``, Azure and ``gs://`` namespaces: without them the GC would fall back to whatever
     credentials the worker happens to have). ``local_root``: lakeFS's
-    ``blockstore.local.path`` (required for ``local://``). Raises :class:`LakeFSGCError` (or its
+    ``blockstore.local.path`` (required for ``local://``). ``lakefs_retries``: the lakeFS
+    connection's retry extras that are set (:class:`~lakefs_gc.contract.LakeFSRetries`'s fields:
+    ``max_retries`` a whole number, the others seconds). Raises :class:`LakeFSGCError` (or its
     subclasses) naming what to fix; nothing has been deleted then.
     """
     repo = client.get_repository(repository)
@@ -86,7 +95,9 @@ def prepare_run(client, repository: str, settings: RunSettings, *, now: datetime
         settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
         lakefs_retries=LakeFSRetries(**(lakefs_retries or {})), flow=choice.flow, flow_reason=choice.reason,
         gc_rules=fingerprint,
-        base=incremental_base(choice.base, choice.base_summary) if choice.flow == "incremental" else None)
+        # choose_flow gives every incremental choice its base's summary
+        base=incremental_base(choice.base, cast("dict[str, Any]", choice.base_summary))
+        if choice.flow == "incremental" else None)
 
 
 def _location(ns: str, blockstore: str, options: StorageOptions | None, local_root: str | None, repository: str,
@@ -115,11 +126,12 @@ def _location(ns: str, blockstore: str, options: StorageOptions | None, local_ro
     return StorageLocation(ns, blockstore, **kind.recorded(options))
 
 
-def check_namespace(storage, ns: str) -> None:
+def check_namespace(storage: Storage, ns: str) -> None:
     """
-    A local namespace must hold lakeFS's marker (``_lakefs/dummy``, or ``dummy`` in old
-    repositories) under the configured root: otherwise the GC would be looking at the wrong
-    directory and could take someone else's files for garbage.
+    Check that a local namespace holds lakeFS's marker under the configured root.
+
+    The marker: ``_lakefs/dummy``, or ``dummy`` in old repositories. Without it the GC would be
+    looking at the wrong directory and could take someone else's files for garbage.
     """
     try:
         found = storage.exists("_lakefs/dummy") or storage.exists("dummy")

@@ -1,12 +1,14 @@
 """
-Step ``save_report``: write the run's ``summary.json`` (lakeFS's fields plus ours, ``success:
-true``) last, from the typed results of every step (:mod:`lakefs_gc.report.summary`), and return
-where it is and what it says (:class:`~lakefs_gc.contract.ReportResult`).
+Step ``save_report``: write the run's ``summary.json`` last, from the typed results of every step.
+
+The summary holds lakeFS's fields plus ours, ``success: true`` (:mod:`lakefs_gc.report.summary`);
+the step returns where it is and what it says (:class:`~lakefs_gc.contract.ReportResult`).
 """
 
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from lakefs_gc.contract import ReportResult, StepInputs
 from lakefs_gc.report.summary import (
@@ -18,11 +20,16 @@ from lakefs_gc.report.summary import (
     write_summary,
 )
 
+if TYPE_CHECKING:
+    from lakefs_gc.storage.base import Storage
 
-def save_report(storage, inputs: StepInputs) -> ReportResult:
+
+def save_report(storage: Storage, inputs: StepInputs) -> ReportResult:
     """
-    ``storage``: the repository's namespace. The result's ``summary`` is the run in a few
-    ``label: value`` lines (:func:`lakefs_gc.report.summary.summary_text`).
+    Write the run's summary to ``storage``, the repository's namespace, and return where it is.
+
+    The result's ``summary`` is the run in a few ``label: value`` lines
+    (:func:`lakefs_gc.report.summary.summary_text`).
     """
     t0 = time.monotonic()
     ctx = inputs.context

@@ -1,7 +1,8 @@
 """
-A storage namespace behind one small interface (``Storage``): ``local://<path>`` (under lakeFS's
-blockstore root), ``s3://bucket/prefix``, Azure Blob ``https://<account>.<domain>/<container>/<prefix>``
-and ``gs://bucket/prefix``.
+A storage namespace behind one small interface (``Storage``).
+
+``local://<path>`` (under lakeFS's blockstore root), ``s3://bucket/prefix``, Azure Blob
+``https://<account>.<domain>/<container>/<prefix>`` and ``gs://bucket/prefix``.
 
 Keys are always relative to the namespace root and use ``/`` separators (``data/<slice>/<obj>``,
 ``_lakefs/<id>``). The same interface serves the lakeFS emulator and the GC itself. No Airflow
@@ -40,7 +41,8 @@ __all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "NAMESPACE_KINDS", "OPTIONS_FOR", "
 OPTIONS_FOR = {k.scheme: k.options_type for k in NAMESPACE_KINDS.values() if k.options_type is not None}
 
 
-def open_storage(uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike | None = None):
+def open_storage(uri: str, options: StorageOptions | None = None,
+                 local_root: str | os.PathLike[str] | None = None) -> Storage:
     """
     Return the storage for a namespace URI.
 

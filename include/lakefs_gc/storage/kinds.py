@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from lakefs_gc.storage.base import Storage
 from lakefs_gc.storage.namespace import AZURE, GCS, LOCAL, S3, NamespaceURI, parse_namespace
-from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options
-
-if TYPE_CHECKING:
-    from lakefs_gc.storage.base import Storage
-    from lakefs_gc.storage.settings import StorageOptions
+from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 __all__ = ["NAMESPACE_KINDS", "NamespaceKind", "kind_for_connection", "kind_of"]
 

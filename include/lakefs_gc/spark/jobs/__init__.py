@@ -1,6 +1,7 @@
 """
-The Spark jobs' entry points, one file per Spark step, shipped inside the package so that an
-installed ``lakefs_gc`` can be spark-submitted without a checkout of the repository:
+The Spark jobs' entry points, one file per Spark step, shipped inside the package.
+
+So an installed ``lakefs_gc`` can be spark-submitted without a checkout of the repository:
 
     spark-submit --py-files <bundle.zip> .../lakefs_gc/spark/jobs/<step>.py --input IN.json --result OUT.json
 
