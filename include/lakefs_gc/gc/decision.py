@@ -27,7 +27,7 @@ ADDRESS_SCHEMA = "address string"
 # same way: found from ``^``, DOTALL so every character is ordinary, and the end of the key written
 # ``(?!.)`` rather than ``$`` (Java's ``$`` also matches before a final U+2028 or ``\r``, Python's
 # only before a final newline):
-# tests/test_contract.py checks them against each other on adversarial keys.
+# tests/contract/test_contract.py checks them against each other on adversarial keys.
 DELETABLE_PATTERN = r"(?s)^(?!_lakefs/)(?!dummy(?!.))(?!.*(?:^|/)\.{0,2}(?:/|(?!.)))(?:data/.+|[^/]+)(?!.)"
 _DELETABLE = re.compile(DELETABLE_PATTERN)
 
