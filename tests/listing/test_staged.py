@@ -10,7 +10,7 @@ import hashlib
 import pytest
 
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.listing import staged
+from lakefs_gc.listing import committed, staged
 
 MD5_A, MD5_B = hashlib.md5(b"a").hexdigest(), hashlib.md5(b"b").hexdigest()
 
@@ -116,16 +116,16 @@ class Commits:
 def test_commits_since_walks_every_parent_until_read_ones():
     graph = {"c3": (("c2", "m1"), ""), "c2": (("c1",), ""), "m1": (("c1",), ""), "c1": (("c0",), "")}  # no ranges
     client = Commits(graph)
-    since = staged.commits_since(client, "r", None, (), {"c1", "d1"}, set(), [("main", "c3"), ("dev", "d1")])
+    since = committed.commits_since(client, "r", None, (), {"c1", "d1"}, set(), [("main", "c3"), ("dev", "d1")])
     assert since.commits == 3
     assert sorted(client.asked) == ["c2", "c3", "m1"]
 
 
 def test_commits_since_fails_closed_past_its_bound(monkeypatch):
-    monkeypatch.setattr(staged, "MAX_COMMITS_SINCE", 5)
+    monkeypatch.setattr(committed, "MAX_COMMITS_SINCE", 5)
     graph = {f"c{i}": ((f"c{i - 1}",), f"m{i}") for i in range(1, 20)}
     with pytest.raises(LakeFSGCError, match="more than 5 commits .* Nothing was deleted"):
-        staged.commits_since(Commits(graph), "r", None, (), set(), set(), [("main", "c19")])
+        committed.commits_since(Commits(graph), "r", None, (), set(), set(), [("main", "c19")])
 
 
 CASES = [  # (candidate rows, the store's MD5s, listed_md5, identities): the four cases above

@@ -17,7 +17,7 @@ import io
 import os
 import struct
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import IO
 
 import cramjam
 import crc32c as _crc32c
@@ -222,10 +222,10 @@ class SSTableReader:
     are read on demand by ``iter_blocks()`` / iteration.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | BinaryIO, name: str | None = None, verify_checksums: bool = True):
+    def __init__(self, source: str | os.PathLike[str] | IO[bytes], name: str | None = None, verify_checksums: bool = True):
         if isinstance(source, (str, os.PathLike)):
             self.path = name or os.fspath(source)
-            self._f: BinaryIO = open(source, "rb")
+            self._f: IO[bytes] = open(source, "rb")
             self._owns = True
         else:
             self.path = name if name else getattr(source, "name", "<stream>")  # not `or`: mypy would type that Optional

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from lakefs_gc.errors import LakeFSGCError
@@ -99,6 +101,7 @@ def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) 
 
 
 DRIVER_THREADS = 8
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -121,3 +124,55 @@ def ranges_to_read(client: LakeFSClient, repo: str, storage: Storage, roots: tup
     entries = {r: c for ranges in in_threads(lambda k: metarange_range_ids(storage, k), mr_keys) for r, c in ranges}
     to_read = [r for r in sorted(entries) if r not in read_ranges]
     return entries, to_read, in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), to_read)
+
+
+MAX_COMMITS_SINCE = 1000  # more unread commits reachable: fail closed (see commits_since)
+SINCE_THREADS = 16
+
+
+@dataclass(frozen=True)
+class CommitsSince:
+    """What :func:`commits_since` read: how many commits, the addresses they reference, their entries' identities."""
+
+    commits: int
+    addresses: frozenset[str]
+    identities: tuple[tuple[int, str, str], ...]
+
+
+def commits_since(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], read_commits: set[str],
+                  read_ranges: set[str], branches: Iterable[tuple[str, str]]) -> CommitsSince:
+    """
+    Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``.
+
+    Walked by parents until read ones; their ranges not in ``read_ranges`` read here (few: what
+    changed during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created
+    during the run on an old, expired commit: the next run reads it as a HEAD) fails closed.
+    """
+    seen: dict[str, str] = {}
+    stack = [c for _, c in branches if c and c not in read_commits]
+    while stack:
+        c = stack.pop()
+        if c in read_commits or c in seen:
+            continue
+        if len(seen) >= MAX_COMMITS_SINCE:
+            raise LakeFSGCError(
+                f"more than {MAX_COMMITS_SINCE} commits reachable from the branches of {repo!r} were not read by "
+                f"list_committed (a branch created during the run on an old commit, or many commits meanwhile): "
+                f"their objects cannot be told apart from garbage. Nothing was deleted; run the GC again")
+        parents, metarange = client.commit(repo, c)
+        seen[c] = metarange
+        stack.extend(parents)
+    addresses: set[str] = set()
+    identities: list[tuple[int, str, str]] = []
+    if seen:
+        _, ranges, keys = ranges_to_read(client, repo, st, roots, sorted({m for m in seen.values() if m}),
+                                                   read_ranges)
+        with ThreadPoolExecutor(max(1, min(SINCE_THREADS, len(keys)))) as pool:
+            for entries in pool.map(lambda k: list(range_entries(st, k, roots)), keys):
+                for address, path, size, checksum in entries:
+                    identities.append((size, checksum, path))
+                    if address is not None:
+                        addresses.add(address)
+        log.info("%d commit(s) of %s made since list_committed read them: %d range(s) read, %d address(es)",
+                 len(seen), repo, len(ranges), len(addresses))
+    return CommitsSince(len(seen), frozenset(addresses), tuple(identities))

@@ -63,10 +63,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import PartsDir
-from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.listing import committed
-from lakefs_gc.listing.uncommitted import address_keys, api_staged
-from lakefs_gc.progress import Progress
+from lakefs_gc.listing.uncommitted import api_staged, changed_paths, read_by_branches
 from lakefs_gc.report import formats
 from lakefs_gc.spark.addresses import identities_matching, read_identities
 from lakefs_gc.spark.runtime import StorageRef
@@ -77,14 +75,12 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakefs_gc.contract import RunContext
-    from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.spark.runtime import LakeFSRef
     from lakefs_gc.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
 MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
-MAX_COMMITS_SINCE = 1000             # more unread commits reachable: fail closed (see commits_since)
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
 DRIVER_MAX = 20_000                  # a DataFrame's candidates checked on the driver; more: on executors (1M
@@ -142,54 +138,6 @@ class Identities:
                                      pa.array(path, pa.string())], names=["size", "checksum", "path"])
             found += [(r["size"], r["checksum"], r["path"]) for b in keep([batch]) for r in b.to_pylist()]
         return found
-
-
-@dataclass(frozen=True)
-class CommitsSince:
-    """What :func:`commits_since` read: how many commits, the addresses they reference, their entries' identities."""
-
-    commits: int
-    addresses: frozenset[str]
-    identities: tuple[tuple[int, str, str], ...]
-
-
-def commits_since(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], read_commits: set[str],
-                  read_ranges: set[str], branches: Iterable[tuple[str, str]]) -> CommitsSince:
-    """
-    Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``.
-
-    Walked by parents until read ones; their ranges not in ``read_ranges`` read here (few: what
-    changed during the run). More than :data:`MAX_COMMITS_SINCE` such commits (a branch created
-    during the run on an old, expired commit: the next run reads it as a HEAD) fails closed.
-    """
-    seen: dict[str, str] = {}
-    stack = [c for _, c in branches if c and c not in read_commits]
-    while stack:
-        c = stack.pop()
-        if c in read_commits or c in seen:
-            continue
-        if len(seen) >= MAX_COMMITS_SINCE:
-            raise LakeFSGCError(
-                f"more than {MAX_COMMITS_SINCE} commits reachable from the branches of {repo!r} were not read by "
-                f"list_committed (a branch created during the run on an old commit, or many commits meanwhile): "
-                f"their objects cannot be told apart from garbage. Nothing was deleted; run the GC again")
-        parents, metarange = client.commit(repo, c)
-        seen[c] = metarange
-        stack.extend(parents)
-    addresses: set[str] = set()
-    identities: list[tuple[int, str, str]] = []
-    if seen:
-        _, ranges, keys = committed.ranges_to_read(client, repo, st, roots, sorted({m for m in seen.values() if m}),
-                                                   read_ranges)
-        with ThreadPoolExecutor(max(1, min(THREADS, len(keys)))) as pool:
-            for entries in pool.map(lambda k: list(committed.range_entries(st, k, roots)), keys):
-                for address, path, size, checksum in entries:
-                    identities.append((size, checksum, path))
-                    if address is not None:
-                        addresses.add(address)
-        log.info("%d commit(s) of %s made since list_committed read them: %d range(s) read, %d address(es)",
-                 len(seen), repo, len(ranges), len(addresses))
-    return CommitsSince(len(seen), frozenset(addresses), tuple(identities))
 
 
 def _content_md5s(sref: StorageRef, st: Storage, keys: list[str]) -> list[str | None]:
@@ -264,41 +212,6 @@ def suspicious(spark: SparkSession, sref: StorageRef, cands: DataFrame, identiti
                                      on=["size", "icheck"], how="left_semi").select("path"))
              .distinct())
     return sus, paths, sized
-
-
-def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
-                     local_root: str | None) -> set[str]:
-    """
-    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject).
-
-    A branch or path gone (404) reads nothing.
-    """
-    progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
-
-    def ask(branch_path: tuple[str, str]) -> set[str]:
-        physical = client.stat_address(repo, *branch_path)
-        progress.add()
-        return address_keys(physical, roots, local_root) if physical is not None else set()
-
-    out: set[str] = set()
-    with ThreadPoolExecutor(THREADS, thread_name_prefix="staged-check") as pool:
-        for found in pool.map(ask, asks):
-            out |= found
-    progress.finish()
-    return out
-
-
-def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
-    """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes``."""
-    from lakefs_sdk.exceptions import NotFoundException
-
-    out: list[tuple[str, str]] = []
-    for branch in branches:
-        try:
-            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if size is None or size in sizes]
-        except NotFoundException:  # deleted since it was listed: its staged entries are garbage
-            continue
-    return out
 
 
 def _sizes_present(batches: Iterable[Any], sizes: frozenset[int]) -> Iterator[Any]:
@@ -428,7 +341,7 @@ def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cand
         branches = list(client.branches(repo, show_hidden=True))
         log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
                  len(branches))
-        since = commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
+        since = committed.commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
         committed_kept: Any = None  # of the kind of ``cands``: a set of addresses, or a DataFrame
         n_committed_kept, rest = 0, cands
         if rows_given:

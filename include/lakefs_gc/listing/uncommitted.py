@@ -223,3 +223,41 @@ def lakefs_mark_addresses(storage: Storage, roots: tuple[str, ...], run_id: str,
     for key in uncommitted_files(storage, roots, run_id, locations):
         out.update(file_addresses(storage, key, roots))
     return out
+
+
+BRANCH_THREADS = 16  # statObject calls at once
+
+
+def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
+                     local_root: str | None) -> set[str]:
+    """
+    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject).
+
+    A branch or path gone (404) reads nothing.
+    """
+    progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
+
+    def ask(branch_path: tuple[str, str]) -> set[str]:
+        physical = client.stat_address(repo, *branch_path)
+        progress.add()
+        return address_keys(physical, roots, local_root) if physical is not None else set()
+
+    out: set[str] = set()
+    with ThreadPoolExecutor(BRANCH_THREADS, thread_name_prefix="staged-check") as pool:
+        for found in pool.map(ask, asks):
+            out |= found
+    progress.finish()
+    return out
+
+
+def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
+    """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes``."""
+    from lakefs_sdk.exceptions import NotFoundException
+
+    out: list[tuple[str, str]] = []
+    for branch in branches:
+        try:
+            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if size is None or size in sizes]
+        except NotFoundException:  # deleted since it was listed: its staged entries are garbage
+            continue
+    return out
