@@ -9,14 +9,15 @@ setup:
 demo: setup
 	@bash scripts/demo.sh $(if $(LAKEFS),--lakefs $(LAKEFS))
 
-# Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
-# (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
-# (tests/conftest.py). Module-scoped servers stay per file.
-# ruff and mypy (scripts/lint.sh), also run by pre-commit (.pre-commit-config.yaml)
+# ruff and mypy (scripts/lint.sh): the gates make test runs first, and pre-commit (.pre-commit-config.yaml)
 lint: setup
 	@bash scripts/lint.sh
 
+# Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
+# (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
+# (tests/conftest.py). Module-scoped servers stay per file.
 test: setup
+	@bash scripts/lint.sh
 	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
