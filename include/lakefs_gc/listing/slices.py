@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from lakefs_gc.lakefs import xid
 
 if TYPE_CHECKING:
-    from lakefs_gc.storage.base import ObjectInfo, Storage
+    from lakefs_gc.storage.base import Storage
+    from lakefs_gc.storage.info import ObjectInfo
 
 SUCCESS = "_SUCCESS"  # Spark's marker of a finished folder
 

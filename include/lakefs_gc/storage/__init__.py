@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound, Storage, StorageError
+from lakefs_gc.storage.base import ObjectNotFound, Storage, StorageError
+from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.kinds import NAMESPACE_KINDS, NamespaceKind, kind_for_connection, kind_of
 from lakefs_gc.storage.local import LocalStorage
 from lakefs_gc.storage.namespace import (

@@ -18,7 +18,6 @@ from urllib.parse import unquote, urlsplit
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
-    ObjectInfo,
     ObjectNotFound,
     StorageError,
     hex_md5,
@@ -27,6 +26,7 @@ from lakefs_gc.storage.base import (
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.info import ObjectInfo
 
 if TYPE_CHECKING:
     from azure.core.credentials import AccessToken, AzureSasCredential, TokenCredential

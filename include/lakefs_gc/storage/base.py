@@ -13,7 +13,6 @@ import logging
 import re
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from lakefs_gc.errors import Unreachable
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from obstore.store import ObjectStore
 
+    from lakefs_gc.storage.info import ObjectInfo
+
 
 class StorageError(Exception):
     """A storage operation failed (other than a missing object, which raises KeyError-like NotFound)."""
@@ -29,21 +30,6 @@ class StorageError(Exception):
 
 class ObjectNotFound(StorageError, KeyError):
     """The object does not exist."""
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectInfo:
-    """One listed object. ``key`` is relative to the namespace root."""
-
-    key: str
-    size: int
-    last_modified: float  # epoch seconds
-    # What the store says of the content, in the form lakeFS records an object's checksum when it
-    # writes it (hex, no quotes): S3's ETag as given (a multipart one ends in "-<parts>" and is
-    # not the content's MD5), Azure's Content-MD5 and GCS's md5Hash in hex; None when the store
-    # has none (local files, Azure blobs put in blocks, GCS composite objects). Only the staged
-    # check compares it (lakefs_gc.listing.staged).
-    checksum: str | None = None
 
 
 class Storage(Protocol):

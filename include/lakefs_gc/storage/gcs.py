@@ -20,7 +20,6 @@ from typing import IO, TYPE_CHECKING
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
-    ObjectInfo,
     ObjectNotFound,
     hex_md5,
     reaching,
@@ -28,6 +27,7 @@ from lakefs_gc.storage.base import (
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.settings import GCSOptions
 
 if TYPE_CHECKING:

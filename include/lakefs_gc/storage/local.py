@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from lakefs_gc.storage.base import ObjectInfo, ObjectNotFound
+from lakefs_gc.storage.base import ObjectNotFound
+from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.namespace import _check_key
 
 if TYPE_CHECKING:

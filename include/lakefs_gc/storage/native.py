@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         S3Store,
     )
 
-    from lakefs_gc.storage.base import ObjectInfo
+    from lakefs_gc.storage.info import ObjectInfo
     from lakefs_gc.storage.settings import AzureOptions, GCSOptions, S3Options
 
 NATIVE_ENV = "LAKEFS_GC_NATIVE_LISTING"  # "0": every listing through the store's SDK

@@ -12,13 +12,13 @@ from typing import IO, TYPE_CHECKING, Any
 from lakefs_gc.storage.base import (
     MD5_HEX,
     CloudStorage,
-    ObjectInfo,
     ObjectNotFound,
     reaching,
     spool_download,
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.settings import S3Options
 
 if TYPE_CHECKING:
