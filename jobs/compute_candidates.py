@@ -2,7 +2,7 @@
 
     spark-submit --py-files build/lakefs_gc.zip jobs/compute_candidates.py --input INPUT.json --result RESULT.json
 
-A thin entry point: the job itself is ``lakefs_gc.spark.jobs.compute_candidates``, inside the package, so that an
+A thin entry point: the job itself is ``lakefs_gc.jobs.compute_candidates``, inside the package, so that an
 installed wheel needs no checkout (the operator uses that one unless the config's ``spark.jobs_dir``
 names this folder: ``jobs_dir: jobs``).
 """
@@ -11,4 +11,4 @@ from __future__ import annotations
 import runpy
 
 if __name__ == "__main__":
-    runpy.run_module("lakefs_gc.spark.jobs.compute_candidates", run_name="__main__", alter_sys=True)
+    runpy.run_module("lakefs_gc.jobs.compute_candidates", run_name="__main__", alter_sys=True)

@@ -2,7 +2,7 @@
 Airflow adapters for lakeFS garbage collection: the lakeFS hook and the GC operators.
 
 Thin: they read connections and Params, call the ``lakefs_gc`` package or spark-submit the jobs
-inside it (``lakefs_gc/spark/jobs``), and hand a small typed result to the next task by XCom.
+inside it (``lakefs_gc/jobs``), and hand a small typed result to the next task by XCom.
 Registered as an Airflow provider (entry point ``apache_airflow_provider``): the ``lakefs_gc``
 connection type (not ``lakefs``: Treeverse's ``airflow-provider-lakefs`` registers that one, and
 many lakeFS users have it; the hook reads its connections too), its form's labels, help texts and extra fields come from

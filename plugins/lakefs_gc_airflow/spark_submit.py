@@ -1,7 +1,7 @@
 """
 The Spark steps' operator: ``GCSparkSubmitOperator``.
 
-The Spark provider's ``SparkSubmitOperator`` running one GC job (``lakefs_gc/spark/jobs/<step>.py``),
+The Spark provider's ``SparkSubmitOperator`` running one GC job (``lakefs_gc/jobs/<step>.py``),
 its inputs and secrets in files, its result read back typed.
 """
 
@@ -39,7 +39,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     """
     One GC step as a Spark job, submitted with ``spark-submit``.
 
-    ``spark-submit --py-files ZIP .../lakefs_gc/spark/jobs/<step>.py --input INPUT.json
+    ``spark-submit --py-files ZIP .../lakefs_gc/jobs/<step>.py --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.
 
     The job is the entry point inside the installed ``lakefs_gc`` package unless ``jobs_dir`` is

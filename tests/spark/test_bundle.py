@@ -15,8 +15,8 @@ def test_every_spark_step_has_its_entry_point_inside_the_package():
     for step in bundle.STEPS:
         path = bundle.job_path(step)
         assert path.is_file()
-        assert path.parent == bundle.package_dir() / "spark" / "jobs"
-        assert f'shell.run("{step}", {step}.run)' in path.read_text()
+        assert path.parent == bundle.package_dir() / "jobs"
+        assert f'shell.run("{step}", partial(run_on_spark, "{step}"))' in path.read_text()
     with pytest.raises(ValueError, match="no Spark job for step 'prepare_run'"):
         bundle.job_path("prepare_run")
 

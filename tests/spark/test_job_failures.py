@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -26,13 +27,16 @@ from lakefs_gc.spark.runtime import (
     remove_secrets,
     write_secrets,
 )
-from lakefs_gc.steps import compute_candidates, delete, list_committed, list_slices
+from lakefs_gc.steps import run_on_spark
 from lakefs_gc.storage import LocalStorage
 from lakefs_gc.storage.base import StorageError
 from tests.support.contract import make_context
 
 pytestmark = pytest.mark.spark
 MARK = "fj0000000000000000mk"
+
+# each Spark step as its job runs it (lakefs_gc/jobs/<step>.py)
+JOB = {step: partial(run_on_spark, step) for step in ("list_committed", "list_slices", "compute_candidates", "delete")}
 
 
 def _failure(result_path: Path) -> contract.StepFailure:
@@ -59,7 +63,7 @@ def test_list_committed_refuses_a_repository_without_gc_rules(spark, lakefs_clie
                        work_dir=str(tmp_path / "work"))
     inputs = StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1)})
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
-    failure, out = _run(spark, "list_committed", list_committed.run, inputs, env, tmp_path, capfd)
+    failure, out = _run(spark, "list_committed", JOB["list_committed"], inputs, env, tmp_path, capfd)
     assert (failure.kind, failure.type) == ("refused", "NoGCRulesError")
     assert "has no GC rules" in failure.message
     assert f"lakefs-gc list_committed: REFUSED: NoGCRulesError: {failure.message}" in out
@@ -71,7 +75,7 @@ def test_list_slices_refuses_an_input_from_another_version_of_the_contract(tmp_p
     doc = contract.inputs_to_wire(StepInputs(make_context(work_dir=str(tmp_path)), {}))
     doc["context"]["settings"]["a_param_of_a_newer_version"] = 1
     (tmp_path / "in.json").write_text(json.dumps(doc))
-    rc = shell.run("list_slices", list_slices.run,
+    rc = shell.run("list_slices", JOB["list_slices"],
                    ["--input", str(tmp_path / "in.json"), "--result", str(tmp_path / "out.json")])
     assert rc == 1
     failure = _failure(tmp_path / "out.json")
@@ -84,7 +88,7 @@ def test_list_slices_refuses_an_input_from_another_version_of_the_contract(tmp_p
 def test_compute_candidates_refuses_without_the_mark_it_needs(spark, tmp_path, capfd):
     ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(tmp_path / "work"))
     inputs = StepInputs(ctx, {"list_committed": None, "list_slices": None, "mark_uncommitted": None})
-    failure, out = _run(spark, "compute_candidates", compute_candidates.run, inputs, {}, tmp_path, capfd)
+    failure, out = _run(spark, "compute_candidates", JOB["compute_candidates"], inputs, {}, tmp_path, capfd)
     assert (failure.kind, failure.type) == ("refused", "ContractError")
     assert "the result of task 'mark_uncommitted' is missing" in failure.message
 
@@ -112,7 +116,7 @@ def delete_inputs(tmp_path: Path, listed: int, **settings) -> StepInputs:
 
 def test_delete_refuses_past_the_blast_radius_and_deletes_nothing(spark, tmp_path, capfd):
     inputs = delete_inputs(tmp_path, listed=4, max_delete_share=0.5)
-    failure, out = _run(spark, "delete", delete.run, inputs, {}, tmp_path, capfd)
+    failure, out = _run(spark, "delete", JOB["delete"], inputs, {}, tmp_path, capfd)
     assert (failure.kind, failure.type) == ("refused", "SweepRefused")
     assert "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5" in failure.message
     assert all((tmp_path / "ns" / "repo" / f"data/s1/c{i}").exists() for i in range(3))
@@ -121,7 +125,7 @@ def test_delete_refuses_past_the_blast_radius_and_deletes_nothing(spark, tmp_pat
 def test_delete_of_a_mark_without_summary_is_refused(spark, tmp_path, capfd):
     inputs = delete_inputs(tmp_path, listed=100)
     os.remove(tmp_path / "ns" / "repo" / f"_lakefs/retention/gc/unified/{MARK}/summary.json")
-    failure, _ = _run(spark, "delete", delete.run, inputs, {}, tmp_path, capfd)
+    failure, _ = _run(spark, "delete", JOB["delete"], inputs, {}, tmp_path, capfd)
     assert (failure.kind, failure.type) == ("refused", "SweepRefused")
     assert "has no summary.json" in failure.message
 

@@ -16,7 +16,7 @@ VENV_BIN = Path(sys.executable).parent
 ZIP = REPO / "build" / "lakefs_gc.zip"
 
 
-PACKAGE_JOBS = REPO / "include" / "lakefs_gc" / "spark" / "jobs"
+PACKAGE_JOBS = REPO / "include" / "lakefs_gc" / "jobs"
 TOP_LEVEL_JOBS = REPO / "jobs"  # the design's jobs/: thin entry points into the package's
 
 

@@ -59,7 +59,7 @@ class SparkSettings:
     binary: str | None = None       # spark-submit path; None: the one next to the running Python
     python: str | None = None       # PYSPARK_PYTHON; None: the running Python
     py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
-    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/spark/jobs)
+    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/jobs)
     fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
     in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
 

@@ -29,7 +29,7 @@ class Step:
 
     ``inputs``: the results it reads, by task id (besides the context, which every task reads);
     ``skipped_in``: the run modes in which it does nothing; ``spark``: a Spark step (a spark-submit
-    job, ``lakefs_gc/spark/jobs/<task_id>.py``, or the task itself for a small input); ``hands_over``:
+    job, ``lakefs_gc/jobs/<task_id>.py``, or the task itself for a small input); ``hands_over``:
     why such a task handed a small input over to spark-submit after all (``{n}``: its limit,
     ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``).
     """

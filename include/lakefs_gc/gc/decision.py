@@ -2,7 +2,7 @@
 The GC decision, stated once for every engine (architecture.md).
 
 candidates = listed objects older than the cutoff - committed - uncommitted - protected paths.
-Everything else in a run is I/O around this. An engine (:mod:`lakefs_gc.spark.engine`) supplies the
+Everything else in a run is I/O around this. An engine (:mod:`lakefs_gc.engine`) supplies the
 few relational operations the decision is written in (:class:`Relations`): Spark DataFrames on
 executors (:class:`DataFrames`), or Python rows on the driver or in a task's own process
 (:class:`Rows`). Both run :func:`compute_candidates` and :func:`carried_candidates` as written here.

@@ -2,7 +2,7 @@
 Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package as for a checkout.
 
 - :func:`job_path` / :func:`jobs_dir`: the entry points ship inside the package
-  (``lakefs_gc/spark/jobs/<step>.py``), so spark-submit finds them wherever ``lakefs_gc`` is
+  (``lakefs_gc/jobs/<step>.py``), so spark-submit finds them wherever ``lakefs_gc`` is
   installed.
 - :func:`py_files`: a zip of the ``lakefs_gc`` package that is imported (an installed wheel or
   the checkout's ``include/``), for ``spark-submit --py-files`` (executors on a cluster import the
@@ -39,12 +39,12 @@ def package_dir() -> Path:
 
 
 def jobs_dir() -> Path:
-    """Return the directory of the jobs' entry points (``lakefs_gc/spark/jobs``)."""
-    return Path(__file__).resolve().parent / "jobs"
+    """Return the directory of the jobs' entry points (``lakefs_gc/jobs``)."""
+    return Path(__file__).resolve().parents[1] / "jobs"
 
 
 def job_path(step: str) -> Path:
-    """Return the entry point of one Spark step, e.g. ``.../lakefs_gc/spark/jobs/delete.py``."""
+    """Return the entry point of one Spark step, e.g. ``.../lakefs_gc/jobs/delete.py``."""
     if step not in STEPS:
         raise ValueError(f"no Spark job for step {step!r}: the Spark steps are {', '.join(STEPS)}")
     return jobs_dir() / f"{step}.py"

@@ -3,7 +3,7 @@ The common shell of every Spark job.
 
 Arguments, session, secrets, the typed input and result files, and a failure the task can act on.
 
-    spark-submit [--py-files lakefs_gc.zip] lakefs_gc/spark/jobs/<step>.py --input INPUT.json \
+    spark-submit [--py-files lakefs_gc.zip] lakefs_gc/jobs/<step>.py --input INPUT.json \
         --result RESULT.json [--secrets SECRETS.json]
 
 (the entry points and the zip: :mod:`lakefs_gc.spark.bundle`)
@@ -48,7 +48,6 @@ from lakefs_gc.contract import (
     write_json,
 )
 from lakefs_gc.errors import Unreachable
-from lakefs_gc.spark.engine import Engine, SparkEngine
 from lakefs_gc.spark.runtime import job_environ
 
 if TYPE_CHECKING:
@@ -56,7 +55,8 @@ if TYPE_CHECKING:
 
 # the result types of the Spark steps (each a SparkStepResult, and each timed: ``seconds``)
 SparkResult = CommittedResult | SlicesResult | CandidatesResult | DeleteResult
-StepFn = Callable[[Engine, StepInputs, Mapping[str, str]], SparkResult]
+# a Spark step on a session: ``lakefs_gc.steps.run_on_spark`` with the step's id (the jobs' entry points)
+StepFn = Callable[["SparkSession", StepInputs, Mapping[str, str]], SparkResult]
 
 
 LOG_LEVEL_CONF = "spark.log.level"  # Spark's own logging from the SparkContext's start (the task sets it)
@@ -94,8 +94,7 @@ def run_step(step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, env
     """Run one step on ``spark``; write its result, or its failure, to ``result_path``; return the job's exit status."""
     t0 = time.monotonic()
     try:
-        engine = SparkEngine.for_run(spark, inputs.context, environ)
-        result = replace(fn(engine, inputs, environ), seconds=round(time.monotonic() - t0, 3))
+        result = replace(fn(spark, inputs, environ), seconds=round(time.monotonic() - t0, 3))
         check(step, result)
         write_json(to_wire(result), result_path)
     except Exception as exc:
@@ -107,7 +106,7 @@ def run_step(step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, env
 
 
 def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"lakefs_gc/spark/jobs/{step}.py", description=f"lakeFS GC step {step}")
+    parser = argparse.ArgumentParser(prog=f"lakefs_gc/jobs/{step}.py", description=f"lakeFS GC step {step}")
     parser.add_argument("--input", required=True, help="JSON file: the run context and the results this step reads")
     parser.add_argument("--result", required=True, help="where to write the JSON result of this step")
     parser.add_argument("--secrets", help="JSON file (mode 0600) with the lakeFS and S3 keys; default: the environment")

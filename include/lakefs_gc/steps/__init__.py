@@ -8,8 +8,8 @@ task id to the function that does the task's work, with two signatures:
   ...) -> RunContext``, ``mark_uncommitted(client, ctx, storage) -> UncommittedResult``,
   ``save_report(storage, inputs) -> ReportResult``;
 - the Spark steps (:data:`lakefs_gc.contract.SPARK_STEPS`): ``run(engine, inputs, environ) ->
-  result``, one function on either engine (:mod:`lakefs_gc.spark.engine`): Spark's
-  (:func:`run_on_spark`: a spark-submit job, :mod:`lakefs_gc.spark.jobs`, or one process's session),
+  result``, one function on either engine (:mod:`lakefs_gc.engine`): Spark's
+  (:func:`run_on_spark`: a spark-submit job, :mod:`lakefs_gc.jobs`, or one process's session),
   or the Airflow task's own process for a small input (:func:`run_in_task`).
 
 The Airflow operators and the Spark jobs' entry points look the functions up here, and so does
@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import SPARK_STEPS, STEPS, StepInputs
-from lakefs_gc.spark.engine import LocalEngine, NeedsSpark, SparkEngine
+from lakefs_gc.engine import LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.steps import (
     compute_candidates,
     delete,

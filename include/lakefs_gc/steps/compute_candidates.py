@@ -11,7 +11,7 @@ did not delete, each re-checked against this run's committed and staged sets and
 until ``save_report`` completes the run.
 
 One decision, written once (:mod:`lakefs_gc.gc.decision`), on either engine
-(:mod:`lakefs_gc.spark.engine`): a run with few listed, staged and carried addresses (:data:`FEW`,
+(:mod:`lakefs_gc.engine`): a run with few listed, staged and carried addresses (:data:`FEW`,
 the Spark property :data:`FEW_CONF`; an incremental run's) is decided on the driver, the committed
 folders asked only for those by one scan; any other on executors, DataFrames joined; a small run
 in its Airflow task's own process. All write the same mark (tests/steps/test_compute_candidates.py).
@@ -35,6 +35,7 @@ from lakefs_gc.contract import (
     SlicesResult,
     StepInputs,
 )
+from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import carried_candidates, compute_candidates
@@ -43,7 +44,6 @@ from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import mark_started, write_summary
 from lakefs_gc.spark.addresses import clear
-from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref
 from lakefs_gc.timestamps import iso, parse_iso
 

@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import DeleteCounts, DeleteResult, Restorability, StepInputs
+from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
-from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine

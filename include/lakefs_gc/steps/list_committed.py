@@ -25,13 +25,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, cast
 
 from lakefs_gc.contract import CommittedResult, PartsDir, StepInputs
+from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.retention import documented_commits
 from lakefs_gc.listing import committed
 from lakefs_gc.progress import watch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.spark.addresses import clear, write_distinct_parts, write_parts_here
-from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.spark.runtime import StorageRef, lakefs_ref, partitions
 from lakefs_gc.timestamps import parse_iso
 

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, cast
 
 from lakefs_gc.contract import RunContext, SlicesResult, StepInputs
+from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.lakefs import xid
 from lakefs_gc.listing import slices
 from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
-from lakefs_gc.spark.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, partitions
 from lakefs_gc.storage.native import LISTED_DDL
 

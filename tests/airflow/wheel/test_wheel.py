@@ -175,7 +175,7 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     assert out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
     assert out["host_label"] == "lakeFS endpoint"
     assert out["extra_labels"]["local_blockstore_root"] == "Local blockstore root"
-    assert all(p.startswith(venv) and p.endswith(f"/lakefs_gc/spark/jobs/{s}.py") for s, p in out["jobs"].items())
+    assert all(p.startswith(venv) and p.endswith(f"/lakefs_gc/jobs/{s}.py") for s, p in out["jobs"].items())
     # test-only and optional packages are not dragged in (Kubernetes is an extra)
     names = {n.lower() for n in out["dists"]}
     assert {"apache-airflow", "apache-airflow-providers-apache-spark", "pyspark", "lakefs-sdk"} <= names
@@ -286,7 +286,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     assert "field 'repository'" in result["errors_dag"]
     # the Spark jobs are the installed package's; their --py-files zip was built from it, once
     assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "delete"}
-    assert all(a.startswith(venv) and "/lakefs_gc/spark/jobs/" in a for a in result["apps"].values()), result["apps"]
+    assert all(a.startswith(venv) and "/lakefs_gc/jobs/" in a for a in result["apps"].values()), result["apps"]
     assert len(list(cache.glob("lakefs_gc-*.zip"))) == 1
 
     # what is left in storage: exactly the expected garbage is gone

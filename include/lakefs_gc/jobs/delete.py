@@ -1,7 +1,7 @@
 """
 Spark entry point for the GC step `delete` (:mod:`lakefs_gc.steps.delete`).
 
-    spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/spark/jobs/delete.py \
+    spark-submit --py-files build/lakefs_gc.zip include/lakefs_gc/jobs/delete.py \
         --input INPUT.json --result RESULT.json
 
 (installed: ``lakefs_gc.spark.bundle.job_path('delete')``; the operator finds it by itself)
@@ -9,9 +9,10 @@ Spark entry point for the GC step `delete` (:mod:`lakefs_gc.steps.delete`).
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from lakefs_gc.spark import shell
-from lakefs_gc.steps import delete
+from lakefs_gc.steps import run_on_spark
 
 if __name__ == "__main__":
-    sys.exit(shell.run("delete", delete.run))
+    sys.exit(shell.run("delete", partial(run_on_spark, "delete")))
