@@ -106,8 +106,10 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     by one scan; any other on executors, DataFrames joined. A :class:`LocalEngine` decides in this
     process, or raises :class:`NeedsSpark` (nothing written: Spark decides).
     """
-    files, base = _inputs(inputs, engine.sref)
     listed_objects = inputs.get("list_slices").listed_objects
+    if isinstance(engine, LocalEngine) and listed_objects > engine.limit:  # before reading anything
+        raise NeedsSpark(f"{listed_objects:,} listed object(s), more than {engine.limit:,}")
+    files, base = _inputs(inputs, engine.sref)
     if isinstance(engine, SparkEngine):
         limit = few(engine.spark)
         if limit > 0 and listed_objects <= limit:
