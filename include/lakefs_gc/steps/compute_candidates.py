@@ -106,6 +106,7 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     by one scan; any other on executors, DataFrames joined. A :class:`LocalEngine` decides in this
     process, or raises :class:`NeedsSpark` (nothing written: Spark decides).
     """
+    inputs.get("mark_uncommitted")  # a missing input refused in the order the step reads them
     listed_objects = inputs.get("list_slices").listed_objects
     if isinstance(engine, LocalEngine) and listed_objects > engine.limit:  # before reading anything
         raise NeedsSpark(f"{listed_objects:,} listed object(s), more than {engine.limit:,}")
