@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lakefs_gc.gc.decision import ADDRESS_SCHEMA, DataFrames, Rows, deletable, is_deletable
+from lakefs_gc.gc.decision import ADDRESS_SCHEMA, DataFrames, Rows, deletable, is_deletable, row_address
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.listing.slices import in_slice_created_after, local_folder, read_listed_here
 from lakefs_gc.progress import watch
@@ -114,8 +114,8 @@ class Engine:
         """Return list_slices' listing: (address, size, last_modified_ms, checksum)."""
         raise NotImplementedError
 
-    def committed(self, dirs: Sequence[PartsDir], among: Any) -> Any:
-        """Return the addresses the committed folders ``dirs`` hold (at least those of ``among``)."""
+    def committed(self, dirs: Sequence[PartsDir], listed: Any, carried: Any) -> Any:
+        """Return the addresses the committed folders ``dirs`` hold (at least those ``listed`` or ``carried`` hold)."""
         raise NotImplementedError
 
     def carried(self, base: IncrementalBase) -> Any:
@@ -196,7 +196,7 @@ class SparkEngine(Engine):
     def listed(self, slices: SlicesResult) -> DataFrame:
         return self.spark.read.parquet(slices.listed_dir)
 
-    def committed(self, dirs: Sequence[PartsDir], among: Any) -> DataFrame:
+    def committed(self, dirs: Sequence[PartsDir], listed: Any, carried: Any) -> DataFrame:
         return read_parts(self.spark, self.sref, dirs, self.n)
 
     def carried(self, base: IncrementalBase) -> DataFrame:
@@ -295,8 +295,7 @@ class LocalEngine(Engine):
                                 (a for k in files for a in uncommitted.file_addresses(st, k, roots))))
 
     def listed(self, slices: SlicesResult) -> list[tuple[Any, ...]]:
-        if slices.listed_objects > self.limit:
-            raise NeedsSpark(f"{slices.listed_objects:,} listed object(s), more than {self.limit:,}")
+        # the step gives this engine at most its limit of listed objects (list_slices' count)
         if self.spark is not None:
             return [tuple(r) for r in self.spark.read.parquet(slices.listed_dir)
                     .select("address", "size", "last_modified_ms", "checksum").collect()]
@@ -309,8 +308,9 @@ class LocalEngine(Engine):
                              f"counted {slices.listed_objects}")
         return rows
 
-    def committed(self, dirs: Sequence[PartsDir], among: Iterable[str]) -> set[str]:
-        # only the addresses asked about come back, filtered where the parts are read: no shuffle
+    def committed(self, dirs: Sequence[PartsDir], listed: list[tuple[Any, ...]], carried: list[str] | None) -> set[str]:
+        # only the listed and carried addresses come back, filtered where the parts are read: no shuffle
+        among = self.rel.addresses(listed) | set(carried or ())
         return addresses_among(self.spark, self.sref, dirs, self.n, among=among)
 
     def carried(self, base: IncrementalBase) -> list[str]:
@@ -350,11 +350,11 @@ class LocalEngine(Engine):
         return a | b
 
     def sample_undeletable(self, rows: Iterable[Any], k: int) -> list[str]:
-        return [a for a in (r if isinstance(r, str) else r[0] for r in rows) if not is_deletable(a)][:k]
+        return [a for a in map(row_address, rows) if not is_deletable(a)][:k]
 
     def write(self, rows: Iterable[Any], part_dir: str, *more_dirs: str) -> tuple[int, int, PartsDir]:
         rows = list(rows)
-        addresses = [r if isinstance(r, str) else r[0] for r in rows]
+        addresses = [row_address(r) for r in rows]
         nbytes = sum((r[1] or 0) for r in rows if not isinstance(r, str) and len(r) > 1)
         count, kept = write_parts_here(addresses, self.sref.open(), part_dir, self.n, *more_dirs)
         return count, nbytes, kept

@@ -106,7 +106,8 @@ class DataFrames:
         return rows.where(deletable(F.col("address")))
 
 
-def _address(row: str | tuple[Any, ...]) -> str:
+def row_address(row: str | tuple[Any, ...]) -> str:
+    """Return the address of a Python row: the row itself, or its first column."""
     return row if isinstance(row, str) else row[0]
 
 
@@ -118,10 +119,10 @@ class Rows:
                 if modified_ms is not None and modified_ms < cutoff_ms]
 
     def minus(self, rows: Iterable[Any], addresses: Collection[str]) -> list[Any]:
-        return [r for r in rows if _address(r) not in addresses]
+        return [r for r in rows if row_address(r) not in addresses]
 
     def addresses(self, rows: Iterable[Any]) -> set[str]:
-        return {_address(r) for r in rows}
+        return {row_address(r) for r in rows}
 
     def deletable(self, rows: Iterable[Any]) -> list[Any]:
-        return [r for r in rows if is_deletable(_address(r))]
+        return [r for r in rows if is_deletable(row_address(r))]

@@ -106,11 +106,11 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     by one scan; any other on executors, DataFrames joined. A :class:`LocalEngine` decides in this
     process, or raises :class:`NeedsSpark` (nothing written: Spark decides).
     """
-    inputs.get("mark_uncommitted")  # a missing input refused in the order the step reads them
-    listed_objects = inputs.get("list_slices").listed_objects
-    if isinstance(engine, LocalEngine) and listed_objects > engine.limit:  # before reading anything
-        raise NeedsSpark(f"{listed_objects:,} listed object(s), more than {engine.limit:,}")
     files, base = _inputs(inputs, engine.sref)
+    listed_objects = inputs.get("list_slices").listed_objects
+    # a LocalEngine is given at most its limit of listed objects, by list_slices' count (nothing read yet)
+    if isinstance(engine, LocalEngine) and listed_objects > engine.limit:
+        raise NeedsSpark(f"{listed_objects:,} listed object(s), more than {engine.limit:,}")
     if isinstance(engine, SparkEngine):
         limit = few(engine.spark)
         if limit > 0 and listed_objects <= limit:
@@ -144,8 +144,8 @@ def _decide(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | Non
         listed = engine.listed(slices)
         staged = held(engine.staged(files))
         # what list_committed read now and, incremental, every address the chain's committed listings found
-        among = rel.addresses(listed) | set(carried or ()) if isinstance(engine, LocalEngine) else None
-        committed_found = engine.committed([committed.committed_dir, *(base.committed_dirs if base else ())], among)
+        committed_found = engine.committed([committed.committed_dir, *(base.committed_dirs if base else ())], listed,
+                                           carried)
         cands = compute_candidates(rel, listed, committed_found, staged, int(cutoff_s * 1000))
         carried_checked = carried_found = 0
         if carried is not None:

@@ -26,8 +26,7 @@ class NamespaceKind:
     One kind of storage namespace, as the GC reaches it.
 
     ``options_type``: its settings (None: ``local://``, which needs only lakeFS's blockstore root);
-    ``connection_types``: the Airflow connection types that may serve it, the first the one to
-    configure; ``extra``: the ``lakefs-gc[extra]`` that installs their provider;
+    ``connection_types``: the Airflow connection types that may serve it; ``extra``: the ``lakefs-gc[extra]`` that installs their provider;
     ``connection_help``: what to put in that connection; ``open``: the storage, from the parsed
     namespace and its settings; ``job_options``: the settings a Spark job rebuilds from what the run
     recorded (endpoint, region) and the secrets in its environment; ``recorded``: what the run records
@@ -42,11 +41,6 @@ class NamespaceKind:
     open: Callable[[NamespaceURI, Any], Storage]
     job_options: Callable[[NamespaceURI, str | None, str | None, Mapping[str, str] | None], StorageOptions | None]
     recorded: Callable[[Any], dict[str, str | None]]
-
-    @property
-    def connection_type(self) -> str | None:
-        """Return the connection type to configure for this kind (None: ``local://`` needs none)."""
-        return self.connection_types[0] if self.connection_types else None
 
 
 def _open_local(ns: NamespaceURI, options: Any) -> Storage:
