@@ -14,6 +14,11 @@ each way, and the second listing of each is printed:
 One line each: ``<store> <path>: <keys/s> keys/s, <x> us/key`` (the client's CPU per key: this
 process's user + system time, every thread), with the store server's CPU meanwhile beside it.
 Target (issue 41): on S3 the GC's path at most 20 us/key.
+
+Then the staged check's stats (``--stats`` keys of the slice, one after another as the check's
+threads each do): ``stat sdk`` (``Storage.stat``: boto3's ``head_object``, the blob client's
+properties, GCS's ``get_blob``) beside ``stat native`` (``obstore.head`` on the same store), so
+which client serves the HEADs is a measured choice.
 """
 
 from __future__ import annotations
@@ -77,12 +82,27 @@ def _paths(st):
             "gc": lambda: sum(len(b) for b in st.list_batches(SLICE))}
 
 
+def _stat_paths(st, keys: list[str]):
+    """The staged check's HEADs, one after another: the SDK's (``Storage.stat``) and obstore's."""
+    import obstore
+
+    def sdk():
+        return sum(1 for k in keys if st.stat(k) is not None)
+
+    def native():
+        store = st.native_store()
+        return sum(1 for k in keys if obstore.head(store, k)["size"] is not None)
+
+    return {"stat sdk": sdk, "stat native": native}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench list", description=__doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=200_000, help="objects in the slice, on each store")
     p.add_argument("--s3", choices=("seaweedfs", "moto"), default="seaweedfs",
                    help="the S3 server: SeaweedFS (default; scripts/seaweedfs.sh builds it on first use) or moto")
     p.add_argument("--stores", default="s3,azure,gcs,local", help="comma-separated: s3, azure, gcs, local")
+    p.add_argument("--stats", type=int, default=1_000, help="keys HEADed each way on the cloud stores (0: none)")
     a = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sys.path.insert(0, str(ROOT))
@@ -136,11 +156,16 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 _write(kind, st, keys)
                 print(f"{label}: {len(keys):,} objects written in {time.perf_counter() - t0:.1f} s", flush=True)
-            for path, fn in _paths(st).items():
+            paths = _paths(st)
+            stat_keys = keys[:: max(1, len(keys) // a.stats)][: a.stats] if a.stats and kind != "local" else []
+            if stat_keys:
+                paths.update(_stat_paths(st, stat_keys))
+            for path, fn in paths.items():
                 fn()  # warm: the server's caches, the client's imports
                 n, wall, cpu, server = _measure(fn, pid)
-                if n != len(keys):
-                    raise SystemExit(f"{label} {path}: listed {n:,} keys, {len(keys):,} written")
+                want = len(stat_keys) if path.startswith("stat") else len(keys)
+                if n != want:
+                    raise SystemExit(f"{label} {path}: {n:,} keys found, {want:,} written")
                 us = cpu / n * 1e6
                 line = (f"{label} {path}: {n / wall:,.0f} keys/s, {us:.1f} us/key"
                         + (f"   (server CPU {server:.1f} s, {wall:.1f} s wall)" if pid else f"   ({wall:.1f} s wall)"))

@@ -230,3 +230,56 @@ def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
     assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
     assert fallbacks == {}
     assert "ya29" not in repr(st.native_store().credential_provider)
+
+
+@pytest.fixture
+def native_deletes(monkeypatch):
+    """The keys each delete sent through obstore (lakefs_gc.storage.native.delete_outcome)."""
+    sent: list[str] = []
+    real = native.delete_outcome
+
+    def recorded(store, key):
+        sent.append(key)
+        return real(store, key)
+
+    monkeypatch.setattr(native, "delete_outcome", recorded)
+    return sent
+
+
+def test_gcs_deletes_go_through_obstore_and_delete_exactly_the_named_objects(fake_gcs, fallbacks, native_deletes):
+    """object_store would name a directory marker ``x/`` as ``x``: that key goes through the SDK,
+    and the object ``x`` beside it is left. Odd characters and an encoded slash name their own object."""
+    name = fake_gcs.create(f"native{next(_n)}")
+    st = open_storage(fake_gcs.namespace(name, "repo"), fake_gcs.options())
+    odd = ["data/s/a name+with%25 odd?chars&é", "data/s/a%2Fb", "data/s/ünï €"]
+    for k in ["data/s/plain", *odd, "data/s/x", "data/s/a/b", "data/s/live"]:
+        st.put(k, b"x")
+    _put_raw("gcs", st, "repo/data/s/x/")
+    failed = st.delete_batch(["data/s/plain", *odd, "data/s/x/", "data/s/missing"])
+    assert [(k, code) for k, code, _ in failed] == [("data/s/missing", "404")]
+    assert [o.key for o in st.list("data/")] == ["data/s/a/b", "data/s/live", "data/s/x"]
+    assert sorted(native_deletes) == sorted(["data/s/plain", *odd, "data/s/missing"])
+    assert fallbacks == {"gcs delete: a key object_store names otherwise": 1}
+
+
+def test_gcs_deletes_through_the_sdk_when_the_native_client_is_switched_off(fake_gcs, native_deletes, monkeypatch):
+    monkeypatch.setenv(native.NATIVE_ENV, "0")
+    name = fake_gcs.create(f"native{next(_n)}")
+    st = open_storage(fake_gcs.namespace(name, "repo"), fake_gcs.options())
+    st.put("data/s/a", b"x")
+    failed = st.delete_batch(["data/s/a", "data/s/missing"])
+    assert [(k, code) for k, code, _ in failed] == [("data/s/missing", "404")]
+    assert not list(st.list("data/"))
+    assert native_deletes == []
+
+
+def test_a_gcs_delete_the_endpoint_does_not_answer_is_a_connection_error_for_the_deleter(fallbacks):
+    """No retries of obstore's own: the deleter's retries and dead letters decide (ConnectionError is retryable)."""
+    from lakefs_gc.storage import GCSOptions
+    from lakefs_gc.sweeping.deleter import RETRYABLE_CODES
+    from lakefs_sandbox.emulator.launcher import free_port
+
+    st = open_storage("gs://bucket/repo", GCSOptions(endpoint_url=f"http://127.0.0.1:{free_port()}", anonymous=True))
+    failed = st.delete_batch(["data/s/a"])
+    assert [(k, code) for k, code, _ in failed] == [("data/s/a", "ConnectionError")]
+    assert "ConnectionError" in RETRYABLE_CODES

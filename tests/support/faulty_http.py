@@ -136,9 +136,10 @@ class FaultyAzureProxy(FaultyProxy):
 
 class FaultyGCSProxy(FaultyProxy):
     """GCS delete faults: ``objects.delete`` answered ``429`` (``p_busy``) or ``503`` (``p_error``)
-    without reaching the server; names in ``deny`` (bucket-relative) always ``403``."""
+    without reaching the server; names in ``deny`` (bucket-relative) always ``403``. Both of GCS's
+    delete forms: the JSON API's (the library's) and the XML API's ``DELETE /bucket/object`` (obstore's)."""
 
-    DELETE = re.compile(r"^/storage/v1/b/([^/]+)/o/([^?]+)")
+    DELETE = re.compile(r"^/storage/v1/b/([^/]+)/o/([^?]+)|^/(?!storage/|upload/|batch/)([^/?]+)/([^?]+)")
 
     def __init__(self, upstream: str, *, p_busy: float = 0.0, p_error: float = 0.0,
                  deny: frozenset[str] = frozenset(), **kw):
@@ -149,7 +150,7 @@ class FaultyGCSProxy(FaultyProxy):
         m = self.DELETE.match(handler.path) if handler.command == "DELETE" else None
         if m is None:
             return False
-        name = unquote(m.group(2))
+        name = unquote(m.group(2) or m.group(4))
         with self.lock:
             self.stats["requests"] += 1
             roll = self.rng.random()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -101,7 +102,7 @@ def _installed() -> bool:
     return True
 
 
-def _count(reason: str) -> None:
+def count(reason: str) -> None:
     with _lock:
         FALLBACKS[reason] = FALLBACKS.get(reason, 0) + 1
 
@@ -199,12 +200,15 @@ def azure_store(container: str, prefix: str, options: AzureOptions) -> AzureStor
                       credential_provider=provider)
 
 
-def gcs_store(bucket: str, prefix: str, options: GCSOptions) -> GCSStore:
+def gcs_store(bucket: str, prefix: str, options: GCSOptions, for_deletes: bool = False) -> GCSStore:
     """
     Return an obstore ``GCSStore`` for ``gs://bucket/prefix`` reached as ``options`` say.
 
     Anonymous (an emulator), the access token, else Application Default Credentials (google-auth,
     through obstore's ``GoogleCredentialProvider``); an emulator's endpoint as the base URL.
+    ``for_deletes``: no retries of its own (the deleter retries, and counts them), and an anonymous
+    emulator given a placeholder bearer (object_store signs its deletes even when told to skip
+    signing; an emulator ignores it, and a real bucket refuses an anonymous delete anyway).
     """
     from obstore.store import GCSStore
 
@@ -212,7 +216,9 @@ def gcs_store(bucket: str, prefix: str, options: GCSOptions) -> GCSStore:
     if options.endpoint_url:
         config["base_url"] = options.endpoint_url.rstrip("/")
     provider: GCSCredentialProvider | None = None
-    if options.anonymous:
+    if options.anonymous and for_deletes:
+        provider = StaticToken("anonymous")
+    elif options.anonymous:
         config["skip_signature"] = True
     elif options.access_token:
         provider = StaticToken(options.access_token)
@@ -220,8 +226,41 @@ def gcs_store(bucket: str, prefix: str, options: GCSOptions) -> GCSStore:
         from obstore.auth.google import GoogleCredentialProvider
 
         provider = GoogleCredentialProvider()
+    retry: RetryConfig = {"max_retries": 0, "retry_timeout": RETRY_TIMEOUT} if for_deletes else _retry()
     return GCSStore(bucket, prefix=prefix or None, config=config, client_options=_client_options(options.endpoint_url),
-                    retry_config=_retry(), credential_provider=provider)
+                    retry_config=retry, credential_provider=provider)
+
+
+def plain_key(key: str) -> bool:
+    """
+    Whether ``key`` names the same object to object_store as to the SDK.
+
+    object_store strips a leading or trailing ``/`` (a directory marker ``x/`` would be ``x``) and
+    refuses an empty, ``.`` or ``..`` segment: such keys go through the SDK.
+    """
+    return bool(key) and all(seg not in ("", ".", "..") for seg in key.split("/"))
+
+
+def delete_outcome(store: ObjectStore, key: str) -> tuple[str, str] | None:
+    """
+    Delete ``key`` (a :func:`plain_key`) through ``store`` once: None when deleted, else (code, message).
+
+    The code as the SDK adapters give it: ``404`` for a missing object, the HTTP status of any other
+    answer, ``ConnectionError`` when the endpoint did not answer.
+    """
+    import obstore
+
+    try:
+        obstore.delete(store, key)
+    except FileNotFoundError as exc:
+        return "404", str(exc).splitlines()[0][:500]
+    except Exception as exc:
+        text = str(exc)
+        if is_connection_error(exc):
+            return "ConnectionError", text.splitlines()[0][:500]
+        status = re.search(r"status code: (\d{3})", text)
+        return (status.group(1) if status else type(exc).__name__), text.splitlines()[0][:500]
+    return None
 
 
 def _shape(batch: RecordBatch, prefix: str, etag_checksum: bool) -> pa.RecordBatch:
@@ -322,7 +361,7 @@ def listing_batches(native: Callable[[], ObjectStore] | None, sdk_list: Callable
     last: str | None = None
     store = native() if native is not None and enabled() else None
     if store is None and native is not None and not _installed():
-        _count("obstore not installed")  # a listing that falls back, counted once
+        count("obstore not installed")  # a listing that falls back, counted once
     if store is not None:
         try:
             for b in native_batches(store, prefix, etag_checksum):
@@ -330,11 +369,11 @@ def listing_batches(native: Callable[[], ObjectStore] | None, sdk_list: Callable
                 yield b
             return
         except OutOfOrder:
-            _count("a key out of order (a directory marker)")
+            count("a key out of order (a directory marker)")
         except Exception as exc:
             from obstore.exceptions import InvalidPathError
 
             if not isinstance(exc, InvalidPathError):
                 raise
-            _count("a key object_store refuses as a path")
+            count("a key object_store refuses as a path")
     yield from sdk_batches(sdk_list(prefix, start_after=last))
