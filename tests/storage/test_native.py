@@ -218,9 +218,9 @@ def test_azure_sas_token(azurite, fallbacks):
     assert fallbacks == {}
 
 
-def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
+def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks, native_deletes):
     """GCSHook turns a service account (key file, key JSON, impersonation) into an access token
-    (tests/airflow/hooks/test_hooks.py); the native client sends it as the SDK does."""
+    (tests/airflow/hooks/test_hooks.py); the native client sends it as the SDK does, listing and deleting."""
     from lakefs_gc.storage import GCSOptions
 
     name = fake_gcs.create(f"native{next(_n)}")
@@ -230,6 +230,9 @@ def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks):
     assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
     assert fallbacks == {}
     assert "ya29" not in repr(st.native_store().credential_provider)
+    assert st.delete_batch(["data/s1/a"]) == []
+    assert native_deletes == ["data/s1/a"]
+    assert not list(st.list("data/"))
 
 
 @pytest.fixture
