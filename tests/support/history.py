@@ -502,3 +502,92 @@ def oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], 
     keep = {a for a in keep if "://" not in a}  # imported from outside: never the GC's to delete
     committed_ever = set().union(*(h.committed_ever for h in histories))
     return keep, uploaded - committed_ever - keep
+
+
+def _list_entries(client, repo: str, ref: str, roots: tuple[str, ...], linked: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """{path: (namespace key, size)} of the objects ``ref`` shows, imported ones left out."""
+    out, after = {}, ""
+    while True:
+        page = client.objects_api.list_objects(repo, ref, after=after, amount=1000)
+        for o in page.results:
+            key = linked.get(o.physical_address) or _rel(roots, o.physical_address)
+            if "://" not in key:
+                out[o.path] = (key, o.size_bytes)
+        if not page.pagination.has_more:
+            return out
+        after = page.pagination.next_offset
+
+
+def space_oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], now: float,
+                 listed: dict[str, tuple[int, int]], deleted: set[str], cutoff_ms: int, default: int = 1) -> dict:
+    """Where the bytes go (issue 43), from lakeFS's public API only: the shape of
+    ``lakefs_gc.gc.attribution.Attribution.as_dict`` without its ``sharing`` text.
+
+    Per live branch: its HEAD commit's objects, its staged entries (what the branch shows at an
+    address its HEAD commit does not have at that path) and the rest of its documented window's
+    commits; every tag's commit. ``listed``: {key: (size, last-modified ms)} of the namespace's
+    objects; the sizes of held objects are the API's, of the others the listing's."""
+    per_branch = {b: d for h in histories for b, d in h.rules[1].items()}
+    linked = {printed: key for h in histories for printed, key in h.linked.items()}
+    held: dict[str, set[tuple[str, str]]] = {}  # key -> {(kind, branch or tag)}
+    sizes: dict[str, int] = {}
+
+    def hold(entries: dict[str, tuple[str, int]], kind: str, name: str) -> None:
+        for key, size in entries.values():
+            held.setdefault(key, set()).add((kind, name))
+            sizes[key] = size
+
+    after = ""
+    while True:
+        page = client.branches_api.list_branches(repo, after=after, amount=1000)
+        for ref in page.results:
+            head = _list_entries(client, repo, ref.commit_id, roots, linked)
+            hold(head, "head", ref.id)
+            view = _list_entries(client, repo, ref.id, roots, linked)
+            hold({p: e for p, e in view.items() if head.get(p, (None,))[0] != e[0]}, "staged", ref.id)
+            threshold = now - per_branch.get(ref.id, default) * DAY
+            log = client.refs_api.log_commits(repo, ref.commit_id, amount=1000, first_parent=True).results
+            for i, c in enumerate(log):
+                if i:
+                    hold(_list_entries(client, repo, c.id, roots, linked), "retention", ref.id)
+                if not c.creation_date > threshold:
+                    break
+        if not page.pagination.has_more:
+            break
+        after = page.pagination.next_offset
+    for tag in client.tags_api.list_tags(repo, amount=1000).results:
+        hold(_list_entries(client, repo, tag.commit_id, roots, linked), "tag", tag.id)
+
+    def space():
+        return {"objects": 0, "bytes": 0}
+
+    def add(s: dict, size: int) -> None:
+        s["objects"] += 1
+        s["bytes"] += size
+
+    classes = ("head", "retention", "staged")
+    out: dict = {"total": space(), "classes": {c: space() for c in (*classes, "deleted", "held_back", "young")},
+                 "branches": {}, "tags": {}}
+    for key, (listed_size, modified) in listed.items():
+        holders = held.get(key, set())
+        kinds = {k for k, _ in holders}
+        cls = next((c for c in classes if c in kinds), None)
+        size = sizes[key] if cls else listed_size
+        add(out["total"], size)
+        if cls is None:
+            state = "deleted" if key in deleted else "young" if modified >= cutoff_ms else "held_back"
+            add(out["classes"][state], size)
+            for kind, name in holders:
+                if kind == "tag":
+                    add(out["tags"].setdefault(name, space()), size)
+            continue
+        add(out["classes"][cls], size)
+        owners = {n for k, n in holders if k != "tag"}
+        for kind, name in holders:
+            if kind == cls:
+                branch = out["branches"].setdefault(name, {"alone": {c: space() for c in classes},
+                                                          "shared": {c: space() for c in classes}})
+                add(branch["alone" if owners == {name} else "shared"][cls], size)
+    out["branches"] = dict(sorted(out["branches"].items()))
+    out["tags"] = dict(sorted(out["tags"].items()))
+    return out

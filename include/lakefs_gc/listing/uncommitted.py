@@ -8,9 +8,9 @@ lakeFS's API that its mark leaves out (:func:`api_staged`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lakefs_gc.errors import LakeFSGCError
@@ -134,6 +134,7 @@ class StagedCheck:
     listed: int = 0                    # objects listed (branches and their HEAD commits)
     outside: int = 0                   # addresses outside the namespace (imports): not GC's business
     branches_gone: tuple[str, ...] = ()
+    by_branch: Mapping[str, frozenset[str]] = field(default_factory=dict)  # each branch's staged addresses
 
 
 class _Listing:
@@ -197,6 +198,7 @@ def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_ro
         return entries, view.n + tree.n
 
     addresses: set[str] = set()
+    by_branch: dict[str, frozenset[str]] = {}
     entries = listed = outside = 0
     gone: list[str] = []
     with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(branches) or 1)),
@@ -207,13 +209,16 @@ def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_ro
                 gone.append(branch)
                 continue
             entries += len(staged)
+            mine: set[str] = set()
             for _, physical in staged:
                 keys = address_keys(physical, roots, local_root)
                 if not keys:
                     outside += 1
-                addresses |= keys
+                mine |= keys
+            by_branch[branch] = frozenset(mine)
+            addresses |= mine
     progress.finish()
-    return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone))
+    return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone), by_branch)
 
 
 def lakefs_mark_addresses(storage: Storage, roots: tuple[str, ...], run_id: str,
