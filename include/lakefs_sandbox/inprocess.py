@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from lakefs_gc.config import SparkSettings
 from lakefs_gc.contract import (
     SPARK_STEPS as SPARK_STEP_IDS,
     STEP_INPUTS,
@@ -22,7 +23,7 @@ from lakefs_gc.contract import (
 )
 from lakefs_gc.spark import shell
 from lakefs_gc.spark.runtime import storage_ref
-from lakefs_gc.steps import STEP_FUNCTIONS, run_on_spark
+from lakefs_gc.steps import STEP_FUNCTIONS, run_in_task, run_on_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -33,13 +34,15 @@ if TYPE_CHECKING:
 SPARK_STEPS: dict[str, Callable[..., Any]] = {step: partial(run_on_spark, step) for step in SPARK_STEP_IDS}
 
 
-def run_steps(spark: SparkSession, ctx: RunContext, client: LakeFSClient, environ: Mapping[str, str],
+def run_steps(spark: SparkSession | None, ctx: RunContext, client: LakeFSClient, environ: Mapping[str, str],
               until: str = "save_report", between: Callable[[str], None] | None = None) -> dict[str, Any]:
     """
     Run every step after ``prepare_run`` up to ``until``; return the results by task id.
 
     ``environ`` holds the secrets a job would read from its environment. ``between(step)`` is
-    called before each step (what happens in the repository between two tasks).
+    called before each step (what happens in the repository between two tasks). ``spark`` None:
+    the Spark steps in this process without Spark, as a small repository's tasks run them
+    (:func:`lakefs_gc.steps.run_in_task`, up to ``spark.in_process_max_keys``; more fails).
     """
     results: dict[str, Any] = {}
     for step in STEPS[1:]:
@@ -54,7 +57,12 @@ def run_steps(spark: SparkSession, ctx: RunContext, client: LakeFSClient, enviro
             results[step] = STEP_FUNCTIONS[step](storage_ref(ctx, environ).open(), inputs)
         else:
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
-            results[step] = SPARK_STEPS[step](spark, inputs, environ)
+            if spark is None:
+                results[step] = run_in_task(step, inputs, environ, SparkSettings.in_process_max_keys)
+                if results[step] is None:
+                    raise RuntimeError(f"{step}: its input is larger than spark.in_process_max_keys; give a SparkSession")
+            else:
+                results[step] = SPARK_STEPS[step](spark, inputs, environ)
             shell.check(step, results[step])
         if step == until:
             break

@@ -98,3 +98,80 @@ def test_an_object_only_a_tag_reads_is_unreferenced_and_named_by_its_tag(lakefs_
     assert r["branches"]["main"]["alone"]["retention"] == {"objects": 1, "bytes": 9}
     assert r["branches"]["main"]["alone"]["head"] == {"objects": 1, "bytes": 10}
     assert r["total"] == {"objects": 3, "bytes": 21}
+
+
+# ---------------------------------------------------------------------------------------------
+# What if: predicted from the run's data and the commit graph, then checked by a real run
+
+
+WHATIF_REPOS = 5
+WHATIF_PER_REPO = 10  # histories per repository, one change each: 50 predictions, each judged by a run
+
+
+def _gc_run(emu, name: str, work, now: datetime, run_id: str) -> None:
+    """A clean GC run of ``name``, every Spark step in this process without Spark (a small repository's path)."""
+    from lakefs_gc.contract import RunSettings
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.steps.prepare_run import prepare_run
+    from lakefs_sandbox.inprocess import run_steps
+
+    settings = RunSettings(min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0,
+                           max_delete_share=1.0, flow="clean")
+    secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
+    with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
+        ctx = prepare_run(gc_client, name, settings, now=now, airflow_run_id=run_id, work_dir=str(work),
+                          local_root=emu.local_root, parallelism=1)
+        run_steps(None, ctx, gc_client, secrets)
+
+
+def _listed(storage) -> dict[str, tuple[int, int]]:
+    return {o.key: (o.size, int(o.last_modified * 1000)) for o in storage.list("data/")}
+
+
+@pytest.mark.parametrize("repo_index", range(WHATIF_REPOS))
+def test_whatif_predicts_exactly_what_the_next_run_frees(lakefs_emulator, tmp_path, repo_index):
+    """Per history, one change (a branch deleted, or a branch's rule shortened), priced by
+    ``whatif_here`` from the run's own data, then made in lakeFS and collected by a real run:
+    the objects and bytes that run frees are the prediction, exactly."""
+    import lakefs_sdk
+
+    from lakefs_gc.gc.attribution import Change
+    from lakefs_gc.listing.holders import whatif_here
+
+    emu = lakefs_emulator
+    seeds = list(range(100 + repo_index * WHATIF_PER_REPO, 100 + (repo_index + 1) * WHATIF_PER_REPO))
+    client, name, roots, storage, histories = _build(emu, seeds)
+    rules = {b: d for h in histories for b, d in h.rules[1].items()}
+    now = datetime.now(UTC) + timedelta(seconds=2)
+    _gc_run(emu, name, tmp_path, now, f"first-{name}")  # the garbage of the histories themselves, gone
+    freed_any = 0
+    for i, seed in enumerate(seeds):
+        live = sorted(b.id for b in client.branches_api.list_branches(name, amount=1000).results
+                      if b.id.startswith(f"h{seed}-"))
+        if not live:
+            continue
+        branch = live[len(live) // 2]
+        change = Change(delete_branch=branch) if i % 2 == 0 else Change(branch=branch, days=0)
+        listed = _listed(storage)
+        cutoff_ms = int(now.timestamp() * 1000)
+        freed: set[str] = set()
+        with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
+            predicted = whatif_here(gc_client, name, storage, roots, emu.local_root,
+                                    ((k, s, t) for k, (s, t) in listed.items()), cutoff_ms, 1, rules,
+                                    now.timestamp(), change, collect=freed)
+        if change.delete_branch is not None:
+            client.branches_api.delete_branch(name, branch)
+            rules.pop(branch, None)
+        else:
+            rules[branch] = 0
+        client.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=1,
+            branches=[lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in sorted(rules.items())]))
+        _gc_run(emu, name, tmp_path, now, f"after-{i}-{name}")
+        left = _listed(storage)
+        gone = set(listed) - set(left)
+        actual = (len(gone), sum(listed[k][0] for k in gone))
+        assert freed == gone, (seed, change.describe(), sorted(freed - gone), sorted(gone - freed))
+        assert (predicted.freed.objects, predicted.freed.bytes) == actual
+        freed_any += bool(actual[0])
+    assert freed_any >= WHATIF_PER_REPO // 4  # the changes free something, not only nothing

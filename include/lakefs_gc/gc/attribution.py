@@ -132,17 +132,50 @@ class Holders:
         return out
 
 
+@dataclass(frozen=True)
+class Change:
+    """
+    A change ``lakefs-gc whatif`` prices: a branch deleted, or a retention rule set to ``days``.
+
+    ``branch`` None with ``days``: the default rule.
+    """
+
+    delete_branch: str | None = None
+    branch: str | None = None
+    days: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.delete_branch is None) == (self.days is None):
+            raise ValueError("a what-if changes one thing: a branch to delete, or a rule's days")
+        if self.days is not None and self.days < 0:
+            raise ValueError(f"a retention rule is a number of days >= 0, got {self.days}")
+
+    def rules(self, default_days: int, branch_days: Mapping[str, int]) -> tuple[int, dict[str, int]]:
+        """Return the retention rules after the change: (default days, {branch: days})."""
+        days = dict(branch_days)
+        if self.days is not None and self.branch is not None:
+            days[self.branch] = self.days
+        return (self.days if self.days is not None and self.branch is None else default_days), days
+
+    def describe(self) -> str:
+        if self.delete_branch is not None:
+            return f"branch {self.delete_branch!r} deleted"
+        rule = f"branch {self.branch!r}'s rule" if self.branch is not None else "the default rule"
+        return f"{rule} set to {self.days} day(s)"
+
+
 def commit_holders(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
-                   now: float, tags: bool = True) -> dict[str, set[Holder]]:
+                   now: float, tags: bool = True, without: str | None = None) -> dict[str, set[Holder]]:
     """
     {commit id: its holders} of every commit the documented rules keep, and of every tag's commit.
 
     A branch's HEAD holds as ``head``, the rest of its window (:func:`lakefs_gc.gc.retention.branch_window`)
     as ``retention``; a tag's commit as ``tag`` (which keeps nothing, but names the tag).
+    ``without``: that branch left out, as if deleted.
     """
     out: dict[str, set[Holder]] = {}
     for branch, head in client.branches(repo):
-        if not head:
+        if not head or branch == without:
             continue
         threshold = now - branch_days.get(branch, default_days) * DAY
         for i, commit in enumerate(branch_window(client.first_parent_log(repo, head, page=100), threshold)):

@@ -348,6 +348,24 @@ class LakeFSClient:
                 return
             after = resp.pagination.next_offset
 
+    def log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
+        """
+        Yield every commit ``ref`` reaches (all parents), as lakeFS's log lists them.
+
+        Each has ``id``, ``parents``, ``creation_date`` in Unix seconds, ``meta_range_id``, ``version``.
+        """
+        after = ""
+        while True:
+            resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page)
+            yield from resp.results
+            if not resp.pagination.has_more:
+                return
+            after = resp.pagination.next_offset
+
+    def commit_node(self, repo: str, commit_id: str) -> Any:
+        """Return a commit (``getCommit``) with its parents, creation date, metarange id and version."""
+        return self.call("getCommit", self.commits_api.get_commit, repo, commit_id)
+
     # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
     def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
         """

@@ -10,6 +10,7 @@ Then the listed objects are summed by holder set and by what an unreferenced one
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefs_gc.gc.attribution import (
@@ -19,12 +20,21 @@ from lakefs_gc.gc.attribution import (
     TAG,
     YOUNG,
     Attribution,
+    Change,
     Holder,
     Holders,
+    Space,
     attribute,
     commit_holders,
 )
-from lakefs_gc.listing.committed import in_threads, metarange_range_ids, range_addresses, relative_key
+from lakefs_gc.gc.retention import commit_graph, lakefs_walk
+from lakefs_gc.listing.committed import (
+    in_threads,
+    metarange_range_ids,
+    parse_commits_csv,
+    range_addresses,
+    relative_key,
+)
 from lakefs_gc.listing.uncommitted import api_staged
 
 if TYPE_CHECKING:
@@ -100,3 +110,71 @@ def attribute_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[st
     tag_bits = holders.mask(h for h in holders.holders if h.kind == TAG)
     summed = groups(listed, masks, tag_bits, deleted, cutoff_ms)
     return attribute(((mask, state, n, b) for (mask, state), (n, b) in summed.items()), holders), holders
+
+
+COMMIT = "commit"  # a what-if's holders: each kept commit its own
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """What the next run would free after a change, and how its kept commits were predicted."""
+
+    change: Change
+    freed: Space
+    kept_before: int  # commits the GC keeps now: the documented windows and lakeFS's commits.csv
+    kept_after: int   # after the change: the documented windows and lakeFS's walk, predicted
+    model_differs: int  # commits where the walk predicted on today's graph differs from lakeFS's list
+
+
+def lakefs_kept(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], timeout: float) -> set[str]:
+    """Return the commits lakeFS's ``commits.csv`` lists now (it is asked to prepare them)."""
+    prep = client.prepare_commits(repo, timeout_seconds=timeout)
+    loc = prep["gc_commits_location"]
+    return {c for c, _ in parse_commits_csv(st.get(relative_key(roots, loc)), loc)}
+
+
+def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], local_root: str | None,
+                listed: Iterable[tuple[str, int, int]], cutoff_ms: int, default_days: int,
+                branch_days: Mapping[str, int], now: float, change: Change, collect: set[str] | None = None,
+                lakefs_list: set[str] | None = None) -> WhatIf:
+    """
+    Return what the next run would free after ``change``, nothing deleted: every input read in this process.
+
+    The objects old enough (modified before ``cutoff_ms``) that a kept commit or a staged entry
+    holds now and none would after the change. Kept now: the documented windows and lakeFS's list
+    (``lakefs_list``, else asked for); after: the documented windows under the changed rules and
+    lakeFS's walk predicted on the commit graph (:func:`lakefs_gc.gc.retention.lakefs_walk`: a
+    deleted branch's HEAD becomes a dangling leaf, kept for the default rule's days), where it
+    differs from lakeFS's list today, lakeFS's list taken as it is (walks from commits the API
+    cannot list). The ranges
+    of both sets read once, each commit its own holder. ``collect``: the addresses freed, added to it.
+    """
+    branches = dict(client.branches(repo, show_hidden=True))
+    csv_now = lakefs_list if lakefs_list is not None else lakefs_kept(client, repo, st, roots, 1200.0)
+    nodes = commit_graph(client, repo, branches.values(), csv_now)
+    model_now = lakefs_walk(nodes, branches, default_days, branch_days, now)
+    before = set(commit_holders(client, repo, default_days, branch_days, now, tags=False)) | csv_now
+    after_default, after_days = change.rules(default_days, branch_days)
+    after_branches = {b: h for b, h in branches.items() if b != change.delete_branch}
+    after = set(commit_holders(client, repo, after_default, after_days, now, tags=False, without=change.delete_branch))
+    # lakeFS walks from dangling commits the API cannot list (an expired branch HEAD's chain can
+    # still keep a newer commit's parent): what its list has beyond the predicted walk stays kept
+    after |= (lakefs_walk(nodes, after_branches, after_default, after_days, now) | (csv_now - model_now)) - (
+        model_now - csv_now)
+    holders = Holders()
+    masks = address_masks(client, repo, st, roots, {c: {Holder(COMMIT, c)} for c in before | after}, holders)
+    kept_before = holders.mask(Holder(COMMIT, c) for c in before)
+    kept_after = holders.mask(Holder(COMMIT, c) for c in after)
+    staged = api_staged(client, repo, roots, local_root).by_branch
+    staged_before = frozenset().union(*staged.values())
+    staged_after = frozenset().union(*(a for b, a in staged.items() if b != change.delete_branch))
+    freed = Space()
+    for address, size, modified in listed:
+        if modified >= cutoff_ms:
+            continue
+        mask = masks.get(address, 0)
+        if (mask & kept_before or address in staged_before) and not (mask & kept_after or address in staged_after):
+            freed.add(1, size)
+            if collect is not None:
+                collect.add(address)
+    return WhatIf(change, freed, len(before), len(after), len(model_now ^ csv_now))
