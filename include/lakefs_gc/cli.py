@@ -263,6 +263,44 @@ def _restore(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if all(o in ok for _, o, _ in report.rows) else 1
 
 
+def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
+    """Return a client of lakeFS at ``--lakefs-endpoint`` (or the environment's), with the environment's keys."""
+    import os
+
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+
+    endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
+    access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
+    if not endpoint or not access or not secret:
+        raise UsageError(f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
+                         f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
+    return LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
+                        access, secret)
+
+
+def _space(args: argparse.Namespace, out: TextIO) -> int:
+    """``lakefs-gc space`` and ``lakefs-gc whatif``: read now, nothing deleted."""
+    import os
+
+    from lakefs_gc import space
+    from lakefs_gc.storage import parse_namespace
+
+    namespace = args.namespace.rstrip("/")
+    storage = _open_namespace(namespace, args)
+    local_root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
+    roots = parse_namespace(namespace, local_root).roots()
+    change = space.parse_change(args.delete_branch, args.rule) if args.command == "whatif" else None
+    with _lakefs_client(args) as client:
+        if change is not None:
+            lines = space.whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change)
+        else:
+            lines = space.space_now(client, args.repository, storage, roots, local_root, args.min_age_seconds,
+                                    args.stale_days)
+    out.write("\n".join(lines) + "\n")
+    return 0
+
+
 def _explain(args: argparse.Namespace, out: TextIO) -> int:
     import os
 
@@ -272,18 +310,7 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
     namespace = args.namespace.rstrip("/")
     storage = _open_namespace(namespace, args)
     roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
-    client: LakeFSClient | None = None
-    if args.repository:
-        from lakefs_gc.lakefs.client import LakeFSClient
-        from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
-
-        endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
-        access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
-        if not endpoint or not access or not secret:
-            raise UsageError(f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
-                             f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
-        client = LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
-                              access, secret)
+    client = _lakefs_client(args) if args.repository else None
     try:
         address, path, note = resolve(roots, args.target, client, args.repository, args.ref)
     except ValueError as e:
@@ -387,16 +414,20 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
     exp.add_argument("--ref", help="the branch, tag or commit a PATH is read on (default: the default branch)")
     _storage_arguments(exp)
+    from lakefs_gc import space
+
+    space.add_parsers(sub, _storage_arguments)
     args = parser.parse_args(argv)
 
     if args.command == "config":
         return _config_check(args.file, sys.stdout)
-    if args.command in ("report", "restore", "explain"):
+    if args.command in ("report", "restore", "explain", "space", "whatif"):
         from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.storage import StorageError
 
         try:
-            return {"report": _report, "restore": _restore, "explain": _explain}[args.command](args, sys.stdout)
+            return {"report": _report, "restore": _restore, "explain": _explain, "space": _space,
+                    "whatif": _space}[args.command](args, sys.stdout)
         except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
             print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
             return 2

@@ -9,7 +9,7 @@ Then the listed objects are summed by holder set and by what an unreferenced one
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -78,20 +78,22 @@ def staged_masks(by_branch: Mapping[str, Iterable[str]], holders: Holders) -> di
 
 
 def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag_bits: int,
-           deleted: set[str] | frozenset[str], cutoff_ms: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+           deleted: Container[str] | None, cutoff_ms: int) -> dict[tuple[int, str | None], tuple[int, int]]:
     """
     Objects and bytes by (holder set, what an unreferenced object is): the input of :func:`attribute`.
 
     ``listed``: (address, size, last-modified ms) of every listed object; ``tag_bits``: the tags'
     holders (which keep nothing); ``deleted``: the candidates this run deletes (or marks, in a dry
-    run). An unreferenced object not deleted is young (modified at or after the cutoff) or held
-    back (delayed confirmation, the staged check).
+    run; None: every unreferenced object older than the cutoff, as a run started now would). An
+    unreferenced object not deleted is young (modified at or after the cutoff) or held back
+    (delayed confirmation, the staged check).
     """
     out: dict[tuple[int, str | None], list[int]] = {}
     for address, size, modified in listed:
         mask = masks.get(address, 0)
         state = None if mask & ~tag_bits else (
-            DELETED if address in deleted else YOUNG if modified >= cutoff_ms else HELD_BACK)
+            YOUNG if deleted is None and modified >= cutoff_ms else DELETED if deleted is None or address in deleted
+            else YOUNG if modified >= cutoff_ms else HELD_BACK)
         acc = out.setdefault((mask, state), [0, 0])
         acc[0] += 1
         acc[1] += size
@@ -99,7 +101,7 @@ def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag
 
 
 def attribute_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], local_root: str | None,
-                   listed: Iterable[tuple[str, int, int]], deleted: set[str] | frozenset[str], cutoff_ms: int,
+                   listed: Iterable[tuple[str, int, int]], deleted: Container[str] | None, cutoff_ms: int,
                    default_days: int, branch_days: Mapping[str, int], now: float) -> tuple[Attribution, Holders]:
     """Return the attribution of a namespace, every input read in this process (a small repository, the tests)."""
     holders = Holders()

@@ -1,0 +1,166 @@
+"""
+``lakefs-gc space`` and ``lakefs-gc whatif``: where a namespace's bytes go now, and what a change would free.
+
+Both read lakeFS (branches, commits, rules, tags, staged entries) and the namespace's ``data/``
+listing in this one process, now, and delete nothing: :func:`lakefs_gc.listing.holders.attribute_here`
+and :func:`lakefs_gc.listing.holders.whatif_here`. "Unreferenced, old enough" is what a GC run
+started now would collect (before its staged check, which may hold a few back); "too young" is
+what its cutoff (``--min-age-seconds``) spares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakefs_gc.gc.attribution import CLASSES, DELETED, HELD_BACK, YOUNG, Attribution, Change, Space
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
+
+DAY = 86400
+LABELS = {"head": "read by a branch HEAD", "retention": "only in retention windows (kept commits, not HEAD)",
+          "staged": "only staged (uncommitted)", DELETED: "unreferenced, old enough: collected",
+          HELD_BACK: "unreferenced, held back (delayed confirmation, staged check)",
+          YOUNG: "unreferenced, too young (newer than the cutoff)"}
+
+
+@dataclass(frozen=True)
+class StaleBranch:
+    """A branch whose HEAD is older than the threshold, and what it alone holds."""
+
+    branch: str
+    head_age_days: float
+    alone: Space
+
+
+def stale_branches(attribution: Attribution, head_times: Mapping[str, float], now: float,
+                   older_than_days: float) -> list[StaleBranch]:
+    """Return the branches whose HEAD commit is older than ``older_than_days``, most bytes alone first."""
+    out = []
+    for branch, created in head_times.items():
+        age = (now - created) / DAY
+        if age > older_than_days:
+            held = attribution.branches.get(branch)
+            out.append(StaleBranch(branch, age, held.alone_total() if held else Space()))
+    return sorted(out, key=lambda s: (-s.alone.bytes, s.branch))
+
+
+def human(n: int) -> str:
+    """Return a byte count the way people read it (1,536 -> "1.5 KiB")."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _row(label: str, s: Space) -> str:
+    return f"  {label:62} {s.objects:>10,} objects {human(s.bytes):>12}  ({s.bytes:,} bytes)"
+
+
+def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_days: float) -> list[str]:
+    """Return the report ``lakefs-gc space`` prints."""
+    lines = ["Where the bytes go (each object counted once, in its first class):", _row("all listed objects",
+                                                                                        attribution.total)]
+    lines += [_row(LABELS[c], s) for c, s in attribution.classes.items()]
+    lines.append("")
+    lines.append("By branch (alone: no other branch holds it; shared: counted for every branch of its class "
+                 "holding it):")
+    for branch, held in sorted(attribution.branches.items()):
+        parts = [f"{c} alone {human(held.alone[c].bytes)} / shared {human(held.shared[c].bytes)}" for c in CLASSES
+                 if held.alone[c].objects or held.shared[c].objects]
+        lines.append(f"  {branch}: " + "; ".join(parts))
+    if attribution.tags:
+        lines.append("")
+        lines.append("Read only by a tag's commit (lakeFS's GC keeps no commit for a tag: collected like any "
+                     "unreferenced object):")
+        lines += [_row(f"tag {t}", s) for t, s in sorted(attribution.tags.items())]
+    lines.append("")
+    stale = list(stale)
+    lines.append(f"Stale branches (HEAD older than {stale_days:g} days), by what they alone hold:")
+    lines += [_row(f"{s.branch} (HEAD {s.head_age_days:,.0f} days old)", s.alone) for s in stale] or ["  none"]
+    return lines
+
+
+def parse_change(delete_branch: str | None, rule: str | None) -> Change:
+    """
+    Return the change ``lakefs-gc whatif`` was given.
+
+    ``--delete-branch B``, or ``--rule DAYS`` (the default rule) / ``--rule BRANCH=DAYS``.
+    """
+    if rule is None or delete_branch is not None:
+        if (delete_branch is None) == (rule is None):
+            raise ValueError("give one change: --delete-branch BRANCH, or --rule [BRANCH=]DAYS")
+        return Change(delete_branch=delete_branch)
+    branch, _, days = rule.rpartition("=")
+    try:
+        n = int(days)
+    except ValueError:
+        raise ValueError(f"--rule {rule!r}: DAYS must be a whole number of days (e.g. --rule 7 or --rule "
+                         f"main=30)") from None
+    return Change(branch=branch or None, days=n)
+
+
+def _listed(storage: Storage) -> list[tuple[str, int, int]]:
+    return [(o.key, o.size, int(o.last_modified * 1000)) for o in storage.list("data/")]
+
+
+def _rules(client: LakeFSClient, repo: str) -> tuple[int, dict[str, int]]:
+    rules = client.require_gc_rules(repo)
+    return rules.default_retention_days, {r.branch_id: r.retention_days for r in rules.branches or ()}
+
+
+def space_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], local_root: str | None,
+              min_age_seconds: int, stale_days: float) -> list[str]:
+    """Return ``lakefs-gc space``'s report of ``repo`` now."""
+    from lakefs_gc.listing.holders import attribute_here
+
+    now = time.time()
+    default_days, branch_days = _rules(client, repo)
+    attribution, _ = attribute_here(client, repo, storage, roots, local_root, _listed(storage), None,
+                                    int((now - min_age_seconds) * 1000), default_days, branch_days, now)
+    heads = {b: float(client.commit_node(repo, h).creation_date) for b, h in client.branches(repo) if h}
+    return space_lines(attribution, stale_branches(attribution, heads, now, stale_days), stale_days)
+
+
+def whatif_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], local_root: str | None,
+               min_age_seconds: int, change: Change) -> list[str]:
+    """Return ``lakefs-gc whatif``'s answer for ``repo`` now."""
+    from lakefs_gc.listing.holders import whatif_here
+
+    now = time.time()
+    default_days, branch_days = _rules(client, repo)
+    if change.delete_branch is not None and change.delete_branch not in dict(client.branches(repo, show_hidden=True)):
+        raise ValueError(f"--delete-branch {change.delete_branch!r}: no such branch in {repo!r}")
+    w = whatif_here(client, repo, storage, roots, local_root, _listed(storage), int((now - min_age_seconds) * 1000),
+                    default_days, branch_days, now, change)
+    return [f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human(w.freed.bytes)} "
+            f"({w.freed.bytes:,} bytes), beyond today's garbage.",
+            f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or "
+            f"deleted)"]
+
+
+def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``space`` and ``whatif`` to the ``lakefs-gc`` command's subparsers."""
+    for name, text in (("space", "where the namespace's bytes go now: HEADs, retention, staging, tags, stale branches"),
+                       ("whatif", "what the next run would free if a branch were deleted or a rule changed")):
+        sp = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ". Read from lakeFS and the "
+                            "namespace now; nothing is changed or deleted.")
+        sp.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
+        sp.add_argument("--repository", required=True, help="the lakeFS repository")
+        sp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
+        sp.add_argument("--min-age-seconds", type=int, default=86400, help="the GC's minimum age (default 86400)")
+        if name == "space":
+            sp.add_argument("--stale-days", type=float, default=30.0,
+                            help="a branch is stale when its HEAD is older than this (default 30)")
+        else:
+            sp.add_argument("--delete-branch", metavar="BRANCH", help="price deleting this branch")
+            sp.add_argument("--rule", metavar="[BRANCH=]DAYS", help="price a retention rule: the default's, or a "
+                                                                   "branch's")
+        storage_arguments(sp)

@@ -1,0 +1,92 @@
+"""``lakefs-gc space`` and ``lakefs-gc whatif`` on the emulator: the report's lines carry the
+attribution's numbers (the attribution itself is judged by the API oracle in
+tests/listing/test_holders.py), the stale branches by what they alone hold, a what-if's answer,
+and bad input refused with the fix, nothing changed in lakeFS or the namespace."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+
+import lakefs_sdk
+import pytest
+
+from lakefs_gc.cli import main as cli
+from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+from tests.conftest import ns_storage
+from tests.support import history
+
+_repos = itertools.count()
+DAY = 86400
+
+
+@pytest.fixture
+def repo(lakefs_emulator, monkeypatch):
+    """main: x three times (v1 tagged, 10 days ago; v2 9 days ago; v3 now), y staged; branch old
+    (HEAD 40 days ago) alone holds z (100 bytes); default rule 1 day."""
+    emu = lakefs_emulator
+    client, name = emu.client(), f"space-cli-{next(_repos)}"
+    ns = emu.namespace(name)
+    history.create(client, name, ns)
+    now = datetime.now(UTC).timestamp()
+    client.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="old", source="main"))
+    client.objects_api.upload_object(name, "old", "z", content=b"z" * 100)
+    client.commits_api.commit(name, "old", lakefs_sdk.CommitCreation(message="z", date=int(now - 40 * DAY)))
+    for days_ago, body in ((10, b"v1"), (9, b"v2-longer"), (0.001, b"v3-longest")):
+        client.objects_api.upload_object(name, "main", "x", content=body)
+        c = client.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message=body.decode(),
+                                                                              date=int(now - days_ago * DAY)))
+        if body == b"v1":
+            client.tags_api.create_tag(name, lakefs_sdk.TagCreation(id="v1", ref=c.id))
+    client.objects_api.upload_object(name, "main", "y", content=b"staged")
+    client.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    monkeypatch.setenv(ENV_LAKEFS_ACCESS_KEY, emu.access_key)
+    monkeypatch.setenv(ENV_LAKEFS_SECRET_KEY, emu.secret_key)
+    base = [ns, "--repository", name, "--lakefs-endpoint", emu.url, "--local-root", emu.local_root,
+            "--min-age-seconds", "0"]
+    return base, ns_storage(ns)
+
+
+def test_space_prints_the_classes_the_tags_and_the_stale_branches(repo, capsys):
+    base, storage = repo
+    before = sorted(o.key for o in storage.list("data/"))
+    assert cli(["space", *base, "--stale-days", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "all listed objects" in out
+    assert "5 objects" in out.splitlines()[1]  # z, x three times, y
+    lines = {ln.split("  ", 2)[1].strip(): ln for ln in out.splitlines() if ln.startswith("  ") and "objects" in ln}
+    assert "1 objects" in lines["only staged (uncommitted)"]
+    assert "(6 bytes)" in lines["only staged (uncommitted)"]
+    assert "(9 bytes)" in lines["only in retention windows (kept commits, not HEAD)"]
+    assert "(2 bytes)" in lines["unreferenced, old enough: collected"]
+    assert "(2 bytes)" in lines["tag v1"]
+    stale = out.split("Stale branches (HEAD older than 30 days)")[1]
+    assert "old (HEAD 40 days old)" in stale
+    assert "(100 bytes)" in stale
+    assert "main" not in stale
+    assert sorted(o.key for o in storage.list("data/")) == before  # nothing deleted
+
+
+def test_whatif_prices_a_branch_deleted_and_a_rule(repo, capsys):
+    base, storage = repo
+    before = sorted(o.key for o in storage.list("data/"))
+    assert cli(["whatif", *base, "--delete-branch", "old"]) == 0
+    out = capsys.readouterr().out
+    # old's HEAD becomes a dangling commit, 40 days old: expired under the 1-day default rule
+    assert out.startswith("If branch 'old' deleted, the next GC run would free 1 objects, 100 B (100 bytes)")
+    assert cli(["whatif", *base, "--rule", "main=0"]) == 0
+    assert "would free 1 objects, 9 B (9 bytes)" in capsys.readouterr().out  # x v2 leaves main's window
+    assert sorted(o.key for o in storage.list("data/")) == before
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give one change: --delete-branch BRANCH, or --rule [BRANCH=]DAYS"),
+    (["--delete-branch", "old", "--rule", "3"], "give one change"),
+    (["--rule", "main=week"], "--rule 'main=week': DAYS must be a whole number of days (e.g. --rule 7 or"),
+    (["--rule", "-2"], "a retention rule is a number of days >= 0, got -2"),
+    (["--delete-branch", "nope"], "--delete-branch 'nope': no such branch"),
+])
+def test_whatif_refuses_bad_input_with_the_fix(repo, capsys, args, message):
+    base, _ = repo
+    assert cli(["whatif", *base, *args]) == 2
+    assert message in capsys.readouterr().err
