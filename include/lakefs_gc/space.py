@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.gc.attribution import CLASSES, DELETED, HELD_BACK, YOUNG, Attribution, Change, Space
+from lakefs_gc.report.summary import human_bytes
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -50,18 +51,8 @@ def stale_branches(attribution: Attribution, head_times: Mapping[str, float], no
     return sorted(out, key=lambda s: (-s.alone.bytes, s.branch))
 
 
-def human(n: int) -> str:
-    """Return a byte count the way people read it (1,536 -> "1.5 KiB")."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
 def _row(label: str, s: Space) -> str:
-    return f"  {label:62} {s.objects:>10,} objects {human(s.bytes):>12}  ({s.bytes:,} bytes)"
+    return f"  {label:62} {s.objects:>10,} objects {human_bytes(s.bytes):>12}  ({s.bytes:,} bytes)"
 
 
 def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_days: float) -> list[str]:
@@ -73,7 +64,7 @@ def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_da
     lines.append("By branch (alone: no other branch holds it; shared: counted for every branch of its class "
                  "holding it):")
     for branch, held in sorted(attribution.branches.items()):
-        parts = [f"{c} alone {human(held.alone[c].bytes)} / shared {human(held.shared[c].bytes)}" for c in CLASSES
+        parts = [f"{c} alone {human_bytes(held.alone[c].bytes)} / shared {human_bytes(held.shared[c].bytes)}" for c in CLASSES
                  if held.alone[c].objects or held.shared[c].objects]
         lines.append(f"  {branch}: " + "; ".join(parts))
     if attribution.tags:
@@ -140,7 +131,7 @@ def whatif_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[s
         raise ValueError(f"--delete-branch {change.delete_branch!r}: no such branch in {repo!r}")
     w = whatif_here(client, repo, storage, roots, local_root, _listed(storage), int((now - min_age_seconds) * 1000),
                     default_days, branch_days, now, change)
-    return [f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human(w.freed.bytes)} "
+    return [f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human_bytes(w.freed.bytes)} "
             f"({w.freed.bytes:,} bytes), beyond today's garbage.",
             f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or "
             f"deleted)"]
