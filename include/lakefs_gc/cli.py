@@ -281,24 +281,9 @@ def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
 
 def _space(args: argparse.Namespace, out: TextIO) -> int:
     """``lakefs-gc space`` and ``lakefs-gc whatif``: read now, nothing deleted."""
-    import os
-
     from lakefs_gc import space
-    from lakefs_gc.storage import parse_namespace
 
-    namespace = args.namespace.rstrip("/")
-    storage = _open_namespace(namespace, args)
-    local_root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
-    roots = parse_namespace(namespace, local_root).roots()
-    change = space.parse_change(args.delete_branch, args.rule) if args.command == "whatif" else None
-    with _lakefs_client(args) as client:
-        if change is not None:
-            lines = space.whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change)
-        else:
-            lines = space.space_now(client, args.repository, storage, roots, local_root, args.min_age_seconds,
-                                    args.stale_days)
-    out.write("\n".join(lines) + "\n")
-    return 0
+    return space.run(args, out, _open_namespace(args.namespace.rstrip("/"), args), _lakefs_client(args))
 
 
 def _explain(args: argparse.Namespace, out: TextIO) -> int:

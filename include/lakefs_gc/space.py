@@ -14,7 +14,7 @@ import argparse
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from lakefs_gc.gc.attribution import CLASSES, DELETED, HELD_BACK, YOUNG, Attribution, Change, Space
 from lakefs_gc.report.summary import human_bytes
@@ -155,3 +155,22 @@ def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser],
             sp.add_argument("--rule", metavar="[BRANCH=]DAYS", help="price a retention rule: the default's, or a "
                                                                    "branch's")
         storage_arguments(sp)
+
+
+def run(args: argparse.Namespace, out: TextIO, storage: Storage, client: LakeFSClient) -> int:
+    """Run ``lakefs-gc space`` or ``lakefs-gc whatif`` (``args.command``) on ``storage``, with ``client``."""
+    import os
+
+    from lakefs_gc.storage import parse_namespace
+
+    local_root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
+    roots = parse_namespace(args.namespace.rstrip("/"), local_root).roots()
+    with client:
+        if args.command == "whatif":
+            change = parse_change(args.delete_branch, args.rule)
+            lines = whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change)
+        else:
+            lines = space_now(client, args.repository, storage, roots, local_root, args.min_age_seconds,
+                              args.stale_days)
+    out.write("\n".join(lines) + "\n")
+    return 0
