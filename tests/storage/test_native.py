@@ -258,11 +258,13 @@ def test_gcs_deletes_go_through_obstore_and_delete_exactly_the_named_objects(fak
     for k in ["data/s/plain", *odd, "data/s/x", "data/s/a/b", "data/s/live"]:
         st.put(k, b"x")
     _put_raw("gcs", st, "repo/data/s/x/")
-    failed = st.delete_batch(["data/s/plain", *odd, "data/s/x/", "data/s/missing"])
+    st.put("data/s/ctl\x01char", b"x")  # object_store refuses a control character: the SDK deletes it
+    failed = st.delete_batch(["data/s/plain", *odd, "data/s/x/", "data/s/ctl\x01char", "data/s/missing"])
     assert [(k, code) for k, code, _ in failed] == [("data/s/missing", "404")]
     assert [o.key for o in st.list("data/")] == ["data/s/a/b", "data/s/live", "data/s/x"]
-    assert sorted(native_deletes) == sorted(["data/s/plain", *odd, "data/s/missing"])
-    assert fallbacks == {"gcs delete: a key object_store names otherwise": 1}
+    assert sorted(native_deletes) == sorted(["data/s/plain", *odd, "data/s/ctl\x01char", "data/s/missing"])
+    assert fallbacks == {"gcs delete: a key object_store names otherwise": 1,
+                         "gcs delete: a key object_store refuses as a path": 1}
 
 
 def test_gcs_deletes_through_the_sdk_when_the_native_client_is_switched_off(fake_gcs, native_deletes, monkeypatch):

@@ -209,9 +209,14 @@ class GCSStorage(CloudStorage):
             name = self._name(key)  # refuses a key outside the namespace, whichever client deletes it
             if store is not None:
                 if native.plain_key(key):
-                    failed = native.delete_outcome(store, key)
-                    return None if failed is None else (key, *failed)
-                native.count("gcs delete: a key object_store names otherwise")
+                    try:
+                        failed = native.delete_outcome(store, key)
+                    except (TypeError, ValueError):  # a path object_store refuses: nothing was sent
+                        native.count("gcs delete: a key object_store refuses as a path")
+                    else:
+                        return None if failed is None else (key, *failed)
+                else:
+                    native.count("gcs delete: a key object_store names otherwise")
             try:
                 self.bucket.delete_blob(name, retry=None, timeout=60)
             except Exception as exc:

@@ -245,6 +245,8 @@ def delete_outcome(store: ObjectStore, key: str) -> tuple[str, str] | None:
     """
     Delete ``key`` (a :func:`plain_key`) through ``store`` once: None when deleted, else (code, message).
 
+    ``TypeError`` or ``ValueError`` when object_store refuses the key as a path (nothing sent).
+
     The code as the SDK adapters give it: ``404`` for a missing object, the HTTP status of any other
     answer, ``ConnectionError`` when the endpoint did not answer.
     """
@@ -252,6 +254,8 @@ def delete_outcome(store: ObjectStore, key: str) -> tuple[str, str] | None:
 
     try:
         obstore.delete(store, key)
+    except (TypeError, ValueError):
+        raise  # a path object_store refuses: nothing was sent, the caller's SDK deletes it
     except FileNotFoundError as exc:
         return "404", str(exc).splitlines()[0][:500]
     except Exception as exc:
