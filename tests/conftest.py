@@ -46,6 +46,7 @@ FILE_SECONDS = {
     "real_lakefs/test_holes.py": 85, "airflow/e2e/test_e2e_histories.py": 81, "listing/test_staged.py": 76,
     "real_lakefs/test_interleavings.py": 64, "airflow/ui/test_forms.py": 54, "runs/test_hostile_inputs.py": 46,
     "airflow/local_airflow/test_local_airflow.py": 45, "storage/test_backends.py": 36, "cli/test_cli_report.py": 35,
+    "listing/test_holders.py": 60, "real_lakefs/test_space.py": 25,
 }
 
 # LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of
