@@ -98,6 +98,17 @@ class Attribution:
                            "figure of every branch of that class holding it"}
 
 
+def bit_numbers(mask: int) -> list[int]:
+    """Return the holder numbers of a holder set."""
+    out, i = [], 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
 class Holders:
     """Numbers the holders of a run (bit ``i`` of a holder set is ``holders[i]``)."""
 

@@ -1,5 +1,5 @@
 """
-The holders of each address of a namespace, read on one process (issue 43's attribution).
+The holders of each address of a namespace, read in one process or on Spark's executors (issue 43).
 
 Commits -> their holders (:func:`lakefs_gc.gc.attribution.commit_holders`), metaranges -> ranges,
 each range read once with the union of its commits' holders, each address the union of its ranges';
@@ -25,6 +25,7 @@ from lakefs_gc.gc.attribution import (
     Holders,
     Space,
     attribute,
+    bit_numbers,
     commit_holders,
 )
 from lakefs_gc.gc.retention import commit_graph, lakefs_walk
@@ -36,15 +37,21 @@ from lakefs_gc.listing.committed import (
     relative_key,
 )
 from lakefs_gc.listing.uncommitted import api_staged
+from lakefs_gc.spark.runtime import partitions
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyspark.sql import DataFrame, SparkSession
+
     from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.runtime import StorageRef
     from lakefs_gc.storage.base import Storage
 
 
-def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
-                  holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
-    """{address: its holder set} of every address the commits of ``holders_of`` read."""
+def range_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
+                holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
+    """{range key in the namespace: the union of its commits' holders} of every range the commits of ``holders_of`` read."""
     commits = sorted(holders_of)
     metaranges = in_threads(lambda c: client.commit_metarange(repo, c), commits)
     by_metarange: dict[str, int] = {}
@@ -59,9 +66,17 @@ def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str
             by_range[r] = by_range.get(r, 0) | by_metarange[m]
     rids = sorted(by_range)
     r_keys = in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), rids)
+    return {k: by_range[r] for r, k in zip(rids, r_keys)}
+
+
+def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
+                  holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
+    """{address: its holder set} of every address the commits of ``holders_of`` read (each range read once, here)."""
+    by_key = range_masks(client, repo, st, roots, holders_of, holders)
+    keys = sorted(by_key)
     out: dict[str, int] = {}
-    for r, addresses in zip(rids, in_threads(lambda k: list(range_addresses(st, k, roots)), r_keys)):
-        mask = by_range[r]
+    for k, addresses in zip(keys, in_threads(lambda k: list(range_addresses(st, k, roots)), keys)):
+        mask = by_key[k]
         for a in addresses:
             out[a] = out.get(a, 0) | mask
     return out
@@ -180,3 +195,53 @@ def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
             if collect is not None:
                 collect.add(address)
     return WhatIf(change, freed, len(before), len(after), len(model_now ^ csv_now))
+
+
+def _range_holders(sref: StorageRef, items: Iterable[tuple[str, list[int]]]) -> Iterator[tuple[str, list[int]]]:
+    """(address, holders) of every entry of the ranges ``items`` (range key, its holders): executors."""
+    st, roots = sref.open(), sref.roots
+    for key, holders in items:
+        for address in range_addresses(st, key, roots):
+            yield address, holders
+
+
+def spark_groups(spark: SparkSession, sref: StorageRef, ranges: Mapping[str, int], staged: Mapping[str, int],
+                 listed: DataFrame, deleted: DataFrame | None, cutoff_ms: int, tag_bits: int,
+                 n: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+    """
+    Objects and bytes by (holder set, what an unreferenced object is), as :func:`groups`, on Spark's executors.
+
+    The ranges read by executors (each its holders), an address's holders the union over its
+    ranges and its staged entries, only the groups collected: bounded memory on the driver. Holder
+    sets travel as arrays of holder numbers, so a repository may have any number of branches and tags.
+
+    ``ranges``: range key -> its holder set; ``staged``: address -> the branches staging it;
+    ``listed``: columns ``address``, ``size``, ``last_modified_ms``; ``deleted``: column ``address``,
+    the candidates this run deletes (None: every unreferenced object older than the cutoff).
+    """
+    from pyspark.sql import functions as F
+
+    schema = "address string, holders array<int>"
+    items = sorted((k, bit_numbers(m)) for k, m in ranges.items())
+    from_ranges = spark.sparkContext.parallelize(items, partitions(len(items), n)).mapPartitions(
+        lambda part: _range_holders(sref, part))
+    held = spark.createDataFrame(from_ranges, schema).unionByName(
+        spark.createDataFrame([(a, bit_numbers(m)) for a, m in staged.items()], schema))
+    per_address = held.groupBy("address").agg(
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list("holders")))).alias("holders"))
+    objects = listed.join(per_address, "address", "left").withColumn(
+        "holders", F.coalesce(F.col("holders"), F.array().cast("array<int>")))
+    tags = F.array(*[F.lit(b) for b in bit_numbers(tag_bits)]).cast("array<int>")
+    referenced = F.size(F.array_except("holders", tags)) > 0
+    young = F.col("last_modified_ms") >= F.lit(cutoff_ms)
+    if deleted is None:
+        state = F.when(referenced, F.lit(None)).when(young, F.lit(YOUNG)).otherwise(F.lit(DELETED))
+    else:
+        objects = objects.join(deleted.select("address").distinct().withColumn("_deleted", F.lit(True)), "address",
+                               "left")
+        state = (F.when(referenced, F.lit(None)).when(F.col("_deleted").isNotNull(), F.lit(DELETED))
+                 .when(young, F.lit(YOUNG)).otherwise(F.lit(HELD_BACK)))
+    summed = objects.withColumn("state", state).groupBy("holders", "state").agg(
+        F.count(F.lit(1)).alias("objects"), F.sum("size").alias("bytes")).collect()
+    return {(sum(1 << b for b in row["holders"]), row["state"]): (int(row["objects"]), int(row["bytes"] or 0))
+            for row in summed}
