@@ -23,9 +23,9 @@ STEPS = 24
 _repos = itertools.count()
 
 
-def _build(emu, seeds: list[int], real: bool = False):
-    """Random histories ``seeds`` in one new repository of ``emu`` (the emulator, or lakeFS itself:
-    ``real``, where cherry-picks take plain commits only, tests/real_lakefs/test_histories.py)."""
+def _build(emu, seeds: list[int]):
+    """Random histories ``seeds`` in one new repository of ``emu`` (the emulator, or lakeFS itself,
+    where cherry-picks take plain commits only: tests/real_lakefs/test_histories.py)."""
     client = emu.client()
     name = f"space-{next(_repos)}"
     ns = emu.namespace(name)
@@ -35,7 +35,7 @@ def _build(emu, seeds: list[int], real: bool = False):
 
     def build(seed):
         return history.apply(emu.client(), name, ns, roots, history.ops(seed, STEPS), prefix=f"h{seed}-",
-                             storage=storage, cherry_pick_any=not real)
+                             storage=storage, cherry_pick_any=not getattr(emu, "real", False))
 
     with ThreadPoolExecutor(4) as pool:
         histories = list(pool.map(build, seeds))
@@ -48,9 +48,9 @@ def test_the_attribution_equals_the_api_oracle_to_the_byte(lakefs_emulator, seed
     check_attribution(lakefs_emulator, seeds)
 
 
-def check_attribution(emu, seeds: list[int], real: bool = False) -> None:
+def check_attribution(emu, seeds: list[int]) -> None:
     """Histories ``seeds`` built on ``emu``: the attribution equals the API oracle, every class and fate occurs."""
-    client, name, roots, storage, histories = _build(emu, seeds, real)
+    client, name, roots, storage, histories = _build(emu, seeds)
     now = datetime.now(UTC) + timedelta(seconds=2)
     listed = {o.key: (o.size, int(o.last_modified * 1000)) for o in storage.list("data/")}
     _, go = history.oracle(client, name, histories, roots, now.timestamp())
@@ -143,14 +143,14 @@ def test_whatif_predicts_exactly_what_the_next_run_frees(lakefs_emulator, tmp_pa
     check_whatif(lakefs_emulator, tmp_path, seeds)
 
 
-def check_whatif(emu, tmp_path, seeds: list[int], real: bool = False) -> None:
+def check_whatif(emu, tmp_path, seeds: list[int]) -> None:
     """One change per history of ``seeds`` (built in one repository of ``emu``), each predicted then judged by a run."""
     import lakefs_sdk
 
     from lakefs_gc.gc.attribution import Change
     from lakefs_gc.listing.holders import whatif_here
 
-    client, name, roots, storage, histories = _build(emu, seeds, real)
+    client, name, roots, storage, histories = _build(emu, seeds)
     rules = {b: d for h in histories for b, d in h.rules[1].items()}
     now = datetime.now(UTC) + timedelta(seconds=2)
     _gc_run(emu, name, tmp_path, now, f"first-{name}")  # the garbage of the histories themselves, gone

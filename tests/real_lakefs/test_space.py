@@ -11,8 +11,8 @@ SEED_BASE = 70_000  # other seeds than the emulator's
 
 
 def test_the_attribution_equals_the_api_oracle_on_lakefs_itself(real_lakefs):
-    check_attribution(real_lakefs("local"), list(range(SEED_BASE, SEED_BASE + 12)), real=True)
+    check_attribution(real_lakefs("local"), list(range(SEED_BASE, SEED_BASE + 12)))
 
 
 def test_whatif_predicts_what_lakefs_itself_then_lets_the_gc_free(real_lakefs, tmp_path):
-    check_whatif(real_lakefs("local"), tmp_path, list(range(SEED_BASE + 100, SEED_BASE + 110)), real=True)
+    check_whatif(real_lakefs("local"), tmp_path, list(range(SEED_BASE + 100, SEED_BASE + 110)))
