@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakefs_gc.gc.retention import DAY, branch_window
+from lakefs_gc.gc.retention import branch_windows
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -134,13 +134,7 @@ class Holders:
 
     def of(self, mask: int) -> list[Holder]:
         """Return the holders of a set."""
-        out, i = [], 0
-        while mask:
-            if mask & 1:
-                out.append(self.holders[i])
-            mask >>= 1
-            i += 1
-        return out
+        return [self.holders[i] for i in bit_numbers(mask)]
 
 
 @dataclass(frozen=True)
@@ -185,12 +179,8 @@ def commit_holders(client: LakeFSClient, repo: str, default_days: int, branch_da
     ``without``: that branch left out, as if deleted.
     """
     out: dict[str, set[Holder]] = {}
-    for branch, head in client.branches(repo):
-        if not head or branch == without:
-            continue
-        threshold = now - branch_days.get(branch, default_days) * DAY
-        for i, commit in enumerate(branch_window(client.first_parent_log(repo, head, page=100), threshold)):
-            out.setdefault(commit.id, set()).add(Holder(HEAD if i == 0 else RETENTION, branch))
+    for branch, i, commit in branch_windows(client, repo, default_days, branch_days, now, without):
+        out.setdefault(commit.id, set()).add(Holder(HEAD if i == 0 else RETENTION, branch))
     if tags:
         for tag, commit_id in client.tags(repo):
             out.setdefault(commit_id, set()).add(Holder(TAG, tag))

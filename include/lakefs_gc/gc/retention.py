@@ -36,17 +36,26 @@ def branch_window(log: Iterable[Any], threshold: float) -> Iterator[Any]:
             return
 
 
+def branch_windows(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
+                   now: float, without: str | None = None) -> Iterator[tuple[str, int, Any]]:
+    """
+    Yield (branch, position in its window (0: its HEAD), commit) of every commit the documented rules keep.
+
+    On every live branch (``without``: that one left out, as if deleted), in its first-parent order.
+    """
+    for branch, head in client.branches(repo):
+        if not head or branch == without:
+            continue
+        threshold = now - branch_days.get(branch, default_days) * DAY
+        for i, commit in enumerate(branch_window(client.first_parent_log(repo, head, page=100), threshold)):
+            yield branch, i, commit
+
+
 def documented_commits(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
                        now: float) -> dict[str, str]:
     """{commit id: metarange id} of every commit the documented rules keep on the live branches."""
-    kept: dict[str, str] = {}
-    for branch, head in client.branches(repo):
-        if not head:
-            continue
-        threshold = now - branch_days.get(branch, default_days) * DAY
-        for commit in branch_window(client.first_parent_log(repo, head, page=100), threshold):
-            kept[commit.id] = commit.meta_range_id or ""
-    return kept
+    return {commit.id: commit.meta_range_id or ""
+            for _, _, commit in branch_windows(client, repo, default_days, branch_days, now)}
 
 
 @dataclass(frozen=True, slots=True)

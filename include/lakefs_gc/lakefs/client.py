@@ -339,24 +339,19 @@ class LakeFSClient:
 
         Each has ``id``, ``creation_date`` in Unix seconds, ``meta_range_id``.
         """
+        return self.log(repo, ref, page, first_parent=True)
+
+    def log(self, repo: str, ref: str, page: int = 1000, first_parent: bool = False) -> Iterator[Any]:
+        """
+        Yield every commit ``ref`` reaches (all parents; ``first_parent``: only along first parents).
+
+        As lakeFS's log lists them, each with ``id``, ``parents``, ``creation_date`` in Unix seconds,
+        ``meta_range_id``, ``version``.
+        """
         after = ""
         while True:
             resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page,
-                             first_parent=True)
-            yield from resp.results
-            if not resp.pagination.has_more:
-                return
-            after = resp.pagination.next_offset
-
-    def log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
-        """
-        Yield every commit ``ref`` reaches (all parents), as lakeFS's log lists them.
-
-        Each has ``id``, ``parents``, ``creation_date`` in Unix seconds, ``meta_range_id``, ``version``.
-        """
-        after = ""
-        while True:
-            resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page)
+                             first_parent=first_parent or None)
             yield from resp.results
             if not resp.pagination.has_more:
                 return

@@ -106,9 +106,15 @@ def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag
     out: dict[tuple[int, str | None], list[int]] = {}
     for address, size, modified in listed:
         mask = masks.get(address, 0)
-        state = None if mask & ~tag_bits else (
-            YOUNG if deleted is None and modified >= cutoff_ms else DELETED if deleted is None or address in deleted
-            else YOUNG if modified >= cutoff_ms else HELD_BACK)
+        state: str | None
+        if mask & ~tag_bits:
+            state = None
+        elif deleted is not None and address in deleted:
+            state = DELETED
+        elif modified >= cutoff_ms:
+            state = YOUNG
+        else:
+            state = DELETED if deleted is None else HELD_BACK
         acc = out.setdefault((mask, state), [0, 0])
         acc[0] += 1
         acc[1] += size
@@ -163,8 +169,8 @@ def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     lakeFS's walk predicted on the commit graph (:func:`lakefs_gc.gc.retention.lakefs_walk`: a
     deleted branch's HEAD becomes a dangling leaf, kept for the default rule's days), where it
     differs from lakeFS's list today, lakeFS's list taken as it is (walks from commits the API
-    cannot list). The ranges
-    of both sets read once, each commit its own holder. ``collect``: the addresses freed, added to it.
+    cannot list). The ranges of both sets read once, each commit its own holder. ``collect``: the
+    addresses freed, added to it.
     """
     branches = dict(client.branches(repo, show_hidden=True))
     csv_now = lakefs_list if lakefs_list is not None else lakefs_kept(client, repo, st, roots, 1200.0)
@@ -182,9 +188,9 @@ def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     masks = address_masks(client, repo, st, roots, {c: {Holder(COMMIT, c)} for c in before | after}, holders)
     kept_before = holders.mask(Holder(COMMIT, c) for c in before)
     kept_after = holders.mask(Holder(COMMIT, c) for c in after)
-    staged = api_staged(client, repo, roots, local_root).by_branch
-    staged_before = frozenset().union(*staged.values())
-    staged_after = frozenset().union(*(a for b, a in staged.items() if b != change.delete_branch))
+    staged = api_staged(client, repo, roots, local_root)
+    staged_before = staged.addresses
+    staged_after = frozenset().union(*(a for b, a in staged.by_branch.items() if b != change.delete_branch))
     freed = Space()
     for address, size, modified in listed:
         if modified >= cutoff_ms:

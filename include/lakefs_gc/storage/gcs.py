@@ -5,9 +5,9 @@ Deletes are single ``objects.delete`` calls run in parallel (``DELETE_THREADS``)
 outcome (404 for a missing object), through obstore (Rust's object_store: the request built and
 sent without the GIL) where it names the same object, else through the library (a key
 :func:`lakefs_gc.storage.native.plain_key` refuses, or the native client switched off). Against
-fake-gcs-server on 2 cores the library's calls were the client's CPU's limit: about 600 keys/s, the
-library's own sequential ``Bucket.delete_blobs`` as fast; obstore's about four times that
-(``python -m bench delete --backends gcs``). The library's JSON batch reports per-call outcomes only
+fake-gcs-server on 2 cores the library's calls were the client's CPU's limit: 579 keys/s, the
+library's own sequential ``Bucket.delete_blobs`` as fast; through obstore 1,171 keys/s, the same
+outcomes (``python -m bench delete --backends gcs``, with and without ``LAKEFS_GC_NATIVE_LISTING=0``). The library's JSON batch reports per-call outcomes only
 through private state (and cannot read fake-gcs-server's batch answer); obstore's bulk delete stops
 at the first error, so each key is its own call here.
 """

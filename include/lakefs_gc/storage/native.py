@@ -256,14 +256,15 @@ def delete_outcome(store: ObjectStore, key: str) -> tuple[str, str] | None:
         obstore.delete(store, key)
     except (TypeError, ValueError):
         raise  # a path object_store refuses: nothing was sent, the caller's SDK deletes it
-    except FileNotFoundError as exc:
-        return "404", str(exc).splitlines()[0][:500]
     except Exception as exc:
         text = str(exc)
+        line = (text.splitlines() or [""])[0][:500]  # obstore's message goes on with its debug tree
+        if isinstance(exc, FileNotFoundError):
+            return "404", line
         if is_connection_error(exc):
-            return "ConnectionError", text.splitlines()[0][:500]
+            return "ConnectionError", line
         status = re.search(r"status code: (\d{3})", text)
-        return (status.group(1) if status else type(exc).__name__), text.splitlines()[0][:500]
+        return (status.group(1) if status else type(exc).__name__), line
     return None
 
 
