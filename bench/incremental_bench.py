@@ -56,10 +56,11 @@ from typing import Any
 from bench.gc_bench import ACCESS, REPO, SECRET, build_repository, make_files
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ("prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
-         "save_report")
+STEPS = ("prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space",
+         "delete", "save_report")
 LISTED_TARGET, TIME_TARGET = 0.02, 0.15  # issue 18's targets: listed objects and listing + committed wall
 MARK_TARGET, RUN_TARGET = 5.0, 0.15  # issue 28's: mark_uncommitted seconds, incremental / clean run
+SPACE_TARGET = 0.15  # issue 43's: attribute_space / the rest of a clean run
 UPLOAD_THREADS = 4
 SAMPLE = 2_000             # paths per ref asked of lakeFS (statObject) to check the bench's records
 LISTED_MAX = 2_000_000     # live keys also listed through lakeFS's API (the emulator: ~100,000 a minute)
@@ -515,6 +516,18 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
         f"      {verdict(marks[1] <= MARK_TARGET)}   (lakeFS's own mark in it: {own[1]:.2f}s)",
         f"  all steps, second / clean                              {share(tot[1], tot[0]):>10}   <= {RUN_TARGET:.0%}"
         f"     {verdict(tot[0] > 0 and tot[1] <= RUN_TARGET * tot[0])}",
+    ]
+    space = clean.walls.get("attribute_space", 0)
+    rest = tot[0] - space
+    skipped = clean.get("attribute_space", "skipped")
+    lines += [
+        "",
+        "  target (issue 43), where the bytes go                     figure      target   verdict",
+        f"  attribute_space / the rest of the clean run            {share(space, rest):>10}   <= {SPACE_TARGET:.0%}"
+        f"     {verdict(rest > 0 and space <= SPACE_TARGET * rest and not skipped)}   ({space:.2f}s / {rest:.2f}s"
+        + (f"; not attributed: {skipped}" if skipped else
+           f"; {clean.get('attribute_space', 'objects', 0) or 0:,} objects attributed, "
+           f"{clean.get('attribute_space', 'branches', 0) or 0} branch(es))"),
     ]
     for name, i in (("clean", 0), ("second", 1)):
         per = f"{checks[i] / sus[i] * 1000:.1f} ms per suspicious candidate (upper bound: the whole check)" \

@@ -206,6 +206,37 @@ def _find_run(storage: Storage, run: str) -> tuple[str, dict[str, Any]]:
     return found.summary_key, found.summary
 
 
+def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, dict[str, Any]]:
+    """Return the summary key and summary of the newest mark with a ``space.json``."""
+    from lakefs_gc.report.layout import summary_key
+    from lakefs_gc.report.marks import iter_marks
+
+    runs = [(str(s.get("start_time", "")), m, s) for m, s, _ in iter_marks(storage) if s and s.get("space_file")]
+    if runs:
+        _, mark_id, summary = max(runs, key=lambda r: r[:2])
+        return summary_key(mark_id), summary
+    raise UsageError(f"no run of {namespace} has attributed its space yet: a clean run does (Param attribute_space); "
+                     f"list the marks with: lakefs-gc report {namespace}")
+
+
+def _space_of_run(storage: Storage, summary: dict[str, Any], key: str, args: argparse.Namespace, out: TextIO) -> int:
+    """Print where the bytes went at one run (its ``space.json``)."""
+    import json as _json
+
+    from lakefs_gc.report.formats import read_space
+    from lakefs_gc.space import run_space_lines
+
+    space_file = summary.get("space_file")
+    if not space_file:
+        why = summary.get("space_skipped") or "it ran before the attribution existed, or did not reach attribute_space"
+        raise UsageError(f"run {summary.get('run_id', '?')} ({storage.full_uri(key)}) has no attribution of space: "
+                         f"{why}. `lakefs-gc report {args.target.split('/_lakefs/')[0]} --space` shows the newest "
+                         f"run that has one")
+    doc = read_space(storage, space_file)
+    out.write((_json.dumps(doc, indent=2) if args.json else "\n".join(run_space_lines(doc))) + "\n")
+    return 0
+
+
 def _report(args: argparse.Namespace, out: TextIO) -> int:
     import json as _json
 
@@ -223,6 +254,8 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"{args.target} is not valid JSON ({e})") from None
     elif args.run:
         key, summary = _find_run(storage, args.run)
+    elif args.space:
+        key, summary = _newest_with_space(storage, namespace)
     else:
         if args.json:
             from lakefs_gc.report.marks import iter_marks
@@ -232,6 +265,8 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
         else:
             _list_marks(storage, args.limit, out)
         return 0
+    if args.space:
+        return _space_of_run(storage, summary, key, args, out)
     if args.json:
         out.write(_json.dumps(summary, indent=2) + "\n")
     else:
@@ -372,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--run", help="a mark id, or the Airflow run id of a GC run: print its report")
     rep.add_argument("--limit", type=int, default=20, help="marks to list (default 20)")
     rep.add_argument("--json", action="store_true", help="print summary.json itself (or every mark's) as JSON")
+    rep.add_argument("--space", action="store_true",
+                     help="where the bytes go, as the run found the namespace (its space.json: HEADs, retention, "
+                          "staging, tags, stale branches); without --run, the newest run that has one")
     _storage_arguments(rep)
     res = sub.add_parser("restore", help="bring back what one GC run deleted (where the store keeps it)",
                          description="Bring back what one GC run deleted, where the store still keeps it: S3 "

@@ -138,6 +138,17 @@ class Engine:
     def union(self, a: Any, b: Any) -> Any:
         raise NotImplementedError
 
+    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
+                     deleted_keys: Sequence[str], cutoff_ms: int, tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+        """
+        Return the listed objects summed by (holder set, what an unreferenced one is): attribute_space.
+
+        ``ranges``: range key -> its holder set; ``staged``: address -> its holder set;
+        ``deleted_keys``: the part files of this run's ``deleted/`` list
+        (:func:`lakefs_gc.listing.holders.groups`).
+        """
+        raise NotImplementedError
+
     def count(self, rows: Any) -> int:
         raise NotImplementedError
 
@@ -223,6 +234,14 @@ class SparkEngine(Engine):
 
     def union(self, a: DataFrame, b: DataFrame) -> DataFrame:
         return a.unionByName(b)
+
+    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
+                     deleted_keys: Sequence[str], cutoff_ms: int, tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+        from lakefs_gc.listing.holders import spark_groups
+
+        listed = self.listed(slices).select("address", "size", "last_modified_ms")
+        deleted = read_parts(self.spark, self.sref, [], self.n, keys=deleted_keys)
+        return spark_groups(self.spark, self.sref, ranges, staged, listed, deleted, cutoff_ms, tag_bits, self.n)
 
     def count(self, rows: DataFrame) -> int:
         return int(rows.count())
@@ -342,6 +361,27 @@ class LocalEngine(Engine):
 
     def union(self, a: list[Any], b: list[Any]) -> list[Any]:
         return [*a, *b]
+
+    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
+                     deleted_keys: Sequence[str], cutoff_ms: int, tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+        from lakefs_gc.listing.committed import in_threads, range_addresses
+        from lakefs_gc.listing.holders import groups
+
+        listed = [(r[0], r[1], r[2]) for r in self.listed(slices)]
+        among = {r[0] for r in listed}
+        st, roots = self.sref.open(), self.sref.roots
+        keys = sorted(ranges)
+        entries = 0
+        masks = dict(staged)
+        for k, addresses in zip(keys, in_threads(lambda k: list(range_addresses(st, k, roots)), keys)):
+            entries += len(addresses)
+            if entries > self.limit:  # the ranges' entries, read here: bounded like every input of this engine
+                raise NeedsSpark(f"more than {self.limit:,} entries in the kept commits' ranges")
+            for a in addresses:
+                if a in among:
+                    masks[a] = masks.get(a, 0) | ranges[k]
+        deleted = addresses_among(self.spark, self.sref, [], self.n, among=among, keys=deleted_keys)
+        return groups(listed, masks, tag_bits, deleted, cutoff_ms)
 
     def count(self, rows: Sequence[Any]) -> int:
         return len(rows)

@@ -13,42 +13,29 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from lakefs_gc.gc.attribution import CLASSES, DELETED, HELD_BACK, YOUNG, Attribution, Change, Space
+from lakefs_gc.gc.attribution import (
+    CLASSES,
+    DELETED,
+    HELD_BACK,
+    YOUNG,
+    Attribution,
+    Change,
+    Space,
+    StaleBranch,
+    stale_branches,
+)
 from lakefs_gc.report.summary import human_bytes
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.storage.base import Storage
 
-DAY = 86400
 LABELS = {"head": "read by a branch HEAD", "retention": "only in retention windows (kept commits, not HEAD)",
           "staged": "only staged (uncommitted)", DELETED: "unreferenced, old enough: collected",
           HELD_BACK: "unreferenced, held back (delayed confirmation, staged check)",
           YOUNG: "unreferenced, too young (newer than the cutoff)"}
-
-
-@dataclass(frozen=True)
-class StaleBranch:
-    """A branch whose HEAD is older than the threshold, and what it alone holds."""
-
-    branch: str
-    head_age_days: float
-    alone: Space
-
-
-def stale_branches(attribution: Attribution, head_times: Mapping[str, float], now: float,
-                   older_than_days: float) -> list[StaleBranch]:
-    """Return the branches whose HEAD commit is older than ``older_than_days``, most bytes alone first."""
-    out = []
-    for branch, created in head_times.items():
-        age = (now - created) / DAY
-        if age > older_than_days:
-            held = attribution.branches.get(branch)
-            out.append(StaleBranch(branch, age, held.alone_total() if held else Space()))
-    return sorted(out, key=lambda s: (-s.alone.bytes, s.branch))
 
 
 def _row(label: str, s: Space) -> str:
@@ -77,6 +64,20 @@ def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_da
     lines.append(f"Stale branches (HEAD older than {stale_days:g} days), by what they alone hold:")
     lines += [_row(f"{s.branch} (HEAD {s.head_age_days:,.0f} days old)", s.alone) for s in stale] or ["  none"]
     return lines
+
+
+def run_space_lines(doc: Mapping[str, Any]) -> list[str]:
+    """Return ``lakefs-gc report --space``'s text: a run's ``space.json``, as ``lakefs-gc space`` prints it."""
+    attribution = Attribution.from_dict(doc["attribution"])
+    stale = [StaleBranch(s["branch"], float(s["head_age_days"]), Space(int(s["alone"]["objects"]),
+                                                                      int(s["alone"]["bytes"])))
+             for s in doc.get("stale", [])]
+    rules = doc.get("rules", {})
+    by_branch = ", ".join(f"{b} {d} days" for b, d in rules.get("branches", {}).items())
+    head = [f"Run {doc.get('mark_id', '?')} of {doc.get('repository', '?')}, as its mark found the namespace at "
+            f"{doc.get('computed_at', '?')} (cutoff {doc.get('cutoff', '?')}); retention: default "
+            f"{rules.get('default_days', '?')} days" + (f", {by_branch}" if by_branch else ""), ""]
+    return head + space_lines(attribution, stale, float(doc.get("stale_branch_days", 30)))
 
 
 def parse_change(delete_branch: str | None, rule: str | None) -> Change:

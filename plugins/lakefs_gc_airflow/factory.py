@@ -1,9 +1,9 @@
 """
-The DAG factory: the seven GC tasks of one configured repository, wired.
+The DAG factory: the eight GC tasks of one configured repository, wired.
 
     prepare_run >> mark_uncommitted >> list_committed
     prepare_run >> list_slices
-    [list_committed, list_slices] >> compute_candidates >> delete >> save_report
+    [list_committed, list_slices] >> compute_candidates >> attribute_space >> delete >> save_report
 
 ``mark_uncommitted`` strictly before ``list_committed``: an object committed between the two is
 then seen by one of them.
@@ -54,15 +54,15 @@ def upstream_tasks() -> dict[str, tuple[str, ...]]:
     """
     Return each task's direct upstream tasks in the GC DAG, from :data:`lakefs_gc.contract.STEP_TABLE`.
 
-    A task waits for the first task (``prepare_run``, the run context) and for every task whose
-    result it reads; an edge another of those already implies is left out (the DAG's graph stays
+    A task waits for the first task (``prepare_run``, the run context), for every task whose
+    result it reads and for those it runs ``after``; an edge another of those already implies is left out (the DAG's graph stays
     the chain a reader expects: list_committed and list_slices side by side).
     """
     first = contract.STEPS[0]
     before: dict[str, set[str]] = {}
     direct: dict[str, tuple[str, ...]] = {}
     for s in contract.STEP_TABLE:
-        needs = set(s.inputs) | ({first} if s.task_id != first else set())
+        needs = set(s.inputs) | set(s.after) | ({first} if s.task_id != first else set())
         before[s.task_id] = needs | {a for n in needs for a in before[n]}
         direct[s.task_id] = tuple(n for n in contract.STEPS if n in needs and not any(n in before[m] for m in needs))
     return direct

@@ -102,6 +102,15 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
                                   "many days instead of deleting them (lakefs-gc restore brings them back); "
                                   "0: delete. S3, Azure and GCS keep deleted objects themselves (versioning, "
                                   "soft delete)."),
+        "attribute_space": Param(cfg.space.enabled, type="boolean", title="Where the bytes go",
+                                 description="A clean run attributes every listed object to what holds it (branch "
+                                             "HEADs, retention windows, staging, tags; unreferenced) in space.json "
+                                             "beside its summary (lakefs-gc report --space, the GC page). A report "
+                                             "only: it never changes what is deleted."),
+        "stale_branch_days": _number(cfg.space.stale_branch_days, "integer", "stale_branch_days",
+                                     "Stale branch after (days)",
+                                     "The attribution lists the branches whose HEAD commit is older than this, "
+                                     "with the bytes they alone hold."),
         "prepare_commits_timeout_seconds": _number(d.prepare_commits_timeout_seconds, "integer",
                                                   "prepare_commits_timeout_seconds",
                                                   "lakeFS commit preparation timeout (s)"),

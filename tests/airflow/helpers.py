@@ -99,6 +99,7 @@ def fake_results() -> dict[str, dict]:
                                       listed_objects=3, listed_bytes=30),
         "compute_candidates": c.CandidatesResult(report_dir="r", uncommitted_files=1, candidates=3, candidate_bytes=30,
                                                  to_delete=3, to_delete_bytes=30, held_back=0, confirm_after_seconds=0),
+        "attribute_space": c.SpaceResult(space_key="r/space.json", objects=3, bytes=30, deleted_bytes=30),
         "delete": c.DeleteResult(counts=c.DeleteCounts(keys=3, deleted=3, parts=1)),
     }.items()}
 

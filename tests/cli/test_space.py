@@ -90,3 +90,29 @@ def test_whatif_refuses_bad_input_with_the_fix(repo, capsys, args, message):
     base, _ = repo
     assert cli(["whatif", *base, *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_report_space_prints_what_a_run_found_as_space_does_now(repo, lakefs_emulator, tmp_path, capsys):
+    """A mark-only run attributes the namespace (attribute_space); ``report --space`` prints its
+    ``space.json`` in the lines ``space`` prints for the same namespace now, the newest run's by
+    default or one run's by id; a run without one says why and how to find one."""
+    from tests.steps.test_attribute_space import _run
+
+    base, storage = repo
+    ns, name, local = base[0], base[2], ["--local-root", lakefs_emulator.local_root]
+    _, results = _run(lakefs_emulator, name, tmp_path / "a", mode="mark_only")
+    mark = results["mark_uncommitted"].run_id
+    assert cli(["space", *base, "--stale-days", "30"]) == 0
+    now = capsys.readouterr().out.splitlines()
+    assert cli(["report", ns, "--space", *local]) == 0
+    newest = capsys.readouterr().out.splitlines()
+    assert newest[0].startswith(f"Run {mark} of {name}, as its mark found the namespace at ")
+    assert "retention: default 1 days" in newest[0]
+    assert newest[2:] == now
+    assert cli(["report", ns, "--run", mark, "--space", *local]) == 0
+    assert capsys.readouterr().out.splitlines() == newest
+    _, off = _run(lakefs_emulator, name, tmp_path / "b", mode="mark_only", attribute_space=False)
+    assert cli(["report", ns, "--run", off["mark_uncommitted"].run_id, "--space", *local]) == 2
+    err = capsys.readouterr().err
+    assert "has no attribution of space: switched off (Param attribute_space)" in err
+    assert f"lakefs-gc report {ns} --space` shows the newest run that has one" in err

@@ -158,6 +158,10 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
     (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{in_process_max_keys: -1}}}}",
      r"\(repo-a\): field 'spark.in_process_max_keys': must be a whole number of keys >= 0 \(0: every Spark step is a "
      r"spark-submit\), got -1"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{stale_branch_days: -1}}}}",
+     r"\(repo-a\): field 'space.stale_branch_days': must be an integer 0..36500 \(days\), got -1"),
+    (f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{enabled: 'no'}}}}",
+     r"\(repo-a\): field 'space.enabled': must be true or false, got 'no'"),
 ])
 def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     p = write(tmp_path, "repositories:\n" + entries + "\n")
@@ -221,3 +225,18 @@ def test_task_settings_default_to_retries_and_timeouts(tmp_path):
     t = load_config(p).repositories[0].tasks
     assert (t.retries, t.retry_delay_seconds) == (2, 120)
     assert (t.timeout("delete"), t.timeout("list_slices")) == (60, 6 * 3600)
+
+
+def test_the_space_section_sets_the_attributions_params(tmp_path):
+    """``space:`` gives the defaults of the Params attribute_space and stale_branch_days; merged from defaults."""
+    from lakefs_gc.config import SpaceSettings
+
+    p = write(tmp_path, f"""\
+        defaults: {{space: {{stale_branch_days: 90}}}}
+        repositories:
+          - {BASE}, repository: repo-a, mode: mark_only}}
+          - {BASE}, repository: repo-b, mode: mark_only, space: {{enabled: false}}}}
+        """)
+    a, b = load_config(p).repositories
+    assert a.space == SpaceSettings(enabled=True, stale_branch_days=90)
+    assert b.space == SpaceSettings(enabled=False, stale_branch_days=90)

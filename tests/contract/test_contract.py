@@ -70,7 +70,7 @@ def test_each_step_reads_only_earlier_steps_and_skips_are_defined_once():
     assert not any(contract.skipped(s, "mark_and_sweep") for s in contract.STEPS)
     assert contract.required_inputs("delete", "sweep_only") == ()
     assert contract.required_inputs("save_report", "mark_only") == (
-        "mark_uncommitted", "list_committed", "list_slices", "compute_candidates")
+        "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space")
 
 
 # keys a listing can return that must never reach a delete, and ordinary ones that may

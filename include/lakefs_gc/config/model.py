@@ -88,6 +88,14 @@ class SweepSettings:
 
 
 @dataclass(frozen=True)
+class SpaceSettings:
+    """Where the bytes go (``attribute_space``): the defaults of the run's Params of the same names."""
+
+    enabled: bool = RunSettings.attribute_space
+    stale_branch_days: int = RunSettings.stale_branch_days
+
+
+@dataclass(frozen=True)
 class TaskSettings:
     """
     Airflow task behaviour.
@@ -137,6 +145,7 @@ class RepoConfig:
     spark: SparkSettings = field(default_factory=SparkSettings)
     sweep: SweepSettings = field(default_factory=SweepSettings)
     tasks: TaskSettings = field(default_factory=TaskSettings)
+    space: SpaceSettings = field(default_factory=SpaceSettings)
     flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
     clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
 

@@ -20,6 +20,7 @@ from lakefs_gc.config.model import (
     ConfigError,
     GCConfig,
     RepoConfig,
+    SpaceSettings,
     SparkSettings,
     SweepSettings,
     TaskSettings,
@@ -42,7 +43,7 @@ _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
                            "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks",
-                           "flow", "clean_run_every"})
+                           "space", "flow", "clean_run_every"})
 _REQUIRED = ("repository",)
 # What an entry gets when neither it nor ``defaults`` sets the field. storage_conn_id has none: a
 # local:// namespace needs no storage connection, and prepare_run refuses another namespace without
@@ -55,6 +56,7 @@ _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallel
 
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
                            "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
+_SPACE_FIELDS = frozenset({"enabled", "stale_branch_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
 
 def _unknown(names: set[str], allowed: Iterable[str]) -> str:
@@ -189,7 +191,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         problems.append(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
                         f"(allowed: {sorted(_ENTRY_FIELDS)})")
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
-    for section in ("spark", "sweep", "tasks"):
+    for section in ("spark", "sweep", "tasks", "space"):
         merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
@@ -222,6 +224,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     spark = check(lambda: _parse_spark(merged["spark"], err))
     sweep = check(lambda: _parse_sweep(merged["sweep"], err))
     tasks = check(lambda: _parse_tasks(merged["tasks"], err))
+    space = check(lambda: _parse_space(merged["space"], err))
     flow = merged.get("flow", "auto")
     if flow not in FLOWS:
         bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
@@ -233,7 +236,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
                       storage_conn_id=merged.get("storage_conn_id"), spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
                       tags=tuple(tags), spark=cast("SparkSettings", spark), sweep=cast("SweepSettings", sweep),
-                      tasks=cast("TaskSettings", tasks), flow=flow, clean_run_every=cast("CleanRunEvery", every))
+                      tasks=cast("TaskSettings", tasks), space=cast("SpaceSettings", space), flow=flow, clean_run_every=cast("CleanRunEvery", every))
 
 
 def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
@@ -323,6 +326,18 @@ def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
     }
     return SweepSettings(**{k: (v if v is not None or k in ("confirm_after_seconds", "concurrency")
                                else getattr(d, k)) for k, v in vals.items()})
+
+
+def _parse_space(raw: Any, err: _Err) -> SpaceSettings:
+    _check_section(raw, "space", _SPACE_FIELDS, err)
+    d = SpaceSettings()
+    enabled = raw.get("enabled", d.enabled)
+    if not isinstance(enabled, bool):
+        raise err("space.enabled", f"must be true or false, got {enabled!r}")
+    days = raw.get("stale_branch_days", d.stale_branch_days)
+    if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= 36500:
+        raise err("space.stale_branch_days", f"must be an integer 0..36500 (days), got {days!r}")
+    return SpaceSettings(enabled=enabled, stale_branch_days=days)
 
 
 def _parse_tasks(raw: Any, err: _Err) -> TaskSettings:

@@ -1,7 +1,7 @@
 """
 The run contract: what GC tasks hand each other, typed.
 
-One run of one repository is seven tasks. ``prepare_run`` writes the :class:`RunContext` once
+One run of one repository is eight tasks. ``prepare_run`` writes the :class:`RunContext` once
 (the repository, where its storage is, the run clock and the validated :class:`RunSettings`);
 every later task returns its own result type and reads only the results it needs, by task id
 (:data:`STEP_INPUTS`). Nothing is overwritten and nothing is merged: ``save_report`` builds the
@@ -37,6 +37,7 @@ from lakefs_gc.contract.results import (
     ReportResult,
     Restorability,
     SlicesResult,
+    SpaceResult,
     SparkStepResult,
     UncommittedResult,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "STEP_INPUTS",
     "STEP_TABLE",
     "SlicesResult",
+    "SpaceResult",
     "SparkStepResult",
     "Step",
     "StepFailure",

@@ -31,6 +31,7 @@ class UncommittedResult:
     lakefs_seconds: float = 0.0          # of seconds: lakeFS's own mark (prepare_uncommited, every page)
     heads_file: str | None = None        # candidates: every branch's HEAD before and after lakeFS's mark
     branches_moved: int = 0              # candidates: HEAD moved during lakeFS's mark (listed in full)
+    branch_reads_file: str | None = None  # the staged addresses lakeFS's mark lacked, by branch (attribute_space)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +107,33 @@ class CandidatesResult(SparkStepResult):
     commits_since: int = 0               # commits made since list_committed read them, read now
     committed_since_kept: int = 0        # candidates those commits reference: kept
     staged_check_seconds: float = 0.0
+    branch_reads_file: str | None = None  # what each branch read where the staged check asked (attribute_space)
+
+
+@dataclass(frozen=True)
+class SpaceResult(SparkStepResult):
+    """
+    attribute_space: where the namespace's bytes go at this run (issue 43), in ``space.json`` beside the summary.
+
+    The totals here (bytes, each object once, in its first class: lakefs_gc.gc.attribution); the
+    branches, tags and stale branches in ``space_key``. ``skipped``: why there is no attribution
+    (an incremental run, switched off, or an input lakeFS could not give: the run goes on).
+    """
+
+    space_key: str | None = None         # key of space.json in the namespace
+    objects: int = 0                     # every listed object
+    bytes: int = 0
+    head_bytes: int = 0                  # read by a branch HEAD
+    retention_bytes: int = 0             # only in retention windows (kept commits, not HEAD)
+    staged_bytes: int = 0                # only staged
+    deleted_bytes: int = 0               # unreferenced: deleted this run (marked, in a dry or mark-only run)
+    held_back_bytes: int = 0             # unreferenced: held back (delayed confirmation, the staged check)
+    young_bytes: int = 0                 # unreferenced: newer than the cutoff
+    branches: int = 0
+    stale_branches: int = 0              # HEAD older than the run's stale_branch_days
+    stale_alone_bytes: int = 0           # what the stale branches alone hold
+    seconds: float = 0.0
+    skipped: str | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,10 @@ class RunSettings:
     # "candidates" asks lakeFS only about the candidates that could be one; "full" lists every branch
     # against its HEAD commit (two listings per branch: the cost follows the repository's size).
     staged_check: str = "candidates"
+    # where the bytes go (attribute_space, clean runs): computed at all, and a branch is stale when its
+    # HEAD commit is older than this many days
+    attribute_space: bool = True
+    stale_branch_days: int = 30
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -74,6 +78,7 @@ BOUNDS: dict[str, tuple[float, float | None]] = {
     "delete_max_attempts": (1, None),
     "quarantine_days": (0, 3650),
     "prepare_commits_timeout_seconds": (1, None),
+    "stale_branch_days": (0, 36500),
 }
 
 

@@ -17,6 +17,7 @@ from lakefs_gc.contract.results import (
     DeleteResult,
     ReportResult,
     SlicesResult,
+    SpaceResult,
     UncommittedResult,
 )
 from lakefs_gc.errors import ContractError
@@ -31,7 +32,9 @@ class Step:
     ``skipped_in``: the run modes in which it does nothing; ``spark``: a Spark step (a spark-submit
     job, ``lakefs_gc/jobs/<task_id>.py``, or the task itself for a small input); ``hands_over``:
     why such a task handed a small input over to spark-submit after all (``{n}``: its limit,
-    ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``).
+    ``spark.in_process_max_keys``); ``timed``: the report records its seconds (``<task_id>_seconds``);
+    ``after``: tasks it runs after without reading their results (delete after attribute_space:
+    the attribution sees the namespace as the mark found it, before the sweep).
     """
 
     task_id: str
@@ -41,6 +44,7 @@ class Step:
     spark: bool = False
     hands_over: str | None = None
     timed: bool = False
+    after: tuple[str, ...] = ()
 
 
 _MARKING = ("sweep_only",)
@@ -55,10 +59,14 @@ STEP_TABLE: tuple[Step, ...] = (
     Step("compute_candidates", CandidatesResult, ("mark_uncommitted", "list_committed", "list_slices"), _MARKING,
          spark=True, timed=True,
          hands_over="more than {n} listed objects or staged addresses, or parts too large to read here"),
+    Step("attribute_space", SpaceResult, ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates"),
+         _MARKING,
+         spark=True, timed=True, hands_over="more than {n} listed objects or entries of kept commits' ranges"),
     Step("delete", DeleteResult, ("mark_uncommitted", "list_slices", "compute_candidates"), ("mark_only",),
+         after=("attribute_space",),
          spark=True, timed=True, hands_over="the mark has more than {n} key(s)"),
     Step("save_report", ReportResult,
-         ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete")),
+         ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")),
 )
 STEP = {s.task_id: s for s in STEP_TABLE}
 STEPS = tuple(STEP)

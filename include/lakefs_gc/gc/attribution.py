@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.gc.retention import branch_windows
 
@@ -89,6 +89,21 @@ class Attribution:
     def branch(self, name: str) -> BranchSpace:
         return self.branches.setdefault(name, BranchSpace())
 
+    @classmethod
+    def from_dict(cls, doc: Mapping[str, Any]) -> Attribution:
+        """Read :meth:`as_dict`'s output back (``space.json``)."""
+        def space(d: Mapping[str, Any]) -> Space:
+            return Space(int(d["objects"]), int(d["bytes"]))
+
+        out = cls(total=space(doc["total"]))
+        out.classes.update({c: space(v) for c, v in doc["classes"].items()})
+        for b, held in doc["branches"].items():
+            bs = out.branch(b)
+            bs.alone.update({c: space(v) for c, v in held["alone"].items()})
+            bs.shared.update({c: space(v) for c, v in held["shared"].items()})
+        out.tags = {t: space(v) for t, v in doc["tags"].items()}
+        return out
+
     def as_dict(self) -> dict[str, object]:
         return {"total": self.total.as_dict(), "classes": {c: s.as_dict() for c, s in self.classes.items()},
                 "branches": {b: s.as_dict() for b, s in sorted(self.branches.items())},
@@ -96,6 +111,33 @@ class Attribution:
                 "sharing": "each object once in every total, in its first class (head, retention, staged, "
                            "unreferenced); alone for a branch when no other branch holds it, else in the shared "
                            "figure of every branch of that class holding it"}
+
+
+DAY = 86400
+
+
+@dataclass(frozen=True)
+class StaleBranch:
+    """A branch whose HEAD is older than the threshold, and what it alone holds."""
+
+    branch: str
+    head_age_days: float
+    alone: Space
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"branch": self.branch, "head_age_days": round(self.head_age_days, 3), "alone": self.alone.as_dict()}
+
+
+def stale_branches(attribution: Attribution, head_times: Mapping[str, float], now: float,
+                   older_than_days: float) -> list[StaleBranch]:
+    """Return the branches whose HEAD commit is older than ``older_than_days``, most bytes alone first."""
+    out = []
+    for branch, created in head_times.items():
+        age = (now - created) / DAY
+        if age > older_than_days:
+            held = attribution.branches.get(branch)
+            out.append(StaleBranch(branch, age, held.alone_total() if held else Space()))
+    return sorted(out, key=lambda s: (-s.alone.bytes, s.branch))
 
 
 def bit_numbers(mask: int) -> list[int]:

@@ -57,9 +57,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import PartsDir
@@ -98,6 +98,10 @@ class CheckCounts:
     commits_since: int = 0           # commits read now (made since list_committed read them)
     committed_since_kept: int = 0    # candidates they reference
     seconds: float = 0.0
+    # what each branch read at the paths asked (or, over the budget, its staged addresses): for the
+    # attribution of space, which lakeFS's diffBranch cannot give for an entry re-staged with its
+    # committed identity (lakefs_gc.steps.attribute_space)
+    branch_reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -382,8 +386,11 @@ def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cand
                         "commit instead", len(asks), STAT_BUDGET)
             full = api_staged(client, repo, roots, ctx.storage.local_root)
             read, stats = set(full.addresses), full.listed // 1000 + len(names)
+            branch_reads = dict(full.by_branch)
         else:
-            read, stats = read_by_branches(client, repo, asks, roots, ctx.storage.local_root), len(asks)
+            branch_reads = {b: frozenset(a) for b, a in read_by_branches(client, repo, asks, roots,
+                                                                         ctx.storage.local_root).items()}
+            read, stats = set().union(*branch_reads.values()), len(asks)
     if here:
         staged_found = sorted({r[0] for r in few} & read)
         n_kept = len(staged_found)
@@ -398,7 +405,8 @@ def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cand
     else:
         kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
     counts = CheckCounts(suspicious=n_sus, stats=stats, kept=n_kept, commits_since=since.commits,
-                         committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3))
+                         committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3),
+                         branch_reads=branch_reads)
     log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
              "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
              n_sus, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)

@@ -234,9 +234,9 @@ BRANCH_THREADS = 16  # statObject calls at once
 
 
 def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
-                     local_root: str | None) -> set[str]:
+                     local_root: str | None) -> dict[str, set[str]]:
     """
-    Namespace-relative keys of what each (branch, path) of ``asks`` reads (statObject).
+    {branch: namespace-relative keys of what it reads at the paths ``asks`` name for it} (statObject).
 
     A branch or path gone (404) reads nothing.
     """
@@ -247,22 +247,52 @@ def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]
         progress.add()
         return address_keys(physical, roots, local_root) if physical is not None else set()
 
-    out: set[str] = set()
+    out: dict[str, set[str]] = {}
     with ThreadPoolExecutor(BRANCH_THREADS, thread_name_prefix="staged-check") as pool:
-        for found in pool.map(ask, asks):
-            out |= found
+        for (branch, _), found in zip(asks, pool.map(ask, asks)):
+            if found:
+                out.setdefault(branch, set()).update(found)
     progress.finish()
     return out
 
 
+def staged_by_branch(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_root: str | None
+                     ) -> dict[str, frozenset[str]]:
+    """
+    {branch: the namespace-relative addresses of its staged entries} of every branch, hidden ones included.
+
+    Each branch's own changes (``diffBranch``: added and changed entries), each asked for its
+    address (``statObject``): the cost follows what is staged, not the repository's size. An entry
+    re-staged with its committed identity is not a change to ``diffBranch``, so it is not here
+    (lakeFS's mark leaves it out too); a branch deleted meanwhile stages nothing. For the
+    attribution of space (:mod:`lakefs_gc.listing.holders`), never for a decision:
+    :func:`api_staged` is the one that reads everything.
+    """
+    names = [b for b, _ in client.branches(repo, show_hidden=True)]
+    asks = changed_paths(client, repo, names, set())
+    progress = Progress("attribute_space", "staged paths asked on their branches (statObject)", total=len(asks))
+
+    def ask(branch_path: tuple[str, str]) -> tuple[str, set[str]]:
+        physical = client.stat_address(repo, *branch_path)
+        progress.add()
+        return branch_path[0], address_keys(physical, roots, local_root) if physical is not None else set()
+
+    out: dict[str, set[str]] = {b: set() for b in names}
+    with ThreadPoolExecutor(BRANCH_THREADS, thread_name_prefix="staged-space") as pool:
+        for branch, found in pool.map(ask, asks):
+            out[branch] |= found
+    progress.finish()
+    return {b: frozenset(a) for b, a in out.items()}
+
+
 def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:
-    """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes``."""
+    """(branch, path) of what each branch adds or changes (diffBranch) at one of ``sizes`` (empty: any size)."""
     from lakefs_sdk.exceptions import NotFoundException
 
     out: list[tuple[str, str]] = []
     for branch in branches:
         try:
-            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if size is None or size in sizes]
+            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if not sizes or size is None or size in sizes]
         except NotFoundException:  # deleted since it was listed: its staged entries are garbage
             continue
     return out

@@ -229,6 +229,42 @@ def read_heads(storage: Storage, key: str) -> tuple[dict[str, str], dict[str, st
                             f"re-run the whole DAG run") from None
 
 
+def write_branch_reads(storage: Storage, key: str, by_branch: Mapping[str, Iterable[str]]) -> None:
+    """Write {branch: addresses it reads} (lakefs_gc.report.layout.state_branch_reads_file)."""
+    storage.put(key, json.dumps({b: sorted(a) for b, a in sorted(by_branch.items())}).encode())
+
+
+def read_branch_reads(storage: Storage, key: str) -> dict[str, set[str]]:
+    """Read :func:`write_branch_reads`'s file; a file not of that shape is an error naming it."""
+    from lakefs_gc.errors import LakeFSGCError
+
+    try:
+        doc = json.loads(storage.get(key))
+        if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
+            raise ValueError("not an object of lists")
+        return {str(b): {str(a) for a in v} for b, v in doc.items()}
+    except ValueError as exc:
+        raise LakeFSGCError(f"{storage.full_uri(key)}: not the branch reads a GC step writes ({exc})") from None
+
+
+def write_space(storage: Storage, key: str, doc: Mapping[str, Any]) -> None:
+    """Write a run's ``space.json`` (attribute_space): where the namespace's bytes go, as of the run."""
+    storage.put(key, json.dumps({"version": 1, **doc}, sort_keys=True, indent=1).encode())
+
+
+def read_space(storage: Storage, key: str) -> dict[str, Any]:
+    """``space.json`` as written; a file that is not that shape is an error naming it."""
+    from lakefs_gc.errors import LakeFSGCError
+
+    try:
+        doc = json.loads(storage.get(key))
+        if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("attribution"), dict):
+            raise ValueError("not version 1 with an attribution")
+        return doc
+    except ValueError as exc:
+        raise LakeFSGCError(f"{storage.full_uri(key)}: not the space.json attribute_space writes ({exc})") from None
+
+
 def write_quarantine(storage: Storage, key: str, days: int, since: str, until: str) -> None:
     storage.put(key, json.dumps({"days": days, "since": since, "until": until}).encode())
 

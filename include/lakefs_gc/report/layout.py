@@ -54,6 +54,11 @@ def summary_key(mark_id: str) -> str:
     return report_dir(mark_id) + "summary.json"
 
 
+def space_key(mark_id: str) -> str:
+    """Where the run's bytes go (attribute_space; lakefs_gc.report.formats.write_space)."""
+    return report_dir(mark_id) + "space.json"
+
+
 def candidates_dir(mark_id: str) -> str:
     return report_dir(mark_id) + "candidates/"
 
@@ -138,6 +143,11 @@ def state_identities_dir(mark_id: str) -> str:
 def state_heads_file(mark_id: str) -> str:
     """Every branch's HEAD commit before and after lakeFS's uncommitted mark (lakefs_gc.listing.staged)."""
     return state_dir(mark_id) + "heads.json"
+
+
+def state_branch_reads_file(mark_id: str, step: str) -> str:
+    """Return where a step (mark_uncommitted, compute_candidates) writes what each branch read where it asked."""
+    return state_dir(mark_id) + f"branch_reads_{step}.json"
 
 
 def state_uncommitted_dir(mark_id: str) -> str:

@@ -20,6 +20,7 @@ from lakefs_gc.contract import (
     IncrementalBase,
     RunContext,
     SlicesResult,
+    SpaceResult,
     StepInputs,
     StorageLocation,
     UncommittedResult,
@@ -52,6 +53,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     sl: SlicesResult | None = inputs.results.get("list_slices")
     cand: CandidatesResult | None = inputs.results.get("compute_candidates")
     dele: DeleteResult | None = inputs.results.get("delete")
+    space: SpaceResult | None = inputs.results.get("attribute_space")
     mark = ctx.sweep_mark
     counts = dele.counts if dele else None
     swept = bool(dele and not dele.skipped and not dele.dry_run)
@@ -136,11 +138,25 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
             out["quarantine_purged"] = dele.quarantine_purged
         if dele.skipped:
             out["delete_skipped"] = dele.skipped
+    if space:
+        out.update(space_fields(space))
     reclaimable = cand.to_delete_bytes if cand else 0
     out["reclaimed_bytes"] = reclaimable if swept and counts is not None and not counts.failed else 0
     if ctx.mode != "sweep_only":
         out.update(_flow_fields(ctx, inputs.mark_id(), com, sl, cand))
     return out
+
+
+def space_fields(space: SpaceResult) -> dict[str, Any]:
+    """Return the attribution's totals for the summary (``space_*``; the whole of it in ``space.json``)."""
+    if space.skipped:
+        return {"space_skipped": space.skipped}
+    return {"space_file": space.space_key, "space_objects": space.objects, "space_bytes": space.bytes,
+            "space_head_bytes": space.head_bytes, "space_retention_bytes": space.retention_bytes,
+            "space_staged_bytes": space.staged_bytes, "space_deleted_bytes": space.deleted_bytes,
+            "space_held_back_bytes": space.held_back_bytes, "space_young_bytes": space.young_bytes,
+            "space_branches": space.branches, "stale_branches": space.stale_branches,
+            "stale_alone_bytes": space.stale_alone_bytes, "attribute_space_seconds": space.seconds}
 
 
 # What an incremental run leaves to clean runs (written into its report).
@@ -296,6 +312,16 @@ def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[
         rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
             f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
             if held else "")))
+    if g("space_bytes") is not None:
+        rows.append(("space", f"{human_bytes(int(g('space_head_bytes', 0)))} read by branch HEADs, "
+                              f"{human_bytes(int(g('space_retention_bytes', 0)))} only in retention windows, "
+                              f"{human_bytes(int(g('space_staged_bytes', 0)))} only staged, "
+                              f"{human_bytes(int(g('space_young_bytes', 0)))} unreferenced but too young, "
+                              f"{human_bytes(int(g('space_held_back_bytes', 0)))} held back; "
+                              f"{_n(g('stale_branches', 0))} stale branch(es) alone hold "
+                              f"{human_bytes(int(g('stale_alone_bytes', 0)))}  (lakefs-gc report --space)"))
+    elif g("space_skipped"):
+        rows.append(("space", f"not attributed: {g('space_skipped')}"))
     restorable = g("restorable")
     if isinstance(restorable, dict) and "deleted" in summary and not g("dry_run"):
         rows.append(("restorable", _restorable(restorable)))
@@ -341,6 +367,11 @@ def step_line(step: str, result: Any) -> str:
                 f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
         if r.held_back and r.held_back_reason:
             text += f" ({r.held_back_reason})"
+    elif isinstance(r, SpaceResult):
+        text = (f"not attributed: {r.skipped}" if r.skipped else
+                f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
+                f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
+                f"staged; {_n(r.stale_branches)} stale branch(es)")
     elif isinstance(r, DeleteResult):
         c = r.counts
         if r.skipped:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lakefs_gc.contract import SPARK_STEPS, STEPS, StepInputs
 from lakefs_gc.engine import LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.steps import (
+    attribute_space,
     compute_candidates,
     delete,
     list_committed,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (prepare_run, mark_uncommitted, list_committed, list_slices,
-                                                      compute_candidates, delete, save_report)}
+                                                      compute_candidates, attribute_space, delete, save_report)}
 if set(_MODULES) != set(STEPS):
     raise ImportError(f"lakefs_gc.steps: one module per task id; modules {sorted(_MODULES)}, task ids {STEPS}")
 

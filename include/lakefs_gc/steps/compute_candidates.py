@@ -40,7 +40,7 @@ from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import carried_candidates, compute_candidates
 from lakefs_gc.listing import staged as staged_check, uncommitted
-from lakefs_gc.report import layout
+from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import iter_marks
 from lakefs_gc.report.summary import mark_started, write_summary
 from lakefs_gc.spark.addresses import clear
@@ -204,6 +204,10 @@ def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, f
                      layout.state_uncommitted_dir(mark_id)):
         clear(engine.sref, part_dir)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
+    reads_file = None
+    if check is not None and check.branch_reads:
+        reads_file = layout.state_branch_reads_file(mark_id, "compute_candidates")
+        formats.write_branch_reads(st, reads_file, check.branch_reads)
     _, _, kept_staged = engine.write(staged, layout.state_uncommitted_dir(mark_id))  # for later runs
     if to_delete is cands:  # every candidate goes: one pass writes both folders
         total, total_bytes, _ = engine.write(cands, layout.candidates_dir(mark_id), layout.deleted_dir(mark_id))
@@ -217,6 +221,7 @@ def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, f
                             confirmed_by_mark=confirmed_by, unreadable_marks=tuple(unreadable),
                             uncommitted_dir=kept_staged, carried_checked=carried_checked,
                             carried_candidates=carried_found, staged_check=ctx.settings.staged_check,
+                            branch_reads_file=reads_file,
                             **(_check_fields(check) if check else {}))
 
 

@@ -13,6 +13,8 @@ provider plugins serve theirs.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,7 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
         namespace, storage = _storage(repo)
         out["namespace"] = namespace
         records = gc_runs.repository_runs(storage)
+        out["space"] = gc_runs.newest_space(storage, records)
     except Exception as e:
         log.warning("GC page: the reports of %s cannot be read: %s", repo.repository, e)
         out["error"] = f"the reports cannot be read: {e}"
@@ -117,6 +120,36 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     out["runs"] = gc_runs.merge(records, dag_runs)
     out["steps"] = list(gc_runs.STEPS)  # the timed steps, in the DAG's order: the page's chart series
     return out
+
+
+@contextmanager
+def _lakefs_and_namespace(repo, what: str) -> Iterator[tuple[Any, Any, tuple[str, ...], str | None]]:
+    """
+    Yield (lakeFS client, namespace storage, its roots, the local blockstore root) of a configured repository.
+
+    Through its connections (the hooks). A ``ValueError`` inside is the request's fault (400, its
+    message); anything else is lakeFS or the store failing to answer (502: cannot ``what``).
+    """
+    from lakefs_gc.storage import open_storage, parse_namespace
+    from lakefs_gc_airflow.hooks import LakeFSHook
+    from lakefs_gc_airflow.task_io import storage_settings
+
+    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
+    client = hook.get_conn()
+    try:
+        namespace = client.get_repository(repo.repository).storage_namespace
+        local_root = hook.local_blockstore_root()
+        storage = open_storage(namespace, storage_settings(namespace, local_root, repo.storage_conn_id), local_root)
+        yield client, storage, parse_namespace(namespace, local_root).roots(), local_root
+    except HTTPException:
+        raise
+    except ValueError as e:
+        raise HTTPException(400, str(e).replace("--delete-branch", "delete branch").replace("--rule", "rule")) from None
+    except Exception as e:
+        log.warning("GC page: %s in %s: %s", what, repo.repository, e)
+        raise HTTPException(502, f"cannot {what}: {e}") from None
+    finally:
+        client.close()
 
 
 @app.get("/api/dags/{dag_id}/explain", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
@@ -127,32 +160,33 @@ def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str
     400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer.
     """
     from lakefs_gc.explain import explain, resolve
-    from lakefs_gc.storage import open_storage, parse_namespace
-    from lakefs_gc_airflow.hooks import LakeFSHook
-    from lakefs_gc_airflow.task_io import storage_settings
 
     repo = _repo(dag_id)
-    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
-    client = hook.get_conn()
-    try:
-        namespace = client.get_repository(repo.repository).storage_namespace
-        local_root = hook.local_blockstore_root()
-        storage = open_storage(namespace, storage_settings(namespace, local_root, repo.storage_conn_id), local_root)
-        roots = parse_namespace(namespace, local_root).roots()
-        try:
-            address, path, note = resolve(roots, target, client, repo.repository, ref)
-        except ValueError as e:
-            raise HTTPException(400, str(e)) from None
+    with _lakefs_and_namespace(repo, f"explain {target!r}") as (client, storage, roots, _):
+        address, path, note = resolve(roots, target, client, repo.repository, ref)
         ex = explain(storage, address, roots, client, repo.repository, path=path)
-    except HTTPException:
-        raise
-    except Exception as e:
-        log.warning("GC page: explain %r in %s: %s", target, repo.repository, e)
-        raise HTTPException(502, f"cannot explain {target!r}: {e}") from None
-    finally:
-        client.close()
     return {"target": target, "address": address, "note": note, "verdict": ex.verdict, "reason": ex.reason,
             "fates": ex.fates, "lines": ex.lines()}
+
+
+@app.get("/api/dags/{dag_id}/whatif", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+def dag_gc_whatif(dag_id: str, delete_branch: str | None = None, rule: str | None = None) -> dict[str, Any]:
+    """
+    ``lakefs-gc whatif`` for the repository of ``dag_id``: what the next run would free after a change.
+
+    ``delete_branch=B``, or ``rule=DAYS`` / ``rule=BRANCH=DAYS``; nothing is changed or deleted. 400
+    naming what is wrong with the change, 502 when lakeFS or the store cannot answer.
+    """
+    from lakefs_gc.space import parse_change, whatif_now
+
+    repo = _repo(dag_id)
+    try:
+        change = parse_change(delete_branch or None, rule or None)
+    except ValueError as e:
+        raise HTTPException(400, str(e).replace("--delete-branch", "delete branch").replace("--rule", "rule")) from None
+    with _lakefs_and_namespace(repo, f"price {change.describe()}") as (client, storage, roots, local_root):
+        lines = whatif_now(client, repo.repository, storage, roots, local_root, repo.min_age_seconds, change)
+    return {"change": change.describe(), "lines": lines}
 
 
 if DIST.is_dir():

@@ -59,9 +59,29 @@ def run_record(mark_id: str, summary: Mapping[str, Any] | None, problem: str | N
     }
     for k in COUNTS:
         rec[k] = g(k)
+    rec["space_file"] = g("space_file")
     if rec["dry_run"] and g("would_delete") is not None:
         rec["would_delete"] = g("would_delete")
     return rec
+
+
+def newest_space(storage, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """
+    Where the bytes go at the newest run that attributed them (its ``space.json``), with the run's ids.
+
+    None when no run did; a file that does not read is ``{"problem": ...}``, never hidden.
+    """
+    from lakefs_gc.errors import LakeFSGCError
+    from lakefs_gc.report.formats import read_space
+
+    for r in records:  # newest first
+        if r.get("space_file") and not r.get("sweep"):
+            try:
+                doc = read_space(storage, r["space_file"])
+            except (LakeFSGCError, OSError) as e:
+                return {"mark_id": r["mark_id"], "airflow_run_id": r.get("airflow_run_id"), "problem": str(e)}
+            return {"mark_id": r["mark_id"], "airflow_run_id": r.get("airflow_run_id"), "problem": None, **doc}
+    return None
 
 
 def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:

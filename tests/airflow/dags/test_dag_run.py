@@ -94,13 +94,13 @@ def _states(dr):
     return {ti.task_id: ti.state for ti in dr.get_task_instances()}
 
 
-def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
+def test_full_run_wires_the_eight_tasks_and_writes_the_report_last(gc_dag):
     dag, ns_dir = gc_dag
     dr = dag.test()
     assert dr.state == "success", _states(dr)
     tis = {ti.task_id: ti for ti in dr.get_task_instances()}
     assert {k: v.state for k, v in tis.items()} == dict.fromkeys(
-        ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+        ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
          "save_report"], "success")
     assert tis["mark_uncommitted"].end_date <= tis["list_committed"].start_date
     assert tis["delete"].end_date <= tis["save_report"].start_date
@@ -122,7 +122,7 @@ def test_full_run_wires_the_seven_tasks_and_writes_the_report_last(gc_dag):
 
     [control] = (ns_dir.parent / "work" / "sample-repo").glob("*/_control")
     assert sorted(p.name for p in control.glob("*.input.json")) == sorted(
-        f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "delete"))
+        f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete"))
     inputs = inputs_from_wire(json.loads((control / "compute_candidates.input.json").read_text()))
     assert inputs.mark_id() == "gcrun0001"
     assert inputs.context.cutoff_time

@@ -1,4 +1,4 @@
-"""DAG import and structure: one DAG per config entry, seven tasks, exact dependencies, Params."""
+"""DAG import and structure: one DAG per config entry, eight tasks, exact dependencies, Params."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ EXPECTED_UPSTREAM = {
     "list_committed": {"mark_uncommitted"},
     "list_slices": {"prepare_run"},
     "compute_candidates": {"list_committed", "list_slices"},
-    "delete": {"compute_candidates"},
+    "attribute_space": {"compute_candidates"},
+    "delete": {"attribute_space"},
     "save_report": {"delete"},
 }
 
@@ -75,7 +76,7 @@ def test_dags_folder_parses_in_a_fresh_interpreter_like_the_dag_processor(tmp_pa
 
 
 @pytest.mark.parametrize("dag_id", ["lakefs_gc__sample-repo", "lakefs_gc__other-repo"])
-def test_seven_tasks_with_exact_dependencies(dagbag, dag_id):
+def test_eight_tasks_with_exact_dependencies(dagbag, dag_id):
     dag = dagbag.dags[dag_id]
     assert {t.task_id: set(t.upstream_task_ids) for t in dag.tasks} == EXPECTED_UPSTREAM
     # mark_uncommitted strictly before list_committed, list_slices independent of both
@@ -110,7 +111,7 @@ def test_dag_settings(dagbag):
 
 def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
-    for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
+    for step in ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete"):
         t = dag.get_task(step)
         assert t.spark_conn_id == "spark_default"
         # the entry point inside the package; the --py-files zip is built from the package when the task runs
@@ -135,7 +136,7 @@ def test_params_accept_valid_values(dagbag):
                                   "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
                                   "delete_rate": 3000.0, "delete_concurrency": 2, "delete_batch_size": 1000,
                                   "delete_max_attempts": 8, "prepare_commits_timeout_seconds": 1200,
-                                  "quarantine_days": 0}
+                                  "quarantine_days": 0, "attribute_space": True, "stale_branch_days": 30}
     conf = {"mode": "sweep_only", "mark_id": "ft0abc", "min_age_seconds": 0, "unsafe_min_age_override": True,
             "delete_rate": 0, "confirm_after_seconds": 0}
     assert {k: v for k, v in validate_params(dag, conf).items() if k in conf} == conf

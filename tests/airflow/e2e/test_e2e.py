@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 DAY = 86400
 GRACE = 5
 MIN_AGE = 25  # above the time from the fresh garbage to the DAG run's start (the run clock's) on a busy machine
-TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
          "save_report"]
 
 

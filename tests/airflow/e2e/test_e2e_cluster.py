@@ -40,7 +40,7 @@ from tests.airflow.e2e.test_e2e import (
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 
-SPARK_STEPS = 4  # list_committed, list_slices, compute_candidates, delete: one application each per run
+SPARK_STEPS = 5  # list_committed, list_slices, compute_candidates, attribute_space, delete: one application each
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def _apps(cluster) -> set[str]:
 
 
 def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, output: str, tmp_path) -> None:
-    """Each Spark step of the run (of a mark-only run and a sweep-only run: the same four) was an
+    """Each Spark step of the run (of a mark-only run and a sweep-only run: the same five) was an
     application of the master, each with executors in the
     workers (an ``<app-id>/<executor-id>/stderr`` in a worker's work directory), both workers used;
     no secret anywhere the run or the cluster wrote."""

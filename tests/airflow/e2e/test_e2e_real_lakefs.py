@@ -36,7 +36,7 @@ def test_the_gc_dag_on_lakefs_itself(kind, real_lakefs, monkeypatch, tmp_path, a
     assert summary["active_commits"] >= 3  # main's HEAD and the two commits within retention on `recent`
     out, err = capfd.readouterr()
     # a tiny repository: every Spark step ran in its task's own process (in_process_max_keys), no spark-submit
-    for step in ("list_slices", "list_committed", "compute_candidates", "delete"):
+    for step in ("list_slices", "list_committed", "compute_candidates", "attribute_space", "delete"):
         assert f"{step}: run in this task's process, without Spark" in out + err, step
     secrets = [env.lakefs_conn["login"], env.lakefs_conn["password"]]
     if env.aws_conn and env.aws_conn.get("password"):

@@ -40,6 +40,7 @@ from tests.airflow.ui.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 USER, ROLE = "gc-viewer", "admin"
 SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates
 GC_PAGE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page.png"      # Browse > lakeFS GC
+GC_SPACE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-space.png"  # where the bytes go, stale, what if
 GC_TAB_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-dag-tab.png"  # the GC DAG's "lakeFS GC (DAG)" tab
 LINKS_SCREENSHOT = REPO / "docs" / "screenshots" / "run-report-links.png"  # tab Details: the extra links
 
@@ -171,7 +172,8 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     gone = next(a for part in parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # one the sweep deleted
                 for a in formats.read_addresses(storage, part))
     explain_api = f"/lakefs-gc/api/dags/{dag_id}/explain?target={urllib.parse.quote(gone)}"
-    for path in (api, "/lakefs-gc/api/repositories", explain_api):
+    whatif_api = f"/lakefs-gc/api/dags/{dag_id}/whatif?rule=0"
+    for path in (api, "/lakefs-gc/api/repositories", explain_api, whatif_api):
         with pytest.raises(urllib.error.HTTPError) as refused_call:
             urllib.request.urlopen(base + path, timeout=60)
         assert refused_call.value.code in (401, 403), (path, refused_call.value.code)
@@ -198,6 +200,19 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     assert hb["held_back_until"]
     assert sw["deleted"] == sw["candidates"] > 0
     assert sw["reclaimed_bytes"] > 0
+    # where the bytes go: the newest run that attributed them, its space.json as the namespace has it,
+    # the same totals as its summary
+    with_space = next(r for r in runs if r.get("space_file") and not r.get("sweep"))
+    space = answer["space"]
+    doc = formats.read_space(storage, with_space["space_file"])
+    assert space["mark_id"] == with_space["mark_id"]
+    assert space["attribution"] == doc["attribution"]
+    space_summary = json.loads(storage.get(layout.summary_key(with_space["mark_id"])))
+    assert space_summary["space_bytes"] == doc["attribution"]["total"]["bytes"] > 0
+    assert space_summary["space_head_bytes"] == doc["attribution"]["classes"]["head"]["bytes"]
+    priced = airflow_api(base, whatif_api, USER, password)  # lakefs-gc whatif, for this repository
+    assert priced["change"] == "the default rule set to 0 day(s)", priced
+    assert priced["lines"][0].startswith("If the default rule set to 0 day(s), the next GC run would free "), priced
     why = airflow_api(base, explain_api, USER, password)  # lakefs-gc explain, for this repository
     assert why["address"] == gone, why
     assert why["verdict"] == "deleted", why
@@ -228,10 +243,31 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         page.get_by_test_id("gc-explain-target").fill(gone)  # an operator pastes an address
         page.get_by_test_id("gc-explain-go").click()
         expect(page.get_by_test_id("gc-explain-answer")).to_contain_text(f"{gone}: deleted")
+        box = page.get_by_test_id("gc-space")  # where the bytes go: two charts, the stale branches, what if
+        expect(box).to_have_attribute("data-mark", space["mark_id"])
+        expect(box.locator("canvas")).to_have_count(2)
+        total = doc["attribution"]["total"]
+        expect(box).to_contain_text(f"{fmt(total['objects'])} objects")
+        stale = doc["stale"]
+        if stale:
+            expect(box.get_by_test_id("gc-stale").locator("tbody tr")).to_have_count(len(stale))
+        else:
+            expect(box.get_by_test_id("gc-stale")).to_have_text("None.")
+        box.get_by_test_id("gc-whatif-kind").select_option("rule")
+        box.get_by_test_id("gc-whatif-branch").fill("")
+        box.get_by_test_id("gc-whatif-days").fill("0")
+        box.get_by_test_id("gc-whatif-go").click()
+        expect(box.get_by_test_id("gc-whatif-answer")).to_contain_text(priced["lines"][0])
+        box.get_by_test_id("gc-whatif-kind").select_option("delete")
+        box.get_by_test_id("gc-whatif-branch").fill("no-such-branch")
+        box.get_by_test_id("gc-whatif-go").click()
+        expect(box.get_by_test_id("gc-whatif-error")).to_contain_text("no such branch")
         page.set_viewport_size({"width": 1400, "height": 1600})  # the UI scrolls inside: room for the table
         page.wait_for_timeout(800)  # the charts drawn
         GC_PAGE_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(GC_PAGE_SCREENSHOT), full_page=True)
+        box.scroll_into_view_if_needed()
+        box.screenshot(path=str(GC_SPACE_SCREENSHOT))
         html = page.content()
         page.goto(f"{base}/dags/{dag_id}/plugin/lakefs-gc-dag")  # the tab on the DAG: that repository
         tab = page.locator(f'[data-testid="gc-repository"][data-dag="{dag_id}"]')
@@ -243,4 +279,4 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         html += page.content()
     shown = json.dumps([answer, html])
     assert not any(s in shown for s in secret_values if s), "a key or secret on the GC page or in its API"
-    print("screenshots:", GC_PAGE_SCREENSHOT, GC_TAB_SCREENSHOT)
+    print("screenshots:", GC_PAGE_SCREENSHOT, GC_SPACE_SCREENSHOT, GC_TAB_SCREENSHOT)

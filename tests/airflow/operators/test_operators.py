@@ -18,7 +18,7 @@ from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_S
 from tests.airflow.helpers import REPO, context, dag_module, digest, fake_spark_submit, repo_config
 
 SECRETS = (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET)
-SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "delete")
+SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")
 
 
 def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", **settings) -> contract.RunContext:

@@ -34,7 +34,7 @@ from tests.support.jvm import java_options
 
 S3_TOKEN = "s3-session-token-value-5e0c71"
 SECRETS = (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, S3_TOKEN)
-SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "delete")
+SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")
 K8S = "k8s://https://127.0.0.1:6443"
 STANDALONE = "spark://127.0.0.1:7077"
 

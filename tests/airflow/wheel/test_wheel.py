@@ -37,7 +37,7 @@ GRACE = 3
 MIN_AGE = 5  # no fresh garbage here: the seeded objects only need to be older than the cutoff
 REPO_NAME = "wheel-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
-TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
+TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
          "save_report"]
 
 
@@ -285,7 +285,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     assert "Not_A_Repo" in result["errors_dag"]
     assert "field 'repository'" in result["errors_dag"]
     # the Spark jobs are the installed package's; their --py-files zip was built from it, once
-    assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "delete"}
+    assert set(result["apps"]) == {"list_committed", "list_slices", "compute_candidates", "attribute_space", "delete"}
     assert all(a.startswith(venv) and "/lakefs_gc/jobs/" in a for a in result["apps"].values()), result["apps"]
     assert len(list(cache.glob("lakefs_gc-*.zip"))) == 1
 

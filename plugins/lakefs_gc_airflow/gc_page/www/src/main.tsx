@@ -27,8 +27,19 @@ type Run = {
   reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
 };
 type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
+type Amount = { objects: number; bytes: number };
+type HeldBy = { alone: Record<string, Amount>; shared: Record<string, Amount> };
+// a run's space.json (attribute_space), as the API gives the newest one
+type SpaceDoc = {
+  mark_id: string; airflow_run_id: string | null; problem: string | null; computed_at?: string; cutoff?: string;
+  rules?: { default_days: number; branches: Record<string, number> }; stale_branch_days?: number;
+  stale?: { branch: string; head_age_days: number; alone: Amount }[];
+  attribution?: { total: Amount; classes: Record<string, Amount>; branches: Record<string, HeldBy>; tags: Record<string, Amount>;
+    sharing: string };
+};
+type WhatIfAnswer = { change: string; lines: string[] };
 type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps?: string[];
-  version?: string };
+  version?: string; space?: SpaceDoc | null };
 
 const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
 
@@ -159,6 +170,133 @@ const Charts = ({ runs, steps }: { runs: Run[]; steps: string[] }) => {
       <ChartBox key={`l${shown.length}`} title="Listed and reclaimed" build={listed} />
       <ChartBox key={`d${shown.length}`} title="Seconds per step" build={durations} />
     </SimpleGrid>
+  );
+};
+
+// Where the bytes go: the newest run's attribution (space.json), by class and by branch; the stale branches
+const CLASS_LABELS: [string, string][] = [["head", "read by a branch HEAD"], ["retention", "only in retention windows"],
+  ["staged", "only staged"], ["deleted", "unreferenced: deleted this run"], ["held_back", "unreferenced: held back"],
+  ["young", "unreferenced: too young"]];
+
+const unitOf = (most: number) => Math.min(4, Math.max(0, Math.floor(Math.log(Math.max(most, 1)) / Math.log(1024))));
+
+const SpaceView = ({ space, dagId }: { space: SpaceDoc; dagId: string }) => {
+  const a = space.attribution;
+  if (space.problem || !a) return <Text color="red.500" data-testid="gc-space">Where the bytes go: {space.problem}</Text>;
+  const common = { responsive: true, maintainAspectRatio: false, animation: false as const };
+  const branches = Object.keys(a.branches).sort();
+  const most = Math.max(a.total.bytes, 1);
+  const unit = unitOf(most);
+  const unitName = ["B", "KiB", "MiB", "GiB", "TiB"][unit];
+  const v = (x: number) => x / 1024 ** unit;
+  const byClass = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: { labels: CLASS_LABELS.map(([, l]) => l),
+        datasets: [{ label: unitName, data: CLASS_LABELS.map(([k]) => v(a.classes[k]?.bytes ?? 0)),
+          backgroundColor: CLASS_LABELS.map((_, i) => COLORS[i % COLORS.length]) }] },
+      options: { ...common, indexAxis: "y" as const, plugins: { legend: { display: false } },
+        scales: { x: { beginAtZero: true, title: { display: true, text: unitName } } } },
+    });
+  const series: [string, "alone" | "shared", string][] = [["head", "alone", "HEAD, alone"], ["head", "shared", "HEAD, shared"],
+    ["retention", "alone", "retention, alone"], ["retention", "shared", "retention, shared"],
+    ["staged", "alone", "staged, alone"], ["staged", "shared", "staged, shared"]];
+  const byBranch = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: { labels: branches,
+        datasets: series.map(([cls, how, label], i) => ({ label, data: branches.map((b) => v(a.branches[b][how][cls]?.bytes ?? 0)),
+          backgroundColor: COLORS[Math.floor(i / 2)], borderColor: "#333", borderWidth: how === "shared" ? 1 : 0,
+          stack: how })) },
+      options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: unitName } } } },
+    });
+  const stale = space.stale ?? [];
+  const tags = Object.entries(a.tags);
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-space" data-mark={space.mark_id}>
+      <Heading size="sm" mb={1}>Where the bytes go</Heading>
+      <Text fontSize="sm" mb={2}>
+        As run {space.airflow_run_id ?? space.mark_id} found the namespace ({when(space.computed_at)}): {n(a.total.objects)} objects,{" "}
+        {bytes(a.total.bytes)}. Retention: default {space.rules?.default_days} days
+        {Object.entries(space.rules?.branches ?? {}).map(([b, d]) => `, ${b} ${d} days`).join("")}. Each object is counted once, in
+        its first class; a branch&apos;s shared figure counts what other branches hold too.
+      </Text>
+      <SimpleGrid columns={{ base: 1, xl: 2 }} gap={4}>
+        <ChartBox key={`c${space.mark_id}`} title="Space by class" build={byClass} />
+        <ChartBox key={`b${space.mark_id}`} title="Space by branch (alone and shared)" build={byBranch} />
+      </SimpleGrid>
+      {tags.length ? (
+        <Text fontSize="sm" mt={2} data-testid="gc-space-tags">
+          Read only by a tag&apos;s commit (lakeFS&apos;s GC keeps no commit for a tag):{" "}
+          {tags.map(([t, s]) => `${t} ${n(s.objects)} objects, ${bytes(s.bytes)}`).join("; ")}
+        </Text>
+      ) : null}
+      <Text fontWeight="bold" mt={3} mb={1}>Stale branches (HEAD older than {space.stale_branch_days} days), by what they alone hold</Text>
+      {stale.length ? (
+        <Table.Root size="sm" striped data-testid="gc-stale">
+          <Table.Header>
+            <Table.Row>
+              {["branch", "HEAD age (days)", "objects alone", "bytes alone"].map((h) => <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>)}
+            </Table.Row>
+          </Table.Header>
+          <Table.Body>
+            {stale.map((b) => (
+              <Table.Row key={b.branch} data-branch={b.branch}>
+                <Table.Cell>{b.branch}</Table.Cell>
+                <Table.Cell>{b.head_age_days.toFixed(0)}</Table.Cell>
+                <Table.Cell data-col="objects">{n(b.alone.objects)}</Table.Cell>
+                <Table.Cell data-col="bytes" title={`${n(b.alone.bytes)} bytes`}>{bytes(b.alone.bytes)}</Table.Cell>
+              </Table.Row>
+            ))}
+          </Table.Body>
+        </Table.Root>
+      ) : <Text fontSize="sm" data-testid="gc-stale">None.</Text>}
+      <WhatIf dagId={dagId} branches={branches} />
+    </Box>
+  );
+};
+
+// lakefs-gc whatif: what the next run would free if a branch were deleted or a rule changed (nothing changes)
+const WhatIf = ({ dagId, branches }: { dagId: string; branches: string[] }) => {
+  const [kind, setKind] = useState<"delete" | "rule">("delete");
+  const [branch, setBranch] = useState(branches[0] ?? "");
+  const [days, setDays] = useState("");
+  const [answer, setAnswer] = useState<WhatIfAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const ask = () => {
+    setBusy(true);
+    setError(null);
+    setAnswer(null);
+    const q = new URLSearchParams(kind === "delete" ? { delete_branch: branch.trim() }
+      : { rule: branch.trim() ? `${branch.trim()}=${days.trim()}` : days.trim() });
+    api<WhatIfAnswer>(`/dags/${encodeURIComponent(dagId)}/whatif?${q}`)
+      .then(setAnswer)
+      .catch((e: Error) => setError(e.message))
+      .finally(() => setBusy(false));
+  };
+  return (
+    <Box mt={3} data-testid="gc-whatif">
+      <Text fontWeight="bold" mb={1}>What if</Text>
+      <HStack gap={2} mb={2} as="form" onSubmit={(e: React.FormEvent) => { e.preventDefault(); ask(); }}>
+        <select value={kind} data-testid="gc-whatif-kind" style={{ border: "1px solid #ccc", padding: "2px 4px" }}
+          onChange={(e: React.ChangeEvent<HTMLSelectElement>) => setKind(e.target.value as "delete" | "rule")}>
+          <option value="delete">branch deleted</option>
+          <option value="rule">retention rule set to</option>
+        </select>
+        <Input size="sm" flex="2" placeholder={kind === "delete" ? "branch" : "branch (empty: the default rule)"} value={branch}
+          onChange={(e: React.ChangeEvent<HTMLInputElement>) => setBranch(e.target.value)} data-testid="gc-whatif-branch" />
+        {kind === "rule" ? (
+          <Input size="sm" flex="1" placeholder="days" value={days} data-testid="gc-whatif-days"
+            onChange={(e: React.ChangeEvent<HTMLInputElement>) => setDays(e.target.value)} />
+        ) : null}
+        <Button size="sm" type="submit" loading={busy} data-testid="gc-whatif-go">Price it</Button>
+      </HStack>
+      {error ? <Text color="red.500" data-testid="gc-whatif-error">{error}</Text> : null}
+      {answer ? (
+        <Box as="pre" fontFamily="mono" fontSize="sm" whiteSpace="pre-wrap" data-testid="gc-whatif-answer">{answer.lines.join("\n")}</Box>
+      ) : null}
+    </Box>
   );
 };
 
@@ -488,6 +626,7 @@ const Repository = ({ dagId }: { dagId: string }) => {
       <Charts runs={answer.runs} steps={answer.steps ?? []} />
       <TriggerForm dagId={dagId} onTriggered={() => window.setTimeout(() => setReload((x) => x + 1), 1500)} />
       <Explain dagId={dagId} />
+      {answer.space ? <SpaceView space={answer.space} dagId={dagId} /> : null}
       {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
       <Box overflowX="auto"><RunsTable runs={answer.runs} dagId={dagId} /></Box>
       <Text fontSize="xs" color="gray.500" data-testid="gc-version">
