@@ -206,7 +206,9 @@ const SpaceView = ({ space, dagId }: { space: SpaceDoc; dagId: string }) => {
       type: "bar",
       data: { labels: branches,
         datasets: series.map(([cls, how, label], i) => ({ label, data: branches.map((b) => v(a.branches[b][how][cls]?.bytes ?? 0)),
-          backgroundColor: COLORS[Math.floor(i / 2)], borderColor: "#333", borderWidth: how === "shared" ? 1 : 0,
+          // shared: the class's colour, lighter (the same object may be in other branches' bars too)
+          backgroundColor: COLORS[Math.floor(i / 2)] + (how === "shared" ? "66" : ""), borderColor: COLORS[Math.floor(i / 2)],
+          borderWidth: how === "shared" ? 1 : 0,
           stack: how })) },
       options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: unitName } } } },
     });
