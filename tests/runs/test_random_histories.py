@@ -25,9 +25,11 @@ import pytest
 
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.lakefs.client import LakeFSClient
+from lakefs_gc.report import formats
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import parse_namespace
+from lakefs_gc.timestamps import parse_iso
 from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_storage
 from tests.support import history
@@ -129,8 +131,10 @@ class Collected:
         _, full = place.collect(name, spark, work, now, run_id=f"f-{name}",
                                 settings=replace(SETTINGS, mode="mark_only", staged_check="full", flow="clean"))
         full_go = set(marked_for_deletion(storage, full["mark_uncommitted"].run_id))
-        before = {o.key for o in storage.list("data/", recursive=True)}
-        _, self.results = place.collect(name, spark, work, now, run_id=f"h-{name}", settings=replace(SETTINGS, flow="clean"))
+        listed = {o.key: (o.size, int(o.last_modified * 1000)) for o in storage.list("data/", recursive=True)}
+        before = set(listed)
+        ctx, self.results = place.collect(name, spark, work, now, run_id=f"h-{name}",
+                                          settings=replace(SETTINGS, flow="clean"))
         assert self.results["compute_candidates"].staged_check == "candidates"
         after = {o.key for o in storage.list("data/", recursive=True)}
         self.lost = self.keep - after
@@ -139,6 +143,14 @@ class Collected:
         # what the full check would have deleted and the fast one did not, and the other way round
         self.checks_differ = full_go ^ (before - after)
         self.storage, self.roots, self.after = storage, roots, after
+        # where the bytes go (attribute_space): the run's space.json equals the API oracle, to the byte
+        mark = self.results["mark_uncommitted"].run_id
+        want = history.space_oracle(client, name, self.histories, roots, parse_iso(ctx.start_time).timestamp(),
+                                    listed, set(marked_for_deletion(storage, mark)),
+                                    int(parse_iso(ctx.cutoff_time).timestamp() * 1000))
+        got = dict(formats.read_space(storage, self.results["attribute_space"].space_key)["attribution"])
+        got.pop("sharing")
+        self.space_differs = {k: (got.get(k), want[k]) for k in want if got.get(k) != want[k]}
 
     @property
     def ok(self) -> bool:
@@ -207,6 +219,8 @@ def _judge(place: Place, spark, work, seeds: list[int]) -> dict:
         part = seeds[i * len(seeds) // runs:(i + 1) * len(seeds) // runs]
         batch = [(seed, history.ops(seed, STEPS)) for seed in part]
         c = run(*batch)
+        assert not c.space_differs, (f"{place.kind}: seeds {batch[0][0]}..{batch[-1][0]}: the run's space.json "
+                                     f"differs from the API oracle (got, want): {c.space_differs}")
         bad = misexplained(c)
         assert not bad, "lakefs-gc explain disagrees with the oracle:\n" + "\n".join(bad)
         totals["objects"] += sum(len(h.uploaded) for h in c.histories)

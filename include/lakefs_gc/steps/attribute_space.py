@@ -84,6 +84,7 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
         return SpaceResult(skipped=f"lakeFS could not give an input: {reason}",
                            seconds=round(time.monotonic() - t0, 3))
     holders, ranges, staged, heads, rules = gathered
+    t_lakefs = time.monotonic() - t0
     tag_bits = holders.mask(h for h in holders.holders if h.kind == TAG)
     mark_id = inputs.mark_id()
     st = engine.sref.open()
@@ -112,9 +113,9 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
         "rules": rules, "heads": {b: {"commit": c, "created": iso(datetime.fromtimestamp(t, UTC))} for b, (c, t) in sorted(heads.items())},
         "stale_branch_days": days, "stale": [s.as_dict() for s in stale], "attribution": attribution.as_dict()})
     seconds = round(time.monotonic() - t0, 3)
-    log.info("where the bytes go: %d object(s), %d byte(s) attributed to %d holder(s) of %d branch(es); %d stale "
-             "branch(es); %.1fs", attribution.total.objects, attribution.total.bytes, len(holders.holders),
-             len(heads), len(stale), seconds)
+    log.info("where the bytes go: %d object(s), %d byte(s) attributed to %d holder(s) of %d branch(es), %d range(s) "
+             "read; %d stale branch(es); %.1fs (%.1fs asking lakeFS)", attribution.total.objects,
+             attribution.total.bytes, len(holders.holders), len(heads), len(ranges), len(stale), seconds, t_lakefs)
     return result(attribution, key, len(heads), stale, seconds)
 
 
