@@ -151,7 +151,8 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
                         spark_master=cluster.master_url)
     apps_before = _apps(cluster)
     # a clean run again (auto would build on the first: incremental); dag.test() keeps the last run's conf
-    summary = _fresh_garbage_then_sweep(env, confirm_after_seconds=0, flow="clean")
+    # every branch whose HEAD is older than now is stale (the GC page's table then has rows)
+    summary = _fresh_garbage_then_sweep(env, confirm_after_seconds=0, flow="clean", stale_branch_days=0)
     assert summary["deleted"] == summary["num_deleted_objects"] == n
     assert summary["storage_namespace"].startswith("s3://")
     assert summary["mode"] == "mark_and_sweep"

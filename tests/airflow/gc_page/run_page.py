@@ -249,8 +249,11 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         total = doc["attribution"]["total"]
         expect(box).to_contain_text(f"{fmt(total['objects'])} objects")
         stale = doc["stale"]
-        if stale:
-            expect(box.get_by_test_id("gc-stale").locator("tbody tr")).to_have_count(len(stale))
+        if stale:  # most bytes alone first, as space.json orders them
+            rows = box.get_by_test_id("gc-stale").locator("tbody tr")
+            expect(rows).to_have_count(len(stale))
+            expect(rows.first).to_have_attribute("data-branch", stale[0]["branch"])
+            expect(rows.first.locator('td[data-col="objects"]')).to_have_text(fmt(stale[0]["alone"]["objects"]))
         else:
             expect(box.get_by_test_id("gc-stale")).to_have_text("None.")
         box.get_by_test_id("gc-whatif-kind").select_option("delete")
