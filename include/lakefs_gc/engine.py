@@ -364,22 +364,12 @@ class LocalEngine(Engine):
 
     def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
                      deleted_keys: Sequence[str], cutoff_ms: int, tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
-        from lakefs_gc.listing.committed import in_threads, range_addresses
-        from lakefs_gc.listing.holders import groups
+        from lakefs_gc.listing.holders import groups, masks_of_ranges
 
         listed = [(r[0], r[1], r[2]) for r in self.listed(slices)]
         among = {r[0] for r in listed}
-        st, roots = self.sref.open(), self.sref.roots
-        keys = sorted(ranges)
-        entries = 0
-        masks = dict(staged)
-        for k, addresses in zip(keys, in_threads(lambda k: list(range_addresses(st, k, roots)), keys)):
-            entries += len(addresses)
-            if entries > self.limit:  # the ranges' entries, read here: bounded like every input of this engine
-                raise NeedsSpark(f"more than {self.limit:,} entries in the kept commits' ranges")
-            for a in addresses:
-                if a in among:
-                    masks[a] = masks.get(a, 0) | ranges[k]
+        # the ranges' entries, read here: bounded like every input of this engine
+        masks = masks_of_ranges(self.sref.open(), self.sref.roots, ranges, among, self.limit, dict(staged))
         deleted = addresses_among(self.spark, self.sref, [], self.n, among=among, keys=deleted_keys)
         return groups(listed, masks, tag_bits, deleted, cutoff_ms)
 

@@ -37,6 +37,7 @@ from lakefs_gc.listing.committed import (
     relative_key,
 )
 from lakefs_gc.listing.uncommitted import api_staged
+from lakefs_gc.spark.addresses import NeedsSpark
 from lakefs_gc.spark.runtime import partitions
 
 if TYPE_CHECKING:
@@ -72,13 +73,28 @@ def range_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
 def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
                   holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
     """{address: its holder set} of every address the commits of ``holders_of`` read (each range read once, here)."""
-    by_key = range_masks(client, repo, st, roots, holders_of, holders)
-    keys = sorted(by_key)
-    out: dict[str, int] = {}
+    return masks_of_ranges(st, roots, range_masks(client, repo, st, roots, holders_of, holders))
+
+
+def masks_of_ranges(st: Storage, roots: tuple[str, ...], ranges: Mapping[str, int], among: Container[str] | None = None,
+                    limit: int | None = None, into: dict[str, int] | None = None) -> dict[str, int]:
+    """
+    {address: the union of its ranges' holder sets} of the ranges ``ranges`` (key -> holder set), read in this process.
+
+    ``among``: only these addresses; ``into``: united into this map (returned); more than ``limit``
+    entries in all raise :class:`lakefs_gc.engine.NeedsSpark` (a bounded engine's input).
+    """
+    out = {} if into is None else into
+    keys = sorted(ranges)
+    entries = 0
     for k, addresses in zip(keys, in_threads(lambda k: list(range_addresses(st, k, roots)), keys)):
-        mask = by_key[k]
+        entries += len(addresses)
+        if limit is not None and entries > limit:
+            raise NeedsSpark(f"more than {limit:,} entries in the kept commits' ranges")
+        mask = ranges[k]
         for a in addresses:
-            out[a] = out.get(a, 0) | mask
+            if among is None or a in among:
+                out[a] = out.get(a, 0) | mask
     return out
 
 

@@ -234,13 +234,13 @@ BRANCH_THREADS = 16  # statObject calls at once
 
 
 def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
-                     local_root: str | None) -> dict[str, set[str]]:
+                     local_root: str | None, step: str = "compute_candidates") -> dict[str, set[str]]:
     """
     {branch: namespace-relative keys of what it reads at the paths ``asks`` name for it} (statObject).
 
-    A branch or path gone (404) reads nothing.
+    A branch or path gone (404) reads nothing. ``step``: the task its progress lines name.
     """
-    progress = Progress("compute_candidates", "paths asked on branches (statObject)", total=len(asks))
+    progress = Progress(step, "paths asked on branches (statObject)", total=len(asks))
 
     def ask(branch_path: tuple[str, str]) -> set[str]:
         physical = client.stat_address(repo, *branch_path)
@@ -269,20 +269,9 @@ def staged_by_branch(client: LakeFSClient, repo: str, roots: tuple[str, ...], lo
     :func:`api_staged` is the one that reads everything.
     """
     names = [b for b, _ in client.branches(repo, show_hidden=True)]
-    asks = changed_paths(client, repo, names, set())
-    progress = Progress("attribute_space", "staged paths asked on their branches (statObject)", total=len(asks))
-
-    def ask(branch_path: tuple[str, str]) -> tuple[str, set[str]]:
-        physical = client.stat_address(repo, *branch_path)
-        progress.add()
-        return branch_path[0], address_keys(physical, roots, local_root) if physical is not None else set()
-
-    out: dict[str, set[str]] = {b: set() for b in names}
-    with ThreadPoolExecutor(BRANCH_THREADS, thread_name_prefix="staged-space") as pool:
-        for branch, found in pool.map(ask, asks):
-            out[branch] |= found
-    progress.finish()
-    return {b: frozenset(a) for b, a in out.items()}
+    read = read_by_branches(client, repo, changed_paths(client, repo, names, set()), roots, local_root,
+                            step="attribute_space")
+    return {b: frozenset(read.get(b, ())) for b in names}
 
 
 def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: set[int]) -> list[tuple[str, str]]:

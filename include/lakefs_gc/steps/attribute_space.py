@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import SlicesResult, SpaceResult, StepInputs
+from lakefs_gc.contract import CandidatesResult, SlicesResult, SpaceResult, StepInputs, UncommittedResult
 from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.attribution import (
@@ -90,18 +90,14 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     st = engine.sref.open()
     deleted_keys = parquet_parts(st, layout.deleted_dir(mark_id))
     cutoff_ms = int(cutoff_seconds(ctx) * 1000)
-    if isinstance(engine, SparkEngine):
-        limit = few(engine.spark)
-        summed = None
-        if limit > 0 and slices.listed_objects <= limit:
-            try:
-                summed = engine.on_driver(limit).space_groups(ranges, staged, slices, deleted_keys, cutoff_ms,
-                                                              tag_bits)
-            except NeedsSpark as e:
-                log.info("the driver hands over: %s", e)
-        if summed is None:
-            summed = engine.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits)
-    else:
+    summed = None
+    limit = few(engine.spark) if isinstance(engine, SparkEngine) else 0
+    if isinstance(engine, SparkEngine) and limit > 0 and slices.listed_objects <= limit:
+        try:
+            summed = engine.on_driver(limit).space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits)
+        except NeedsSpark as e:
+            log.info("the driver hands over: %s", e)
+    if summed is None:
         summed = engine.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits)
     attribution = attribute(((mask, state, n, b) for (mask, state), (n, b) in summed.items()), holders)
     now = parse_iso(ctx.start_time).timestamp()
@@ -138,8 +134,9 @@ def _branch_reads(inputs: StepInputs, engine: Engine) -> dict[str, set[str]]:
     """
     st = engine.sref.open()
     out: dict[str, set[str]] = {}
-    for step in ("mark_uncommitted", "compute_candidates"):
-        key = getattr(inputs.get(step), "branch_reads_file", None)
+    unc: UncommittedResult = inputs.get("mark_uncommitted")
+    cand: CandidatesResult = inputs.get("compute_candidates")
+    for key in (unc.branch_reads_file, cand.branch_reads_file):
         if key:
             for branch, addresses in formats.read_branch_reads(st, key).items():
                 out.setdefault(branch, set()).update(addresses)
