@@ -7,7 +7,8 @@ The two lines::
     globals().update(all_dags())
 
 (``dags/gc_dags.py`` of this repository) give one ``lakefs_gc__<repository>`` DAG per good entry
-of the repositories file (``$LAKEFS_GC_CONFIG``, else ``config/gc_repositories.yaml`` under
+of the repositories file (and per repository a ``discover`` source matched at its last refresh; the
+refresh is the DAG ``lakefs_gc_discover``) (``$LAKEFS_GC_CONFIG``, else ``config/gc_repositories.yaml`` under
 ``$LAKEFS_GC_HOME`` or the working directory), the restore DAG ``lakefs_gc_restore``, and, while
 the file has bad entries, the DAG ``lakefs_gc_config_errors``: its description names every bad
 entry and field, and its one task fails with them, so the mistakes show in the DAG list without
@@ -24,7 +25,7 @@ file: it fails to import while an entry is bad.
 from __future__ import annotations
 
 from lakefs_gc.config import load_config
-from lakefs_gc_airflow.factory import build_config_errors_dag, build_gc_dag, build_restore_dag
+from lakefs_gc_airflow.factory import build_config_errors_dag, build_discover_dag, build_gc_dag, build_restore_dag
 
 GC_DOC = """
 ### lakeFS garbage collection
@@ -67,6 +68,18 @@ be restored, and says why. The same as `lakefs-gc restore NAMESPACE --run RUN_ID
 """
 
 
+DISCOVER_DOC = """
+### Discover lakeFS repositories for GC
+
+While the repositories file has a `discover` section: lists each source's lakeFS (its connection),
+and records every repository in `discover.state_file`, with the size of each matched repository's
+newest GC run (the Spark steps' priority in their pool). The DAG files read that record, never
+lakeFS: a repository created in lakeFS gets its `lakefs_gc__<repository>` DAG at the first parse
+after a run of this DAG; one deleted in lakeFS loses its DAG, and the GC page names it. A lakeFS
+that cannot be listed fails the task and leaves the record as it was.
+"""
+
+
 def all_dags(path: str | None = None) -> dict[str, object]:
     """
     Return the provider's DAGs by a Python name each, built from the repositories file as it is now.
@@ -80,7 +93,8 @@ def all_dags(path: str | None = None) -> dict[str, object]:
     for cfg in config.repositories:
         dags[cfg.dag_id.replace("-", "_")] = build_gc_dag(cfg, doc_md=GC_DOC)
     for name, dag in (("lakefs_gc_restore", build_restore_dag(list(config.repositories), doc_md=RESTORE_DOC)),
-                      ("lakefs_gc_config_errors", build_config_errors_dag(config))):
+                      ("lakefs_gc_config_errors", build_config_errors_dag(config)),
+                      ("lakefs_gc_discover", build_discover_dag(config, doc_md=DISCOVER_DOC))):
         if dag is not None:
             dags[name] = dag
     return dags

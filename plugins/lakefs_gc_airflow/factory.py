@@ -9,124 +9,40 @@ The DAG factory: the eight GC tasks of one configured repository, wired.
 then seen by one of them.
 
 And ``lakefs_gc_restore``, one DAG for every configured repository: its one task undoes a GC run
-(``lakefs-gc restore`` from the UI's trigger form).
+(``lakefs-gc restore`` from the UI's trigger form); ``lakefs_gc_discover`` while the config has a
+``discover`` section: its one task lists the sources' lakeFS and records what matched.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from datetime import UTC, datetime
 
-from airflow.sdk import DAG, BaseOperator, Param
+from airflow.sdk import DAG, Param
 
-from lakefs_gc import contract
-from lakefs_gc.config import GCConfig, RepoConfig, project_root, schedule_interval_seconds
-from lakefs_gc_airflow.operators import (
-    MarkUncommittedOperator,
-    PrepareRunOperator,
-    RepositoryConnections,
-    RestoreOperator,
-    SaveReportOperator,
-)
+from lakefs_gc.config import DiscoverySettings, GCConfig, RepoConfig, schedule_interval_seconds
+from lakefs_gc_airflow.operators import DiscoverRepositoriesOperator, RepositoryConnections, RestoreOperator
 from lakefs_gc_airflow.params import gc_params
-from lakefs_gc_airflow.spark_submit import IN_PROCESS_STEPS, GCSparkSubmitOperator
+from lakefs_gc_airflow.task_group import UPSTREAM, gc_tasks  # noqa: F401 - UPSTREAM re-exported (its home before)
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 
 
-def _project_path(value: str | None) -> str | None:
-    """
-    Return a configured path, relative ones taken from the project root.
-
-    None (not configured) stays None: the operator then uses the jobs inside the package and a zip
-    of the installed package.
-    """
-    if not value:
-        return None
-    p = Path(value)
-    return str(p if p.is_absolute() else project_root() / p)
-
-
-def upstream_tasks() -> dict[str, tuple[str, ...]]:
-    """
-    Return each task's direct upstream tasks in the GC DAG, from :data:`lakefs_gc.contract.STEP_TABLE`.
-
-    A task waits for the first task (``prepare_run``, the run context), for every task whose
-    result it reads and for those it runs ``after``; an edge another of those already implies is left out (the DAG's graph stays
-    the chain a reader expects: list_committed and list_slices side by side).
-    """
-    first = contract.STEPS[0]
-    before: dict[str, set[str]] = {}
-    direct: dict[str, tuple[str, ...]] = {}
-    for s in contract.STEP_TABLE:
-        needs = set(s.inputs) | set(s.after) | ({first} if s.task_id != first else set())
-        before[s.task_id] = needs | {a for n in needs for a in before[n]}
-        direct[s.task_id] = tuple(n for n in contract.STEPS if n in needs and not any(n in before[m] for m in needs))
-    return direct
-
-
-UPSTREAM = upstream_tasks()
-if set(contract.STEPS) - set(contract.SPARK_STEPS) != {PrepareRunOperator.step, MarkUncommittedOperator.step,
-                                                         SaveReportOperator.step}:
-    raise ImportError("lakefs_gc_airflow.factory: an operator for each Python step of lakefs_gc.contract.STEP_TABLE")
-
-
 def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
-    """One DAG, ``lakefs_gc__<repository>``, for one config entry."""
-    spark = cfg.spark
-    interval = schedule_interval_seconds(cfg.schedule)
+    """One DAG, ``lakefs_gc__<repository>``, for one config entry: its tasks are :func:`gc_tasks`'s."""
     with DAG(
         dag_id=cfg.dag_id,
-        description=f"lakeFS garbage collection for repository {cfg.repository}",
+        description=f"lakeFS garbage collection for repository {cfg.repository}"
+                    + (" (discovered)" if cfg.discovered else ""),
         doc_md=doc_md,
         schedule=cfg.schedule,
         start_date=START_DATE,
         catchup=False,
         max_active_runs=1,  # two runs of one repository at once would race on its report folder
-        tags=["lakefs", "gc", cfg.repository, *cfg.tags],
-        params=gc_params(cfg, interval),
+        tags=["lakefs", "gc", cfg.repository, *cfg.tags, *(["discovered"] if cfg.discovered else [])],
+        params=gc_params(cfg, schedule_interval_seconds(cfg.schedule)),
         default_args={"owner": "lakefs-gc"},
     ) as dag:
-        def task(task_id: str) -> dict[str, Any]:
-            """Per-task settings, a fresh dict each: retries for the idempotent steps, a timeout each."""
-            t = cfg.tasks
-            return {"task_id": task_id, "retries": t.retries, "retry_delay": timedelta(seconds=t.retry_delay_seconds),
-                    "execution_timeout": timedelta(seconds=t.timeout(task_id))}
-
-        common: dict[str, Any] = {"lakefs_conn_id": cfg.lakefs_conn_id, "storage_conn_id": cfg.storage_conn_id}
-        spark_kwargs: dict[str, Any] = {
-            **common,
-            "jobs_dir": _project_path(spark.jobs_dir),
-            "py_files": _project_path(spark.py_files),
-            "conn_id": cfg.spark_conn_id,
-            "conf": spark.spark_conf(),
-            "driver_memory": spark.driver_memory,
-            "executor_memory": spark.executor_memory,
-            "spark_binary": spark.binary,
-            "pyspark_python": spark.python,
-            "fast_start": spark.fast_start,
-        }
-        in_process: dict[str, Any] = {"in_process_max_keys": spark.in_process_max_keys}
-        python_tasks: dict[str, Callable[[], BaseOperator]] = {
-            PrepareRunOperator.step: lambda: PrepareRunOperator(
-                repository=cfg.repository, work_dir=cfg.work_dir, parallelism=spark.parallelism,
-                schedule_interval_seconds=interval,
-                clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items() if v is not None},
-                **common, **task(PrepareRunOperator.step)),
-            MarkUncommittedOperator.step: lambda: MarkUncommittedOperator(**common, **task(MarkUncommittedOperator.step)),
-            SaveReportOperator.step: lambda: SaveReportOperator(storage_conn_id=cfg.storage_conn_id,
-                                                                **task(SaveReportOperator.step)),
-        }
-        tasks = {step: python_tasks[step]() if step in python_tasks else
-                 GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
-                                       **(in_process if step in IN_PROCESS_STEPS else {}))
-                 for step in contract.STEPS}
-        for step, upstream in UPSTREAM.items():
-            for up in upstream:
-                tasks[up] >> tasks[step]
+        gc_tasks(cfg)
     return dag
 
 
@@ -205,4 +121,33 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
         default_args={"owner": "lakefs-gc"},
     ) as dag:
         RestoreOperator(task_id="restore", repositories=repos, retries=0)
+    return dag
+
+
+DISCOVER_DAG_ID = "lakefs_gc_discover"
+
+
+def build_discover_dag(cfg: GCConfig, doc_md: str | None = None) -> DAG | None:
+    """
+    ``lakefs_gc_discover`` while the config has a ``discover`` section (None otherwise).
+
+    On ``discover.schedule``, one task lists each source's lakeFS and records the repositories in
+    ``discover.state_file``, which the DAG files read: a new repository has its GC DAG at the next
+    parse after a refresh, a removed one loses it (the GC page names it).
+    """
+    discovery: DiscoverySettings | None = cfg.discovery
+    if discovery is None:
+        return None
+    with DAG(
+        dag_id=DISCOVER_DAG_ID,
+        description=f"Find the lakeFS repositories the GC config's discover section matches ({cfg.path})",
+        doc_md=doc_md,
+        schedule=discovery.schedule,
+        start_date=START_DATE,
+        catchup=False,
+        max_active_runs=1,
+        tags=["lakefs", "gc", "discover"],
+        default_args={"owner": "lakefs-gc"},
+    ) as dag:
+        DiscoverRepositoriesOperator(task_id="discover", config_path=str(cfg.path), retries=2)
     return dag

@@ -145,8 +145,8 @@ class MarkUncommittedOperator(BaseOperator):
         from lakefs_gc.steps import STEP_FUNCTIONS
 
         mark_uncommitted = STEP_FUNCTIONS[self.step]
-        ctx = step_inputs(self.task_id, context).context
-        if contract.skipped(self.task_id, ctx.mode):
+        ctx = step_inputs(self.step, context).context
+        if contract.skipped(self.step, ctx.mode):
             self.log.info("%s: no new mark; sweeping mark %s", ctx.mode, ctx.sweep_mark and ctx.sweep_mark.mark_id)
             return None
         try:
@@ -200,14 +200,38 @@ class SaveReportOperator(BaseOperator):
         from lakefs_gc.steps import STEP_FUNCTIONS
 
         save_report = STEP_FUNCTIONS[self.step]
-        inputs = step_inputs(self.task_id, context)
+        inputs = step_inputs(self.step, context)
         result = save_report(namespace_storage(inputs.context, self.storage_conn_id), inputs)
         self.log.info("report for GC run %s written: %s", inputs.mark_id(), result.summary_uri)
         for line in result.summary.splitlines():  # summary_text's "label: value" rows
             label, _, value = line.partition(": ")
             self.log.info("%-13s %s", label + ":", value)
         self.run_summary = result.summary
+        self.announce(context, inputs)
         return contract.to_wire(result)
+
+    def announce(self, context: Context, inputs: contract.StepInputs) -> None:
+        """
+        Send the run's figures as metrics (Airflow's ``Stats``) and its Asset events (``observability``).
+
+        Events go only through the repository's alias among this task's ``outlets`` (the GC DAG and
+        the task group declare it); a metric or event that cannot be sent is logged, never fails a
+        run whose report is written.
+        """
+        from lakefs_gc.report.summary import build_summary, run_figures
+        from lakefs_gc_airflow import observability
+
+        repository = inputs.context.repository
+        summary = build_summary(inputs, success=True)
+        figures = run_figures(summary)
+        try:
+            names = observability.emit_metrics(repository, figures)
+            self.log.info("metrics: %d figures sent as %s.*", len(names), observability.metric_name(repository, "")[:-1])
+        except Exception as e:  # metrics are never worth a failed run
+            self.log.warning("metrics of %s not sent: %s", repository, e)
+        if observability.events_alias(repository) in self.outlets:
+            assets = observability.emit_asset_events(context, repository, summary, figures)
+            self.log.info("Asset events: %s", ", ".join(assets) or "none (nothing marked or swept)")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -272,3 +296,67 @@ class RestoreOperator(BaseOperator):
                                        f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
                                        f"outcomes.parquet")
         return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}
+
+
+# ----------------------------------------------------------------------------------------------
+# A fleet: the discovery refresh (the DAG lakefs_gc_discover's one task)
+
+class DiscoverRepositoriesOperator(BaseOperator):
+    """
+    List each ``discover`` source's lakeFS and record its repositories where the DAG files read them.
+
+    ``lakefs_gc.config.discovered.refresh``: every repository id per connection, the matched ones'
+    newest GC run sizes (the pool's priorities), and the repositories gone since the last refresh.
+    A lakeFS that cannot be listed fails the task (retried) and leaves the record as it was: no
+    DAG is dropped because lakeFS did not answer.
+    """
+
+    template_fields: Sequence[str] = ("config_path",)
+    ui_color = "#e3f1d4"
+
+    def __init__(self, *, config_path: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.config_path = config_path  # None: $LAKEFS_GC_CONFIG
+
+    def execute(self, context: Context) -> dict[str, Any]:
+        from lakefs_gc.config import load_config
+        from lakefs_gc.config.discovered import record_sizes, refresh
+        from lakefs_gc.report.marks import newest_listed
+        from lakefs_gc_airflow.task_io import repository_storage
+
+        cfg = load_config(self.config_path, strict=False)
+        discovery = cfg.discovery
+        if discovery is None:
+            raise AirflowFailException(f"{cfg.path} has no 'discover' section: nothing to refresh")
+
+        def list_repositories(conn_id: str) -> list[str]:
+            client = LakeFSHook(lakefs_conn_id=conn_id).get_conn()
+            try:
+                return client.repository_ids()
+            finally:
+                client.close()
+
+        found, changes = refresh(discovery, list_repositories)
+        for line in changes:
+            self.log.info("%s", line)
+        cfg = load_config(self.config_path, strict=False)  # the entries as the DAG files now build them
+        sizes: dict[tuple[str, str], int] = {}
+        for repo in cfg.repositories:
+            if not repo.discovered:
+                continue
+            try:
+                _, storage = repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
+                n = newest_listed(storage)
+            except Exception as e:  # a priority is never worth a failed refresh
+                self.log.warning("%s: the newest run's size cannot be read (%s); its priority stays", repo.repository, e)
+                continue
+            if n is not None:
+                sizes[(repo.lakefs_conn_id, repo.repository)] = n
+        record_sizes(discovery, sizes)
+        matched = sorted(r.repository for r in cfg.repositories if r.discovered)
+        self.log.info("%d repositor%s matched: %s; recorded in %s", len(matched), "y" if len(matched) == 1 else "ies",
+                      ", ".join(matched) or "none", discovery.state_file)
+        for line in cfg.entry_problems:
+            self.log.warning("bad entry (its DAG is not built): %s", line)
+        return {"matched": matched, "removed": [r.repository for r in cfg.removed], "changes": changes,
+                "state_file": str(discovery.state_file), "refreshed_at": found.refreshed_at}

@@ -28,10 +28,21 @@ if TYPE_CHECKING:
     from lakefs_gc.storage import Storage, StorageOptions
 
 
+def group_prefix(step: str, task_id: str) -> str:
+    """
+    Return the task group's prefix of a GC task (``""`` in the GC DAG, ``"<group_id>."`` in a user's DAG).
+
+    A step's task id is its step's name, after its group's id when the group prefixes
+    (:func:`lakefs_gc_airflow.task_group.lakefs_gc_task_group`).
+    """
+    return task_id[: -len(step)] if task_id.endswith(step) else ""
+
+
 def step_inputs(step: str, context: Context) -> contract.StepInputs:
-    """Return the run context and the results ``step`` reads, pulled by task id and typed."""
+    """Return the run context and the results ``step`` reads, pulled by task id (in the task's own group) and typed."""
     needed = ("prepare_run", *contract.STEP_INPUTS[step])
-    values = context["ti"].xcom_pull(task_ids=list(needed)) or []
+    prefix = group_prefix(step, str(getattr(context["ti"], "task_id", step)))
+    values = context["ti"].xcom_pull(task_ids=[prefix + n for n in needed]) or []
     pulled = dict(zip(needed, values))
     try:
         if pulled.get("prepare_run") is None:

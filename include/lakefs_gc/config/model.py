@@ -62,6 +62,7 @@ class SparkSettings:
     jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/jobs)
     fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
     in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
+    pool: str | None = None         # the Airflow pool of the Spark steps; None: Airflow's default_pool
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
@@ -93,6 +94,30 @@ class SpaceSettings:
 
     enabled: bool = RunSettings.attribute_space
     stale_branch_days: int = RunSettings.stale_branch_days
+
+
+@dataclass(frozen=True)
+class NotifierSpec:
+    """
+    One notifier of a repository's runs, as the config names it (``lakefs_gc_airflow.notifiers`` builds it).
+
+    ``kind``: ``smtp`` (Airflow's SMTP provider), ``slack`` (the Slack provider), or ``class`` (any
+    ``BaseNotifier`` by its dotted path); ``options``: its fields as the file has them.
+    """
+
+    kind: str
+    options: tuple[tuple[str, object], ...] = ()
+
+    def option(self, name: str, default: object = None) -> object:
+        return dict(self.options).get(name, default)
+
+
+@dataclass(frozen=True)
+class NotifySettings:
+    """Who hears of a repository's runs: notifiers on a failed task (with its one-line reason) and on a run that succeeded."""
+
+    on_failure: tuple[NotifierSpec, ...] = ()
+    on_success: tuple[NotifierSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,10 +173,54 @@ class RepoConfig:
     space: SpaceSettings = field(default_factory=SpaceSettings)
     flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
     clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
+    notify: NotifySettings = field(default_factory=NotifySettings)
+    discovered: bool = False             # from a ``discover`` source (the refresh's list), not listed by name
+    priority_weight: int = 1             # the Spark steps' priority in their pool (discovered: by the last run's size)
 
     @property
     def dag_id(self) -> str:
         return f"lakefs_gc__{self.repository}"
+
+
+@dataclass(frozen=True)
+class DiscoverySource:
+    """
+    One ``discover`` source: every repository of a lakeFS (its connection) whose name matches.
+
+    ``include`` / ``exclude``: shell patterns (``fnmatch``) on the repository id, an exclude wins;
+    ``defaults``: entry fields for every repository it matches (over the file's ``defaults``);
+    ``overrides``: entry fields per repository id (over those).
+    """
+
+    lakefs_conn_id: str
+    include: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    defaults: tuple[tuple[str, object], ...] = ()
+    overrides: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+
+    def matches(self, repository: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        return (any(fnmatchcase(repository, p) for p in self.include)
+                and not any(fnmatchcase(repository, p) for p in self.exclude))
+
+
+@dataclass(frozen=True)
+class DiscoverySettings:
+    """The ``discover`` section: its sources, the refresh DAG's schedule, and where the refresh records the list."""
+
+    sources: tuple[DiscoverySource, ...]
+    schedule: str | None = "*/15 * * * *"
+    state_file: Path = Path("discovered.json")
+
+
+@dataclass(frozen=True)
+class RemovedRepository:
+    """A repository a source matched that lakeFS no longer lists: its DAG is no longer built."""
+
+    repository: str
+    lakefs_conn_id: str
+    removed_at: str  # when the refresh first found it gone (ISO 8601, UTC)
 
 
 @dataclass(frozen=True)
@@ -161,6 +230,10 @@ class GCConfig:
     path: Path
     repositories: tuple[RepoConfig, ...]
     entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
+    pools: tuple[tuple[str, int], ...] = ()  # Airflow pools the set-up creates: (name, slots)
+    discovery: DiscoverySettings | None = None
+    removed: tuple[RemovedRepository, ...] = ()   # discovered repositories gone from lakeFS
+    refreshed_at: str | None = None               # the discovery refresh's last run (None: never)
 
     @property
     def entry_problems(self) -> list[str]:

@@ -18,7 +18,12 @@ from lakefs_gc.config.model import (
     DEFAULT_CLEAN_DAYS,
     ENV_CONFIG,
     ConfigError,
+    DiscoverySettings,
+    DiscoverySource,
     GCConfig,
+    NotifierSpec,
+    NotifySettings,
+    RemovedRepository,
     RepoConfig,
     SpaceSettings,
     SparkSettings,
@@ -43,7 +48,7 @@ _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
 _ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
                            "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks",
-                           "space", "flow", "clean_run_every"})
+                           "space", "flow", "clean_run_every", "notify"})
 _REQUIRED = ("repository",)
 # What an entry gets when neither it nor ``defaults`` sets the field. storage_conn_id has none: a
 # local:// namespace needs no storage connection, and prepare_run refuses another namespace without
@@ -51,13 +56,23 @@ _REQUIRED = ("repository",)
 ENTRY_DEFAULTS: Mapping[str, Any] = {"lakefs_conn_id": "lakefs_default", "spark_conn_id": "spark_default",
                                      "min_age_seconds": 86400, "mode": "mark_and_sweep", "schedule": None}
 _SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
-                           "python", "py_files", "jobs_dir", "fast_start", "in_process_max_keys"})
+                           "python", "py_files", "jobs_dir", "fast_start", "in_process_max_keys", "pool"})
 
 
 _SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
                            "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
 _SPACE_FIELDS = frozenset({"enabled", "stale_branch_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
+_TOP_LEVEL = ("defaults", "repositories", "pools", "discover")
+_DISCOVER_FIELDS = frozenset({"sources", "schedule", "state_file"})
+_SOURCE_FIELDS = frozenset({"lakefs_conn_id", "include", "exclude", "defaults", "overrides"})
+_POOL_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,256}$")
+# notifier kind -> (its required options, its allowed options)
+NOTIFIER_KINDS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
+    "smtp": (frozenset({"to"}), frozenset({"to", "from_email", "smtp_conn_id", "subject"})),
+    "slack": (frozenset({"channel"}), frozenset({"channel", "slack_conn_id", "username"})),
+    "class": (frozenset({"path"}), frozenset({"path", "args"})),
+}
 
 def _unknown(names: set[str], allowed: Iterable[str]) -> str:
     """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
@@ -116,10 +131,10 @@ def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict:
     if not isinstance(doc, Mapping):
         raise ConfigError(f"{p}: top level must be a mapping with a 'repositories' list")
     problems: list[str] = []  # the file's own problems, every one of them
-    unknown = set(doc) - {"defaults", "repositories"}
+    unknown = set(doc) - set(_TOP_LEVEL)
     if unknown:
-        problems.append(f"{p}: unknown top-level key(s) {_unknown(unknown, ('defaults', 'repositories'))} "
-                        "(allowed: defaults, repositories)")
+        problems.append(f"{p}: unknown top-level key(s) {_unknown(unknown, _TOP_LEVEL)} "
+                        f"(allowed: {', '.join(_TOP_LEVEL)})")
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         problems.append(f"{p}: 'defaults' must be a mapping")
@@ -127,9 +142,13 @@ def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict:
     bad = set(defaults) - (_ENTRY_FIELDS - {"repository"})
     if bad:
         problems.append(f"{p}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS - {'repository'})}")
-    entries: Any = doc.get("repositories")  # as the file has it: a non-empty list past the check below
-    if not isinstance(entries, list) or not entries:
-        problems.append(f"{p}: 'repositories' must be a non-empty list")
+    entries: Any = doc.get("repositories")  # as the file has it: a list past the check below
+    if entries is None and doc.get("discover") is not None:
+        entries = []
+    if not isinstance(entries, list) or not (entries or doc.get("discover") is not None):
+        problems.append(f"{p}: 'repositories' must be a non-empty list (or give a 'discover' section)")
+    pools = _parse_pools(doc.get("pools"), p, problems)
+    discovery = _parse_discover(doc.get("discover"), p, problems)
     if problems:
         raise ConfigError("\n".join(problems))
 
@@ -146,7 +165,117 @@ def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict:
             continue
         seen[repo.repository] = i
         repos.append(repo)
-    return GCConfig(path=p, repositories=tuple(repos), entry_errors=tuple(errors))
+    removed: tuple[RemovedRepository, ...] = ()
+    refreshed_at = None
+    if discovery is not None:
+        from lakefs_gc.config.discovered import discovered_entries
+
+        found, found_errors, removed, refreshed_at = discovered_entries(
+            discovery, {r.repository for r in repos}, lambda entry, where: _parse_entry(entry, defaults, where), p)
+        if found_errors and strict:
+            raise ConfigError(found_errors[0])
+        repos.extend(found)
+        errors.extend(found_errors)
+    return GCConfig(path=p, repositories=tuple(repos), entry_errors=tuple(errors), pools=pools,
+                    discovery=discovery, removed=removed, refreshed_at=refreshed_at)
+
+
+def _parse_pools(raw: Any, p: Path, problems: list[str]) -> tuple[tuple[str, int], ...]:
+    """``pools: {name: slots}``: the Airflow pools the set-up and ``make airflow`` create."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        problems.append(f"{p}: 'pools' must be a mapping of pool name to its slots, e.g. {{lakefs_gc_spark: 2}}")
+        return ()
+    out = []
+    for name, slots in raw.items():
+        if not isinstance(name, str) or not _POOL_RE.match(name):
+            problems.append(f"{p}: pools: {name!r} is not an Airflow pool name (letters, digits, _ . -)")
+        elif isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            problems.append(f"{p}: pools: {name}: slots must be an integer >= 1, got {slots!r}")
+        else:
+            out.append((name, slots))
+    return tuple(out)
+
+
+def _patterns(raw: Any, where: str, fld: str, problems: list[str], required: bool) -> tuple[str, ...]:
+    if raw is None and not required:
+        return ()
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw or not all(isinstance(x, str) and x for x in raw):
+        problems.append(f"{where}: field '{fld}': must be a non-empty list of repository name patterns "
+                        f"(shell style: fleet-*, *-prod), got {raw!r}")
+        return ()
+    return tuple(raw)
+
+
+def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings | None:
+    """
+    ``discover``: lakeFS connections whose repositories matching a pattern each get a GC DAG.
+
+    Checked here (no network): the refresh (DAG ``lakefs_gc_discover``) lists the repositories and
+    records them in ``state_file``; the DAG files read that file.
+    """
+    if raw is None:
+        return None
+    where = f"{p}: discover"
+    if not isinstance(raw, Mapping):
+        problems.append(f"{where}: must be a mapping with 'sources' (a list of {{lakefs_conn_id, include}})")
+        return None
+    unknown = set(raw) - _DISCOVER_FIELDS
+    if unknown:
+        problems.append(f"{where}: unknown key(s) {_unknown(unknown, _DISCOVER_FIELDS)} "
+                        f"(allowed: {sorted(_DISCOVER_FIELDS)})")
+    schedule = raw.get("schedule", DiscoverySettings.schedule)
+    if schedule is not None and (not isinstance(schedule, str) or not _valid_schedule(schedule)):
+        problems.append(f"{where}: field 'schedule': must be a cron expression, a preset such as @hourly, or null, "
+                        f"got {schedule!r}")
+    state = raw.get("state_file")
+    if state is not None and (not isinstance(state, str) or not state.strip()):
+        problems.append(f"{where}: field 'state_file': must be a path, got {state!r}")
+    state_path = Path(state) if state else p.with_name(p.stem + ".discovered.json")
+    if not state_path.is_absolute():
+        state_path = p.parent / state_path
+    sources_raw = raw.get("sources")
+    if not isinstance(sources_raw, list) or not sources_raw:
+        problems.append(f"{where}: field 'sources': must be a non-empty list of {{lakefs_conn_id, include, "
+                        f"exclude, defaults, overrides}}")
+        return None
+    sources = []
+    for i, src in enumerate(sources_raw):
+        w = f"{where}.sources[{i}]"
+        if not isinstance(src, Mapping):
+            problems.append(f"{w}: must be a mapping")
+            continue
+        unknown = set(src) - _SOURCE_FIELDS
+        if unknown:
+            problems.append(f"{w}: unknown key(s) {_unknown(unknown, _SOURCE_FIELDS)} (allowed: {sorted(_SOURCE_FIELDS)})")
+        conn = src.get("lakefs_conn_id", ENTRY_DEFAULTS["lakefs_conn_id"])
+        if not isinstance(conn, str) or not _CONN_ID_RE.match(conn):
+            problems.append(f"{w}: field 'lakefs_conn_id': must be an Airflow connection id, got {conn!r}")
+        include = _patterns(src.get("include"), w, "include", problems, required=True)
+        exclude = _patterns(src.get("exclude"), w, "exclude", problems, required=False)
+        defaults = src.get("defaults") or {}
+        if not isinstance(defaults, Mapping):
+            problems.append(f"{w}: field 'defaults': must be a mapping of entry fields")
+            defaults = {}
+        bad = set(defaults) - (_ENTRY_FIELDS - {"repository", "lakefs_conn_id"})
+        if bad:
+            problems.append(f"{w}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS)} (not repository or "
+                            "lakefs_conn_id: the source sets them)")
+        overrides = src.get("overrides") or {}
+        if not isinstance(overrides, Mapping) or not all(isinstance(v, Mapping) for v in overrides.values()):
+            problems.append(f"{w}: field 'overrides': must map a repository id to its entry fields")
+            overrides = {}
+        for repo, fields in overrides.items():
+            bad = set(fields) - (_ENTRY_FIELDS - {"repository", "lakefs_conn_id"})
+            if bad:
+                problems.append(f"{w}: overrides: {repo}: unknown field(s) {_unknown(bad, _ENTRY_FIELDS)}")
+        sources.append(DiscoverySource(lakefs_conn_id=str(conn), include=include, exclude=exclude,
+                                       defaults=tuple(defaults.items()),
+                                       overrides=tuple((str(k), tuple(v.items())) for k, v in overrides.items())))
+    return DiscoverySettings(sources=tuple(sources), schedule=schedule, state_file=state_path)
 
 
 def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path,
@@ -191,7 +320,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         problems.append(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
                         f"(allowed: {sorted(_ENTRY_FIELDS)})")
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
-    for section in ("spark", "sweep", "tasks", "space"):
+    for section in ("spark", "sweep", "tasks", "space", "notify"):
         merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
@@ -229,6 +358,7 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     if flow not in FLOWS:
         bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
     every = check(lambda: _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err))
+    notify = check(lambda: _parse_notify(merged["notify"], err))
     if problems:
         raise ConfigError("\n".join(problems))
     # no problem: every section parsed (check returns None only after recording one)
@@ -236,7 +366,55 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
                       storage_conn_id=merged.get("storage_conn_id"), spark_conn_id=merged["spark_conn_id"],
                       min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
                       tags=tuple(tags), spark=cast("SparkSettings", spark), sweep=cast("SweepSettings", sweep),
-                      tasks=cast("TaskSettings", tasks), space=cast("SpaceSettings", space), flow=flow, clean_run_every=cast("CleanRunEvery", every))
+                      tasks=cast("TaskSettings", tasks), space=cast("SpaceSettings", space), flow=flow, clean_run_every=cast("CleanRunEvery", every),
+                      notify=cast("NotifySettings", notify))
+
+
+def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
+    """
+    Parse ``notify: {on_failure: [...], on_success: [...]}``.
+
+    Each notifier is one of ``{smtp: {to, ...}}``, ``{slack: {channel, ...}}`` or ``{class: {path, args}}``.
+    """
+    _check_section(raw, "notify", frozenset({"on_failure", "on_success"}), err)
+    out: dict[str, tuple[NotifierSpec, ...]] = {}
+    for when in ("on_failure", "on_success"):
+        items = raw.get(when) or []
+        if not isinstance(items, list):
+            raise err(f"notify.{when}", "must be a list of notifiers, e.g. [{smtp: {to: [ops@example.com]}}]")
+        specs = []
+        for j, item in enumerate(items):
+            fld = f"notify.{when}[{j}]"
+            if not isinstance(item, Mapping) or len(item) != 1:
+                raise err(fld, f"must be one of {{smtp: {{...}}}}, {{slack: {{...}}}}, {{class: {{path: ...}}}}, "
+                               f"got {item!r}")
+            (kind, options), = item.items()
+            if kind not in NOTIFIER_KINDS:
+                raise err(fld, f"unknown notifier {kind!r} (one of {', '.join(NOTIFIER_KINDS)})")
+            required, allowed = NOTIFIER_KINDS[kind]
+            if not isinstance(options, Mapping):
+                raise err(f"{fld}.{kind}", "must be a mapping of the notifier's options")
+            unknown = set(options) - allowed
+            if unknown:
+                raise err(f"{fld}.{kind}", f"unknown option(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
+            missing = sorted(required - set(options))
+            if missing:
+                raise err(f"{fld}.{kind}", f"missing {', '.join(missing)}")
+            if kind == "smtp":
+                to = options["to"]
+                if isinstance(to, str):
+                    to = [to]
+                if not isinstance(to, list) or not to or not all(isinstance(t, str) and "@" in t for t in to):
+                    raise err(f"{fld}.smtp.to", f"must be a mail address or a list of them, got {options['to']!r}")
+                options = {**options, "to": tuple(to)}
+            if kind == "class" and (not isinstance(options["path"], str) or "." not in options["path"]):
+                raise err(f"{fld}.class.path", f"must be a dotted path such as my_pkg.notifiers.MyNotifier, "
+                                                f"got {options['path']!r}")
+            if kind == "class" and not isinstance(options.get("args") or {}, Mapping):
+                raise err(f"{fld}.class.args", "must be a mapping of the notifier's keyword arguments")
+            specs.append(NotifierSpec(kind=kind, options=tuple(sorted(options.items()))))
+        out[when] = tuple(specs)
+    return NotifySettings(**out)
 
 
 def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
@@ -287,6 +465,9 @@ def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
     if isinstance(in_process, bool) or not isinstance(in_process, int) or in_process < 0:
         raise err("spark.in_process_max_keys", f"must be a whole number of keys >= 0 (0: every Spark step is a "
                                                f"spark-submit), got {in_process!r}")
+    pool = raw.get("pool")
+    if pool is not None and (not isinstance(pool, str) or not _POOL_RE.match(pool)):
+        raise err("spark.pool", f"must be an Airflow pool name (letters, digits, _ . -) or null, got {pool!r}")
     fast_start = raw.get("fast_start", True)
     if not isinstance(fast_start, bool):
         raise err("spark.fast_start", f"must be true or false, got {fast_start!r}")
@@ -294,7 +475,7 @@ def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
         conf={k: _conf_str(v) for k, v in conf.items()}, fast_start=fast_start, in_process_max_keys=in_process,
         driver_memory=raw.get("driver_memory"), executor_memory=raw.get("executor_memory"),
         parallelism=par, binary=raw.get("binary"), python=raw.get("python"),
-        py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"))
+        py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"), pool=pool)
 
 
 def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
@@ -375,3 +556,10 @@ def _valid_schedule(s: str) -> bool:
         return s in _PRESETS
     parts = s.split()
     return len(parts) == 5 and all(_CRON_FIELD_RE.match(x) for x in parts)
+
+
+def parse_entry(entry: Mapping[str, Any], where: str = "<entry>") -> RepoConfig:
+    """One repository entry on its own (the task group's arguments): ``ConfigError`` naming every bad field."""
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{where}: an entry must be a mapping of its fields")
+    return _parse_entry(entry, {}, where)

@@ -316,6 +316,17 @@ class LakeFSClient:
                 f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
 
     # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
+    def repository_ids(self, page: int = 1000) -> list[str]:
+        """Every repository id this lakeFS lists (every page): what the discovery refresh matches."""
+        out: list[str] = []
+        after = ""
+        while True:
+            resp = self.call("listRepositories", self.repositories.list_repositories, after=after or None, amount=page)
+            out.extend(r.id for r in resp.results)
+            if not resp.pagination.has_more:
+                return out
+            after = resp.pagination.next_offset
+
     def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
         """
         Yield (branch id, HEAD commit id) of every branch lakeFS lists.

@@ -116,6 +116,25 @@ def iter_marks(storage: Storage) -> Iterator[tuple[str, dict[str, Any] | None, s
         yield mark_id, summary, None if summary is not None else "no summary.json"
 
 
+def newest_listed(storage: Storage, look_at: int = 20) -> int | None:
+    """
+    Return the objects the newest GC run of the namespace listed (None: no run, or none that reads).
+
+    The newest of the last ``look_at`` mark folders by name, by their summaries' start times.
+    """
+    marks = sorted(p for p in storage.list_prefixes(UNIFIED) if p[len(UNIFIED):].rstrip("/"))[-look_at:]
+    best: tuple[str, int] | None = None
+    for prefix in marks:
+        try:
+            summary = read_summary(storage, prefix[len(UNIFIED):].rstrip("/"))
+        except SweepRefused:
+            continue
+        if summary and isinstance(summary.get("listed_objects"), int) and str(summary.get("start_time")) > (
+                best[0] if best else ""):
+            best = (str(summary.get("start_time")), summary["listed_objects"])
+    return best[1] if best else None
+
+
 def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
     """
     (sweep folder, summary, problem) of every sweep-only run of a mark.

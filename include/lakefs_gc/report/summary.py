@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from lakefs_gc.contract import (
+    TIMED_STEPS,
     CandidatesResult,
     CommittedResult,
     DeleteResult,
@@ -440,3 +441,33 @@ def report_url(uri: str, storage: StorageLocation) -> str | None:
         return None
     base = f"{endpoint.scheme}://{endpoint.hostname}" + (f":{endpoint.port}" if endpoint.port else "")
     return f"{base}/{quote(bucket, safe='')}/{quote(key)}"
+
+
+# The run's figures as metrics and Asset events name them -> the summary.json field they are.
+FIGURES: dict[str, str] = {
+    "objects_listed": "listed_objects", "candidates": "candidates", "deleted": "deleted",
+    "already_gone": "already_gone", "held_back": "held_back", "dead_letters": "delete_failed",
+    "bytes_reclaimed": "reclaimed_bytes",
+}
+# where the bytes go (attribute_space, clean runs) -> the summary.json field
+SPACE_FIGURES: dict[str, str] = {
+    "head": "space_head_bytes", "retention": "space_retention_bytes", "staged": "space_staged_bytes",
+    "deleted": "space_deleted_bytes", "held_back": "space_held_back_bytes", "young": "space_young_bytes",
+}
+
+
+def run_figures(summary: dict[str, Any]) -> dict[str, float]:
+    """
+    Return the run's numbers by the names the metrics and the Asset events carry, from its summary.
+
+    ``FIGURES`` (0 when the run did not reach the step), ``seconds.<step>`` for each timed step that
+    ran, ``space_bytes.<class>`` when the run attributed its namespace.
+    """
+    out: dict[str, float] = {name: summary.get(key) or 0 for name, key in FIGURES.items()}
+    for step in TIMED_STEPS:
+        if summary.get(f"{step}_seconds") is not None:
+            out[f"seconds.{step}"] = float(summary[f"{step}_seconds"])
+    if summary.get("space_file"):
+        for name, key in SPACE_FIGURES.items():
+            out[f"space_bytes.{name}"] = summary.get(key) or 0
+    return out

@@ -1,0 +1,185 @@
+"""
+The discovery refresh's record (``discover.state_file``): its one reader and writer.
+
+The refresh (DAG ``lakefs_gc_discover``, :func:`refresh`) asks each ``discover`` source's lakeFS
+for its repositories and writes what it found here; the DAG files, the GC page and ``lakefs-gc
+config check`` read it (:func:`discovered_entries`) and never call lakeFS at parse time. The file
+keeps every repository each connection listed, so a changed pattern takes effect at the next
+parse; a new repository needs one refresh.
+
+A repository that a source matched and lakeFS no longer lists is recorded as removed (with the
+refresh that first found it gone) for :data:`REMOVED_DAYS`: its DAG is no longer built, and the
+GC page says so.
+
+The file::
+
+    {"format": 1, "refreshed_at": "...",
+     "connections": {"lakefs_default": {"repositories": ["a", "b"], "refreshed_at": "..."}},
+     "sizes": {"lakefs_default": {"a": 1200}},          # objects the newest run listed
+     "removed": {"lakefs_default": {"c": "2026-11-28T08:00:00+00:00"}}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from lakefs_gc.config.model import ConfigError, DiscoverySettings, RemovedRepository, RepoConfig
+
+FORMAT = 1
+REMOVED_DAYS = 30  # how long the page names a removed repository
+
+
+@dataclass
+class Discovered:
+    """What the refresh recorded (empty before its first run)."""
+
+    refreshed_at: str | None = None
+    connections: dict[str, dict[str, Any]] = field(default_factory=dict)  # conn -> {repositories, refreshed_at}
+    sizes: dict[str, dict[str, int]] = field(default_factory=dict)        # conn -> repo -> objects listed
+    removed: dict[str, dict[str, str]] = field(default_factory=dict)      # conn -> repo -> when found gone
+
+    def to_doc(self) -> dict[str, Any]:
+        return {"format": FORMAT, "refreshed_at": self.refreshed_at, "connections": self.connections,
+                "sizes": self.sizes, "removed": self.removed}
+
+
+def read_discovered(path: Path) -> Discovered:
+    """Return the refresh's record; empty when the refresh has not run yet. Unreadable is :class:`ConfigError`."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return Discovered()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the discovered repositories ({e.strerror or e}); check "
+                          f"discover.state_file") from e
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError(f"not a format-{FORMAT} record")
+        conns = {str(c): {"repositories": [str(r) for r in v["repositories"]], "refreshed_at": v.get("refreshed_at")}
+                 for c, v in (doc.get("connections") or {}).items()}
+        sizes = {str(c): {str(r): int(n) for r, n in v.items()} for c, v in (doc.get("sizes") or {}).items()}
+        removed = {str(c): {str(r): str(t) for r, t in v.items()} for c, v in (doc.get("removed") or {}).items()}
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ConfigError(f"{path}: the discovered repositories do not read ({e}); delete the file and run the DAG "
+                          f"lakefs_gc_discover again") from None
+    return Discovered(refreshed_at=doc.get("refreshed_at"), connections=conns, sizes=sizes, removed=removed)
+
+
+def write_discovered(path: Path, found: Discovered) -> None:
+    """Write the record atomically (a reader sees the old file or the new one, never half of one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(found.to_doc(), f, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def priority_weight(objects_listed: int | None) -> int:
+    """Return the Spark steps' priority from the last run's size: about 10 per tenfold (1 for an unknown or empty one)."""
+    if not objects_listed or objects_listed < 1:
+        return 1
+    return 1 + round(10 * math.log10(1 + objects_listed))
+
+
+def discovered_entries(discovery: DiscoverySettings, listed: set[str],
+                       parse: Callable[[Mapping[str, Any], str], RepoConfig], path: Path,
+                       ) -> tuple[list[RepoConfig], list[str], tuple[RemovedRepository, ...], str | None]:
+    """
+    Return (entries, bad entries' messages, removed repositories, last refresh) from the refresh's record.
+
+    Each repository a source's connection listed and its patterns match is an entry: the file's
+    ``defaults``, then the source's, then its override, then its id and connection. A repository
+    listed by name in ``repositories`` (``listed``), or matched by an earlier source, is left to it.
+    """
+    found = read_discovered(discovery.state_file)
+    entries: list[RepoConfig] = []
+    errors: list[str] = []
+    taken = set(listed)
+    for i, src in enumerate(discovery.sources):
+        conn = found.connections.get(src.lakefs_conn_id) or {}
+        overrides = {k: dict(v) for k, v in src.overrides}
+        for repo in sorted(conn.get("repositories") or []):
+            if repo in taken or not src.matches(repo):
+                continue
+            entry = {**dict(src.defaults), **overrides.get(repo, {}), "repository": repo,
+                     "lakefs_conn_id": src.lakefs_conn_id}
+            try:
+                cfg = parse(entry, f"{path}: discover.sources[{i}] ({repo})")
+            except ConfigError as e:
+                errors.append(str(e))
+                continue
+            taken.add(repo)
+            size = found.sizes.get(src.lakefs_conn_id, {}).get(repo)
+            entries.append(replace(cfg, discovered=True, priority_weight=priority_weight(size)))
+    removed = tuple(RemovedRepository(repository=r, lakefs_conn_id=c, removed_at=t)
+                    for c, repos in sorted(found.removed.items()) for r, t in sorted(repos.items())
+                    if r not in taken and any(s.lakefs_conn_id == c and s.matches(r) for s in discovery.sources))
+    return entries, errors, removed, found.refreshed_at
+
+
+def refresh(discovery: DiscoverySettings, list_repositories: Callable[[str], list[str]],
+            newest_size: Callable[[str, str], int | None] | None = None,
+            now: datetime | None = None) -> tuple[Discovered, list[str]]:
+    """
+    List each source's lakeFS, record it, and return (the new record, one line per change).
+
+    ``list_repositories(conn_id)``: every repository id of that lakeFS; ``newest_size(conn_id,
+    repo)``: the objects the repository's newest GC run listed (for the pool's priorities), or
+    None. A connection that cannot be listed raises: the record is left as it was (a refresh never
+    removes a DAG because lakeFS did not answer).
+    """
+    now = now or datetime.now(UTC)
+    stamp = now.isoformat()
+    old = read_discovered(discovery.state_file)
+    new = Discovered(refreshed_at=stamp)
+    changes: list[str] = []
+    for conn in sorted({s.lakefs_conn_id for s in discovery.sources}):
+        sources = [s for s in discovery.sources if s.lakefs_conn_id == conn]
+        repos = sorted(set(list_repositories(conn)))
+        new.connections[conn] = {"repositories": repos, "refreshed_at": stamp}
+        before = set((old.connections.get(conn) or {}).get("repositories") or [])
+        matched = [r for r in repos if any(s.matches(r) for s in sources)]
+        for r in matched:
+            if r not in before:
+                changes.append(f"{conn}: new repository {r}: its GC DAG lakefs_gc__{r} is built at the next parse")
+        gone = {r: t for r, t in (old.removed.get(conn) or {}).items()
+                if r not in repos and datetime.fromisoformat(t) > now - timedelta(days=REMOVED_DAYS)}
+        for r in sorted(before - set(repos)):
+            if any(s.matches(r) for s in sources) and r not in gone:
+                gone[r] = stamp
+                changes.append(f"{conn}: repository {r} is gone from lakeFS: its GC DAG lakefs_gc__{r} is no "
+                               f"longer built")
+        if gone:
+            new.removed[conn] = gone
+        sizes = {r: n for r, n in (old.sizes.get(conn) or {}).items() if r in matched}
+        if newest_size is not None:
+            for r in matched:
+                n = newest_size(conn, r)
+                if n is not None:
+                    sizes[r] = n
+        if sizes:
+            new.sizes[conn] = sizes
+    write_discovered(discovery.state_file, new)
+    return new, changes
+
+
+def record_sizes(discovery: DiscoverySettings, sizes: Mapping[tuple[str, str], int]) -> None:
+    """Record the newest runs' sizes ((connection, repository) -> objects listed) in the refresh's record."""
+    found = read_discovered(discovery.state_file)
+    for (conn, repo), n in sizes.items():
+        found.sizes.setdefault(conn, {})[repo] = int(n)
+    write_discovered(discovery.state_file, found)
