@@ -38,7 +38,7 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 # cores, a quiet machine): only the order in which workers take files depends on it (longest first, so
 # that none starts last and runs alone).
 FILE_SECONDS = {
-    "stack/test_compose_stack.py": 500, "airflow/e2e/test_e2e_cluster.py": 488, "bench/test_reference.py": 30, "real_lakefs/test_runs_in_a_row.py": 242, "runs/test_random_histories.py": 231,
+    "stack/test_compose_stack.py": 500, "airflow/e2e/test_fleet.py": 313, "airflow/e2e/test_e2e_cluster.py": 488, "bench/test_reference.py": 30, "real_lakefs/test_runs_in_a_row.py": 242, "runs/test_random_histories.py": 231,
     "airflow/wheel/test_wheel.py": 192, "airflow/e2e/test_e2e_real_lakefs.py": 189, "runs/test_faults.py": 157,
     "steps/test_delete.py": 144, "airflow/e2e/test_backfill.py": 134, "real_lakefs/test_histories.py": 134,
     "listing/test_uncommitted.py": 130, "runs/test_demo.py": 108, "sweeping/test_deleter.py": 96,

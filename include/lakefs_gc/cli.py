@@ -373,6 +373,22 @@ def _config_check(path: str | None, out: TextIO) -> int:
     return 2 if cfg.entry_errors else 0
 
 
+def _config_pools(path: str | None, out: TextIO) -> int:
+    """``lakefs-gc config pools``: the file's pools as ``airflow pools import`` reads them (2: the file is bad)."""
+    import json
+
+    from lakefs_gc.config import ConfigError, load_config
+
+    try:
+        cfg = load_config(path, strict=False)
+    except ConfigError as e:
+        for line in str(e).splitlines():
+            print(f"lakefs-gc config pools: error: {line}", file=sys.stderr)
+        return 2
+    out.write(json.dumps(cfg.pools_import(), indent=1, sort_keys=True) + "\n")
+    return 0
+
+
 def _storage_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the namespace's store is (the keys come from the environment: the module's doc)."""
     parser.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
@@ -397,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     check = cfg_sub.add_parser("check", help="validate it as the DAG files will; one line per repository")
     check.add_argument("file", nargs="?", help="default: $LAKEFS_GC_CONFIG, else config/gc_repositories.yaml")
+    pools = cfg_sub.add_parser("pools", help="print its 'pools' as `airflow pools import FILE` reads them",
+                               description="Print the Airflow pools the file names (pools: {name: slots}) as JSON "
+                                           "for `airflow pools import FILE`: what the set-up and `make airflow` "
+                                           "create. A Spark step in a pool Airflow does not have never starts.")
+    pools.add_argument("file", nargs="?", help="default: $LAKEFS_GC_CONFIG, else config/gc_repositories.yaml")
     rep = sub.add_parser("report", help="list a repository's GC marks, or print one run's report",
                          description="List a repository's recent GC marks (newest first), or print one run's "
                                      "report as a table.")
@@ -442,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     space.add_parsers(sub, _storage_arguments)
     args = parser.parse_args(argv)
 
+    if args.command == "config" and args.config_command == "pools":
+        return _config_pools(args.file, sys.stdout)
     if args.command == "config":
         return _config_check(args.file, sys.stdout)
     if args.command in ("report", "restore", "explain", "space", "whatif"):

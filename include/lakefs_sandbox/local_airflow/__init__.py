@@ -143,6 +143,7 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         say(f"{COMMAND}: state in {state}; preparing the metadata database (logs: {state}/db-migrate.log)")
         log = procs.cli("db", "migrate", timeout=MIGRATE_TIMEOUT)
         (state / "db-migrate.log").write_text(log)
+        pools = procs.create_pools(p.config_path)
         for name in COMPONENTS:
             procs.start(name)
         say(f"{COMMAND}: started {', '.join(f'{n} (pid {pr.pid})' for n, pr in procs.procs.items())}")
@@ -159,6 +160,8 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             for line in lakefs_lines(server, lakefs_home, seeded, created, p):
                 say(line)
         say(f"  repositories {p.config_path}: {', '.join(p.dag_ids) or 'no good entry'}")
+        if pools:
+            say(f"  pools        {', '.join(pools)} (the config's pools: the Spark steps run a few at a time)")
         for error in p.entry_errors:
             say(f"  BAD ENTRY    {error}")
         for conn_id, text in sorted(p.described.items()):

@@ -87,6 +87,23 @@ class AirflowProcesses:
                                f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
         return r.stdout
 
+    def create_pools(self, config: Path | str) -> list[str]:
+        """
+        Create (or resize) the GC config's Airflow pools (``pools``), as ``lakefs-gc config pools`` prints them.
+
+        Return their names. A Spark step in a pool Airflow does not have would never start.
+        """
+        import json
+
+        from lakefs_gc.config import load_config
+
+        pools = load_config(config, strict=False).pools_import()
+        if pools:
+            path = self.home / "lakefs-gc-pools.json"
+            path.write_text(json.dumps(pools))
+            self.cli("pools", "import", str(path))
+        return sorted(pools)
+
     def start(self, name: str, *args: str) -> subprocess.Popen:
         """Start component ``name`` (``args``: its airflow arguments; default :data:`COMPONENTS`)."""
         args = args or COMPONENTS[name]

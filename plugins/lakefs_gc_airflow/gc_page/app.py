@@ -66,7 +66,11 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
     return {"repositories": [{"repository": r.repository, "dag_id": r.dag_id, "schedule": r.schedule,
                               "lakefs_conn_id": r.lakefs_conn_id, "storage_conn_id": r.storage_conn_id}
                              for r in cfg.repositories if _may_read(user, r.dag_id)],
-            "errors": list(cfg.entry_errors), "config": str(cfg.path)}
+            "errors": list(cfg.entry_errors), "config": str(cfg.path),
+            # discovered repositories gone from lakeFS: their DAG is no longer built
+            "removed": [{"repository": r.repository, "dag_id": f"lakefs_gc__{r.repository}",
+                         "lakefs_conn_id": r.lakefs_conn_id, "removed_at": r.removed_at} for r in cfg.removed],
+            "refreshed_at": cfg.refreshed_at}
 
 
 def _storage(repo):

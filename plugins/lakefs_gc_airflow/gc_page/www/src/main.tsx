@@ -638,16 +638,20 @@ const Repository = ({ dagId }: { dagId: string }) => {
   );
 };
 
+type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
+
 const GCPage = ({ dagId }: Props) => {
   const [repos, setRepos] = useState<Repo[] | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
+  const [removed, setRemoved] = useState<Removed[]>([]);
   const [chosen, setChosen] = useState<string | undefined>(dagId);
   useEffect(() => {
     if (dagId) return;
-    api<{ repositories: Repo[]; errors: string[] }>("/repositories")
+    api<{ repositories: Repo[]; errors: string[]; removed?: Removed[] }>("/repositories")
       .then((a) => {
         setRepos(a.repositories);
         setErrors(a.errors ?? []);
+        setRemoved(a.removed ?? []);
         setChosen((c) => c ?? a.repositories[0]?.dag_id);
       })
       .catch((e: Error) => setErrors([e.message]));
@@ -656,6 +660,12 @@ const GCPage = ({ dagId }: Props) => {
     <Box p={4} data-testid="gc-page">
       <Heading size="lg" mb={3}>lakeFS garbage collection</Heading>
       {errors.map((e) => <Text key={e} color="red.500">{e}</Text>)}
+      {removed.map((r) => (
+        <Text key={r.repository} color="gray.600" data-testid="gc-removed-repository">
+          {r.repository}: gone from lakeFS ({r.lakefs_conn_id}) since {r.removed_at}; its GC DAG {r.dag_id} is no
+          longer built (its reports stay in its namespace).
+        </Text>
+      ))}
       {!dagId && repos ? (
         <HStack mb={4} gap={2} wrap="wrap">
           {repos.map((r) => (
