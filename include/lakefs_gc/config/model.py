@@ -236,7 +236,7 @@ class GCConfig:
     refreshed_at: str | None = None               # the discovery refresh's last run (None: never)
 
     def pools_import(self) -> dict[str, dict[str, object]]:
-        """The ``pools`` as ``airflow pools import FILE`` reads them (what the set-up and ``make airflow`` create)."""
+        """Return the ``pools`` as ``airflow pools import FILE`` reads them (what the set-up and ``make airflow`` create)."""
         return {name: {"slots": slots, "description": "lakeFS GC: the Spark steps of the repositories whose "
                                                       "spark.pool names it (a few runs at a time)",
                        "include_deferred": False} for name, slots in self.pools}

@@ -22,7 +22,6 @@ import socket
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -49,7 +48,6 @@ DOWNSTREAM = '''
 """One DAG per fleet repository, scheduled on its GC's sweeps (the test's downstream)."""
 import json
 from datetime import datetime, UTC
-from pathlib import Path
 
 from airflow.sdk import DAG, task
 from lakefs_gc_airflow.observability import swept_asset
@@ -315,7 +313,8 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
         figures = run_figures(summary)
         assert set(FIGURES) <= set(got), (repo, sorted(got))
         assert {k: got.get(k) for k in figures} == {k: float(v) for k, v in figures.items()}, repo
-        assert any(k.startswith("seconds.") for k in got) and any(k.startswith("space_bytes.") for k in got), got
+        assert any(k.startswith("seconds.") for k in got), got
+        assert any(k.startswith("space_bytes.") for k in got), got
 
     # --- Assets: each downstream DAG ran once, for its repository's sweep, with its counts
     def downstream_done():
@@ -327,9 +326,11 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
         assert len(files) == 1, (repo, files)
         extras = json.loads(files[0].read_text())
         summary = _newest_summary(fx, repo)
-        assert len(extras) == 1 and extras[0]["asset"] == f"lakefs_gc/{repo}/swept", extras
+        assert len(extras) == 1, extras
+        assert extras[0]["asset"] == f"lakefs_gc/{repo}/swept", extras
         assert extras[0]["deleted"] == summary["deleted"] > 0, extras
-        assert extras[0]["objects_listed"] == summary["listed_objects"] and extras[0]["repository"] == repo
+        assert extras[0]["objects_listed"] == summary["listed_objects"]
+        assert extras[0]["repository"] == repo
 
     # --- a repository created appears after the next refresh; one deleted disappears
     server, client = fx["server"], fx["client"]
@@ -341,8 +342,9 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
           timeout=300)
     page = api.get("/lakefs-gc/api/repositories")
     assert [r["repository"] for r in page["removed"]] == [GONE], page
-    assert NEW in {r["repository"] for r in page["repositories"]} and GONE not in {
-        r["repository"] for r in page["repositories"]}
+    listed = {r["repository"] for r in page["repositories"]}
+    assert NEW in listed
+    assert GONE not in listed
     time.sleep(MIN_AGE + 1)
     new_run = {f"lakefs_gc__{NEW}": api.trigger(f"lakefs_gc__{NEW}", RUN_CONF)}
     assert _wait("the new repository's first run", lambda: _finished(af, new_run), af) == {
@@ -355,8 +357,10 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
     _wait("the refusal's mail", lambda: mailbox.messages, af, timeout=120, every=1)
     [mail] = mailbox.messages
     assert mail["To"] == fx["mail_to"]
-    assert "fleet-02" in mail["Subject"] and "prepare_run" in mail["Subject"], mail["Subject"]
+    assert "fleet-02" in mail["Subject"], mail["Subject"]
+    assert "prepare_run" in mail["Subject"], mail["Subject"]
     body = mail.get_body().get_content()
     reason = next(line for line in body.splitlines() if line.startswith("Reason: "))
-    assert "grace period" in reason and "Nothing was deleted" in reason, body
+    assert "grace period" in reason, body
+    assert "Nothing was deleted" in reason, body
     assert "grace period" in mail["Subject"]  # the reason is in the subject too, as far as it fits
