@@ -51,6 +51,7 @@ from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader
 
 if TYPE_CHECKING:
+    from lakefs_gc.config import GCConfig
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.storage.base import Storage
 
@@ -348,19 +349,26 @@ def _explain(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _read_config(path: str | None, command: str) -> GCConfig | None:
+    """Return the repositories file as the DAG files read it; None after printing why it cannot be read at all."""
+    from lakefs_gc.config import ConfigError, load_config
+
+    try:
+        return load_config(path, strict=False)
+    except ConfigError as e:
+        for line in str(e).splitlines():
+            print(f"lakefs-gc config {command}: error: {line}", file=sys.stderr)
+        return None
+
+
 def _config_check(path: str | None, out: TextIO) -> int:
     """
     ``lakefs-gc config check``: every entry good or bad, as the DAG files will build them.
 
     0 when all are good, 2 otherwise (the file's own errors too).
     """
-    from lakefs_gc.config import ConfigError, load_config
-
-    try:
-        cfg = load_config(path, strict=False)
-    except ConfigError as e:
-        for line in str(e).splitlines():
-            print(f"lakefs-gc config check: error: {line}", file=sys.stderr)
+    cfg = _read_config(path, "check")
+    if cfg is None:
         return 2
     for r in cfg.repositories:
         print(f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
@@ -377,13 +385,8 @@ def _config_pools(path: str | None, out: TextIO) -> int:
     """``lakefs-gc config pools``: the file's pools as ``airflow pools import`` reads them (2: the file is bad)."""
     import json
 
-    from lakefs_gc.config import ConfigError, load_config
-
-    try:
-        cfg = load_config(path, strict=False)
-    except ConfigError as e:
-        for line in str(e).splitlines():
-            print(f"lakefs-gc config pools: error: {line}", file=sys.stderr)
+    cfg = _read_config(path, "pools")
+    if cfg is None:
         return 2
     out.write(json.dumps(cfg.pools_import(), indent=1, sort_keys=True) + "\n")
     return 0

@@ -51,6 +51,22 @@ class Airflow(AirflowProcesses):
             conn.close()
 
 
+def wait_for(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0):
+    """``cond()``'s first true value, checking ``airflow``'s components are alive between tries; a
+    timeout names ``what`` with every component's log tail."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        airflow.check_alive()
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise TimeoutError(f"{what} not reached after {timeout:.0f}s\n" +
+                       "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs))
+
+
 @cache
 def dag_module():
     """The DAG factory module (``build_gc_dag``)."""

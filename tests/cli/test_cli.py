@@ -114,8 +114,24 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     # every problem of the file at once: the misspelt key, and so no repositories list
     assert r.stderr.strip().splitlines() == [
         f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
-        "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories)",
-        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list"]
+        "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories, pools, discover)",
+        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list (or give a 'discover' section)"]
+
+
+def test_config_pools_prints_what_airflow_pools_import_reads(tmp_path):
+    import json
+
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("pools: {lakefs_gc_spark: 3}\nrepositories: [{repository: my-repo}]\n")
+    r = run("config", "pools", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"lakefs_gc_spark": {"slots": 3, "include_deferred": False, "description": (
+        "lakeFS GC: the Spark steps of the repositories whose spark.pool names it (a few runs at a time)")}}
+    cfg.write_text("pools: {lakefs_gc_spark: 0}\nrepositories: [{repository: my-repo}]\n")
+    r = run("config", "pools", str(cfg))
+    assert r.returncode == 2
+    assert "lakefs-gc config pools: error: " in r.stderr
+    assert "slots must be an integer >= 1" in r.stderr
 
 
 def test_config_check_of_the_checked_in_file_passes():

@@ -22,7 +22,7 @@ import pytest
 from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import Airflow, gc_config
+from tests.airflow.helpers import Airflow, gc_config, wait_for
 from tests.airflow.postgres import postgres_cluster
 from tests.conftest import free_port, ns_storage
 from tests.support.jvm import java_options
@@ -36,16 +36,7 @@ MIN_AGE, GRACE = 15, 5
 RUNS_TIMEOUT = 1200.0  # two GC runs on 2 cores take about 4 minutes
 
 
-def _wait(what: str, cond, airflow: Airflow, timeout: float, every: float = 2.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        airflow.check_alive()
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise TimeoutError(f"{what} not reached after {timeout:.0f}s\n" +
-                       "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs))
+_wait = wait_for
 
 
 @pytest.fixture

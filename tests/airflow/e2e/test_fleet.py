@@ -30,7 +30,7 @@ from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.local_airflow.processes import START_TIMEOUT, wait_http
 from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import REPO, Airflow
+from tests.airflow.helpers import REPO, Airflow, wait_for
 from tests.airflow.postgres import postgres_cluster
 from tests.conftest import free_port, ns_storage
 
@@ -134,15 +134,7 @@ class Mailbox:
 
 
 def _wait(what: str, cond, af: Airflow, timeout: float = TIMEOUT, every: float = 2.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        af.check_alive()
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    raise TimeoutError(f"{what} not reached after {timeout:.0f}s\n" +
-                       "\n".join(f"--- {n}\n{af.tail(n)}" for n in af.procs))
+    return wait_for(what, cond, af, timeout, every)
 
 
 class Api:
