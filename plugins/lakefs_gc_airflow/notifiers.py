@@ -5,7 +5,8 @@ A repository's notifiers from the config (``notify: {on_failure, on_success}``).
 repository, the run, the task and the one-line reason of a refusal or failure; on success the
 run's summary) and hands it to the notifier the config names: Airflow's ``SmtpNotifier`` (the SMTP
 provider), the Slack provider's ``SlackNotifier``, or any ``BaseNotifier`` by its dotted path.
-A missing provider fails the DAG's parse, naming the package to install.
+A missing provider is a bad entry of the repositories file (``lakefs_gc.config``), naming the
+package to install: that repository's DAG is not built, the others' are.
 
 The GC DAG sets them as task callbacks: ``on_failure_callback`` on every task (a refused run's
 ``prepare_run`` fails with its reason; the tasks after it are ``upstream_failed`` and call
@@ -19,15 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseNotifier
 
+from lakefs_gc.config.parse import NOTIFIER_TARGETS
+
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
     from lakefs_gc.config import NotifierSpec
-
-_PROVIDERS = {"smtp": ("airflow.providers.smtp.notifications.smtp", "SmtpNotifier", "apache-airflow-providers-smtp"),
-              "slack": ("airflow.providers.slack.notifications.slack", "SlackNotifier",
-                        "apache-airflow-providers-slack")}
-
 
 def _target_class(spec: NotifierSpec) -> type:
     """Return the notifier class ``spec`` names; ImportError naming the package when its provider is not installed."""
@@ -35,7 +33,7 @@ def _target_class(spec: NotifierSpec) -> type:
         module, _, name = str(spec.option("path")).rpartition(".")
         package = module
     else:
-        module, name, package = _PROVIDERS[spec.kind]
+        module, name, package = NOTIFIER_TARGETS[spec.kind]
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as e:

@@ -141,6 +141,7 @@ def test_bad_fleet_sections_are_named(doc, message):
     ({"notify": {"on_failure": [{"smtp": {}}]}}, "field 'notify.on_failure[0].smtp': missing to"),
     ({"notify": {"on_success": [{"smtp": {"to": "nobody"}}]}}, "field 'notify.on_success[0].smtp.to': must be a mail"),
     ({"notify": {"on_failure": [{"slack": {"channel": "#x", "colour": 1}}]}}, "unknown option(s) ['colour']"),
+    ({"notify": {"on_failure": [{"class": {"path": "no_such_pkg.N"}}]}}, "no_such_pkg is not installed here"),
     ({"notify": {"on_fail": []}}, "field 'notify': unknown key(s) ['on_fail']"),
     ({"notify": {"on_failure": [{"class": {"path": "nodots"}}]}}, "field 'notify.on_failure[0].class.path'"),
     ({"spark": {"pool": "no spaces"}}, "field 'spark.pool': must be an Airflow pool name"),

@@ -73,6 +73,21 @@ NOTIFIER_KINDS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "slack": (frozenset({"channel"}), frozenset({"channel", "slack_conn_id", "username"})),
     "class": (frozenset({"path"}), frozenset({"path", "args"})),
 }
+# notifier kind -> (the module of its Airflow notifier, its class, the package that installs it)
+NOTIFIER_TARGETS: Mapping[str, tuple[str, str, str]] = {
+    "smtp": ("airflow.providers.smtp.notifications.smtp", "SmtpNotifier", "apache-airflow-providers-smtp"),
+    "slack": ("airflow.providers.slack.notifications.slack", "SlackNotifier", "apache-airflow-providers-slack"),
+}
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported here (its parents are imported to find it; nothing else runs)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 def _unknown(names: set[str], allowed: Iterable[str]) -> str:
     """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
@@ -412,6 +427,11 @@ def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
                                                 f"got {options['path']!r}")
             if kind == "class" and not isinstance(options.get("args") or {}, Mapping):
                 raise err(f"{fld}.class.args", "must be a mapping of the notifier's keyword arguments")
+            module = NOTIFIER_TARGETS[kind][0] if kind in NOTIFIER_TARGETS else str(options["path"]).rpartition(".")[0]
+            if not _installed(module):
+                package = NOTIFIER_TARGETS[kind][2] if kind in NOTIFIER_TARGETS else module
+                raise err(f"{fld}.{kind}", f"{module} is not installed here: install {package} into every Airflow "
+                                           "component")
             specs.append(NotifierSpec(kind=kind, options=tuple(sorted(options.items()))))
         out[when] = tuple(specs)
     return NotifySettings(**out)

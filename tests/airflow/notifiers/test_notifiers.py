@@ -53,7 +53,15 @@ def test_a_success_carries_the_runs_summary():
     assert "deleted: 3" in text
 
 
-def test_a_missing_provider_fails_the_parse_naming_the_package():
+def test_a_missing_provider_is_a_bad_entry_naming_the_package():
+    from lakefs_gc.config import parse_config
+
+    cfg = parse_config({"repositories": [{"repository": "abc", "notify": {"on_failure": [{"slack": {"channel": "#x"}}]}},
+                                         {"repository": "def"}]}, "gc.yaml", strict=False)
+    assert [r.repository for r in cfg.repositories] == ["def"]
+    assert cfg.entry_problems == ["gc.yaml: repositories[0] (abc): field 'notify.on_failure[0].slack': "
+                                  "airflow.providers.slack.notifications.slack is not installed here: install "
+                                  "apache-airflow-providers-slack into every Airflow component"]
     with pytest.raises(ImportError, match="install apache-airflow-providers-slack into every Airflow component"):
         GCRunNotifier(NotifierSpec("slack", (("channel", "#gc"),)), "my-repo", "on_failure")
 
