@@ -30,7 +30,7 @@ from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.local_airflow.processes import START_TIMEOUT, wait_http
 from lakefs_sandbox.seed import DELETED, KEPT, seed
 from tests.airflow.conftest import conn_env
-from tests.airflow.helpers import REPO, Airflow, wait_for
+from tests.airflow.helpers import REPO, Airflow, gc_page, wait_for
 from tests.airflow.postgres import postgres_cluster
 from tests.conftest import free_port, ns_storage
 
@@ -43,11 +43,13 @@ POOL, SLOTS = "lakefs_gc_spark", 2
 MIN_AGE = 5
 RUN_CONF = {"min_age_seconds": MIN_AGE, "unsafe_min_age_override": True}  # lakeFS's grace period is a day
 TIMEOUT = 900.0
+FLEET_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-fleet.png"  # the removed repository's line
 
 DOWNSTREAM = '''
 """One DAG per fleet repository, scheduled on its GC's sweeps (the test's downstream)."""
 import json
 from datetime import datetime, UTC
+from pathlib import Path
 
 from airflow.sdk import DAG, task
 from lakefs_gc_airflow.observability import swept_asset
@@ -228,7 +230,7 @@ discover:
             for component in ("api-server", "scheduler", "dag-processor"):
                 af.start(component)
             wait_http(f"http://127.0.0.1:{port}/api/v2/monitor/health", af, START_TIMEOUT)
-            yield {"af": af, "api": Api(f"http://127.0.0.1:{port}"), "server": server, "client": client,
+            yield {"af": af, "api": Api(f"http://127.0.0.1:{port}"), "tmp": tmp_path, "server": server, "client": client,
                    "manifests": manifests, "statsd": statsd, "mailbox": mailbox, "events": events, "mail_to": mail_to}
         finally:
             af.stop()
@@ -337,6 +339,14 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
     listed = {r["repository"] for r in page["repositories"]}
     assert NEW in listed
     assert GONE not in listed
+    from playwright.sync_api import expect
+
+    with gc_page(api.base, fx["tmp"] / "browser") as browser:  # what a person sees: the line above the repositories
+        expect(browser.get_by_test_id("gc-removed-repository")).to_contain_text(
+            f"{GONE}: gone from lakeFS (lakefs_default) since")
+        expect(browser.get_by_role("button", name=NEW)).to_be_visible()
+        FLEET_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        browser.screenshot(path=str(FLEET_SCREENSHOT), full_page=True)
     time.sleep(MIN_AGE + 1)
     new_run = {f"lakefs_gc__{NEW}": api.trigger(f"lakefs_gc__{NEW}", RUN_CONF)}
     assert _wait("the new repository's first run", lambda: _finished(af, new_run), af) == {
