@@ -15,6 +15,7 @@ nothing, so one mail per failure) and ``on_success_callback`` on ``save_report``
 
 from __future__ import annotations
 
+import html
 import importlib
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +92,7 @@ class GCRunNotifier(BaseNotifier):
             target = self.target_class(to=list(options["to"]), from_email=options.get("from_email"),
                                        smtp_conn_id=options.get("smtp_conn_id"),
                                        subject=options.get("subject") or subject,
-                                       html_content="<pre>" + _escape(text) + "</pre>")
+                                       html_content="<pre>" + html.escape(text) + "</pre>")
         elif self.spec.kind == "slack":
             target = self.target_class(text=f"*{subject}*\n{text}", channel=options["channel"],
                                        **({"slack_conn_id": options["slack_conn_id"]}
@@ -103,12 +104,6 @@ class GCRunNotifier(BaseNotifier):
                 if hasattr(target, name) and getattr(target, name) in (None, ""):
                     setattr(target, name, value)
         target.notify(context)
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 def run_notifiers(specs: tuple[NotifierSpec, ...], repository: str, when: str) -> list[GCRunNotifier]:

@@ -45,8 +45,8 @@ def test_before_any_refresh_only_the_named_entries(cfg_file):
 
 def test_a_refresh_gives_the_matched_repositories_their_merged_settings(cfg_file):
     cfg = load_config(cfg_file)
-    _, changes = refresh(cfg.discovery, lambda conn: ["fleet-a", "fleet-b", "fleet-tmp-1", "other", "named-repo"],
-                         lambda conn, repo: {"fleet-a": 1_000_000}.get(repo))
+    _, changes = refresh(cfg.discovery, lambda conn: ["fleet-a", "fleet-b", "fleet-tmp-1", "other", "named-repo"])
+    record_sizes(cfg.discovery, {("lakefs_default", "fleet-a"): 1_000_000})
     assert len(changes) == 3  # fleet-a, fleet-b, named-repo (matched, though listed by name)
     cfg = load_config(cfg_file)
     by = {r.repository: r for r in cfg.repositories}

@@ -132,15 +132,14 @@ def discovered_entries(discovery: DiscoverySettings, listed: set[str],
 
 
 def refresh(discovery: DiscoverySettings, list_repositories: Callable[[str], list[str]],
-            newest_size: Callable[[str, str], int | None] | None = None,
             now: datetime | None = None) -> tuple[Discovered, list[str]]:
     """
     List each source's lakeFS, record it, and return (the new record, one line per change).
 
-    ``list_repositories(conn_id)``: every repository id of that lakeFS; ``newest_size(conn_id,
-    repo)``: the objects the repository's newest GC run listed (for the pool's priorities), or
-    None. A connection that cannot be listed raises: the record is left as it was (a refresh never
-    removes a DAG because lakeFS did not answer).
+    ``list_repositories(conn_id)``: every repository id of that lakeFS. The sizes recorded for
+    repositories still matched are kept (:func:`record_sizes` updates them once the entries are
+    built). A connection that cannot be listed raises: the record is left as it was (a refresh
+    never removes a DAG because lakeFS did not answer).
     """
     now = now or datetime.now(UTC)
     stamp = now.isoformat()
@@ -166,11 +165,6 @@ def refresh(discovery: DiscoverySettings, list_repositories: Callable[[str], lis
         if gone:
             new.removed[conn] = gone
         sizes = {r: n for r, n in (old.sizes.get(conn) or {}).items() if r in matched}
-        if newest_size is not None:
-            for r in matched:
-                n = newest_size(conn, r)
-                if n is not None:
-                    sizes[r] = n
         if sizes:
             new.sizes[conn] = sizes
     write_discovered(discovery.state_file, new)
