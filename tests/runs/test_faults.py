@@ -424,7 +424,7 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     import signal
     import subprocess
 
-    from lakefs_gc.steps import compute_candidates
+    from lakefs_gc.placement import PROPERTIES
     from tests.support.spark import prepare
 
     name, ns, live, garbage = repo
@@ -441,7 +441,7 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     cmd, job_env, result_path = prepare("compute_candidates", inputs, tmp_path / "r", env)
     # on executors: its mark is written by Spark jobs, a window to kill it in (the driver writes a
     # few addresses' mark in milliseconds); the retry below decides on the driver
-    cmd[1:1] = ["--conf", f"{compute_candidates.FEW_CONF}=0"]
+    cmd[1:1] = ["--conf", f"{PROPERTIES['driver_max_addresses']}=0"]
     with open(tmp_path / "killed.log", "wb") as log:
         proc = subprocess.Popen(cmd, env=job_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:

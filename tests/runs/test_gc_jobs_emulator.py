@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 import lakefs_sdk
 import pytest
 
+from lakefs_gc import placement
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY, storage_ref
-from lakefs_gc.steps import list_committed
 from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_rel, ns_storage
@@ -28,10 +28,10 @@ DAY = 86400
 @pytest.mark.parametrize("ranges_read_by", ["driver", "executors", "task"])
 def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, monkeypatch, ranges_read_by):
     """``ranges_read_by``: list_committed reads a few ranges on the driver, many on executors
-    (``DRIVER_READ_MAX_ENTRIES``), or, without Spark, in the Airflow task's own process
+    (``Placement.driver_read_max_entries``), or, without Spark, in the Airflow task's own process
     (``run_in_task``, ``spark.in_process_max_keys``); all three ways here, the same outcome."""
     if ranges_read_by == "executors":
-        monkeypatch.setattr(list_committed, "DRIVER_READ_MAX_ENTRIES", -1)
+        monkeypatch.setattr(placement, "DEFAULT", placement.Placement(driver_read_max_entries=0))
     if ranges_read_by == "task":  # every step the DAG's tasks run themselves for a small repository
         from lakefs_gc.contract import SPARK_STEPS
         from lakefs_gc.steps import run_in_task

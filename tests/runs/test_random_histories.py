@@ -252,11 +252,9 @@ def test_random_histories_lose_nothing_live_and_collect_all_garbage(spark, lakef
     # the executors' path of compute_candidates and of its staged check here (a few candidates are
     # otherwise decided on the driver: the histories on lakeFS itself, tests/real_lakefs/test_histories.py,
     # take that one)
-    from lakefs_gc.listing import staged
-    from lakefs_gc.steps import compute_candidates
+    from lakefs_gc import placement
 
-    monkeypatch.setattr(staged, "DRIVER_MAX", 0)
-    monkeypatch.setattr(compute_candidates, "FEW", 0)
+    monkeypatch.setattr(placement, "DEFAULT", placement.Placement(driver_max_addresses=0, driver_check_max=0))
     seeds = list(range(SEED_BASE, SEED_BASE + HISTORIES))
     on_s3 = round(HISTORIES * S3_SHARE)
     local_seeds, s3_seeds = seeds[on_s3:], seeds[:on_s3]

@@ -42,6 +42,7 @@ def test_both_writers_keep_each_address_once_in_n_parts_read_back_whole(spark, t
 def test_the_driver_scan_and_the_spark_scan_find_the_same_addresses(spark, tmp_path, monkeypatch):
     """addresses_among and read_parts_here on the driver (small parts) and through a Spark job give the
     same answer, none of parts included (no part file at all: nothing found, no error)."""
+    from lakefs_gc.placement import Placement
     from lakefs_gc.spark import addresses
 
     sref = StorageRef(f"local://{tmp_path}/ns", S3Options(), str(tmp_path))
@@ -51,6 +52,6 @@ def test_the_driver_scan_and_the_spark_scan_find_the_same_addresses(spark, tmp_p
     assert addresses.addresses_among(spark, sref, [], 2, among) == set()
     assert addresses.read_parts_here(sref, [], []) == set()
     assert addresses.read_parts_here(sref, [kept]) == set(ADDRESSES)
-    monkeypatch.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every scan a Spark job
-    assert addresses.addresses_among(spark, sref, [kept], 2, among) == here == set(ADDRESSES[::50])
-    assert addresses.read_parts_here(sref, [kept]) is None
+    spark_only = Placement(driver_scan_bytes=0)  # every scan a Spark job
+    assert addresses.addresses_among(spark, sref, [kept], 2, among, placement=spark_only) == here == set(ADDRESSES[::50])
+    assert addresses.read_parts_here(sref, [kept], placement=spark_only) is None

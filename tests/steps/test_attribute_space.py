@@ -89,8 +89,9 @@ def test_a_runs_attribution_equals_the_api_oracle_in_its_tasks_process(lakefs_em
 @pytest.mark.spark
 @pytest.mark.parametrize("executors", [False, True], ids=["driver", "executors"])
 def test_a_runs_attribution_equals_the_api_oracle_on_spark(lakefs_emulator, tmp_path, spark, executors):
-    from lakefs_gc.steps.compute_candidates import FEW_CONF
+    from lakefs_gc.placement import PROPERTIES
 
+    FEW_CONF = PROPERTIES["driver_max_addresses"]
     old = spark.conf.get(FEW_CONF, None)
     spark.conf.set(FEW_CONF, "0" if executors else "100000")
     try:

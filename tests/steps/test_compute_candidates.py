@@ -11,18 +11,19 @@ import time
 import lakefs_sdk
 import pytest
 
+from lakefs_gc import placement
 from lakefs_gc.contract import STEP_INPUTS, StepInputs
-from lakefs_gc.errors import SettingsError
-from lakefs_gc.listing import staged
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
-from lakefs_gc.steps import compute_candidates as step, run_in_task
+from lakefs_gc.steps import run_in_task
 from tests.conftest import ns_storage
 from tests.steps.test_incremental import Repo
 
 pytestmark = pytest.mark.spark
 
 TIMES = {"seconds", "staged_check_seconds"}
+FEW = placement.DEFAULT.driver_max_addresses
+ENGINE_LOG = "lakefs_gc.engine.spark"  # where a Spark job's engine says where it decides
 
 
 def _mark(st, mark_id: str) -> dict[str, set[str]]:
@@ -59,13 +60,13 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     mark_id = results["mark_uncommitted"].run_id
 
     def decide(few: int):
-        monkeypatch.setattr(step, "FEW", few)
+        monkeypatch.setattr(placement, "DEFAULT", dataclasses.replace(placement.DEFAULT, driver_max_addresses=few))
         with repo.client() as client:
             r = repo.steps(spark, client, ctx, ["compute_candidates"], dict(results))["compute_candidates"]
         return {k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES}, _mark(st, mark_id)
 
-    driver_max = step.FEW  # read before decide() patches it
-    with caplog.at_level(logging.INFO, logger=step.__name__):
+    driver_max = FEW
+    with caplog.at_level(logging.INFO, logger=ENGINE_LOG):
         caplog.clear()  # what run 1 logged (another test may have left the logger at INFO)
         on_executors = decide(0)
         assert "deciding on executors" in caplog.text
@@ -83,22 +84,21 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
         return None if r is None else ({k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES},
                                        _mark(st, mark_id))
 
-    assert in_the_task(step.FEW) == on_executors
+    assert in_the_task(FEW) == on_executors
     before = _mark(st, mark_id)
     assert in_the_task(2) is None
     assert _mark(st, mark_id) == before  # more listed objects: spark-submit's, untouched
-    from lakefs_gc.spark import addresses
-    with monkeypatch.context() as m:
-        m.setattr(addresses, "DRIVER_SCAN_BYTES", 0)  # every part too large to scan in the task
-        assert in_the_task(step.FEW) is None
+    with monkeypatch.context() as m:  # every part too large to scan in the task
+        m.setattr(placement, "DEFAULT", dataclasses.replace(placement.DEFAULT, driver_scan_bytes=0))
+        assert in_the_task(FEW) is None
         assert _mark(st, mark_id) == before
     # the listing written by list_slices in its task (no Spark), the decision handed over to executors
-    here_listed = run_in_task("list_slices", StepInputs(ctx, {}), repo.env, step.FEW)
+    here_listed = run_in_task("list_slices", StepInputs(ctx, {}), repo.env, FEW)
     assert dataclasses.replace(here_listed, seconds=0) == dataclasses.replace(results["list_slices"], seconds=0)
     assert decide(0) == on_executors
     # more candidates than the staged check takes from a DataFrame on the driver: decided on the driver all the same
-    monkeypatch.setattr(staged, "DRIVER_MAX", 2)
-    with caplog.at_level(logging.INFO, logger=step.__name__):
+    monkeypatch.setattr(placement, "DEFAULT", dataclasses.replace(placement.DEFAULT, driver_check_max=2))
+    with caplog.at_level(logging.INFO, logger=ENGINE_LOG):
         caplog.clear()
         assert decide(driver_max) == on_executors
     assert "deciding on the driver" in caplog.text
@@ -112,17 +112,3 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     assert counts["staged_suspicious"] == 1
     assert counts["staged_kept"] == 1
     assert len(written[layout.deleted_dir(mark_id)]) == 1
-
-
-@pytest.mark.parametrize(("value", "expected"), [("0", 0), ("5000", 5000), ("-1", None), ("many", None)])
-def test_a_spark_property_sets_how_much_is_decided_on_the_driver(spark, value, expected):
-    spark.conf.set(step.FEW_CONF, value)
-    try:
-        if expected is None:
-            with pytest.raises(SettingsError, match=r"spark\.lakefs_gc\.driverMaxAddresses=.*whole number.*remove it"):
-                step.few(spark)
-        else:
-            assert step.few(spark) == expected
-    finally:
-        spark.conf.unset(step.FEW_CONF)
-    assert step.few(spark) == step.FEW

@@ -20,8 +20,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from lakefs_gc.contract import DeleteResult, SlicesResult, StepInputs, UncommittedResult
+from lakefs_gc.placement import DEFAULT
 from lakefs_gc.spark import shell
-from lakefs_gc.steps import delete, run_in_task, run_on_spark
+from lakefs_gc.steps import run_in_task, run_on_spark
 from lakefs_gc.storage import LocalStorage, open_storage
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY
 from tests.support.contract import make_context
@@ -110,7 +111,7 @@ def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spar
         inputs = _inputs("local://repo", root / "work", len(candidates) + len(live), local_root=str(root),
                          delete_batch_size=64)
         res = (run_on_spark("delete", spark, inputs, {}) if engine == "spark"
-               else run_in_task("delete", inputs, {}, delete.IN_PROCESS_MAX_KEYS))
+               else run_in_task("delete", inputs, {}, DEFAULT.in_task_max_keys))
         assert res is not None
         left = {o.key for o in st.list("", recursive=True) if not o.key.startswith(REPORT)}
         out[engine] = (replace(res, sweep_dir="", seconds=0.0, concurrency=0), left, _sweep_records(st))
@@ -139,7 +140,7 @@ def test_the_sweep_in_process_keeps_the_guard_and_leaves_a_large_mark_to_spark(t
     inputs = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, max_delete_share=0.5)),
                         inputs.results)
     with pytest.raises(SweepRefused, match="30 objects to delete are 75.0% of 40 listed objects"):
-        run_in_task("delete", inputs, {}, delete.IN_PROCESS_MAX_KEYS)
+        run_in_task("delete", inputs, {}, DEFAULT.in_task_max_keys)
     assert all(st.exists(k) for k in candidates)
 
 

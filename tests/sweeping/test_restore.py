@@ -21,6 +21,7 @@ import pytest
 
 from lakefs_gc.cli import main as cli
 from lakefs_gc.contract import SlicesResult, StepInputs, UncommittedResult
+from lakefs_gc.placement import DEFAULT
 from lakefs_gc.report import formats, layout
 from lakefs_gc.steps import delete, run_in_task
 from lakefs_gc.storage import LocalStorage, open_storage
@@ -49,7 +50,7 @@ def _sweep(ns: str, work, sweep_run: str = "manual__sweep1", local_root=None, s3
                                                           slices_skipped=0, listed_objects=1000, listed_bytes=0),
                               "compute_candidates": None})
     env = {ENV_ACCESS_KEY: s3.access_key, ENV_SECRET_KEY: s3.secret_key} if s3 else {}
-    res = run_in_task("delete", inputs, env, delete.IN_PROCESS_MAX_KEYS)
+    res = run_in_task("delete", inputs, env, DEFAULT.in_task_max_keys)
     assert res is not None
     assert not res.incomplete
     return res

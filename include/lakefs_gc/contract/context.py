@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lakefs_gc.contract.settings import RunSettings
+from lakefs_gc.errors import ContractError
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,16 @@ class RunContext:
     @property
     def mode(self) -> str:
         return self.settings.mode
+
+    def incremental_base(self) -> IncrementalBase | None:
+        """
+        Return the run an incremental run builds on; None for a clean run.
+
+        An incremental run without one is refused (:class:`ContractError`): every step that reads
+        its chain fails closed here, in one place.
+        """
+        if self.flow != "incremental":
+            return None
+        if self.base is None:
+            raise ContractError("an incremental run's context has no base run")
+        return self.base

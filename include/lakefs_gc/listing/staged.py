@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.listing import committed
 from lakefs_gc.listing.uncommitted import api_staged, changed_paths, read_by_branches
+from lakefs_gc.placement import DEFAULT, Placement
 from lakefs_gc.report import formats
 from lakefs_gc.spark.addresses import identities_matching, read_identities
 from lakefs_gc.spark.runtime import StorageRef
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakefs_gc.contract import RunContext
+    from lakefs_gc.engine import Engine
     from lakefs_gc.spark.runtime import LakeFSRef
     from lakefs_gc.storage.base import Storage
 
@@ -83,8 +85,6 @@ log = logging.getLogger(__name__)
 MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
 THREADS = 16
-DRIVER_MAX = 20_000                  # a DataFrame's candidates checked on the driver; more: on executors (1M
-                                     # objects, 100,000 candidates: 18.4 s on executors, 20.2 s on the driver)
 LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in every address getPhysicalAddress hands out
 
 
@@ -105,6 +105,21 @@ class CheckCounts:
 
 
 @dataclass(frozen=True)
+class Suspicious:
+    """
+    What the matching of the candidates found (steps 2 and 3).
+
+    ``count``: the suspicious candidates; ``paths``: the committed paths to ask on every branch;
+    ``link_flow``: (address, size) of the candidates whose key carries lakeFS's link signature
+    (asked for on a local namespace only).
+    """
+
+    count: int
+    paths: tuple[str, ...]
+    link_flow: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class Identities:
     """
     The (size, checksum, path) of every committed entry the run read.
@@ -118,6 +133,7 @@ class Identities:
     dirs: tuple[PartsDir, ...]
     n: int
     rows: tuple[tuple[int, str, str], ...] = ()
+    placement: Placement = DEFAULT   # where a scan of the folders runs
 
     def plus(self, rows: Iterable[tuple[int, str, str]]) -> Identities:
         return dataclasses.replace(self, rows=(*self.rows, *rows))
@@ -135,7 +151,8 @@ class Identities:
         """
         import pyarrow as pa
 
-        found = identities_matching(self.spark, self.sref, self.dirs, self.n, keep) if self.dirs else []
+        found = (identities_matching(self.spark, self.sref, self.dirs, self.n, keep, placement=self.placement)
+                 if self.dirs else [])
         if self.rows:
             size, checksum, path = zip(*self.rows)
             batch = pa.record_batch([pa.array(size, pa.int64()), pa.array(checksum, pa.string()),
@@ -324,61 +341,62 @@ def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
     return sus, paths
 
 
-def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cands: Any, identities: Identities,
-          read_file: str, n: int) -> tuple[Any, CheckCounts]:
-    """
-    Return the kept candidates and :class:`CheckCounts`.
+def suspicious_rows(sref: StorageRef, rows: Sequence[Sequence[Any]], identities: Identities,
+                    link_flow: bool) -> Suspicious:
+    """Match a few candidates (``rows`` of address, size, checksum) in this process (:func:`suspicious_here`)."""
+    sus, paths = suspicious_here(sref, rows, identities) if rows else (set(), set())
+    linked = tuple((r[0], int(r[1])) for r in rows if LINK_SIGNATURE in r[0]) if link_flow else ()
+    return Suspicious(len(sus), tuple(sorted(paths)), linked)
 
-    ``cands``: (address, size, checksum), a DataFrame cached by the caller (the kept come back as a
-    DataFrame of ``address``), or a list of rows when the step decides on the driver (the kept come
-    back as a set); ``spark``: the session, or None (then ``cands`` are rows); ``identities``: the
-    committed entries' (size, checksum, path), :class:`Identities`. Rows are checked on the driver
-    (the step decided on the driver: at most a few hundred thousand); a DataFrame's candidates too
-    when they are at most :data:`DRIVER_MAX`, more on executors.
+
+def suspicious_frame(spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: Identities, n: int,
+                     link_flow: bool) -> Suspicious:
+    """Match many candidates (a DataFrame of address, size, checksum) on executors (:func:`suspicious`)."""
+    sus, paths_df, sized = suspicious(spark, sref, cands, identities.frame(), n)
+    try:
+        count = sus.count()
+        paths = tuple(sorted(r[0] for r in paths_df.collect())) if count else ()
+    finally:
+        sus.unpersist()
+        sized.unpersist()
+    linked = tuple((r[0], int(r[1])) for r in cands.where(cands.address.contains(LINK_SIGNATURE))
+                   .select("address", "size").collect()) if link_flow else ()
+    return Suspicious(count, paths, linked)
+
+
+def check(engine: Engine[Any, Any], ctx: RunContext, lakefs: LakeFSRef, cands: Any, identity_dirs: Sequence[PartsDir],
+          read_file: str) -> tuple[Any, CheckCounts]:
+    """
+    Return the kept candidates' addresses and :class:`CheckCounts`, on ``engine``.
+
+    ``cands``: (address, size, checksum), of the engine's relation (held by the caller);
+    ``identity_dirs``: the committed entries' (size, checksum, path) the run and its chain read.
+    Where the matching runs (this process, a job's driver, executors) is the engine's choice
+    (:meth:`lakefs_gc.engine.Engine.suspicious`).
     """
     t0 = time.monotonic()
+    sref = engine.sref
     st, roots, repo = sref.open(), sref.roots, ctx.repository
     kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
     read_commits, read_ranges = formats.read_read_ids(st, read_file)
-    rows_given = isinstance(cands, list)
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
         log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
                  len(branches))
         since = committed.commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
-        committed_kept: Any = None  # of the kind of ``cands``: a set of addresses, or a DataFrame
-        n_committed_kept, rest = 0, cands
-        if rows_given:
-            committed_kept = {r[0] for r in cands if r[0] in since.addresses}
-            n_committed_kept = len(committed_kept)
-            rest = [r for r in cands if r[0] not in since.addresses]
-        elif since.addresses:
-            kept_since = spark.createDataFrame([(a,) for a in sorted(since.addresses)], "address string")
-            committed_kept = cands.join(kept_since, on="address", how="left_semi").select("address").cache()
-            n_committed_kept = committed_kept.count()
-            rest = cands.join(kept_since, on="address", how="left_anti")
-        identities = identities.plus(since.identities)
+        committed_kept = engine.among(cands, since.addresses)
+        n_committed_kept = engine.count(committed_kept) if since.addresses else 0
+        rest = engine.without(cands, since.addresses)
+        identities = engine.identities(identity_dirs).plus(since.identities)
         log.info("staged check: %d commit(s) since (%.1fs); finding the suspicious candidates", since.commits,
                  time.monotonic() - t0)
-        few = rest if rows_given else rest.select("address", "size", "checksum").limit(DRIVER_MAX + 1).collect()
-        here = rows_given or len(few) <= DRIVER_MAX
-        if here:
-            sus_set, path_set = suspicious_here(sref, few, identities) if few else (set(), set())
-            n_sus, paths = len(sus_set), sorted(path_set)
-            link_flow = [(r[0], int(r[1])) for r in few if LINK_SIGNATURE in r[0]] if kind == LOCAL else []
-        else:
-            sus, paths_df, sized = suspicious(spark, sref, rest, identities.frame(), n)
-            n_sus = sus.count()
-            paths = sorted(r[0] for r in paths_df.collect()) if n_sus else []
-            sus.unpersist()
-            sized.unpersist()
-            link_flow = ([(r[0], int(r[1])) for r in rest.where(rest.address.contains(LINK_SIGNATURE))
-                          .select("address", "size").collect()] if kind == LOCAL else [])
+        found = engine.suspicious(rest, identities, link_flow=kind == LOCAL)
+        paths = found.paths
         names = [b for b, _ in branches]
         asks = [(b, p) for p in paths for b in names]
-        log.info("staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)", n_sus,
+        log.info("staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)", found.count,
                  len(paths), len(names), time.monotonic() - t0)
-        linked_sizes = {size for _, size in link_flow}
+        linked_sizes = {size for _, size in found.link_flow}
         if linked_sizes and names:  # step 3: each branch's own changes, asked on that branch only
             asks += changed_paths(client, repo, names, linked_sizes)
         if len(asks) > STAT_BUDGET:
@@ -391,23 +409,13 @@ def check(spark: Any, ctx: RunContext, sref: StorageRef, lakefs: LakeFSRef, cand
             branch_reads = {b: frozenset(a) for b, a in read_by_branches(client, repo, asks, roots,
                                                                          ctx.storage.local_root).items()}
             read, stats = set().union(*branch_reads.values()), len(asks)
-    if here:
-        staged_found = sorted({r[0] for r in few} & read)
-        n_kept = len(staged_found)
-        staged_kept = set(staged_found) if rows_given else spark.createDataFrame([(a,) for a in staged_found],
-                                                                                  "address string")
-    else:
-        staged_kept = rest.join(spark.createDataFrame([(a,) for a in sorted(read)], "address string"),
-                                on="address", how="left_semi").select("address").cache()
-        n_kept = staged_kept.count()
-    if rows_given:
-        kept = staged_kept | committed_kept
-    else:
-        kept = staged_kept if committed_kept is None else committed_kept.unionByName(staged_kept).distinct()
-    counts = CheckCounts(suspicious=n_sus, stats=stats, kept=n_kept, commits_since=since.commits,
+    staged_kept = engine.among(rest, read)
+    n_kept = engine.count(staged_kept) if read else 0
+    kept = engine.union_addresses(committed_kept, staged_kept)
+    counts = CheckCounts(suspicious=found.count, stats=stats, kept=n_kept, commits_since=since.commits,
                          committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3),
                          branch_reads=branch_reads)
     log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
              "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
-             n_sus, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)
+             found.count, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)
     return kept, counts

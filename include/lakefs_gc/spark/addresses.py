@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA
+from lakefs_gc.placement import DEFAULT
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import StorageRef, partitions
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from pyspark import RDD
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakefs_gc.placement import Placement
     from lakefs_gc.storage.base import Storage
 
     # ``keep(batches) -> batches``: a filter of Arrow batches, run where the parts are read
@@ -183,29 +185,26 @@ def _among(values: pa.Array, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
         yield b.filter(pc.is_in(b.column(0), value_set=values))
 
 
-DRIVER_SCAN_BYTES = 64 << 20  # filtered scans of parts this small in all run on the driver, no Spark job
-DRIVER_SCAN_PARTS = 256
 THREADS = 8
 
 
 class NeedsSpark(Exception):
     """
-    A scan asked without a SparkSession of parts too large for :func:`_small`.
+    Work asked of one process that only Spark can do (too large for the placement's bounds).
 
-    ``spark`` None: a step run in its task's own process. The step hands over to spark-submit
-    (nothing written yet).
+    Raised before the step has written anything: the engine or the caller hands the work to Spark.
     """
 
 
-def _small(st: Storage, files: list[str]) -> bool:
-    """Whether ``files`` are few and at most :data:`DRIVER_SCAN_BYTES` in all."""
-    if len(files) > DRIVER_SCAN_PARTS:
+def _small(st: Storage, files: list[str], placement: Placement) -> bool:
+    """Whether ``files`` are few and small enough to scan without a Spark job (``placement``'s ``driver_scan_*``)."""
+    if len(files) > placement.driver_scan_parts:
         return False
     total = 0
     for key in files:
         info = st.stat(key)
         total += info.size if info is not None else 0  # a missing part fails where it is read
-        if total > DRIVER_SCAN_BYTES:
+        if total > placement.driver_scan_bytes:
             return False
     return True
 
@@ -227,30 +226,30 @@ def _scan_here(st: Storage, files: list[str], read_table: Callable[[Storage, str
         return [b for batches in pool.map(one, files) for b in batches]
 
 
-def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = ()) -> set[str] | None:
+def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = (),
+                    placement: Placement = DEFAULT) -> set[str] | None:
     """
     Return every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on the driver.
 
-    What :func:`read_parts` gives, for parts of at most :data:`DRIVER_SCAN_BYTES` in all; None when
+    What :func:`read_parts` gives, for parts small enough to scan here (``placement``); None when
     they are more (then :func:`read_parts`).
     """
     st = sref.open()
     files = _part_files(st, kept, keys)
-    if not _small(st, files):
+    if not _small(st, files, placement):
         return None
     return {a for b in _scan_here(st, files, formats.read_address_table, lambda batches: batches)
             for a in b.column(0).to_pylist()}
 
 
 def addresses_among(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
-                    among: Iterable[str], keys: Iterable[str] = ()) -> set[str]:
+                    among: Iterable[str], keys: Iterable[str] = (), placement: Placement = DEFAULT) -> set[str]:
     """
     Return the addresses of ``among`` that the folders ``kept`` and the part files ``keys`` hold.
 
     ``among``: a few (they travel with every task); ``kept``: checked complete (:func:`kept_parts`).
     Filtered where the parts are read: by one Spark job (:func:`read_parts`), no shuffle, only what it
-    finds coming back to the driver; or, parts of at most :data:`DRIVER_SCAN_BYTES` in all, on the
-    driver itself.
+    finds coming back to the driver; or, parts small enough (``placement``), in this process.
     """
     import pyarrow as pa
 
@@ -260,15 +259,16 @@ def addresses_among(spark: SparkSession | None, sref: StorageRef, kept: Iterable
     keep = lambda batches: _among(values, batches)
     st = sref.open()
     files = _part_files(st, kept, keys)
-    if _small(st, files):
+    if _small(st, files, placement):
         return {a for b in _scan_here(st, files, formats.read_address_table, keep) for a in b.column(0).to_pylist()}
     if spark is None:
-        raise NeedsSpark(f"{len(files)} address part(s) over {DRIVER_SCAN_BYTES:,} bytes or {DRIVER_SCAN_PARTS} parts")
+        raise NeedsSpark(f"{len(files)} address part(s) over {placement.driver_scan_bytes:,} bytes or "
+                         f"{placement.driver_scan_parts} parts")
     return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
 
 
 def identities_matching(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
-                        keep: Keep) -> list[tuple[int, str, str]]:
+                        keep: Keep, placement: Placement = DEFAULT) -> list[tuple[int, str, str]]:
     """
     Return the (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) -> batches`` keeps.
 
@@ -277,11 +277,12 @@ def identities_matching(spark: SparkSession | None, sref: StorageRef, kept: Iter
     """
     st = sref.open()
     files = _part_files(st, kept)
-    if _small(st, files):
+    if _small(st, files, placement):
         return [(r["size"], r["checksum"], r["path"])
                 for b in _scan_here(st, files, formats.read_identity_table, keep) for r in b.to_pylist()]
     if spark is None:
-        raise NeedsSpark(f"{len(files)} identity part(s) over {DRIVER_SCAN_BYTES:,} bytes or {DRIVER_SCAN_PARTS} parts")
+        raise NeedsSpark(f"{len(files)} identity part(s) over {placement.driver_scan_bytes:,} bytes or "
+                         f"{placement.driver_scan_parts} parts")
     return [tuple(r) for r in read_identities(spark, sref, kept, n, keep).collect()]
 
 

@@ -8,9 +8,9 @@ task id to the function that does the task's work, with two signatures:
   ...) -> RunContext``, ``mark_uncommitted(client, ctx, storage) -> UncommittedResult``,
   ``save_report(storage, inputs) -> ReportResult``;
 - the Spark steps (:data:`lakefs_gc.contract.SPARK_STEPS`): ``run(engine, inputs, environ) ->
-  result``, one function on either engine (:mod:`lakefs_gc.engine`): Spark's
-  (:func:`run_on_spark`: a spark-submit job, :mod:`lakefs_gc.jobs`, or one process's session),
-  or the Airflow task's own process for a small input (:func:`run_in_task`).
+  result``, one function on any engine (:mod:`lakefs_gc.engine`, which decides where its work
+  runs): a Spark job's (:func:`run_on_spark`: a spark-submit job, :mod:`lakefs_gc.jobs`, or one
+  process's session), or the Airflow task's own process for a small input (:func:`run_in_task`).
 
 The Airflow operators and the Spark jobs' entry points look the functions up here, and so does
 the test suite's in-process runner: a task has one implementation wherever it runs.
@@ -18,32 +18,22 @@ the test suite's in-process runner: a task has one implementation wherever it ru
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lakefs_gc import engine
 from lakefs_gc.contract import SPARK_STEPS, STEPS, StepInputs
-from lakefs_gc.engine import LocalEngine, NeedsSpark, SparkEngine
-from lakefs_gc.steps import (
-    attribute_space,
-    compute_candidates,
-    delete,
-    list_committed,
-    list_slices,
-    mark_uncommitted,
-    prepare_run,
-    save_report,
-)
+from lakefs_gc.engine import NeedsSpark
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
 
-_MODULES = {m.__name__.rsplit(".", 1)[1]: m for m in (prepare_run, mark_uncommitted, list_committed, list_slices,
-                                                      compute_candidates, attribute_space, delete, save_report)}
-if set(_MODULES) != set(STEPS):
-    raise ImportError(f"lakefs_gc.steps: one module per task id; modules {sorted(_MODULES)}, task ids {STEPS}")
+# one module per task id, found from the step table
+_MODULES = {step: importlib.import_module(f"{__name__}.{step}") for step in STEPS}
 
 # a Python step's function is named by its task id, a Spark step's is ``run``
 STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -52,7 +42,7 @@ STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 def run_on_spark(step: str, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> Any:
     """Run the Spark step ``step`` on ``spark``'s executors; return its result."""
-    return STEP_FUNCTIONS[step](SparkEngine.for_run(spark, inputs.context, environ), inputs, environ)
+    return STEP_FUNCTIONS[step](engine.on_spark(spark, inputs.context, environ), inputs, environ)
 
 
 def run_in_task(step: str, inputs: StepInputs, environ: Mapping[str, str] | None, max_keys: int) -> Any | None:
@@ -65,7 +55,7 @@ def run_in_task(step: str, inputs: StepInputs, environ: Mapping[str, str] | None
     if max_keys <= 0:
         return None
     try:
-        return STEP_FUNCTIONS[step](LocalEngine.in_task(inputs.context, environ, max_keys), inputs, environ)
+        return STEP_FUNCTIONS[step](engine.in_task(inputs.context, environ, max_keys), inputs, environ)
     except NeedsSpark as e:
         log.info("%s needs Spark: %s", step, e)
         return None

@@ -25,7 +25,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import CandidatesResult, SlicesResult, SpaceResult, StepInputs, UncommittedResult
-from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark, SparkEngine
 from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.attribution import (
     DELETED,
@@ -46,22 +45,21 @@ from lakefs_gc.listing.uncommitted import staged_by_branch
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.spark.runtime import cutoff_seconds, lakefs_ref
-from lakefs_gc.steps.compute_candidates import few
 from lakefs_gc.timestamps import iso, parse_iso
 
 if TYPE_CHECKING:
+    from lakefs_gc.engine import Engine
     from lakefs_gc.lakefs.client import LakeFSClient
 
 log = logging.getLogger(__name__)
 
 
-def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SpaceResult:
+def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SpaceResult:
     """
     Attribute the namespace's listed objects, on ``engine``; write ``space.json``.
 
-    A :class:`LocalEngine` reads everything in this process, or raises :class:`NeedsSpark`
-    (nothing written); a Spark job's engine does the same on its driver for at most
-    :func:`lakefs_gc.steps.compute_candidates.few` listed objects, on executors otherwise.
+    Summed where the engine places it (:meth:`lakefs_gc.engine.Engine.placed`); an engine that
+    cannot take the listing raises :class:`lakefs_gc.engine.NeedsSpark` before asking lakeFS.
     """
     ctx = inputs.context
     t0 = time.monotonic()
@@ -71,8 +69,7 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
         return SpaceResult(skipped="an incremental run lists only new slices: the attribution of its chain's clean "
                                    "run stands")
     slices: SlicesResult = inputs.get("list_slices")
-    if isinstance(engine, LocalEngine) and slices.listed_objects > engine.limit:
-        raise NeedsSpark(f"{slices.listed_objects:,} listed object(s), more than {engine.limit:,}")
+    engine.admit("listed object(s)", slices.listed_objects)
     from lakefs_sdk.exceptions import ApiException
 
     try:
@@ -90,15 +87,8 @@ def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = 
     st = engine.sref.open()
     deleted_keys = parquet_parts(st, layout.deleted_dir(mark_id))
     cutoff_ms = int(cutoff_seconds(ctx) * 1000)
-    summed = None
-    limit = few(engine.spark) if isinstance(engine, SparkEngine) else 0
-    if isinstance(engine, SparkEngine) and limit > 0 and slices.listed_objects <= limit:
-        try:
-            summed = engine.on_driver(limit).space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits)
-        except NeedsSpark as e:
-            log.info("the driver hands over: %s", e)
-    if summed is None:
-        summed = engine.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits)
+    summed = engine.placed("attribute_space", slices.listed_objects,
+                           lambda on: on.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits))
     attribution = attribute(((mask, state, n, b) for (mask, state), (n, b) in summed.items()), holders)
     now = parse_iso(ctx.start_time).timestamp()
     days = ctx.settings.stale_branch_days
@@ -125,7 +115,7 @@ def result(attribution: Attribution, key: str, branches: int, stale: list[Any], 
                        stale_alone_bytes=sum(s.alone.bytes for s in stale), seconds=seconds)
 
 
-def _branch_reads(inputs: StepInputs, engine: Engine) -> dict[str, set[str]]:
+def _branch_reads(inputs: StepInputs, engine: Engine[Any, Any]) -> dict[str, set[str]]:
     """
     Return what the run's staged checks read on each branch (the files mark_uncommitted and compute_candidates wrote).
 
@@ -143,7 +133,7 @@ def _branch_reads(inputs: StepInputs, engine: Engine) -> dict[str, set[str]]:
     return out
 
 
-def _holders(client: LakeFSClient, repo: str, engine: Engine, ctx: Any, reads: Mapping[str, set[str]]
+def _holders(client: LakeFSClient, repo: str, engine: Engine[Any, Any], ctx: Any, reads: Mapping[str, set[str]]
              ) -> tuple[Holders, dict[str, int], dict[str, int], dict[str, tuple[str, float]], dict[str, Any]]:
     """
     Return what lakeFS says holds what: the holders, each range's and each staged address's holder set.

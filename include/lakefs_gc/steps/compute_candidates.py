@@ -10,11 +10,11 @@ did not delete, each re-checked against this run's committed and staged sets and
 ``deleted/`` (lakeFS's list, what the sweep deletes). The mark's summary says ``success: false``
 until ``save_report`` completes the run.
 
-One decision, written once (:mod:`lakefs_gc.gc.decision`), on either engine
-(:mod:`lakefs_gc.engine`): a run with few listed, staged and carried addresses (:data:`FEW`,
-the Spark property :data:`FEW_CONF`; an incremental run's) is decided on the driver, the committed
-folders asked only for those by one scan; any other on executors, DataFrames joined; a small run
-in its Airflow task's own process. All write the same mark (tests/steps/test_compute_candidates.py).
+One decision, written once (:mod:`lakefs_gc.gc.decision`), on the engine (:mod:`lakefs_gc.engine`),
+which decides where it runs: a run with few listed objects (an incremental run's) on a Spark job's
+driver, the committed folders asked only for those by one scan; any other on executors, DataFrames
+joined; a small run in its Airflow task's own process. All write the same mark
+(tests/steps/test_compute_candidates.py, tests/engine/test_placement.py).
 """
 
 from __future__ import annotations
@@ -35,8 +35,7 @@ from lakefs_gc.contract import (
     SlicesResult,
     StepInputs,
 )
-from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark, SparkEngine
-from lakefs_gc.errors import ContractError, LakeFSGCError, SettingsError
+from lakefs_gc.errors import LakeFSGCError
 from lakefs_gc.gc.confirmation import confirming_mark
 from lakefs_gc.gc.decision import carried_candidates, compute_candidates
 from lakefs_gc.listing import staged as staged_check, uncommitted
@@ -48,32 +47,9 @@ from lakefs_gc.spark.runtime import StorageRef, cutoff_seconds, lakefs_ref
 from lakefs_gc.timestamps import iso, parse_iso
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from lakefs_gc.engine import Engine
 
 log = logging.getLogger(__name__)
-
-# listed objects, staged and carried addresses decided on the driver (an incremental run's: 1% churn of
-# 10,000,000 objects is 100,000; at 20,000 the 3,000,000-object bench's incremental run went to executors
-# and took 24 s of its 27 s there)
-FEW = 100_000
-FEW_CONF = "spark.lakefs_gc.driverMaxAddresses"  # a Spark property that sets FEW (0: always on executors)
-
-
-def few(spark: SparkSession) -> int:
-    """Return :data:`FEW`, or what the Spark property :data:`FEW_CONF` says."""
-    raw = spark.conf.get(FEW_CONF, None)
-    if raw is None:
-        return FEW
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise SettingsError(f"Spark property {FEW_CONF}={raw!r} is not a whole number of addresses >= 0 (the most "
-                            f"compute_candidates decides on the driver; 0: always on executors). Fix it in the Spark "
-                            f"connection's or the task's conf, or remove it (default {FEW:,})")
-    return value
-
 
 def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], IncrementalBase | None]:
     """Return the staged files to read and the base run, checked (fails closed on a missing input)."""
@@ -86,9 +62,7 @@ def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], Incrementa
             raise LakeFSGCError(f"the staged addresses lakeFS's mark lacked ({st.full_uri(unc.staged_file)}) are "
                                 f"gone; re-run the whole DAG run")
         files.append(unc.staged_file)
-    base = ctx.base if ctx.flow == "incremental" else None
-    if ctx.flow == "incremental" and base is None:
-        raise ContractError("an incremental run's context has no base run")
+    base = ctx.incremental_base()
     if ctx.settings.staged_check == "candidates" and unc.heads_file and (
             inputs.get("list_committed").identity_dir is None
             or (base is not None and len(base.identity_dirs) != len(base.committed_dirs))):
@@ -97,33 +71,21 @@ def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], Incrementa
     return files, base
 
 
-def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
+def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None = None) -> CandidatesResult:
     """
-    Decide and write the mark, on ``engine``.
+    Decide and write the mark, on ``engine``: in this process, on a Spark job's driver or on executors.
 
-    A Spark job's engine decides a run of at most :data:`FEW` listed, staged and carried addresses
-    (the Spark property :data:`FEW_CONF`) on its driver, the committed folders asked only for those
-    by one scan; any other on executors, DataFrames joined. A :class:`LocalEngine` decides in this
-    process, or raises :class:`NeedsSpark` (nothing written: Spark decides).
+    Where is the engine's choice (:meth:`lakefs_gc.engine.Engine.placed`), by the number of listed
+    objects; an engine that cannot take the run raises :class:`lakefs_gc.engine.NeedsSpark` before
+    anything is written.
     """
     files, base = _inputs(inputs, engine.sref)
     listed_objects = inputs.get("list_slices").listed_objects
-    # a LocalEngine is given at most its limit of listed objects, by list_slices' count (nothing read yet)
-    if isinstance(engine, LocalEngine) and listed_objects > engine.limit:
-        raise NeedsSpark(f"{listed_objects:,} listed object(s), more than {engine.limit:,}")
-    if isinstance(engine, SparkEngine):
-        limit = few(engine.spark)
-        if limit > 0 and listed_objects <= limit:
-            log.info("deciding on the driver: %d listed object(s) (%s: %d)", listed_objects, FEW_CONF, limit)
-            try:
-                return _decide(engine.on_driver(limit), inputs, environ, files, base)
-            except NeedsSpark as e:
-                log.info("the driver hands over: %s", e)
-        log.info("deciding on executors: %d listed object(s) (%s: %d)", listed_objects, FEW_CONF, limit)
-    return _decide(engine, inputs, environ, files, base)
+    return engine.placed("compute_candidates", listed_objects,
+                         lambda on: _decide(on, inputs, environ, files, base))
 
 
-def _decide(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None, files: list[str],
+def _decide(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None, files: list[str],
             base: IncrementalBase | None) -> CandidatesResult:
     """
     Return the mark written: the decision (:mod:`lakefs_gc.gc.decision`) on ``engine``.
@@ -155,17 +117,13 @@ def _decide(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | Non
             carried_found = engine.count(found)
             cands = engine.union(cands, found)
         check = None
-        # the staged check, on the engine's rows (a LocalEngine's on the driver however many, at most
-        # 2 x FEW: handing over to executors redid the whole decision there; 10,000,000 objects, 1% churn,
-        # 25,000 candidates: 161 s of shuffles against 9,000,000 committed addresses and 10,000,000
-        # identities; the identities filtered where read, on the driver's side, take one scan)
         if ctx.settings.staged_check == "candidates" and unc.heads_file:
             cands = held(cands)
             t0 = time.monotonic()  # computed first, so that the check's seconds are the check's own
             log.info("%d candidate(s) before the staged check (%.1fs)", engine.count(cands), time.monotonic() - t0)
-            identities = staged_check.Identities(engine.spark, engine.sref, _identity_dirs(committed, base), engine.n)
-            kept, check = staged_check.check(engine.spark, ctx, engine.sref, lakefs_ref(ctx, environ), cands,
-                                             identities, committed.read_file, engine.n)
+            kept, check = staged_check.check(engine, ctx, lakefs_ref(ctx, environ), cands, _identity_dirs(committed, base),
+                                             committed.read_file)
+            kept = held(kept)
             cands = rel.minus(cands, kept)
             staged = held(engine.union_addresses(staged, kept))
         bad = engine.sample_undeletable(cands, 5)
@@ -175,7 +133,7 @@ def _decide(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | Non
                      check)
 
 
-def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: Any,
+def _save(engine: Engine[Any, Any], ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: Any,
           cands: Any, carried_checked: int, carried_found: int,
           check: staged_check.CheckCounts | None) -> CandidatesResult:
     """
@@ -188,7 +146,7 @@ def _save(engine: Engine, ctx: RunContext, mark_id: str, slices: SlicesResult, f
     confirm = ctx.settings.confirm_after_seconds
     reason = confirmed_by = None
     unreadable: list[str] = []
-    if confirm <= 0:  # decided before anything is written (the driver's scan may hand over: NeedsSpark)
+    if confirm <= 0:  # decided before anything is written (the driver's scan may hand over to executors)
         to_delete = cands
     else:
         before = parse_iso(ctx.start_time) - timedelta(seconds=confirm)

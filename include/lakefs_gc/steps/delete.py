@@ -6,8 +6,8 @@ Deletes the mark's ``deleted/`` list, one report part per Spark task, through
 Keys that still fail are dead letters: the result says so in ``incomplete`` and the shell fails the
 task.
 
-A mark of few keys (:data:`IN_PROCESS_MAX_KEYS`) is swept in the delete task's own process, without
-Spark (:func:`lakefs_gc.steps.run_in_task`): a spark-submit costs 10 s or more before it deletes
+A mark of few keys is swept in the delete task's own process, without Spark (the engine's
+placement, ``spark.in_process_max_keys``): a spark-submit costs 10 s or more before it deletes
 anything.
 """
 
@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import DeleteCounts, DeleteResult, Restorability, StepInputs
-from lakefs_gc.engine import Engine, LocalEngine, NeedsSpark
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.report import formats, layout
@@ -29,6 +28,7 @@ from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
 
 if TYPE_CHECKING:
+    from lakefs_gc.engine import Engine
     from lakefs_gc.spark.runtime import StorageRef
     from lakefs_gc.storage.base import Storage
 
@@ -80,22 +80,17 @@ def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], 
     return st, files, to_delete, sdir
 
 
-IN_PROCESS_MAX_KEYS = 10_000  # a sweep of at most this many keys runs without Spark (lakefs_gc.steps.run_in_task)
-
-
-def run(engine: Engine, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
+def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None = None) -> DeleteResult:
     """
     Sweep the mark on ``engine``: its parts swept by Spark tasks, or by threads in this process.
 
-    The same guard, parts, deleter, report parts and result on either engine; a
-    :class:`LocalEngine` given a mark of more keys than its limit raises :class:`NeedsSpark`
-    (nothing deleted).
+    The same guard, parts, deleter, report parts and result on either engine; an engine given a
+    mark of more keys than it takes raises :class:`lakefs_gc.engine.NeedsSpark` (nothing deleted).
     """
     s = inputs.context.settings
     sref = engine.sref
     st, files, to_delete, sdir = _planned(inputs, sref)
-    if isinstance(engine, LocalEngine) and to_delete > engine.limit:
-        raise NeedsSpark(f"{to_delete:,} key(s) to sweep, more than {engine.limit:,}")
+    engine.admit("key(s) to sweep", to_delete)
     concurrency = max(1, min(s.delete_concurrency or engine.n, max(1, len(files))))
     policy = delete_policy(inputs, engine.at_once(concurrency))
     quarantine = bool(s.quarantine_days)
