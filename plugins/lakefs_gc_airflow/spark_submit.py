@@ -39,11 +39,11 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     """
     One GC step as a Spark job, submitted with ``spark-submit``.
 
-    ``spark-submit --py-files ZIP .../lakefs_gc/jobs/<step>.py --input INPUT.json
+    ``spark-submit --py-files ZIP .../lakefs_gc/jobs/gc_step.py <step> --input INPUT.json
     --result RESULT.json --secrets SECRETS.json``.
 
     The job is the entry point inside the installed ``lakefs_gc`` package unless ``jobs_dir`` is
-    given (``<jobs_dir>/<step>.py``); ``py_files`` defaults to a zip of the installed package,
+    given (``<jobs_dir>/gc_step.py``); ``py_files`` defaults to a zip of the installed package,
     built on first use and cached (``lakefs_gc.spark.bundle``), so no checkout of the repository
     is needed on the worker.
 
@@ -82,9 +82,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
                  storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
                  conn_id: str = "spark_default", deploy_mode: str | None = None, spark_binary: str | None = None,
                  fast_start: bool = True, in_process_max_keys: int = 0, **kwargs: Any) -> None:
-        from lakefs_gc.spark.bundle import job_path
+        from lakefs_gc.spark.bundle import JOB, job_args, job_path
 
-        kwargs.setdefault("application", str(Path(jobs_dir) / f"{step}.py") if jobs_dir else str(job_path(step)))
+        kwargs.setdefault("application", str(Path(jobs_dir) / JOB) if jobs_dir else str(job_path()))
         kwargs.setdefault("name", f"lakefs-gc-{step}")
         spark_binary = spark_binary or default_spark_binary()
         # SparkSubmitOperator keeps these three private: given to it, and kept here as they were given
@@ -100,7 +100,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if in_process_max_keys and step not in IN_PROCESS_STEPS:
             raise ValueError(f"in_process_max_keys is for the steps {', '.join(IN_PROCESS_STEPS)} only, not {step!r}")
         self.in_process_max_keys = in_process_max_keys
-        self._base_args = list(self.application_args or [])
+        self._base_args = [*job_args(step), *(self.application_args or [])]
+        self.application_args = list(self._base_args)  # the one entry point, told the step first
 
     def prepare_submit(self, inputs: contract.StepInputs) -> tuple[Path, Path]:
         """
@@ -182,7 +183,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             result = contract.read_result(self.step, raw)
         except ContractError as e:
             raise AirflowException(f"{self.step}: result file {result_path}: {e}") from e
-        from lakefs_gc.report.summary import step_line
+        from lakefs_gc.report.render import step_line
 
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
@@ -194,7 +195,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         :data:`IN_PROCESS_STEPS`: the same guard, reading, writing and result. Return its result, or
         None when the input is larger (then spark-submit runs it).
         """
-        from lakefs_gc.report.summary import step_line
+        from lakefs_gc.report.render import step_line
         from lakefs_gc.spark.shell import StepFailed
         from lakefs_gc.steps import run_in_task  # here, not at the DAG file's parse
 

@@ -11,14 +11,26 @@ import pytest
 from lakefs_gc.spark import bundle
 
 
-def test_every_spark_step_has_its_entry_point_inside_the_package():
+def test_every_spark_step_has_the_one_entry_point_inside_the_package():
+    path = bundle.job_path()
+    assert path.is_file()
+    assert path.parent == bundle.package_dir() / "jobs"
+    assert sorted(p.name for p in path.parent.glob("*.py")) == ["__init__.py", "gc_step.py"]
+    assert "main(sys.argv[1:])" in path.read_text()
     for step in bundle.STEPS:
-        path = bundle.job_path(step)
-        assert path.is_file()
-        assert path.parent == bundle.package_dir() / "jobs"
-        assert f'shell.run("{step}", partial(run_on_spark, "{step}"))' in path.read_text()
+        assert bundle.job_args(step) == [step]
     with pytest.raises(ValueError, match="no Spark job for step 'prepare_run'"):
-        bundle.job_path("prepare_run")
+        bundle.job_args("prepare_run")
+
+
+@pytest.mark.parametrize("argv", [[], ["prepare_run", "--input", "x"], ["--input", "x"]])
+def test_the_entry_point_names_the_steps_when_not_given_one(argv, capsys):
+    from lakefs_gc.jobs import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "the first argument names the Spark step" in err
+    assert "list_committed, list_slices, compute_candidates, attribute_space, delete" in err
 
 
 def test_the_zip_is_built_once_per_content_and_holds_the_package_only(tmp_path, monkeypatch):

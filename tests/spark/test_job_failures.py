@@ -35,7 +35,7 @@ from tests.support.contract import make_context
 pytestmark = pytest.mark.spark
 MARK = "fj0000000000000000mk"
 
-# each Spark step as its job runs it (lakefs_gc/jobs/<step>.py)
+# each Spark step as its job runs it (lakefs_gc/jobs/gc_step.py <step>)
 JOB = {step: partial(run_on_spark, step) for step in ("list_committed", "list_slices", "compute_candidates", "delete")}
 
 

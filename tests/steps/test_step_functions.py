@@ -14,6 +14,7 @@ def test_every_task_has_one_step_function():
 
 def test_every_spark_step_has_a_job_entry_point():
     assert SPARK_STEPS == bundle.STEPS
+    assert bundle.job_path().is_file()
     for step in SPARK_STEPS:
-        assert bundle.job_path(step).is_file()
+        assert bundle.job_args(step) == [step]
         assert STEP_FUNCTIONS[step].__module__ == f"lakefs_gc.steps.{step}"

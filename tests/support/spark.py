@@ -22,7 +22,7 @@ TOP_LEVEL_JOBS = REPO / "jobs"  # the design's jobs/: thin entry points into the
 
 def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None,
             jobs_dir: Path = PACKAGE_JOBS):
-    """(argv, env, result path) of a spark-submit of ``<jobs_dir>/<step>.py`` (the package's job by default)
+    """(argv, env, result path) of a spark-submit of ``<jobs_dir>/gc_step.py <step>`` (the package's job by default)
     with ``inputs`` (typed, or a raw dict to test what a job does with a malformed input)."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -37,7 +37,7 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
            "--conf", f"spark.driver.extraJavaOptions={java_options()}",
            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
            "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
-           str(jobs_dir / f"{step}.py"), "--input", str(meta_path), "--result", str(result_path)]
+           str(jobs_dir / "gc_step.py"), step, "--input", str(meta_path), "--result", str(result_path)]
     return cmd, env, result_path
 
 

@@ -1,9 +1,9 @@
 """
 Where the Spark jobs are, and the ``--py-files`` zip of this package, for an installed package as for a checkout.
 
-- :func:`job_path` / :func:`jobs_dir`: the entry points ship inside the package
-  (``lakefs_gc/jobs/<step>.py``), so spark-submit finds them wherever ``lakefs_gc`` is
-  installed.
+- :func:`job_path` / :func:`jobs_dir`: the one entry point ships inside the package
+  (``lakefs_gc/jobs/gc_step.py``, the step its first argument), so spark-submit finds it wherever
+  ``lakefs_gc`` is installed.
 - :func:`py_files`: a zip of the ``lakefs_gc`` package that is imported (an installed wheel or
   the checkout's ``include/``), for ``spark-submit --py-files`` (executors on a cluster import the
   package from it). Built on first use and cached, named by the version and a digest of every
@@ -28,7 +28,8 @@ from pathlib import Path
 from lakefs_gc.contract import SPARK_STEPS
 
 ENV_CACHE_DIR = "LAKEFS_GC_CACHE_DIR"
-STEPS = SPARK_STEPS  # the steps with a job here
+STEPS = SPARK_STEPS  # the steps the job runs
+JOB = "gc_step.py"  # the entry point of every Spark step
 
 
 def package_dir() -> Path:
@@ -43,11 +44,16 @@ def jobs_dir() -> Path:
     return Path(__file__).resolve().parents[1] / "jobs"
 
 
-def job_path(step: str) -> Path:
-    """Return the entry point of one Spark step, e.g. ``.../lakefs_gc/jobs/delete.py``."""
+def job_path() -> Path:
+    """Return the entry point of the Spark steps, ``.../lakefs_gc/jobs/gc_step.py``."""
+    return jobs_dir() / JOB
+
+
+def job_args(step: str) -> list[str]:
+    """Return the entry point's first arguments for ``step``: a ValueError names the Spark steps when it is none."""
     if step not in STEPS:
         raise ValueError(f"no Spark job for step {step!r}: the Spark steps are {', '.join(STEPS)}")
-    return jobs_dir() / f"{step}.py"
+    return [step]
 
 
 def _package_files(root: Path) -> list[Path]:

@@ -18,7 +18,7 @@ by XCom, or, when the step fails, ``{"failure": {"kind", "type", "message"}}``
 A result whose ``incomplete`` is set (delete: dead letters) is a ``failed`` step. Spark logs at
 WARN (the task passes ``--conf spark.log.level=WARN`` unless the entry's ``spark.conf`` sets it; a
 job started without it is set to WARN once its session is up); the job's own lines stay at INFO and its
-result is its last line, readable (:func:`lakefs_gc.report.summary.step_line`). A failure also
+result is its last line, readable (:func:`lakefs_gc.report.render.step_line`). A failure also
 prints its cause on one line (a ``failed`` one logs its traceback at ERROR; both reach the task
 log), and the job exits 1.
 """
@@ -99,14 +99,14 @@ def run_step(step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, env
         write_json(to_wire(result), result_path)
     except Exception as exc:
         return record_failure(step, exc, result_path)
-    from lakefs_gc.report.summary import step_line
+    from lakefs_gc.report.render import step_line
 
     print(f"lakefs-gc {step_line(step, result)}", flush=True)  # the result in one readable line
     return 0
 
 
 def run(step: str, fn: StepFn, argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=f"lakefs_gc/jobs/{step}.py", description=f"lakeFS GC step {step}")
+    parser = argparse.ArgumentParser(prog=f"lakefs_gc/jobs/gc_step.py {step}", description=f"lakeFS GC step {step}")
     parser.add_argument("--input", required=True, help="JSON file: the run context and the results this step reads")
     parser.add_argument("--result", required=True, help="where to write the JSON result of this step")
     parser.add_argument("--secrets", help="JSON file (mode 0600) with the lakeFS and S3 keys; default: the environment")

@@ -115,7 +115,8 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
         t = dag.get_task(step)
         assert t.spark_conn_id == "spark_default"
         # the entry point inside the package; the --py-files zip is built from the package when the task runs
-        assert t.application == str(REPO / "include" / "lakefs_gc" / "jobs" / f"{step}.py")
+        assert t.application == str(REPO / "include" / "lakefs_gc" / "jobs" / "gc_step.py")
+        assert t.application_args[0] == step  # the one entry point, told the step
         assert Path(t.application).exists(), f"missing job file {t.application}"
         assert t.py_files is None
         assert {"application", "application_args", "env_vars", "conf"} <= set(t.template_fields)

@@ -160,10 +160,10 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     bundle = Path(cmd[cmd.index("--py-files") + 1])  # a zip of the imported package (lakefs_gc.spark.bundle)
     with zipfile.ZipFile(bundle) as z:
         names = set(z.namelist())
-    assert {"lakefs_gc/__init__.py", "lakefs_gc/contract/__init__.py", f"lakefs_gc/jobs/{step}.py"} <= names
+    assert {"lakefs_gc/__init__.py", "lakefs_gc/contract/__init__.py", "lakefs_gc/jobs/gc_step.py"} <= names
     assert not any(n.startswith(("lakefs_gc_airflow/", "lakefs_sandbox/")) or "__pycache__" in n for n in names)
-    job = str(REPO / "include" / "lakefs_gc" / "jobs" / f"{step}.py")
-    assert cmd[cmd.index(job) + 1:] == ["--input", str(meta_path), "--result", str(result_path),
+    job = str(REPO / "include" / "lakefs_gc" / "jobs" / "gc_step.py")
+    assert cmd[cmd.index(job) + 1:] == [step, "--input", str(meta_path), "--result", str(result_path),
                                         "--secrets", str(op.secrets_file)]
     assert "--driver-memory" in cmd
     assert "spark.ui.enabled=false" in cmd

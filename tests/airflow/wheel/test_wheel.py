@@ -148,7 +148,7 @@ print(json.dumps({
     "providers": sorted(pm.providers), "hook": hook.hook_class_name,
     "host_label": meta.standard_fields.host.title,
     "extra_labels": {k: v["schema"]["title"] for k, v in (meta.extra_fields or {}).items()},
-    "jobs": {s: str(bundle.job_path(s)) for s in bundle.STEPS},
+    "job": str(bundle.job_path()),
     "sandbox_spec": str(importlib.util.find_spec("lakefs_sandbox")),
     "installed_py": sorted(str(f) for f in dist.files if str(f).endswith(".py")),
     "importing_sandbox": sorted(str(f) for f in dist.files if str(f).endswith(".py") and re.search(
@@ -175,7 +175,8 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     assert out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
     assert out["host_label"] == "lakeFS endpoint"
     assert out["extra_labels"]["local_blockstore_root"] == "Local blockstore root"
-    assert all(p.startswith(venv) and p.endswith(f"/lakefs_gc/jobs/{s}.py") for s, p in out["jobs"].items())
+    assert out["job"].startswith(venv)
+    assert out["job"].endswith("/lakefs_gc/jobs/gc_step.py")
     # test-only and optional packages are not dragged in (Kubernetes is an extra)
     names = {n.lower() for n in out["dists"]}
     assert {"apache-airflow", "apache-airflow-providers-apache-spark", "pyspark", "lakefs-sdk"} <= names
