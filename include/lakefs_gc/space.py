@@ -26,7 +26,7 @@ from lakefs_gc.gc.attribution import (
     StaleBranch,
     stale_branches,
 )
-from lakefs_gc.report.summary import human_bytes
+from lakefs_gc.report.render import human_bytes
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient

@@ -37,7 +37,7 @@ class GCReportLink(_ReportResultLink):
     The run's ``summary.json`` where a browser can open it.
 
     The S3 console for AWS, the object's path-style URL on an S3-compatible endpoint
-    (``lakefs_gc.report.summary.report_url``).
+    (``lakefs_gc.report.links.report_url``).
     """
 
     name = "GC report (summary.json)"

@@ -177,7 +177,7 @@ class SaveReportOperator(BaseOperator):
 
     Airflow 3's Task SDK gives a task no way to set its own DAG-run note (the execution API reads
     it, and sets it only on a run the task triggers), so the run's summary
-    (``lakefs_gc.report.summary.summary_text``: listed, candidates, marked, held back and until when,
+    (``lakefs_gc.report.render.summary_text``: listed, candidates, marked, held back and until when,
     deleted, already gone, dead letters, reclaimed, flow, cutoff, the report's URI) is:
     the rendered template field ``run_summary`` (Rendered Templates tab, rewritten after execution),
     the ``summary`` of the XCom ``return_value``, and the task log (one line per row); and on the GC

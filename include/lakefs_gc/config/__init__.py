@@ -15,9 +15,11 @@ not YAML or has a bad top level or ``defaults`` fails as a whole.
 Values resolved at run time, not here: the work location (:func:`resolve_work_dir`), which depends
 on the worker's environment.
 
-A package of two modules, each name imported from here: :mod:`~lakefs_gc.config.model` (the
-entries, their settings, where the file and the work location are) and
-:mod:`~lakefs_gc.config.parse` (reading and validating the file).
+Each name imported from here: :mod:`~lakefs_gc.config.model` (the entries, their settings, where
+the file and the work location are), :mod:`~lakefs_gc.config.parse` (reading and validating the
+file: its top level), :mod:`~lakefs_gc.config.entry` (one repository entry) and
+:mod:`~lakefs_gc.config.sections` (an entry's sections); :mod:`~lakefs_gc.config.discovered`
+(the discovery refresh's record).
 """
 
 

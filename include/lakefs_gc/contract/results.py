@@ -193,6 +193,6 @@ class ReportResult:
 
     summary_uri: str
     seconds: float = 0.0
-    summary: str = ""                    # the run in a few lines (lakefs_gc.report.summary.summary_text)
+    summary: str = ""                    # the run in a few lines (lakefs_gc.report.render.summary_text)
     report_url: str | None = None        # a URL a browser can open for summary_uri, when there is one
     lakefs_url: str | None = None        # the repository in lakeFS's UI

@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from lakefs_gc import placement
+from lakefs_gc.engine.local import LocalEngine
 from lakefs_gc.engine.protocol import Engine
+from lakefs_gc.engine.spark import SparkEngine
 from lakefs_gc.spark.addresses import NeedsSpark
 
 if TYPE_CHECKING:
@@ -38,13 +40,9 @@ __all__ = ["Engine", "NeedsSpark", "in_task", "on_spark"]
 
 def on_spark(spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | None) -> Engine[Any, Any]:
     """Return a Spark job's engine for the run ``ctx``: its storage, parallelism and placement (the session's conf)."""
-    from lakefs_gc.engine.spark import SparkEngine
-
     return SparkEngine.for_run(spark, ctx, environ, placement.Placement.from_conf(spark.conf.get))
 
 
 def in_task(ctx: RunContext, environ: Mapping[str, str] | None, max_keys: int) -> Engine[Any, Any]:
     """Return the engine of a step its Airflow task runs itself, for inputs of at most ``max_keys`` keys."""
-    from lakefs_gc.engine.local import LocalEngine
-
     return LocalEngine.in_task(ctx, environ, dataclasses.replace(placement.DEFAULT, in_task_max_keys=max_keys))

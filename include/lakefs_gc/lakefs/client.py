@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import lakefs_sdk
@@ -24,6 +24,7 @@ import urllib3
 from lakefs_sdk.exceptions import ApiException
 
 from lakefs_gc.errors import LakeFSGCError, NoGCRulesError, Unreachable
+from lakefs_gc.lakefs.reads import LakeFSReads
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,12 +86,13 @@ def _error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class LakeFSClient:
+class LakeFSClient(LakeFSReads):
     """
     The lakeFS calls GC makes.
 
     ``endpoint`` is the API base, e.g. ``http://host:8000/api/v1`` (``/api/v1`` is appended when
-    missing).
+    missing). The paged reads of refs and history (``branches``, ``log``, ``objects``, ``tags``, ...)
+    come from :class:`~lakefs_gc.lakefs.reads.LakeFSReads`.
     """
 
     def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
@@ -314,147 +316,6 @@ class LakeFSClient:
     def _no_rules_message(repo: str, detail: str) -> str:
         return (f"repository {repo!r} has no GC rules ({detail}); GC deletes nothing without them. Set rules "
                 f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
-
-    # -- history (the documented retention walk, lakefs_gc.gc.retention) ----------------------
-    def repository_ids(self, page: int = 1000) -> list[str]:
-        """Every repository id this lakeFS lists (every page): what the discovery refresh matches."""
-        out: list[str] = []
-        after = ""
-        while True:
-            resp = self.call("listRepositories", self.repositories.list_repositories, after=after or None, amount=page)
-            out.extend(r.id for r in resp.results)
-            if not resp.pagination.has_more:
-                return out
-            after = resp.pagination.next_offset
-
-    def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
-        """
-        Yield (branch id, HEAD commit id) of every branch lakeFS lists.
-
-        ``show_hidden``: also the hidden ones, e.g. import branches, as lakeFS's own uncommitted
-        mark reads them.
-        """
-        after = ""
-        while True:
-            resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page,
-                             show_hidden=show_hidden or None)
-            for ref in resp.results:
-                yield ref.id, ref.commit_id
-            if not resp.pagination.has_more:
-                return
-            after = resp.pagination.next_offset
-
-    def first_parent_log(self, repo: str, ref: str, page: int = 1000) -> Iterator[Any]:
-        """
-        Yield the commits from ``ref`` along first parents, newest first.
-
-        Each has ``id``, ``creation_date`` in Unix seconds, ``meta_range_id``.
-        """
-        return self.log(repo, ref, page, first_parent=True)
-
-    def log(self, repo: str, ref: str, page: int = 1000, first_parent: bool = False) -> Iterator[Any]:
-        """
-        Yield every commit ``ref`` reaches (all parents; ``first_parent``: only along first parents).
-
-        As lakeFS's log lists them, each with ``id``, ``parents``, ``creation_date`` in Unix seconds,
-        ``meta_range_id``, ``version``.
-        """
-        after = ""
-        while True:
-            resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page,
-                             first_parent=first_parent or None)
-            yield from resp.results
-            if not resp.pagination.has_more:
-                return
-            after = resp.pagination.next_offset
-
-    def commit_node(self, repo: str, commit_id: str) -> Any:
-        """Return a commit (``getCommit``) with its parents, creation date, metarange id and version."""
-        return self.call("getCommit", self.commits_api.get_commit, repo, commit_id)
-
-    # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
-    def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
-        """
-        Yield (path, physical address as lakeFS prints it) of every object ``ref`` reads, in path order.
-
-        ``listObjects``, recursive, all pages. On a branch this is the staged view; on a
-        commit id, the committed tree. A 404 propagates (the caller decides what a gone branch
-        means); a page that does not advance is an error, never a short listing.
-        """
-        after = ""
-        while True:
-            resp = self.call("listObjects", self.objects_api.list_objects, repo, ref, after=after or None,
-                             amount=page, user_metadata=False)
-            for o in resp.results:
-                if o.path_type != "object":
-                    raise LakeFSGCError(f"listObjects of {repo}/{ref} answered a {o.path_type!r} entry "
-                                        f"({o.path!r}) without a delimiter; refusing to guess its objects")
-                yield o.path, o.physical_address
-            if not resp.pagination.has_more:
-                return
-            if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
-                raise LakeFSGCError(f"listObjects of {repo}/{ref} did not advance past {after!r}; "
-                                    f"the objects it reads cannot be listed completely")
-            after = resp.pagination.next_offset
-
-    # -- the staged check on the candidates (lakefs_gc.listing.staged) -------------------------------
-    def commit(self, repo: str, commit_id: str) -> tuple[tuple[str, ...], str]:
-        """(parents, metarange id) of a commit (``getCommit``)."""
-        c = self.call("getCommit", self.commits_api.get_commit, repo, commit_id)
-        return tuple(c.parents or ()), c.meta_range_id or ""
-
-    def commit_metarange(self, repo: str, commit_id: str) -> str:
-        return self.commit(repo, commit_id)[1]
-
-    def tags(self, repo: str, page: int = 1000) -> Iterator[tuple[str, str]]:
-        """(tag id, commit id) of every tag."""
-        after = ""
-        while True:
-            resp = self.call("listTags", self.tags_api.list_tags, repo, after=after or None, amount=page)
-            for ref in resp.results:
-                yield ref.id, ref.commit_id
-            if not resp.pagination.has_more:
-                return
-            after = resp.pagination.next_offset
-
-    def stat_address(self, repo: str, ref: str, path: str) -> str | None:
-        """
-        Return the physical address ``ref`` reads at ``path`` (``statObject``, as lakeFS prints it).
-
-        None when it reads nothing there (404). Other errors propagate.
-        """
-        from lakefs_sdk.exceptions import NotFoundException
-
-        try:
-            return self.call("statObject", self.objects_api.stat_object, repo, ref, path,
-                             user_metadata=False).physical_address
-        except NotFoundException:
-            return None
-
-    def branch_changes(self, repo: str, branch: str, page: int = 1000) -> Iterator[tuple[str, int | None]]:
-        """
-        Yield (path, size) of every entry the branch adds or changes against its HEAD commit.
-
-        ``diffBranch``; removals left out; in path order.
-        """
-        after = ""
-        while True:
-            resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,
-                             amount=page)
-            for d in resp.results:
-                if d.type in ("added", "changed") and d.path_type == "object":
-                    yield d.path, d.size_bytes
-            if not resp.pagination.has_more:
-                return
-            if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
-                raise LakeFSGCError(f"diffBranch of {repo}/{branch} did not advance past {after!r}")
-            after = resp.pagination.next_offset
-
-    def meta_range_location(self, repo: str, metarange_id: str) -> str:
-        return self.call("getMetaRange", self.metadata.get_meta_range, repo, metarange_id).location
-
-    def range_location(self, repo: str, range_id: str) -> str:
-        return self.call("getRange", self.metadata.get_range, repo, range_id).location
 
 
 def parse_gc_rules(raw: bytes | str, repo: str) -> lakefs_sdk.GarbageCollectionRules:

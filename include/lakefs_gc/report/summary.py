@@ -4,6 +4,7 @@ The run report, ``summary.json``, built from the typed step results (:mod:`lakef
 lakeFS's fields (reference 3.5) come first and keep their meaning; ours are added beside them.
 ``success`` is true only when the whole run (mark, and sweep unless mark-only) completed: the
 mark's in-progress summary (:func:`mark_started`) says ``false`` until ``save_report`` rewrites it.
+How a person reads it is :mod:`lakefs_gc.report.render`; the URLs it links to, :mod:`lakefs_gc.report.links`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
 
 from lakefs_gc.contract import (
     TIMED_STEPS,
@@ -23,15 +23,39 @@ from lakefs_gc.contract import (
     SlicesResult,
     SpaceResult,
     StepInputs,
-    StorageLocation,
     UncommittedResult,
     from_wire,
     to_wire,
 )
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
+from lakefs_gc.report.links import lakefs_ui_url, report_url
+from lakefs_gc.report.render import human_bytes, step_line, summary_rows, summary_text
 
 if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
+
+__all__ = [
+    "FIGURES",
+    "NOT_COVERED",
+    "SPACE_FIGURES",
+    "STATE_FORMAT",
+    "build_summary",
+    "held_back_until",
+    "incremental_base",
+    "mark_started",
+    "run_figures",
+    "space_fields",
+    "summary_location",
+    "write_summary",
+    # defined in render and links; the tests of the whole report import them from here with the building
+    "human_bytes",
+    "lakefs_ui_url",
+    "report_url",
+    "step_line",
+    "summary_rows",
+    "summary_text",
+]
+
 
 STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (read by lakefs_gc.gc.flow)
 
@@ -229,164 +253,6 @@ def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
     return (start + timedelta(seconds=confirm_after_seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _n(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-
-def human_bytes(n: int) -> str:
-    """``1536`` -> ``1.5 KiB``; exact below 1 KiB."""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
-def _t(iso: Any) -> str:
-    """Return an ISO time of the report, to the second (``2026-11-23T17:00:00Z``)."""
-    return str(iso)[:19] + "Z" if isinstance(iso, str) and len(iso) >= 19 else str(iso)
-
-
-def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
-    """
-    Return a run's report as (label, value) rows a person reads.
-
-    What it listed, found, deleted, held back (and until when), left as dead letters, reclaimed; the
-    flow and the cutoff. Built from a ``summary.json`` (this version's or an earlier one's) so the
-    DAG-run summary and ``lakefs-gc report`` say the same thing. Counts a run did not reach are left
-    out.
-    """
-    g = summary.get
-    mode = g("mode", "?")
-    shown_mode = mode + (" (dry run)" if g("dry_run") else "")
-    if mode == "sweep_only" and g("mark_id"):
-        shown_mode += f" of mark {g('mark_id')}"
-    rows = [("repository", f"{g('repository', '?')}  ({g('storage_namespace', '?')})"),
-            ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
-            ("mode", shown_mode)]
-    if g("flow"):
-        rows.append(("flow", summary["flow"] + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
-    rows += [
-            ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
-            ("started", _t(g("start_time"))),
-            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)"
-                       + (f"; minimum age {_n(g('effective_min_age_seconds', 0))}s, below lakeFS's grace period "
-                          f"({_n(g('grace_period_seconds', 0))}s), by the Param unsafe_min_age_override"
-                          if g("unsafe_min_age_override") else ""))]
-    if g("listed_objects") is not None:
-        listed = _n(g("listed_objects"))
-        if g("listed_bytes") is not None:
-            listed += f" objects, {human_bytes(summary['listed_bytes'])}"
-        if g("flow") == "incremental":
-            listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
-                       f"held-back object(s) checked again")
-        if g("slices_skipped"):
-            listed += f"; {_n(g('slices_skipped'))} slice(s) created after the cutoff skipped, not listed (too young)"
-        rows.append(("listed", listed))
-    if g("flow") == "incremental":
-        rows.append(("committed", f"{_n(g('new_commits', 0))} new commit(s), {_n(g('ranges', 0))} new range(s) read"))
-        rows.append(("not covered", g("not_covered", "")))
-    if g("candidates") is not None:
-        rows.append(("candidates", f"{_n(g('candidates'))}  (older than the cutoff, referenced by no kept commit "
-                                   f"and not staged)"))
-    rows.append(("marked", f"{_n(g('num_deleted_objects', 0))}  (the mark's deleted/ list)"))
-    if g("held_back"):
-        until = g("held_back_until")
-        when = f"deletable by the first run that starts after {_t(until)} if still unreferenced" if until else ""
-        rows.append(("held back", "; ".join(x for x in (_n(g("held_back")), when, g("held_back_reason") or "") if x)))
-    elif g("held_back") == 0:
-        rows.append(("held back", "0"))
-    if g("delete_skipped"):
-        rows.append(("deleted", f"0  (no sweep in {g('delete_skipped')})"))
-    elif g("dry_run") and g("would_delete") is not None:
-        rows.append(("deleted", f"0  (dry run: would delete {_n(g('would_delete'))})"))
-    elif "deleted" in summary:
-        rows.append(("deleted", _n(g("deleted"))))
-        if "already_gone" in summary or "delete_missing" in summary:
-            rows.append(("already gone", _n(g("already_gone", g("delete_missing", 0)))))
-        failed = g("delete_failed", 0)
-        rows.append(("dead letters", f"{_n(failed)}  ({g('dead_letters')})" if failed and g("dead_letters")
-                     else _n(failed)))
-    if "reclaimed_bytes" in summary:
-        held = g("soft_delete_days")
-        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
-            f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
-            if held else "")))
-    if g("space_bytes") is not None:
-        rows.append(("space", f"{human_bytes(int(g('space_head_bytes', 0)))} read by branch HEADs, "
-                              f"{human_bytes(int(g('space_retention_bytes', 0)))} only in retention windows, "
-                              f"{human_bytes(int(g('space_staged_bytes', 0)))} only staged, "
-                              f"{human_bytes(int(g('space_young_bytes', 0)))} unreferenced but too young, "
-                              f"{human_bytes(int(g('space_held_back_bytes', 0)))} held back; "
-                              f"{_n(g('stale_branches', 0))} stale branch(es) alone hold "
-                              f"{human_bytes(int(g('stale_alone_bytes', 0)))}  (lakefs-gc report --space)"))
-    elif g("space_skipped"):
-        rows.append(("space", f"not attributed: {g('space_skipped')}"))
-    restorable = g("restorable")
-    if isinstance(restorable, dict) and "deleted" in summary and not g("dry_run"):
-        rows.append(("restorable", _restorable(restorable)))
-    if uri:
-        rows.append(("report", uri))
-    return rows
-
-
-def _restorable(r: dict[str, Any]) -> str:
-    """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
-    ok = r.get("restorable")
-    if ok is True:
-        when = f" until {r['until']}" if r.get("until") else ""
-        return f"yes{when}  ({r.get('how')}: lakefs-gc restore NAMESPACE --run RUN_ID)"
-    if ok is False:
-        return f"no  ({r.get('detail')})"
-    return f"unknown  ({r.get('detail')})"
-
-
-def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
-    """:func:`summary_rows` as ``label: value`` lines (the DAG-run summary, the task log)."""
-    return "\n".join(f"{label}: {value}" for label, value in summary_rows(summary, uri))
-
-
-def step_line(step: str, result: Any) -> str:
-    """
-    One readable line for a step's result (the job's last line, the task log).
-
-    E.g. ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``.
-    """
-    r = result
-    if r is None:
-        return f"{step}: did not run in this mode"
-    if isinstance(r, CommittedResult):
-        text = (f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
-                f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
-                f"{_n(r.ranges)} range(s)")
-    elif isinstance(r, SlicesResult):
-        text = (f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
-                f"{_n(r.slices_skipped)} skipped")
-    elif isinstance(r, CandidatesResult):
-        text = (f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
-                f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
-        if r.held_back and r.held_back_reason:
-            text += f" ({r.held_back_reason})"
-    elif isinstance(r, SpaceResult):
-        text = (f"not attributed: {r.skipped}" if r.skipped else
-                f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
-                f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
-                f"staged; {_n(r.stale_branches)} stale branch(es)")
-    elif isinstance(r, DeleteResult):
-        c = r.counts
-        if r.skipped:
-            text = f"no sweep in {r.skipped}"
-        else:
-            text = (f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
-                    f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
-                    f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried")
-    else:
-        return f"{step}: {r}"
-    seconds = getattr(r, "seconds", 0.0)
-    return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
-
-
 def summary_location(inputs: StepInputs) -> str:
     """
     Where the run's summary goes: the mark's ``summary.json``.
@@ -403,44 +269,6 @@ def write_summary(storage: Storage, key: str, summary: dict[str, Any]) -> str:
     """Write a summary.json file (the only writer of them); return the URI written."""
     storage.put(key, json.dumps(summary, sort_keys=False).encode())
     return storage.full_uri(key)
-
-
-def lakefs_ui_url(endpoint: str, repository: str) -> str | None:
-    """
-    Return the repository's page in lakeFS's UI.
-
-    The API endpoint without ``/api/v1``, then ``/repositories/<repo>``; None when the endpoint is
-    not an http(s) URL.
-    """
-    if not endpoint.startswith(("http://", "https://")):
-        return None
-    base = endpoint.rstrip("/").removesuffix("/api/v1").rstrip("/")
-    return f"{base}/repositories/{quote(repository, safe='')}"
-
-
-def report_url(uri: str, storage: StorageLocation) -> str | None:
-    """
-    Return a URL a browser can open for a report written at ``uri``, or None when there is none.
-
-    ``s3://`` on AWS (no endpoint): the S3 console's object page. ``s3://`` on an S3-compatible
-    endpoint: the object's path-style URL on that endpoint (it opens where the bucket can be read
-    without signing, e.g. moto or a public bucket; MinIO's console is on another port we do not
-    know). ``local://``: None, a browser does not open the server's files from a web page (the
-    DAG-run summary and ``lakefs-gc report`` show the path). No credential is ever part of it.
-    """
-    parts = urlsplit(uri)
-    if parts.scheme not in ("s3", "s3a") or not parts.netloc:
-        return None
-    bucket, key = parts.netloc, parts.path.lstrip("/")
-    if not storage.endpoint_url:
-        region = storage.s3_region or "us-east-1"
-        return (f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
-                f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}")
-    endpoint = urlsplit(storage.endpoint_url)
-    if endpoint.scheme not in ("http", "https"):
-        return None
-    base = f"{endpoint.scheme}://{endpoint.hostname}" + (f":{endpoint.port}" if endpoint.port else "")
-    return f"{base}/{quote(bucket, safe='')}/{quote(key)}"
 
 
 # The run's figures as metrics and Asset events name them -> the summary.json field they are.

@@ -11,14 +11,9 @@ import time
 from typing import TYPE_CHECKING
 
 from lakefs_gc.contract import ReportResult, StepInputs
-from lakefs_gc.report.summary import (
-    build_summary,
-    lakefs_ui_url,
-    report_url,
-    summary_location,
-    summary_text,
-    write_summary,
-)
+from lakefs_gc.report.links import lakefs_ui_url, report_url
+from lakefs_gc.report.render import summary_text
+from lakefs_gc.report.summary import build_summary, summary_location, write_summary
 
 if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
@@ -29,7 +24,7 @@ def save_report(storage: Storage, inputs: StepInputs) -> ReportResult:
     Write the run's summary to ``storage``, the repository's namespace, and return where it is.
 
     The result's ``summary`` is the run in a few ``label: value`` lines
-    (:func:`lakefs_gc.report.summary.summary_text`).
+    (:func:`lakefs_gc.report.render.summary_text`).
     """
     t0 = time.monotonic()
     ctx = inputs.context

@@ -17,7 +17,7 @@ from typing import Any
 from lakefs_gc.contract import TIMED_STEPS
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks, iter_sweeps
-from lakefs_gc.report.summary import summary_rows
+from lakefs_gc.report.render import summary_rows
 
 STEPS = TIMED_STEPS  # the steps whose seconds a report records
 # the counts plotted over time, as the report names them

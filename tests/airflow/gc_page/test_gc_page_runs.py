@@ -72,7 +72,9 @@ def test_the_committed_bundle_is_the_build_of_its_sources():
     on the machines that install us. Its stamp is the hash of the sources it was built from
     (``www/stamp.mjs``); after a change to them, rebuild with ``make ui``."""
     h = hashlib.sha256()
-    for f in ("package.json", "package-lock.json", "tsconfig.json", "vite.config.ts", "src/main.tsx"):
+    sources = sorted(p.relative_to(WWW).as_posix() for p in (WWW / "src").rglob("*") if p.is_file())
+    assert "src/main.tsx" in sources
+    for f in ("package.json", "package-lock.json", "tsconfig.json", "vite.config.ts", *sources):
         h.update(f.encode() + b"\0")
         h.update((WWW / f).read_bytes())
         h.update(b"\0")

@@ -1,0 +1,268 @@
+"""
+The ``lakefs-gc`` commands that read a repository's storage namespace: report, restore, explain, space, whatif.
+
+Each takes the parsed arguments and the stream to print on, and returns the exit status;
+:func:`lakefs_gc.cli.main` parses, dispatches and turns the errors they raise into one line
+(its module's doc says what each command does and where the keys come from).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.storage.base import Storage
+
+
+class UsageError(Exception):
+    """Bad input to a command: its message says what is wrong and how to fix it."""
+
+
+def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
+    import os
+    from dataclasses import replace
+
+    from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, open_storage
+
+    if namespace.startswith("local://"):
+        root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
+        if not root:
+            raise UsageError(f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
+                             f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT)")
+        if not os.path.isdir(root):
+            raise UsageError(f"--local-root {root}: no such directory (lakeFS's blockstore.local.path)")
+        return open_storage(namespace, None, root)
+    if namespace.startswith(("s3://", "s3a://")):
+        s3 = S3Options.from_env()
+        s3 = replace(s3, endpoint_url=args.s3_endpoint or s3.endpoint_url, region=args.s3_region or s3.region)
+        return open_storage(namespace, s3)
+    if namespace.startswith("gs://"):
+        return open_storage(namespace, GCSOptions.from_env())  # LAKEFS_GC_GCS_* (none: ADC)
+    if namespace.startswith(("https://", "http://")):
+        from lakefs_gc.storage import parse_namespace
+
+        try:
+            host = parse_namespace(namespace).host
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        # LAKEFS_GC_AZURE_* (ACCOUNT_URL for Azurite; a key, SAS or token; none: DefaultAzureCredential)
+        return open_storage(namespace, AzureOptions.from_env(account_url=os.environ.get("LAKEFS_GC_AZURE_ACCOUNT_URL")
+                                                            or f"https://{host}", account_name=host.split(".")[0]))
+    raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
+                     f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
+                     f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
+
+
+def _split_report_uri(target: str) -> tuple[str, str | None]:
+    """(namespace, key of a summary.json or None) of the command's argument."""
+    from lakefs_gc.report.layout import UNIFIED
+
+    target = target.rstrip("/")
+    marker = "/" + UNIFIED
+    if target.endswith("/summary.json"):
+        if marker not in target:
+            raise UsageError(f"{target}: a report's URI has {UNIFIED}<mark id>/summary.json after the namespace")
+        ns, _, rest = target.partition(marker)
+        return ns, UNIFIED + rest
+    return target, None
+
+
+def _table(rows: list[list[str]], out: TextIO) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
+
+
+def _count(summary: dict[str, Any], *keys: str) -> str:
+    for k in keys:
+        if summary.get(k) is not None:
+            return f"{summary[k]:,}" if isinstance(summary[k], int) else str(summary[k])
+    return "-"
+
+
+def _mark_row(mark_id: str, s: dict[str, Any] | None, problem: str | None, indent: str = "") -> list[str]:
+    if s is None:
+        return [indent + mark_id, "-", "-", "UNREADABLE", "-", "-", "-", "-", "-", problem or ""]
+    deleted = "-" if s.get("delete_skipped") else _count(s, "deleted")
+    return [indent + mark_id, str(s.get("start_time", "-"))[:19] + "Z", str(s.get("mode", "-")) +
+            (" (dry run)" if s.get("dry_run") else ""),
+            "yes" if s.get("success") is True else "NO", _count(s, "listed_objects"), _count(s, "candidates"),
+            _count(s, "num_deleted_objects"), deleted, _count(s, "held_back"), s.get("airflow_run_id", "")]
+
+
+def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    from lakefs_gc.report.layout import UNIFIED
+    from lakefs_gc.report.marks import iter_marks, iter_sweeps
+
+    marks = list(iter_marks(storage))
+    marks.sort(key=lambda m: str((m[1] or {}).get("start_time", "")), reverse=True)
+    if not marks:
+        out.write(f"no GC marks under {storage.full_uri(UNIFIED)}\n")
+        return marks
+    rows = [["mark id", "started (UTC)", "flow", "success", "listed", "candidates", "marked", "deleted",
+             "held back", "airflow run"]]
+    for mark_id, s, problem in marks[:limit]:
+        rows.append(_mark_row(mark_id, s, problem))
+        for sweep, ss, sp in sorted(iter_sweeps(storage, mark_id), key=lambda x: str((x[1] or {}).get("start_time"))):
+            rows.append(_mark_row(f"sweep {sweep}", ss, sp, indent="  "))
+    _table(rows, out)
+    if len(marks) > limit:
+        out.write(f"({len(marks) - limit} older mark(s) not shown; --limit N shows more)\n")
+    out.write("marked: the addresses a mark listed for deletion (lakeFS's num_deleted_objects); a sweep_only run "
+              "takes a mark id whose success is yes\n")
+    return marks
+
+
+def _find_run(storage: Storage, run: str) -> tuple[str, dict[str, Any]]:
+    """Return the summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
+    from lakefs_gc.report.marks import find_run
+
+    try:
+        found = find_run(storage, run)
+    except LookupError as e:
+        raise UsageError(str(e)) from None
+    return found.summary_key, found.summary
+
+
+def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, dict[str, Any]]:
+    """Return the summary key and summary of the newest mark with a ``space.json``."""
+    from lakefs_gc.report.layout import summary_key
+    from lakefs_gc.report.marks import iter_marks
+
+    runs = [(str(s.get("start_time", "")), m, s) for m, s, _ in iter_marks(storage) if s and s.get("space_file")]
+    if runs:
+        _, mark_id, summary = max(runs, key=lambda r: r[:2])
+        return summary_key(mark_id), summary
+    raise UsageError(f"no run of {namespace} has attributed its space yet: a clean run does (Param attribute_space); "
+                     f"list the marks with: lakefs-gc report {namespace}")
+
+
+def _space_of_run(storage: Storage, summary: dict[str, Any], key: str, args: argparse.Namespace, out: TextIO) -> int:
+    """Print where the bytes went at one run (its ``space.json``)."""
+    import json as _json
+
+    from lakefs_gc.report.formats import read_space
+    from lakefs_gc.space import run_space_lines
+
+    space_file = summary.get("space_file")
+    if not space_file:
+        why = summary.get("space_skipped") or "it ran before the attribution existed, or did not reach attribute_space"
+        raise UsageError(f"run {summary.get('run_id', '?')} ({storage.full_uri(key)}) has no attribution of space: "
+                         f"{why}. `lakefs-gc report {args.target.split('/_lakefs/')[0]} --space` shows the newest "
+                         f"run that has one")
+    doc = read_space(storage, space_file)
+    out.write((_json.dumps(doc, indent=2) if args.json else "\n".join(run_space_lines(doc))) + "\n")
+    return 0
+
+
+def report_command(args: argparse.Namespace, out: TextIO) -> int:
+    import json as _json
+
+    from lakefs_gc.report.render import summary_rows
+    from lakefs_gc.storage import ObjectNotFound
+
+    namespace, key = _split_report_uri(args.target)
+    storage = _open_namespace(namespace, args)
+    if key is not None:
+        try:
+            summary = _json.loads(storage.get(key))
+        except ObjectNotFound:
+            raise UsageError(f"no report at {args.target}; list the marks with: lakefs-gc report {namespace}") from None
+        except ValueError as e:
+            raise UsageError(f"{args.target} is not valid JSON ({e})") from None
+    elif args.run:
+        key, summary = _find_run(storage, args.run)
+    elif args.space:
+        key, summary = _newest_with_space(storage, namespace)
+    else:
+        if args.json:
+            from lakefs_gc.report.marks import iter_marks
+
+            out.write(_json.dumps([{"mark_id": m, "summary": s, "problem": p} for m, s, p in iter_marks(storage)])
+                      + "\n")
+        else:
+            _list_marks(storage, args.limit, out)
+        return 0
+    if args.space:
+        return _space_of_run(storage, summary, key, args, out)
+    if args.json:
+        out.write(_json.dumps(summary, indent=2) + "\n")
+    else:
+        _table([[label, value] for label, value in summary_rows(summary, storage.full_uri(key))], out)
+    return 0
+
+
+def restore_command(args: argparse.Namespace, out: TextIO) -> int:
+    from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
+
+    storage = _open_namespace(args.namespace.rstrip("/"), args)
+    keys: list[str] | None = None
+    if args.keys:
+        try:
+            with open(args.keys, encoding="utf-8") as f:
+                keys = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+        except OSError as e:
+            raise UsageError(f"--keys {args.keys}: {e.strerror or e}") from None
+    report = restore_run(storage, args.run, keys=keys, dry_run=args.dry_run, restore_id=args.restore_id)
+    width = max((len(k) for k, _, _ in report.rows), default=0)
+    for key, outcome, detail in report.rows[:args.limit] if args.limit else report.rows:
+        out.write(f"{key.ljust(width)}  {outcome}: {detail}\n")
+    if args.limit and len(report.rows) > args.limit:
+        out.write(f"({len(report.rows) - args.limit} more in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet)\n")
+    counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
+    out.write(f"{'dry run: ' if report.dry_run else ''}mark {report.mark_id}, {len(report.rows):,} key(s): {counts}\n")
+    out.write(f"report: {report.report_uri}\n")
+    ok = {RESTORED, WOULD_RESTORE, PRESENT}
+    return 0 if all(o in ok for _, o, _ in report.rows) else 1
+
+
+def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
+    """Return a client of lakeFS at ``--lakefs-endpoint`` (or the environment's), with the environment's keys."""
+    import os
+
+    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+
+    endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
+    access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
+    if not endpoint or not access or not secret:
+        raise UsageError(f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
+                         f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
+    return LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
+                        access, secret)
+
+
+def space_command(args: argparse.Namespace, out: TextIO) -> int:
+    """``lakefs-gc space`` and ``lakefs-gc whatif``: read now, nothing deleted."""
+    from lakefs_gc import space
+
+    return space.run(args, out, _open_namespace(args.namespace.rstrip("/"), args), _lakefs_client(args))
+
+
+def explain_command(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from lakefs_gc.explain import explain, resolve
+    from lakefs_gc.storage import parse_namespace
+
+    namespace = args.namespace.rstrip("/")
+    storage = _open_namespace(namespace, args)
+    roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
+    client = _lakefs_client(args) if args.repository else None
+    try:
+        address, path, note = resolve(roots, args.target, client, args.repository, args.ref)
+    except ValueError as e:
+        if client is not None:
+            client.close()
+        raise UsageError(str(e)) from None
+    if note:
+        out.write(note + "\n")
+    try:
+        ex = explain(storage, address, roots, client, args.repository, args.run, path=path)
+    finally:
+        if client is not None:
+            client.close()
+    out.write("\n".join(ex.lines()) + "\n")
+    return 0

@@ -1,0 +1,172 @@
+"""
+The run report as a person reads it: ``summary.json`` as rows, and each step's result as a line.
+
+:func:`summary_rows` reads a ``summary.json`` of this version or an earlier one, so the DAG-run
+summary, the GC page and ``lakefs-gc report`` say the same thing; :func:`step_line` reads a typed
+step result (:mod:`lakefs_gc.contract`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakefs_gc.contract import CandidatesResult, CommittedResult, DeleteResult, SlicesResult, SpaceResult
+
+
+def _n(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def human_bytes(n: int) -> str:
+    """``1536`` -> ``1.5 KiB``; exact below 1 KiB."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def _t(iso: Any) -> str:
+    """Return an ISO time of the report, to the second (``2026-11-23T17:00:00Z``)."""
+    return str(iso)[:19] + "Z" if isinstance(iso, str) and len(iso) >= 19 else str(iso)
+
+
+def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
+    """
+    Return a run's report as (label, value) rows a person reads.
+
+    What it listed, found, deleted, held back (and until when), left as dead letters, reclaimed; the
+    flow and the cutoff. Built from a ``summary.json`` (this version's or an earlier one's) so the
+    DAG-run summary and ``lakefs-gc report`` say the same thing. Counts a run did not reach are left
+    out.
+    """
+    g = summary.get
+    mode = g("mode", "?")
+    shown_mode = mode + (" (dry run)" if g("dry_run") else "")
+    if mode == "sweep_only" and g("mark_id"):
+        shown_mode += f" of mark {g('mark_id')}"
+    rows = [("repository", f"{g('repository', '?')}  ({g('storage_namespace', '?')})"),
+            ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
+            ("mode", shown_mode)]
+    if g("flow"):
+        rows.append(("flow", summary["flow"] + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
+    rows += [
+            ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
+            ("started", _t(g("start_time"))),
+            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)"
+                       + (f"; minimum age {_n(g('effective_min_age_seconds', 0))}s, below lakeFS's grace period "
+                          f"({_n(g('grace_period_seconds', 0))}s), by the Param unsafe_min_age_override"
+                          if g("unsafe_min_age_override") else ""))]
+    if g("listed_objects") is not None:
+        listed = _n(g("listed_objects"))
+        if g("listed_bytes") is not None:
+            listed += f" objects, {human_bytes(summary['listed_bytes'])}"
+        if g("flow") == "incremental":
+            listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
+                       f"held-back object(s) checked again")
+        if g("slices_skipped"):
+            listed += f"; {_n(g('slices_skipped'))} slice(s) created after the cutoff skipped, not listed (too young)"
+        rows.append(("listed", listed))
+    if g("flow") == "incremental":
+        rows.append(("committed", f"{_n(g('new_commits', 0))} new commit(s), {_n(g('ranges', 0))} new range(s) read"))
+        rows.append(("not covered", g("not_covered", "")))
+    if g("candidates") is not None:
+        rows.append(("candidates", f"{_n(g('candidates'))}  (older than the cutoff, referenced by no kept commit "
+                                   f"and not staged)"))
+    rows.append(("marked", f"{_n(g('num_deleted_objects', 0))}  (the mark's deleted/ list)"))
+    if g("held_back"):
+        until = g("held_back_until")
+        when = f"deletable by the first run that starts after {_t(until)} if still unreferenced" if until else ""
+        rows.append(("held back", "; ".join(x for x in (_n(g("held_back")), when, g("held_back_reason") or "") if x)))
+    elif g("held_back") == 0:
+        rows.append(("held back", "0"))
+    if g("delete_skipped"):
+        rows.append(("deleted", f"0  (no sweep in {g('delete_skipped')})"))
+    elif g("dry_run") and g("would_delete") is not None:
+        rows.append(("deleted", f"0  (dry run: would delete {_n(g('would_delete'))})"))
+    elif "deleted" in summary:
+        rows.append(("deleted", _n(g("deleted"))))
+        if "already_gone" in summary or "delete_missing" in summary:
+            rows.append(("already gone", _n(g("already_gone", g("delete_missing", 0)))))
+        failed = g("delete_failed", 0)
+        rows.append(("dead letters", f"{_n(failed)}  ({g('dead_letters')})" if failed and g("dead_letters")
+                     else _n(failed)))
+    if "reclaimed_bytes" in summary:
+        held = g("soft_delete_days")
+        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
+            f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
+            if held else "")))
+    if g("space_bytes") is not None:
+        rows.append(("space", f"{human_bytes(int(g('space_head_bytes', 0)))} read by branch HEADs, "
+                              f"{human_bytes(int(g('space_retention_bytes', 0)))} only in retention windows, "
+                              f"{human_bytes(int(g('space_staged_bytes', 0)))} only staged, "
+                              f"{human_bytes(int(g('space_young_bytes', 0)))} unreferenced but too young, "
+                              f"{human_bytes(int(g('space_held_back_bytes', 0)))} held back; "
+                              f"{_n(g('stale_branches', 0))} stale branch(es) alone hold "
+                              f"{human_bytes(int(g('stale_alone_bytes', 0)))}  (lakefs-gc report --space)"))
+    elif g("space_skipped"):
+        rows.append(("space", f"not attributed: {g('space_skipped')}"))
+    restorable = g("restorable")
+    if isinstance(restorable, dict) and "deleted" in summary and not g("dry_run"):
+        rows.append(("restorable", _restorable(restorable)))
+    if uri:
+        rows.append(("report", uri))
+    return rows
+
+
+def _restorable(r: dict[str, Any]) -> str:
+    """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
+    ok = r.get("restorable")
+    if ok is True:
+        when = f" until {r['until']}" if r.get("until") else ""
+        return f"yes{when}  ({r.get('how')}: lakefs-gc restore NAMESPACE --run RUN_ID)"
+    if ok is False:
+        return f"no  ({r.get('detail')})"
+    return f"unknown  ({r.get('detail')})"
+
+
+def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
+    """:func:`summary_rows` as ``label: value`` lines (the DAG-run summary, the task log)."""
+    return "\n".join(f"{label}: {value}" for label, value in summary_rows(summary, uri))
+
+
+def step_line(step: str, result: Any) -> str:
+    """
+    One readable line for a step's result (the job's last line, the task log).
+
+    E.g. ``list_slices: 1,200 objects (3.0 MiB) in 2 slice(s), 0 skipped; 4.1 s``.
+    """
+    r = result
+    if r is None:
+        return f"{step}: did not run in this mode"
+    if isinstance(r, CommittedResult):
+        text = (f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
+                f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
+                f"{_n(r.ranges)} range(s)")
+    elif isinstance(r, SlicesResult):
+        text = (f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
+                f"{_n(r.slices_skipped)} skipped")
+    elif isinstance(r, CandidatesResult):
+        text = (f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
+                f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
+        if r.held_back and r.held_back_reason:
+            text += f" ({r.held_back_reason})"
+    elif isinstance(r, SpaceResult):
+        text = (f"not attributed: {r.skipped}" if r.skipped else
+                f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
+                f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
+                f"staged; {_n(r.stale_branches)} stale branch(es)")
+    elif isinstance(r, DeleteResult):
+        c = r.counts
+        if r.skipped:
+            text = f"no sweep in {r.skipped}"
+        else:
+            text = (f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
+                    f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
+                    f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried")
+    else:
+        return f"{step}: {r}"
+    seconds = getattr(r, "seconds", 0.0)
+    return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
+

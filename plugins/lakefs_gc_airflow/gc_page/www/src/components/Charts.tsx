@@ -1,0 +1,90 @@
+// The charts: a run's figures over the runs (Charts), each chart a canvas in a box (ChartBox).
+import { Box, SimpleGrid, Text } from "@chakra-ui/react";
+import { Chart, registerables } from "chart.js";
+import { useEffect, useRef } from "react";
+import { when } from "../api";
+import type { Run } from "../types";
+
+Chart.register(...registerables);
+
+export const COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d"];
+
+export const ChartBox = ({ title, build }: { title: string; build: (c: HTMLCanvasElement) => Chart }) => {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    if (!canvas.current) return undefined;
+    const chart = build(canvas.current);
+    return () => chart.destroy();
+  }, [build]);
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} minH="260px">
+      <Text fontWeight="bold" mb={2}>{title}</Text>
+      <Box position="relative" h="220px">
+        <canvas ref={canvas} aria-label={title} role="img" />
+      </Box>
+    </Box>
+  );
+};
+
+// steps: the DAG's tasks whose seconds a report records, in their order (the API's, from the provider's table)
+export const Charts = ({ runs, steps }: { runs: Run[]; steps: string[] }) => {
+  const shown = runs.filter((r) => r.report !== null && !r.problem).slice().reverse(); // oldest first
+  const labels = shown.map((r) => when(r.start_time).slice(0, 16));
+  const common = { responsive: true, maintainAspectRatio: false, animation: false as const };
+  const objects = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: {
+        labels,
+        datasets: [
+          { label: "candidates", data: shown.map((r) => r.candidates ?? 0), backgroundColor: COLORS[0] },
+          { label: "deleted", data: shown.map((r) => r.deleted ?? 0), backgroundColor: COLORS[2] },
+          { label: "already gone", data: shown.map((r) => r.already_gone ?? 0), backgroundColor: COLORS[4] },
+          { label: "held back", data: shown.map((r) => r.held_back ?? 0), backgroundColor: COLORS[1] },
+          { label: "dead letters", data: shown.map((r) => r.delete_failed ?? 0), backgroundColor: COLORS[3] },
+        ],
+      },
+      options: { ...common, scales: { y: { beginAtZero: true, title: { display: true, text: "objects" } } } },
+    });
+  // reclaimed in the unit that suits the largest run (B, KiB, MiB, GiB, TiB)
+  const most = Math.max(0, ...shown.map((r) => r.reclaimed_bytes ?? 0));
+  const unit = Math.min(4, Math.max(0, Math.floor(Math.log(Math.max(most, 1)) / Math.log(1024))));
+  const unitName = ["B", "KiB", "MiB", "GiB", "TiB"][unit];
+  const listed = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "line",
+      data: {
+        labels,
+        datasets: [
+          { label: "listed objects", data: shown.map((r) => r.listed_objects ?? null), borderColor: COLORS[0], yAxisID: "y" },
+          { label: `reclaimed (${unitName})`, data: shown.map((r) => (r.reclaimed_bytes ?? 0) / 1024 ** unit),
+            borderColor: COLORS[2], yAxisID: "y1" },
+        ],
+      },
+      options: {
+        ...common,
+        scales: {
+          y: { beginAtZero: true, title: { display: true, text: "listed objects" } },
+          y1: { beginAtZero: true, position: "right", title: { display: true, text: `reclaimed ${unitName}` },
+                grid: { drawOnChartArea: false } },
+        },
+      },
+    });
+  const durations = (c: HTMLCanvasElement) =>
+    new Chart(c, {
+      type: "bar",
+      data: {
+        labels,
+        datasets: steps.map((s, i) => ({ label: s, data: shown.map((r) => r.seconds?.[s] ?? 0), backgroundColor: COLORS[i] })),
+      },
+      options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "seconds" } } } },
+    });
+  if (shown.length === 0) return <Text>No GC report in this repository's namespace yet.</Text>;
+  return (
+    <SimpleGrid columns={{ base: 1, xl: 3 }} gap={4} data-testid="gc-charts">
+      <ChartBox key={`o${shown.length}`} title="Objects per run" build={objects} />
+      <ChartBox key={`l${shown.length}`} title="Listed and reclaimed" build={listed} />
+      <ChartBox key={`d${shown.length}`} title="Seconds per step" build={durations} />
+    </SimpleGrid>
+  );
+};

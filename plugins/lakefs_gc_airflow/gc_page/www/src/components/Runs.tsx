@@ -1,0 +1,123 @@
+// The runs: the latest report in detail (Latest) and every run in a table (RunsTable), each with
+// its outcome (a badge) and links to its DAG run and task logs.
+import { Badge, Box, Code, HStack, Link, Table, Text } from "@chakra-ui/react";
+import { bytes, n, runUrl, taskUrl, when } from "../api";
+import type { DagRun, Run } from "../types";
+
+export const outcome = (r: Run): { label: string; palette: string } => {
+  if (r.report === null) {
+    const state = r.dag_run?.state ?? "unknown";
+    if (state === "failed") return { label: "refused or failed: no report", palette: "red" };
+    return { label: `${state}: no report yet`, palette: "gray" };
+  }
+  if (r.problem) return { label: "report unreadable", palette: "red" };
+  if (!r.success) return { label: "not complete", palette: "orange" };
+  if (r.dry_run) return { label: "dry run", palette: "blue" };
+  if (r.delete_skipped) return { label: `marked (${r.mode})`, palette: "blue" };
+  if ((r.held_back ?? 0) > 0 && (r.deleted ?? 0) === 0) return { label: "held back", palette: "yellow" };
+  return { label: "swept", palette: "green" };
+};
+
+export const Latest = ({ run, dagId }: { run: Run; dagId: string }) => {
+  const o = outcome(run);
+  const airflowRun = run.airflow_run_id;
+  return (
+    <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-latest">
+      <HStack mb={2} gap={3} wrap="wrap">
+        <Text fontWeight="bold">Latest report</Text>
+        <Badge colorPalette={o.palette}>{o.label}</Badge>
+        {airflowRun ? <Link href={runUrl(dagId, airflowRun)} color="blue.500">DAG run {airflowRun}</Link> : null}
+        {airflowRun && run.report ? (
+          <Link href={taskUrl(dagId, airflowRun, "save_report")} color="blue.500">save_report log</Link>
+        ) : null}
+      </HStack>
+      {run.unsafe_min_age_override ? (
+        <Text color="red.500" fontWeight="bold" mb={2}>
+          This run used unsafe_min_age_override: its minimum age was below lakeFS's grace period.
+        </Text>
+      ) : null}
+      {run.rows.length ? (
+        <Box as="pre" whiteSpace="pre-wrap" wordBreak="break-word" fontFamily="mono" fontSize="sm" data-testid="gc-summary">
+          {run.rows.map(([label, value]) => `${label}: ${value}`).join("\n")}
+        </Box>
+      ) : (
+        <Text>{run.problem ?? "No report: the run was refused or failed before it marked; see its task logs."}</Text>
+      )}
+      {run.rules ? (
+        <Text mt={2} fontSize="sm">
+          Rules in force: minimum age {n(Number(run.rules.effective_min_age_seconds ?? 0))} s (lakeFS grace period{" "}
+          {n(Number(run.rules.grace_period_seconds ?? 0))} s), delayed confirmation {n(Number(run.rules.confirm_after_seconds ?? 0))} s,
+          staged check {String(run.rules.staged_check ?? "")}; guard: at most{" "}
+          {run.guard?.max_delete_share !== null && run.guard?.max_delete_share !== undefined
+            ? `${(run.guard.max_delete_share * 100).toFixed(0)}% of the listed objects`
+            : "no share limit"}
+          {run.guard?.max_delete_count ? `, ${n(run.guard.max_delete_count)} objects` : ""} per run.
+        </Text>
+      ) : null}
+    </Box>
+  );
+};
+
+/** A DAG run's wall time in seconds: start to end, or to now while it runs; null without a start. */
+const wallSeconds = (d: DagRun | null): number | null => {
+  if (!d?.start_date) return null;
+  const end = d.end_date ? Date.parse(d.end_date) : Date.now();
+  const s = (end - Date.parse(d.start_date)) / 1000;
+  return Number.isFinite(s) && s >= 0 ? s : null;
+};
+
+export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
+  <Table.Root size="sm" striped data-testid="gc-runs">
+    <Table.Header>
+      <Table.Row>
+        {["started", "DAG run", "mode / flow", "outcome", "listed", "candidates", "deleted", "already gone", "held back",
+          "dead letters", "reclaimed", "wall s (DAG run)", "work s (in steps)", "report"].map((h) => (
+          <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
+        ))}
+      </Table.Row>
+    </Table.Header>
+    <Table.Body>
+      {runs.map((r) => {
+        const o = outcome(r);
+        const total = Object.values(r.seconds ?? {}).reduce((a, b) => a + b, 0);
+        const wall = wallSeconds(r.dag_run);
+        const id = r.airflow_run_id;
+        return (
+          <Table.Row key={`${r.mark_id ?? ""}/${r.sweep ?? ""}/${id ?? ""}`} data-run={id ?? ""} data-mark={r.mark_id ?? ""}>
+            <Table.Cell>{when(r.start_time)}</Table.Cell>
+            <Table.Cell>
+              {id && r.dag_run ? <Link href={runUrl(dagId, id)} color="blue.500">{id}</Link> : id}
+              {id && r.dag_run?.failed_tasks?.length
+                ? r.dag_run.failed_tasks.map((t) => (
+                    <Text key={t} fontSize="xs">
+                      <Link href={taskUrl(dagId, id, t)} color="red.500">{t} log</Link>
+                    </Text>
+                  ))
+                : null}
+            </Table.Cell>
+            <Table.Cell>{[r.mode, r.flow].filter(Boolean).join(" / ")}{r.sweep ? ` (sweep ${r.sweep})` : ""}</Table.Cell>
+            <Table.Cell><Badge colorPalette={o.palette}>{o.label}</Badge></Table.Cell>
+            <Table.Cell data-col="listed">{n(r.listed_objects)}</Table.Cell>
+            <Table.Cell data-col="candidates">{n(r.candidates)}</Table.Cell>
+            <Table.Cell data-col="deleted">{r.dry_run && r.would_delete !== undefined ? `0 (would ${n(r.would_delete)})` : n(r.deleted)}</Table.Cell>
+            <Table.Cell data-col="already_gone">{n(r.already_gone)}</Table.Cell>
+            <Table.Cell data-col="held_back">
+              {n(r.held_back)}
+              {r.held_back && r.held_back_until ? <Text fontSize="xs">until {when(r.held_back_until)}</Text> : null}
+            </Table.Cell>
+            <Table.Cell data-col="dead_letters">{n(r.delete_failed)}</Table.Cell>
+            <Table.Cell data-col="reclaimed">{bytes(r.reclaimed_bytes)}</Table.Cell>
+            <Table.Cell data-col="wall_seconds"
+              title="the DAG run's wall time, start to end (to now while it runs): every task's start, waits and work">
+              {wall === null ? "" : wall.toFixed(1)}
+            </Table.Cell>
+            <Table.Cell data-col="work_seconds" title="the seconds of work inside the GC steps, as the report records them">
+              {total ? total.toFixed(1) : ""}
+            </Table.Cell>
+            <Table.Cell>{r.report ? <Code fontSize="xs" whiteSpace="normal" wordBreak="break-all">{r.report}</Code> : ""}</Table.Cell>
+          </Table.Row>
+        );
+      })}
+    </Table.Body>
+  </Table.Root>
+);

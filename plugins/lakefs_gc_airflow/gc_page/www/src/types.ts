@@ -1,0 +1,39 @@
+// The answers the page reads: our API's (lakefs-gc/api/..., app.py and runs.py) and, for the trigger
+// form, Airflow's own (api/v2/dags/<dag_id>/details).
+export type Props = { dagId?: string; runId?: string; taskId?: string; mapIndex?: string };
+
+export type Repo = { repository: string; dag_id: string; schedule: string | null; lakefs_conn_id: string; storage_conn_id: string };
+export type DagRun = {
+  run_id: string; state: string; run_type: string; logical_date: string | null; start_date: string | null;
+  end_date: string | null; failed_tasks: string[];
+};
+export type Run = {
+  mark_id: string | null; sweep: string | null; airflow_run_id: string | null; start_time: string | null;
+  cutoff_time?: string | null; mode?: string; flow?: string | null; dry_run?: boolean; success?: boolean;
+  unsafe_min_age_override?: boolean; held_back_until?: string | null; held_back_reason?: string | null;
+  dead_letters?: string | null; delete_skipped?: string | null;
+  guard?: { max_delete_share: number | null; max_delete_count: number | null };
+  rules?: Record<string, number | string | null>;
+  report: string | null; problem: string | null; rows: [string, string][]; seconds: Record<string, number>;
+  listed_objects?: number | null; candidates?: number | null; to_delete?: number | null; deleted?: number | null;
+  already_gone?: number | null; held_back?: number | null; delete_failed?: number | null;
+  reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
+};
+export type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
+export type Amount = { objects: number; bytes: number };
+export type HeldBy = { alone: Record<string, Amount>; shared: Record<string, Amount> };
+// a run's space.json (attribute_space), as the API gives the newest one
+export type SpaceDoc = {
+  mark_id: string; airflow_run_id: string | null; problem: string | null; computed_at?: string; cutoff?: string;
+  rules?: { default_days: number; branches: Record<string, number> }; stale_branch_days?: number;
+  stale?: { branch: string; head_age_days: number; alone: Amount }[];
+  attribution?: { total: Amount; classes: Record<string, Amount>; branches: Record<string, HeldBy>; tags: Record<string, Amount>;
+    sharing: string };
+};
+export type WhatIfAnswer = { change: string; lines: string[] };
+export type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps?: string[];
+  version?: string; space?: SpaceDoc | null };
+export type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
+
+// a DAG's Param, as api/v2/dags/<dag_id>/details gives it
+export type ParamSpec = { value: unknown; schema: Record<string, unknown>; description: string | null };
