@@ -177,6 +177,47 @@ def test_the_walk_from_ranges_to_addresses_is_the_same_in_every_place(places, sr
     assert len(out["task"][2]) == len(entries)  # every entry's identity, those outside the namespace too
 
 
+def test_the_attributions_classification_is_the_same_in_every_place(places, sref, tmp_path):
+    """Every listed object summed by (holder set, fate) alike: kept by a HEAD, only by a tag, staged, in
+    this run's deleted/ list, held back, young, or of unknown age (young: no run deletes it)."""
+    from lakefs_gc.gc.attribution import DELETED, HELD_BACK, YOUNG
+
+    st = sref.open()
+    head, tag, staged_bit = 0b001, 0b010, 0b100
+    keys = []
+    for i, chunk in enumerate(([(b"a/committed", Entry("data/a/committed", 15, "e"))],
+                               [(b"a/tagged", Entry("data/a/garbage", 7, "e")),
+                                (b"a/u2028", Entry(f"data/a/line{U2028}sep", 5, "e"))])):
+        _, data = graveler_writer.range_to_bytes(chunk)
+        keys.append(f"_lakefs/attr-range-{i}")
+        st.put(keys[-1], data)
+    ranges = {keys[0]: head, keys[1]: tag}
+    staged = {"data/a/staged": staged_bit}
+    folder = str(tmp_path / "work" / "listed")
+    listed = listed_rows()
+    slices.write_listed_here(folder, [pa.RecordBatch.from_pylist(
+        [dict(zip(listed_schema().names, r)) for r in listed], schema=listed_schema())])
+    found = SlicesResult(listed_dir=folder, first_slice="", slices_listed=1, slices_skipped=0,
+                         listed_objects=len(listed), listed_bytes=0)
+    formats.write_addresses(st, "deleted/part-00000.parquet", ["data/a/garbage", "data/a/cr\r", "data/a/no-time"])
+    out = {place: engine.space_groups(ranges, staged, found, ["deleted/part-00000.parquet"], CUTOFF_MS, tag)
+           for place, engine in places.items()}
+    assert out["task"] == out["driver"] == out["executors"]
+    got = out["task"]
+    assert got[(head, None)] == (1, 15)                    # data/a/committed
+    assert got[(staged_bit, None)] == (1, len(b"staged"))  # staged on a branch
+    assert got[(tag, DELETED)] == (1, 7)                   # only a tag reads it: collected, as lakeFS does
+    assert got[(tag, HELD_BACK)] == (1, 5)                 # line<U+2028>sep: only a tag, not in deleted/
+    assert got[(0, YOUNG)] == (1, len(b"young"))           # data/a/young alone (no-time is in deleted/)
+    assert got[(0, DELETED)][0] == 2                       # cr\r and no-time, in deleted/
+    assert sum(n for n, _ in got.values()) == len(listed)
+    # an empty deleted/ list (a run that marks nothing): the old unreferenced are held back, the
+    # object of unknown age young
+    empty = {place: engine.space_groups(ranges, staged, found, [], CUTOFF_MS, tag) for place, engine in places.items()}
+    assert empty["task"] == empty["driver"] == empty["executors"]
+    assert empty["task"][(0, YOUNG)] == (2, len(b"young") + len(b"no time"))
+
+
 def test_an_input_too_large_for_a_place_is_handed_over_before_anything_is_written(places, sref):
     from lakefs_gc.engine import NeedsSpark
 

@@ -19,9 +19,9 @@ objects by their set, and only the groups reach this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from lakefs_gc.gc.retention import branch_windows
 
@@ -33,6 +33,46 @@ CLASSES = (HEAD, RETENTION, STAGED)  # in the order an object is counted in
 # what an unreferenced object is at this run
 DELETED, HELD_BACK, YOUNG = "deleted", "held_back", "young"
 UNREFERENCED = (DELETED, HELD_BACK, YOUNG)
+
+C = TypeVar("C")  # a condition: a bool, or a Spark column
+V = TypeVar("V", covariant=True)  # a fate: a str or None, or a Spark column
+
+
+class FateOps(Protocol, Generic[C, V]):
+    """What :func:`fate` is written in: Python values here (:data:`PYTHON_FATES`), Spark columns on executors."""
+
+    def not_older(self, modified: Any, cutoff_ms: int) -> C:
+        """Return whether an object modified at ``modified`` (ms; None: unknown) is not older than the cutoff."""
+
+    def first(self, cases: Sequence[tuple[C, str | None]], otherwise: str) -> V:
+        """Return the value of the first case whose condition holds, else ``otherwise``."""
+
+
+def fate(ops: FateOps[C, V], referenced: C, in_deleted: C | None, modified: Any, cutoff_ms: int) -> V:
+    """
+    Return what a listed object is at this run: None (a holder keeps it), or why it is unreferenced.
+
+    The one statement of the attribution's classification, on every engine. ``referenced``: a
+    holder other than a tag holds it; ``in_deleted``: it is in this run's ``deleted/`` list (None:
+    no run's list given, as ``lakefs-gc space`` counts: every old unreferenced object goes). An
+    unreferenced object not deleted is young (modified at or after the cutoff, or at an unknown
+    time: no run deletes it) or held back (delayed confirmation, the staged check).
+    """
+    young = ops.not_older(modified, cutoff_ms)
+    if in_deleted is None:
+        return ops.first([(referenced, None), (young, YOUNG)], DELETED)
+    return ops.first([(referenced, None), (in_deleted, DELETED), (young, YOUNG)], HELD_BACK)
+
+
+class _PythonFates:
+    def not_older(self, modified: Any, cutoff_ms: int) -> bool:
+        return modified is None or modified >= cutoff_ms
+
+    def first(self, cases: Sequence[tuple[bool, str | None]], otherwise: str) -> str | None:
+        return next((value for holds, value in cases if holds), otherwise)
+
+
+PYTHON_FATES: FateOps[bool, str | None] = _PythonFates()
 
 
 @dataclass(frozen=True, order=True)

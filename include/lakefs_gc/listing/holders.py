@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.gc.attribution import (
-    DELETED,
-    HELD_BACK,
+    PYTHON_FATES,
     STAGED,
     TAG,
-    YOUNG,
     Attribution,
     Change,
     Holder,
@@ -27,6 +25,7 @@ from lakefs_gc.gc.attribution import (
     attribute,
     bit_numbers,
     commit_holders,
+    fate,
 )
 from lakefs_gc.gc.retention import commit_graph, lakefs_walk
 from lakefs_gc.listing.committed import (
@@ -41,9 +40,9 @@ from lakefs_gc.spark.addresses import NeedsSpark
 from lakefs_gc.spark.runtime import partitions
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.spark.runtime import StorageRef
@@ -115,22 +114,14 @@ def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag
 
     ``listed``: (address, size, last-modified ms) of every listed object; ``tag_bits``: the tags'
     holders (which keep nothing); ``deleted``: the candidates this run deletes (or marks, in a dry
-    run; None: every unreferenced object older than the cutoff, as a run started now would). An
-    unreferenced object not deleted is young (modified at or after the cutoff) or held back
-    (delayed confirmation, the staged check).
+    run; None: every unreferenced object older than the cutoff, as a run started now would). What
+    each is: :func:`lakefs_gc.gc.attribution.fate`.
     """
     out: dict[tuple[int, str | None], list[int]] = {}
     for address, size, modified in listed:
         mask = masks.get(address, 0)
-        state: str | None
-        if mask & ~tag_bits:
-            state = None
-        elif deleted is not None and address in deleted:
-            state = DELETED
-        elif modified >= cutoff_ms:
-            state = YOUNG
-        else:
-            state = DELETED if deleted is None else HELD_BACK
+        state = fate(PYTHON_FATES, bool(mask & ~tag_bits), None if deleted is None else address in deleted,
+                     modified, cutoff_ms)
         acc = out.setdefault((mask, state), [0, 0])
         acc[0] += 1
         acc[1] += size
@@ -222,6 +213,24 @@ def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
 WORD = 62  # set numbers per long (bits 0..61: never the sign bit)
 
 
+class _SparkFates:
+    """:class:`lakefs_gc.gc.attribution.FateOps` as Spark columns."""
+
+    def not_older(self, modified: Column, cutoff_ms: int) -> Column:
+        from pyspark.sql import functions as F
+
+        return modified.isNull() | (modified >= F.lit(cutoff_ms))
+
+    def first(self, cases: Sequence[tuple[Column, str | None]], otherwise: str) -> Column:
+        from pyspark.sql import functions as F
+
+        (holds, value), *rest = cases
+        out = F.when(holds, F.lit(value))
+        for holds, value in rest:
+            out = out.when(holds, F.lit(value))
+        return out.otherwise(F.lit(otherwise))
+
+
 def _range_sets(sref: StorageRef, batches: Iterable[Any]) -> Iterator[Any]:
     """(address, holder-set number) of every entry of the ranges in ``batches`` (key, set_id): executors, Arrow."""
     import pyarrow as pa
@@ -295,12 +304,8 @@ def spark_groups(spark: SparkSession, sref: StorageRef, ranges: Mapping[str, int
     for w, ref in enumerate(ref_words):
         if ref:
             referenced = referenced | ((F.col(f"w{w}").bitwiseAND(F.lit(ref).cast("long"))) != 0)
-    young = F.col("last_modified_ms") >= F.lit(cutoff_ms)
-    if deleted is None:
-        state = F.when(referenced, F.lit(None)).when(young, F.lit(YOUNG)).otherwise(F.lit(DELETED))
-    else:
-        state = (F.when(referenced, F.lit(None)).when(F.col("deleted") == 1, F.lit(DELETED))
-                 .when(young, F.lit(YOUNG)).otherwise(F.lit(HELD_BACK)))
+    state = fate(_SparkFates(), referenced, None if deleted is None else F.col("deleted") == 1,
+                 F.col("last_modified_ms"), cutoff_ms)
     summed = objects.withColumn("state", state).groupBy(*[f"w{w}" for w in range(words)], "state").agg(
         F.count(F.lit(1)).alias("objects"), F.sum("size").alias("bytes")).collect()
     out: dict[tuple[int, str | None], tuple[int, int]] = {}
