@@ -111,19 +111,36 @@ def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
         return list(pool.map(fn, items))
 
 
+def metarange_ranges(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...],
+                     metarange_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """
+    Return each metarange's ranges: metarange id -> its (range id, number of entries), in order.
+
+    The one walk from a commit's metarange to its ranges (``list_committed``, the attribution,
+    ``explain``): each location one lakeFS call, each metarange one small file, read in this process,
+    a few at a time; a location outside the namespace or an unreadable file fails (hazard H1).
+    """
+    keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), metarange_ids)
+    return dict(zip(metarange_ids, in_threads(lambda k: metarange_range_ids(storage, k), keys)))
+
+
+def range_keys(client: LakeFSClient, repo: str, roots: tuple[str, ...], range_ids: list[str]) -> list[str]:
+    """Return the namespace keys of ``range_ids``, in order (each location one lakeFS call, a few at a time)."""
+    return in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), range_ids)
+
+
 def ranges_to_read(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
                    read_ranges: set[str]) -> tuple[dict[str, int], list[str], list[str]]:
     """
     Return the ranges of ``metarange_ids``.
 
     (every range id -> its number of entries, the ids not in ``read_ranges`` in order, and their
-    namespace keys). A metarange is one small file and each location one lakeFS call: read on the
-    driver, a few at a time.
+    namespace keys).
     """
-    mr_keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), metarange_ids)
-    entries = {r: c for ranges in in_threads(lambda k: metarange_range_ids(storage, k), mr_keys) for r, c in ranges}
+    by_metarange = metarange_ranges(client, repo, storage, roots, metarange_ids)
+    entries = {r: c for ranges in by_metarange.values() for r, c in ranges}
     to_read = [r for r in sorted(entries) if r not in read_ranges]
-    return entries, to_read, in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), to_read)
+    return entries, to_read, range_keys(client, repo, roots, to_read)
 
 
 MAX_COMMITS_SINCE = 1000  # more unread commits reachable: fail closed (see commits_since)

@@ -30,9 +30,10 @@ from lakefs_gc.gc.attribution import (
 from lakefs_gc.gc.retention import commit_graph, lakefs_walk
 from lakefs_gc.listing.committed import (
     in_threads,
-    metarange_range_ids,
+    metarange_ranges,
     parse_commits_csv,
     range_addresses,
+    range_keys,
     relative_key,
 )
 from lakefs_gc.listing.uncommitted import api_staged
@@ -58,15 +59,12 @@ def range_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     for c, m in zip(commits, metaranges):
         if m:
             by_metarange[m] = by_metarange.get(m, 0) | holders.mask(holders_of[c])
-    mids = sorted(by_metarange)
-    mr_keys = in_threads(lambda m: relative_key(roots, client.meta_range_location(repo, m)), mids)
     by_range: dict[str, int] = {}
-    for m, ranges in zip(mids, in_threads(lambda k: metarange_range_ids(st, k), mr_keys)):
+    for m, ranges in metarange_ranges(client, repo, st, roots, sorted(by_metarange)).items():
         for r, _ in ranges:
             by_range[r] = by_range.get(r, 0) | by_metarange[m]
     rids = sorted(by_range)
-    r_keys = in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), rids)
-    return {k: by_range[r] for r, k in zip(rids, r_keys)}
+    return {k: by_range[r] for r, k in zip(rids, range_keys(client, repo, roots, rids))}
 
 
 def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
