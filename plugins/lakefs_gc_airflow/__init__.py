@@ -90,6 +90,7 @@ def get_provider_info() -> dict[str, Any]:
                 "conn-fields": LAKEFS_CONN_FIELDS,
             },
         ],
+        "notifications": ["lakefs_gc_airflow.notifiers.GCRunNotifier"],
         "extra-links": [
             "lakefs_gc_airflow.links.GCReportLink",
             "lakefs_gc_airflow.links.LakeFSRepositoryLink",

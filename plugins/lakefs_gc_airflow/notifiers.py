@@ -57,6 +57,10 @@ class GCRunNotifier(BaseNotifier):
 
     Built from the config's :class:`~lakefs_gc.config.NotifierSpec` at parse time (no network);
     the target notifier is made when a message is sent.
+
+    :param spec: the entry's notifier (``smtp``, ``slack`` or a notifier class, and its target).
+    :param repository: the repository whose runs it tells of.
+    :param when: ``on_failure`` or ``on_success``.
     """
 
     template_fields = ()

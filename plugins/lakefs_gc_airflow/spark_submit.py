@@ -71,6 +71,21 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     ``--files`` would upload them to the cluster's staging storage (YARN's staging directory, or on
     Kubernetes ``spark.kubernetes.file.upload.path``, a shared bucket), out of this task's reach to
     remove.
+
+    :param step: the Spark step (task id) this task runs: one of ``lakefs_gc.contract.SPARK_STEPS``.
+    :param jobs_dir: a folder holding the entry point ``gc_step.py`` (default: the installed package's).
+    :param lakefs_conn_id: the lakeFS connection (its keys reach the job in the secrets file).
+    :param storage_conn_id: the connection that serves the storage namespace (None: ``local://``).
+    :param pyspark_python: the Python of the executors (``PYSPARK_PYTHON``; default: the worker's).
+    :param conn_id: the Spark connection (master, deploy mode, queue...).
+    :param deploy_mode: ``client`` (the default; ``cluster`` is refused, see above).
+    :param spark_binary: the ``spark-submit`` to run (default: the one beside the worker's Python).
+    :param fast_start: start the driver's JVM with the client compiler only and Spark's classes from a
+        class-data-sharing archive (lakefs_gc.spark.jvm): seconds less per spark-submit.
+    :param in_process_max_keys: run the step in this task's own process, without Spark, when it has
+        at most this many keys to handle (0: always spark-submit); the engine decides
+        (:class:`lakefs_gc.placement.Placement`).
+    :param kwargs: the arguments of ``SparkSubmitOperator`` (``conf``, ``application_args``...).
     """
 
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "step", "lakefs_conn_id",

@@ -104,8 +104,9 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
     """
     Build one repository's GC tasks in the current DAG (and task group), wired, and return them.
 
-    ``params_on_task``: set the run's Params on ``prepare_run`` (a user's DAG, whose own Params are
-    its own) rather than expecting them on the DAG (the GC DAG's form).
+    :param cfg: the repository's entry, parsed (:func:`lakefs_gc.config.parse_entry`).
+    :param params_on_task: set the run's Params on ``prepare_run`` (a user's DAG, whose own Params
+        are its own) rather than expecting them on the DAG (the GC DAG's form).
     """
     spark = cfg.spark
     interval = schedule_interval_seconds(cfg.schedule)
@@ -175,6 +176,20 @@ def lakefs_gc_task_group(repository: str, *, group_id: str = "lakefs_gc",
     entry, e.g. ``{"sweep": {"max_delete_share": 0.2}, "spark": {"pool": "lakefs_gc_spark"}}``),
     checked by the same parser: a bad one raises ``ConfigError`` at parse time, naming it.
     ``schedule`` has no meaning here (the DAG's own schedule runs the group) and is refused.
+
+    :param repository: the lakeFS repository to collect.
+    :param group_id: the task group's id (two groups in one DAG need two).
+    :param lakefs_conn_id: the lakeFS connection (type ``lakefs_gc``, or ``airflow-provider-lakefs``'s ``lakefs``).
+    :param storage_conn_id: the connection that serves the repository's storage namespace (``aws``,
+        ``wasb`` or ``google_cloud_platform``); None for a ``local://`` namespace.
+    :param spark_conn_id: the Spark connection the Spark steps submit to.
+    :param min_age_seconds: the run's minimum object age (below lakeFS's grace period a run is refused
+        unless the Param ``unsafe_min_age_override`` is set).
+    :param mode: ``mark_and_sweep`` or ``mark_only``.
+    :param pool: the Airflow pool of the Spark steps (the entry's ``spark.pool``).
+    :param settings: any other field of a repositories-file entry.
+    :param prefix_group_id: prefix the tasks' ids with ``group_id``, as ``TaskGroup`` does.
+    :return: the group's tasks; ``summary`` is ``save_report``'s result for a task after it.
     """
     from lakefs_gc.config import ConfigError, parse_entry
 
