@@ -19,7 +19,7 @@ job's driver or on Spark's executors is decided by the engine, from one
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 from lakefs_gc import placement
@@ -31,18 +31,19 @@ from lakefs_gc.spark.addresses import NeedsSpark
 if TYPE_CHECKING:
     from typing import Any
 
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
     from lakefs_gc.contract import RunContext
 
 __all__ = ["Engine", "NeedsSpark", "in_task", "on_spark"]
 
 
-def on_spark(spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | None) -> Engine[Any, Any]:
+def on_spark(spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | None) -> Engine[DataFrame, DataFrame]:
     """Return a Spark job's engine for the run ``ctx``: its storage, parallelism and placement (the session's conf)."""
     return SparkEngine.for_run(spark, ctx, environ, placement.Placement.from_conf(spark.conf.get))
 
 
-def in_task(ctx: RunContext, environ: Mapping[str, str] | None, max_keys: int) -> Engine[Any, Any]:
+def in_task(ctx: RunContext, environ: Mapping[str, str] | None,
+            max_keys: int) -> Engine[list[tuple[Any, ...]], Collection[str]]:
     """Return the engine of a step its Airflow task runs itself, for inputs of at most ``max_keys`` keys."""
     return LocalEngine.in_task(ctx, environ, dataclasses.replace(placement.DEFAULT, in_task_max_keys=max_keys))

@@ -44,7 +44,7 @@ class Engine(Protocol[R, A]):
     placement: Placement
 
     @property
-    def rel(self) -> Relations: ...
+    def rel(self) -> Relations[R, A]: ...
 
     @property
     def sref(self) -> StorageRef: ...
@@ -57,7 +57,9 @@ class Engine(Protocol[R, A]):
         Return ``fn(engine)`` on the engine that suits an input of ``size`` listed objects.
 
         A Spark job's driver when ``size`` is small (``placement.driver_max_addresses``), its
-        executors when it is not or the driver hands over (:class:`NeedsSpark`).
+        executors when it is not or the driver hands over (:class:`NeedsSpark`). ``fn`` is written
+        for any engine (the driver's holds Python rows, the executors' DataFrames): the one place
+        the seam's types are open.
         """
 
     def map(self, what: str, unit: str, items: Sequence[T],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -42,7 +42,11 @@ def is_deletable(address: str | None) -> bool:
     return address is not None and _DELETABLE.search(address) is not None
 
 
-class Relations(Protocol):
+R = TypeVar("R")  # a relation of rows whose first column is the address
+A = TypeVar("A")  # a relation of addresses alone
+
+
+class Relations(Protocol[R, A]):
     """
     The relational operations the decision is written in.
 
@@ -50,20 +54,26 @@ class Relations(Protocol):
     column is the address; ``addresses``: a relation of addresses alone.
     """
 
-    def older_than(self, listed: Any, cutoff_ms: int) -> Any:
+    def older_than(self, listed: R, cutoff_ms: int) -> R:
         """Return (address, size, checksum) of the listed objects last modified before ``cutoff_ms``."""
 
-    def minus(self, rows: Any, addresses: Any) -> Any:
+    def minus(self, rows: R, addresses: A) -> R:
         """Return the rows whose address is not in ``addresses``."""
 
-    def addresses(self, rows: Any) -> Any:
+    def addresses(self, rows: R) -> A:
         """Return the addresses of ``rows``."""
 
-    def deletable(self, rows: Any) -> Any:
+    def deletable(self, rows: R) -> R:
         """Return the rows whose address GC may delete (:data:`DELETABLE_PATTERN`)."""
 
+    def minus_addresses(self, addresses: A, others: A) -> A:
+        """Return the addresses not in ``others``."""
 
-def compute_candidates(rel: Relations, listed: Any, committed: Any, uncommitted: Any, cutoff_ms: int) -> Any:
+    def deletable_addresses(self, addresses: A) -> A:
+        """Return the addresses GC may delete (:data:`DELETABLE_PATTERN`)."""
+
+
+def compute_candidates(rel: Relations[R, A], listed: R, committed: A, uncommitted: A, cutoff_ms: int) -> R:
     """
     Return the candidates: listed objects older than ``cutoff_ms``, minus committed, minus uncommitted.
 
@@ -73,7 +83,7 @@ def compute_candidates(rel: Relations, listed: Any, committed: Any, uncommitted:
     return rel.deletable(rel.minus(rel.minus(old, committed), uncommitted))
 
 
-def carried_candidates(rel: Relations, carried: Any, listed: Any, committed: Any, uncommitted: Any) -> Any:
+def carried_candidates(rel: Relations[R, A], carried: A, listed: R, committed: A, uncommitted: A) -> A:
     """
     Return which addresses an incremental run carried from its base run may still be garbage.
 
@@ -81,8 +91,9 @@ def carried_candidates(rel: Relations, carried: Any, listed: Any, committed: Any
     uncommitted, outside protected paths, are checked in storage by the step (still there, older
     than the cutoff).
     """
-    rest = rel.minus(rel.minus(rel.minus(carried, rel.addresses(listed)), committed), uncommitted)
-    return rel.deletable(rest)
+    rest = rel.minus_addresses(rel.minus_addresses(rel.minus_addresses(carried, rel.addresses(listed)), committed),
+                               uncommitted)
+    return rel.deletable_addresses(rest)
 
 
 class DataFrames:
@@ -105,6 +116,12 @@ class DataFrames:
 
         return rows.where(deletable(F.col("address")))
 
+    def minus_addresses(self, addresses: DataFrame, others: DataFrame) -> DataFrame:
+        return self.minus(addresses, others)
+
+    def deletable_addresses(self, addresses: DataFrame) -> DataFrame:
+        return self.deletable(addresses)
+
 
 def row_address(row: str | tuple[Any, ...]) -> str:
     """Return the address of a Python row: the row itself, or its first column."""
@@ -126,3 +143,9 @@ class Rows:
 
     def deletable(self, rows: Iterable[Any]) -> list[Any]:
         return [r for r in rows if is_deletable(row_address(r))]
+
+    def minus_addresses(self, addresses: Iterable[str], others: Collection[str]) -> list[str]:
+        return [a for a in addresses if a not in others]
+
+    def deletable_addresses(self, addresses: Iterable[str]) -> list[str]:
+        return [a for a in addresses if is_deletable(a)]

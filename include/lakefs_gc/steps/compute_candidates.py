@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping
 from contextlib import ExitStack
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lakefs_gc.contract import (
     CandidatesResult,
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from lakefs_gc.engine import Engine
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")  # the engine's rows
+A = TypeVar("A")  # the engine's addresses
+H = TypeVar("H")
 
 def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], IncrementalBase | None]:
     """Return the staged files to read and the base run, checked (fails closed on a missing input)."""
@@ -85,7 +89,7 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
                          lambda on: _decide(on, inputs, environ, files, base))
 
 
-def _decide(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None, files: list[str],
+def _decide(engine: Engine[R, A], inputs: StepInputs, environ: Mapping[str, str] | None, files: list[str],
             base: IncrementalBase | None) -> CandidatesResult:
     """
     Return the mark written: the decision (:mod:`lakefs_gc.gc.decision`) on ``engine``.
@@ -99,7 +103,7 @@ def _decide(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, 
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
     cutoff_s = cutoff_seconds(ctx)
     with ExitStack() as stack:
-        def held(rows: Any) -> Any:  # computed once, kept until the mark is written (Spark: cached)
+        def held(rows: H) -> H:  # computed once, kept until the mark is written (Spark: cached)
             return stack.enter_context(engine.hold(rows))
 
         carried = engine.carried(base) if base is not None else None
@@ -133,8 +137,8 @@ def _decide(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, 
                      check)
 
 
-def _save(engine: Engine[Any, Any], ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: Any,
-          cands: Any, carried_checked: int, carried_found: int,
+def _save(engine: Engine[R, A], ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: A,
+          cands: R, carried_checked: int, carried_found: int,
           check: staged_check.CheckCounts | None) -> CandidatesResult:
     """
     Write the mark, on either engine.
