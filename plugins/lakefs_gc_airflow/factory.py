@@ -22,7 +22,7 @@ from airflow.sdk import DAG, Param
 from lakefs_gc.config import DiscoverySettings, GCConfig, RepoConfig, schedule_interval_seconds
 from lakefs_gc_airflow.operators import DiscoverRepositoriesOperator, RepositoryConnections, RestoreOperator
 from lakefs_gc_airflow.params import gc_params
-from lakefs_gc_airflow.task_group import UPSTREAM, gc_tasks  # noqa: F401 - UPSTREAM re-exported (its home before)
+from lakefs_gc_airflow.task_group import gc_tasks
 
 START_DATE = datetime(2024, 1, 1, tzinfo=UTC)
 

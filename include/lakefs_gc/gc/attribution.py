@@ -1,5 +1,5 @@
 """
-Where the bytes go: every listed object of a namespace attributed to what holds it (issue 43).
+Where the bytes go: every listed object of a namespace attributed to what holds it.
 
 A *holder* is a branch's HEAD, a branch's retention window (the kept commits that are not its
 HEAD, with the rule that keeps them), a branch's staged entries, or a tag's commit. lakeFS's GC

@@ -1,5 +1,5 @@
 """
-The holders of each address of a namespace, read in one process or on Spark's executors (issue 43).
+The holders of each address of a namespace, read in one process or on Spark's executors.
 
 Commits -> their holders (:func:`lakefs_gc.gc.attribution.commit_holders`), metaranges -> ranges,
 each range read once with the union of its commits' holders, each address the union of its ranges';

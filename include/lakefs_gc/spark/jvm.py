@@ -1,14 +1,14 @@
 """
 The Spark driver's JVM start: what a GC job pays before it reads anything.
 
-On 2 cores a spark-submit that only opens a session, runs one JVM and one Python action and stops
-takes about 19.5 s; most of it is the JVM loading and verifying Spark's classes and compiling code
-it will run a few times. :func:`driver_java_options` gives the driver two options that cut it to
-about 11 s (``python -m bench tiny`` measures both):
+Most of the time of a small spark-submit (open a session, one JVM and one Python action, stop) is
+the JVM loading and verifying Spark's classes and compiling code it will run a few times.
+:func:`driver_java_options` gives the driver two options that cut it by about a half (``python -m
+bench tiny`` measures both; the figures are in docs/benchmarks.md):
 
 - ``-XX:TieredStopAtLevel=1``: the client compiler only. A GC job is short or I/O bound; the
-  server compiler's threads compete with the job for the cores. (On 2 cores the 1,000,000-object
-  bench is faster with it too: 58.6 s against 87.5 s.)
+  server compiler's threads compete with the job for the cores (docs/benchmarks.md has the
+  figures).
 - ``-XX:SharedArchiveFile=<archive>``: Spark's classes mapped from a class-data-sharing archive
   (JDK AppCDS) instead of loaded and verified again by every job. The archive is made once per
   Spark installation, Java and worker by a small Spark job (``-XX:ArchiveClassesAtExit``) touching

@@ -1,5 +1,5 @@
 """
-Spark step ``attribute_space``: where the namespace's bytes go at this run (issue 43).
+Spark step ``attribute_space``: where the namespace's bytes go at this run.
 
 Between ``compute_candidates`` and ``delete``: every object ``list_slices`` listed, attributed to
 what holds it (:mod:`lakefs_gc.gc.attribution`): a branch's HEAD, a branch's retention window, a
