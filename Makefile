@@ -1,6 +1,7 @@
 # The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
 .PHONY: setup demo test lint bench histories proto airflow ui
 PY := .venv/bin/python
+WWW := plugins/lakefs_gc_airflow/gc_page/www
 
 setup:
 	@bash scripts/setup.sh
@@ -13,11 +14,14 @@ demo: setup
 lint: setup
 	@bash scripts/lint.sh
 
-# Four workers on two cores, one test file each at a time: the end-to-end files mostly wait
-# (Airflow, clocks, servers), so they overlap with the Spark-bound ones; the longest files first
-# (tests/conftest.py). Module-scoped servers stay per file.
+# The GC page's UI tests (vitest in jsdom: www/test/) after the gates: setup has installed www's
+# node_modules (npm ci, when its package-lock.json is newer). Then pytest: four workers on two cores,
+# one test file each at a time: the end-to-end files mostly wait (Airflow, clocks, servers), so they
+# overlap with the Spark-bound ones; the longest files first (tests/conftest.py). Module-scoped
+# servers stay per file.
 test: setup
 	@bash scripts/lint.sh
+	@cd $(WWW) && npm test
 	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Airflow 3 of our own with the GC DAGs, on 127.0.0.1, until Ctrl-C (settings: config/airflow.env).
@@ -45,5 +49,6 @@ proto:
 
 # Rebuild the GC page's bundle (plugins/lakefs_gc_airflow/gc_page/www/dist, committed; needs Node 20.19+
 # and npm; not part of setup): after a change to www/src, package.json or the build's configuration.
+# The build type-checks src/ and the UI tests (www/test/); `npm test` in www runs those tests.
 ui:
-	cd plugins/lakefs_gc_airflow/gc_page/www && npm ci --no-audit --no-fund && npm run build
+	cd $(WWW) && npm ci --no-audit --no-fund && npm run build

@@ -199,6 +199,20 @@ if [ ! -x "$gcs/fake-gcs-server" ]; then
 fi
 mkdir -p "$TOOLS/bin" && ln -sfn "$gcs/fake-gcs-server" "$TOOLS/bin/fake-gcs-server"
 
+# --- the GC page's UI tests (`make test` runs them: vitest in jsdom) and its build (`make ui`): Node
+#     20.19+ (vite 7, vitest 4, jsdom 29), and www's node_modules by `npm ci` from its lock, again only
+#     when package-lock.json is newer than the install (npm's node_modules/.package-lock.json) ---
+www=plugins/lakefs_gc_airflow/gc_page/www
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+  || die "node or npm not found: install Node.js 20.19+ with npm (Debian: apt-get install nodejs npm; or nodejs.org) for the GC page's UI tests, and re-run"
+IFS=. read -r nmaj nmin _ <<< "$(node -p process.versions.node)"
+{ [ "$nmaj" -eq 20 ] && [ "$nmin" -ge 19 ]; } || { [ "$nmaj" -eq 22 ] && [ "$nmin" -ge 13 ]; } || [ "$nmaj" -ge 24 ] \
+  || die "Node $(node --version) found, but the GC page's UI tests need Node.js 20.19+, 22.13+ or 24+: install one (nodejs.org) and re-run"
+if [ ! -f "$www/node_modules/.package-lock.json" ] || [ "$www/package-lock.json" -nt "$www/node_modules/.package-lock.json" ]; then
+  echo "setup: installing the GC page's node_modules (npm ci in $www)"
+  (cd "$www" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) || die "npm ci in $www failed"
+fi
+
 # --- the package as a zip for spark-submit --py-files (rewritten when the package's content changes:
 #     a stale zip runs old code in the jobs). The operators build the same zip from the installed
 #     package themselves (lakefs_gc.spark.bundle); this copy is for running a job by hand. ---

@@ -1,5 +1,5 @@
 // Writes dist/SOURCES.sha256: the hash of the sources the bundle was built from
-// (tests/airflow/test_gc_page.py recomputes it, so a bundle older than its sources fails the tests).
+// (tests/airflow/gc_page/test_gc_page_runs.py recomputes it, so a bundle older than its sources fails the tests).
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 

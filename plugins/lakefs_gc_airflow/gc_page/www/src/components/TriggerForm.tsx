@@ -2,49 +2,14 @@ import { Box, Button, Code, HStack, Heading, Input, SimpleGrid, Spinner, Text } 
 import { useEffect, useState } from "react";
 import { base } from "../api";
 import type { ParamSpec } from "../types";
+import { checkParam, types } from "./paramCheck";
 
 // Run GC: the DAG's trigger form, checked field by field before anything is sent. Airflow 3.3's own
 // trigger form checks only required fields on the client: a number outside its Param's range comes
 // back from the server as a "Bad Request" toast over a dialog whose message names only the first
-// bad Param. Here every field is checked against its Param's JSON schema as it is typed (type,
-// enum, minimum and maximum, also inside allOf, minLength), turns red with its reason, and Run
-// stays disabled until every field is good; what the server still refuses lands on its field.
-type Schema = Record<string, unknown>;
-
-const bounds = (s: Schema): { min?: number; max?: number } => {
-  const parts = [s, ...(((s.allOf as Schema[] | undefined) ?? []))];
-  const out: { min?: number; max?: number } = {};
-  for (const x of parts) {
-    if (typeof x.minimum === "number") out.min = Math.max(out.min ?? -Infinity, x.minimum);
-    if (typeof x.maximum === "number") out.max = Math.min(out.max ?? Infinity, x.maximum);
-  }
-  return out;
-};
-
-const types = (s: Schema): string[] => (Array.isArray(s.type) ? (s.type as string[]) : s.type ? [s.type as string] : []);
-
-/** The value typed into a field, as the Param's type wants it, or why it cannot be. */
-const checkParam = (text: string, s: Schema): { value?: unknown; error?: string } => {
-  const ts = types(s);
-  if (text.trim() === "") {
-    return ts.includes("null") ? { value: null } : { error: "required: give a value" };
-  }
-  if (Array.isArray(s.enum)) {
-    return (s.enum as unknown[]).includes(text) ? { value: text } : { error: `must be one of ${(s.enum as unknown[]).join(", ")}` };
-  }
-  if (ts.includes("integer") || ts.includes("number")) {
-    const v = Number(text.trim());
-    if (!Number.isFinite(v)) return { error: `must be a number, got ${JSON.stringify(text)}` };
-    if (!ts.includes("number") && !Number.isInteger(v)) return { error: `must be a whole number, got ${text}` };
-    const { min, max } = bounds(s);
-    if (min !== undefined && v < min) return { error: `must be at least ${min}, got ${v}` };
-    if (max !== undefined && v > max) return { error: `must be at most ${max}, got ${v}` };
-    return { value: v };
-  }
-  if (typeof s.minLength === "number" && text.length < s.minLength) return { error: `must have at least ${s.minLength} characters` };
-  return { value: text };
-};
-
+// bad Param. Here every field is checked against its Param's JSON schema as it is typed (by Ajv:
+// paramCheck.ts), turns red with its reason, and Run stays disabled until every field is good; what
+// the server still refuses lands on its field.
 const asText = (v: unknown) => (v === null || v === undefined ? "" : String(v));
 
 export const TriggerForm = ({ dagId, onTriggered }: { dagId: string; onTriggered: () => void }) => {
