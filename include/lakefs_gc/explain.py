@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.report.run_summary import RunSummary
     from lakefs_gc.storage.base import Storage
 
 KEPT_HEAD = "kept: in a branch HEAD"
@@ -63,9 +64,9 @@ def _in_parts(storage: Storage, keys: Iterable[str], address: str, column: str =
     return None
 
 
-def _mark_fate(storage: Storage, mark_id: str, summary: dict[str, Any], address: str, ex: Explanation) -> str | None:
+def _mark_fate(storage: Storage, mark_id: str, summary: RunSummary, address: str, ex: Explanation) -> str | None:
     """Return what mark ``mark_id`` decided about ``address``; None when it says nothing of it."""
-    cutoff = summary.get("cutoff_time", "?")
+    cutoff = summary.cutoff_time if summary.cutoff_time is not None else "?"
     deleted_part = _in_parts(storage, parquet_parts(storage, layout.deleted_dir(mark_id)), address)
     if deleted_part is None and _in_parts(storage, candidate_parts(storage, mark_id), address) is None:
         if _in_parts(storage, parquet_parts(storage, layout.state_committed_dir(mark_id)), address):
@@ -73,8 +74,9 @@ def _mark_fate(storage: Storage, mark_id: str, summary: dict[str, Any], address:
             return KEPT_COMMIT
         # every staged address the mark kept (lakeFS's mark, what it lacked, what the staged check
         # kept: state/uncommitted/), else lakeFS's uncommitted mark itself
-        staged = parquet_parts(storage, layout.uncommitted_dir(summary.get("run_id", mark_id))) + \
-            ([summary["staged_file"]] if summary.get("staged_file") else [])
+        staged = parquet_parts(storage, layout.uncommitted_dir(summary.run_id if summary.run_id is not None
+                                                                else mark_id)) + \
+            ([summary.staged_file] if summary.staged_file else [])
         staged = [k for k in staged if storage.exists(k)]
         if _in_parts(storage, parquet_parts(storage, layout.state_uncommitted_dir(mark_id)), address) or \
                 _in_parts(storage, staged, address, formats.PHYSICAL_ADDRESS):
@@ -82,11 +84,11 @@ def _mark_fate(storage: Storage, mark_id: str, summary: dict[str, Any], address:
             return KEPT_STAGED
         return None
     if deleted_part is None:
-        until = summary.get("held_back_until")
+        until = summary.held_back_until
         ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
                                   f"staged entry), held back by delayed confirmation"
                                   + (f" until {until}" if until else "")
-                                  + (f": {summary['held_back_reason']}" if summary.get("held_back_reason") else ""))
+                                  + (f": {summary.held_back_reason}" if summary.held_back_reason else ""))
         return HELD_BACK
     ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
                               f"staged entry), on its deleted/ list ({deleted_part.rsplit('/', 1)[1]})")
@@ -105,11 +107,11 @@ def _mark_fate(storage: Storage, mark_id: str, summary: dict[str, Any], address:
             ex.add(f"  sweep {sweep}", f"deleted it by {when}" + (" (kept in the sweep's quarantine)" if quarantined
                                                                    else ""))
             swept = sweep
-    restorable = summary.get("restorable")
-    if swept and isinstance(restorable, dict):
-        ok = restorable.get("restorable")
-        ex.add("  restorable", ("yes" + (f" until {restorable['until']}" if restorable.get("until") else "")
-                                if ok else "no" if ok is False else "unknown") + f" ({restorable.get('detail', '')})")
+    restorable = summary.restorable
+    if swept and restorable is not None:
+        ok = restorable.restorable
+        ex.add("  restorable", ("yes" + (f" until {restorable.until}" if restorable.until else "")
+                                if ok else "no" if ok is False else "unknown") + f" ({restorable.detail})")
     restored = False
     for rdir in storage.list_prefixes(layout.restores_dir(mark_id)):
         key = rdir + "outcomes.parquet"
@@ -136,8 +138,8 @@ def explain(storage: Storage, address: str, roots: tuple[str, ...], client: Lake
                       f"{datetime.fromtimestamp(info.last_modified, UTC):%Y-%m-%d %H:%M:%SZ})"
            if info else "not present")
     marks = [(m, s) for m, s, _ in iter_marks(storage) if s is not None and (run is None or m == run or
-                                                                               s.get("airflow_run_id") == run)]
-    marks.sort(key=lambda ms: str(ms[1].get("start_time", "")), reverse=True)
+                                                                               s.airflow_run_id == run)]
+    marks.sort(key=lambda ms: str(ms[1].start_time if ms[1].start_time is not None else ""), reverse=True)
     decided: tuple[str, str] | None = None
     for mark_id, summary in marks[:max_marks]:
         fate = _mark_fate(storage, mark_id, summary, address, ex)
@@ -146,7 +148,7 @@ def explain(storage: Storage, address: str, roots: tuple[str, ...], client: Lake
             decided = decided or (fate, mark_id)
     now: list[str] = []
     if client is not None and repository:
-        commits_csv = next((s.get("commits_csv") for _, s in marks if s.get("commits_csv")), None)
+        commits_csv = next((s.commits_csv for _, s in marks if s.commits_csv), None)
         now = _repository_now(storage, roots, client, repository, address, commits_csv, ex, path)
         ex.fates += now
     if decided is not None:
@@ -168,7 +170,7 @@ def explain(storage: Storage, address: str, roots: tuple[str, ...], client: Lake
 def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClient, repository: str, address: str,
                     commits_csv: str | None, ex: Explanation, path: str | None) -> list[str]:
     """Return what references ``address`` in the repository now (the fates, most protective first)."""
-    from lakefs_gc.listing.committed import metarange_range_ids, parse_commits_csv, range_entries, relative_key
+    from lakefs_gc.listing.committed import metarange_ranges, parse_commits_csv, range_entries, range_keys, relative_key
     from lakefs_gc.storage import relative_to
 
     range_paths: dict[str, list[str]] = {}
@@ -178,10 +180,9 @@ def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClie
         if not metarange_id:
             return []
         out: list[str] = []
-        mr = relative_key(roots, client.meta_range_location(repository, metarange_id))
-        for rid, _ in metarange_range_ids(storage, mr):
+        for rid, _ in metarange_ranges(client, repository, storage, roots, [metarange_id])[metarange_id]:
             if rid not in range_paths:
-                rk = relative_key(roots, client.range_location(repository, rid))
+                (rk,) = range_keys(client, repository, roots, [rid])
                 range_paths[rid] = [p for a, p, _, _ in range_entries(storage, rk, roots) if a == address]
             out += range_paths[rid]
         return out

@@ -1,7 +1,7 @@
 """
 A GC run where operators look: metrics through Airflow's ``Stats``, and Asset events.
 
-**Metrics.** ``save_report`` emits the run's figures (``lakefs_gc.report.summary.run_figures``) as
+**Metrics.** ``save_report`` emits the run's figures (``lakefs_gc.report.figures.run_figures``) as
 gauges through Airflow's own ``Stats``, so they go wherever the user's Airflow sends its metrics
 (StatsD, Datadog or OpenTelemetry, as ``[metrics]`` configures it; nothing when metrics are off).
 Each is ``lakefs_gc.<repository>.<figure>`` (StatsD has no tags) with the tag ``repository``
@@ -31,6 +31,8 @@ from airflow.sdk import Asset, AssetAlias
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
+
+    from lakefs_gc.report.run_summary import RunSummary
 
 PREFIX = "lakefs_gc"
 
@@ -76,19 +78,19 @@ def events_alias(repository: str) -> AssetAlias:
     return AssetAlias(name=f"lakefs_gc/{repository}/events", group="lakefs-gc")
 
 
-def emit_asset_events(context: Context, repository: str, summary: dict[str, Any],
+def emit_asset_events(context: Context, repository: str, summary: RunSummary,
                       figures: dict[str, float]) -> list[str]:
     """Add this run's events (marked, swept) to the alias; return the assets' names."""
     events = context["outlet_events"][events_alias(repository)]
-    extra = {"repository": repository, "run_id": summary.get("run_id"), "mode": summary.get("mode"),
-             "dry_run": bool(summary.get("dry_run")), "storage_namespace": summary.get("storage_namespace"),
-             **{k: v for k, v in figures.items() if not k.startswith(("seconds.", "space_bytes."))}}
+    extra: dict[str, Any] = {"repository": repository, "run_id": summary.run_id, "mode": summary.mode,
+                             "dry_run": bool(summary.dry_run), "storage_namespace": summary.storage_namespace,
+                             **{k: v for k, v in figures.items() if not k.startswith(("seconds.", "space_bytes."))}}
     out = []
-    if summary.get("mode") != "sweep_only":
+    if summary.mode != "sweep_only":
         events.add(marked_asset(repository), extra=extra)
         out.append(marked_asset(repository).name)
-    swept = summary.get("mode") != "mark_only" and not summary.get("dry_run") and "deleted" in summary \
-        and not summary.get("delete_skipped")
+    swept = summary.mode != "mark_only" and not summary.dry_run and summary.deleted is not None \
+        and not summary.delete_skipped
     if swept:
         events.add(swept_asset(repository), extra=extra)
         out.append(swept_asset(repository).name)

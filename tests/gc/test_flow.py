@@ -8,7 +8,7 @@ import pytest
 
 from lakefs_gc.errors import Refusal
 from lakefs_gc.gc.flow import CleanRunEvery, choose_flow, rules_fingerprint
-from lakefs_gc.report.summary import STATE_FORMAT
+from lakefs_gc.report.run_summary import STATE_FORMAT, RunSummary
 from lakefs_gc.timestamps import iso
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
@@ -20,7 +20,8 @@ EVERY = CleanRunEvery(runs=7, days=7)
 def state(**over):
     s = {"format": STATE_FORMAT, "namespace": NS, "gc_rules": RULES, "clean_run_id": "clean1",
          "clean_start_time": iso(NOW - timedelta(days=1)), "runs_in_chain": 1, "last_slice": "s",
-         "uncommitted_dir": "u/", "committed_dirs": ["c/"], "identity_dirs": ["i/"], "read_file": "r.json"}
+         "uncommitted_dir": {"dir": "u/", "parts": 1}, "committed_dirs": [{"dir": "c/", "parts": 1}],
+         "identity_dirs": [{"dir": "i/", "parts": 1}], "read_file": "r.json"}
     s.update(over)
     return s
 
@@ -29,7 +30,7 @@ def mark(mark_id, hours_ago, success=True, mode="mark_and_sweep", **st):
     summary = {"run_id": mark_id, "success": success, "mode": mode, "start_time": iso(NOW - timedelta(hours=hours_ago))}
     if st.get("state", True) is not None:
         summary["incremental_state"] = state(**{k: v for k, v in st.items() if k != "state"})
-    return mark_id, summary, None
+    return mark_id, RunSummary.from_doc(summary), None
 
 
 def choose(requested, marks, **kw):
@@ -48,7 +49,7 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
              ("broken", None, "summary.json is not JSON"), mark("future", -1)]
     c = choose("auto", marks)
     assert (c.flow, c.base) == ("incremental", "new")
-    assert c.base_summary["incremental_state"]["clean_run_id"] == "clean1"
+    assert c.base_summary.to_doc()["incremental_state"]["clean_run_id"] == "clean1"
     assert c.reason.startswith("auto: builds on run new")
     assert choose("incremental", marks).reason.startswith("requested (flow=incremental): builds on run new")
 

@@ -97,7 +97,7 @@ def test_summary_keeps_lakefs_fields_first_and_adds_ours():
         compute_candidates=CandidatesResult(report_dir="d", uncommitted_files=0, candidates=5, candidate_bytes=50,
                                             to_delete=5, to_delete_bytes=50, held_back=0, confirm_after_seconds=0),
         delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=5, parts=1)))
-    s = build_summary(inputs(ctx, **results), True)
+    s = build_summary(inputs(ctx, **results), True).to_doc()
     assert list(s)[:6] == ["run_id", "success", "first_slice", "start_time", "cutoff_time", "num_deleted_objects"]
     assert s["run_id"] == "r"
     assert s["first_slice"] == "s"
@@ -107,12 +107,12 @@ def test_summary_keeps_lakefs_fields_first_and_adds_ours():
     assert s["unsafe_min_age_override"] is False
     assert s["listed_objects"] == 10
     mark_only = build_summary(inputs(make_context(start=NOW, mode="mark_only"),
-                                     **{**results, "delete": DeleteResult(skipped="mark_only")}), True)
+                                     **{**results, "delete": DeleteResult(skipped="mark_only")}), True).to_doc()
     assert mark_only["reclaimed_bytes"] == 0
     assert mark_only["deleted"] == 0
     assert mark_only["num_deleted_objects"] == 5
     dry = build_summary(inputs(make_context(start=NOW, dry_run=True),
-                               **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)}))
+                               **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)})).to_doc()
     assert dry["deleted"] == 0
     assert dry["would_delete"] == 5
     assert dry["reclaimed_bytes"] == 0

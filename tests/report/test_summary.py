@@ -1,6 +1,6 @@
 """The run summary a person reads (``lakefs_gc.report.summary``): the rows of the DAG-run summary
 and of ``lakefs-gc report``, when held-back objects can go, and the URLs the task's extra links
-open. Pure functions over typed results and summary.json dicts: no Spark, no Airflow."""
+open. Pure functions over typed results and summaries: no Spark, no Airflow."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from lakefs_gc.contract import (
     StorageLocation,
     UncommittedResult,
 )
+from lakefs_gc.report.run_summary import RunSummary
 from lakefs_gc.report.summary import (
     build_summary,
     held_back_until,
@@ -57,8 +58,8 @@ def _summary(mode="mark_and_sweep", cand=None, counts=COUNTS,
 def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_letters_reclaimed():
     s = _summary()
     # lakeFS's num_deleted_objects: the addresses marked; "deleted": what this sweep removed
-    assert (s["num_deleted_objects"], s["deleted"], s["already_gone"], s["delete_failed"]) == (40, 38, 2, 0)
-    assert "delete_missing" not in s
+    assert (s.num_deleted_objects, s.deleted, s.already_gone, s.delete_failed) == (40, 38, 2, 0)
+    assert "delete_missing" not in s.to_doc()
     rows = dict(summary_rows(s, "s3://b/repo/_lakefs/retention/gc/unified/mark1/summary.json"))
     assert rows == {
         "repository": "repo  (local://ns/repo)",
@@ -84,8 +85,9 @@ def test_a_sweep_reads_as_listed_candidates_marked_deleted_already_gone_dead_let
 
 
 def test_slices_skipped_as_too_young_and_the_unsafe_override_are_said():
-    s = {**_summary(), "listed_objects": 0, "listed_bytes": 0, "slices_skipped": 1, "unsafe_min_age_override": True,
-         "effective_min_age_seconds": 45, "grace_period_seconds": 21600}
+    s = RunSummary.from_doc({**_summary().to_doc(), "listed_objects": 0, "listed_bytes": 0, "slices_skipped": 1,
+                             "unsafe_min_age_override": True, "effective_min_age_seconds": 45,
+                             "grace_period_seconds": 21600})
     rows = dict(summary_rows(s))
     assert rows["listed"] == "0 objects, 0 B; 1 slice(s) created after the cutoff skipped, not listed (too young)"
     assert rows["cutoff"] == ("2026-11-22T17:00:00Z  (objects written at or after it are kept); minimum age 45s, "
@@ -96,13 +98,13 @@ def test_held_back_objects_say_when_they_can_go():
     s = _summary(cand=_candidates(10, 4, confirm=86400, held_back_reason="not yet a candidate in mark m0 "
                                   "(started 2026-11-22T16:00:00.000000Z)", confirmed_by_mark="m0"),
                  counts=DeleteCounts(keys=4, deleted=4, parts=1))
-    assert s["held_back"] == 6
-    assert s["held_back_until"] == "2026-11-24T17:00:00.000000Z"
+    assert s.held_back == 6
+    assert s.held_back_until == "2026-11-24T17:00:00.000000Z"
     assert dict(summary_rows(s))["held back"] == (
         "6; deletable by the first run that starts after 2026-11-24T17:00:00Z if still unreferenced; "
         "not yet a candidate in mark m0 (started 2026-11-22T16:00:00.000000Z)")
     assert held_back_until("2026-11-23T17:00:00.500000Z", 3600) == "2026-11-23T18:00:00.500000Z"
-    assert "held_back_until" not in _summary()  # nothing held back: no time
+    assert "held_back_until" not in _summary().to_doc()  # nothing held back: no time
 
 
 def test_dead_letters_name_where_they_are_and_nothing_counts_as_reclaimed():
@@ -119,13 +121,13 @@ def test_mark_only_dry_run_and_sweep_only_say_what_did_not_happen():
     assert "already gone" not in mark_only
     assert mark_only["marked"].startswith("40 ")
     dry = _summary(dry_run=True, counts=DeleteCounts(keys=40, deleted=40, parts=1))
-    assert (dry["deleted"], dry["already_gone"], dry["would_delete"]) == (0, 0, 40)
+    assert (dry.deleted, dry.already_gone, dry.would_delete) == (0, 0, 40)
     assert dict(summary_rows(dry))["deleted"] == "0  (dry run: would delete 40)"
     assert dict(summary_rows(dry))["mode"] == "mark_and_sweep (dry run)"
     ctx = make_context(start=NOW, mode="sweep_only", mark_id="mark1",
                        sweep_mark=MarkRef("mark1", "2026-11-22T17:00:00.000000Z", "2026-11-21T17:00:00.000000Z", 100, 7))
     s = build_summary(inputs(ctx, delete=DeleteResult(counts=DeleteCounts(keys=7, deleted=5, already_gone=2))))
-    assert (s["num_deleted_objects"], s["deleted"], s["already_gone"]) == (7, 5, 2)
+    assert (s.num_deleted_objects, s.deleted, s.already_gone) == (7, 5, 2)
     rows = dict(summary_rows(s))
     assert rows["mode"] == "sweep_only of mark mark1"
     assert "flow" not in rows
@@ -133,12 +135,14 @@ def test_mark_only_dry_run_and_sweep_only_say_what_did_not_happen():
 
 
 def test_a_failed_or_older_report_still_reads():
-    rows = dict(summary_rows({"run_id": "m", "success": False, "start_time": "2026-11-23T17:00:00.000000Z",
-                              "cutoff_time": "x", "num_deleted_objects": 0, "note": "mark in progress or failed"}))
+    rows = dict(summary_rows(RunSummary.from_doc({"run_id": "m", "success": False,
+                                                  "start_time": "2026-11-23T17:00:00.000000Z", "cutoff_time": "x",
+                                                  "num_deleted_objects": 0, "note": "mark in progress or failed"})))
     assert rows["result"] == "NOT COMPLETE (success: false)"
     assert rows["marked"].startswith("0 ")
     # a report of version 0.1 counted already-gone keys as delete_missing
-    old = dict(summary_rows({"mode": "mark_and_sweep", "deleted": 5, "delete_missing": 1, "delete_failed": 0}))
+    old = dict(summary_rows(RunSummary.from_doc({"mode": "mark_and_sweep", "deleted": 5, "delete_missing": 1,
+                                                 "delete_failed": 0})))
     assert (old["deleted"], old["already gone"]) == ("5", "1")
 
 

@@ -79,6 +79,7 @@ from lakefs_gc.contract.wire import (
     read_failure,
     read_json,
     read_result,
+    rest_field,
     to_wire,
     write_json,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "read_json",
     "read_result",
     "required_inputs",
+    "rest_field",
     "settings_from_params",
     "skip_result",
     "skipped",

@@ -65,7 +65,7 @@ class IncrementalBase:
     """
     An incremental run: the earlier run it builds on.
 
-    As that run's ``incremental_state`` in its summary.json describes it (lakefs_gc.report.summary).
+    As that run's ``incremental_state`` in its summary.json describes it (lakefs_gc.report.run_summary).
     Keys are namespace-relative.
     """
 

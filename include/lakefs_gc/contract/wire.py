@@ -12,7 +12,7 @@ import os
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
@@ -26,12 +26,46 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound="DataclassInstance")
 
 
+# The field metadata of a field made by rest_field
+_REST = "lakefs_gc.wire.rest"
+
+
+def rest_field() -> Any:
+    """
+    Return a dataclass field that keeps the wire fields its class does not name, verbatim.
+
+    For a document other versions write too (``summary.json``): :func:`from_wire` collects those
+    fields into it instead of refusing them, and :func:`to_wire` writes them back after the named
+    ones, so a document round-trips whatever version wrote it.
+    """
+    return field(default_factory=dict, hash=False, metadata={_REST: True})
+
+
+def _rest_name(cls: Any) -> str | None:
+    return next((f.name for f in dataclasses.fields(cls) if f.metadata.get(_REST)), None)
+
+
 def to_wire(obj: Any) -> Any:
-    """Return a dataclass as a JSON-ready dict (tuples become lists); None stays None."""
+    """
+    Return a dataclass as a JSON-ready dict (tuples become lists); None stays None.
+
+    A class whose ``wire_omit_none`` is true leaves its None fields out (absent from the
+    document), and writes its :func:`rest_field` back after the others.
+    """
     if obj is None:
         return None
     if dataclasses.is_dataclass(obj):
-        return {f.name: to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        omit_none = getattr(obj, "wire_omit_none", False)
+        rest = _rest_name(obj)
+        out = {f.name: to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+               if f.name != rest and not (omit_none and getattr(obj, f.name) is None)}
+        if rest is not None:
+            kept: Mapping[str, Any] = getattr(obj, rest)
+            named = sorted({f.name for f in dataclasses.fields(obj) if f.name != rest} & set(kept))
+            if named:
+                raise ContractError(f"{type(obj).__name__}.{rest} holds named field(s) {named}")
+            out.update(kept)
+        return out
     if isinstance(obj, (tuple, list)):
         return [to_wire(x) for x in obj]
     return obj
@@ -41,14 +75,16 @@ def from_wire(cls: type[T], data: Any, where: str = "") -> T:
     """
     Read ``cls`` back from :func:`to_wire`'s dict.
 
-    Unknown, missing or mistyped fields raise :class:`ContractError` naming them.
+    Missing or mistyped fields raise :class:`ContractError` naming them; so do unknown fields,
+    unless ``cls`` has a :func:`rest_field`, which keeps them.
     """
     where = where or cls.__name__
     if not isinstance(data, Mapping):
         raise ContractError(f"{where}: expected an object, got {type(data).__name__}")
-    names = {f.name: f for f in dataclasses.fields(cls)}
+    rest = _rest_name(cls)
+    names = {f.name: f for f in dataclasses.fields(cls) if f.name != rest}
     unknown = set(data) - set(names)
-    if unknown:
+    if unknown and rest is None:
         raise ContractError(f"{where}: unknown field(s) {sorted(unknown)}")
     hints = typing.get_type_hints(cls)
     values = {}
@@ -58,6 +94,8 @@ def from_wire(cls: type[T], data: Any, where: str = "") -> T:
                 raise ContractError(f"{where}: missing field {name!r}")
             continue
         values[name] = _value(hints[name], data[name], f"{where}.{name}")
+    if rest is not None:
+        values[rest] = {k: v for k, v in data.items() if k in unknown}  # in the document's order
     try:
         return cls(**values)
     except (TypeError, ValueError) as e:

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lakefs_gc.report.marks import MarkSummary
 
+if TYPE_CHECKING:
+    from lakefs_gc.report.run_summary import RunSummary
 
-def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], before: datetime,
+
+def confirming_mark(marks: Iterable[tuple[str, RunSummary | None, str | None]], before: datetime,
                     exclude: str = "") -> tuple[tuple[str, MarkSummary] | None, list[str]]:
     """
     Return the most recent successful mark (not a sweep) started at or before ``before``.
@@ -31,11 +34,7 @@ def confirming_mark(marks: Iterable[tuple[str, dict[str, Any] | None, str | None
         if summary is None:
             unreadable.append(f"{mark_id}: {problem}")
             continue
-        try:
-            mark = MarkSummary.from_doc(summary)
-        except (TypeError, ValueError) as e:
-            unreadable.append(f"{mark_id}: summary.json has a count that is not a number ({e})")
-            continue
+        mark = MarkSummary.of(summary)
         if not mark.success or mark.mode == "sweep_only":
             continue
         try:

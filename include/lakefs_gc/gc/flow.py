@@ -20,11 +20,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from lakefs_gc.contract import FLOWS
 from lakefs_gc.errors import Refusal
-from lakefs_gc.report.summary import STATE_FORMAT
+from lakefs_gc.report.run_summary import STATE_FORMAT, IncrementalState, RunSummary
 from lakefs_gc.timestamps import iso, parse_iso
 
 
@@ -61,7 +60,7 @@ class FlowChoice:
     flow: str                   # clean | incremental
     reason: str                 # why, in words (written into the report)
     base: str = ""              # incremental: the mark id whose saved state this run builds on
-    base_summary: dict[str, Any] | None = None
+    base_summary: RunSummary | None = None
 
 
 def rules_fingerprint(default_retention_days: int | None, branches: dict[str, int]) -> str:
@@ -71,26 +70,25 @@ def rules_fingerprint(default_retention_days: int | None, branches: dict[str, in
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _unusable(summary: dict[str, Any], namespace: str, rules: str) -> str | None:
-    state = summary.get("incremental_state")
-    if not isinstance(state, dict):
+def _unusable(summary: RunSummary, namespace: str, rules: str) -> str | None:
+    state = summary.incremental_state
+    if state is None:
         return "it saved no state for incremental runs (written before they existed, or a sweep-only run)"
-    if state.get("format") != STATE_FORMAT:
-        return f"its state has format {state.get('format')!r}, this version reads {STATE_FORMAT}"
-    if state.get("namespace") != namespace:
-        return f"it ran on the storage namespace {state.get('namespace')!r}, the repository's is now {namespace!r}"
-    for key in ("clean_run_id", "clean_start_time", "runs_in_chain", "last_slice", "uncommitted_dir",
-                "committed_dirs", "identity_dirs", "read_file"):
-        if key not in state:
-            return f"its state lacks {key!r}"
+    if state.format != STATE_FORMAT:
+        return f"its state has format {state.format!r}, this version reads {STATE_FORMAT}"
+    if state.namespace != namespace:
+        return f"it ran on the storage namespace {state.namespace!r}, the repository's is now {namespace!r}"
+    lacks = state.lacks()
+    if lacks is not None:
+        return f"its state lacks {lacks!r}"
     try:
-        parse_iso(state["clean_start_time"])
-    except (TypeError, ValueError):
-        return f"its state's clean_start_time {state['clean_start_time']!r} is not a time"
+        parse_iso(str(state.clean_start_time))
+    except ValueError:
+        return f"its state's clean_start_time {state.clean_start_time!r} is not a time"
     return None
 
 
-def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None, str | None]], *, namespace: str,
+def choose_flow(requested: str, marks: Iterable[tuple[str, RunSummary | None, str | None]], *, namespace: str,
                 rules: str, now: datetime, every: CleanRunEvery) -> FlowChoice:
     """
     Choose the flow of a marking run.
@@ -105,13 +103,14 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None
         raise Refusal(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {requested!r}")
     if requested == "clean":
         return FlowChoice("clean", "requested (flow=clean)")
-    newest: tuple[datetime, str, dict[str, Any]] | None = None
+    newest: tuple[datetime, str, RunSummary] | None = None
     for mark_id, summary, _problem in marks:
-        if summary is None or summary.get("success") is not True or summary.get("mode") == "sweep_only":
+        if summary is None or summary.success is not True or summary.mode == "sweep_only" or \
+                summary.start_time is None:
             continue
         try:
-            started = parse_iso(summary["start_time"])
-        except (KeyError, TypeError, ValueError):
+            started = parse_iso(summary.start_time)
+        except ValueError:
             continue
         if started < now and (newest is None or started > newest[0]):
             newest = (started, mark_id, summary)
@@ -127,14 +126,14 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, dict[str, Any] | None
                           f"Run with flow=clean (or auto) first")
         return FlowChoice("clean", f"auto: {why_not}")
     _, base, summary = newest
-    state = summary["incremental_state"]
-    due = every.due(int(state["runs_in_chain"]), parse_iso(state["clean_start_time"]), now)
-    if state.get("gc_rules") != rules:
+    state = summary.incremental_state or IncrementalState()  # _unusable checked it is there, with these fields
+    due = every.due(state.runs_in_chain or 0, parse_iso(str(state.clean_start_time)), now)
+    if state.gc_rules != rules:
         # still sound (commits newly retained are new to the chain and read), but commits no longer
         # retained keep their objects until a clean run: auto runs clean
         due = "the repository's GC rules changed since run " + base + (f"; {due}" if due else "")
     if due and requested == "auto":
         return FlowChoice("clean", f"auto: {due}")
     reason = "requested (flow=incremental)" if requested == "incremental" else "auto"
-    return FlowChoice("incremental", f"{reason}: builds on run {base} (started {summary['start_time']})"
+    return FlowChoice("incremental", f"{reason}: builds on run {base} (started {summary.start_time})"
                       + (f"; note: {due}" if due else ""), base, summary)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
+
+from lakefs_gc.storage.kinds import NAMESPACE_KINDS
 
 if TYPE_CHECKING:
     from lakefs_gc.contract import StorageLocation
@@ -26,23 +28,12 @@ def report_url(uri: str, storage: StorageLocation) -> str | None:
     """
     Return a URL a browser can open for a report written at ``uri``, or None when there is none.
 
-    ``s3://`` on AWS (no endpoint): the S3 console's object page. ``s3://`` on an S3-compatible
-    endpoint: the object's path-style URL on that endpoint (it opens where the bucket can be read
-    without signing, e.g. moto or a public bucket; MinIO's console is on another port we do not
-    know). ``local://``: None, a browser does not open the server's files from a web page (the
-    DAG-run summary and ``lakefs-gc report`` show the path). No credential is ever part of it.
+    The kind whose URI it is says (``NamespaceKind.object_url``): ``s3://`` on AWS (no endpoint):
+    the S3 console's object page. ``s3://`` on an S3-compatible endpoint: the object's path-style
+    URL on that endpoint (it opens where the bucket can be read without signing, e.g. moto or a
+    public bucket; MinIO's console is on another port we do not know). ``local://``: None, a browser
+    does not open the server's files from a web page (the DAG-run summary and ``lakefs-gc report``
+    show the path). No credential is ever part of it.
     """
-    parts = urlsplit(uri)
-    if parts.scheme not in ("s3", "s3a") or not parts.netloc:
-        return None
-    bucket, key = parts.netloc, parts.path.lstrip("/")
-    if not storage.endpoint_url:
-        region = storage.s3_region or "us-east-1"
-        return (f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
-                f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}")
-    endpoint = urlsplit(storage.endpoint_url)
-    if endpoint.scheme not in ("http", "https"):
-        return None
-    base = f"{endpoint.scheme}://{endpoint.hostname}" + (f":{endpoint.port}" if endpoint.port else "")
-    return f"{base}/{quote(bucket, safe='')}/{quote(key)}"
-
+    return next((url for kind in NAMESPACE_KINDS.values()
+                 if (url := kind.object_url(uri, storage.endpoint_url, storage.s3_region)) is not None), None)

@@ -1,9 +1,10 @@
 """
 Earlier marks as the report layout holds them: their summaries and their Parquet parts.
 
-A summary is read back two ways: as the document itself (any version's, for the reports a person
-reads: ``lakefs-gc report``), and as a :class:`MarkSummary`, the fields the GC's decisions read
-(the sweep-only mark check, delayed confirmation, a sweep's context).
+A summary is read back as a :class:`~lakefs_gc.report.run_summary.RunSummary` (any version's: the
+reports a person reads, ``lakefs-gc report``, the flow's choice of a base), and viewed as a
+:class:`MarkSummary`, the fields the GC's decisions read (the sweep-only mark check, delayed
+confirmation, a sweep's context).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.errors import SweepRefused
+from lakefs_gc.errors import ContractError, SweepRefused
 from lakefs_gc.report.layout import (
     UNIFIED,
     candidates_dir,
@@ -24,6 +25,7 @@ from lakefs_gc.report.layout import (
     sweep_summary_key,
     sweeps_dir,
 )
+from lakefs_gc.report.run_summary import RunSummary
 from lakefs_gc.timestamps import parse_iso
 
 if TYPE_CHECKING:
@@ -33,11 +35,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class MarkSummary:
     """
-    What the GC's decisions read of a mark's ``summary.json`` (lakeFS's fields and ours).
+    What the GC's decisions read of a mark's summary (lakeFS's fields and ours): a view of its :class:`RunSummary`.
 
     ``success`` is true only for a JSON ``true``; ``start_time`` is kept as written (``None``
-    when absent) and checked by :meth:`started`; ``to_delete`` is the mark's ``deleted/`` list
-    (``candidates`` in summaries older than delayed confirmation).
+    when absent) and checked by :meth:`started`; ``listed_objects`` is what the blast-radius
+    guard compares against (``guard_objects``, else ``listed_objects``); ``to_delete`` is the
+    mark's ``deleted/`` list (``candidates`` in summaries older than delayed confirmation).
     """
 
     run_id: str = ""
@@ -49,17 +52,26 @@ class MarkSummary:
     to_delete: int = 0
 
     @classmethod
+    def of(cls, summary: RunSummary) -> MarkSummary:
+        """View a summary; a missing or empty count is 0."""
+        s = summary
+        listed = s.guard_objects if s.guard_objects is not None else s.listed_objects
+        return cls(run_id=s.run_id or "", success=s.success is True, mode=s.mode or "", start_time=s.start_time,
+                   cutoff_time=s.cutoff_time or "", listed_objects=listed or 0,
+                   to_delete=(s.to_delete if s.to_delete is not None else s.candidates) or 0)
+
+    @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> MarkSummary:
         """
         From a summary.json document.
 
-        A missing or empty count is 0; a count that is not a number raises ``ValueError``.
+        A missing or empty count is 0; a count that is not a number (any field of the wrong type)
+        raises ``ValueError``.
         """
-        return cls(run_id=str(doc.get("run_id", "")), success=doc.get("success") is True,
-                   mode=str(doc.get("mode", "")), start_time=doc.get("start_time"),
-                   cutoff_time=str(doc.get("cutoff_time", "")),
-                   listed_objects=int(doc.get("guard_objects", doc.get("listed_objects")) or 0),
-                   to_delete=int(doc.get("to_delete", doc.get("candidates")) or 0))
+        try:
+            return cls.of(RunSummary.from_doc(doc))
+        except ContractError as e:
+            raise ValueError(str(e)) from None
 
     def started(self) -> datetime:
         """Return the mark's start time; ``ValueError`` when it has no valid one."""
@@ -68,37 +80,43 @@ class MarkSummary:
         return parse_iso(self.start_time)
 
 
-def read_summary(storage: Storage, mark_id: str) -> dict[str, Any] | None:
-    """Return a mark's summary.json, None when there is none; unreadable is :class:`SweepRefused`."""
+def _load(storage: Storage, key: str) -> RunSummary:
+    """Read the summary at ``key``; ``ValueError`` says what is wrong with it (after its URI)."""
+    try:
+        doc = json.loads(storage.get(key))
+    except ValueError as e:
+        raise ValueError(f"{storage.full_uri(key)} is not valid JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{storage.full_uri(key)} is not a JSON object")
+    try:
+        return RunSummary.from_doc(doc)
+    except ContractError as e:
+        raise ValueError(f"{storage.full_uri(key)} has a field of the wrong type ({e})") from None
+
+
+def read_summary(storage: Storage, mark_id: str) -> RunSummary | None:
+    """Return a mark's summary, None when there is none; unreadable is :class:`SweepRefused`."""
     key = summary_key(mark_id)
     if not storage.exists(key):
         return None
     try:
-        doc = json.loads(storage.get(key))
+        return _load(storage, key)
     except ValueError as e:
-        raise SweepRefused(f"mark {mark_id}: {storage.full_uri(key)} is not valid JSON ({e}); nothing was deleted") from None
-    if not isinstance(doc, dict):
-        raise SweepRefused(f"mark {mark_id}: {storage.full_uri(key)} is not a JSON object; nothing was deleted")
-    return doc
+        raise SweepRefused(f"mark {mark_id}: {e}; nothing was deleted") from None
 
 
 def read_mark(storage: Storage, mark_id: str) -> MarkSummary | None:
     """
     Return a mark's summary as :class:`MarkSummary`, None when there is none.
 
-    Unreadable (not JSON, not an object, a count that is not a number) is :class:`SweepRefused`.
+    Unreadable (not JSON, not an object, a count that is not a number or another field of the
+    wrong type) is :class:`SweepRefused`.
     """
-    doc = read_summary(storage, mark_id)
-    if doc is None:
-        return None
-    try:
-        return MarkSummary.from_doc(doc)
-    except (TypeError, ValueError) as e:
-        raise SweepRefused(f"mark {mark_id}: {storage.full_uri(summary_key(mark_id))} has a count that is not a "
-                           f"number ({e}); nothing was deleted") from None
+    summary = read_summary(storage, mark_id)
+    return None if summary is None else MarkSummary.of(summary)
 
 
-def iter_marks(storage: Storage) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+def iter_marks(storage: Storage) -> Iterator[tuple[str, RunSummary | None, str | None]]:
     """
     (mark id, summary, problem) of every folder under ``unified/``.
 
@@ -129,13 +147,12 @@ def newest_listed(storage: Storage, look_at: int = 20) -> int | None:
             summary = read_summary(storage, prefix[len(UNIFIED):].rstrip("/"))
         except SweepRefused:
             continue
-        if summary and isinstance(summary.get("listed_objects"), int) and str(summary.get("start_time")) > (
-                best[0] if best else ""):
-            best = (str(summary.get("start_time")), summary["listed_objects"])
+        if summary and summary.listed_objects is not None and str(summary.start_time) > (best[0] if best else ""):
+            best = (str(summary.start_time), summary.listed_objects)
     return best[1] if best else None
 
 
-def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, RunSummary | None, str | None]]:
     """
     (sweep folder, summary, problem) of every sweep-only run of a mark.
 
@@ -148,11 +165,9 @@ def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, dict[str,
         if not sweep or not storage.exists(key):
             continue  # a sweep of a mark_and_sweep run: its summary is the mark's own
         try:
-            doc = json.loads(storage.get(key))
+            yield sweep, _load(storage, key), None
         except ValueError as e:
-            yield sweep, None, f"{storage.full_uri(key)} is not valid JSON ({e})"
-            continue
-        yield (sweep, doc, None) if isinstance(doc, dict) else (sweep, None, f"{storage.full_uri(key)} is not a JSON object")
+            yield sweep, None, str(e)
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,7 @@ class FoundRun:
 
     mark_id: str
     summary_key: str          # the summary of the mark, or of the sweep-only run that ``run`` named
-    summary: dict[str, Any]
+    summary: RunSummary
 
 
 def find_run(storage: Storage, run: str) -> FoundRun:
@@ -176,10 +191,10 @@ def find_run(storage: Storage, run: str) -> FoundRun:
         if summary is not None:
             return FoundRun(run, summary_key(run), summary)
     for mark_id, s, _ in iter_marks(storage):
-        if s is not None and s.get("airflow_run_id") == run:
+        if s is not None and s.airflow_run_id == run:
             return FoundRun(mark_id, summary_key(mark_id), s)
         for sweep, ss, _ in iter_sweeps(storage, mark_id):
-            if ss is not None and (ss.get("airflow_run_id") == run or sweep == safe_name(run)):
+            if ss is not None and (ss.airflow_run_id == run or sweep == safe_name(run)):
                 return FoundRun(mark_id, sweep_summary_key(mark_id, sweep), ss)
     raise LookupError(f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id nor an Airflow run id); "
                       f"list the runs with: lakefs-gc report {storage.uri}")

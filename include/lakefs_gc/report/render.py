@@ -1,16 +1,23 @@
 """
 The run report as a person reads it: ``summary.json`` as rows, and each step's result as a line.
 
-:func:`summary_rows` reads a ``summary.json`` of this version or an earlier one, so the DAG-run
-summary, the GC page and ``lakefs-gc report`` say the same thing; :func:`step_line` reads a typed
-step result (:mod:`lakefs_gc.contract`).
+:func:`summary_rows` reads a :class:`~lakefs_gc.report.run_summary.RunSummary` of this version or
+an earlier one, so the DAG-run summary, the GC page and ``lakefs-gc report`` say the same thing;
+:func:`step_line` reads a typed step result (:mod:`lakefs_gc.contract`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefs_gc.contract import CandidatesResult, CommittedResult, DeleteResult, SlicesResult, SpaceResult
+
+if TYPE_CHECKING:
+    from lakefs_gc.contract import Restorability
+    from lakefs_gc.report.run_summary import RunSummary
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 
 def _n(value: Any) -> str:
@@ -32,101 +39,101 @@ def _t(iso: Any) -> str:
     return str(iso)[:19] + "Z" if isinstance(iso, str) and len(iso) >= 19 else str(iso)
 
 
-def summary_rows(summary: dict[str, Any], uri: str | None = None) -> list[tuple[str, str]]:
+def _or(value: T | None, default: D) -> T | D:
+    return default if value is None else value
+
+
+def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str, str]]:
     """
     Return a run's report as (label, value) rows a person reads.
 
     What it listed, found, deleted, held back (and until when), left as dead letters, reclaimed; the
-    flow and the cutoff. Built from a ``summary.json`` (this version's or an earlier one's) so the
-    DAG-run summary and ``lakefs-gc report`` say the same thing. Counts a run did not reach are left
-    out.
+    flow and the cutoff. Built from a summary of this version or an earlier one, so the DAG-run
+    summary and ``lakefs-gc report`` say the same thing. Counts a run did not reach are left out.
     """
-    g = summary.get
-    mode = g("mode", "?")
-    shown_mode = mode + (" (dry run)" if g("dry_run") else "")
-    if mode == "sweep_only" and g("mark_id"):
-        shown_mode += f" of mark {g('mark_id')}"
-    rows = [("repository", f"{g('repository', '?')}  ({g('storage_namespace', '?')})"),
-            ("run", f"{g('airflow_run_id', '?')}  mark {g('run_id', '?')}"),
+    s = summary
+    mode = _or(s.mode, "?")
+    shown_mode = mode + (" (dry run)" if s.dry_run else "")
+    if mode == "sweep_only" and s.mark_id:
+        shown_mode += f" of mark {s.mark_id}"
+    rows = [("repository", f"{_or(s.repository, '?')}  ({_or(s.storage_namespace, '?')})"),
+            ("run", f"{_or(s.airflow_run_id, '?')}  mark {_or(s.run_id, '?')}"),
             ("mode", shown_mode)]
-    if g("flow"):
-        rows.append(("flow", summary["flow"] + (f"  ({g('flow_reason')})" if g("flow_reason") else "")))
+    if s.flow:
+        rows.append(("flow", s.flow + (f"  ({s.flow_reason})" if s.flow_reason else "")))
     rows += [
-            ("result", "success" if g("success") is True else "NOT COMPLETE (success: false)"),
-            ("started", _t(g("start_time"))),
-            ("cutoff", f"{_t(g('mark_cutoff_time') or g('cutoff_time'))}  (objects written at or after it are kept)"
-                       + (f"; minimum age {_n(g('effective_min_age_seconds', 0))}s, below lakeFS's grace period "
-                          f"({_n(g('grace_period_seconds', 0))}s), by the Param unsafe_min_age_override"
-                          if g("unsafe_min_age_override") else ""))]
-    if g("listed_objects") is not None:
-        listed = _n(g("listed_objects"))
-        if g("listed_bytes") is not None:
-            listed += f" objects, {human_bytes(summary['listed_bytes'])}"
-        if g("flow") == "incremental":
-            listed += (f" in {_n(g('slices_listed', 0))} new slice(s); {_n(g('carried_checked', 0))} earlier staged or "
-                       f"held-back object(s) checked again")
-        if g("slices_skipped"):
-            listed += f"; {_n(g('slices_skipped'))} slice(s) created after the cutoff skipped, not listed (too young)"
+            ("result", "success" if s.success is True else "NOT COMPLETE (success: false)"),
+            ("started", _t(s.start_time)),
+            ("cutoff", f"{_t(s.mark_cutoff_time or s.cutoff_time)}  (objects written at or after it are kept)"
+                       + (f"; minimum age {_n(_or(s.effective_min_age_seconds, 0))}s, below lakeFS's grace period "
+                          f"({_n(_or(s.grace_period_seconds, 0))}s), by the Param unsafe_min_age_override"
+                          if s.unsafe_min_age_override else ""))]
+    if s.listed_objects is not None:
+        listed = _n(s.listed_objects)
+        if s.listed_bytes is not None:
+            listed += f" objects, {human_bytes(s.listed_bytes)}"
+        if s.flow == "incremental":
+            listed += (f" in {_n(_or(s.slices_listed, 0))} new slice(s); {_n(_or(s.carried_checked, 0))} earlier "
+                       f"staged or held-back object(s) checked again")
+        if s.slices_skipped:
+            listed += f"; {_n(s.slices_skipped)} slice(s) created after the cutoff skipped, not listed (too young)"
         rows.append(("listed", listed))
-    if g("flow") == "incremental":
-        rows.append(("committed", f"{_n(g('new_commits', 0))} new commit(s), {_n(g('ranges', 0))} new range(s) read"))
-        rows.append(("not covered", g("not_covered", "")))
-    if g("candidates") is not None:
-        rows.append(("candidates", f"{_n(g('candidates'))}  (older than the cutoff, referenced by no kept commit "
+    if s.flow == "incremental":
+        rows.append(("committed", f"{_n(_or(s.new_commits, 0))} new commit(s), {_n(_or(s.ranges, 0))} new range(s) read"))
+        rows.append(("not covered", _or(s.not_covered, "")))
+    if s.candidates is not None:
+        rows.append(("candidates", f"{_n(s.candidates)}  (older than the cutoff, referenced by no kept commit "
                                    f"and not staged)"))
-    rows.append(("marked", f"{_n(g('num_deleted_objects', 0))}  (the mark's deleted/ list)"))
-    if g("held_back"):
-        until = g("held_back_until")
+    rows.append(("marked", f"{_n(_or(s.num_deleted_objects, 0))}  (the mark's deleted/ list)"))
+    if s.held_back:
+        until = s.held_back_until
         when = f"deletable by the first run that starts after {_t(until)} if still unreferenced" if until else ""
-        rows.append(("held back", "; ".join(x for x in (_n(g("held_back")), when, g("held_back_reason") or "") if x)))
-    elif g("held_back") == 0:
+        rows.append(("held back", "; ".join(x for x in (_n(s.held_back), when, s.held_back_reason or "") if x)))
+    elif s.held_back == 0:
         rows.append(("held back", "0"))
-    if g("delete_skipped"):
-        rows.append(("deleted", f"0  (no sweep in {g('delete_skipped')})"))
-    elif g("dry_run") and g("would_delete") is not None:
-        rows.append(("deleted", f"0  (dry run: would delete {_n(g('would_delete'))})"))
-    elif "deleted" in summary:
-        rows.append(("deleted", _n(g("deleted"))))
-        if "already_gone" in summary or "delete_missing" in summary:
-            rows.append(("already gone", _n(g("already_gone", g("delete_missing", 0)))))
-        failed = g("delete_failed", 0)
-        rows.append(("dead letters", f"{_n(failed)}  ({g('dead_letters')})" if failed and g("dead_letters")
-                     else _n(failed)))
-    if "reclaimed_bytes" in summary:
-        held = g("soft_delete_days")
-        rows.append(("reclaimed", human_bytes(int(g("reclaimed_bytes") or 0)) + (
+    if s.delete_skipped:
+        rows.append(("deleted", f"0  (no sweep in {s.delete_skipped})"))
+    elif s.dry_run and s.would_delete is not None:
+        rows.append(("deleted", f"0  (dry run: would delete {_n(s.would_delete)})"))
+    elif s.deleted is not None:
+        rows.append(("deleted", _n(s.deleted)))
+        if s.already_gone is not None or s.delete_missing is not None:
+            rows.append(("already gone", _n(_or(s.already_gone, _or(s.delete_missing, 0)))))
+        failed = _or(s.delete_failed, 0)
+        rows.append(("dead letters", f"{_n(failed)}  ({s.dead_letters})" if failed and s.dead_letters else _n(failed)))
+    if s.reclaimed_bytes is not None:
+        held = s.soft_delete_days
+        rows.append(("reclaimed", human_bytes(s.reclaimed_bytes) + (
             f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
             if held else "")))
-    if g("space_bytes") is not None:
-        rows.append(("space", f"{human_bytes(int(g('space_head_bytes', 0)))} read by branch HEADs, "
-                              f"{human_bytes(int(g('space_retention_bytes', 0)))} only in retention windows, "
-                              f"{human_bytes(int(g('space_staged_bytes', 0)))} only staged, "
-                              f"{human_bytes(int(g('space_young_bytes', 0)))} unreferenced but too young, "
-                              f"{human_bytes(int(g('space_held_back_bytes', 0)))} held back; "
-                              f"{_n(g('stale_branches', 0))} stale branch(es) alone hold "
-                              f"{human_bytes(int(g('stale_alone_bytes', 0)))}  (lakefs-gc report --space)"))
-    elif g("space_skipped"):
-        rows.append(("space", f"not attributed: {g('space_skipped')}"))
-    restorable = g("restorable")
-    if isinstance(restorable, dict) and "deleted" in summary and not g("dry_run"):
-        rows.append(("restorable", _restorable(restorable)))
+    if s.space_bytes is not None:
+        rows.append(("space", f"{human_bytes(_or(s.space_head_bytes, 0))} read by branch HEADs, "
+                              f"{human_bytes(_or(s.space_retention_bytes, 0))} only in retention windows, "
+                              f"{human_bytes(_or(s.space_staged_bytes, 0))} only staged, "
+                              f"{human_bytes(_or(s.space_young_bytes, 0))} unreferenced but too young, "
+                              f"{human_bytes(_or(s.space_held_back_bytes, 0))} held back; "
+                              f"{_n(_or(s.stale_branches, 0))} stale branch(es) alone hold "
+                              f"{human_bytes(_or(s.stale_alone_bytes, 0))}  (lakefs-gc report --space)"))
+    elif s.space_skipped:
+        rows.append(("space", f"not attributed: {s.space_skipped}"))
+    if s.restorable is not None and s.deleted is not None and not s.dry_run:
+        rows.append(("restorable", _restorable(s.restorable)))
     if uri:
         rows.append(("report", uri))
     return rows
 
 
-def _restorable(r: dict[str, Any]) -> str:
+def _restorable(r: Restorability) -> str:
     """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
-    ok = r.get("restorable")
-    if ok is True:
-        when = f" until {r['until']}" if r.get("until") else ""
-        return f"yes{when}  ({r.get('how')}: lakefs-gc restore NAMESPACE --run RUN_ID)"
-    if ok is False:
-        return f"no  ({r.get('detail')})"
-    return f"unknown  ({r.get('detail')})"
+    if r.restorable is True:
+        when = f" until {r.until}" if r.until else ""
+        return f"yes{when}  ({r.how}: lakefs-gc restore NAMESPACE --run RUN_ID)"
+    if r.restorable is False:
+        return f"no  ({r.detail})"
+    return f"unknown  ({r.detail})"
 
 
-def summary_text(summary: dict[str, Any], uri: str | None = None) -> str:
+def summary_text(summary: RunSummary, uri: str | None = None) -> str:
     """:func:`summary_rows` as ``label: value`` lines (the DAG-run summary, the task log)."""
     return "\n".join(f"{label}: {value}" for label, value in summary_rows(summary, uri))
 

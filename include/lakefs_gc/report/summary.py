@@ -1,50 +1,42 @@
 """
 The run report, ``summary.json``, built from the typed step results (:mod:`lakefs_gc.contract`).
 
-lakeFS's fields (reference 3.5) come first and keep their meaning; ours are added beside them.
-``success`` is true only when the whole run (mark, and sweep unless mark-only) completed: the
-mark's in-progress summary (:func:`mark_started`) says ``false`` until ``save_report`` rewrites it.
-How a person reads it is :mod:`lakefs_gc.report.render`; the URLs it links to, :mod:`lakefs_gc.report.links`.
+:func:`build_summary` makes the :class:`~lakefs_gc.report.run_summary.RunSummary` (the type and
+its codec); ``success`` is true only when the whole run (mark, and sweep unless mark-only)
+completed: the mark's in-progress summary (:func:`mark_started`) says ``false`` until
+``save_report`` rewrites it. How a person reads it is :mod:`lakefs_gc.report.render`; the URLs it
+links to, :mod:`lakefs_gc.report.links`; its figures as metrics, :mod:`lakefs_gc.report.figures`.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
-from lakefs_gc.contract import (
-    TIMED_STEPS,
-    CandidatesResult,
-    CommittedResult,
-    DeleteResult,
-    IncrementalBase,
-    RunContext,
-    SlicesResult,
-    SpaceResult,
-    StepInputs,
-    UncommittedResult,
-    from_wire,
-    to_wire,
-)
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
 from lakefs_gc.report.links import lakefs_ui_url, report_url
 from lakefs_gc.report.render import human_bytes, step_line, summary_rows, summary_text
+from lakefs_gc.report.run_summary import STATE_FORMAT, IncrementalState, RunSummary
 
 if TYPE_CHECKING:
+    from lakefs_gc.contract import (
+        CandidatesResult,
+        CommittedResult,
+        DeleteResult,
+        RunContext,
+        SlicesResult,
+        SpaceResult,
+        StepInputs,
+        UncommittedResult,
+    )
     from lakefs_gc.storage.base import Storage
 
 __all__ = [
-    "FIGURES",
     "NOT_COVERED",
-    "SPACE_FIGURES",
-    "STATE_FORMAT",
     "build_summary",
     "held_back_until",
-    "incremental_base",
     "mark_started",
-    "run_figures",
-    "space_fields",
     "summary_location",
     "write_summary",
     # defined in render and links; the tests of the whole report import them from here with the building
@@ -57,20 +49,23 @@ __all__ = [
 ]
 
 
-STATE_FORMAT = 2  # the format of ``incremental_state`` in summary.json (read by lakefs_gc.gc.flow)
-
-
-def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> dict[str, Any]:
+def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> RunSummary:
     """
     Return the summary a mark writes before its first part.
 
     lakeFS tooling sees a failed mark until the run completes.
     """
-    return {"run_id": mark_id, "success": False, "first_slice": first_slice, "start_time": ctx.start_time,
-            "cutoff_time": ctx.cutoff_time, "num_deleted_objects": 0, "note": "mark in progress or failed"}
+    return RunSummary(run_id=mark_id, success=False, first_slice=first_slice, start_time=ctx.start_time,
+                      cutoff_time=ctx.cutoff_time, num_deleted_objects=0, note="mark in progress or failed")
 
 
-def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
+def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
+    """
+    Return the run's summary from its context and the results of the steps that ran.
+
+    A field of a step that did not run (the mode skipped it, or the run did not reach it) is None:
+    absent from the file.
+    """
     ctx = inputs.context
     s = ctx.settings
     unc: UncommittedResult | None = inputs.results.get("mark_uncommitted")
@@ -80,108 +75,83 @@ def build_summary(inputs: StepInputs, success: bool = True) -> dict[str, Any]:
     dele: DeleteResult | None = inputs.results.get("delete")
     space: SpaceResult | None = inputs.results.get("attribute_space")
     mark = ctx.sweep_mark
-    counts = dele.counts if dele else None
+    c = dele.counts if dele else None
     swept = bool(dele and not dele.skipped and not dele.dry_run)
-    deleted = counts.deleted if swept and counts is not None else 0
-    marked = cand.to_delete if cand else (mark.to_delete if mark else 0)
-    out: dict[str, Any] = {
-        # lakeFS's fields, with lakeFS's meaning: num_deleted_objects counts the addresses the mark
-        # listed for deletion (its deleted/ list), in every mode; what a sweep removed is "deleted".
-        "run_id": inputs.mark_id(),
-        "success": bool(success),
-        "first_slice": sl.first_slice if sl else "",
-        "start_time": ctx.start_time,
-        "cutoff_time": ctx.cutoff_time,
-        "num_deleted_objects": marked,
-        # ours
-        "repository": ctx.repository,
-        "storage_namespace": ctx.storage.namespace,
-        "mode": ctx.mode,
-        "airflow_run_id": ctx.airflow_run_id,
-        "min_age_seconds": s.min_age_seconds,
-        "grace_period_seconds": ctx.grace_period_seconds,
-        "effective_min_age_seconds": ctx.effective_min_age_seconds,
-        "unsafe_min_age_override": s.unsafe_min_age_override,
-        "dry_run": s.dry_run,
-        "max_delete_share": s.max_delete_share,
-        "max_delete_count": s.max_delete_count,
-        "delete_batch_size": s.delete_batch_size,
-    }
-    if mark:
-        out.update({"mark_id": mark.mark_id, "mark_start_time": mark.start_time, "mark_cutoff_time": mark.cutoff_time,
-                    "listed_objects": mark.listed_objects, "to_delete": mark.to_delete})
-    if unc:
-        out.update({"uncommitted_pages": unc.pages, "mark_uncommitted_seconds": unc.seconds,
-                    "staged_branches": unc.staged_branches, "staged_entries_checked": unc.staged_entries_checked,
-                    "staged_addresses_lakefs_omitted": unc.staged_addresses_lakefs_omitted,
-                    "staged_objects_listed": unc.staged_objects_listed, "staged_check": unc.staged_check,
-                    "branches_moved": unc.branches_moved, "lakefs_mark_seconds": unc.lakefs_seconds})
-        if unc.staged_file:
-            out["staged_file"] = unc.staged_file
-        if unc.staged_branches_gone:
-            out["staged_branches_gone"] = list(unc.staged_branches_gone)
-    if com:
-        out.update({"active_commits": com.active_commits, "metaranges": com.metaranges, "ranges": com.ranges,
-                    "committed_addresses": com.committed_addresses, "documented_commits": com.documented_commits,
-                    "commits_lakefs_lacked": com.commits_lakefs_lacked, "list_committed_seconds": com.seconds,
-                    "commits_csv": com.commits_csv})
-    if sl:
-        out.update({"slices_listed": sl.slices_listed, "slices_skipped": sl.slices_skipped,
-                    "listed_objects": sl.listed_objects, "listed_bytes": sl.listed_bytes,
-                    "list_slices_seconds": sl.seconds})
-    if cand:
-        out.update({"uncommitted_files": cand.uncommitted_files, "candidates": cand.candidates,
-                    "candidate_bytes": cand.candidate_bytes, "confirm_after_seconds": cand.confirm_after_seconds,
-                    "to_delete": cand.to_delete, "to_delete_bytes": cand.to_delete_bytes,
-                    "held_back": cand.held_back, "compute_candidates_seconds": cand.seconds})
-        if cand.staged_check == "candidates":
-            out.update({"staged_suspicious": cand.staged_suspicious, "staged_stats": cand.staged_stats,
-                        "staged_kept": cand.staged_kept, "commits_since": cand.commits_since,
-                        "committed_since_kept": cand.committed_since_kept,
-                        "staged_check_seconds": cand.staged_check_seconds})
-        for k in ("held_back_reason", "confirmed_by_mark"):
-            if getattr(cand, k) is not None:
-                out[k] = getattr(cand, k)
-        if cand.held_back:
-            out["held_back_until"] = held_back_until(ctx.start_time, cand.confirm_after_seconds)
-        if cand.unreadable_marks:
-            out["unreadable_marks"] = list(cand.unreadable_marks)
-    if dele:
-        c = dele.counts
-        out.update({"deleted": deleted, "already_gone": c.already_gone if swept else 0, "delete_failed": c.failed,
-                    "delete_keys": c.keys, "delete_retried": c.retried, "delete_requests": c.requests,
-                    "delete_parts": c.parts, "delete_resumed_parts": c.resumed_parts,
-                    "delete_concurrency": dele.concurrency, "delete_rate": dele.rate, "delete_seconds": dele.seconds})
-        if dele.dry_run:
-            out["would_delete"] = c.deleted
-        for k in ("sweep_dir", "dead_letters", "soft_delete_days"):
-            if getattr(dele, k) is not None:
-                out[k] = getattr(dele, k)
-        if dele.restorable is not None and not dele.skipped:
-            out["restorable"] = to_wire(dele.restorable)
-        if dele.quarantine_purged:
-            out["quarantine_purged"] = dele.quarantine_purged
-        if dele.skipped:
-            out["delete_skipped"] = dele.skipped
-    if space:
-        out.update(space_fields(space))
+    checked = cand if cand and cand.staged_check == "candidates" else None  # the staged check ran on the candidates
+    attributed = space if space and not space.skipped else None
     reclaimable = cand.to_delete_bytes if cand else 0
-    out["reclaimed_bytes"] = reclaimable if swept and counts is not None and not counts.failed else 0
-    if ctx.mode != "sweep_only":
-        out.update(_flow_fields(ctx, inputs.mark_id(), com, sl, cand))
-    return out
-
-
-def space_fields(space: SpaceResult) -> dict[str, Any]:
-    """Return the attribution's totals for the summary (``space_*``; the whole of it in ``space.json``)."""
-    if space.skipped:
-        return {"space_skipped": space.skipped}
-    return {"space_file": space.space_key, "space_objects": space.objects, "space_bytes": space.bytes,
-            "space_head_bytes": space.head_bytes, "space_retention_bytes": space.retention_bytes,
-            "space_staged_bytes": space.staged_bytes, "space_deleted_bytes": space.deleted_bytes,
-            "space_held_back_bytes": space.held_back_bytes, "space_young_bytes": space.young_bytes,
-            "space_branches": space.branches, "stale_branches": space.stale_branches,
-            "stale_alone_bytes": space.stale_alone_bytes, "attribute_space_seconds": space.seconds}
+    flow = _flow(ctx, inputs.mark_id(), com, sl, cand)
+    return RunSummary(
+        run_id=inputs.mark_id(), success=bool(success), first_slice=sl.first_slice if sl else "",
+        start_time=ctx.start_time, cutoff_time=ctx.cutoff_time,
+        num_deleted_objects=cand.to_delete if cand else (mark.to_delete if mark else 0),
+        repository=ctx.repository, storage_namespace=ctx.storage.namespace, mode=ctx.mode,
+        airflow_run_id=ctx.airflow_run_id, min_age_seconds=s.min_age_seconds,
+        grace_period_seconds=ctx.grace_period_seconds, effective_min_age_seconds=ctx.effective_min_age_seconds,
+        unsafe_min_age_override=s.unsafe_min_age_override, dry_run=s.dry_run, max_delete_share=s.max_delete_share,
+        max_delete_count=s.max_delete_count, delete_batch_size=s.delete_batch_size,
+        mark_id=mark.mark_id if mark else None, mark_start_time=mark.start_time if mark else None,
+        mark_cutoff_time=mark.cutoff_time if mark else None,
+        uncommitted_pages=unc.pages if unc else None, mark_uncommitted_seconds=unc.seconds if unc else None,
+        staged_branches=unc.staged_branches if unc else None,
+        staged_entries_checked=unc.staged_entries_checked if unc else None,
+        staged_addresses_lakefs_omitted=unc.staged_addresses_lakefs_omitted if unc else None,
+        staged_objects_listed=unc.staged_objects_listed if unc else None,
+        staged_check=unc.staged_check if unc else None, branches_moved=unc.branches_moved if unc else None,
+        lakefs_mark_seconds=unc.lakefs_seconds if unc else None,
+        staged_file=unc.staged_file if unc and unc.staged_file else None,
+        staged_branches_gone=unc.staged_branches_gone if unc and unc.staged_branches_gone else None,
+        active_commits=com.active_commits if com else None, metaranges=com.metaranges if com else None,
+        ranges=com.ranges if com else None, committed_addresses=com.committed_addresses if com else None,
+        documented_commits=com.documented_commits if com else None,
+        commits_lakefs_lacked=com.commits_lakefs_lacked if com else None,
+        list_committed_seconds=com.seconds if com else None, commits_csv=com.commits_csv if com else None,
+        slices_listed=sl.slices_listed if sl else None, slices_skipped=sl.slices_skipped if sl else None,
+        listed_objects=sl.listed_objects if sl else (mark.listed_objects if mark else None),
+        listed_bytes=sl.listed_bytes if sl else None, list_slices_seconds=sl.seconds if sl else None,
+        uncommitted_files=cand.uncommitted_files if cand else None, candidates=cand.candidates if cand else None,
+        candidate_bytes=cand.candidate_bytes if cand else None,
+        confirm_after_seconds=cand.confirm_after_seconds if cand else None,
+        to_delete=cand.to_delete if cand else (mark.to_delete if mark else None),
+        to_delete_bytes=cand.to_delete_bytes if cand else None, held_back=cand.held_back if cand else None,
+        compute_candidates_seconds=cand.seconds if cand else None,
+        staged_suspicious=checked.staged_suspicious if checked else None,
+        staged_stats=checked.staged_stats if checked else None, staged_kept=checked.staged_kept if checked else None,
+        commits_since=checked.commits_since if checked else None,
+        committed_since_kept=checked.committed_since_kept if checked else None,
+        staged_check_seconds=checked.staged_check_seconds if checked else None,
+        held_back_reason=cand.held_back_reason if cand else None,
+        confirmed_by_mark=cand.confirmed_by_mark if cand else None,
+        held_back_until=held_back_until(ctx.start_time, cand.confirm_after_seconds) if cand and cand.held_back
+        else None,
+        unreadable_marks=cand.unreadable_marks if cand and cand.unreadable_marks else None,
+        deleted=(c.deleted if swept else 0) if c else None, already_gone=(c.already_gone if swept else 0) if c else None,
+        delete_failed=c.failed if c else None, delete_keys=c.keys if c else None,
+        delete_retried=c.retried if c else None, delete_requests=c.requests if c else None,
+        delete_parts=c.parts if c else None, delete_resumed_parts=c.resumed_parts if c else None,
+        delete_concurrency=dele.concurrency if dele else None, delete_rate=dele.rate if dele else None,
+        delete_seconds=dele.seconds if dele else None,
+        would_delete=c.deleted if dele and c and dele.dry_run else None,
+        sweep_dir=dele.sweep_dir if dele else None, dead_letters=dele.dead_letters if dele else None,
+        soft_delete_days=dele.soft_delete_days if dele else None,
+        restorable=dele.restorable if dele and not dele.skipped else None,
+        quarantine_purged=dele.quarantine_purged if dele and dele.quarantine_purged else None,
+        delete_skipped=dele.skipped if dele and dele.skipped else None,
+        space_skipped=space.skipped if space and space.skipped else None,
+        space_file=attributed.space_key if attributed else None,
+        space_objects=attributed.objects if attributed else None, space_bytes=attributed.bytes if attributed else None,
+        space_head_bytes=attributed.head_bytes if attributed else None,
+        space_retention_bytes=attributed.retention_bytes if attributed else None,
+        space_staged_bytes=attributed.staged_bytes if attributed else None,
+        space_deleted_bytes=attributed.deleted_bytes if attributed else None,
+        space_held_back_bytes=attributed.held_back_bytes if attributed else None,
+        space_young_bytes=attributed.young_bytes if attributed else None,
+        space_branches=attributed.branches if attributed else None,
+        stale_branches=attributed.stale_branches if attributed else None,
+        stale_alone_bytes=attributed.stale_alone_bytes if attributed else None,
+        attribute_space_seconds=attributed.seconds if attributed else None,
+        reclaimed_bytes=reclaimable if swept and c is not None and not c.failed else 0,
+        **flow)
 
 
 # What an incremental run leaves to clean runs (written into its report).
@@ -190,15 +160,34 @@ NOT_COVERED = ("objects at the namespace root and directly under data/ (legacy l
                "since the chain's clean run referenced: the next clean run collects them")
 
 
-def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
-                 cand: CandidatesResult | None) -> dict[str, Any]:
+class _Flow(TypedDict, total=False):
+    """The flow's fields of a summary (:func:`_flow`); a sweep-only run has none."""
+
+    flow: str
+    flow_reason: str
+    guard_objects: int
+    new_commits: int
+    ranges_known: int
+    slices_before_base: int
+    base_run: str
+    clean_run: str
+    not_covered: str
+    carried_checked: int
+    carried_candidates: int
+    incremental_state: IncrementalState
+
+
+def _flow(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
+          cand: CandidatesResult | None) -> _Flow:
     """
     Which flow ran, what it read and why; and the state later incremental runs build on.
 
-    That state is ``incremental_state``, read back by :func:`incremental_base`.
+    That state is ``incremental_state``, read back by :meth:`RunSummary.incremental_base`.
     """
+    if ctx.mode == "sweep_only":
+        return {}
     base = ctx.base if ctx.flow == "incremental" else None
-    out: dict[str, Any] = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
+    out: _Flow = {"flow": ctx.flow, "flow_reason": ctx.flow_reason}
     if sl:  # the blast-radius guard's denominator (a sweep-only run of this mark reads it back)
         out["guard_objects"] = sl.listed_objects + (base.clean_listed_objects if base else 0)
     if com:
@@ -211,35 +200,16 @@ def _flow_fields(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl:
             out.update({"carried_checked": cand.carried_checked, "carried_candidates": cand.carried_candidates})
     if not (com and com.read_file and com.identity_dir and sl and cand and cand.uncommitted_dir):
         return out  # a step kept nothing (a step run by hand without its mark): no base for later runs
-    committed = [*(to_wire(d) for d in base.committed_dirs), to_wire(com.committed_dir)] if base else [to_wire(com.committed_dir)]
-    identities = [*(to_wire(d) for d in base.identity_dirs), to_wire(com.identity_dir)] if base else [to_wire(com.identity_dir)]
-    out["incremental_state"] = {
-        "format": STATE_FORMAT, "namespace": ctx.storage.namespace, "gc_rules": ctx.gc_rules,
-        "clean_run_id": base.clean_run_id if base else mark_id,
-        "clean_start_time": base.clean_start_time if base else ctx.start_time,
-        "clean_listed_objects": base.clean_listed_objects if base else sl.listed_objects,
-        "runs_in_chain": base.runs_in_chain + 1 if base else 1,
-        "last_slice": sl.first_slice, "uncommitted_dir": to_wire(cand.uncommitted_dir),
-        "committed_dirs": committed, "identity_dirs": identities, "read_file": com.read_file,
-    }
+    out["incremental_state"] = IncrementalState(
+        format=STATE_FORMAT, namespace=ctx.storage.namespace, gc_rules=ctx.gc_rules,
+        clean_run_id=base.clean_run_id if base else mark_id,
+        clean_start_time=base.clean_start_time if base else ctx.start_time,
+        clean_listed_objects=base.clean_listed_objects if base else sl.listed_objects,
+        runs_in_chain=base.runs_in_chain + 1 if base else 1,
+        last_slice=sl.first_slice, uncommitted_dir=cand.uncommitted_dir,
+        committed_dirs=(*(base.committed_dirs if base else ()), com.committed_dir),
+        identity_dirs=(*(base.identity_dirs if base else ()), com.identity_dir), read_file=com.read_file)
     return out
-
-
-def incremental_base(mark_id: str, summary: dict[str, Any]) -> IncrementalBase:
-    """
-    Return the base of an incremental run: the ``incremental_state`` of run ``mark_id``'s summary.
-
-    :func:`lakefs_gc.gc.flow.choose_flow` checked it is there and of this format.
-    """
-    st = summary["incremental_state"]
-    return from_wire(IncrementalBase, {
-        "mark_id": mark_id, "start_time": summary["start_time"], "mode": summary.get("mode", ""),
-        "dry_run": bool(summary.get("dry_run", False)), "last_slice": st["last_slice"],
-        "uncommitted_dir": st["uncommitted_dir"], "committed_dirs": st["committed_dirs"],
-        "identity_dirs": st["identity_dirs"], "read_file": st["read_file"],
-        "clean_run_id": st["clean_run_id"], "clean_start_time": st["clean_start_time"],
-        "clean_listed_objects": st.get("clean_listed_objects", 0), "runs_in_chain": st["runs_in_chain"],
-    }, f"the incremental_state of run {mark_id}")
 
 
 def held_back_until(start_time: str, confirm_after_seconds: int) -> str:
@@ -265,37 +235,7 @@ def summary_location(inputs: StepInputs) -> str:
     return summary_key(inputs.mark_id())
 
 
-def write_summary(storage: Storage, key: str, summary: dict[str, Any]) -> str:
+def write_summary(storage: Storage, key: str, summary: RunSummary) -> str:
     """Write a summary.json file (the only writer of them); return the URI written."""
-    storage.put(key, json.dumps(summary, sort_keys=False).encode())
+    storage.put(key, json.dumps(summary.to_doc(), sort_keys=False).encode())
     return storage.full_uri(key)
-
-
-# The run's figures as metrics and Asset events name them -> the summary.json field they are.
-FIGURES: dict[str, str] = {
-    "objects_listed": "listed_objects", "candidates": "candidates", "deleted": "deleted",
-    "already_gone": "already_gone", "held_back": "held_back", "dead_letters": "delete_failed",
-    "bytes_reclaimed": "reclaimed_bytes",
-}
-# where the bytes go (attribute_space, clean runs) -> the summary.json field
-SPACE_FIGURES: dict[str, str] = {
-    "head": "space_head_bytes", "retention": "space_retention_bytes", "staged": "space_staged_bytes",
-    "deleted": "space_deleted_bytes", "held_back": "space_held_back_bytes", "young": "space_young_bytes",
-}
-
-
-def run_figures(summary: dict[str, Any]) -> dict[str, float]:
-    """
-    Return the run's numbers by the names the metrics and the Asset events carry, from its summary.
-
-    ``FIGURES`` (0 when the run did not reach the step), ``seconds.<step>`` for each timed step that
-    ran, ``space_bytes.<class>`` when the run attributed its namespace.
-    """
-    out: dict[str, float] = {name: summary.get(key) or 0 for name, key in FIGURES.items()}
-    for step in TIMED_STEPS:
-        if summary.get(f"{step}_seconds") is not None:
-            out[f"seconds.{step}"] = float(summary[f"{step}_seconds"])
-    if summary.get("space_file"):
-        for name, key in SPACE_FIGURES.items():
-            out[f"space_bytes.{name}"] = summary.get(key) or 0
-    return out

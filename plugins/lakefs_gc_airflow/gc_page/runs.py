@@ -12,56 +12,58 @@ anywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import TIMED_STEPS
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks, iter_sweeps
 from lakefs_gc.report.render import summary_rows
 
+if TYPE_CHECKING:
+    from lakefs_gc.report.run_summary import RunSummary
+
 STEPS = TIMED_STEPS  # the steps whose seconds a report records
-# the counts plotted over time, as the report names them
-COUNTS = ("listed_objects", "candidates", "to_delete", "deleted", "already_gone", "held_back", "delete_failed",
-          "reclaimed_bytes", "candidate_bytes")
 MAX_RUNS = 500  # newest first; older reports stay in the namespace (lakefs-gc report lists them all)
 
 
-def run_record(mark_id: str, summary: Mapping[str, Any] | None, problem: str | None, uri: str,
+def run_record(mark_id: str, summary: RunSummary | None, problem: str | None, uri: str,
                sweep: str | None = None) -> dict[str, Any]:
     """One GC run as the page shows it. ``summary`` None: the report does not read (``problem``)."""
     if summary is None:
         return {"mark_id": mark_id, "sweep": sweep, "report": uri, "problem": problem or "no summary.json",
                 "rows": [], "seconds": {}}
-    g = summary.get
+    s = summary
     rec: dict[str, Any] = {
         "mark_id": mark_id,
         "sweep": sweep,
-        "airflow_run_id": g("airflow_run_id"),
-        "start_time": g("start_time"),
-        "cutoff_time": g("mark_cutoff_time") or g("cutoff_time"),
-        "mode": g("mode"),
-        "flow": g("flow"),
-        "dry_run": bool(g("dry_run")),
-        "success": g("success") is True,
-        "unsafe_min_age_override": bool(g("unsafe_min_age_override")),
-        "held_back_until": g("held_back_until"),
-        "held_back_reason": g("held_back_reason"),
-        "dead_letters": g("dead_letters"),
-        "delete_skipped": g("delete_skipped"),
-        "guard": {"max_delete_share": g("max_delete_share"), "max_delete_count": g("max_delete_count")},
-        "rules": {"min_age_seconds": g("min_age_seconds"), "effective_min_age_seconds": g("effective_min_age_seconds"),
-                  "grace_period_seconds": g("grace_period_seconds"), "confirm_after_seconds": g("confirm_after_seconds"),
-                  "active_commits": g("active_commits"), "staged_check": g("staged_check")},
+        "airflow_run_id": s.airflow_run_id,
+        "start_time": s.start_time,
+        "cutoff_time": s.mark_cutoff_time or s.cutoff_time,
+        "mode": s.mode,
+        "flow": s.flow,
+        "dry_run": bool(s.dry_run),
+        "success": s.success is True,
+        "unsafe_min_age_override": bool(s.unsafe_min_age_override),
+        "held_back_until": s.held_back_until,
+        "held_back_reason": s.held_back_reason,
+        "dead_letters": s.dead_letters,
+        "delete_skipped": s.delete_skipped,
+        "guard": {"max_delete_share": s.max_delete_share, "max_delete_count": s.max_delete_count},
+        "rules": {"min_age_seconds": s.min_age_seconds, "effective_min_age_seconds": s.effective_min_age_seconds,
+                  "grace_period_seconds": s.grace_period_seconds, "confirm_after_seconds": s.confirm_after_seconds,
+                  "active_commits": s.active_commits, "staged_check": s.staged_check},
         "report": uri,
         "problem": None,
-        "rows": [list(r) for r in summary_rows(dict(summary), uri)],
-        "seconds": {s: g(f"{s}_seconds") for s in STEPS if g(f"{s}_seconds") is not None},
+        "rows": [list(r) for r in summary_rows(s, uri)],
+        "seconds": s.step_seconds(),
+        # the counts plotted over time, as the report names them
+        "listed_objects": s.listed_objects, "candidates": s.candidates, "to_delete": s.to_delete,
+        "deleted": s.deleted, "already_gone": s.already_gone, "held_back": s.held_back,
+        "delete_failed": s.delete_failed, "reclaimed_bytes": s.reclaimed_bytes, "candidate_bytes": s.candidate_bytes,
+        "space_file": s.space_file,
     }
-    for k in COUNTS:
-        rec[k] = g(k)
-    rec["space_file"] = g("space_file")
-    if rec["dry_run"] and g("would_delete") is not None:
-        rec["would_delete"] = g("would_delete")
+    if s.dry_run and s.would_delete is not None:
+        rec["would_delete"] = s.would_delete
     return rec
 
 

@@ -25,7 +25,8 @@ import urllib.request
 
 import pytest
 
-from lakefs_gc.report.summary import FIGURES, run_figures
+from lakefs_gc.report.figures import FIGURES, run_figures
+from lakefs_gc.report.run_summary import RunSummary
 from lakefs_sandbox.local_airflow import airflow_env
 from lakefs_sandbox.local_airflow.processes import START_TIMEOUT, wait_http
 from lakefs_sandbox.seed import DELETED, KEPT, seed
@@ -304,7 +305,7 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
 
         # --- metrics: every figure of the run, as its summary.json has it
         got = statsd.gauges(f"airflow.lakefs_gc.{repo}.")
-        figures = run_figures(summary)
+        figures = run_figures(RunSummary.from_doc(summary))
         assert set(FIGURES) <= set(got), (repo, sorted(got))
         assert {k: got.get(k) for k in figures} == {k: float(v) for k, v in figures.items()}, repo
         assert any(k.startswith("seconds.") for k in got), got

@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 
 from lakefs_gc.report import layout
+from lakefs_gc.report.run_summary import RunSummary
 from lakefs_gc.report.summary import write_summary
 from lakefs_gc.storage import open_storage
 from lakefs_gc_airflow.gc_page import runs
@@ -18,14 +19,14 @@ from lakefs_gc_airflow.gc_page import runs
 WWW = Path(runs.__file__).parent / "www"
 
 
-def _summary(run_id: str, start: str, **kw) -> dict:
+def _summary(run_id: str, start: str, **kw) -> RunSummary:
     base = {"run_id": run_id, "success": True, "start_time": start, "cutoff_time": start, "mode": "mark_and_sweep",
             "repository": "repo", "storage_namespace": "local://repo", "airflow_run_id": f"manual__{start}",
             "num_deleted_objects": 0, "listed_objects": 10, "candidates": 4, "to_delete": 4, "held_back": 0,
             "deleted": 4, "already_gone": 0, "delete_failed": 0, "reclaimed_bytes": 400, "dry_run": False,
             "mark_uncommitted_seconds": 1.0, "list_committed_seconds": 2.0, "list_slices_seconds": 3.0,
             "compute_candidates_seconds": 4.0, "delete_seconds": 0.5, "max_delete_share": 0.5}
-    return {**base, **kw}
+    return RunSummary.from_doc({**base, **kw})
 
 
 def test_the_reports_of_a_namespace_are_its_runs_newest_first_and_none_is_left_out(tmp_path):
