@@ -9,10 +9,11 @@ Each takes the parsed arguments and the stream to print on, and returns the exit
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.report.run_summary import RunSummary
     from lakefs_gc.storage.base import Storage
 
 
@@ -22,11 +23,16 @@ class UsageError(Exception):
 
 def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
     import os
-    from dataclasses import replace
 
-    from lakefs_gc.storage import AzureOptions, GCSOptions, S3Options, open_storage
+    from lakefs_gc.storage import kind_named, open_storage, parse_namespace
+    from lakefs_gc.storage.settings import ENV_ENDPOINT_URL, ENV_REGION
 
-    if namespace.startswith("local://"):
+    kind = kind_named(namespace)
+    if kind is None:
+        raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
+                         f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
+                         f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
+    if kind.needs_local_root:
         root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
         if not root:
             raise UsageError(f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
@@ -34,25 +40,17 @@ def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
         if not os.path.isdir(root):
             raise UsageError(f"--local-root {root}: no such directory (lakeFS's blockstore.local.path)")
         return open_storage(namespace, None, root)
-    if namespace.startswith(("s3://", "s3a://")):
-        s3 = S3Options.from_env()
-        s3 = replace(s3, endpoint_url=args.s3_endpoint or s3.endpoint_url, region=args.s3_region or s3.region)
-        return open_storage(namespace, s3)
-    if namespace.startswith("gs://"):
-        return open_storage(namespace, GCSOptions.from_env())  # LAKEFS_GC_GCS_* (none: ADC)
-    if namespace.startswith(("https://", "http://")):
-        from lakefs_gc.storage import parse_namespace
-
-        try:
-            host = parse_namespace(namespace).host
-        except ValueError as e:
-            raise UsageError(str(e)) from None
-        # LAKEFS_GC_AZURE_* (ACCOUNT_URL for Azurite; a key, SAS or token; none: DefaultAzureCredential)
-        return open_storage(namespace, AzureOptions.from_env(account_url=os.environ.get("LAKEFS_GC_AZURE_ACCOUNT_URL")
-                                                            or f"https://{host}", account_name=host.split(".")[0]))
-    raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
-                     f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
-                     f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
+    try:
+        ns = parse_namespace(namespace)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    # The kind's LAKEFS_GC_<KIND>_* (S3: --s3-endpoint and --s3-region over theirs; Azure: ACCOUNT_URL for
+    # Azurite, else the namespace's account; no keys: the SDK's default chain, ADC, DefaultAzureCredential)
+    environ = dict(os.environ)
+    for name, value in ((ENV_ENDPOINT_URL, args.s3_endpoint), (ENV_REGION, args.s3_region)):
+        if value:
+            environ[name] = value
+    return open_storage(namespace, kind.env_options(ns, environ))
 
 
 def _split_report_uri(target: str) -> tuple[str, str | None]:
@@ -75,29 +73,30 @@ def _table(rows: list[list[str]], out: TextIO) -> None:
         out.write("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n")
 
 
-def _count(summary: dict[str, Any], *keys: str) -> str:
-    for k in keys:
-        if summary.get(k) is not None:
-            return f"{summary[k]:,}" if isinstance(summary[k], int) else str(summary[k])
-    return "-"
+def _count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
 
 
-def _mark_row(mark_id: str, s: dict[str, Any] | None, problem: str | None, indent: str = "") -> list[str]:
+def _started(s: RunSummary | None) -> str:
+    return "" if s is None or s.start_time is None else s.start_time
+
+
+def _mark_row(mark_id: str, s: RunSummary | None, problem: str | None, indent: str = "") -> list[str]:
     if s is None:
         return [indent + mark_id, "-", "-", "UNREADABLE", "-", "-", "-", "-", "-", problem or ""]
-    deleted = "-" if s.get("delete_skipped") else _count(s, "deleted")
-    return [indent + mark_id, str(s.get("start_time", "-"))[:19] + "Z", str(s.get("mode", "-")) +
-            (" (dry run)" if s.get("dry_run") else ""),
-            "yes" if s.get("success") is True else "NO", _count(s, "listed_objects"), _count(s, "candidates"),
-            _count(s, "num_deleted_objects"), deleted, _count(s, "held_back"), s.get("airflow_run_id", "")]
+    deleted = "-" if s.delete_skipped else _count(s.deleted)
+    return [indent + mark_id, (s.start_time if s.start_time is not None else "-")[:19] + "Z",
+            (s.mode if s.mode is not None else "-") + (" (dry run)" if s.dry_run else ""),
+            "yes" if s.success is True else "NO", _count(s.listed_objects), _count(s.candidates),
+            _count(s.num_deleted_objects), deleted, _count(s.held_back), s.airflow_run_id or ""]
 
 
-def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, RunSummary | None, str | None]]:
     from lakefs_gc.report.layout import UNIFIED
     from lakefs_gc.report.marks import iter_marks, iter_sweeps
 
     marks = list(iter_marks(storage))
-    marks.sort(key=lambda m: str((m[1] or {}).get("start_time", "")), reverse=True)
+    marks.sort(key=lambda m: _started(m[1]), reverse=True)
     if not marks:
         out.write(f"no GC marks under {storage.full_uri(UNIFIED)}\n")
         return marks
@@ -105,7 +104,8 @@ def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, di
              "held back", "airflow run"]]
     for mark_id, s, problem in marks[:limit]:
         rows.append(_mark_row(mark_id, s, problem))
-        for sweep, ss, sp in sorted(iter_sweeps(storage, mark_id), key=lambda x: str((x[1] or {}).get("start_time"))):
+        sweeps = sorted(iter_sweeps(storage, mark_id), key=lambda x: str(x[1].start_time if x[1] else None))
+        for sweep, ss, sp in sweeps:
             rows.append(_mark_row(f"sweep {sweep}", ss, sp, indent="  "))
     _table(rows, out)
     if len(marks) > limit:
@@ -115,7 +115,7 @@ def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, di
     return marks
 
 
-def _find_run(storage: Storage, run: str) -> tuple[str, dict[str, Any]]:
+def _find_run(storage: Storage, run: str) -> tuple[str, RunSummary]:
     """Return the summary key and summary of mark ``run``, or of the mark or sweep an Airflow run ``run`` wrote."""
     from lakefs_gc.report.marks import find_run
 
@@ -126,12 +126,12 @@ def _find_run(storage: Storage, run: str) -> tuple[str, dict[str, Any]]:
     return found.summary_key, found.summary
 
 
-def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, dict[str, Any]]:
+def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, RunSummary]:
     """Return the summary key and summary of the newest mark with a ``space.json``."""
     from lakefs_gc.report.layout import summary_key
     from lakefs_gc.report.marks import iter_marks
 
-    runs = [(str(s.get("start_time", "")), m, s) for m, s, _ in iter_marks(storage) if s and s.get("space_file")]
+    runs = [(_started(s), m, s) for m, s, _ in iter_marks(storage) if s and s.space_file]
     if runs:
         _, mark_id, summary = max(runs, key=lambda r: r[:2])
         return summary_key(mark_id), summary
@@ -139,17 +139,18 @@ def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, dict[str,
                      f"list the marks with: lakefs-gc report {namespace}")
 
 
-def _space_of_run(storage: Storage, summary: dict[str, Any], key: str, args: argparse.Namespace, out: TextIO) -> int:
+def _space_of_run(storage: Storage, summary: RunSummary, key: str, args: argparse.Namespace, out: TextIO) -> int:
     """Print where the bytes went at one run (its ``space.json``)."""
     import json as _json
 
     from lakefs_gc.report.formats import read_space
     from lakefs_gc.space import run_space_lines
 
-    space_file = summary.get("space_file")
+    space_file = summary.space_file
     if not space_file:
-        why = summary.get("space_skipped") or "it ran before the attribution existed, or did not reach attribute_space"
-        raise UsageError(f"run {summary.get('run_id', '?')} ({storage.full_uri(key)}) has no attribution of space: "
+        why = summary.space_skipped or "it ran before the attribution existed, or did not reach attribute_space"
+        raise UsageError(f"run {summary.run_id if summary.run_id is not None else '?'} ({storage.full_uri(key)}) "
+                         f"has no attribution of space: "
                          f"{why}. `lakefs-gc report {args.target.split('/_lakefs/')[0]} --space` shows the newest "
                          f"run that has one")
     doc = read_space(storage, space_file)
@@ -160,18 +161,22 @@ def _space_of_run(storage: Storage, summary: dict[str, Any], key: str, args: arg
 def report_command(args: argparse.Namespace, out: TextIO) -> int:
     import json as _json
 
+    from lakefs_gc.errors import ContractError
     from lakefs_gc.report.render import summary_rows
+    from lakefs_gc.report.run_summary import RunSummary
     from lakefs_gc.storage import ObjectNotFound
 
     namespace, key = _split_report_uri(args.target)
     storage = _open_namespace(namespace, args)
     if key is not None:
         try:
-            summary = _json.loads(storage.get(key))
+            summary = RunSummary.from_doc(_json.loads(storage.get(key)))
         except ObjectNotFound:
             raise UsageError(f"no report at {args.target}; list the marks with: lakefs-gc report {namespace}") from None
         except ValueError as e:
             raise UsageError(f"{args.target} is not valid JSON ({e})") from None
+        except ContractError as e:
+            raise UsageError(f"{args.target} is not a summary of a GC run ({e})") from None
     elif args.run:
         key, summary = _find_run(storage, args.run)
     elif args.space:
@@ -180,15 +185,15 @@ def report_command(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             from lakefs_gc.report.marks import iter_marks
 
-            out.write(_json.dumps([{"mark_id": m, "summary": s, "problem": p} for m, s, p in iter_marks(storage)])
-                      + "\n")
+            out.write(_json.dumps([{"mark_id": m, "summary": s.to_doc() if s else None, "problem": p}
+                                   for m, s, p in iter_marks(storage)]) + "\n")
         else:
             _list_marks(storage, args.limit, out)
         return 0
     if args.space:
         return _space_of_run(storage, summary, key, args, out)
     if args.json:
-        out.write(_json.dumps(summary, indent=2) + "\n")
+        out.write(_json.dumps(summary.to_doc(), indent=2) + "\n")
     else:
         _table([[label, value] for label, value in summary_rows(summary, storage.full_uri(key))], out)
     return 0

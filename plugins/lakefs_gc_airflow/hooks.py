@@ -20,8 +20,7 @@ from urllib.parse import urlsplit
 from airflow.sdk import BaseHook
 from airflow.sdk.log import mask_secret
 
-from lakefs_gc.storage.kinds import kind_for_connection
-from lakefs_gc.storage.namespace import AZURE, GCS, S3
+from lakefs_gc.storage.kinds import NAMESPACE_KINDS, connection_type, kind_for_connection
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 if TYPE_CHECKING:
@@ -79,6 +78,8 @@ class LakeFSHook(BaseHook):
 
     The connection form's labels, help texts and extra fields are provider metadata
     (``lakefs_gc_airflow.get_provider_info``); :meth:`test_connection` backs its Test button.
+
+    :param lakefs_conn_id: the connection to read (of any type above); default ``lakefs_default``.
     """
 
     conn_name_attr = "lakefs_conn_id"
@@ -265,7 +266,7 @@ def storage_options(conn_id: str | None) -> StorageOptions | None:
         raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
                          f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://")
     try:
-        return OPTIONS_FROM_HOOK[kind.scheme](conn_id)
+        return HOOK_OPTIONS[connection_type(conn.conn_type)](conn_id)
     except ImportError as e:
         raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
                          f"installed ({e}): install lakefs-gc{f'[{kind.extra}]' if kind.extra else ''} on the Airflow workers") from None
@@ -340,7 +341,21 @@ def _gcs_options(conn_id: str) -> GCSOptions:
     return GCSOptions(endpoint_url=endpoint, project=project, access_token=creds.token)
 
 
-# each cloud namespace kind's settings from its official provider's hook (lakefs_gc.storage.NAMESPACE_KINDS
-# names the connection types that serve it)
-OPTIONS_FROM_HOOK: dict[str, Callable[[str], StorageOptions]] = {
-    S3: _aws_options, AZURE: _wasb_options, GCS: _gcs_options}
+# The provider's half of each cloud namespace kind: for every connection type its record names
+# (lakefs_gc.storage.NAMESPACE_KINDS, the one list of them), how that type's official provider's hook
+# becomes the kind's settings. Checked at import against the records: a kind without its functions fails here.
+HOOK_OPTIONS: dict[str, Callable[[str], StorageOptions]] = {
+    "aws": _aws_options, "s3": _aws_options,
+    "wasb": _wasb_options,
+    "google_cloud_platform": _gcs_options, "gcpcloudstorage": _gcs_options, "gcs": _gcs_options}
+
+
+def _check_hook_options() -> None:
+    """Raise unless :data:`HOOK_OPTIONS` has a function for exactly the connection types the namespace kinds name."""
+    named = {t for kind in NAMESPACE_KINDS.values() for t in kind.connection_types}
+    if set(HOOK_OPTIONS) != named:
+        raise RuntimeError(f"lakefs_gc_airflow.hooks.HOOK_OPTIONS serves the connection types {sorted(HOOK_OPTIONS)}, "
+                           f"the namespace kinds name {sorted(named)}: give each kind's types their function")
+
+
+_check_hook_options()

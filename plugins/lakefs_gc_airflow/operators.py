@@ -24,7 +24,7 @@ from lakefs_gc import contract
 from lakefs_gc.config import resolve_work_dir
 from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
-from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - re-exported (its home before)
+from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - every operator importable from here
 from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, namespace_storage, step_inputs  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
@@ -77,6 +77,17 @@ class PrepareRunOperator(BaseOperator):
     Refusals (a minimum age below lakeFS's grace period without ``unsafe_min_age_override``, no GC
     rules, a missing connection, a sweep_only mark that is missing, failed or stale) fail the task
     without retry, naming what to change.
+
+    :param repository: the lakeFS repository to collect.
+    :param lakefs_conn_id: the lakeFS connection (``lakefs_gc``, or ``airflow-provider-lakefs``'s
+        ``lakefs``).
+    :param storage_conn_id: the connection that serves the repository's storage namespace (``aws``,
+        ``wasb`` or ``google_cloud_platform``); None for a ``local://`` namespace.
+    :param work_dir: where the run's intermediate parts go (default: the config's work location).
+    :param parallelism: the partitions the jobs list and delete with (None: Spark's default).
+    :param schedule_interval_seconds: the DAG's schedule interval, for the incremental flow's choice
+        (0: a manual DAG).
+    :param clean_run_every: when an incremental chain ends in a clean run: ``{"runs": N, "days": D}``.
     """
 
     step: ClassVar[str] = "prepare_run"  # its task id (lakefs_gc.contract.STEP_TABLE)
@@ -128,6 +139,11 @@ class MarkUncommittedOperator(BaseOperator):
 
     Every branch is listed against its HEAD commit (``listObjects``) and the staged addresses
     lakeFS's mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
+
+    :param lakefs_conn_id: the lakeFS connection (``lakefs_gc``, or ``airflow-provider-lakefs``'s
+        ``lakefs``).
+    :param storage_conn_id: the connection that serves the repository's storage namespace (``aws``,
+        ``wasb`` or ``google_cloud_platform``); None for a ``local://`` namespace.
     """
 
     step: ClassVar[str] = "mark_uncommitted"  # its task id (lakefs_gc.contract.STEP_TABLE)
@@ -183,6 +199,9 @@ class SaveReportOperator(BaseOperator):
     the ``summary`` of the XCom ``return_value``, and the task log (one line per row); and on the GC
     page (plain, wrapped text, with the runs before it). Three extra links (``GCReportLink``,
     ``LakeFSRepositoryLink``, ``GCPageLink``) open the report, the repository, and the GC page.
+
+    :param storage_conn_id: the connection that serves the repository's storage namespace (``aws``,
+        ``wasb`` or ``google_cloud_platform``); None for a ``local://`` namespace.
     """
 
     step: ClassVar[str] = "save_report"  # its task id (lakefs_gc.contract.STEP_TABLE)
@@ -218,7 +237,8 @@ class SaveReportOperator(BaseOperator):
         the task group declare it); a metric or event that cannot be sent is logged, never fails a
         run whose report is written.
         """
-        from lakefs_gc.report.summary import build_summary, run_figures
+        from lakefs_gc.report.figures import run_figures
+        from lakefs_gc.report.summary import build_summary
         from lakefs_gc_airflow import observability
 
         repository = inputs.context.repository
@@ -252,6 +272,9 @@ class RestoreOperator(BaseOperator):
     the GC DAG's run id), optionally only some keys, or as a dry run. The restore's report (every
     key's outcome) goes beside the run's; the task fails, after writing it, when a key could not be
     restored (no version kept, retention passed, written again since, ...), naming how many and why.
+
+    :param repositories: every repository it may restore, with its connections:
+        ``{repository: {"lakefs_conn_id": ..., "storage_conn_id": ...}}``.
     """
 
     template_fields: Sequence[str] = ("repositories",)
@@ -309,6 +332,8 @@ class DiscoverRepositoriesOperator(BaseOperator):
     newest GC run sizes (the pool's priorities), and the repositories gone since the last refresh.
     A lakeFS that cannot be listed fails the task (retried) and leaves the record as it was: no
     DAG is dropped because lakeFS did not answer.
+
+    :param config_path: the repositories file (None: ``$LAKEFS_GC_CONFIG``).
     """
 
     template_fields: Sequence[str] = ("config_path",)

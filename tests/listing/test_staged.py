@@ -34,6 +34,7 @@ class Store:
 class Ref:
     def __init__(self, store, namespace="s3://bucket/repo"):
         self.store, self.namespace = store, namespace
+        store.hashes_locally = namespace.startswith("local://")  # the local store reads the files to hash them
 
     def open(self):
         return self.store

@@ -120,6 +120,7 @@ def test_azure_reports_the_accounts_soft_delete_and_the_summary_says_so(azurite)
     """Blob soft delete keeps deleted blobs (billed) for its retention days: the report says so."""
     from azure.storage.blob import RetentionPolicy
 
+    from lakefs_gc.report.run_summary import RunSummary
     from lakefs_gc.report.summary import summary_rows
     from lakefs_gc.storage.azure import make_service_client
 
@@ -131,7 +132,7 @@ def test_azure_reports_the_accounts_soft_delete_and_the_summary_says_so(azurite)
         assert st.soft_delete_days() == 7
     finally:
         service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=False))
-    rows = dict(summary_rows({"reclaimed_bytes": 2048, "soft_delete_days": 7}))
+    rows = dict(summary_rows(RunSummary.from_doc({"reclaimed_bytes": 2048, "soft_delete_days": 7})))
     assert rows["reclaimed"] == "2.0 KiB  (the storage account's soft delete keeps deleted blobs 7 days: not freed until then)"
 
 

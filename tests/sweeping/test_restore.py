@@ -246,7 +246,7 @@ def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_ser
     # the same deletions seen from a sweep that ran a day earlier: the markers are not its own
     earlier = restore.SweptRun(MARK, {}, run.keys, run.sweep_dirs, run.start - timedelta(days=1),
                                run.end - timedelta(days=1))
-    assert restore._restore_s3(st, "data/s0/a", earlier, False, datetime.now(UTC))[0] == \
+    assert st.restore_key("data/s0/a", earlier, False, datetime.now(UTC))[0] == \
         restore.DELETED_AGAIN
     assert not st.exists("data/s0/a")
 

@@ -99,10 +99,10 @@ def test_gcs_soft_delete_restore_sends_the_restore_call_with_its_generation_and_
         assert r.restorable
         assert "7 day(s)" in r.detail
         run = _window()
-        assert restore._restore_gcs(st, "data/s/deleted", run, False, NOW)[0] == restore.RESTORED
-        assert restore._restore_gcs(st, "data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
-        assert restore._restore_gcs(st, "data/s/older", run, False, NOW)[0] == restore.DELETED_AGAIN
-        assert restore._restore_gcs(st, "data/s/deleted", run, True, NOW)[0] == restore.WOULD_RESTORE
+        assert st.restore_key("data/s/deleted", run, False, NOW)[0] == restore.RESTORED
+        assert st.restore_key("data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
+        assert st.restore_key("data/s/older", run, False, NOW)[0] == restore.DELETED_AGAIN
+        assert st.restore_key("data/s/deleted", run, True, NOW)[0] == restore.WOULD_RESTORE
     finally:
         stub.stop()
     posts = [(p, q) for m, p, q in stub.requests if m == "POST"]
@@ -151,10 +151,10 @@ def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
         assert r.restorable
         assert "14 day(s)" in r.detail
         run = _window()
-        assert restore._restore_azure(st, "data/s/deleted", run, False, NOW)[0] == restore.RESTORED
-        assert restore._restore_azure(st, "data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
-        assert restore._restore_azure(st, "data/s/older", run, False, NOW)[0] == restore.DELETED_AGAIN
-        assert restore._restore_azure(st, "data/s/never", run, False, NOW)[0] == restore.NO_VERSION
+        assert st.restore_key("data/s/deleted", run, False, NOW)[0] == restore.RESTORED
+        assert st.restore_key("data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
+        assert st.restore_key("data/s/older", run, False, NOW)[0] == restore.DELETED_AGAIN
+        assert st.restore_key("data/s/never", run, False, NOW)[0] == restore.NO_VERSION
     finally:
         stub.stop()
     puts = [(p, q) for m, p, q in stub.requests if m == "PUT"]

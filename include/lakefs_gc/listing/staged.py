@@ -60,7 +60,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefs_gc.contract import PartsDir
 from lakefs_gc.listing import committed
@@ -69,7 +69,7 @@ from lakefs_gc.placement import DEFAULT, Placement
 from lakefs_gc.report import formats
 from lakefs_gc.spark.addresses import identities_matching, read_identities
 from lakefs_gc.spark.runtime import StorageRef
-from lakefs_gc.storage import LOCAL, parse_namespace
+from lakefs_gc.storage import kind_of
 from lakefs_gc.storage.base import MD5_HEX
 
 if TYPE_CHECKING:
@@ -81,6 +81,9 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
 
 log = logging.getLogger(__name__)
+
+R = TypeVar("R")  # the engine's rows
+A = TypeVar("A")  # the engine's addresses
 
 MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
 STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
@@ -161,15 +164,16 @@ class Identities:
         return found
 
 
-def _content_md5s(sref: StorageRef, st: Storage, keys: list[str]) -> list[str | None]:
+def _content_md5s(st: Storage, keys: list[str]) -> list[str | None]:
     """
     Return the content MD5 each store object vouches for (``content_md5``), or None.
 
-    Asked in threads where the store answers over HTTP (a HEAD on S3); on ``local://`` in this
-    thread, the files read one after the other (hashing small files in threads only contends for the
-    GIL: 14.2 s against 6.0 s for 100,000 files).
+    Asked in threads where the store answers over HTTP (a HEAD on S3); where the store hashes the
+    bytes itself (``hashes_locally``: ``local://``) in this thread, the files read one after the
+    other (hashing small files in threads only contends for the GIL: 14.2 s against 6.0 s for
+    100,000 files).
     """
-    if sref.namespace.startswith("local://"):
+    if st.hashes_locally:
         return [st.content_md5(k) for k in keys]
     with ThreadPoolExecutor(max(1, min(THREADS, len(keys))), thread_name_prefix="staged-md5") as pool:
         return list(pool.map(st.content_md5, keys))
@@ -185,7 +189,7 @@ def _vouched(sref: StorageRef, batches: Iterable[Any]) -> Iterator[Any]:
 
     st = sref.open()
     for b in batches:
-        yield b.append_column("vouched", pa.array(_content_md5s(sref, st, b.column(0).to_pylist()), pa.string()))
+        yield b.append_column("vouched", pa.array(_content_md5s(st, b.column(0).to_pylist()), pa.string()))
 
 
 def suspicious(spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: DataFrame,
@@ -291,7 +295,7 @@ def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
         wanted = frozenset(size for size, _ in listed.values())
         present = {r[0] for r in identities.matching(lambda bs: _sizes_present(bs, wanted))}
         listed = {a: v for a, v in listed.items() if v[0] in present}
-        vouched = dict(zip(listed, _content_md5s(sref, st, list(listed))))
+        vouched = dict(zip(listed, _content_md5s(st, list(listed))))
     else:
         vouched = {a: c for a, (_, c) in listed.items()}
     keys = frozenset({f"{s}:{c}" for s, c in listed.values() if c}
@@ -364,8 +368,8 @@ def suspicious_frame(spark: SparkSession, sref: StorageRef, cands: DataFrame, id
     return Suspicious(count, paths, linked)
 
 
-def check(engine: Engine[Any, Any], ctx: RunContext, lakefs: LakeFSRef, cands: Any, identity_dirs: Sequence[PartsDir],
-          read_file: str) -> tuple[Any, CheckCounts]:
+def check(engine: Engine[R, A], ctx: RunContext, lakefs: LakeFSRef, cands: R, identity_dirs: Sequence[PartsDir],
+          read_file: str) -> tuple[A, CheckCounts]:
     """
     Return the kept candidates' addresses and :class:`CheckCounts`, on ``engine``.
 
@@ -377,7 +381,7 @@ def check(engine: Engine[Any, Any], ctx: RunContext, lakefs: LakeFSRef, cands: A
     t0 = time.monotonic()
     sref = engine.sref
     st, roots, repo = sref.open(), sref.roots, ctx.repository
-    kind = parse_namespace(ctx.storage.namespace, ctx.storage.local_root).scheme
+    kind, _ = kind_of(ctx.storage.namespace, ctx.storage.local_root)
     read_commits, read_ranges = formats.read_read_ids(st, read_file)
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
@@ -390,7 +394,7 @@ def check(engine: Engine[Any, Any], ctx: RunContext, lakefs: LakeFSRef, cands: A
         identities = engine.identities(identity_dirs).plus(since.identities)
         log.info("staged check: %d commit(s) since (%.1fs); finding the suspicious candidates", since.commits,
                  time.monotonic() - t0)
-        found = engine.suspicious(rest, identities, link_flow=kind == LOCAL)
+        found = engine.suspicious(rest, identities, link_flow=kind.links_unmarked)
         paths = found.paths
         names = [b for b, _ in branches]
         asks = [(b, p) for p in paths for b in names]

@@ -20,7 +20,7 @@ from lakefs_gc.progress import Progress
 from lakefs_gc.report import formats
 from lakefs_gc.report.layout import uncommitted_dir
 from lakefs_gc.storage import relative_to
-from lakefs_gc.storage.namespace import blockstore_root
+from lakefs_gc.storage.namespace import address_forms
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -87,19 +87,12 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
 
     Empty when it lies outside the namespace (an import from elsewhere).
 
-    lakeFS prints a FULL ``local://<host>/<path>`` as ``local://`` + ``path.Join(<root>, host,
-    path)`` (``QualifiedKey.Format``), so the resolved form comes back with the blockstore root
-    twice, while the object lives at ``<root>/<ns>/...``. Both readings are kept: protecting one
-    key too many leaves garbage, one too few loses data.
+    Every reading of it is kept (:func:`lakefs_gc.storage.namespace.address_forms`: a FULL local
+    address comes back with the blockstore root twice): protecting one key too many leaves garbage,
+    one too few loses data.
     """
-    forms = [physical]
-    if physical.startswith("local://") and local_root:
-        root = blockstore_root(local_root)
-        path = physical[len("local://"):]
-        if path.startswith(root + "/"):
-            forms.append("local://" + path[len(root):])
     out: set[str] = set()
-    for form in forms:
+    for form in address_forms(physical, local_root):
         rel = relative_to(roots, form)
         if rel:
             out.add(rel)

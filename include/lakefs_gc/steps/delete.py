@@ -106,8 +106,8 @@ def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, co
     incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
                   f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
                   f"fails so they are not forgotten") if counts.failed else None
-    # Azure blob soft delete keeps deleted blobs (and bills them) for its retention period
-    soft_delete = st.soft_delete_days() if hasattr(st, "soft_delete_days") and counts.deleted else None
+    # a store's soft delete (Azure's blob soft delete) keeps deleted objects (and bills them) for its retention period
+    soft_delete = st.soft_delete_days() if counts.deleted else None
     now = datetime.now(UTC)
     purged = 0 if s.dry_run else _purge(st, now)
     return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,

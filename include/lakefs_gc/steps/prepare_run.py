@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
 from lakefs_gc.errors import LakeFSGCError, SettingsError
@@ -20,8 +20,8 @@ from lakefs_gc.gc.flow import CleanRunEvery, FlowChoice, choose_flow, rules_fing
 from lakefs_gc.gc.guards import check_mark
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks
-from lakefs_gc.report.summary import incremental_base
-from lakefs_gc.storage import LOCAL_ROOT_HELP, StorageOptions, kind_of, open_storage, parse_namespace
+from lakefs_gc.report.run_summary import RunSummary
+from lakefs_gc.storage import LOCAL_ROOT_HELP, StorageOptions, kind_named, kind_of, open_storage, parse_namespace
 from lakefs_gc.storage.base import StorageError
 from lakefs_gc.timestamps import parse_iso
 
@@ -64,7 +64,7 @@ def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *,
     ns = repo.storage_namespace
     location = _location(ns, blockstore, storage_options, local_root, repository, storage_conn_id, lakefs_conn_id)
     try:
-        storage = open_storage(ns, storage_options if not ns.startswith("local://") else None, location.local_root)
+        storage = open_storage(ns, storage_options, location.local_root)  # a kind without settings ignores them
     except (ValueError, StorageError) as e:
         raise SettingsError(f"repository {repository!r}: {e}") from e
     if location.local_root:
@@ -95,14 +95,15 @@ def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *,
         settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
         lakefs_retries=LakeFSRetries(**(lakefs_retries or {})), flow=choice.flow, flow_reason=choice.reason,
         gc_rules=fingerprint,
-        # choose_flow gives every incremental choice its base's summary
-        base=incremental_base(choice.base, cast("dict[str, Any]", choice.base_summary))
-        if choice.flow == "incremental" else None)
+        # choose_flow gives every incremental choice its base's summary (none: a ContractError)
+        base=(choice.base_summary or RunSummary()).incremental_base(choice.base) if choice.flow == "incremental"
+        else None)
 
 
 def _location(ns: str, blockstore: str, options: StorageOptions | None, local_root: str | None, repository: str,
               storage_conn_id: str | None, lakefs_conn_id: str | None) -> StorageLocation:
-    if ns.startswith("local://"):
+    named = kind_named(ns)
+    if named is not None and named.needs_local_root:
         if not local_root:
             raise SettingsError(f"repository {repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} "
                                 f"(connection {lakefs_conn_id!r})")

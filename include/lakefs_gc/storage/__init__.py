@@ -15,7 +15,7 @@ import os
 
 from lakefs_gc.storage.base import ObjectNotFound, Storage, StorageError
 from lakefs_gc.storage.info import ObjectInfo
-from lakefs_gc.storage.kinds import NAMESPACE_KINDS, NamespaceKind, kind_for_connection, kind_of
+from lakefs_gc.storage.kinds import NAMESPACE_KINDS, NamespaceKind, kind_for_connection, kind_named, kind_of
 from lakefs_gc.storage.local import LocalStorage
 from lakefs_gc.storage.namespace import (
     AZURE,
@@ -33,7 +33,7 @@ from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
 __all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "NAMESPACE_KINDS", "OPTIONS_FOR", "NamespaceKind", "kind_for_connection",
-           "kind_of", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
+           "kind_named", "kind_of", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
            "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
            "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
            "parse_namespace", "relative_to", "resolve_local"]

@@ -5,6 +5,9 @@ Deletes go through Blob Batch (at most 256 sub-requests per request, not atomic)
 sub-request's own status is that key's outcome (``BlobNotFound`` for a missing one), so a failure
 inside a batch is never lost. Chosen over ``pyarrow.fs``'s Azure filesystem, whose ``DeleteFiles``
 is a loop of single deletes with the first error raised.
+
+What a sweep deletes stays restorable under the account's blob soft delete: a restore undeletes a
+soft-deleted blob deleted while the sweep ran, only when no blob of that name exists.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
+from lakefs_gc.contract import Restorability
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
@@ -27,6 +32,8 @@ from lakefs_gc.storage.base import (
     where,
 )
 from lakefs_gc.storage.info import ObjectInfo
+from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
+from lakefs_gc.timestamps import iso
 
 if TYPE_CHECKING:
     from azure.core.credentials import AccessToken, AzureSasCredential, TokenCredential
@@ -251,3 +258,32 @@ class AzureStorage(CloudStorage):
         except Exception:
             return None
         return int(policy.days or 0) if policy is not None and policy.enabled else 0
+
+    def restorability(self, now: datetime, quarantine_days: int = 0,
+                      quarantine_until: str | None = None) -> Restorability:
+        """Return what the account's blob soft delete keeps (:meth:`soft_delete_days`)."""
+        days = self.soft_delete_days()
+        if days is None:
+            return Restorability("azure soft delete", None, None,
+                                 "the credential may not read the account's blob service properties: unknown")
+        if not days:
+            return Restorability("none", False, None, "blob soft delete is off for the account: deleted blobs are gone")
+        return Restorability("azure soft delete", True, iso(now + timedelta(days=days)),
+                             f"blob soft delete keeps deleted blobs {days} day(s)")
+
+    def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
+        """Undelete the blob soft-deleted while the sweep ran, only when no blob of that name exists."""
+        name = self._name(key)
+        if self.exists(key):
+            return WRITTEN_SINCE, "a blob of that name exists: left alone"
+        deleted = [b for b in self.client.list_blobs(name_starts_with=name, include=["deleted"])
+                   if b.name == name and getattr(b, "deleted", False)]
+        if not deleted:
+            return NO_VERSION, "no soft-deleted blob of that name (soft delete off, or its retention passed)"
+        ours = [b for b in deleted if run.in_window(getattr(b, "deleted_time", None))]
+        if not ours:
+            return DELETED_AGAIN, "soft-deleted outside the sweep's time"
+        if dry_run:
+            return WOULD_RESTORE, "undelete the soft-deleted blob"
+        self.client.get_blob_client(name).undelete_blob()
+        return RESTORED, "undeleted (blob soft delete)"

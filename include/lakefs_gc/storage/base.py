@@ -16,12 +16,18 @@ from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any, ClassVar, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 from lakefs_gc.errors import Unreachable
+from lakefs_gc.storage import native
+from lakefs_gc.storage.namespace import _check_key
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pyarrow as pa
     from obstore.store import ObjectStore
 
+    from lakefs_gc.contract import Restorability
     from lakefs_gc.storage.info import ObjectInfo
+    from lakefs_gc.storage.restoring import SweptKeys
 
 
 class StorageError(Exception):
@@ -40,6 +46,14 @@ class Storage(Protocol):
 
     @property
     def listed_md5(self) -> bool:  # ObjectInfo.checksum as listed is the content's MD5 (when there is one)
+        ...
+
+    @property
+    def hashes_locally(self) -> bool:  # content_md5 reads the bytes in this process (no request): ask it in one thread
+        ...
+
+    @property
+    def quarantines(self) -> bool:  # a sweep with quarantine_days moves what it deletes into its quarantine folder
         ...
 
     def full_uri(self, key: str) -> str: ...
@@ -76,6 +90,34 @@ class Storage(Protocol):
 
         Returns (key, code, message) of each key that failed (``NoSuchKey``, ``BlobNotFound`` or
         ``404`` for a missing one). A failed request raises. The deleter's only call.
+        """
+        ...
+
+    def soft_delete_days(self) -> int | None:
+        """
+        Return the days the store's own soft delete keeps deleted objects (0: off), as the sweep reports them.
+
+        None where the store gives no such figure (its :meth:`restorability` says what it keeps) or
+        cannot say.
+        """
+        ...
+
+    def restorability(self, now: datetime, quarantine_days: int = 0,
+                      quarantine_until: str | None = None) -> Restorability:
+        """
+        Say what the store does with the objects a sweep deletes ``now`` (read from the store itself).
+
+        ``quarantine_days``: the run's; ``quarantine_until``: the end the sweep's quarantine record
+        gives, when it has one (a store that :attr:`quarantines`).
+        """
+        ...
+
+    def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
+        """
+        Bring ``key``, deleted by a sweep of ``run``, back where the store still keeps it; never over a newer object.
+
+        Returns its outcome (:data:`lakefs_gc.storage.restoring.OUTCOMES`) and a detail.
+        ``dry_run``: say what it would do, change nothing.
         """
         ...
 
@@ -199,6 +241,8 @@ class CloudStorage:
     """
 
     listed_etag = False  # the native listing's ETag is the checksum the SDK lists (S3's)
+    hashes_locally = False  # content_md5 asks the store (a HEAD or a listing's field)
+    quarantines = False  # the store keeps deleted objects its own way (versioning, soft delete)
     sdk_listed_md5 = False  # the SDK's listing carries the content MD5 (Azure's Content-MD5, GCS's md5Hash)
     # message(storage, exc, method, args) of reaching(): the storage is the subclass's own
     unreachable_message: ClassVar[Callable[[Any, BaseException, str, tuple[object, ...]], str]]
@@ -216,8 +260,6 @@ class CloudStorage:
 
         Only the SDK's listing has it (Azure, GCS), and the native listing lists instead while it is on.
         """
-        from lakefs_gc.storage import native
-
         return self.sdk_listed_md5 and not native.enabled()
 
     def _root(self, uri: str, prefix: str) -> None:
@@ -230,8 +272,6 @@ class CloudStorage:
 
     def _name(self, key: str) -> str:
         """Return the store's name of a namespace key (the namespace prefix joined; ``..`` refused)."""
-        from lakefs_gc.storage.namespace import _check_key
-
         return self._base + _check_key(key)
 
     def exists(self, key: str) -> bool:  # stat reports an unreachable endpoint
@@ -253,8 +293,6 @@ class CloudStorage:
         Batches of :func:`lakefs_gc.storage.native.listed_schema`: through the native client, the SDK's
         :meth:`list` for what it cannot list (:func:`lakefs_gc.storage.native.listing_batches`).
         """
-        from lakefs_gc.storage import native
-
         try:
             yield from native.listing_batches(self.native_store, self.list, prefix, self.listed_etag)
         except StorageUnreachable:

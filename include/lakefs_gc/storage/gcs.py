@@ -10,6 +10,10 @@ library's own sequential ``Bucket.delete_blobs`` as fast; through obstore 1,171 
 outcomes (``python -m bench delete --backends gcs``, with and without ``LAKEFS_GC_NATIVE_LISTING=0``). The library's JSON batch reports per-call outcomes only
 through private state (and cannot read fake-gcs-server's batch answer); obstore's bulk delete stops
 at the first error, so each key is its own call here.
+
+What a sweep deletes stays restorable under the bucket's soft delete: a restore restores the
+soft-deleted generation deleted while the sweep ran, with ``ifGenerationMatch=0`` (GCS refuses it
+if an object of that name exists).
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
+from lakefs_gc.contract import Restorability
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
@@ -30,7 +36,9 @@ from lakefs_gc.storage.base import (
     where,
 )
 from lakefs_gc.storage.info import ObjectInfo
+from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
 from lakefs_gc.storage.settings import GCSOptions
+from lakefs_gc.timestamps import iso
 
 if TYPE_CHECKING:
     import google.auth.credentials
@@ -84,6 +92,11 @@ def _code(exc: BaseException) -> str:
         return str(status)
     name = type(exc).__name__
     return "ConnectionError" if "Connection" in name or "Timeout" in name else name
+
+
+def _precondition_failed(exc: BaseException) -> bool:
+    """Whether GCS refused a call for its precondition (412: ``ifGenerationMatch``)."""
+    return "412" in str(exc) or "Precondition" in type(exc).__name__
 
 
 def _gcs_connection_errors() -> tuple[type[BaseException], ...]:
@@ -224,3 +237,43 @@ class GCSStorage(CloudStorage):
             return None
 
         return [r for r in self._pool.map(one, keys) if r is not None]
+
+    def soft_delete_days(self) -> None:
+        """None: the bucket's soft delete is :meth:`restorability`'s to report."""
+        return None
+
+    def restorability(self, now: datetime, quarantine_days: int = 0,
+                      quarantine_until: str | None = None) -> Restorability:
+        """Return what the bucket's soft delete policy keeps."""
+        try:
+            self.bucket.reload()
+            seconds = int(self.bucket.soft_delete_policy.retention_duration_seconds or 0)
+        except Exception as exc:
+            return Restorability("gcs soft delete", None, None, f"cannot read the bucket's soft delete policy ({exc})")
+        if not seconds:
+            return Restorability("none", False, None, "the bucket's soft delete is off: deleted objects are gone")
+        return Restorability("gcs soft delete", True, iso(now + timedelta(seconds=seconds)),
+                             f"soft delete keeps deleted objects {seconds // 86400} day(s)")
+
+    def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
+        """Restore the generation soft-deleted while the sweep ran, only when no object of that name exists."""
+        name = self._name(key)
+        gens = [b for b in self.client.list_blobs(self.bucket_name, prefix=name, soft_deleted=True) if b.name == name]
+        if not gens:
+            return (WRITTEN_SINCE, "an object of that name exists: left alone") if self.exists(key) else \
+                (NO_VERSION, "no soft-deleted generation (soft delete off, or its retention passed)")
+        ours = [b for b in gens if run.in_window(getattr(b, "soft_delete_time", None))]
+        if not ours:
+            return DELETED_AGAIN, "soft-deleted outside the sweep's time"
+        gen = max(ours, key=lambda b: b.generation)
+        if self.exists(key):
+            return WRITTEN_SINCE, "an object of that name exists: left alone"
+        if dry_run:
+            return WOULD_RESTORE, f"restore generation {gen.generation}"
+        try:
+            self.bucket.restore_blob(name, generation=gen.generation, if_generation_match=0)
+        except Exception as exc:
+            if _precondition_failed(exc):
+                return WRITTEN_SINCE, "an object of that name was written during the restore: left alone"
+            raise
+        return RESTORED, f"generation {gen.generation} restored (soft delete)"

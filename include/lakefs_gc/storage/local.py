@@ -1,4 +1,11 @@
-"""lakeFS's ``local`` blockstore: objects are files under the namespace directory."""
+"""
+lakeFS's ``local`` blockstore: objects are files under the namespace directory.
+
+What a sweep deletes is gone, unless the run has ``quarantine_days``: then the sweep moves its files
+to ``sweeps/<sweep>/quarantine/<key>`` (:meth:`LocalStorage.move_batch`) and a restore links each
+back (a link never replaces a file) and removes the quarantined name. A later sweep purges
+quarantines whose days have passed (:func:`lakefs_gc.sweeping.restore.purge_quarantine`).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +16,26 @@ import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from lakefs_gc.contract import Restorability
 from lakefs_gc.storage.base import ObjectNotFound
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.namespace import _check_key
+from lakefs_gc.storage.native import sdk_batches
+from lakefs_gc.storage.restoring import (
+    NO_VERSION,
+    PRESENT,
+    RESTORED,
+    RETENTION_PASSED,
+    WOULD_RESTORE,
+    WRITTEN_SINCE,
+    SweptKeys,
+    parse_time,
+)
+from lakefs_gc.timestamps import iso
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -25,6 +46,8 @@ class LocalStorage:
 
     max_delete_batch = 1000
     listed_md5 = False  # no checksum listed: content_md5 reads the file
+    hashes_locally = True  # content_md5 reads and hashes the file in this process
+    quarantines = True  # with quarantine_days, a sweep moves its files into its quarantine folder (move_batch)
 
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
@@ -123,8 +146,6 @@ class LocalStorage:
 
     def list_batches(self, prefix: str) -> Iterator[pa.RecordBatch]:
         """Every file under ``prefix`` as Arrow batches (``os.scandir``: :meth:`list`)."""
-        from lakefs_gc.storage.native import sdk_batches
-
         return sdk_batches(self.list(prefix))
 
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
@@ -216,3 +237,44 @@ class LocalStorage:
                     break
                 d = os.path.dirname(d)
         return failed
+
+    def soft_delete_days(self) -> None:
+        """None: files have no soft delete (a sweep's quarantine is :meth:`restorability`'s)."""
+        return None
+
+    def restorability(self, now: datetime, quarantine_days: int = 0,
+                      quarantine_until: str | None = None) -> Restorability:
+        """Return what the sweep's quarantine keeps (``quarantine_days``, to its record's end); none without it."""
+        if quarantine_days:
+            until = quarantine_until if quarantine_until is not None else iso(now + timedelta(days=quarantine_days))
+            return Restorability("local quarantine", True, until,
+                                 f"swept files go to the sweep's quarantine/ folder for {quarantine_days} day(s)")
+        return Restorability("none", False, None,
+                             "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)")
+
+    def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
+        """Link the file back from the first sweep's quarantine that has it, never over a file written since."""
+        target = self.root / key
+        for sdir, qdir in run.quarantines():
+            q = self.root / qdir / key
+            if not q.is_file():
+                continue
+            if target.exists():
+                return WRITTEN_SINCE, f"{self.full_uri(key)} exists again; its quarantined copy stays in {sdir}"
+            if dry_run:
+                return WOULD_RESTORE, f"from {qdir}{key}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(q, target)  # never replaces a file written meanwhile
+            except FileExistsError:
+                return WRITTEN_SINCE, f"{self.full_uri(key)} was written during the restore; the quarantined copy stays"
+            os.unlink(q)
+            return RESTORED, f"moved back from {qdir}{key}"
+        if target.exists():
+            return PRESENT, "the file is there (the sweep did not remove it)"
+        ends = run.quarantine_ends(self)
+        if not ends:
+            return NO_VERSION, "the sweep deleted the file (quarantine_days was 0)"
+        if any((until := parse_time(end)) is not None and until < now for end in ends):
+            return RETENTION_PASSED, f"the quarantine ended {min(ends)} and was purged"
+        return NO_VERSION, "not in the quarantine (restored already, or removed by hand)"

@@ -17,6 +17,8 @@ from urllib.parse import SplitResult, urlsplit
 # settings type (lakefs_gc.storage.open_storage) and Airflow connection type (lakefs_gc.storage.kinds.NAMESPACE_KINDS)
 LOCAL, S3, AZURE, GCS = "local", "s3", "azure", "gs"
 KINDS = (LOCAL, S3, AZURE, GCS)
+# What each kind's namespaces start with, as lakeFS writes them (scheme_of)
+PREFIXES = {LOCAL: ("local://",), S3: ("s3://", "s3a://"), AZURE: ("https://", "http://"), GCS: ("gs://",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,15 @@ def resolve_local(path: str, local_root: str | os.PathLike[str] | None, uri: str
     return resolved
 
 
+def scheme_of(uri: str) -> str | None:
+    """
+    Return the kind (one of :data:`KINDS`) whose prefix ``uri`` starts with, without resolving it.
+
+    None: no kind's (:func:`parse_namespace` says why).
+    """
+    return next((kind for kind, prefixes in PREFIXES.items() if uri.startswith(prefixes)), None)
+
+
 def parse_namespace(uri: str, local_root: str | os.PathLike[str] | None = None) -> NamespaceURI:
     """
     Parse a storage namespace URI by lakeFS's rules.
@@ -129,6 +140,24 @@ def _parse_azure(uri: str, parts: SplitResult) -> NamespaceURI:
     if not container:
         raise ValueError(f"Azure namespace {uri!r} needs a container: https://{parts.netloc}/<container>[/<path>]")
     return NamespaceURI(AZURE, container, prefix.strip("/"), uri.rstrip("/"), host=parts.netloc)
+
+
+def address_forms(physical: str, local_root: str | None) -> list[str]:
+    """
+    Every form of an address lakeFS printed (statObject, listObjects) that may name its object.
+
+    lakeFS prints a FULL ``local://<host>/<path>`` as ``local://`` + ``path.Join(<root>, host,
+    path)`` (``QualifiedKey.Format``), so the resolved form comes back with the blockstore root
+    (``local_root``) twice, while the object lives at ``<root>/<ns>/...``: both readings are given.
+    Any other address reads only as printed.
+    """
+    forms = [physical]
+    if physical.startswith("local://") and local_root:
+        root = blockstore_root(local_root)
+        path = physical[len("local://"):]
+        if path.startswith(root + "/"):
+            forms.append("local://" + path[len(root):])
+    return forms
 
 
 def relative_to(roots: str | tuple[str, ...] | list[str], uri: str) -> str | None:

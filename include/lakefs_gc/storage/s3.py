@@ -1,4 +1,12 @@
-"""S3 and S3-compatible object stores through boto3 (no Hadoop connector)."""
+"""
+S3 and S3-compatible object stores through boto3 (no Hadoop connector).
+
+What a sweep deletes stays restorable under bucket versioning: its DeleteObjects leaves a delete
+marker on top of the version it hid. A restore removes the marker (DeleteObject with its version
+id) only when it is the key's latest version and was made while the sweep ran; a newer write is
+latest and is left alone (a write racing the restore stays latest: removing a marker below it
+changes nothing).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +15,10 @@ import os
 import shutil
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 
+from lakefs_gc.contract import Restorability
 from lakefs_gc.storage.base import (
     MD5_HEX,
     CloudStorage,
@@ -19,7 +29,19 @@ from lakefs_gc.storage.base import (
     where,
 )
 from lakefs_gc.storage.info import ObjectInfo
+from lakefs_gc.storage.native import s3_store
+from lakefs_gc.storage.restoring import (
+    DELETED_AGAIN,
+    NO_VERSION,
+    PRESENT,
+    RESTORED,
+    RETENTION_PASSED,
+    WOULD_RESTORE,
+    WRITTEN_SINCE,
+    SweptKeys,
+)
 from lakefs_gc.storage.settings import S3Options
+from lakefs_gc.timestamps import iso
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
@@ -112,8 +134,6 @@ class S3Storage(CloudStorage):
         self._raw_client: Any | None = None  # boto3's client without retries, for delete_batch
 
     def _open_native(self) -> S3Store:
-        from lakefs_gc.storage.native import s3_store
-
         return s3_store(self.bucket, self.prefix, self.options)
 
     @_reaching
@@ -220,3 +240,81 @@ class S3Storage(CloudStorage):
             Bucket=self.bucket, Delete={"Objects": [{"Key": self._name(k)} for k in keys], "Quiet": True})
         strip = len(self._base)
         return [(e["Key"][strip:], str(e.get("Code", "")), str(e.get("Message", ""))) for e in resp.get("Errors", ())]
+
+    def soft_delete_days(self) -> None:
+        """None: S3 keeps deleted objects by versioning (:meth:`restorability`), not soft delete."""
+        return None
+
+    def restorability(self, now: datetime, quarantine_days: int = 0,
+                      quarantine_until: str | None = None) -> Restorability:
+        """Return what bucket versioning keeps: the deleted versions, to the fewest NoncurrentDays of its lifecycle rules."""
+        try:
+            status = self.client.get_bucket_versioning(Bucket=self.bucket).get("Status")
+        except Exception as exc:
+            return Restorability("s3 versioning", None, None, f"cannot read the bucket's versioning ({exc})")
+        if status != "Enabled":
+            return Restorability("none", False, None,
+                                 f"bucket versioning is {(status or 'off').lower()}: deleted objects are gone")
+        try:
+            days = self._noncurrent_days()
+        except Exception as exc:
+            return Restorability("s3 versioning", True, None, f"bucket versioning keeps the deleted versions; the "
+                                                              f"lifecycle rules could not be read ({exc})")
+        if days is None:
+            return Restorability("s3 versioning", True, None,
+                                 "bucket versioning keeps the deleted versions; no lifecycle rule expires them")
+        return Restorability("s3 versioning", True, iso(now + timedelta(days=days)),
+                             f"bucket versioning keeps the deleted versions; a lifecycle rule expires noncurrent "
+                             f"versions after {days} day(s)")
+
+    def _noncurrent_days(self) -> int | None:
+        """
+        Return the fewest NoncurrentDays of the bucket's enabled lifecycle rules.
+
+        Every rule, whatever its filter: the earliest a deleted version may expire.
+        """
+        try:
+            rules = self.client.get_bucket_lifecycle_configuration(Bucket=self.bucket).get("Rules", [])
+        except Exception as exc:
+            if "NoSuchLifecycleConfiguration" in str(exc):
+                return None
+            raise
+        days = [int(r["NoncurrentVersionExpiration"]["NoncurrentDays"]) for r in rules
+                if r.get("Status") == "Enabled" and (r.get("NoncurrentVersionExpiration") or {}).get("NoncurrentDays")]
+        return min(days) if days else None
+
+    def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
+        """Remove the sweep's delete marker when it is the key's latest version: the version it hid is current again."""
+        full = self._name(key)
+        versions: builtins.list[dict[str, Any]] = []
+        markers: builtins.list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"Bucket": self.bucket, "Prefix": full}
+        while True:
+            page = self.client.list_object_versions(**kwargs)
+            versions += [v for v in page.get("Versions", ()) if v["Key"] == full]
+            markers += [m for m in page.get("DeleteMarkers", ()) if m["Key"] == full]
+            if not page.get("IsTruncated"):
+                break
+            kwargs.update(KeyMarker=page["NextKeyMarker"], VersionIdMarker=page.get("NextVersionIdMarker") or "")
+            if page["NextKeyMarker"] > full:
+                break
+        latest = next((x for x in versions + markers if x.get("IsLatest")), None)
+        if latest is None:
+            return NO_VERSION, "the bucket keeps no version of it (versioning was off when it was deleted)"
+        if latest in versions:
+            # a delete marker of the sweep below the current version: written again since
+            if any(run.in_window(m["LastModified"]) and m["LastModified"] <= latest["LastModified"] for m in markers):
+                return WRITTEN_SINCE, f"version {latest['VersionId']} written {iso(latest['LastModified'])} stays current"
+            return PRESENT, f"version {latest['VersionId']} is current (not deleted, or restored already)"
+        if not run.in_window(latest["LastModified"]):
+            start, end = run.window()
+            return DELETED_AGAIN, (f"its delete marker {latest['VersionId']} is from {iso(latest['LastModified'])}, "
+                                   f"outside the sweep ({start} to {end})")
+        hidden = [v for v in versions if v["LastModified"] <= latest["LastModified"]]
+        if not hidden:
+            return RETENTION_PASSED, "only the sweep's delete marker is left: the version it hid has expired"
+        prev = max(hidden, key=lambda v: v["LastModified"])
+        if dry_run:
+            return WOULD_RESTORE, f"remove delete marker {latest['VersionId']}: version {prev['VersionId']} current again"
+        self.client.delete_object(Bucket=self.bucket, Key=full, VersionId=latest["VersionId"])
+        return RESTORED, f"delete marker {latest['VersionId']} removed: version {prev['VersionId']} is current again"
