@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from airflow.sdk import DAG, Param
 
 from lakefs_gc.config import DiscoverySettings, GCConfig, RepoConfig, schedule_interval_seconds
-from lakefs_gc_airflow.operators import DiscoverRepositoriesOperator, RepositoryConnections, RestoreOperator
+from lakefs_gc_airflow.housekeeping import DiscoverRepositoriesOperator, RepositoryConnections, RestoreOperator
 from lakefs_gc_airflow.params import gc_params
 from lakefs_gc_airflow.task_group import gc_tasks
 

@@ -2,8 +2,9 @@
 GC operators: thin shells around ``lakefs_gc`` (the run contract, the steps).
 
 Here the Python steps (``prepare_run``, ``mark_uncommitted``, ``save_report``); the Spark steps'
-operator is in ``spark_submit.py``, the extra links in ``links.py``, what every task reads in
-``task_io.py`` (all re-exported here, where earlier releases had them).
+operator is in ``spark_submit.py`` and the restore and discovery operators in ``housekeeping.py``
+(every operator importable from here), the extra links in ``links.py``, what every task reads in
+``task_io.py``.
 
 Each task reads the run context (``prepare_run``'s XCom) and exactly the results it needs, by task
 id (``lakefs_gc.contract.STEP_INPUTS``), as typed values, and returns its own result type as a
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
@@ -23,9 +24,14 @@ from airflow.sdk.exceptions import AirflowFailException
 from lakefs_gc import contract
 from lakefs_gc.config import resolve_work_dir
 from lakefs_gc_airflow.hooks import LakeFSHook, storage_options
+from lakefs_gc_airflow.housekeeping import (  # noqa: F401 - every operator of the provider importable from here
+    DiscoverRepositoriesOperator,
+    RepositoryConnections,
+    RestoreOperator,
+)
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - every operator importable from here
-from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, namespace_storage, step_inputs  # noqa: F401 - re-exported
+from lakefs_gc_airflow.task_io import namespace_storage, step_inputs
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -256,132 +262,3 @@ class SaveReportOperator(BaseOperator):
 
 # ----------------------------------------------------------------------------------------------
 # Undo: the restore DAG's one task
-
-class RepositoryConnections(TypedDict):
-    """A configured repository's connections, as the restore task reads them."""
-
-    lakefs_conn_id: str
-    storage_conn_id: str | None  # None: none set (a local:// namespace needs none)
-
-
-class RestoreOperator(BaseOperator):
-    """
-    Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``).
-
-    For a person who triggers the restore DAG with the repository and the run's id (a mark id or
-    the GC DAG's run id), optionally only some keys, or as a dry run. The restore's report (every
-    key's outcome) goes beside the run's; the task fails, after writing it, when a key could not be
-    restored (no version kept, retention passed, written again since, ...), naming how many and why.
-
-    :param repositories: every repository it may restore, with its connections:
-        ``{repository: {"lakefs_conn_id": ..., "storage_conn_id": ...}}``.
-    """
-
-    template_fields: Sequence[str] = ("repositories",)
-    ui_color = "#fde9c9"
-
-    def __init__(self, *, repositories: dict[str, RepositoryConnections], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.repositories = repositories  # repository -> {"lakefs_conn_id": ..., "storage_conn_id": ...}
-
-    def execute(self, context: Context) -> dict[str, Any]:
-        from lakefs_gc.errors import LakeFSGCError
-        from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
-        from lakefs_gc_airflow.task_io import repository_storage
-
-        params = context.get("params") or {}
-        repository: str | None = params.get("repository")
-        run = str(params.get("run_id") or "").strip()
-        conns = None if repository is None else self.repositories.get(repository)
-        if repository is None or conns is None:
-            raise AirflowFailException(f"repository {repository!r} is not in the GC config: choose one of "
-                                       f"{', '.join(sorted(self.repositories))}")
-        if not run:
-            raise AirflowFailException("give run_id: the mark id or the GC DAG's run id of the run to undo "
-                                       "(the GC page and `lakefs-gc report NAMESPACE` list them)")
-        keys = [k for k in (params.get("keys") or []) if str(k).strip()] or None
-        try:
-            namespace, storage = repository_storage(repository, conns["lakefs_conn_id"], conns["storage_conn_id"])
-            report = restore_run(storage, run, keys=keys, dry_run=bool(params.get("dry_run")),
-                                 restore_id=context["run_id"])
-        except LakeFSGCError as e:
-            raise AirflowFailException(f"{e}; nothing was restored") from e
-        for key, outcome, detail in report.rows[:1000]:
-            self.log.info("%s  %s: %s", key, outcome, detail)
-        if len(report.rows) > 1000:
-            self.log.info("(%d more in the report)", len(report.rows) - 1000)
-        counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
-        self.log.info("%srestore of %s (mark %s) on %s: %s; report %s", "dry run: " if report.dry_run else "",
-                      run, report.mark_id, namespace, counts, report.report_uri)
-        not_done = sum(n for o, n in report.counts.items() if o not in (RESTORED, WOULD_RESTORE, PRESENT))
-        if not_done:
-            raise AirflowFailException(f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); "
-                                       f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
-                                       f"outcomes.parquet")
-        return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}
-
-
-# ----------------------------------------------------------------------------------------------
-# A fleet: the discovery refresh (the DAG lakefs_gc_discover's one task)
-
-class DiscoverRepositoriesOperator(BaseOperator):
-    """
-    List each ``discover`` source's lakeFS and record its repositories where the DAG files read them.
-
-    ``lakefs_gc.config.discovered.refresh``: every repository id per connection, the matched ones'
-    newest GC run sizes (the pool's priorities), and the repositories gone since the last refresh.
-    A lakeFS that cannot be listed fails the task (retried) and leaves the record as it was: no
-    DAG is dropped because lakeFS did not answer.
-
-    :param config_path: the repositories file (None: ``$LAKEFS_GC_CONFIG``).
-    """
-
-    template_fields: Sequence[str] = ("config_path",)
-    ui_color = "#e3f1d4"
-
-    def __init__(self, *, config_path: str | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.config_path = config_path  # None: $LAKEFS_GC_CONFIG
-
-    def execute(self, context: Context) -> dict[str, Any]:
-        from lakefs_gc.config import load_config
-        from lakefs_gc.config.discovered import record_sizes, refresh
-        from lakefs_gc.report.marks import newest_listed
-        from lakefs_gc_airflow.task_io import repository_storage
-
-        cfg = load_config(self.config_path, strict=False)
-        discovery = cfg.discovery
-        if discovery is None:
-            raise AirflowFailException(f"{cfg.path} has no 'discover' section: nothing to refresh")
-
-        def list_repositories(conn_id: str) -> list[str]:
-            client = LakeFSHook(lakefs_conn_id=conn_id).get_conn()
-            try:
-                return client.repository_ids()
-            finally:
-                client.close()
-
-        found, changes = refresh(discovery, list_repositories)
-        for line in changes:
-            self.log.info("%s", line)
-        cfg = load_config(self.config_path, strict=False)  # the entries as the DAG files now build them
-        sizes: dict[tuple[str, str], int] = {}
-        for repo in cfg.repositories:
-            if not repo.discovered:
-                continue
-            try:
-                _, storage = repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
-                n = newest_listed(storage)
-            except Exception as e:  # a priority is never worth a failed refresh
-                self.log.warning("%s: the newest run's size cannot be read (%s); its priority stays", repo.repository, e)
-                continue
-            if n is not None:
-                sizes[(repo.lakefs_conn_id, repo.repository)] = n
-        record_sizes(discovery, sizes)
-        matched = sorted(r.repository for r in cfg.repositories if r.discovered)
-        self.log.info("%d repositor%s matched: %s; recorded in %s", len(matched), "y" if len(matched) == 1 else "ies",
-                      ", ".join(matched) or "none", discovery.state_file)
-        for line in cfg.entry_problems:
-            self.log.warning("bad entry (its DAG is not built): %s", line)
-        return {"matched": matched, "removed": [r.repository for r in cfg.removed], "changes": changes,
-                "state_file": str(discovery.state_file), "refreshed_at": found.refreshed_at}

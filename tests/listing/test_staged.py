@@ -10,13 +10,13 @@ import hashlib
 import pytest
 
 from lakefs_gc.errors import LakeFSGCError
-from lakefs_gc.listing import committed, staged
+from lakefs_gc.listing import committed, matching
 
 MD5_A, MD5_B = hashlib.md5(b"a").hexdigest(), hashlib.md5(b"b").hexdigest()
 
 
 def identities(rows):  # the committed entries a run read, without Spark: rows only
-    return staged.Identities(None, None, (), 1, rows=tuple(rows))
+    return matching.Identities(None, None, (), 1, rows=tuple(rows))
 
 
 class Store:
@@ -48,7 +48,7 @@ def test_the_listed_md5_decides_where_the_store_vouches_for_it():
     rows = [("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
             ("data/x/no-md5", 9, None), ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)]
     store = Store({}, listed_md5=True)
-    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
+    sus, paths = matching.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     # same size and MD5; no MD5 of its own: any entry of its size; an entry whose checksum is not an
     # MD5 (a client's, an Azure ETag): by size alone
     assert sus == {"data/x/same", "data/x/no-md5", "data/x/odd-etag"}
@@ -61,7 +61,7 @@ def test_s3_asks_the_store_whether_the_etag_is_the_md5():
             ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")]
     store = Store({"data/x/plain": MD5_A})  # KMS and multipart: no MD5 the store vouches for
     ids = IDENTITIES + [(1, "abc-2", "p/linked")]  # a link-flow entry recorded with the store's ETag
-    sus, paths = staged.suspicious_here(Ref(store), rows, identities(ids))
+    sus, paths = matching.suspicious_here(Ref(store), rows, identities(ids))
     assert sus == {"data/x/plain", "data/x/kms", "data/x/multipart", "data/x/link-etag"}
     assert {"p/a", "p/nine", "p/linked", "p/b"} <= paths
     assert sorted(store.asked) == sorted(r[0] for r in rows)
@@ -72,7 +72,7 @@ def test_the_store_is_asked_only_about_candidates_at_the_size_of_an_entry():
     file's read is spent on it (the executors' path joins on size first, the same)."""
     rows = [("data/x/plain", 1, MD5_A), ("data/x/size-3", 3, MD5_A), ("data/x/size-4", 4, None)]
     store = Store({"data/x/plain": MD5_A, "data/x/size-3": MD5_A})
-    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
+    sus, paths = matching.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     assert (sus, paths) == ({"data/x/plain"}, {"p/a"})
     assert store.asked == ["data/x/plain"]
 
@@ -80,7 +80,7 @@ def test_the_store_is_asked_only_about_candidates_at_the_size_of_an_entry():
 def test_local_reads_the_file_and_a_different_content_is_not_suspicious():
     rows = [("data/x/copy", 1, None), ("data/x/new", 1, None)]
     store = Store({"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()})
-    sus, paths = staged.suspicious_here(Ref(store), rows, identities(IDENTITIES))
+    sus, paths = matching.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     assert (sus, paths) == ({"data/x/copy"}, {"p/b"})
 
 
@@ -92,7 +92,7 @@ def test_many_candidates_sharing_one_identity_ask_each_of_its_paths_once():
     ids = [(0, empty, f"out/{i}/_SUCCESS") for i in range(50)] + [(0, "0x8DC0", "azure/_SUCCESS")] + IDENTITIES
     rows = [(f"data/x/{i}", 0, empty) for i in range(200)] + [("data/x/unvouched", 1, None)]
     store = Store({f"data/x/{i}": empty for i in range(200)})
-    sus, paths = staged.suspicious_here(Ref(store), rows, identities(ids))
+    sus, paths = matching.suspicious_here(Ref(store), rows, identities(ids))
     assert sus == {r[0] for r in rows}
     # the empty files' paths and the entry of size 0 without an MD5; the unvouched one of size 1: by size
     assert paths == {f"out/{i}/_SUCCESS" for i in range(50)} | {"azure/_SUCCESS", "p/a", "p/b"}
@@ -100,7 +100,7 @@ def test_many_candidates_sharing_one_identity_ask_each_of_its_paths_once():
 
 def test_nothing_is_suspicious_without_an_entry_of_its_size():
     store = Store({"data/x/y": MD5_A})
-    assert staged.suspicious_here(Ref(store), [("data/x/y", 2, None)], identities(IDENTITIES)) == (set(), set())
+    assert matching.suspicious_here(Ref(store), [("data/x/y", 2, None)], identities(IDENTITIES)) == (set(), set())
 
 
 class Commits:
@@ -149,9 +149,9 @@ def test_the_executors_find_what_the_driver_finds(spark, rows, md5s, listed_md5,
     from lakefs_gc.report import formats
 
     ref = Ref(Store(md5s, listed_md5=listed_md5), namespace)  # local: the store asked in the task's thread
-    want = staged.suspicious_here(ref, rows, identities(ids))
+    want = matching.suspicious_here(ref, rows, identities(ids))
     cands = spark.createDataFrame(rows, "address string, size long, checksum string")
-    sus, paths, sized = staged.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)
+    sus, paths, sized = matching.suspicious(spark, ref, cands, spark.createDataFrame(ids, formats.IDENTITY_SCHEMA), 2)
     try:
         assert ({r[0] for r in sus.collect()}, {r[0] for r in paths.collect()}) == want
         assert sus.columns == ["address", "size", "checksum", "vouched"]

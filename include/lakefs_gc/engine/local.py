@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefs_gc.engine.base import EngineBase, range_addresses, still_garbage
 from lakefs_gc.gc.decision import Rows, is_deletable, row_address
-from lakefs_gc.listing import slices as listing, staged as staged_check, uncommitted
+from lakefs_gc.listing import matching, slices as listing, uncommitted
 from lakefs_gc.listing.holders import groups, masks_of_ranges
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import candidate_parts, parquet_parts
@@ -193,12 +193,12 @@ class LocalEngine(EngineBase):
         count, kept = write_parts_here(addresses, self.sref.open(), part_dir, self.n, *more_dirs)
         return count, nbytes, kept
 
-    def identities(self, dirs: Sequence[PartsDir]) -> staged_check.Identities:
-        return staged_check.Identities(self._spark, self.sref, tuple(dirs), self.n, placement=self.placement)
+    def identities(self, dirs: Sequence[PartsDir]) -> matching.Identities:
+        return matching.Identities(self._spark, self.sref, tuple(dirs), self.n, placement=self.placement)
 
-    def suspicious(self, rows: list[Row], identities: staged_check.Identities,
-                   link_flow: bool) -> staged_check.Suspicious:
-        return staged_check.suspicious_rows(self.sref, rows, identities, link_flow)
+    def suspicious(self, rows: list[Row], identities: matching.Identities,
+                   link_flow: bool) -> matching.Suspicious:
+        return matching.suspicious_rows(self.sref, rows, identities, link_flow)
 
     def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
                      deleted_keys: Sequence[str], cutoff_ms: int,

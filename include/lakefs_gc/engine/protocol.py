@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.contract import IncrementalBase, PartsDir, SlicesResult
     from lakefs_gc.gc.decision import Relations
-    from lakefs_gc.listing.staged import Identities, Suspicious
+    from lakefs_gc.listing.matching import Identities, Suspicious
     from lakefs_gc.placement import Placement
     from lakefs_gc.spark.runtime import StorageRef
 

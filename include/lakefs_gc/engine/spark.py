@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lakefs_gc.engine.base import EngineBase, range_addresses, staged_addresses, still_garbage
 from lakefs_gc.engine.local import LocalEngine
 from lakefs_gc.gc.decision import ADDRESS_SCHEMA, DataFrames, deletable
-from lakefs_gc.listing import slices as listing, staged as staged_check
+from lakefs_gc.listing import matching, slices as listing
 from lakefs_gc.listing.holders import spark_groups
 from lakefs_gc.progress import watch
 from lakefs_gc.report import layout
@@ -203,17 +203,17 @@ class SparkEngine(EngineBase):
     def hold(self, rows: T) -> AbstractContextManager[T]:
         return _Cached(rows)
 
-    def identities(self, dirs: Sequence[PartsDir]) -> staged_check.Identities:
-        return staged_check.Identities(self.spark, self.sref, tuple(dirs), self.n, placement=self.placement)
+    def identities(self, dirs: Sequence[PartsDir]) -> matching.Identities:
+        return matching.Identities(self.spark, self.sref, tuple(dirs), self.n, placement=self.placement)
 
-    def suspicious(self, rows: DataFrame, identities: staged_check.Identities,
-                   link_flow: bool) -> staged_check.Suspicious:
+    def suspicious(self, rows: DataFrame, identities: matching.Identities,
+                   link_flow: bool) -> matching.Suspicious:
         # few candidates are matched on the driver: the identities filtered where read, one scan
         cap = self.placement.driver_check_max
         few = [tuple(r) for r in rows.select("address", "size", "checksum").limit(cap + 1).collect()]
         if len(few) <= cap:
-            return staged_check.suspicious_rows(self.sref, few, identities, link_flow)
-        return staged_check.suspicious_frame(self.spark, self.sref, rows, identities, self.n, link_flow)
+            return matching.suspicious_rows(self.sref, few, identities, link_flow)
+        return matching.suspicious_frame(self.spark, self.sref, rows, identities, self.n, link_flow)
 
     def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
                      deleted_keys: Sequence[str], cutoff_ms: int,
