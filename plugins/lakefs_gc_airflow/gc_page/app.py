@@ -6,7 +6,9 @@ the Plugins view and shows only the repositories whose DAG the user may read; a 
 need read access to its DAG's runs. The data are the reports in each repository's namespace, read
 through our storage layer with the repository's configured connections (the lakeFS connection for
 the namespace, the storage connection for the store), and the DAG's runs in Airflow's database,
-read only. The React bundle (``www/dist``) is static code, served without auth, as Airflow's own
+read only. Every answer is a response model of :mod:`~lakefs_gc_airflow.gc_page.models` (the app's
+OpenAPI, against which the page's ``www/src/types.ts`` is tested), serialized without the fields a
+route leaves out. The React bundle (``www/dist``) is static code, served without auth, as Airflow's own
 provider plugins serve theirs.
 """
 
@@ -24,7 +26,7 @@ from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_da
 from fastapi import Depends, FastAPI, HTTPException
 from fastapi.staticfiles import StaticFiles
 
-from lakefs_gc_airflow.gc_page import runs as gc_runs
+from lakefs_gc_airflow.gc_page import models, runs as gc_runs
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,8 @@ def _may_read(user, dag_id: str) -> bool:
                                                 details=DagDetails(id=dag_id), user=user)
 
 
-@app.get("/api/repositories", dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
+@app.get("/api/repositories", response_model=models.ReposAnswer, response_model_exclude_unset=True,
+         dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
 def repositories(user: GetUserDep) -> dict[str, Any]:
     """Return the configured repositories whose DAG this user may read, and the config's own errors."""
     try:
@@ -103,7 +106,8 @@ def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
              "failed_tasks": sorted(failed.get(r.run_id, []))} for r in rows]
 
 
-@app.get("/api/dags/{dag_id}/runs", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get("/api/dags/{dag_id}/runs", response_model=models.RunsAnswer, response_model_exclude_unset=True,
+         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     """Return the repository's GC runs, newest first: its reports merged with its DAG's runs."""
     repo = _repo(dag_id)
@@ -156,7 +160,8 @@ def _lakefs_and_namespace(repo, what: str) -> Iterator[tuple[Any, Any, tuple[str
         client.close()
 
 
-@app.get("/api/dags/{dag_id}/explain", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get("/api/dags/{dag_id}/explain", response_model=models.ExplainAnswer, response_model_exclude_unset=True,
+         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
     """
     ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on ``ref``.
@@ -173,7 +178,8 @@ def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str
             "fates": ex.fates, "lines": ex.lines()}
 
 
-@app.get("/api/dags/{dag_id}/whatif", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get("/api/dags/{dag_id}/whatif", response_model=models.WhatIfAnswer, response_model_exclude_unset=True,
+         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
 def dag_gc_whatif(dag_id: str, delete_branch: str | None = None, rule: str | None = None) -> dict[str, Any]:
     """
     ``lakefs-gc whatif`` for the repository of ``dag_id``: what the next run would free after a change.

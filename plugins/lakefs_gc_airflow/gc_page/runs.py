@@ -71,18 +71,29 @@ def newest_space(storage, records: Iterable[Mapping[str, Any]]) -> dict[str, Any
     """
     Where the bytes go at the newest run that attributed them (its ``space.json``), with the run's ids.
 
-    None when no run did; a file that does not read is ``{"problem": ...}``, never hidden.
+    None when no run did; a file that does not read, or not as the page's answer types it
+    (:class:`~lakefs_gc_airflow.gc_page.models.SpaceDoc`), is ``{"problem": ...}``, never hidden.
     """
+    from pydantic import ValidationError
+
     from lakefs_gc.errors import LakeFSGCError
     from lakefs_gc.report.formats import read_space
+    from lakefs_gc_airflow.gc_page.models import SpaceDoc
 
     for r in records:  # newest first
         if r.get("space_file") and not r.get("sweep"):
+            ids = {"mark_id": r["mark_id"], "airflow_run_id": r.get("airflow_run_id")}
             try:
-                doc = read_space(storage, r["space_file"])
+                doc = {**ids, "problem": None, **read_space(storage, r["space_file"])}
+                SpaceDoc.model_validate(doc)
             except (LakeFSGCError, OSError) as e:
-                return {"mark_id": r["mark_id"], "airflow_run_id": r.get("airflow_run_id"), "problem": str(e)}
-            return {"mark_id": r["mark_id"], "airflow_run_id": r.get("airflow_run_id"), "problem": None, **doc}
+                return {**ids, "problem": str(e)}
+            except ValidationError as e:
+                first = e.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                return {**ids, "problem": f"{storage.full_uri(r['space_file'])}: not the space.json attribute_space "
+                                         f"writes ({where}: {first['msg']})"}
+            return doc
     return None
 
 

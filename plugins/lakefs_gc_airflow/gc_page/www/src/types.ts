@@ -1,15 +1,17 @@
-// The answers the page reads: our API's (lakefs-gc/api/..., app.py and runs.py) and, for the trigger
-// form, Airflow's own (api/v2/dags/<dag_id>/details).
+// The answers the page reads: our API's (lakefs-gc/api/..., app.py and runs.py; their response models are
+// models.py, and tests/airflow/gc_page/test_gc_page_api_types.py checks every field named here against
+// the API's OpenAPI: a `?` field is one the API may leave out) and, for the trigger form, Airflow's own
+// (api/v2/dags/<dag_id>/details).
 export type Props = { dagId?: string; runId?: string; taskId?: string; mapIndex?: string };
 
-export type Repo = { repository: string; dag_id: string; schedule: string | null; lakefs_conn_id: string; storage_conn_id: string };
+export type Repo = { repository: string; dag_id: string; schedule: string | null; lakefs_conn_id: string; storage_conn_id: string | null };
 export type DagRun = {
   run_id: string; state: string; run_type: string; logical_date: string | null; start_date: string | null;
   end_date: string | null; failed_tasks: string[];
 };
 export type Run = {
-  mark_id: string | null; sweep: string | null; airflow_run_id: string | null; start_time: string | null;
-  cutoff_time?: string | null; mode?: string; flow?: string | null; dry_run?: boolean; success?: boolean;
+  mark_id: string | null; sweep: string | null; airflow_run_id?: string | null; start_time?: string | null;
+  cutoff_time?: string | null; mode?: string | null; flow?: string | null; dry_run?: boolean; success?: boolean;
   unsafe_min_age_override?: boolean; held_back_until?: string | null; held_back_reason?: string | null;
   dead_letters?: string | null; delete_skipped?: string | null;
   guard?: { max_delete_share: number | null; max_delete_count: number | null };
@@ -31,9 +33,11 @@ export type SpaceDoc = {
     sharing: string };
 };
 export type WhatIfAnswer = { change: string; lines: string[] };
-export type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps?: string[];
-  version?: string; space?: SpaceDoc | null };
+export type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps: string[];
+  version: string; space?: SpaceDoc | null };
 export type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
+// the repositories (GCPage); a config that does not read is its error alone, without config, removed, refreshed_at
+export type ReposAnswer = { repositories: Repo[]; errors: string[]; config?: string; removed?: Removed[]; refreshed_at?: string | null };
 
 // a DAG's Param, as api/v2/dags/<dag_id>/details gives it
 export type ParamSpec = { value: unknown; schema: Record<string, unknown>; description: string | null };

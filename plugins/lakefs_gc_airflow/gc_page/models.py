@@ -1,0 +1,226 @@
+"""
+The GC page's answers as types: the response models of :mod:`lakefs_gc_airflow.gc_page.app`'s routes.
+
+They describe the JSON the routes return (its OpenAPI: ``app.openapi()``), as Airflow's own UI
+plugins describe theirs; the page's TypeScript types (``www/src/types.ts``) are checked against that
+description by ``tests/airflow/gc_page/test_gc_page_api_types.py``. The routes serialize with
+``response_model_exclude_unset``: a field a route leaves out stays out, a None it sets is null. A
+field that is left out but never null is :func:`absent` (neither required nor nullable). A run
+record and the space document keep every field they have beyond the ones named here
+(``extra="allow"``): ``summary.json``'s and ``space.json``'s other fields reach the page as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+def absent() -> Any:
+    """Declare a field the answer may leave out, never null (unset: not serialized; no default in the schema)."""
+    return Field(default=None, json_schema_extra=_no_default)
+
+
+class _Open(BaseModel):
+    """A document with fields of its own beyond the ones the page reads: kept and sent as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# /api/repositories
+
+class Repo(BaseModel):
+    """A configured repository whose DAG the user may read."""
+
+    repository: str
+    dag_id: str
+    schedule: str | None
+    lakefs_conn_id: str
+    storage_conn_id: str | None
+
+
+class Removed(BaseModel):
+    """A discovered repository gone from lakeFS: its DAG is no longer built (its reports stay)."""
+
+    repository: str
+    dag_id: str
+    lakefs_conn_id: str
+    removed_at: str
+
+
+class ReposAnswer(BaseModel):
+    """The repositories and the config's errors; a config that does not read is its error alone."""
+
+    repositories: list[Repo]
+    errors: list[str]
+    config: str = absent()
+    removed: list[Removed] = absent()
+    refreshed_at: str | None = None
+
+
+# /api/dags/{dag_id}/runs
+
+class DagRun(BaseModel):
+    """A run of the repository's DAG in Airflow's database."""
+
+    run_id: str
+    state: str
+    run_type: str
+    logical_date: str | None
+    start_date: str | None
+    end_date: str | None
+    failed_tasks: list[str]
+
+
+class Guard(BaseModel):
+    """The run's blast-radius guard."""
+
+    max_delete_share: float | None
+    max_delete_count: int | None
+
+
+class RunRules(_Open):
+    """The GC rules the run ran under."""
+
+    min_age_seconds: int | None
+    effective_min_age_seconds: int | None
+    grace_period_seconds: int | None
+    confirm_after_seconds: int | None
+    active_commits: int | None
+    staged_check: str | None
+
+
+class Run(_Open):
+    """
+    One GC run (``runs.run_record`` merged with its DAG run, ``runs.merge``).
+
+    A report that does not read has its ``problem`` and no figures; a DAG run with no report only
+    its ids, ``report`` None.
+    """
+
+    mark_id: str | None
+    sweep: str | None
+    airflow_run_id: str | None = None
+    start_time: str | None = None
+    cutoff_time: str | None = None
+    mode: str | None = None
+    flow: str | None = None
+    dry_run: bool = absent()
+    success: bool = absent()
+    unsafe_min_age_override: bool = absent()
+    held_back_until: str | None = None
+    held_back_reason: str | None = None
+    dead_letters: str | None = None
+    delete_skipped: str | None = None
+    guard: Guard = absent()
+    rules: RunRules = absent()
+    report: str | None
+    problem: str | None
+    rows: list[tuple[str, str]]
+    seconds: dict[str, float]
+    listed_objects: int | None = None
+    candidates: int | None = None
+    to_delete: int | None = None
+    deleted: int | None = None
+    already_gone: int | None = None
+    held_back: int | None = None
+    delete_failed: int | None = None
+    reclaimed_bytes: int | None = None
+    candidate_bytes: int | None = None
+    space_file: str | None = None
+    would_delete: int = absent()  # a dry run's
+    dag_run: DagRun | None
+
+
+class Amount(BaseModel):
+    """Objects and their bytes."""
+
+    objects: int
+    bytes: int
+
+
+class HeldBy(BaseModel):
+    """What one branch holds, per class: alone, and shared with other branches."""
+
+    alone: dict[str, Amount]
+    shared: dict[str, Amount]
+
+
+class Attribution(_Open):
+    """The namespace's objects by what holds them (``Attribution.as_dict``)."""
+
+    total: Amount
+    classes: dict[str, Amount]
+    branches: dict[str, HeldBy]
+    tags: dict[str, Amount]
+    sharing: str
+
+
+class SpaceRules(BaseModel):
+    """The retention rules the attribution ran under: the default and per branch, in days."""
+
+    default_days: int
+    branches: dict[str, int]
+
+
+class StaleBranch(BaseModel):
+    """A branch whose HEAD is older than ``stale_branch_days``, and what it alone holds."""
+
+    branch: str
+    head_age_days: float
+    alone: Amount
+
+
+class SpaceDoc(_Open):
+    """The newest run's ``space.json`` (attribute_space) with its ids; one that does not read is its ``problem``."""
+
+    mark_id: str
+    airflow_run_id: str | None
+    problem: str | None
+    version: int = absent()
+    repository: str = absent()
+    computed_at: str = absent()
+    cutoff: str = absent()
+    rules: SpaceRules = absent()
+    stale_branch_days: int = absent()
+    stale: list[StaleBranch] = absent()
+    attribution: Attribution = absent()
+
+
+class RunsAnswer(BaseModel):
+    """A repository's GC runs, newest first; ``space`` only when its namespace reads (``error`` None)."""
+
+    repository: str
+    dag_id: str
+    namespace: str | None
+    error: str | None
+    version: str
+    space: SpaceDoc | None = None
+    runs: list[Run]
+    steps: list[str]
+
+
+# /api/dags/{dag_id}/explain, /api/dags/{dag_id}/whatif
+
+class ExplainAnswer(BaseModel):
+    """``lakefs-gc explain``'s answer: the verdict on one address, its reason and the facts found."""
+
+    target: str
+    address: str
+    note: str | None
+    verdict: str
+    reason: str
+    fates: list[str]
+    lines: list[str]
+
+
+class WhatIfAnswer(BaseModel):
+    """``lakefs-gc whatif``'s answer: what the next run would free after the change."""
+
+    change: str
+    lines: list[str]

@@ -1,0 +1,182 @@
+"""The GC page's API (``gc_page/app.py``) over HTTP: every route's JSON is what the route builds, byte for
+byte but for the keys' order, through its response model (``gc_page/models.py``): no field dropped, none
+added, a field a route leaves out still left out (``response_model_exclude_unset``).
+
+Airflow's auth and database are stood in for (dependency overrides; the config, the namespace's
+storage and the DAG's runs given); the namespace is a local one with real reports in it.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from lakefs_gc.config.model import RemovedRepository
+from lakefs_gc.gc.attribution import Attribution, Space, StaleBranch
+from lakefs_gc.report import formats, layout
+from lakefs_gc.report.run_summary import RunSummary
+from lakefs_gc.report.summary import write_summary
+from lakefs_gc.storage import open_storage
+from lakefs_gc_airflow.gc_page import runs
+
+DAG = "lakefs_gc__repo"
+T1, T2, T3 = "2026-11-01T00:00:00+00:00", "2026-11-02T00:00:00+00:00", "2026-11-03T00:00:00+00:00"
+
+
+def _repo(name: str) -> SimpleNamespace:
+    return SimpleNamespace(repository=name, dag_id=f"lakefs_gc__{name}", schedule=None, lakefs_conn_id="lakefs_default",
+                           storage_conn_id=None, min_age_seconds=0)
+
+
+def _summary(run_id: str, start: str, **kw) -> RunSummary:
+    base = {"run_id": run_id, "success": True, "start_time": start, "cutoff_time": start, "mode": "mark_and_sweep",
+            "flow": "clean", "repository": "repo", "airflow_run_id": f"manual__{start}", "listed_objects": 10,
+            "candidates": 4, "to_delete": 4, "held_back": 0, "deleted": 4, "already_gone": 0, "delete_failed": 0,
+            "reclaimed_bytes": 400, "dry_run": False, "min_age_seconds": 0, "staged_check": "lakefs",
+            "mark_uncommitted_seconds": 1.5, "delete_seconds": 0.5, "max_delete_share": 0.5, "some_new_field": [1, 2]}
+    return RunSummary.from_doc({**base, **kw})
+
+
+def _space_doc() -> dict[str, Any]:
+    attribution = Attribution(total=Space(10, 1000))
+    attribution.branch("main").alone["head"] = Space(6, 600)
+    return {"mark_id": "m1", "repository": "repo", "computed_at": T1, "cutoff": T1,
+            "rules": {"default_days": 7, "branches": {"main": 30}},
+            "heads": {"main": {"commit": "c1", "created": T1}}, "stale_branch_days": 30,
+            "stale": [StaleBranch("old", 40.25, Space(3, 300)).as_dict()], "attribution": attribution.as_dict()}
+
+
+@pytest.fixture
+def namespace(tmp_path):
+    """A namespace with a clean run and its space.json, a sweep of it, a dry run, and a report that does not read."""
+    (tmp_path / "repo").mkdir()
+    st = open_storage("local://repo", None, tmp_path)
+    formats.write_space(st, layout.space_key("m1"), _space_doc())
+    write_summary(st, layout.summary_key("m1"), _summary("m1", T1, space_file=layout.space_key("m1")))
+    write_summary(st, layout.sweep_summary_key("m1", "s1"), _summary("m1", T2, mode="sweep_only", airflow_run_id=None))
+    write_summary(st, layout.summary_key("m2"), _summary("m2", T2, dry_run=True, would_delete=4, mode=None,
+                                                         held_back_until=T3))
+    st.put(layout.summary_key("m3"), b"{not json")
+    return st
+
+
+def _dag_run(run_id: str, state: str, start: str | None, failed: list[str]) -> dict[str, Any]:
+    return {"run_id": run_id, "state": state, "run_type": "manual", "logical_date": start, "start_date": start,
+            "end_date": None, "failed_tasks": failed}
+
+
+@pytest.fixture
+def api(monkeypatch, namespace):
+    """The app with Airflow's auth and session stood in for, over ``namespace``: (module, HTTP client)."""
+    from fastapi.testclient import TestClient
+
+    from lakefs_gc_airflow.gc_page import app as module
+
+    cfg = SimpleNamespace(repositories=(_repo("repo"), _repo("hidden")), entry_errors=("entry 3: bad",),
+                          path=Path("/etc/lakefs-gc/gc.yaml"), refreshed_at=T2,
+                          removed=(RemovedRepository("gone", "lakefs_default", T1),))
+    monkeypatch.setattr(module, "_config", lambda: cfg)
+    monkeypatch.setattr(module, "_may_read", lambda user, dag_id: dag_id != "lakefs_gc__hidden")
+    monkeypatch.setattr(module, "_storage", lambda repo: ("local://repo", namespace))
+    monkeypatch.setattr(module, "_dag_runs", lambda session, dag_id: [
+        _dag_run(f"manual__{T1}", "success", T1, []), _dag_run("manual__refused", "failed", T3, ["prepare_run"]),
+        _dag_run("manual__queued", "queued", None, [])])
+
+    @contextmanager
+    def lakefs_and_namespace(repo, what):
+        yield None, namespace, ("local://repo",), None
+
+    monkeypatch.setattr(module, "_lakefs_and_namespace", lakefs_and_namespace)
+    for route in module.app.routes:
+        for dep in getattr(route, "dependant", SimpleNamespace(dependencies=[])).dependencies:
+            module.app.dependency_overrides[dep.call] = lambda: None
+    try:
+        yield module, TestClient(module.app)
+    finally:
+        module.app.dependency_overrides.clear()
+
+
+def _served_as_built(client, path: str, built: dict[str, Any]) -> dict[str, Any]:
+    got = client.get(f"/api{path}")
+    assert got.status_code == 200, got.text
+    assert json.dumps(got.json(), sort_keys=True) == json.dumps(built, sort_keys=True)
+    return got.json()
+
+
+def test_the_repositories_are_served_as_built(api):
+    module, client = api
+    got = _served_as_built(client, "/repositories", module.repositories(None))
+    assert [r["repository"] for r in got["repositories"]] == ["repo"]
+    assert got["removed"][0]["dag_id"] == "lakefs_gc__gone"
+
+
+def test_a_config_that_does_not_read_is_its_error_alone(api, monkeypatch):
+    module, client = api
+
+    def broken():
+        raise ValueError("gc.yaml: not YAML")
+
+    monkeypatch.setattr(module, "_config", broken)
+    got = _served_as_built(client, "/repositories", module.repositories(None))
+    assert got == {"repositories": [], "errors": ["gc.yaml: not YAML"]}  # no config, removed, refreshed_at: not null
+
+
+def test_the_runs_are_served_as_built_with_every_field_of_their_reports(api):
+    module, client = api
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    by = {(r["mark_id"], r["sweep"], r["airflow_run_id"] if "airflow_run_id" in r else "-"): r for r in got["runs"]}
+    assert set(by) == {("m1", None, f"manual__{T1}"), ("m1", "s1", None), ("m2", None, f"manual__{T2}"),
+                       ("m3", None, "-"), (None, None, "manual__refused"), (None, None, "manual__queued")}
+    clean, dry, unreadable = by["m1", None, f"manual__{T1}"], by["m2", None, f"manual__{T2}"], by["m3", None, "-"]
+    assert clean["dag_run"]["state"] == "success"
+    assert "would_delete" not in clean  # a dry run's alone
+    assert (dry["would_delete"], dry["mode"], dry["dag_run"]) == (4, None, None)
+    assert set(unreadable) == {"mark_id", "sweep", "report", "problem", "rows", "seconds", "dag_run"}
+    assert got["space"]["attribution"]["branches"]["main"]["alone"]["head"] == {"objects": 6, "bytes": 600}
+    assert got["space"]["heads"] == {"main": {"commit": "c1", "created": T1}}  # space.json's own fields, kept
+    assert got["space"]["stale"][0]["head_age_days"] == 40.25
+
+
+def test_a_namespace_that_does_not_read_has_no_space(api, monkeypatch):
+    module, client = api
+
+    def unreadable(repo):
+        raise OSError("no route to the store")
+
+    monkeypatch.setattr(module, "_storage", unreadable)
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    assert "space" not in got
+    assert got["error"].endswith("no route to the store")
+    assert [r["airflow_run_id"] for r in got["runs"]] == ["manual__refused", f"manual__{T1}", "manual__queued"]
+
+
+def test_a_space_json_not_as_the_page_reads_it_is_its_problem(api, namespace):
+    module, client = api
+    namespace.put(layout.space_key("m1"), json.dumps({"version": 1, "attribution": {"total": {"objects": 1}}}).encode())
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    assert set(got["space"]) == {"mark_id", "airflow_run_id", "problem"}
+    assert "not the space.json attribute_space writes (attribution.total.bytes: Field required)" in got["space"]["problem"]
+    records = runs.repository_runs(namespace)
+    assert runs.newest_space(namespace, records) == got["space"]
+
+
+def test_explain_and_whatif_are_served_as_built(api, monkeypatch):
+    import lakefs_gc.explain
+    import lakefs_gc.space
+
+    module, client = api
+    ex = lakefs_gc.explain.Explanation("data/abc", verdict="kept", reason="a branch HEAD reads it",
+                                       facts=[("held by", "main")], fates=["kept"])
+    monkeypatch.setattr(lakefs_gc.explain, "resolve", lambda roots, target, *a: ("data/abc", None, None))
+    monkeypatch.setattr(lakefs_gc.explain, "explain", lambda *a, **kw: ex)
+    monkeypatch.setattr(lakefs_gc.space, "whatif_now", lambda *a: ["deleting feature frees 3 objects"])
+    got = _served_as_built(client, f"/dags/{DAG}/explain?target=data/abc", module.dag_gc_explain(DAG, "data/abc"))
+    assert got["note"] is None
+    assert got["lines"][0] == "data/abc: kept (a branch HEAD reads it)"
+    got = _served_as_built(client, f"/dags/{DAG}/whatif?delete_branch=feature", module.dag_gc_whatif(DAG, "feature"))
+    assert got["lines"] == ["deleting feature frees 3 objects"]
