@@ -51,10 +51,18 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m bench delete", description=__doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=20_000, help="objects per measurement on moto")
     p.add_argument("--local-keys", type=int, default=100_000, help="objects per measurement on local disk")
-    p.add_argument("--rate", type=float, default=0,
-                   help="rate limit to check (default: half the S3 floor, a tenth of the local throughput)")
-    p.add_argument("--cloud-keys", type=int, default=2_000,
-                   help="objects per measurement on Azurite and fake-gcs (Azurite slows down as a container grows)")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=0,
+        help="rate limit to check (default: half the S3 floor, a tenth of the local throughput)",
+    )
+    p.add_argument(
+        "--cloud-keys",
+        type=int,
+        default=2_000,
+        help="objects per measurement on Azurite and fake-gcs (Azurite slows down as a container grows)",
+    )
     p.add_argument("--local-only", action="store_true", help="skip the moto, Azurite and fake-gcs measurements")
     p.add_argument("--backends", default="s3,local,azure,gcs", help="comma-separated: s3, local, azure, gcs")
     a = p.parse_args(argv)
@@ -72,8 +80,11 @@ def main(argv: list[str] | None = None) -> None:
 
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-delete-bench-"))
     port = free_port()
-    moto = start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                        work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
+    moto = start_server(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        work / "moto.log",
+        f"http://127.0.0.1:{port}/moto-api/",
+    )
     rows = []
     try:
         url = f"http://127.0.0.1:{port}"
@@ -87,8 +98,10 @@ def main(argv: list[str] | None = None) -> None:
             _put_s3(client, "bench", [f"floor/{k}" for k in keys])
             t = time.perf_counter()
             for i in range(0, n, 1000):
-                client.delete_objects(Bucket="bench", Delete={"Objects": [{"Key": f"floor/{k}"} for k in keys[i:i + 1000]],
-                                                              "Quiet": True})
+                client.delete_objects(
+                    Bucket="bench",
+                    Delete={"Objects": [{"Key": f"floor/{k}"} for k in keys[i : i + 1000]], "Quiet": True},
+                )
             s3_floor = n / (time.perf_counter() - t)
 
             _put_s3(client, "bench", [f"ours/{k}" for k in keys])
@@ -98,8 +111,11 @@ def main(argv: list[str] | None = None) -> None:
             s3_ours = n / (time.perf_counter() - t)
             assert stats.deleted == n
             assert not stats.dead
-            s3_native = _native(open_storage("s3://bench/native", opts), keys,
-                                lambda: _put_s3(client, "bench", [f"native/{k}" for k in keys]))
+            s3_native = _native(
+                open_storage("s3://bench/native", opts),
+                keys,
+                lambda: _put_s3(client, "bench", [f"native/{k}" for k in keys]),
+            )
 
             rate = a.rate or round(s3_floor / 2, -1)
             _put_s3(client, "bench", [f"ours/{k}" for k in keys])
@@ -193,7 +209,7 @@ def _cloud_row(kind: str, work: Path, n: int, rate: float):
 
             cc = make_service_client(server.options()).get_container_client(container)
             for i in range(0, n, 256):
-                list(cc.delete_blobs(*names[i:i + 256]))
+                list(cc.delete_blobs(*names[i : i + 256]))
         else:
             from lakefs_gc.storage.gcs import make_gcs_client
 
@@ -212,8 +228,7 @@ def _cloud_row(kind: str, work: Path, n: int, rate: float):
             import dataclasses
 
             opts = dataclasses.replace(opts, anonymous=False, access_token="bench")
-        native = _native(open_storage(server.namespace(container, "native"), opts), keys,
-                         lambda: fill("native", keys))
+        native = _native(open_storage(server.namespace(container, "native"), opts), keys, lambda: fill("native", keys))
         rate = rate or round(min(floor, ours) / 2, -1)
         sub = keys[: max(1000, int(rate * 5))]
         fill("ours", sub)
@@ -228,9 +243,13 @@ def _cloud_row(kind: str, work: Path, n: int, rate: float):
 
 def _print(rows) -> None:
     print(f"\nDeletion throughput, one sequential deleter ({os.cpu_count()} cores), keys/s")
-    print(f"  {'target':32} {'floor':>10} {'ours':>10} {'ours/floor':>10} {'native':>10}   {'rate set':>9} "
-          f"{'achieved':>9} {'dev':>6}")
+    print(
+        f"  {'target':32} {'floor':>10} {'ours':>10} {'ours/floor':>10} {'native':>10}   {'rate set':>9} "
+        f"{'achieved':>9} {'dev':>6}"
+    )
     for name, floor, ours, native, rate, limited in rows:
         nat = "-" if native is None else f"{native:,.0f}"
-        print(f"  {name:32} {floor:10,.0f} {ours:10,.0f} {ours / floor:9.0%} {nat:>10}    {rate:9,.0f} {limited:9,.0f} "
-              f"{(limited - rate) / rate:+6.1%}")
+        print(
+            f"  {name:32} {floor:10,.0f} {ours:10,.0f} {ours / floor:9.0%} {nat:>10}    {rate:9,.0f} {limited:9,.0f} "
+            f"{(limited - rate) / rate:+6.1%}"
+        )

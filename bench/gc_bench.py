@@ -33,8 +33,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ACCESS, SECRET = "AKIAIOSFOBENCHMARKS", "bench/secret/key"
 REPO = "bench-repo"
-TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete",
-         "save_report"]
+TASKS = [
+    "prepare_run",
+    "mark_uncommitted",
+    "list_committed",
+    "list_slices",
+    "compute_candidates",
+    "delete",
+    "save_report",
+]
 
 
 def log(msg: str) -> None:
@@ -100,25 +107,35 @@ def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by
     from lakefs_sandbox import seed
 
     client = seed.sdk_client(emu.url, ACCESS, SECRET)
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=REPO, storage_namespace=ns,
-                                                                            default_branch="main"))
-    client.repositories_api.set_gc_rules(REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30,
-                                                                                branches=[]))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=REPO, storage_namespace=ns, default_branch="main")
+    )
+    client.repositories_api.set_gc_rules(
+        REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30, branches=[])
+    )
     made = 0
 
     def run_import(paths, message):
         seed.run_import(client, REPO, "main", paths, message, timeout=300)
 
     for s in kept_slices:
-        run_import([lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{ns_dir}/data/{s}/", destination=f"t/{s}/")],
-                   f"import slice {s}")
+        run_import(
+            [
+                lakefs_sdk.ImportLocation(
+                    type="common_prefix", path=f"local://{ns_dir}/data/{s}/", destination=f"t/{s}/"
+                )
+            ],
+            f"import slice {s}",
+        )
         made += 1
     i = 0
     while made < commits:
         s = kept_slices[i % len(kept_slices)]
         k = keys_by_slice[s][i % len(keys_by_slice[s])]
-        run_import([lakefs_sdk.ImportLocation(type="object", path=f"local://{ns_dir}/{k}", destination=f"small/{i:05d}")],
-                   f"small commit {i}")
+        run_import(
+            [lakefs_sdk.ImportLocation(type="object", path=f"local://{ns_dir}/{k}", destination=f"small/{i:05d}")],
+            f"small commit {i}",
+        )
         made += 1
         i += 1
     return made
@@ -126,7 +143,8 @@ def build_repository(emu, ns: str, ns_dir: Path, kept_slices: list[str], keys_by
 
 def run_dag(work: Path, emu, parallelism: int):
     cfg = work / "gc.yaml"
-    cfg.write_text(textwrap.dedent(f"""
+    cfg.write_text(
+        textwrap.dedent(f"""
         repositories:
           - repository: {REPO}
             lakefs_conn_id: lakefs_default
@@ -139,15 +157,24 @@ def run_dag(work: Path, emu, parallelism: int):
               parallelism: {parallelism}
               driver_memory: 4g
               conf: {{spark.ui.enabled: "false"}}
-    """))
-    os.environ.update({
-        "LAKEFS_GC_CONFIG": str(cfg),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs", "host": emu.url, "login": ACCESS,
-                                                  "password": SECRET,
-                                                  "extra": {"local_blockstore_root": str(work)}}),
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
-    })
+    """)
+    )
+    os.environ.update(
+        {
+            "LAKEFS_GC_CONFIG": str(cfg),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps(
+                {
+                    "conn_type": "lakefs",
+                    "host": emu.url,
+                    "login": ACCESS,
+                    "password": SECRET,
+                    "extra": {"local_blockstore_root": str(work)},
+                }
+            ),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
+        }
+    )
     from airflow.dag_processing.dagbag import DagBag
     from airflow.utils import db
 
@@ -179,17 +206,23 @@ def main(argv: list[str] | None = None) -> None:
     home = work / "airflow"
     home.mkdir()
     # Airflow reads its configuration once, at import: set it before anything imports airflow.
-    os.environ.update({
-        "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__PARALLELISM": "4", "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"), "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
-    })
+    os.environ.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        }
+    )
     from lakefs_sandbox.emulator import launcher
     from lakefs_sandbox.emulator.xid import new_descending_xid
 
-    emu = launcher.start(work / "emulator.log", "--grace-period", "0", "--local-path", str(work),
-                         access_key=ACCESS, secret_key=SECRET)
+    emu = launcher.start(
+        work / "emulator.log", "--grace-period", "0", "--local-path", str(work), access_key=ACCESS, secret_key=SECRET
+    )
     try:
         ns_dir = work / "ns" / REPO
         ns = f"local://ns/{REPO}"  # under the emulator's blockstore root (work)
@@ -207,8 +240,10 @@ def main(argv: list[str] | None = None) -> None:
         committed = [k for s in kept_slices for k in keys_by_slice[s]]
         t = time.perf_counter()
         made = build_repository(emu, ns, ns_dir, kept_slices, keys_by_slice, a.commits)
-        log(f"made {made} commits on the emulator in {time.perf_counter() - t:.0f}s "
-            f"({len(committed):,} objects referenced, {len(keys) - len(committed):,} garbage)")
+        log(
+            f"made {made} commits on the emulator in {time.perf_counter() - t:.0f}s "
+            f"({len(committed):,} objects referenced, {len(keys) - len(committed):,} garbage)"
+        )
 
         fl_list, listed = floor_list(ns_dir / "data")
         listed = [x for x in listed]
@@ -236,13 +271,13 @@ GC benchmark: {len(keys):,} objects ({garbage:,} garbage) in {len(slices)} slice
 parallelism {a.parallelism}, {os.cpu_count()} cores
   storage left == committed set: {ok}    deleted by the run: {deleted}
   task                 wall s   floor s   ratio   floor
-  list_committed      {dur['list_committed']:7.1f}
-  list_slices         {dur['list_slices']:7.1f}   {fl_list:7.2f} {ratio(dur['list_slices'], fl_list)}   os.scandir+stat, same tree
-  compute_candidates  {dur['compute_candidates']:7.1f}   {fl_join:7.2f} {ratio(dur['compute_candidates'], fl_join)}   pyarrow left-anti join ({n_cand:,} rows)
-  delete              {dur['delete']:7.1f}   {fl_unlink:7.2f} {ratio(dur['delete'], fl_unlink)}   os.unlink x {garbage:,}
-  prepare_run         {dur['prepare_run']:7.1f}
-  mark_uncommitted    {dur['mark_uncommitted']:7.1f}
-  save_report         {dur['save_report']:7.1f}
+  list_committed      {dur["list_committed"]:7.1f}
+  list_slices         {dur["list_slices"]:7.1f}   {fl_list:7.2f} {ratio(dur["list_slices"], fl_list)}   os.scandir+stat, same tree
+  compute_candidates  {dur["compute_candidates"]:7.1f}   {fl_join:7.2f} {ratio(dur["compute_candidates"], fl_join)}   pyarrow left-anti join ({n_cand:,} rows)
+  delete              {dur["delete"]:7.1f}   {fl_unlink:7.2f} {ratio(dur["delete"], fl_unlink)}   os.unlink x {garbage:,}
+  prepare_run         {dur["prepare_run"]:7.1f}
+  mark_uncommitted    {dur["mark_uncommitted"]:7.1f}
+  save_report         {dur["save_report"]:7.1f}
   end to end (dag.test)  {total:.1f}s  ({len(keys) / total:,.0f} objects/s)
 """)
         if not ok:

@@ -56,14 +56,22 @@ from typing import Any
 from bench.gc_bench import ACCESS, REPO, SECRET, build_repository, make_files
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ("prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space",
-         "delete", "save_report")
+STEPS = (
+    "prepare_run",
+    "mark_uncommitted",
+    "list_committed",
+    "list_slices",
+    "compute_candidates",
+    "attribute_space",
+    "delete",
+    "save_report",
+)
 LISTED_TARGET, TIME_TARGET = 0.02, 0.15  # issue 18's targets: listed objects and listing + committed wall
 MARK_TARGET, RUN_TARGET = 5.0, 0.15  # issue 28's: mark_uncommitted seconds, incremental / clean run
 SPACE_TARGET = 0.15  # issue 43's: attribute_space / the rest of a clean run
 UPLOAD_THREADS = 4
-SAMPLE = 2_000             # paths per ref asked of lakeFS (statObject) to check the bench's records
-LISTED_MAX = 2_000_000     # live keys also listed through lakeFS's API (the emulator: ~100,000 a minute)
+SAMPLE = 2_000  # paths per ref asked of lakeFS (statObject) to check the bench's records
+LISTED_MAX = 2_000_000  # live keys also listed through lakeFS's API (the emulator: ~100,000 a minute)
 WARM_REPO = "warm-up"
 
 
@@ -81,8 +89,9 @@ def run_settings(flow: str):
     from lakefs_gc.contract import RunSettings
 
     # as tests/runs/test_random_histories.py: everything written before the run is old enough; no rate limit
-    kw: dict[str, Any] = dict(min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0,
-                              max_delete_share=1.0, delete_rate=0)
+    kw: dict[str, Any] = dict(
+        min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, delete_rate=0
+    )
     if flow_available():
         kw["flow"] = flow
     return RunSettings(**kw)
@@ -106,8 +115,11 @@ class PeakRSS:
 
         try:
             jvms = [p for p in self.me.children(recursive=True) if p.name() == "java"]
-            now = {"python": self.me.memory_info().rss, "jvm": sum(p.memory_info().rss for p in jvms),
-                   "workers": sum(c.memory_info().rss for p in jvms for c in p.children(recursive=True))}
+            now = {
+                "python": self.me.memory_info().rss,
+                "jvm": sum(p.memory_info().rss for p in jvms),
+                "workers": sum(c.memory_info().rss for p in jvms for c in p.children(recursive=True)),
+            }
         except psutil.Error:
             return
         for k, v in now.items():
@@ -150,6 +162,7 @@ def timed_steps(walls: dict[str, float]):
                 return fn(*args, **kwargs)
             finally:
                 walls[step] = time.perf_counter() - t
+
         return timed
 
     for t in tables:
@@ -186,8 +199,16 @@ def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = 
     time.sleep(1.1)  # every write is strictly older than the cutoff (xid times are whole seconds)
     now = datetime.now(UTC)
     t = time.perf_counter()
-    ctx = prepare_run(gc_client, repo, run_settings(flow), now=now, airflow_run_id=f"bench-{name}",
-                      work_dir=str(work / "gcwork"), local_root=str(work), parallelism=2)
+    ctx = prepare_run(
+        gc_client,
+        repo,
+        run_settings(flow),
+        now=now,
+        airflow_run_id=f"bench-{name}",
+        work_dir=str(work / "gcwork"),
+        local_root=str(work),
+        parallelism=2,
+    )
     run.walls["prepare_run"] = time.perf_counter() - t
     run.flow, run.reason = getattr(ctx, "flow", "clean"), getattr(ctx, "flow_reason", "")
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
@@ -202,16 +223,16 @@ def gc_run(name: str, flow: str, spark, gc_client, emu, work: Path, repo: str = 
 
 @dataclass
 class Churn:
-    new_objects: int = 0        # uploads, all in new slices
-    committed: int = 0          # of which committed (new paths and overwrites)
+    new_objects: int = 0  # uploads, all in new slices
+    committed: int = 0  # of which committed (new paths and overwrites)
     overwrites: int = 0
-    staged: int = 0             # left staged (new paths and overwrites)
-    staged_deletes: int = 0     # tombstones over committed paths, left staged
-    garbage: list[str] = field(default_factory=list)   # keys nothing references any more
+    staged: int = 0  # left staged (new paths and overwrites)
+    staged_deletes: int = 0  # tombstones over committed paths, left staged
+    garbage: list[str] = field(default_factory=list)  # keys nothing references any more
     main: dict[str, str] = field(default_factory=dict)  # path -> key of what main's uploads left (committed, staged)
-    deleted: list[str] = field(default_factory=list)    # committed paths main deletes, staged
+    deleted: list[str] = field(default_factory=list)  # committed paths main deletes, staged
     commits: int = 0
-    suspicious: int = 0         # garbage holding a committed object's bytes
+    suspicious: int = 0  # garbage holding a committed object's bytes
 
 
 def key_of(physical: str) -> str:
@@ -236,8 +257,15 @@ def make_suspicious(ns_dir: Path, garbage: list[str], committed: list[str], shar
     return len(chosen)
 
 
-def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits: int,
-          committed_keys: list[str], suspicious: float) -> Churn:
+def churn(
+    client,
+    ns_dir: Path,
+    committed_paths: list[str],
+    n_new: int,
+    commits: int,
+    committed_keys: list[str],
+    suspicious: float,
+) -> Churn:
     """Writes after the clean run, every object in a slice newer than its newest (module doc)."""
     import lakefs_sdk
 
@@ -250,6 +278,7 @@ def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits:
         def one(p: str) -> str:
             st = client.objects_api.upload_object(REPO, "main", p, content=f"churned {p} {time.time()}".encode())
             return key_of(st.physical_address)
+
         keys = list(pool.map(one, paths))
         c.new_objects += len(keys)
         c.main.update(zip(paths, keys))
@@ -282,7 +311,7 @@ def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits:
     upload([f"staged/{j:07d}" for j in range(n_part)])
     upload(committed_paths[-n_part:])
     c.staged = 2 * n_part
-    tail = committed_paths[-2 * n_part:-n_part]
+    tail = committed_paths[-2 * n_part : -n_part]
     list(pool.map(lambda p: client.objects_api.delete_object(REPO, "main", p), tail))
     c.staged_deletes = len(tail)
     c.deleted += tail
@@ -296,8 +325,12 @@ def churn(client, ns_dir: Path, committed_paths: list[str], n_new: int, commits:
     list(pool.map(lambda p: client.objects_api.delete_object(REPO, "main", p), gone))
     reset = [f"reset/{j:07d}" for j in range(n_part)]
     c.garbage += upload(reset)
-    list(pool.map(lambda p: client.branches_api.reset_branch(
-        REPO, "main", lakefs_sdk.ResetCreation(type="object", path=p)), reset))
+    list(
+        pool.map(
+            lambda p: client.branches_api.reset_branch(REPO, "main", lakefs_sdk.ResetCreation(type="object", path=p)),
+            reset,
+        )
+    )
     pool.shutdown()
     for p in (*gone, *reset):
         del c.main[p]
@@ -392,10 +425,14 @@ def warm_up_run(spark, gc_client, client, emu, work: Path) -> float:
     import lakefs_sdk
 
     t = time.perf_counter()
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=WARM_REPO, storage_namespace=f"local://ns/{WARM_REPO}", default_branch="main"))
-    client.repositories_api.set_gc_rules(WARM_REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30,
-                                                                                     branches=[]))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(
+            name=WARM_REPO, storage_namespace=f"local://ns/{WARM_REPO}", default_branch="main"
+        )
+    )
+    client.repositories_api.set_gc_rules(
+        WARM_REPO, lakefs_sdk.GarbageCollectionRules(default_retention_days=30, branches=[])
+    )
     for i in range(4):
         client.objects_api.upload_object(WARM_REPO, "main", f"w/{i}", content=b"warm-up")
         if i == 1:
@@ -425,9 +462,21 @@ def share(x: float, y: float) -> str:
     return f"{x / y:.1%}" if y else "n/a"
 
 
-def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, float], ch: Churn,
-          new_ranges: int, new_commits: int, n_objects: int, n_slices: int, garbage0: int,
-          branches: int = 1, suspicious0: int = 0, peer: tuple[float, int, int] | None = None) -> str:
+def table(
+    clean: Run,
+    incr: Run,
+    jvm: tuple[float, float],
+    build: dict[str, float],
+    ch: Churn,
+    new_ranges: int,
+    new_commits: int,
+    n_objects: int,
+    n_slices: int,
+    garbage0: int,
+    branches: int = 1,
+    suspicious0: int = 0,
+    peer: tuple[float, int, int] | None = None,
+) -> str:
     def w(run: Run, step: str) -> str:
         return f"{run.walls[step]:11.2f}" if step in run.walls else f"{'-':>11}"
 
@@ -454,11 +503,15 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
     tot = [sum(r.walls.values()) for r in (clean, incr)]
     lines.append(f"  {'all steps':<24}{tot[0]:11.2f}{tot[1]:11.2f}   {share(tot[1], tot[0]):>8}")
     mib = 1 << 20
-    for label, key in (("peak RSS, driver JVM (MiB)", "jvm"), ("peak RSS, Python workers", "workers"),
-                       ("peak RSS, driver Python", "python")):
+    for label, key in (
+        ("peak RSS, driver JVM (MiB)", "jvm"),
+        ("peak RSS, Python workers", "workers"),
+        ("peak RSS, driver Python", "python"),
+    ):
         lines.append(f"  {label:<24}{clean.peak_rss.get(key, 0) / mib:11.0f}{incr.peak_rss.get(key, 0) / mib:11.0f}")
-    lines.append(f"  {'written (MiB)':<24}{clean.written / mib:11.1f}{incr.written / mib:11.1f}   "
-                 f"(work location and the mark)")
+    lines.append(
+        f"  {'written (MiB)':<24}{clean.written / mib:11.1f}{incr.written / mib:11.1f}   (work location and the mark)"
+    )
 
     def lc(run: Run) -> float:
         return run.walls.get("list_slices", 0) + run.walls.get("list_committed", 0)
@@ -468,25 +521,28 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
         return f"{v:11,}" if isinstance(v, int) else f"{'-':>11}"
 
     lines += ["", f"  {'figure':<24}{'clean':>11}{'second':>11}"]
-    for label, step, attr in (("objects listed (slices)", "list_slices", "listed_objects"),
-                              ("slices listed", "list_slices", "slices_listed"),
-                              ("slices skipped", "list_slices", "slices_skipped"),
-                              ("slices before the base", "list_slices", "slices_before_base"),
-                              ("ranges read", "list_committed", "ranges"),
-                              ("ranges known (skipped)", "list_committed", "ranges_known"),
-                              ("new commits", "list_committed", "new_commits"),
-                              ("active commits", "list_committed", "active_commits"),
-                              ("committed addresses", "list_committed", "committed_addresses"),
-                              ("objects via API (mark)", "mark_uncommitted", "staged_objects_listed"),
-                              ("staged: suspicious", "compute_candidates", "staged_suspicious"),
-                              ("staged: statObject calls", "compute_candidates", "staged_stats"),
-                              ("staged: kept", "compute_candidates", "staged_kept"),
-                              ("commits since (check)", "compute_candidates", "commits_since"),
-                              ("candidates", "compute_candidates", "candidates"),
-                              ("deleted", "delete", "counts")):
+    for label, step, attr in (
+        ("objects listed (slices)", "list_slices", "listed_objects"),
+        ("slices listed", "list_slices", "slices_listed"),
+        ("slices skipped", "list_slices", "slices_skipped"),
+        ("slices before the base", "list_slices", "slices_before_base"),
+        ("ranges read", "list_committed", "ranges"),
+        ("ranges known (skipped)", "list_committed", "ranges_known"),
+        ("new commits", "list_committed", "new_commits"),
+        ("active commits", "list_committed", "active_commits"),
+        ("committed addresses", "list_committed", "committed_addresses"),
+        ("objects via API (mark)", "mark_uncommitted", "staged_objects_listed"),
+        ("staged: suspicious", "compute_candidates", "staged_suspicious"),
+        ("staged: statObject calls", "compute_candidates", "staged_stats"),
+        ("staged: kept", "compute_candidates", "staged_kept"),
+        ("commits since (check)", "compute_candidates", "commits_since"),
+        ("candidates", "compute_candidates", "candidates"),
+        ("deleted", "delete", "counts"),
+    ):
         if attr == "counts":
-            lines.append(f"  {label:<24}" + "".join(
-                f"{getattr(r.get(step, attr), 'deleted', 0):11,}" for r in (clean, incr)))
+            lines.append(
+                f"  {label:<24}" + "".join(f"{getattr(r.get(step, attr), 'deleted', 0):11,}" for r in (clean, incr))
+            )
         else:
             lines.append(f"  {label:<24}{num(clean, step, attr)}{num(incr, step, attr)}")
     lines.append(f"  (independently: {new_commits} commits and {new_ranges} ranges are new since the clean run)")
@@ -525,19 +581,29 @@ def table(clean: Run, incr: Run, jvm: tuple[float, float], build: dict[str, floa
         "  target (issue 43), where the bytes go                     figure      target   verdict",
         f"  attribute_space / the rest of the clean run            {share(space, rest):>10}   <= {SPACE_TARGET:.0%}"
         f"     {verdict(rest > 0 and space <= SPACE_TARGET * rest and not skipped)}   ({space:.2f}s / {rest:.2f}s"
-        + (f"; not attributed: {skipped}" if skipped else
-           f"; {clean.get('attribute_space', 'objects', 0) or 0:,} objects attributed, "
-           f"{clean.get('attribute_space', 'branches', 0) or 0} branch(es))"),
+        + (
+            f"; not attributed: {skipped}"
+            if skipped
+            else f"; {clean.get('attribute_space', 'objects', 0) or 0:,} objects attributed, "
+            f"{clean.get('attribute_space', 'branches', 0) or 0} branch(es))"
+        ),
     ]
     for name, i in (("clean", 0), ("second", 1)):
-        per = f"{checks[i] / sus[i] * 1000:.1f} ms per suspicious candidate (upper bound: the whole check)" \
-            if sus[i] else "no suspicious candidate"
-        lines.append(f"  the check in compute_candidates, {name} run: {checks[i]:.2f}s, {sus[i]:,} suspicious "
-                     f"({share(sus[i], r_cands(clean if i == 0 else incr))} of the candidates); {per}")
+        per = (
+            f"{checks[i] / sus[i] * 1000:.1f} ms per suspicious candidate (upper bound: the whole check)"
+            if sus[i]
+            else "no suspicious candidate"
+        )
+        lines.append(
+            f"  the check in compute_candidates, {name} run: {checks[i]:.2f}s, {sus[i]:,} suspicious "
+            f"({share(sus[i], r_cands(clean if i == 0 else incr))} of the candidates); {per}"
+        )
     if peer is not None:
-        lines.append(f"  peer, the full check (staged_check: full) on the clean run's repository: {peer[0]:.2f}s to list "
-                     f"{peer[1]:,} objects on {peer[2]} branch(es) and their HEAD commits (its mark_uncommitted would "
-                     f"add lakeFS's own mark)")
+        lines.append(
+            f"  peer, the full check (staged_check: full) on the clean run's repository: {peer[0]:.2f}s to list "
+            f"{peer[1]:,} objects on {peer[2]} branch(es) and their HEAD commits (its mark_uncommitted would "
+            f"add lakeFS's own mark)"
+        )
     return "\n".join(lines)
 
 
@@ -553,8 +619,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--garbage", type=float, default=0.1, help="share of the old slices nothing references")
     p.add_argument("--commits", type=int, default=3, help="new commits in the churn")
     p.add_argument("--branches", type=int, default=3, help="branches in all (main and copies of it)")
-    p.add_argument("--suspicious", type=float, default=0.0,
-                   help="share of the garbage holding a committed object's bytes (the staged check asks about those)")
+    p.add_argument(
+        "--suspicious",
+        type=float,
+        default=0.0,
+        help="share of the garbage holding a committed object's bytes (the staged check asks about those)",
+    )
     p.add_argument("--no-full-peer", action="store_true", help="do not measure the full check's listing")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = p.parse_args(argv)
@@ -571,8 +641,17 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-incr-bench-", dir=os.environ.get("LAKEFS_GC_BENCH_DIR")))
     n_new = max(20, round(a.objects * a.churn))
     # the churn's uploads roll over into a few new slices
-    emu = launcher.start(work / "emulator.log", "--grace-period", "0", "--local-path", str(work),
-                         "--slice-size", str(max(10, n_new // 4)), access_key=ACCESS, secret_key=SECRET)
+    emu = launcher.start(
+        work / "emulator.log",
+        "--grace-period",
+        "0",
+        "--local-path",
+        str(work),
+        "--slice-size",
+        str(max(10, n_new // 4)),
+        access_key=ACCESS,
+        secret_key=SECRET,
+    )
     spark = None
     try:
         ns_dir = work / "ns" / REPO
@@ -598,8 +677,9 @@ def main(argv: list[str] | None = None) -> int:
         committed_keys = [k for s in kept for k in keys_by_slice[s]]
         for i in range(1, a.branches):
             client.branches_api.create_branch(REPO, lakefs_sdk.BranchCreation(name=f"branch-{i}", source="main"))
-        suspicious0 = make_suspicious(ns_dir, [k for s in slices if s not in set(kept) for k in keys_by_slice[s]],
-                                      committed_keys, a.suspicious, 1)
+        suspicious0 = make_suspicious(
+            ns_dir, [k for s in slices if s not in set(kept) for k in keys_by_slice[s]], committed_keys, a.suspicious, 1
+        )
 
         spark, started = warm_session()
         log(f"SparkSession up in {started:.1f}s")
@@ -619,8 +699,24 @@ def main(argv: list[str] | None = None) -> int:
             new_commits = len(set(after_ranges) - set(before_ranges))
             incr = gc_run("incremental", "incremental", spark, gc_client, emu, work)
 
-        print(table(clean, incr, (started, warm), build, ch, len(new_ranges), new_commits, len(keys),
-                    len(slices), garbage0, a.branches, suspicious0, peer), flush=True)
+        print(
+            table(
+                clean,
+                incr,
+                (started, warm),
+                build,
+                ch,
+                len(new_ranges),
+                new_commits,
+                len(keys),
+                len(slices),
+                garbage0,
+                a.branches,
+                suspicious0,
+                peer,
+            ),
+            flush=True,
+        )
         # nothing live lost: main (committed and staged) and its commit before the churn, as the bench
         # recorded them; the records asked of lakeFS (a sample of paths; every key listed up to LISTED_MAX)
         t = time.perf_counter()
@@ -632,20 +728,27 @@ def main(argv: list[str] | None = None) -> int:
             with ThreadPoolExecutor(2) as pool:  # the client's parsing overlaps the emulator's work
                 listed = set().union(*pool.map(lambda ref: listed_keys(client, ref), ("main", head0)))
             if listed != live:
-                wrong.append(f"lakeFS lists {len(listed - live):,} key(s) the bench did not record (e.g. "
-                             f"{sorted(listed - live)[:3]}) and not {len(live - listed):,} it did "
-                             f"(e.g. {sorted(live - listed)[:3]})")
+                wrong.append(
+                    f"lakeFS lists {len(listed - live):,} key(s) the bench did not record (e.g. "
+                    f"{sorted(listed - live)[:3]}) and not {len(live - listed):,} it did "
+                    f"(e.g. {sorted(live - listed)[:3]})"
+                )
             how = f"every key listed through lakeFS's API, and {how}"
         lost = sorted(k for k in live if not (ns_dir / k).exists())
         garbage = [k for s in slices if s not in set(kept) for k in keys_by_slice[s]] + ch.garbage
         left = [k for k in garbage if (ns_dir / k).exists()]
-        print(f"  check: {len(live):,} live objects (main with its staged entries, and main before the churn; "
-              f"{how if not wrong else 'the records DISAGREE with lakeFS'}): {len(lost)} lost; garbage "
-              f"collected {len(garbage) - len(left):,} of {len(garbage):,} (the old slices' and the churn's) "
-              f"({time.perf_counter() - t:.0f}s)", flush=True)
+        print(
+            f"  check: {len(live):,} live objects (main with its staged entries, and main before the churn; "
+            f"{how if not wrong else 'the records DISAGREE with lakeFS'}): {len(lost)} lost; garbage "
+            f"collected {len(garbage) - len(left):,} of {len(garbage):,} (the old slices' and the churn's) "
+            f"({time.perf_counter() - t:.0f}s)",
+            flush=True,
+        )
         if wrong:
-            print("the bench's records of what is live disagree with lakeFS:\n  " + "\n  ".join(wrong[:10]),
-                  file=sys.stderr)
+            print(
+                "the bench's records of what is live disagree with lakeFS:\n  " + "\n  ".join(wrong[:10]),
+                file=sys.stderr,
+            )
             return 1
         if lost:
             print(f"LOST live objects, e.g. {lost[:5]}", file=sys.stderr)

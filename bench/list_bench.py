@@ -48,7 +48,9 @@ def _seed(store, keys: list[str], concurrency: int = 64) -> None:
         async def one(k):
             async with sem:
                 await obstore.put_async(store, k, b"x")
+
         await asyncio.gather(*(one(k) for k in keys))
+
     asyncio.run(go())
 
 
@@ -78,8 +80,7 @@ def _measure(fn, server_pid: int | None) -> tuple[int, float, float, float]:
 
 
 def _paths(st):
-    return {"sdk": lambda: sum(1 for _ in st.list(SLICE)),
-            "gc": lambda: sum(len(b) for b in st.list_batches(SLICE))}
+    return {"sdk": lambda: sum(1 for _ in st.list(SLICE)), "gc": lambda: sum(len(b) for b in st.list_batches(SLICE))}
 
 
 def _stat_paths(st, keys: list[str]):
@@ -99,8 +100,12 @@ def _stat_paths(st, keys: list[str]):
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench list", description=__doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=200_000, help="objects in the slice, on each store")
-    p.add_argument("--s3", choices=("seaweedfs", "moto"), default="seaweedfs",
-                   help="the S3 server: SeaweedFS (default; scripts/seaweedfs.sh builds it on first use) or moto")
+    p.add_argument(
+        "--s3",
+        choices=("seaweedfs", "moto"),
+        default="seaweedfs",
+        help="the S3 server: SeaweedFS (default; scripts/seaweedfs.sh builds it on first use) or moto",
+    )
     p.add_argument("--stores", default="s3,azure,gcs,local", help="comma-separated: s3, azure, gcs, local")
     p.add_argument("--stats", type=int, default=1_000, help="keys HEADed each way on the cloud stores (0: none)")
     a = p.parse_args(argv)
@@ -122,15 +127,20 @@ def main(argv: list[str] | None = None) -> int:
             if kind == "s3":
                 if a.s3 == "moto":
                     port = free_port()
-                    proc = start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                                        work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
-                    opts = S3Options(endpoint_url=f"http://127.0.0.1:{port}", access_key_id="bench",
-                                     secret_access_key="bench")
+                    proc = start_server(
+                        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                        work / "moto.log",
+                        f"http://127.0.0.1:{port}/moto-api/",
+                    )
+                    opts = S3Options(
+                        endpoint_url=f"http://127.0.0.1:{port}", access_key_id="bench", secret_access_key="bench"
+                    )
                 else:
                     srv = start_seaweedfs(work)
                     proc = srv.proc
-                    opts = S3Options(endpoint_url=srv.endpoint_url, access_key_id=srv.access_key,
-                                     secret_access_key=srv.secret_key)
+                    opts = S3Options(
+                        endpoint_url=srv.endpoint_url, access_key_id=srv.access_key, secret_access_key=srv.secret_key
+                    )
                 procs.append(proc)
                 pid, label = proc.pid, f"s3 ({a.s3})"
                 make_s3_client(opts).create_bucket(Bucket="bench")
@@ -167,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                 if n != want:
                     raise SystemExit(f"{label} {path}: {n:,} keys found, {want:,} written")
                 us = cpu / n * 1e6
-                line = (f"{label} {path}: {n / wall:,.0f} keys/s, {us:.1f} us/key"
-                        + (f"   (server CPU {server:.1f} s, {wall:.1f} s wall)" if pid else f"   ({wall:.1f} s wall)"))
+                line = f"{label} {path}: {n / wall:,.0f} keys/s, {us:.1f} us/key" + (
+                    f"   (server CPU {server:.1f} s, {wall:.1f} s wall)" if pid else f"   ({wall:.1f} s wall)"
+                )
                 print(line, flush=True)
                 lines.append(line)
                 if kind == "s3" and path == "gc" and us > TARGET_US:

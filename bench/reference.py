@@ -57,6 +57,7 @@ def log(msg: str) -> None:
 # the reference GC
 # ---------------------------------------------------------------------------------------------
 
+
 class ReferenceUnavailable(RuntimeError):
     pass
 
@@ -69,7 +70,8 @@ def reference_jars() -> tuple[str, list[str]]:
         raise ReferenceUnavailable(
             "lakeFS's Spark GC jar is not available: set LAKEFS_GC_REFERENCE_JAR to an assembly of "
             "io.lakefs:lakefs-spark-client_2.13 and LAKEFS_GC_REFERENCE_JARS to hadoop-aws + the AWS SDK "
-            "bundles (scripts/reference_jars.sh fetches what Maven Central serves)")
+            "bundles (scripts/reference_jars.sh fetches what Maven Central serves)"
+        )
     missing = [j for j in extra if not Path(j).is_file()]
     if missing:
         raise ReferenceUnavailable(f"LAKEFS_GC_REFERENCE_JARS names missing files: {missing}")
@@ -91,8 +93,12 @@ class S3Place:
         """The same place as our storage settings (``lakefs_gc.storage.S3Options``)."""
         from lakefs_gc.storage import S3Options
 
-        return S3Options(endpoint_url=self.endpoint, access_key_id=self.access_key,
-                         secret_access_key=self.secret_key, region=self.region)
+        return S3Options(
+            endpoint_url=self.endpoint,
+            access_key_id=self.access_key,
+            secret_access_key=self.secret_key,
+            region=self.region,
+        )
 
 
 def reference_action(site: str) -> str:
@@ -125,14 +131,25 @@ def reference_stage(stage) -> str | None:
         return "of which: the kept commits' ranges read"
     if "WriteFiles" in stage.scopes:
         return "of which: the final stage (subtract, write)"
-    if (stage.scopes[:1] == ["Exchange"] and any(x.startswith("WholeStageCodegen") for x in stage.scopes)
-            and not {"AQEShuffleRead", "InMemoryTableScan"} & set(stage.scopes)):
+    if (
+        stage.scopes[:1] == ["Exchange"]
+        and any(x.startswith("WholeStageCodegen") for x in stage.scopes)
+        and not {"AQEShuffleRead", "InMemoryTableScan"} & set(stage.scopes)
+    ):
         return "of which: data/ listed (a UDF per slice)"
     return None
 
 
-def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path,
-                  timeout: int = 3600, phases: dict[str, float] | None = None) -> tuple[float, str]:
+def run_reference(
+    repo: str,
+    lakefs_url: str,
+    ak: str,
+    sk: str,
+    s3: S3Place,
+    work: Path,
+    timeout: int = 3600,
+    phases: dict[str, float] | None = None,
+) -> tuple[float, str]:
     """lakeFS's GC in mark-only mode; returns (seconds, its output). ``phases`` (when given) gets
     the seconds of each phase, read from the application's Spark event log (bench.spark_events)."""
     from bench import spark_events
@@ -143,16 +160,23 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
     events.mkdir(parents=True, exist_ok=True)
     conf = {
         "spark.hadoop.lakefs.api.url": lakefs_url.rstrip("/") + "/api/v1",
-        "spark.hadoop.lakefs.api.access_key": ak, "spark.hadoop.lakefs.api.secret_key": sk,
-        "spark.hadoop.lakefs.gc.do_mark": "true", "spark.hadoop.lakefs.gc.do_sweep": "false",
+        "spark.hadoop.lakefs.api.access_key": ak,
+        "spark.hadoop.lakefs.api.secret_key": sk,
+        "spark.hadoop.lakefs.gc.do_mark": "true",
+        "spark.hadoop.lakefs.gc.do_sweep": "false",
         "spark.hadoop.lakefs.debug.gc.uncommitted_min_age_seconds": str(MIN_AGE),
-        "spark.hadoop.fs.s3a.endpoint": s3.endpoint, "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.access.key": s3.access_key, "spark.hadoop.fs.s3a.secret.key": s3.secret_key,
+        "spark.hadoop.fs.s3a.endpoint": s3.endpoint,
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.access.key": s3.access_key,
+        "spark.hadoop.fs.s3a.secret.key": s3.secret_key,
         "spark.hadoop.fs.s3a.endpoint.region": s3.region,
         "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
         "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
-        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false",
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": events.as_uri(),
+        "spark.eventLog.compress": "false",
     }
     cmd = [str(venv_bin / "spark-submit"), "--master", "local[2]", "--class", "io.treeverse.gc.GarbageCollection"]
     if extra:
@@ -160,25 +184,34 @@ def run_reference(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, wor
     for k, v in conf.items():
         cmd += ["--conf", f"{k}={v}"]
     cmd += [jar, repo, s3.region]
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
-           "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required", "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required"}
+    env = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PATH": f"{venv_bin}:{os.environ.get('PATH', '')}",
+        "AWS_REQUEST_CHECKSUM_CALCULATION": "when_required",
+        "AWS_RESPONSE_CHECKSUM_VALIDATION": "when_required",
+    }
     t0, launched = time.perf_counter(), time.time()
     with open(work / f"reference-{repo}.log", "w") as fh:
-        r = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout,
-                           start_new_session=True, check=False)
+        r = subprocess.run(
+            cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout, start_new_session=True, check=False
+        )
     took, exited = time.perf_counter() - t0, time.time()
     out = (work / f"reference-{repo}.log").read_text(errors="replace")
     if r.returncode != 0:
-        raise RuntimeError(f"lakeFS's GC failed (exit {r.returncode}) on {repo}; log {work}/reference-{repo}.log:\n"
-                           + out[-3000:])
+        raise RuntimeError(
+            f"lakeFS's GC failed (exit {r.returncode}) on {repo}; log {work}/reference-{repo}.log:\n" + out[-3000:]
+        )
     if phases is not None:
         app = spark_events.read(events)
         phases.update(spark_events.phases(app, reference_action, launched, exited))
         phases.update(spark_events.stage_phases(app, reference_stage))
         with open(work / f"reference-{repo}-stages.txt", "w") as fh:  # what the phases were made of
             for st in app.stages:
-                fh.write(f"{st.stage_id}\t{st.end - st.start:.2f}s\t{st.tasks} tasks\t{reference_stage(st)}\t"
-                         f"{st.job_site}\t{','.join(st.rdd_files)}\t{','.join(st.scopes)}\n")
+                fh.write(
+                    f"{st.stage_id}\t{st.end - st.start:.2f}s\t{st.tasks} tasks\t{reference_stage(st)}\t"
+                    f"{st.job_site}\t{','.join(st.rdd_files)}\t{','.join(st.scopes)}\n"
+                )
     return took, out
 
 
@@ -199,8 +232,18 @@ def spark_session():
     return _SPARK
 
 
-def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Path, *, flow: str = "clean",
-             sweep: bool = False, phases: dict[str, float] | None = None) -> tuple[float, str]:
+def run_ours(
+    repo: str,
+    lakefs_url: str,
+    ak: str,
+    sk: str,
+    s3: S3Place,
+    work: Path,
+    *,
+    flow: str = "clean",
+    sweep: bool = False,
+    phases: dict[str, float] | None = None,
+) -> tuple[float, str]:
     """Our mark (mark_only): prepare_run and mark_uncommitted, then list_committed, list_slices and
     compute_candidates in one SparkSession (lakefs_sandbox.inprocess). With ``sweep``, a whole run
     (mark_and_sweep through save_report: it deletes, and later incremental runs build on it).
@@ -219,18 +262,41 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
     if phases is not None and made:  # lakeFS's GC's start-up is in its figures: ours too, when it happens here
         phases["SparkSession start (once per process; not in the total)"] = time.perf_counter() - t_session
     t0 = time.perf_counter()
-    environ = {ENV_LAKEFS_ACCESS_KEY: ak, ENV_LAKEFS_SECRET_KEY: sk,
-               **S3Options(access_key_id=s3.access_key, secret_access_key=s3.secret_key).to_env()}
-    settings = RunSettings(mode="mark_and_sweep" if sweep else "mark_only", min_age_seconds=MIN_AGE,
-                           unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow=flow)
+    environ = {
+        ENV_LAKEFS_ACCESS_KEY: ak,
+        ENV_LAKEFS_SECRET_KEY: sk,
+        **S3Options(access_key_id=s3.access_key, secret_access_key=s3.secret_key).to_env(),
+    }
+    settings = RunSettings(
+        mode="mark_and_sweep" if sweep else "mark_only",
+        min_age_seconds=MIN_AGE,
+        unsafe_min_age_override=True,
+        confirm_after_seconds=0,
+        max_delete_share=1.0,
+        flow=flow,
+    )
     marks: list[tuple[str, float]] = [("prepare_run", t0)]  # (step, when it started)
     with LakeFSClient(lakefs_url, ak, sk) as client:
-        ctx = prepare_run(client, repo, settings, now=datetime.now(UTC), airflow_run_id=f"ours-{repo}",
-                          work_dir=str(work), parallelism=2, storage_options=s3.options())
+        ctx = prepare_run(
+            client,
+            repo,
+            settings,
+            now=datetime.now(UTC),
+            airflow_run_id=f"ours-{repo}",
+            work_dir=str(work),
+            parallelism=2,
+            storage_options=s3.options(),
+        )
         if ctx.flow != flow:
             raise RuntimeError(f"our {flow} run of {repo} would run {ctx.flow}: {ctx.flow_reason}")
-        results = run_steps(spark, ctx, client, environ, until="save_report" if sweep else "compute_candidates",
-                            between=lambda step: marks.append((step, time.perf_counter())))
+        results = run_steps(
+            spark,
+            ctx,
+            client,
+            environ,
+            until="save_report" if sweep else "compute_candidates",
+            between=lambda step: marks.append((step, time.perf_counter())),
+        )
     took = time.perf_counter() - t0
     if phases is not None:
         ends = [when for _, when in marks[1:]] + [t0 + took]
@@ -242,11 +308,15 @@ def run_ours(repo: str, lakefs_url: str, ak: str, sk: str, s3: S3Place, work: Pa
 # comparing
 # ---------------------------------------------------------------------------------------------
 
+
 def unified_runs(st) -> set[str]:
     from lakefs_gc.report.layout import UNIFIED
 
-    return {o.key.split("/")[4] for o in st.list(UNIFIED, recursive=True)
-            if o.key.endswith("summary.json") and o.key.count("/") == 5}
+    return {
+        o.key.split("/")[4]
+        for o in st.list(UNIFIED, recursive=True)
+        if o.key.endswith("summary.json") and o.key.count("/") == 5
+    }
 
 
 def deleted_set(st, run_id: str) -> set[str]:
@@ -293,28 +363,36 @@ class Outcome:
     def ok(self) -> bool:
         # never one where ours deletes what the reference keeps, unless explained; never a live one;
         # exactly the garbage where the scenario knows it
-        return (not self.unexplained and not self.ours & self.live
-                and (self.clean is None or self.ours <= self.clean)
-                and (self.garbage is None or self.ours == self.garbage))
+        return (
+            not self.unexplained
+            and not self.ours & self.live
+            and (self.clean is None or self.ours <= self.clean)
+            and (self.garbage is None or self.ours == self.garbage)
+        )
 
 
 def explain(outcome: Outcome, facts: dict) -> None:
     """Reasons for known, documented differences (reference hazards, lakeFS's reference doc H1-H8)."""
     for a in outcome.only_reference:
         if a in facts.get("staged_live", set()) and facts.get("h2"):
-            outcome.explained[a] = ("H2: staged on a live branch; lakeFS's GC read only the last "
-                                    "prepare_uncommited page's location, which was empty, and lost it")
+            outcome.explained[a] = (
+                "H2: staged on a live branch; lakeFS's GC read only the last "
+                "prepare_uncommited page's location, which was empty, and lost it"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # scenarios: each builds a repository (on `ns`) and returns facts for `explain`
 # ---------------------------------------------------------------------------------------------
 
+
 def _rules(default: int, **branches: int):
     import lakefs_sdk
 
-    return lakefs_sdk.GarbageCollectionRules(default_retention_days=default, branches=[
-        lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in branches.items()])
+    return lakefs_sdk.GarbageCollectionRules(
+        default_retention_days=default,
+        branches=[lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in branches.items()],
+    )
 
 
 def scenario_sample(client, repo: str, ns: str, rng: random.Random) -> dict:
@@ -331,8 +409,9 @@ def scenario_lakefs_shape(client, repo: str, ns: str, rng: random.Random) -> dic
 
     now = int(time.time())
     o, b, c = client.objects_api, client.branches_api, client.commits_api
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
 
     def commit(branch: str, days: float, msg: str) -> None:
         c.commit(repo, branch, lakefs_sdk.CommitCreation(message=msg, date=int(now - days * DAY)))
@@ -364,9 +443,20 @@ def scenario_lakefs_shape(client, repo: str, ns: str, rng: random.Random) -> dic
     return {}
 
 
-def random_ops(client, repo: str, branches: list[str], paths: list[str], rng: random.Random, ops: int,
-               commit_date, *, max_branches: int, name: str, weights: tuple[int, ...],
-               branched=lambda new, source: None) -> None:
+def random_ops(
+    client,
+    repo: str,
+    branches: list[str],
+    paths: list[str],
+    rng: random.Random,
+    ops: int,
+    commit_date,
+    *,
+    max_branches: int,
+    name: str,
+    weights: tuple[int, ...],
+    branched=lambda new, source: None,
+) -> None:
     """``ops`` random operations on ``branches`` (kept up to date): uploads and overwrites, deletes,
     commits dated ``commit_date(branch)``, new branches from a random one (``branched(new,
     source)`` is told), resets and branch deletions; ``weights`` for (put, delete, commit, branch,
@@ -385,8 +475,7 @@ def random_ops(client, repo: str, branches: list[str], paths: list[str], rng: ra
             elif op == "delete":
                 o.delete_object(repo, br, rng.choice(paths))
             elif op == "commit":
-                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=commit_date(br),
-                                                             allow_empty=True))
+                c.commit(repo, br, lakefs_sdk.CommitCreation(message="c", date=commit_date(br), allow_empty=True))
             elif op == "branch" and len(branches) < max_branches:
                 new, made = f"{name}{made}", made + 1
                 b.create_branch(repo, lakefs_sdk.BranchCreation(name=new, source=br))
@@ -408,8 +497,9 @@ def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 6
     import lakefs_sdk
 
     now = int(time.time())
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     branches = ["main"]
     paths = [f"p/{i:02d}" for i in range(12)]
     age = {"main": rng.uniform(20, 30)}  # days back of each branch's next commit (decreasing)
@@ -421,8 +511,19 @@ def scenario_random(client, repo: str, ns: str, rng: random.Random, ops: int = 6
     def branched(new: str, source: str) -> None:  # its commits start where its source's are
         age[new] = age[source]
 
-    random_ops(client, repo, branches, paths, rng, ops, commit_date, max_branches=6, name="b",
-               weights=(3, 1, 2, 1, 1, 1), branched=branched)
+    random_ops(
+        client,
+        repo,
+        branches,
+        paths,
+        rng,
+        ops,
+        commit_date,
+        max_branches=6,
+        name="b",
+        weights=(3, 1, 2, 1, 1, 1),
+        branched=branched,
+    )
     rules = {br: rng.randint(1, 15) for br in branches if rng.random() < 0.5}
     client.repositories_api.set_gc_rules(repo, _rules(rng.randint(1, 10), **rules))
     return {}
@@ -444,8 +545,9 @@ def scenario_lineage(client, repo: str, ns: str, rng: random.Random, s3=None) ->
 
     now = int(time.time())
     o, b, c, r = client.objects_api, client.branches_api, client.commits_api, client.refs_api
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
 
     def put(branch: str, path: str) -> None:
         o.upload_object(repo, branch, path, content=f"{branch}:{path}:{uuid.uuid4()}".encode())
@@ -512,14 +614,23 @@ def scenario_lineage(client, repo: str, ns: str, rng: random.Random, s3=None) ->
     if s3 is not None:
         st = open_storage(ns, s3)
         roots = parse_namespace(ns).roots()
-        for path, link, then_commit in (("linked/staged.bin", True, False), ("linked/committed.bin", True, True),
-                                        ("linked/never.bin", False, False)):
+        for path, link, then_commit in (
+            ("linked/staged.bin", True, False),
+            ("linked/committed.bin", True, True),
+            ("linked/never.bin", False, False),
+        ):
             loc = client.staging_api.get_physical_address(repo, "rel2", path)
             data = f"{path}:{uuid.uuid4()}".encode()
             st.put(relative_to(roots, loc.physical_address), data)
             if link:
-                client.staging_api.link_physical_address(repo, "rel2", path, lakefs_sdk.StagingMetadata(
-                    staging=loc, checksum=hashlib.md5(data).hexdigest(), size_bytes=len(data)))
+                client.staging_api.link_physical_address(
+                    repo,
+                    "rel2",
+                    path,
+                    lakefs_sdk.StagingMetadata(
+                        staging=loc, checksum=hashlib.md5(data).hexdigest(), size_bytes=len(data)
+                    ),
+                )
             if then_commit:
                 commit("rel2", 0.5, "linked")
     # staged and dropped: garbage
@@ -539,8 +650,9 @@ def scenario_h2(client, repo: str, ns: str, rng: random.Random) -> dict:
 
     from lakefs_gc.storage import parse_namespace, relative_to
 
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     client.objects_api.upload_object(repo, "main", "committed.csv", content=b"c")
     client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c", date=int(time.time()) - 5 * DAY))
     roots = parse_namespace(ns).roots()
@@ -567,6 +679,7 @@ def _upload_part(host: str, username: str, password: str, repo: str, part: int, 
         for i in range(idx, live, parts * 8):
             path, data = _big_live(i)
             c.objects_api.upload_object(repo, "main", path, content=data)
+
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(upload, range(part, parts * 8, parts)))
 
@@ -580,12 +693,21 @@ def _put_part(s3, bucket: str, objects: list[tuple[str, bytes]]) -> None:
     def put(chunk: list[tuple[str, bytes]]) -> None:
         for k, data in chunk:
             s3c.put_object(Bucket=bucket, Key=k, Body=data)
+
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(put, [objects[i::8] for i in range(8)]))
 
 
-def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 100_000, s3=None,
-                 processes: int = 4, suspicious: float = 0.0) -> dict:
+def scenario_big(
+    client,
+    repo: str,
+    ns: str,
+    rng: random.Random,
+    objects: int = 100_000,
+    s3=None,
+    processes: int = 4,
+    suspicious: float = 0.0,
+) -> dict:
     """``objects`` objects: half uploaded through lakeFS and committed on main, half written
     straight into the namespace's data/ slices and never referenced (garbage); ``processes``
     processes of 8 threads each do either half (one Python process tops out at about 500 requests
@@ -600,29 +722,42 @@ def scenario_big(client, repo: str, ns: str, rng: random.Random, objects: int = 
 
     from lakefs_gc.storage import parse_namespace
 
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     p = parse_namespace(ns)
     live = objects // 2
     cfg = client.repositories_api.api_client.configuration
     t = time.perf_counter()
     spawn = multiprocessing.get_context("spawn")  # never fork a process that may run a SparkSession's threads
     with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
-        list(pool.map(_upload_part, *zip(*[(cfg.host, cfg.username, cfg.password, repo, part, processes, live)
-                                           for part in range(processes)])))
+        list(
+            pool.map(
+                _upload_part,
+                *zip(
+                    *[(cfg.host, cfg.username, cfg.password, repo, part, processes, live) for part in range(processes)]
+                ),
+            )
+        )
     client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message=f"{live} objects"))
     log(f"  uploaded and committed {live:,} objects through lakeFS in {time.perf_counter() - t:.0f}s")
     n_sus = round((objects - live) * suspicious)
-    garbage = [(f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}",
-                _big_live(rng.randrange(live))[1] if i < n_sus else f"garbage {i}".encode())
-               for i in range(objects - live)]
+    garbage = [
+        (
+            f"{p.prefix}/data/garbage{i % 50:02d}/obj{i:07d}",
+            _big_live(rng.randrange(live))[1] if i < n_sus else f"garbage {i}".encode(),
+        )
+        for i in range(objects - live)
+    ]
     t = time.perf_counter()
     with ProcessPoolExecutor(processes, mp_context=spawn) as pool:
         list(pool.map(_put_part, *zip(*[(s3, p.bucket, garbage[i::processes]) for i in range(processes)])))
-    log(f"  wrote {len(garbage):,} unreferenced objects ({n_sus:,} with a committed object's bytes) in "
-        f"{time.perf_counter() - t:.0f}s")
+    log(
+        f"  wrote {len(garbage):,} unreferenced objects ({n_sus:,} with a committed object's bytes) in "
+        f"{time.perf_counter() - t:.0f}s"
+    )
     client.repositories_api.set_gc_rules(repo, _rules(30))
-    return {"garbage": {k[len(p.prefix) + 1:] if p.prefix else k for k, _ in garbage}}
+    return {"garbage": {k[len(p.prefix) + 1 :] if p.prefix else k for k, _ in garbage}}
 
 
 def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int = 40) -> dict:
@@ -641,12 +776,23 @@ def churn_between_runs(client, repo: str, ns: str, rng: random.Random, ops: int 
             c.commit(repo, br, lakefs_sdk.CommitCreation(message="staged at the first run", date=now - 2 * DAY))
             committed_staged += 1
     paths = [f"churn/{i:02d}" for i in range(10)] + ["tables/a.csv", "tables/t0.csv", "staging/s0.json"]
-    random_ops(client, repo, branches, paths, rng, ops, lambda br: now - int(rng.uniform(0, 3) * DAY),
-               max_branches=8, name="churn", weights=(3, 1, 1, 1, 1, 1))
+    random_ops(
+        client,
+        repo,
+        branches,
+        paths,
+        rng,
+        ops,
+        lambda br: now - int(rng.uniform(0, 3) * DAY),
+        max_branches=8,
+        name="churn",
+        weights=(3, 1, 1, 1, 1, 1),
+    )
     return {"committed_staged_branches": committed_staged}
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far (Linux ``/proc``; 0 elsewhere)."""
@@ -701,8 +847,9 @@ class Harness:
         time.sleep(max(0.0, built + MIN_AGE + 2 - time.time()))  # every object older than both cutoffs
         before, cpu = unified_runs(st), self._cpu()
         try:
-            outcome.reference_seconds, _ = run_reference(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work,
-                                                         phases=outcome.reference_phases)
+            outcome.reference_seconds, _ = run_reference(
+                repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, phases=outcome.reference_phases
+            )
         except ReferenceUnavailable as e:
             outcome.skipped = str(e)
             return
@@ -715,8 +862,9 @@ class Harness:
         if outcome is None:
             return run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, **kw)
         cpu = self._cpu()
-        took, run_id = run_ours(repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work,
-                                phases=outcome.ours_phases, **kw)
+        took, run_id = run_ours(
+            repo, self.lakefs_url, self.ak, self.sk, self.s3, self.work, phases=outcome.ours_phases, **kw
+        )
         outcome.servers_cpu["ours"] = self._cpu_since(cpu)
         outcome.ours_seconds = took
         return took, run_id
@@ -749,8 +897,9 @@ class Harness:
         outcome.ours, outcome.clean = deleted_set(st, incr), deleted_set(st, clean)
         explain(outcome, facts)
         for a in outcome.only_reference & outcome.clean:
-            outcome.explained.setdefault(a, "left by the incremental run to the next clean run (our clean run "
-                                            "at the same moment marks it too)")
+            outcome.explained.setdefault(
+                a, "left by the incremental run to the next clean run (our clean run at the same moment marks it too)"
+            )
         return outcome
 
 
@@ -802,12 +951,17 @@ def report(o: Outcome) -> None:
     else:
         status = "same" if not (o.only_reference or o.only_ours) else ("explained" if o.ok() else "UNEXPLAINED")
     ref = f"{len(o.reference):>6,}" if o.reference is not None else "     -"
-    print(f"{o.scenario:16} {o.repo:28} objects {o.objects:>7,}  live {len(o.live):>6,}  reference {ref}  "
-          f"ours {len(o.ours):>6,}  only-ref {len(o.only_reference):>3}  only-ours {len(o.only_ours):>3}  "
-          f"[{status}]  times ref {o.reference_seconds:6.1f}s ours {o.ours_seconds:6.1f}s", flush=True)
+    print(
+        f"{o.scenario:16} {o.repo:28} objects {o.objects:>7,}  live {len(o.live):>6,}  reference {ref}  "
+        f"ours {len(o.ours):>6,}  only-ref {len(o.only_reference):>3}  only-ours {len(o.only_ours):>3}  "
+        f"[{status}]  times ref {o.reference_seconds:6.1f}s ours {o.ours_seconds:6.1f}s",
+        flush=True,
+    )
     if o.clean is not None:
-        print(f"    the second run was incremental: it marks {len(o.ours):,}, our clean run at the same moment "
-              f"{len(o.clean):,}; incremental within clean: {o.ours <= o.clean}")
+        print(
+            f"    the second run was incremental: it marks {len(o.ours):,}, our clean run at the same moment "
+            f"{len(o.clean):,}; incremental within clean: {o.ours <= o.clean}"
+        )
         for a in sorted(o.ours - o.clean)[:20]:
             print(f"    only the incremental run {a}")
     for side, phases in (("lakeFS's GC (spark-submit)", o.reference_phases), ("ours (mark_only)", o.ours_phases)):
@@ -817,13 +971,17 @@ def report(o: Outcome) -> None:
                 print(f"      {name:44} {secs:8.1f}")
     for side, cpu in o.servers_cpu.items():
         took = o.reference_seconds if side == "reference" else o.ours_seconds
-        print(f"    servers' CPU during {side}'s {took:.1f} s: "
-              + ", ".join(f"{name} {secs:.1f} s ({secs / took:.0%} of one core)" for name, secs in cpu.items()))
+        print(
+            f"    servers' CPU during {side}'s {took:.1f} s: "
+            + ", ".join(f"{name} {secs:.1f} s ({secs / took:.0%} of one core)" for name, secs in cpu.items())
+        )
     for a in sorted(o.ours & o.live)[:20]:
         print(f"    ours deletes a live object {a}")
     if o.garbage is not None:
-        print(f"    the scenario's garbage: {len(o.garbage):,} objects; ours marks exactly it: {o.ours == o.garbage}"
-              + ("" if o.reference is None else f"; lakeFS's GC marks exactly it: {o.reference == o.garbage}"))
+        print(
+            f"    the scenario's garbage: {len(o.garbage):,} objects; ours marks exactly it: {o.ours == o.garbage}"
+            + ("" if o.reference is None else f"; lakeFS's GC marks exactly it: {o.reference == o.garbage}")
+        )
         for a in sorted(o.garbage - o.ours)[:20]:
             print(f"    garbage ours keeps {a}")
         for a in sorted(o.ours - o.garbage)[:20]:
@@ -857,27 +1015,46 @@ def run_scenarios(h: Harness, runs) -> tuple[list[Outcome], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench reference", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scenarios", default="sample,lakefs_shape,lineage,random,h2,big,two_runs",
-                   help="comma-separated: sample, lakefs_shape, lineage (merges, reverts, cherry-picks, tags, "
-                        "copies, the link flow), random, h2 (emulator only), big, two_runs (a clean run, "
-                        "churn, then an incremental run beside lakeFS's GC)")
+    p.add_argument(
+        "--scenarios",
+        default="sample,lakefs_shape,lineage,random,h2,big,two_runs",
+        help="comma-separated: sample, lakefs_shape, lineage (merges, reverts, cherry-picks, tags, "
+        "copies, the link flow), random, h2 (emulator only), big, two_runs (a clean run, "
+        "churn, then an incremental run beside lakeFS's GC)",
+    )
     p.add_argument("--random", type=int, default=20, help="how many random histories")
     p.add_argument("--seed", type=int, default=1, help="seed of the first random history")
     p.add_argument("--big", type=int, default=100_000, help="objects in the big repository")
-    p.add_argument("--big-suspicious", type=float, default=0.0,
-                   help="the share of the big repository's garbage that holds a committed object's bytes (every "
-                        "other object's are its own): what our staged check asks lakeFS about")
-    p.add_argument("--lakefs", choices=("real", "emulator"), default="real",
-                   help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
-                        "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)")
-    p.add_argument("--two-runs", type=int, default=3,
-                   help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
-                        "incremental run): on lakefs_shape, lineage and this many random histories")
-    p.add_argument("--s3", choices=("seaweedfs", "moto"), default="seaweedfs",
-                   help="the S3 server started here: SeaweedFS (default: Go, every core, a prefix listed by a "
-                        "seek; scripts/seaweedfs.sh builds it on first use, about 10 minutes) or moto (one Python "
-                        "process that scans every key for each listing: at 100,000 objects it is what lakeFS's GC "
-                        "waits on)")
+    p.add_argument(
+        "--big-suspicious",
+        type=float,
+        default=0.0,
+        help="the share of the big repository's garbage that holds a committed object's bytes (every "
+        "other object's are its own): what our staged check asks lakeFS about",
+    )
+    p.add_argument(
+        "--lakefs",
+        choices=("real", "emulator"),
+        default="real",
+        help="lakeFS 1.84 itself (default; the server scripts/setup.sh builds) or the emulator, on "
+        "the S3 server this command starts (ignored with LAKEFS_GC_TARGET_ENDPOINT)",
+    )
+    p.add_argument(
+        "--two-runs",
+        type=int,
+        default=3,
+        help="two GC runs in a row (ours clean and sweeping, churn, then lakeFS's GC beside our "
+        "incremental run): on lakefs_shape, lineage and this many random histories",
+    )
+    p.add_argument(
+        "--s3",
+        choices=("seaweedfs", "moto"),
+        default="seaweedfs",
+        help="the S3 server started here: SeaweedFS (default: Go, every core, a prefix listed by a "
+        "seek; scripts/seaweedfs.sh builds it on first use, about 10 minutes) or moto (one Python "
+        "process that scans every key for each listing: at 100,000 objects it is what lakeFS's GC "
+        "waits on)",
+    )
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     try:
@@ -897,8 +1074,11 @@ def main(argv: list[str] | None = None) -> int:
         if target is None:
             if a.s3 == "moto":
                 port = launcher.free_port()
-                s3proc = launcher.start_server([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
-                                                str(port)], work / "moto.log", f"http://127.0.0.1:{port}/moto-api/")
+                s3proc = launcher.start_server(
+                    [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                    work / "moto.log",
+                    f"http://127.0.0.1:{port}/moto-api/",
+                )
                 s3 = S3Place(f"http://127.0.0.1:{port}", "testing", "testing")
             else:
                 from lakefs_sandbox.cloud_servers import start_seaweedfs
@@ -924,9 +1104,19 @@ def main(argv: list[str] | None = None) -> int:
                     procs[procs.index(old)] = server.proc
                     servers["lakeFS"] = server.proc.pid
             else:
-                emu = launcher.start(work / "emulator.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
-                                     s3.access_key, "--s3-secret-key", s3.secret_key, "--grace-period", str(MIN_AGE),
-                                     access_key=ACCESS, secret_key=SECRET)
+                emu = launcher.start(
+                    work / "emulator.log",
+                    "--s3-endpoint",
+                    s3.endpoint,
+                    "--s3-access-key",
+                    s3.access_key,
+                    "--s3-secret-key",
+                    s3.secret_key,
+                    "--grace-period",
+                    str(MIN_AGE),
+                    access_key=ACCESS,
+                    secret_key=SECRET,
+                )
                 procs.append(emu.proc)
                 servers["emulator"] = emu.proc.pid
                 url, ak, sk = emu.url, ACCESS, SECRET
@@ -938,8 +1128,9 @@ def main(argv: list[str] | None = None) -> int:
             if target.blockstore_type != "s3":
                 raise SystemExit("lakeFS's GC supports s3/azure/gs namespaces only: give an s3:// namespace root")
             ns = parse_namespace(target.namespace_root)
-            s3 = S3Place(target.s3_endpoint or "", target.s3_access_key or "", target.s3_secret_key or "",
-                         target.s3_region)
+            s3 = S3Place(
+                target.s3_endpoint or "", target.s3_access_key or "", target.s3_secret_key or "", target.s3_region
+            )
             url, ak, sk, bucket, prefix = target.url, target.access_key, target.secret_key, ns.bucket, ns.prefix
             log(f"real lakeFS {url}, namespaces under {target.namespace_root}")
         from lakefs_gc.storage import make_s3_client
@@ -948,8 +1139,18 @@ def main(argv: list[str] | None = None) -> int:
         s3c = make_s3_client(s3.options())
         with contextlib.suppress(s3c.exceptions.ClientError):  # already there
             s3c.create_bucket(Bucket=bucket)
-        h = Harness(url, ak, sk, s3, bucket, prefix, work, sdk_client(url, ak, sk), servers,
-                    restart_lakefs if target is None and a.lakefs == "real" else None)
+        h = Harness(
+            url,
+            ak,
+            sk,
+            s3,
+            bucket,
+            prefix,
+            work,
+            sdk_client(url, ak, sk),
+            servers,
+            restart_lakefs if target is None and a.lakefs == "real" else None,
+        )
         wanted = a.scenarios.split(",")
         runs = []
         if "sample" in wanted:
@@ -961,18 +1162,34 @@ def main(argv: list[str] | None = None) -> int:
         if "random" in wanted:
             runs += [(f"random-{s}", scenario_random, s, {}) for s in range(a.seed, a.seed + a.random)]
         if "big" in wanted:
-            runs.append(("big", scenario_big, 0, {"objects": a.big, "s3": s3.options(),
-                                               "suspicious": a.big_suspicious}))
+            runs.append(
+                ("big", scenario_big, 0, {"objects": a.big, "s3": s3.options(), "suspicious": a.big_suspicious})
+            )
         if "two_runs" in wanted:
-            runs += [("two_runs-shape", scenario_lakefs_shape, 0, {"two": True}),
-                     ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": s3.options()})]
-            runs += [(f"two_runs-random-{s}", scenario_random, s, {"two": True})
-                     for s in range(a.seed, a.seed + a.two_runs)]
+            runs += [
+                ("two_runs-shape", scenario_lakefs_shape, 0, {"two": True}),
+                ("two_runs-lineage", scenario_lineage, 0, {"two": True, "s3": s3.options()}),
+            ]
+            runs += [
+                (f"two_runs-random-{s}", scenario_random, s, {"two": True}) for s in range(a.seed, a.seed + a.two_runs)
+            ]
         outcomes, failed = run_scenarios(h, runs)
         if "h2" in wanted and target is None and a.lakefs == "emulator":
-            paged = launcher.start(work / "emulator-paged.log", "--s3-endpoint", s3.endpoint, "--s3-access-key",
-                                   s3.access_key, "--s3-secret-key", s3.secret_key, "--grace-period", str(MIN_AGE),
-                                   "--uncommitted-page-size", "1", access_key=ACCESS, secret_key=SECRET)
+            paged = launcher.start(
+                work / "emulator-paged.log",
+                "--s3-endpoint",
+                s3.endpoint,
+                "--s3-access-key",
+                s3.access_key,
+                "--s3-secret-key",
+                s3.secret_key,
+                "--grace-period",
+                str(MIN_AGE),
+                "--uncommitted-page-size",
+                "1",
+                access_key=ACCESS,
+                secret_key=SECRET,
+            )
             procs.append(paged.proc)
             hp = Harness(paged.url, ACCESS, SECRET, s3, bucket, prefix, work, sdk_client(paged.url, ACCESS, SECRET))
             log("scenario h2 (prepare_uncommited paged by one row)")
@@ -982,10 +1199,12 @@ def main(argv: list[str] | None = None) -> int:
         bad = [o for o in outcomes if not o.ok()]
         judged = [o for o in outcomes if o.reference is not None]
         same = sum(1 for o in judged if not (o.only_reference or o.only_ours))
-        print(f"\n{len(outcomes)} scenarios: {same} identical, "
-              f"{len(judged) - same - len([o for o in bad if o in judged])} differ only where explained, "
-              f"{len(bad)} unexplained or deleting live objects, {len(outcomes) - len(judged)} without the reference"
-              + (f", {len(failed)} FAILED ({', '.join(failed)})" if failed else ""))
+        print(
+            f"\n{len(outcomes)} scenarios: {same} identical, "
+            f"{len(judged) - same - len([o for o in bad if o in judged])} differ only where explained, "
+            f"{len(bad)} unexplained or deleting live objects, {len(outcomes) - len(judged)} without the reference"
+            + (f", {len(failed)} FAILED ({', '.join(failed)})" if failed else "")
+        )
         return 1 if bad or failed else 0
     finally:
         if _SPARK is not None:

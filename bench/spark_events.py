@@ -80,8 +80,15 @@ def _stage(info: dict, site: str) -> Stage:
         scope = json.loads(rdd["Scope"]).get("name", "") if rdd.get("Scope") else ""
         if scope and scope not in scopes:
             scopes.append(scope)
-    return Stage(info["Stage ID"], site, files, scopes, info["Submission Time"] / 1000, info["Completion Time"] / 1000,
-                 info.get("Number of Tasks", 0))
+    return Stage(
+        info["Stage ID"],
+        site,
+        files,
+        scopes,
+        info["Submission Time"] / 1000,
+        info["Completion Time"] / 1000,
+        info.get("Number of Tasks", 0),
+    )
 
 
 def read(log_dir: Path) -> Application:
@@ -118,8 +125,13 @@ def read(log_dir: Path) -> Application:
         elif kind == "SparkListenerJobEnd":
             jid = e["Job ID"]
             if jid not in job_sql:  # an RDD job of its own
-                app.actions.append(Action(job_site.get(jid, ""), job_start.get(jid, e["Completion Time"] / 1000),
-                                          e["Completion Time"] / 1000))
+                app.actions.append(
+                    Action(
+                        job_site.get(jid, ""),
+                        job_start.get(jid, e["Completion Time"] / 1000),
+                        e["Completion Time"] / 1000,
+                    )
+                )
         elif kind == "SparkListenerStageCompleted":
             info = e["Stage Info"]
             if "Submission Time" in info and "Completion Time" in info:  # else skipped: its output was there
@@ -153,8 +165,7 @@ def phases(app: Application, name_of, launched: float | None = None, exited: flo
     for name, spans in by_phase.items():
         out[name] = covered(spans)
     if app.start and app.end:
-        out["driver, outside Spark actions"] = (app.end - app.start) - covered([(a.start, a.end)
-                                                                                for a in app.actions])
+        out["driver, outside Spark actions"] = (app.end - app.start) - covered([(a.start, a.end) for a in app.actions])
     if exited is not None and app.end:
         out["shut-down"] = exited - app.end
     return out

@@ -62,11 +62,18 @@ def gc_addresses(path):
 
 
 def bench_file(label, path, entries, repeat):
-    print(f"\n{label}: {path.name if hasattr(path, 'name') else path} ({os.path.getsize(path):,} bytes, {entries:,} entries)")
+    print(
+        f"\n{label}: {path.name if hasattr(path, 'name') else path} ({os.path.getsize(path):,} bytes, {entries:,} entries)"
+    )
     t_floor, _ = _best(lambda: floor(path), repeat)
-    print(f"  {'floor: read+CRC+decompress blocks':42s} {t_floor * 1000:9.1f} ms  {entries / t_floor:13,.0f} entries/s  1.00x floor time")
-    for name, fn in (("block parsing (keys+values)", blocks_only), ("full graveler decoding (Entry objects)", full_graveler),
-                     ("GC path (address, address_type)", gc_addresses)):
+    print(
+        f"  {'floor: read+CRC+decompress blocks':42s} {t_floor * 1000:9.1f} ms  {entries / t_floor:13,.0f} entries/s  1.00x floor time"
+    )
+    for name, fn in (
+        ("block parsing (keys+values)", blocks_only),
+        ("full graveler decoding (Entry objects)", full_graveler),
+        ("GC path (address, address_type)", gc_addresses),
+    ):
         t, n = _best(lambda fn=fn: fn(path), repeat)
         assert n == entries, (name, n, entries)
         print(f"  {name:42s} {t * 1000:9.1f} ms  {entries / t:13,.0f} entries/s  {t / t_floor:5.2f}x floor time")
@@ -80,9 +87,16 @@ def main(argv: list[str] | None = None) -> None:
         path = Path(d) / "synthetic.sst"
         t = time.perf_counter()
         with open(path, "wb") as f:
-            info = graveler_writer.write_range(f, ((b"tables/events/date=2026-11-%02d/part-%07d.parquet" % (i * 28 // n + 1, i),
-                                             Entry(f"data/gqv3epl4fd2o8m3men70/c{i:019d}", 1000 + i, f"{i:032x}",
-                                                   1_700_000_000 + i, 0)) for i in range(n)))
+            info = graveler_writer.write_range(
+                f,
+                (
+                    (
+                        b"tables/events/date=2026-11-%02d/part-%07d.parquet" % (i * 28 // n + 1, i),
+                        Entry(f"data/gqv3epl4fd2o8m3men70/c{i:019d}", 1000 + i, f"{i:032x}", 1_700_000_000 + i, 0),
+                    )
+                    for i in range(n)
+                ),
+            )
         tw = time.perf_counter() - t
         print(f"\nwriter: {n:,} entries in {tw:.1f} s ({n / tw:,.0f} entries/s), range id {info.id[:16]}...")
         bench_file("synthetic range written by our writer", path, n, repeat=2)

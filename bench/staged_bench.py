@@ -49,8 +49,9 @@ def main(argv: list[str]) -> int:
     try:
         c = SDK(lakefs_sdk.Configuration(host=api_url, username=access, password=secret))
         repo, ns = "bench-staged", "local://bench-staged"
-        c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                          default_branch="main"))
+        c.repositories_api.create_repository(
+            lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+        )
         c.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
         t = time.perf_counter()
         for i in range(args.committed):
@@ -81,18 +82,29 @@ def main(argv: list[str]) -> int:
             t = time.perf_counter()
             check = uncommitted.api_staged(client, repo, roots, local_root, concurrency=args.concurrency)
             api = time.perf_counter() - t
-            ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(UTC), airflow_run_id="bench",
-                              work_dir=str(root / "work"), local_root=local_root)
+            ctx = prepare_run(
+                client,
+                repo,
+                RunSettings(),
+                now=datetime.now(UTC),
+                airflow_run_id="bench",
+                work_dir=str(root / "work"),
+                local_root=local_root,
+            )
             t = time.perf_counter()
             result = mark_uncommitted(client, ctx, st)
             task = time.perf_counter() - t
         n, listed = args.entries, check.listed
-        print(f"lakeFS's mark lists {len(marked)} of {n} staged addresses; the API finds {len(check.addresses)} "
-              f"({listed} objects listed); the task kept {result.staged_addresses_lakefs_omitted} that lakeFS's "
-              f"mark lacked")
+        print(
+            f"lakeFS's mark lists {len(marked)} of {n} staged addresses; the API finds {len(check.addresses)} "
+            f"({listed} objects listed); the task kept {result.staged_addresses_lakefs_omitted} that lakeFS's "
+            f"mark lacked"
+        )
         print(f"{'peer (lakeFS mark)':<24}{peer:8.2f}s {n / peer:10.0f} entries/s")
-        print(f"{'api (listings)':<24}{api:8.2f}s {n / api:10.0f} entries/s {listed / api:10.0f} objects listed/s  "
-              f"({api / peer:.1f}x the peer)")
+        print(
+            f"{'api (listings)':<24}{api:8.2f}s {n / api:10.0f} entries/s {listed / api:10.0f} objects listed/s  "
+            f"({api / peer:.1f}x the peer)"
+        )
         print(f"{'task (mark_uncommitted)':<24}{task:8.2f}s {n / task:10.0f} entries/s")
         return 0
     finally:

@@ -36,8 +36,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 45.0
 LOG = ROOT / "build" / "demo" / "dag-test.log"
-STEPS = ("prepare_run", "list_slices", "mark_uncommitted", "list_committed", "compute_candidates", "delete",
-         "save_report")
+STEPS = (
+    "prepare_run",
+    "list_slices",
+    "mark_uncommitted",
+    "list_committed",
+    "compute_candidates",
+    "delete",
+    "save_report",
+)
 
 _TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z")
 _BARE = """
@@ -90,8 +97,12 @@ def task_times(log: str) -> tuple[dict[str, dict[str, float]], float, float]:
 
 
 def _floor(binary: str, options: str | None, runs: int) -> float:
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1"}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
     times = []
     with tempfile.TemporaryDirectory(prefix="bench-tiny-") as tmp:
         job = Path(tmp) / "bare.py"
@@ -119,8 +130,9 @@ def main(argv: list[str]) -> int:
     floor_plain = _floor(binary, None, args.runs)
     print("the tiny run: scripts/demo.py (the GC DAG by airflow dags test, 14 objects) ...", flush=True)
     t0 = time.monotonic()
-    demo = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], capture_output=True, text=True,
-                          timeout=1800, check=False)
+    demo = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "demo.py")], capture_output=True, text=True, timeout=1800, check=False
+    )
     if demo.returncode != 0:
         print(demo.stdout[-4000:], demo.stderr[-4000:], sep="\n")
         print("the demo failed: no figures")
@@ -146,33 +158,52 @@ def main(argv: list[str]) -> int:
 
     def f(x):
         return f"{x:7.1f}" if x is not None else "      -"
+
     print()
     print(f"  the tiny run (sample-repo, 14 objects), code at {_head()}, {os.cpu_count()} cores")
     print("  task                  total  to submit  submit->context  context->result  result->end")
     for step, total, pre, launch, work, end in rows:
         print(f"  {step:20} {f(total)}    {f(pre)}          {f(launch)}          {f(work)}      {f(end)}")
     print(f"  {'in the tasks':20} {f(in_tasks)}")
-    print(f"  {'dags test, its own':20} {f(airflow_own)}   (outside the tasks: the CLI, the DAG's parse, the "
-          f"in-process API; its log spans {last - first:.1f} s)")
+    print(
+        f"  {'dags test, its own':20} {f(airflow_own)}   (outside the tasks: the CLI, the DAG's parse, the "
+        f"in-process API; its log spans {last - first:.1f} s)"
+    )
     print()
-    print(f"  floor: a bare spark-submit, fast start        {floor_fast:7.1f} s  x {spark_steps} Spark step(s) = "
-          f"{floor_fast * spark_steps:.1f} s")
-    print(f"  floor: a bare spark-submit, JVM defaults      {floor_plain:7.1f} s  (fast start saves "
-          f"{floor_plain - floor_fast:.1f} s a step)")
+    print(
+        f"  floor: a bare spark-submit, fast start        {floor_fast:7.1f} s  x {spark_steps} Spark step(s) = "
+        f"{floor_fast * spark_steps:.1f} s"
+    )
+    print(
+        f"  floor: a bare spark-submit, JVM defaults      {floor_plain:7.1f} s  (fast start saves "
+        f"{floor_plain - floor_fast:.1f} s a step)"
+    )
     verdict = "PASS" if took <= TARGET_S else "MISS"
     print(f"  the DAG run end to end (demo's clock)         {took:7.1f} s  target <= {TARGET_S:.0f} s: {verdict}")
     if verdict == "MISS":
-        print(f"  reason: {spark_steps} spark-submit(s) at {floor_fast:.1f} s at least each, and Airflow's own "
-              f"{airflow_own:.1f} s, leave {TARGET_S - floor_fast * spark_steps - airflow_own:.1f} s for the work")
-    print(f"  (bench wall time {time.monotonic() - t0:.0f} s, the demo's wait for its minimum age included; "
-          f"JVM options of the fast start: {fast or C1_ONLY})")
+        print(
+            f"  reason: {spark_steps} spark-submit(s) at {floor_fast:.1f} s at least each, and Airflow's own "
+            f"{airflow_own:.1f} s, leave {TARGET_S - floor_fast * spark_steps - airflow_own:.1f} s for the work"
+        )
+    print(
+        f"  (bench wall time {time.monotonic() - t0:.0f} s, the demo's wait for its minimum age included; "
+        f"JVM options of the fast start: {fast or C1_ONLY})"
+    )
     return 0
 
 
 def _head() -> str:
     try:
-        return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=False).stdout.strip() or "?"
+        return (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            ).stdout.strip()
+            or "?"
+        )
     except (OSError, subprocess.SubprocessError):
         return "?"
 

@@ -6,6 +6,7 @@ A thin entry point: the job itself is ``lakefs_gc.jobs.gc_step``, inside the pac
 installed wheel needs no checkout (the operator uses that one unless the config's ``spark.jobs_dir``
 names this folder: ``jobs_dir: jobs``).
 """
+
 from __future__ import annotations
 
 import runpy

@@ -64,9 +64,13 @@ def gc_command(command: str, ns: str, local_root: str | None, rest: str) -> str:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
-    p.add_argument("--lakefs", choices=("emulator", "real"), default=os.environ.get("LAKEFS_GC_DEMO_LAKEFS") or "emulator",
-                   help="the lakeFS API emulator (default; $LAKEFS_GC_DEMO_LAKEFS) or lakeFS 1.84 itself (the "
-                        "server scripts/setup.sh builds)")
+    p.add_argument(
+        "--lakefs",
+        choices=("emulator", "real"),
+        default=os.environ.get("LAKEFS_GC_DEMO_LAKEFS") or "emulator",
+        help="the lakeFS API emulator (default; $LAKEFS_GC_DEMO_LAKEFS) or lakeFS 1.84 itself (the "
+        "server scripts/setup.sh builds)",
+    )
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
     from lakefs_sandbox.emulator import launcher
@@ -87,45 +91,68 @@ def main() -> int:
         target = server.target("local://demo")
     elif real is None:
         block = scratch / "block"
-        emu = launcher.start(scratch / "emulator.log", "--grace-period", str(GRACE), "--state",
-                             str(scratch / "emulator-state"), "--local-path", str(block),
-                             access_key=ACCESS, secret_key=SECRET)
+        emu = launcher.start(
+            scratch / "emulator.log",
+            "--grace-period",
+            str(GRACE),
+            "--state",
+            str(scratch / "emulator-state"),
+            "--local-path",
+            str(block),
+            access_key=ACCESS,
+            secret_key=SECRET,
+        )
         target = LakeFSTarget(emu.url, ACCESS, SECRET, "local://demo", local_root=str(block))
     else:
         target = real
         repo = f"gc-demo-{int(time.time())}"
         dag_id = f"lakefs_gc__{repo}"
         config = scratch / "gc_repositories.yaml"
-        config.write_text((ROOT / "config" / "gc_repositories.yaml").read_text().replace(
-            "repository: sample-repo", f"repository: {repo}"))
+        config.write_text(
+            (ROOT / "config" / "gc_repositories.yaml")
+            .read_text()
+            .replace("repository: sample-repo", f"repository: {repo}")
+        )
     url = target.url
     migrate = None
     try:
-        log(f"lakeFS emulator up at {url} (pid {emu.proc.pid})" if emu else
-            f"lakeFS {real_lakefs.VERSION} itself up at {url} (pid {server.proc.pid}; state, log and "
-            f"blockstore in {server.workdir})" if server else
-            f"using the lakeFS at {url} (LAKEFS_GC_TARGET_ENDPOINT), namespaces under {target.namespace_root}")
+        log(
+            f"lakeFS emulator up at {url} (pid {emu.proc.pid})"
+            if emu
+            else f"lakeFS {real_lakefs.VERSION} itself up at {url} (pid {server.proc.pid}; state, log and "
+            f"blockstore in {server.workdir})"
+            if server
+            else f"using the lakeFS at {url} (LAKEFS_GC_TARGET_ENDPOINT), namespaces under {target.namespace_root}"
+        )
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")}
-        env.update({
-            "AIRFLOW_HOME": str(scratch / "airflow"),
-            "AIRFLOW__CORE__PARALLELISM": "4",
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{scratch / 'airflow' / 'airflow.db'}",
-            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps(target.lakefs_conn()),
-            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
-            "LAKEFS_GC_CONFIG": str(config),
-            "LAKEFS_GC_WORK_DIR": str(scratch / "work"),
-            "SPARK_LOCAL_IP": "127.0.0.1",
-            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
-        })
+        env.update(
+            {
+                "AIRFLOW_HOME": str(scratch / "airflow"),
+                "AIRFLOW__CORE__PARALLELISM": "4",
+                "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+                "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+                "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{scratch / 'airflow' / 'airflow.db'}",
+                "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps(target.lakefs_conn()),
+                "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[*]"}),
+                "LAKEFS_GC_CONFIG": str(config),
+                "LAKEFS_GC_WORK_DIR": str(scratch / "work"),
+                "SPARK_LOCAL_IP": "127.0.0.1",
+                "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            }
+        )
         if target.aws_conn():
             env["AIRFLOW_CONN_AWS_DEFAULT"] = json.dumps(target.aws_conn())
         airflow = [sys.executable, "-m", "airflow"]
-        migrate = subprocess.Popen([*airflow, "db", "migrate"], env=env, cwd=scratch, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+        migrate = subprocess.Popen(
+            [*airflow, "db", "migrate"],
+            env=env,
+            cwd=scratch,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
         ns = target.namespace(repo)
         client = target.client()
@@ -135,8 +162,10 @@ def main() -> int:
         seeded_at = time.time()
         if emu:
             emu.set_clock(0)
-        log(f"seeded {repo} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
-            f"retention 1 day; {len(manifest.expected(DELETED))} of them are garbage")
+        log(
+            f"seeded {repo} on {ns}: {len(manifest.objects)} objects, commits dated ten days back, GC rules "
+            f"retention 1 day; {len(manifest.expected(DELETED))} of them are garbage"
+        )
 
         out, _ = migrate.communicate(timeout=600)
         if migrate.returncode != 0:
@@ -159,9 +188,16 @@ def main() -> int:
         log(f"running: airflow dags test {dag_id} --conf '{conf}'  (log: {scratch / 'dag-test.log'})")
         t0 = time.monotonic()
         with open(scratch / "dag-test.log", "wb") as fh:
-            run = subprocess.run([*airflow, "dags", "test", dag_id, "--conf", conf], env=env, cwd=scratch,
-                                 stdout=fh, stderr=subprocess.STDOUT, timeout=1800, start_new_session=True,
-                                 check=False)
+            run = subprocess.run(
+                [*airflow, "dags", "test", dag_id, "--conf", conf],
+                env=env,
+                cwd=scratch,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                timeout=1800,
+                start_new_session=True,
+                check=False,
+            )
         took = time.monotonic() - t0
         after = {o.key for o in storage.list("", recursive=True)}
         summaries = [json.loads(storage.get(k)) for k in after if k.endswith("/summary.json")]
@@ -175,15 +211,15 @@ def main() -> int:
         report = storage.full_uri(f"_lakefs/retention/gc/unified/{s['run_id']}/")
         print(f"""
 GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
-  mode {s['mode']}, cutoff {s['cutoff_time']} (min age {s['effective_min_age_seconds']}s)
-  active commits kept:     {s.get('active_commits')}
-  objects listed (old):    {s.get('listed_objects')} ({human(int(s.get('listed_bytes') or 0))})
-  objects deleted:         {s['deleted']} ({human(int(s.get('reclaimed_bytes') or 0))} reclaimed)
+  mode {s["mode"]}, cutoff {s["cutoff_time"]} (min age {s["effective_min_age_seconds"]}s)
+  active commits kept:     {s.get("active_commits")}
+  objects listed (old):    {s.get("listed_objects")} ({human(int(s.get("listed_bytes") or 0))})
+  objects deleted:         {s["deleted"]} ({human(int(s.get("reclaimed_bytes") or 0))} reclaimed)
   objects kept:            {len(after & set(before))} of {len(before)} in the namespace
   report:                  {report}summary.json (+ deleted/*.parquet)
-  read it again:           {gc_command("report", ns, target.local_root, "--run " + s['run_id'])}
+  read it again:           {gc_command("report", ns, target.local_root, "--run " + s["run_id"])}
   why one went:            {gc_command("explain", ns, target.local_root, sorted(deleted)[0] if deleted else "")}
-  undo the run:            {gc_command("restore", ns, target.local_root, "--run " + s['run_id'])}
+  undo the run:            {gc_command("restore", ns, target.local_root, "--run " + s["run_id"])}
 """)
         for o in manifest.objects:
             status = "deleted" if o.address in deleted else "kept"

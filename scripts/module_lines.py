@@ -22,8 +22,12 @@ def too_long(root: Path) -> list[tuple[Path, int]]:
     out = []
     for top in ROOTS:
         for path in sorted((root / top).rglob("*")):
-            if (path.suffix not in SUFFIXES or not path.is_file() or path.name.endswith("_pb2.py")
-                    or SKIP_PARTS & set(path.parts)):
+            if (
+                path.suffix not in SUFFIXES
+                or not path.is_file()
+                or path.name.endswith("_pb2.py")
+                or SKIP_PARTS & set(path.parts)
+            ):
                 continue
             lines = len(path.read_text(encoding="utf-8").splitlines())
             if lines > MAX_LINES:

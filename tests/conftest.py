@@ -33,20 +33,39 @@ MOTO_SECRET_KEY = "moto/test/secret/key/0001"
 os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 
 
-
 # Seconds each long file took in ``make test`` (2026-11-27, a fresh clone at 22b6105, 4 workers on 2
 # cores, a quiet machine): only the order in which workers take files depends on it (longest first, so
 # that none starts last and runs alone).
 FILE_SECONDS = {
-    "stack/test_compose_stack.py": 500, "airflow/e2e/test_fleet.py": 313, "airflow/e2e/test_e2e_cluster.py": 488, "bench/test_reference.py": 30, "real_lakefs/test_runs_in_a_row.py": 242, "runs/test_random_histories.py": 231,
-    "airflow/wheel/test_wheel.py": 192, "airflow/e2e/test_e2e_real_lakefs.py": 189, "runs/test_faults.py": 157,
-    "steps/test_delete.py": 144, "airflow/e2e/test_backfill.py": 134, "real_lakefs/test_histories.py": 134,
-    "listing/test_uncommitted.py": 130, "runs/test_demo.py": 108, "sweeping/test_deleter.py": 96,
-    "runs/test_jobs_local.py": 91, "airflow/dags/test_dag_run.py": 89, "real_lakefs/test_bench_reference.py": 88,
-    "real_lakefs/test_holes.py": 85, "airflow/e2e/test_e2e_histories.py": 81, "listing/test_staged.py": 76,
-    "real_lakefs/test_interleavings.py": 64, "airflow/ui/test_forms.py": 54, "runs/test_hostile_inputs.py": 46,
-    "airflow/local_airflow/test_local_airflow.py": 45, "storage/test_backends.py": 36, "cli/test_cli_report.py": 35,
-    "listing/test_holders.py": 60, "real_lakefs/test_space.py": 25,
+    "stack/test_compose_stack.py": 500,
+    "airflow/e2e/test_fleet.py": 313,
+    "airflow/e2e/test_e2e_cluster.py": 488,
+    "bench/test_reference.py": 30,
+    "real_lakefs/test_runs_in_a_row.py": 242,
+    "runs/test_random_histories.py": 231,
+    "airflow/wheel/test_wheel.py": 192,
+    "airflow/e2e/test_e2e_real_lakefs.py": 189,
+    "runs/test_faults.py": 157,
+    "steps/test_delete.py": 144,
+    "airflow/e2e/test_backfill.py": 134,
+    "real_lakefs/test_histories.py": 134,
+    "listing/test_uncommitted.py": 130,
+    "runs/test_demo.py": 108,
+    "sweeping/test_deleter.py": 96,
+    "runs/test_jobs_local.py": 91,
+    "airflow/dags/test_dag_run.py": 89,
+    "real_lakefs/test_bench_reference.py": 88,
+    "real_lakefs/test_holes.py": 85,
+    "airflow/e2e/test_e2e_histories.py": 81,
+    "listing/test_staged.py": 76,
+    "real_lakefs/test_interleavings.py": 64,
+    "airflow/ui/test_forms.py": 54,
+    "runs/test_hostile_inputs.py": 46,
+    "airflow/local_airflow/test_local_airflow.py": 45,
+    "storage/test_backends.py": 36,
+    "cli/test_cli_report.py": 35,
+    "listing/test_holders.py": 60,
+    "real_lakefs/test_space.py": 25,
 }
 
 # LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of
@@ -66,11 +85,17 @@ def pytest_runtest_protocol(item, nextitem):
     def cpu(who):
         r = resource.getrusage(who)
         return r.ru_utime + r.ru_stime
+
     t0, s0, c0 = time.time(), cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
     yield
-    line = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "test": item.nodeid, "start": round(t0, 1),
-            "wall": round(time.time() - t0, 1), "cpu_self": round(cpu(resource.RUSAGE_SELF) - s0, 1),
-            "cpu_children": round(cpu(resource.RUSAGE_CHILDREN) - c0, 1)}
+    line = {
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "test": item.nodeid,
+        "start": round(t0, 1),
+        "wall": round(time.time() - t0, 1),
+        "cpu_self": round(cpu(resource.RUSAGE_SELF) - s0, 1),
+        "cpu_children": round(cpu(resource.RUSAGE_CHILDREN) - c0, 1),
+    }
     with open(TIMELINE, "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -84,6 +109,7 @@ def pytest_collection_modifyitems(config, items):
 
     def rank(item) -> int:
         return 0 if item.get_closest_marker("e2e") else 1 if item.get_closest_marker("spark") else 2
+
     by_file: dict[Path, int] = {}
     for item in items:
         by_file[item.path] = min(by_file.get(item.path, 2), rank(item))
@@ -91,6 +117,7 @@ def pytest_collection_modifyitems(config, items):
     def key(item) -> tuple[int, int]:
         rel = item.path.relative_to(here).as_posix() if item.path.is_relative_to(here) else ""
         return by_file[item.path], -FILE_SECONDS.get(rel, 0)
+
     items.sort(key=key)  # stable: a file's tests keep their order
 
 
@@ -114,8 +141,12 @@ class MotoServer:
     def s3_options(self):
         from lakefs_gc.storage import S3Options
 
-        return S3Options(endpoint_url=self.endpoint_url, access_key_id=self.access_key,
-                         secret_access_key=self.secret_key, region=self.region)
+        return S3Options(
+            endpoint_url=self.endpoint_url,
+            access_key_id=self.access_key,
+            secret_access_key=self.secret_key,
+            region=self.region,
+        )
 
     options = s3_options  # the same name as the other stores' (lakefs_sandbox.cloud_servers.CloudServer)
 
@@ -134,8 +165,11 @@ def moto_server(tmp_path_factory) -> Iterator[MotoServer]:
     """A moto S3 server on 127.0.0.1 (one per test session)."""
     port = free_port()
     log = tmp_path_factory.mktemp("moto") / "moto.log"
-    proc = _start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], log,
-                  f"http://127.0.0.1:{port}/moto-api/")
+    proc = _start(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        log,
+        f"http://127.0.0.1:{port}/moto-api/",
+    )
     try:
         yield MotoServer(f"http://127.0.0.1:{port}", proc)
     finally:
@@ -225,10 +259,15 @@ class Emulator:
         import base64
         import json
 
-        req = urllib.request.Request(self.url + path, method=method,
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Content-Type": "application/json", "Authorization": "Basic " +
-                                              base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()})
+        req = urllib.request.Request(
+            self.url + path,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": "Basic " + base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode(),
+            },
+        )
         with urllib.request.urlopen(req, timeout=60) as r:
             raw = r.read()
             return json.loads(raw) if raw else None
@@ -252,23 +291,47 @@ class Emulator:
         import lakefs_sdk
         from lakefs_sdk.client import LakeFSClient
 
-        return LakeFSClient(lakefs_sdk.Configuration(host=self.api_url, username=self.access_key,
-                                                     password=self.secret_key))
+        return LakeFSClient(
+            lakefs_sdk.Configuration(host=self.api_url, username=self.access_key, password=self.secret_key)
+        )
 
 
-def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoServer | None = None,
-                   access_key: str = EMULATOR_ACCESS_KEY, secret_key: str = EMULATOR_SECRET_KEY,
-                   cloud=None) -> Emulator:
+def start_emulator(
+    root: Path,
+    *extra: str,
+    state: Path | None = None,
+    s3: MotoServer | None = None,
+    access_key: str = EMULATOR_ACCESS_KEY,
+    secret_key: str = EMULATOR_SECRET_KEY,
+    cloud=None,
+) -> Emulator:
     """An emulator on the local blockstore, on moto (``s3``), or on Azurite / fake-gcs-server (``cloud``)."""
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    args = ["--listen", f"127.0.0.1:{port}", "--access-key", access_key, "--secret-key", secret_key,
-            "--local-path", str(root), *extra]
+    args = [
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--access-key",
+        access_key,
+        "--secret-key",
+        secret_key,
+        "--local-path",
+        str(root),
+        *extra,
+    ]
     if state is not None:
         args += ["--state", str(state)]
     if s3 is not None:
-        args += ["--s3-endpoint", s3.endpoint_url, "--s3-access-key", s3.access_key, "--s3-secret-key", s3.secret_key,
-                 "--s3-region", s3.region]
+        args += [
+            "--s3-endpoint",
+            s3.endpoint_url,
+            "--s3-access-key",
+            s3.access_key,
+            "--s3-secret-key",
+            s3.secret_key,
+            "--s3-region",
+            s3.region,
+        ]
     env, kind = {}, "s3" if s3 is not None else "local"
     if cloud is not None and cloud.kind == "azure":
         from lakefs_sandbox.cloud_servers import AZURITE_KEY
@@ -279,8 +342,12 @@ def start_emulator(root: Path, *extra: str, state: Path | None = None, s3: MotoS
         args += ["--gcs-endpoint", cloud.endpoint_url]
         kind = "gs"
     log = root / f"emulator-{port}.log"
-    proc = _start([sys.executable, "-m", "lakefs_sandbox.emulator", *args], log,
-                  f"http://127.0.0.1:{port}/api/v1/healthcheck", env=env)
+    proc = _start(
+        [sys.executable, "-m", "lakefs_sandbox.emulator", *args],
+        log,
+        f"http://127.0.0.1:{port}/api/v1/healthcheck",
+        env=env,
+    )
     return Emulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc, root, kind, args, cloud)
 
 
@@ -289,8 +356,9 @@ def lakefs_emulator_factory(tmp_path) -> Iterator[Callable[..., Emulator]]:
     """Start emulators with extra flags: ``factory(*flags, state=None, s3=None, cloud=None)``; all stopped at teardown."""
     started: list[Emulator] = []
 
-    def factory(*extra: str, state: Path | None = None, s3: MotoServer | None = None, root: Path | None = None,
-                cloud=None):
+    def factory(
+        *extra: str, state: Path | None = None, s3: MotoServer | None = None, root: Path | None = None, cloud=None
+    ):
         emu = start_emulator(root or tmp_path / f"emu{len(started)}", *extra, state=state, s3=s3, cloud=cloud)
         started.append(emu)
         return emu

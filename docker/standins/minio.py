@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Stand-in for the `minio` and `mc` commands of docker-compose.yaml (docker/standins/README.md).
 
-    minio server DIR [--address :9000] [--console-address ADDR]   S3 on port 9000 (moto's server)
-    mc ready ALIAS                  exit 0 when the server answers (the compose health check)
-    mc alias set ALIAS URL USER PASSWORD
-    mc mb [--ignore-existing] ALIAS/BUCKET
+minio server DIR [--address :9000] [--console-address ADDR]   S3 on port 9000 (moto's server)
+mc ready ALIAS                  exit 0 when the server answers (the compose health check)
+mc alias set ALIAS URL USER PASSWORD
+mc mb [--ignore-existing] ALIAS/BUCKET
 """
 
 from __future__ import annotations
@@ -22,9 +22,13 @@ def _aliases() -> dict:
     try:
         return json.loads(ALIASES.read_text())
     except FileNotFoundError:
-        return {"local": {"url": "http://127.0.0.1:9000",
-                          "user": os.environ.get("MINIO_ROOT_USER", ""),
-                          "password": os.environ.get("MINIO_ROOT_PASSWORD", "")}}
+        return {
+            "local": {
+                "url": "http://127.0.0.1:9000",
+                "user": os.environ.get("MINIO_ROOT_USER", ""),
+                "password": os.environ.get("MINIO_ROOT_PASSWORD", ""),
+            }
+        }
 
 
 def server(args: list[str]) -> int:
@@ -68,8 +72,13 @@ def make_bucket(target: str, ignore_existing: bool) -> int:
 
     name, _, bucket = target.partition("/")
     a = _aliases()[name]
-    s3 = boto3.client("s3", endpoint_url=a["url"], aws_access_key_id=a["user"] or "x",
-                      aws_secret_access_key=a["password"] or "x", region_name="us-east-1")
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=a["url"],
+        aws_access_key_id=a["user"] or "x",
+        aws_secret_access_key=a["password"] or "x",
+        region_name="us-east-1",
+    )
     try:
         s3.create_bucket(Bucket=bucket)
     except s3.exceptions.BucketAlreadyOwnedByYou:
@@ -92,8 +101,10 @@ def main(argv: list[str]) -> int:
         rest = [a for a in args[1:] if a != "--ignore-existing"]
         if len(rest) == 1:
             return make_bucket(rest[0], "--ignore-existing" in args)
-    print(f"{prog} stand-in: unsupported command {' '.join(args)!r} (docker/standins/README.md lists what it does)",
-          file=sys.stderr)
+    print(
+        f"{prog} stand-in: unsupported command {' '.join(args)!r} (docker/standins/README.md lists what it does)",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -78,23 +78,38 @@ def _dump(path: str, props: bool, out: TextIO) -> None:
         if kind == graveler.RANGES_TYPE:
             for rec in graveler.iter_range(reader):
                 e = rec.entry
-                out.write(json.dumps({
-                    "key": _text(rec.key), "address": e.address,
-                    "address_type": graveler.ADDRESS_TYPE_NAMES.get(e.address_type, str(e.address_type)),
-                    "size": e.size, "etag": e.etag,
-                    "last_modified": _rfc3339(e.last_modified_seconds, e.last_modified_nanos),
-                    "identity": rec.identity.hex(),
-                }) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "key": _text(rec.key),
+                            "address": e.address,
+                            "address_type": graveler.ADDRESS_TYPE_NAMES.get(e.address_type, str(e.address_type)),
+                            "size": e.size,
+                            "etag": e.etag,
+                            "last_modified": _rfc3339(e.last_modified_seconds, e.last_modified_nanos),
+                            "identity": rec.identity.hex(),
+                        }
+                    )
+                    + "\n"
+                )
         elif kind == graveler.METARANGES_TYPE:
             for key, rng in graveler.iter_metarange(reader):
-                out.write(json.dumps({
-                    "key": _text(key), "range_id": rng.id, "min_key": _text(rng.min_key),
-                    "max_key": _text(rng.max_key), "count": rng.count, "estimated_size": rng.estimated_size,
-                }) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "key": _text(key),
+                            "range_id": rng.id,
+                            "min_key": _text(rng.min_key),
+                            "max_key": _text(rng.max_key),
+                            "count": rng.count,
+                            "estimated_size": rng.estimated_size,
+                        }
+                    )
+                    + "\n"
+                )
         else:
             for key, value in reader:
                 out.write(json.dumps({"key": _text(key), "value": _text(value)}) + "\n")
-
 
 
 def _read_config(path: str | None, command: str) -> GCConfig | None:
@@ -119,13 +134,19 @@ def _config_check(path: str | None, out: TextIO) -> int:
     if cfg is None:
         return 2
     for r in cfg.repositories:
-        print(f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
-              f"min age {r.min_age_seconds}s", file=out)
+        print(
+            f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
+            f"min age {r.min_age_seconds}s",
+            file=out,
+        )
     problems = cfg.entry_problems
     for line in problems:
         print(f"error  {line}", file=out)
-    print(f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad"
-          + (f" ({len(problems)} problem{'s' if len(problems) != 1 else ''})" if problems else ""), file=out)
+    print(
+        f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad"
+        + (f" ({len(problems)} problem{'s' if len(problems) != 1 else ''})" if problems else ""),
+        file=out,
+    )
     return 2 if cfg.entry_errors else 0
 
 
@@ -142,10 +163,12 @@ def _config_pools(path: str | None, out: TextIO) -> int:
 
 def _storage_arguments(parser: argparse.ArgumentParser) -> None:
     """Where the namespace's store is (the keys come from the environment: the module's doc)."""
-    parser.add_argument("--local-root", help="local:// namespaces: lakeFS's blockstore.local.path "
-                                             "(default: $LAKEFS_GC_LOCAL_ROOT)")
-    parser.add_argument("--s3-endpoint",
-                        help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)")
+    parser.add_argument(
+        "--local-root", help="local:// namespaces: lakeFS's blockstore.local.path (default: $LAKEFS_GC_LOCAL_ROOT)"
+    )
+    parser.add_argument(
+        "--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)"
+    )
     parser.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
 
 
@@ -164,46 +187,72 @@ def main(argv: list[str] | None = None) -> int:
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     check = cfg_sub.add_parser("check", help="validate it as the DAG files will; one line per repository")
     check.add_argument("file", nargs="?", help="default: $LAKEFS_GC_CONFIG, else config/gc_repositories.yaml")
-    pools = cfg_sub.add_parser("pools", help="print its 'pools' as `airflow pools import FILE` reads them",
-                               description="Print the Airflow pools the file names (pools: {name: slots}) as JSON "
-                                           "for `airflow pools import FILE`: what the set-up and `make airflow` "
-                                           "create. A Spark step in a pool Airflow does not have never starts.")
+    pools = cfg_sub.add_parser(
+        "pools",
+        help="print its 'pools' as `airflow pools import FILE` reads them",
+        description="Print the Airflow pools the file names (pools: {name: slots}) as JSON "
+        "for `airflow pools import FILE`: what the set-up and `make airflow` "
+        "create. A Spark step in a pool Airflow does not have never starts.",
+    )
     pools.add_argument("file", nargs="?", help="default: $LAKEFS_GC_CONFIG, else config/gc_repositories.yaml")
-    rep = sub.add_parser("report", help="list a repository's GC marks, or print one run's report",
-                         description="List a repository's recent GC marks (newest first), or print one run's "
-                                     "report as a table.")
-    rep.add_argument("target", metavar="NAMESPACE|SUMMARY_URI",
-                     help="the repository's storage namespace (s3://bucket/repo, gs://bucket/repo, "
-                          "https://<account>.blob.core.windows.net/<container>/repo, local://repo), or a "
-                          "summary.json URI")
+    rep = sub.add_parser(
+        "report",
+        help="list a repository's GC marks, or print one run's report",
+        description="List a repository's recent GC marks (newest first), or print one run's report as a table.",
+    )
+    rep.add_argument(
+        "target",
+        metavar="NAMESPACE|SUMMARY_URI",
+        help="the repository's storage namespace (s3://bucket/repo, gs://bucket/repo, "
+        "https://<account>.blob.core.windows.net/<container>/repo, local://repo), or a "
+        "summary.json URI",
+    )
     rep.add_argument("--run", help="a mark id, or the Airflow run id of a GC run: print its report")
     rep.add_argument("--limit", type=int, default=20, help="marks to list (default 20)")
     rep.add_argument("--json", action="store_true", help="print summary.json itself (or every mark's) as JSON")
-    rep.add_argument("--space", action="store_true",
-                     help="where the bytes go, as the run found the namespace (its space.json: HEADs, retention, "
-                          "staging, tags, stale branches); without --run, the newest run that has one")
+    rep.add_argument(
+        "--space",
+        action="store_true",
+        help="where the bytes go, as the run found the namespace (its space.json: HEADs, retention, "
+        "staging, tags, stale branches); without --run, the newest run that has one",
+    )
     _storage_arguments(rep)
-    res = sub.add_parser("restore", help="bring back what one GC run deleted (where the store keeps it)",
-                         description="Bring back what one GC run deleted, where the store still keeps it: S3 "
-                                     "versioning, Azure blob soft delete, GCS soft delete, or the local:// "
-                                     "quarantine (sweep setting quarantine_days). A key written again since "
-                                     "the run is never replaced.")
+    res = sub.add_parser(
+        "restore",
+        help="bring back what one GC run deleted (where the store keeps it)",
+        description="Bring back what one GC run deleted, where the store still keeps it: S3 "
+        "versioning, Azure blob soft delete, GCS soft delete, or the local:// "
+        "quarantine (sweep setting quarantine_days). A key written again since "
+        "the run is never replaced.",
+    )
     res.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
-    res.add_argument("--run", required=True, help="the mark id, or the Airflow run id, of the run to undo "
-                                                  "(lakefs-gc report NAMESPACE lists them)")
-    res.add_argument("--keys", metavar="FILE", help="restore only these keys: one per line, relative to the "
-                                                    "namespace (data/...) or full URIs")
+    res.add_argument(
+        "--run",
+        required=True,
+        help="the mark id, or the Airflow run id, of the run to undo (lakefs-gc report NAMESPACE lists them)",
+    )
+    res.add_argument(
+        "--keys",
+        metavar="FILE",
+        help="restore only these keys: one per line, relative to the namespace (data/...) or full URIs",
+    )
     res.add_argument("--dry-run", action="store_true", help="say what would be restored, change nothing")
     res.add_argument("--restore-id", help="the name of the restore's report folder (default: restore-<UTC time>)")
     res.add_argument("--limit", type=int, default=50, help="keys to print (default 50; 0: all)")
     _storage_arguments(res)
-    exp = sub.add_parser("explain", help="what the GC decided about one address (or path), and why",
-                         description="Say what the GC decided about one physical address, or the address a "
-                                     "logical path reads, and why: from every mark's report and, with "
-                                     "--repository, from lakeFS now.")
+    exp = sub.add_parser(
+        "explain",
+        help="what the GC decided about one address (or path), and why",
+        description="Say what the GC decided about one physical address, or the address a "
+        "logical path reads, and why: from every mark's report and, with "
+        "--repository, from lakeFS now.",
+    )
     exp.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
-    exp.add_argument("target", metavar="ADDRESS|PATH", help="a physical address (data/<slice>/<id>, or the full "
-                                                            "URI), or a logical path (with --repository)")
+    exp.add_argument(
+        "target",
+        metavar="ADDRESS|PATH",
+        help="a physical address (data/<slice>/<id>, or the full URI), or a logical path (with --repository)",
+    )
     exp.add_argument("--run", help="only this mark (its id, or the Airflow run id of its GC run)")
     exp.add_argument("--repository", help="the lakeFS repository: also say what references it now")
     exp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
@@ -223,8 +272,13 @@ def main(argv: list[str] | None = None) -> int:
         from lakefs_gc.storage import StorageError
 
         try:
-            return {"report": report_command, "restore": restore_command, "explain": explain_command,
-                    "space": space_command, "whatif": space_command}[args.command](args, sys.stdout)
+            return {
+                "report": report_command,
+                "restore": restore_command,
+                "explain": explain_command,
+                "space": space_command,
+                "whatif": space_command,
+            }[args.command](args, sys.stdout)
         except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
             print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
             return 2
@@ -233,10 +287,13 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
             if not type(exc).__module__.startswith("botocore"):
                 raise
-            print(f"lakefs-gc {args.command}: error: cannot read {getattr(args, 'target', None) or args.namespace}: "
-                  f"{exc} (check --s3-endpoint or "
-                  f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
-                  f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)", file=sys.stderr)
+            print(
+                f"lakefs-gc {args.command}: error: cannot read {getattr(args, 'target', None) or args.namespace}: "
+                f"{exc} (check --s3-endpoint or "
+                f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
+                f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)",
+                file=sys.stderr,
+            )
             return 2
     if args.command == "sst" and args.sst_command == "dump":
         try:

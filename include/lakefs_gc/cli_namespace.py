@@ -29,14 +29,18 @@ def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
 
     kind = kind_named(namespace)
     if kind is None:
-        raise UsageError(f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
-                         f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
-                         f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json")
+        raise UsageError(
+            f"{namespace!r} is not a storage namespace: give s3://bucket/prefix, gs://bucket/prefix, "
+            f"https://<account>.blob.core.windows.net/<container>/prefix or local://path (the "
+            f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json"
+        )
     if kind.needs_local_root:
         root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
         if not root:
-            raise UsageError(f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
-                             f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT)")
+            raise UsageError(
+                f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
+                f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT)"
+            )
         if not os.path.isdir(root):
             raise UsageError(f"--local-root {root}: no such directory (lakeFS's blockstore.local.path)")
         return open_storage(namespace, None, root)
@@ -85,10 +89,18 @@ def _mark_row(mark_id: str, s: RunSummary | None, problem: str | None, indent: s
     if s is None:
         return [indent + mark_id, "-", "-", "UNREADABLE", "-", "-", "-", "-", "-", problem or ""]
     deleted = "-" if s.delete_skipped else _count(s.deleted)
-    return [indent + mark_id, (s.start_time if s.start_time is not None else "-")[:19] + "Z",
-            (s.mode if s.mode is not None else "-") + (" (dry run)" if s.dry_run else ""),
-            "yes" if s.success is True else "NO", _count(s.listed_objects), _count(s.candidates),
-            _count(s.num_deleted_objects), deleted, _count(s.held_back), s.airflow_run_id or ""]
+    return [
+        indent + mark_id,
+        (s.start_time if s.start_time is not None else "-")[:19] + "Z",
+        (s.mode if s.mode is not None else "-") + (" (dry run)" if s.dry_run else ""),
+        "yes" if s.success is True else "NO",
+        _count(s.listed_objects),
+        _count(s.candidates),
+        _count(s.num_deleted_objects),
+        deleted,
+        _count(s.held_back),
+        s.airflow_run_id or "",
+    ]
 
 
 def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, RunSummary | None, str | None]]:
@@ -100,8 +112,20 @@ def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, Ru
     if not marks:
         out.write(f"no GC marks under {storage.full_uri(UNIFIED)}\n")
         return marks
-    rows = [["mark id", "started (UTC)", "flow", "success", "listed", "candidates", "marked", "deleted",
-             "held back", "airflow run"]]
+    rows = [
+        [
+            "mark id",
+            "started (UTC)",
+            "flow",
+            "success",
+            "listed",
+            "candidates",
+            "marked",
+            "deleted",
+            "held back",
+            "airflow run",
+        ]
+    ]
     for mark_id, s, problem in marks[:limit]:
         rows.append(_mark_row(mark_id, s, problem))
         sweeps = sorted(iter_sweeps(storage, mark_id), key=lambda x: str(x[1].start_time if x[1] else None))
@@ -110,8 +134,10 @@ def _list_marks(storage: Storage, limit: int, out: TextIO) -> list[tuple[str, Ru
     _table(rows, out)
     if len(marks) > limit:
         out.write(f"({len(marks) - limit} older mark(s) not shown; --limit N shows more)\n")
-    out.write("marked: the addresses a mark listed for deletion (lakeFS's num_deleted_objects); a sweep_only run "
-              "takes a mark id whose success is yes\n")
+    out.write(
+        "marked: the addresses a mark listed for deletion (lakeFS's num_deleted_objects); a sweep_only run "
+        "takes a mark id whose success is yes\n"
+    )
     return marks
 
 
@@ -135,8 +161,10 @@ def _newest_with_space(storage: Storage, namespace: str) -> tuple[str, RunSummar
     if runs:
         _, mark_id, summary = max(runs, key=lambda r: r[:2])
         return summary_key(mark_id), summary
-    raise UsageError(f"no run of {namespace} has attributed its space yet: a clean run does (Param attribute_space); "
-                     f"list the marks with: lakefs-gc report {namespace}")
+    raise UsageError(
+        f"no run of {namespace} has attributed its space yet: a clean run does (Param attribute_space); "
+        f"list the marks with: lakefs-gc report {namespace}"
+    )
 
 
 def _space_of_run(storage: Storage, summary: RunSummary, key: str, args: argparse.Namespace, out: TextIO) -> int:
@@ -149,10 +177,12 @@ def _space_of_run(storage: Storage, summary: RunSummary, key: str, args: argpars
     space_file = summary.space_file
     if not space_file:
         why = summary.space_skipped or "it ran before the attribution existed, or did not reach attribute_space"
-        raise UsageError(f"run {summary.run_id if summary.run_id is not None else '?'} ({storage.full_uri(key)}) "
-                         f"has no attribution of space: "
-                         f"{why}. `lakefs-gc report {args.target.split('/_lakefs/')[0]} --space` shows the newest "
-                         f"run that has one")
+        raise UsageError(
+            f"run {summary.run_id if summary.run_id is not None else '?'} ({storage.full_uri(key)}) "
+            f"has no attribution of space: "
+            f"{why}. `lakefs-gc report {args.target.split('/_lakefs/')[0]} --space` shows the newest "
+            f"run that has one"
+        )
     doc = read_space(storage, space_file)
     out.write((_json.dumps(doc, indent=2) if args.json else "\n".join(run_space_lines(doc))) + "\n")
     return 0
@@ -185,8 +215,15 @@ def report_command(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             from lakefs_gc.report.marks import iter_marks
 
-            out.write(_json.dumps([{"mark_id": m, "summary": s.to_doc() if s else None, "problem": p}
-                                   for m, s, p in iter_marks(storage)]) + "\n")
+            out.write(
+                _json.dumps(
+                    [
+                        {"mark_id": m, "summary": s.to_doc() if s else None, "problem": p}
+                        for m, s, p in iter_marks(storage)
+                    ]
+                )
+                + "\n"
+            )
         else:
             _list_marks(storage, args.limit, out)
         return 0
@@ -212,7 +249,7 @@ def restore_command(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError(f"--keys {args.keys}: {e.strerror or e}") from None
     report = restore_run(storage, args.run, keys=keys, dry_run=args.dry_run, restore_id=args.restore_id)
     width = max((len(k) for k, _, _ in report.rows), default=0)
-    for key, outcome, detail in report.rows[:args.limit] if args.limit else report.rows:
+    for key, outcome, detail in report.rows[: args.limit] if args.limit else report.rows:
         out.write(f"{key.ljust(width)}  {outcome}: {detail}\n")
     if args.limit and len(report.rows) > args.limit:
         out.write(f"({len(report.rows) - args.limit} more in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet)\n")
@@ -233,10 +270,13 @@ def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
     endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
     access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
     if not endpoint or not access or not secret:
-        raise UsageError(f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
-                         f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}")
-    return LakeFSClient(endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"),
-                        access, secret)
+        raise UsageError(
+            f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
+            f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}"
+        )
+    return LakeFSClient(
+        endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"), access, secret
+    )
 
 
 def space_command(args: argparse.Namespace, out: TextIO) -> int:

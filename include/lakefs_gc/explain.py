@@ -31,7 +31,7 @@ KEPT_COMMIT = "kept: in a commit lakeFS's rules retain"
 KEPT_STAGED = "kept: staged on a branch"
 KEPT_NEW = "kept: newer than the cutoff"
 COLLECTED = "deleted"
-RESTORED = "deleted, then restored"   # lakefs-gc restore brought it back
+RESTORED = "deleted, then restored"  # lakefs-gc restore brought it back
 HELD_BACK = "held back"
 CANDIDATE = "a candidate, not yet swept"
 TAG_ONLY = "only a tag's commit references it"  # lakeFS's GC keeps no commit for a tag
@@ -42,19 +42,20 @@ UNKNOWN = "no mark saw it"
 class Explanation:
     """What the GC decided about one address, and why: the verdict, its reason and the facts found."""
 
-    address: str                                     # namespace-relative key
+    address: str  # namespace-relative key
     verdict: str = UNKNOWN
     reason: str = ""
     facts: list[tuple[str, str]] = field(default_factory=list)
-    fates: list[str] = field(default_factory=list)   # every verdict-like finding (for tests and the page)
+    fates: list[str] = field(default_factory=list)  # every verdict-like finding (for tests and the page)
 
     def add(self, label: str, text: str) -> None:
         self.facts.append((label, text))
 
     def lines(self) -> list[str]:
         width = max((len(label) for label, _ in self.facts), default=0)
-        return [f"{self.address}: {self.verdict}" + (f" ({self.reason})" if self.reason else "")] + \
-            [f"  {label.ljust(width)}  {text}" for label, text in self.facts]
+        return [f"{self.address}: {self.verdict}" + (f" ({self.reason})" if self.reason else "")] + [
+            f"  {label.ljust(width)}  {text}" for label, text in self.facts
+        ]
 
 
 def _in_parts(storage: Storage, keys: Iterable[str], address: str, column: str = formats.ADDRESS) -> str | None:
@@ -74,44 +75,63 @@ def _mark_fate(storage: Storage, mark_id: str, summary: RunSummary, address: str
             return KEPT_COMMIT
         # every staged address the mark kept (lakeFS's mark, what it lacked, what the staged check
         # kept: state/uncommitted/), else lakeFS's uncommitted mark itself
-        staged = parquet_parts(storage, layout.uncommitted_dir(summary.run_id if summary.run_id is not None
-                                                                else mark_id)) + \
-            ([summary.staged_file] if summary.staged_file else [])
+        staged = parquet_parts(
+            storage, layout.uncommitted_dir(summary.run_id if summary.run_id is not None else mark_id)
+        ) + ([summary.staged_file] if summary.staged_file else [])
         staged = [k for k in staged if storage.exists(k)]
-        if _in_parts(storage, parquet_parts(storage, layout.state_uncommitted_dir(mark_id)), address) or \
-                _in_parts(storage, staged, address, formats.PHYSICAL_ADDRESS):
+        if _in_parts(storage, parquet_parts(storage, layout.state_uncommitted_dir(mark_id)), address) or _in_parts(
+            storage, staged, address, formats.PHYSICAL_ADDRESS
+        ):
             ex.add(f"mark {mark_id}", f"found it staged on a branch (lakeFS's uncommitted mark); cutoff {cutoff}")
             return KEPT_STAGED
         return None
     if deleted_part is None:
         until = summary.held_back_until
-        ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
-                                  f"staged entry), held back by delayed confirmation"
-                                  + (f" until {until}" if until else "")
-                                  + (f": {summary.held_back_reason}" if summary.held_back_reason else ""))
+        ex.add(
+            f"mark {mark_id}",
+            f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
+            f"staged entry), held back by delayed confirmation"
+            + (f" until {until}" if until else "")
+            + (f": {summary.held_back_reason}" if summary.held_back_reason else ""),
+        )
         return HELD_BACK
-    ex.add(f"mark {mark_id}", f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
-                              f"staged entry), on its deleted/ list ({deleted_part.rsplit('/', 1)[1]})")
+    ex.add(
+        f"mark {mark_id}",
+        f"a candidate (older than the cutoff {cutoff}, referenced by no kept commit and no "
+        f"staged entry), on its deleted/ list ({deleted_part.rsplit('/', 1)[1]})",
+    )
     part = layout.part_id(deleted_part)
     swept: str | None = None
     for sdir in storage.list_prefixes(layout.sweeps_dir(mark_id)):
         sweep = sdir.rstrip("/").rsplit("/", 1)[1]
         marker = storage.stat(layout.done_marker(sdir, deleted_part))
-        dead = storage.exists(layout.dead_letters_file(sdir, deleted_part)) and \
-            formats.part_lists(storage, layout.dead_letters_file(sdir, deleted_part), address, "key")
+        dead = storage.exists(layout.dead_letters_file(sdir, deleted_part)) and formats.part_lists(
+            storage, layout.dead_letters_file(sdir, deleted_part), address, "key"
+        )
         if dead:
             ex.add(f"  sweep {sweep}", f"failed to delete it (a dead letter of {part}); a later sweep retries")
         elif marker is not None and swept is None:
             when = datetime.fromtimestamp(marker.last_modified, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
             quarantined = storage.exists(layout.quarantine_dir(sdir) + address)
-            ex.add(f"  sweep {sweep}", f"deleted it by {when}" + (" (kept in the sweep's quarantine)" if quarantined
-                                                                   else ""))
+            ex.add(
+                f"  sweep {sweep}",
+                f"deleted it by {when}" + (" (kept in the sweep's quarantine)" if quarantined else ""),
+            )
             swept = sweep
     restorable = summary.restorable
     if swept and restorable is not None:
         ok = restorable.restorable
-        ex.add("  restorable", ("yes" + (f" until {restorable.until}" if restorable.until else "")
-                                if ok else "no" if ok is False else "unknown") + f" ({restorable.detail})")
+        ex.add(
+            "  restorable",
+            (
+                "yes" + (f" until {restorable.until}" if restorable.until else "")
+                if ok
+                else "no"
+                if ok is False
+                else "unknown"
+            )
+            + f" ({restorable.detail})",
+        )
     restored = False
     for rdir in storage.list_prefixes(layout.restores_dir(mark_id)):
         key = rdir + "outcomes.parquet"
@@ -123,9 +143,16 @@ def _mark_fate(storage: Storage, mark_id: str, summary: RunSummary, address: str
     return (RESTORED if restored else COLLECTED) if swept else CANDIDATE
 
 
-def explain(storage: Storage, address: str, roots: tuple[str, ...], client: LakeFSClient | None = None,
-            repository: str | None = None, run: str | None = None, max_marks: int = 10,
-            path: str | None = None) -> Explanation:
+def explain(
+    storage: Storage,
+    address: str,
+    roots: tuple[str, ...],
+    client: LakeFSClient | None = None,
+    repository: str | None = None,
+    run: str | None = None,
+    max_marks: int = 10,
+    path: str | None = None,
+) -> Explanation:
     """
     Explain ``address`` (namespace-relative) from the report in ``storage``, and from lakeFS.
 
@@ -134,11 +161,17 @@ def explain(storage: Storage, address: str, roots: tuple[str, ...], client: Lake
     """
     ex = Explanation(address)
     info = storage.stat(address)
-    ex.add("storage", f"present ({info.size:,} bytes, written "
-                      f"{datetime.fromtimestamp(info.last_modified, UTC):%Y-%m-%d %H:%M:%SZ})"
-           if info else "not present")
-    marks = [(m, s) for m, s, _ in iter_marks(storage) if s is not None and (run is None or m == run or
-                                                                               s.airflow_run_id == run)]
+    ex.add(
+        "storage",
+        f"present ({info.size:,} bytes, written {datetime.fromtimestamp(info.last_modified, UTC):%Y-%m-%d %H:%M:%SZ})"
+        if info
+        else "not present",
+    )
+    marks = [
+        (m, s)
+        for m, s, _ in iter_marks(storage)
+        if s is not None and (run is None or m == run or s.airflow_run_id == run)
+    ]
     marks.sort(key=lambda ms: str(ms[1].start_time if ms[1].start_time is not None else ""), reverse=True)
     decided: tuple[str, str] | None = None
     for mark_id, summary in marks[:max_marks]:
@@ -167,8 +200,16 @@ def explain(storage: Storage, address: str, roots: tuple[str, ...], client: Lake
     return ex
 
 
-def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClient, repository: str, address: str,
-                    commits_csv: str | None, ex: Explanation, path: str | None) -> list[str]:
+def _repository_now(
+    storage: Storage,
+    roots: tuple[str, ...],
+    client: LakeFSClient,
+    repository: str,
+    address: str,
+    commits_csv: str | None,
+    ex: Explanation,
+    path: str | None,
+) -> list[str]:
     """Return what references ``address`` in the repository now (the fates, most protective first)."""
     from lakefs_gc.listing.committed import metarange_ranges, parse_commits_csv, range_entries, range_keys, relative_key
     from lakefs_gc.storage import relative_to
@@ -196,8 +237,9 @@ def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClie
             ex.add("lakeFS", f"the newest mark's commits.csv could not be read ({exc})")
     rules = client.require_gc_rules(repository)
     by_branch = {b.branch_id: b.retention_days for b in (getattr(rules, "branches", None) or ())}
-    rule = f"retention {getattr(rules, 'default_retention_days', None)} day(s) by default" + \
-        (f", by branch {by_branch}" if by_branch else "")
+    rule = f"retention {getattr(rules, 'default_retention_days', None)} day(s) by default" + (
+        f", by branch {by_branch}" if by_branch else ""
+    )
     fates: list[str] = []
     for branch, head in sorted(heads.items()):
         for p in paths_in(kept.get(head) or client.commit_metarange(repository, head)):
@@ -207,8 +249,10 @@ def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClie
         if commit in heads.values():
             continue
         for p in paths_in(metarange):
-            ex.add(f"commit {commit[:12]}", f"has it at {p!r}; lakeFS's rules keep this commit ({rule}; in the "
-                                            f"newest mark's commits.csv)")
+            ex.add(
+                f"commit {commit[:12]}",
+                f"has it at {p!r}; lakeFS's rules keep this commit ({rule}; in the newest mark's commits.csv)",
+            )
             fates.append(KEPT_COMMIT)
     for branch in sorted(heads):
         for changed, _ in client.branch_changes(repository, branch):
@@ -222,8 +266,11 @@ def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClie
         if commit in kept or commit in heads.values():
             continue
         for p in paths_in(client.commit_metarange(repository, commit)):
-            ex.add(f"tag {tag}", f"its commit {commit[:12]} has it at {p!r}, but lakeFS's GC keeps no commit for a "
-                                 f"tag (treeverse/lakeFS#7621): the tag does not protect it")
+            ex.add(
+                f"tag {tag}",
+                f"its commit {commit[:12]} has it at {p!r}, but lakeFS's GC keeps no commit for a "
+                f"tag (treeverse/lakeFS#7621): the tag does not protect it",
+            )
             fates.append(TAG_ONLY)
     if not fates:
         ex.add("lakeFS", "no branch HEAD, no commit the newest mark keeps and no staged entry references it now")
@@ -231,8 +278,13 @@ def _repository_now(storage: Storage, roots: tuple[str, ...], client: LakeFSClie
     return sorted(dict.fromkeys(fates), key=order.index)
 
 
-def resolve(roots: tuple[str, ...], target: str, client: LakeFSClient | None = None, repository: str | None = None,
-            ref: str | None = None) -> tuple[str, str | None, str | None]:
+def resolve(
+    roots: tuple[str, ...],
+    target: str,
+    client: LakeFSClient | None = None,
+    repository: str | None = None,
+    ref: str | None = None,
+) -> tuple[str, str | None, str | None]:
     """
     (address, logical path or None, a line saying how a path was read) of what a person typed.
 
@@ -251,8 +303,10 @@ def resolve(roots: tuple[str, ...], target: str, client: LakeFSClient | None = N
             raise ValueError(f"{target!r} is outside the namespace ({roots[0]}): GC never deletes it")
         return target, None, None
     if client is None or not repository:
-        raise ValueError(f"{target!r} is not an address in the namespace: give data/<slice>/<id> or a full URI, or a "
-                         f"logical path with --repository (and --ref)")
+        raise ValueError(
+            f"{target!r} is not an address in the namespace: give data/<slice>/<id> or a full URI, or a "
+            f"logical path with --repository (and --ref)"
+        )
     ref = ref or client.get_repository(repository).default_branch
     physical = client.stat_address(repository, ref, target)
     if physical is None:

@@ -71,9 +71,11 @@ class Placement:
             except ValueError:
                 value = -1
             if value < 0:
-                raise SettingsError(f"Spark property {prop}={raw!r} is not a whole number >= 0 ({_MEANING[name]}). "
-                                    f"Fix it in the Spark connection's or the task's conf, or remove it "
-                                    f"(default {getattr(base, name):,})")
+                raise SettingsError(
+                    f"Spark property {prop}={raw!r} is not a whole number >= 0 ({_MEANING[name]}). "
+                    f"Fix it in the Spark connection's or the task's conf, or remove it "
+                    f"(default {getattr(base, name):,})"
+                )
             changes[name] = value
         return dataclasses.replace(base, **changes) if changes else base
 

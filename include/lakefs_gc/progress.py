@@ -45,8 +45,16 @@ class Progress:
     :meth:`update` (e.g. the share of Spark tasks done).
     """
 
-    def __init__(self, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, logger: logging.Logger | None = None):
+    def __init__(
+        self,
+        what: str,
+        unit: str,
+        *,
+        total: int | None = None,
+        every: float = EVERY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
+    ):
         self.what, self.unit, self.total = what, unit, total
         self.every, self.clock, self.log = every, clock, logger or log
         self.started = clock()
@@ -93,8 +101,14 @@ class Progress:
 
     def finish(self) -> None:
         elapsed = max(1e-9, self.clock() - self.started)
-        self.log.info("%s: %s %s in %s (%s/s)", self.what, f"{self.count:,}", self.unit, _duration(elapsed),
-                      f"{self.count / elapsed:,.0f}")
+        self.log.info(
+            "%s: %s %s in %s (%s/s)",
+            self.what,
+            f"{self.count:,}",
+            self.unit,
+            _duration(elapsed),
+            f"{self.count / elapsed:,.0f}",
+        )
         self.lines += 1
 
 
@@ -107,8 +121,15 @@ def counted(items: Iterable[T], progress: Progress) -> Iterator[T]:
 
 
 @contextmanager
-def watch(spark: SparkSession, what: str, unit: str, *, total: int | None = None, every: float = EVERY_SECONDS,
-          poll: float = 1.0) -> Iterator[Accumulator[int]]:
+def watch(
+    spark: SparkSession,
+    what: str,
+    unit: str,
+    *,
+    total: int | None = None,
+    every: float = EVERY_SECONDS,
+    poll: float = 1.0,
+) -> Iterator[Accumulator[int]]:
     """
     Log the progress of the Spark jobs started inside the block.
 
@@ -128,7 +149,7 @@ def watch(spark: SparkSession, what: str, unit: str, *, total: int | None = None
         done = tasks = 0
         for job_id in tracker.getJobIdsForGroup(group):
             job = tracker.getJobInfo(job_id)
-            for stage_id in (job.stageIds if job else ()):
+            for stage_id in job.stageIds if job else ():
                 stage = tracker.getStageInfo(stage_id)
                 if stage:
                     done, tasks = done + stage.numCompletedTasks, tasks + stage.numTasks

@@ -32,10 +32,14 @@ if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.storage.base import Storage
 
-LABELS = {"head": "read by a branch HEAD", "retention": "only in retention windows (kept commits, not HEAD)",
-          "staged": "only staged (uncommitted)", DELETED: "unreferenced, old enough: collected",
-          HELD_BACK: "unreferenced, held back (delayed confirmation, staged check)",
-          YOUNG: "unreferenced, too young (newer than the cutoff)"}
+LABELS = {
+    "head": "read by a branch HEAD",
+    "retention": "only in retention windows (kept commits, not HEAD)",
+    "staged": "only staged (uncommitted)",
+    DELETED: "unreferenced, old enough: collected",
+    HELD_BACK: "unreferenced, held back (delayed confirmation, staged check)",
+    YOUNG: "unreferenced, too young (newer than the cutoff)",
+}
 
 
 def _row(label: str, s: Space) -> str:
@@ -44,20 +48,28 @@ def _row(label: str, s: Space) -> str:
 
 def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_days: float) -> list[str]:
     """Return the report ``lakefs-gc space`` prints."""
-    lines = ["Where the bytes go (each object counted once, in its first class):", _row("all listed objects",
-                                                                                        attribution.total)]
+    lines = [
+        "Where the bytes go (each object counted once, in its first class):",
+        _row("all listed objects", attribution.total),
+    ]
     lines += [_row(LABELS[c], s) for c, s in attribution.classes.items()]
     lines.append("")
-    lines.append("By branch (alone: no other branch holds it; shared: counted for every branch of its class "
-                 "holding it):")
+    lines.append(
+        "By branch (alone: no other branch holds it; shared: counted for every branch of its class holding it):"
+    )
     for branch, held in sorted(attribution.branches.items()):
-        parts = [f"{c} alone {human_bytes(held.alone[c].bytes)} / shared {human_bytes(held.shared[c].bytes)}" for c in CLASSES
-                 if held.alone[c].objects or held.shared[c].objects]
+        parts = [
+            f"{c} alone {human_bytes(held.alone[c].bytes)} / shared {human_bytes(held.shared[c].bytes)}"
+            for c in CLASSES
+            if held.alone[c].objects or held.shared[c].objects
+        ]
         lines.append(f"  {branch}: " + "; ".join(parts))
     if attribution.tags:
         lines.append("")
-        lines.append("Read only by a tag's commit (lakeFS's GC keeps no commit for a tag: collected like any "
-                     "unreferenced object):")
+        lines.append(
+            "Read only by a tag's commit (lakeFS's GC keeps no commit for a tag: collected like any "
+            "unreferenced object):"
+        )
         lines += [_row(f"tag {t}", s) for t, s in sorted(attribution.tags.items())]
     lines.append("")
     stale = list(stale)
@@ -69,14 +81,18 @@ def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_da
 def run_space_lines(doc: Mapping[str, Any]) -> list[str]:
     """Return ``lakefs-gc report --space``'s text: a run's ``space.json``, as ``lakefs-gc space`` prints it."""
     attribution = Attribution.from_dict(doc["attribution"])
-    stale = [StaleBranch(s["branch"], float(s["head_age_days"]), Space(int(s["alone"]["objects"]),
-                                                                      int(s["alone"]["bytes"])))
-             for s in doc.get("stale", [])]
+    stale = [
+        StaleBranch(s["branch"], float(s["head_age_days"]), Space(int(s["alone"]["objects"]), int(s["alone"]["bytes"])))
+        for s in doc.get("stale", [])
+    ]
     rules = doc.get("rules", {})
     by_branch = ", ".join(f"{b} {d} days" for b, d in rules.get("branches", {}).items())
-    head = [f"Run {doc.get('mark_id', '?')} of {doc.get('repository', '?')}, as its mark found the namespace at "
-            f"{doc.get('computed_at', '?')} (cutoff {doc.get('cutoff', '?')}); retention: default "
-            f"{rules.get('default_days', '?')} days" + (f", {by_branch}" if by_branch else ""), ""]
+    head = [
+        f"Run {doc.get('mark_id', '?')} of {doc.get('repository', '?')}, as its mark found the namespace at "
+        f"{doc.get('computed_at', '?')} (cutoff {doc.get('cutoff', '?')}); retention: default "
+        f"{rules.get('default_days', '?')} days" + (f", {by_branch}" if by_branch else ""),
+        "",
+    ]
     return head + space_lines(attribution, stale, float(doc.get("stale_branch_days", 30)))
 
 
@@ -94,8 +110,9 @@ def parse_change(delete_branch: str | None, rule: str | None) -> Change:
     try:
         n = int(days)
     except ValueError:
-        raise ValueError(f"--rule {rule!r}: DAYS must be a whole number of days (e.g. --rule 7 or --rule "
-                         f"main=30)") from None
+        raise ValueError(
+            f"--rule {rule!r}: DAYS must be a whole number of days (e.g. --rule 7 or --rule main=30)"
+        ) from None
     return Change(branch=branch or None, days=n)
 
 
@@ -108,21 +125,46 @@ def _rules(client: LakeFSClient, repo: str) -> tuple[int, dict[str, int]]:
     return rules.default_retention_days, {r.branch_id: r.retention_days for r in rules.branches or ()}
 
 
-def space_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], local_root: str | None,
-              min_age_seconds: int, stale_days: float) -> list[str]:
+def space_now(
+    client: LakeFSClient,
+    repo: str,
+    storage: Storage,
+    roots: tuple[str, ...],
+    local_root: str | None,
+    min_age_seconds: int,
+    stale_days: float,
+) -> list[str]:
     """Return ``lakefs-gc space``'s report of ``repo`` now."""
     from lakefs_gc.listing.holders import attribute_here
 
     now = time.time()
     default_days, branch_days = _rules(client, repo)
-    attribution, _ = attribute_here(client, repo, storage, roots, local_root, _listed(storage), None,
-                                    int((now - min_age_seconds) * 1000), default_days, branch_days, now)
+    attribution, _ = attribute_here(
+        client,
+        repo,
+        storage,
+        roots,
+        local_root,
+        _listed(storage),
+        None,
+        int((now - min_age_seconds) * 1000),
+        default_days,
+        branch_days,
+        now,
+    )
     heads = {b: float(client.commit_node(repo, h).creation_date) for b, h in client.branches(repo) if h}
     return space_lines(attribution, stale_branches(attribution, heads, now, stale_days), stale_days)
 
 
-def whatif_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], local_root: str | None,
-               min_age_seconds: int, change: Change) -> list[str]:
+def whatif_now(
+    client: LakeFSClient,
+    repo: str,
+    storage: Storage,
+    roots: tuple[str, ...],
+    local_root: str | None,
+    min_age_seconds: int,
+    change: Change,
+) -> list[str]:
     """Return ``lakefs-gc whatif``'s answer for ``repo`` now."""
     from lakefs_gc.listing.holders import whatif_here
 
@@ -130,31 +172,54 @@ def whatif_now(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[s
     default_days, branch_days = _rules(client, repo)
     if change.delete_branch is not None and change.delete_branch not in dict(client.branches(repo, show_hidden=True)):
         raise ValueError(f"--delete-branch {change.delete_branch!r}: no such branch in {repo!r}")
-    w = whatif_here(client, repo, storage, roots, local_root, _listed(storage), int((now - min_age_seconds) * 1000),
-                    default_days, branch_days, now, change)
-    return [f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human_bytes(w.freed.bytes)} "
-            f"({w.freed.bytes:,} bytes), beyond today's garbage.",
-            f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or "
-            f"deleted)"]
+    w = whatif_here(
+        client,
+        repo,
+        storage,
+        roots,
+        local_root,
+        _listed(storage),
+        int((now - min_age_seconds) * 1000),
+        default_days,
+        branch_days,
+        now,
+        change,
+    )
+    return [
+        f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human_bytes(w.freed.bytes)} "
+        f"({w.freed.bytes:,} bytes), beyond today's garbage.",
+        f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or deleted)",
+    ]
 
 
 def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``space`` and ``whatif`` to the ``lakefs-gc`` command's subparsers."""
-    for name, text in (("space", "where the namespace's bytes go now: HEADs, retention, staging, tags, stale branches"),
-                       ("whatif", "what the next run would free if a branch were deleted or a rule changed")):
-        sp = sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ". Read from lakeFS and the "
-                            "namespace now; nothing is changed or deleted.")
+    for name, text in (
+        ("space", "where the namespace's bytes go now: HEADs, retention, staging, tags, stale branches"),
+        ("whatif", "what the next run would free if a branch were deleted or a rule changed"),
+    ):
+        sp = sub.add_parser(
+            name,
+            help=text,
+            description=text[0].upper() + text[1:] + ". Read from lakeFS and the "
+            "namespace now; nothing is changed or deleted.",
+        )
         sp.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
         sp.add_argument("--repository", required=True, help="the lakeFS repository")
         sp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
         sp.add_argument("--min-age-seconds", type=int, default=86400, help="the GC's minimum age (default 86400)")
         if name == "space":
-            sp.add_argument("--stale-days", type=float, default=30.0,
-                            help="a branch is stale when its HEAD is older than this (default 30)")
+            sp.add_argument(
+                "--stale-days",
+                type=float,
+                default=30.0,
+                help="a branch is stale when its HEAD is older than this (default 30)",
+            )
         else:
             sp.add_argument("--delete-branch", metavar="BRANCH", help="price deleting this branch")
-            sp.add_argument("--rule", metavar="[BRANCH=]DAYS", help="price a retention rule: the default's, or a "
-                                                                   "branch's")
+            sp.add_argument(
+                "--rule", metavar="[BRANCH=]DAYS", help="price a retention rule: the default's, or a branch's"
+            )
         storage_arguments(sp)
 
 
@@ -171,7 +236,8 @@ def run(args: argparse.Namespace, out: TextIO, storage: Storage, client: LakeFSC
             change = parse_change(args.delete_branch, args.rule)
             lines = whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change)
         else:
-            lines = space_now(client, args.repository, storage, roots, local_root, args.min_age_seconds,
-                              args.stale_days)
+            lines = space_now(
+                client, args.repository, storage, roots, local_root, args.min_age_seconds, args.stale_days
+            )
     out.write("\n".join(lines) + "\n")
     return 0

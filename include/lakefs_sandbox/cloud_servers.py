@@ -56,8 +56,13 @@ def seaweedfs_binary() -> str:
     try:
         return _tool("LAKEFS_GC_SEAWEEDFS", TOOLS / "bin" / "weed", "SeaweedFS (weed)")
     except FileNotFoundError:
-        out = subprocess.run(["bash", str(ROOT / "scripts" / "seaweedfs.sh")], check=True, stdout=subprocess.PIPE,
-                             text=True, timeout=3600)
+        out = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "seaweedfs.sh")],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=3600,
+        )
         return out.stdout.strip().splitlines()[-1]
 
 
@@ -77,8 +82,10 @@ class CloudServer:
 
     @property
     def connection_string(self) -> str:
-        return (f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
-                f"BlobEndpoint={self.account_url};")
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+            f"BlobEndpoint={self.account_url};"
+        )
 
     # --- S3 (SeaweedFS without identities: any keys do; the bench makes its own client and bucket) ---
     access_key = "AKIAIOSFOLSEAWEEDFS"
@@ -127,8 +134,17 @@ def start_azurite(workdir: Path, timeout: float = 60.0) -> CloudServer:
     """Azurite's blob service in memory on a free port."""
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
-    cmd = [azurite_binary(), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence",
-           "--skipApiVersionCheck", "--silent", "--disableTelemetry"]
+    cmd = [
+        azurite_binary(),
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        str(port),
+        "--inMemoryPersistence",
+        "--skipApiVersionCheck",
+        "--silent",
+        "--disableTelemetry",
+    ]
     url = f"http://127.0.0.1:{port}"
     proc = start_server(cmd, workdir / "azurite.log", f"{url}/{AZURITE_ACCOUNT}?comp=list", timeout=timeout)
     return CloudServer("azure", url, proc)
@@ -139,8 +155,23 @@ def start_fake_gcs(workdir: Path, timeout: float = 60.0) -> CloudServer:
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     url = f"http://127.0.0.1:{port}"
-    cmd = [fake_gcs_binary(), "-backend", "memory", "-scheme", "http", "-host", "127.0.0.1", "-port", str(port),
-           "-public-host", f"127.0.0.1:{port}", "-external-url", url, "-log-level", "warn"]
+    cmd = [
+        fake_gcs_binary(),
+        "-backend",
+        "memory",
+        "-scheme",
+        "http",
+        "-host",
+        "127.0.0.1",
+        "-port",
+        str(port),
+        "-public-host",
+        f"127.0.0.1:{port}",
+        "-external-url",
+        url,
+        "-log-level",
+        "warn",
+    ]
     proc = start_server(cmd, workdir / "fake-gcs.log", f"{url}/storage/v1/b", timeout=timeout)
     return CloudServer("gcs", url, proc)
 
@@ -154,12 +185,32 @@ def start_seaweedfs(workdir: Path, timeout: float = 120.0) -> CloudServer:
     binary = seaweedfs_binary()
     data = workdir / "seaweedfs"
     data.mkdir(parents=True, exist_ok=True)
-    ports = {f"-{name}": free_port() for name in ("master.port", "master.port.grpc", "volume.port",
-                                                  "volume.port.grpc", "filer.port", "filer.port.grpc", "s3.port",
-                                                  "s3.port.grpc")}
-    cmd = [binary, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-s3", "-s3.port.iceberg=0",
-           "-s3.port.lance=0", "-master.volumeSizeLimitMB=1024", "-volume.max=100",
-           *(f"{flag}={port}" for flag, port in ports.items())]
+    ports = {
+        f"-{name}": free_port()
+        for name in (
+            "master.port",
+            "master.port.grpc",
+            "volume.port",
+            "volume.port.grpc",
+            "filer.port",
+            "filer.port.grpc",
+            "s3.port",
+            "s3.port.grpc",
+        )
+    }
+    cmd = [
+        binary,
+        "server",
+        f"-dir={data}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        "-s3",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        "-master.volumeSizeLimitMB=1024",
+        "-volume.max=100",
+        *(f"{flag}={port}" for flag, port in ports.items()),
+    ]
     url = f"http://127.0.0.1:{ports['-s3.port']}"
     proc = start_server(cmd, workdir / "seaweedfs.log", f"{url}/", timeout=timeout)
     return CloudServer("s3", url, proc)

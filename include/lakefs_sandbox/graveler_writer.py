@@ -29,7 +29,6 @@ DEFAULT_MAX_RANGE_SIZE = 20 << 20
 DEFAULT_RANGE_RAGGEDNESS = 50_000
 
 
-
 def _put_varint(out: bytearray, v: int) -> None:
     put_uvarint(out, (v << 1) if v >= 0 else ~(v << 1))
 
@@ -46,6 +45,7 @@ def encode_value(identity: bytes, data: bytes) -> bytes:
 # ---------------------------------------------------------------------------------------------
 # ident marshalling (pkg/ident) and identifiers
 # ---------------------------------------------------------------------------------------------
+
 
 def _ident_int64(v: int) -> bytes:
     return b"\x02\x08" + struct.pack(">q", v)
@@ -64,7 +64,6 @@ def _ident_string_map(m: dict[str, str]) -> bytes:
     return b"".join(out)
 
 
-
 def entry_identity(entry: Entry) -> bytes:
     """sha256(Int64(size) + String(etag) + StringMap(metadata) [+ String(content_type)])."""
     h = hashlib.sha256()
@@ -77,8 +76,13 @@ def entry_identity(entry: Entry) -> bytes:
 
 
 def entry_proto_bytes(entry: Entry) -> bytes:
-    pb = _EntryPB(address=entry.address, size=entry.size, e_tag=entry.etag,
-                  address_type=entry.address_type, content_type=entry.content_type)
+    pb = _EntryPB(
+        address=entry.address,
+        size=entry.size,
+        e_tag=entry.etag,
+        address_type=entry.address_type,
+        content_type=entry.content_type,
+    )
     pb.last_modified.seconds = entry.last_modified_seconds
     pb.last_modified.nanos = entry.last_modified_nanos
     pb.metadata.update(entry.metadata)
@@ -92,8 +96,7 @@ def entry_value(entry: Entry) -> bytes:
 
 def range_info_value(info: RangeInfo) -> bytes:
     """Return the graveler value a metarange stores for one range."""
-    pb = _RangeDataPB(min_key=info.min_key, max_key=info.max_key, estimated_size=info.estimated_size,
-                      count=info.count)
+    pb = _RangeDataPB(min_key=info.min_key, max_key=info.max_key, estimated_size=info.estimated_size, count=info.count)
     return encode_value(info.id.encode("ascii"), pb.SerializeToString(deterministic=True))
 
 
@@ -116,7 +119,9 @@ class _IdHasher:
         return self._h.hexdigest()
 
 
-def compute_table_id(records: Iterable[tuple[bytes, bytes]], table_type: str, extra_metadata: dict[str, str] | None = None) -> str:
+def compute_table_id(
+    records: Iterable[tuple[bytes, bytes]], table_type: str, extra_metadata: dict[str, str] | None = None
+) -> str:
     h = _IdHasher()
     for k, v in records:
         h.add(k, v)
@@ -126,6 +131,7 @@ def compute_table_id(records: Iterable[tuple[bytes, bytes]], table_type: str, ex
 # ---------------------------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------------------------
+
 
 class GravelerTableWriter:
     """Write one range or metarange; computes its ID as lakeFS does, for the file name."""
@@ -200,8 +206,13 @@ def _fnv64a(data: bytes) -> int:
     return h
 
 
-def should_break_at_key(key: bytes, current_size: int, min_size: int = DEFAULT_MIN_RANGE_SIZE,
-                        max_size: int = DEFAULT_MAX_RANGE_SIZE, raggedness: int = DEFAULT_RANGE_RAGGEDNESS) -> bool:
+def should_break_at_key(
+    key: bytes,
+    current_size: int,
+    min_size: int = DEFAULT_MIN_RANGE_SIZE,
+    max_size: int = DEFAULT_MAX_RANGE_SIZE,
+    raggedness: int = DEFAULT_RANGE_RAGGEDNESS,
+) -> bool:
     """
     Return whether to cut after ``key``, as lakeFS's DiskWriter.ShouldBreakAtKey does.
 

@@ -34,8 +34,14 @@ if TYPE_CHECKING:
 SPARK_STEPS: dict[str, Callable[..., Any]] = {step: partial(run_on_spark, step) for step in SPARK_STEP_IDS}
 
 
-def run_steps(spark: SparkSession | None, ctx: RunContext, client: LakeFSClient, environ: Mapping[str, str],
-              until: str = "save_report", between: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_steps(
+    spark: SparkSession | None,
+    ctx: RunContext,
+    client: LakeFSClient,
+    environ: Mapping[str, str],
+    until: str = "save_report",
+    between: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """
     Run every step after ``prepare_run`` up to ``until``; return the results by task id.
 
@@ -60,7 +66,9 @@ def run_steps(spark: SparkSession | None, ctx: RunContext, client: LakeFSClient,
             if spark is None:
                 results[step] = run_in_task(step, inputs, environ, SparkSettings.in_process_max_keys)
                 if results[step] is None:
-                    raise RuntimeError(f"{step}: its input is larger than spark.in_process_max_keys; give a SparkSession")
+                    raise RuntimeError(
+                        f"{step}: its input is larger than spark.in_process_max_keys; give a SparkSession"
+                    )
             else:
                 results[step] = SPARK_STEPS[step](spark, inputs, environ)
             shell.check(step, results[step])
@@ -83,9 +91,14 @@ def local_session(app: str = "lakefs-gc in-process", cores: int = 2, java_option
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = (SparkSession.builder.master(f"local[{cores}]").appName(app)
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.host", "127.0.0.1").config("spark.ui.showConsoleProgress", "false"))
+    builder = (
+        SparkSession.builder.master(f"local[{cores}]")
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", java_options)
     spark = builder.getOrCreate()

@@ -52,8 +52,10 @@ def lakefs_binary() -> str:
     """Return the lakeFS server binary: ``$LAKEFS_GC_LAKEFS_BINARY``, else ``.tools/bin/lakefs`` (setup)."""
     found = os.environ.get(BINARY_ENV) or str(ROOT / ".tools" / "bin" / "lakefs")
     if not os.path.exists(found):
-        raise FileNotFoundError(f"lakeFS {VERSION} not found at {found} (nor {BINARY_ENV}): run scripts/setup.sh, "
-                                f"which builds it once per machine")
+        raise FileNotFoundError(
+            f"lakeFS {VERSION} not found at {found} (nor {BINARY_ENV}): run scripts/setup.sh, "
+            f"which builds it once per machine"
+        )
     return found
 
 
@@ -120,8 +122,9 @@ class RealLakeFS:
         import lakefs_sdk
         from lakefs_sdk.client import LakeFSClient
 
-        return LakeFSClient(lakefs_sdk.Configuration(host=self.api_url, username=self.access_key,
-                                                     password=self.secret_key))
+        return LakeFSClient(
+            lakefs_sdk.Configuration(host=self.api_url, username=self.access_key, password=self.secret_key)
+        )
 
     def target(self, namespace_root: str):
         """Return this server as the conformance target (``lakefs_sandbox.target``)."""
@@ -129,10 +132,15 @@ class RealLakeFS:
 
         s3 = {}
         if self.blockstore_type == "s3":
-            s3 = dict(s3_endpoint=self.store.endpoint_url, s3_access_key=self.store.access_key,
-                      s3_secret_key=self.store.secret_key, s3_region=self.store.region)
-        return LakeFSTarget(self.url, self.access_key, self.secret_key, namespace_root, local_root=self.local_root,
-                            **s3)
+            s3 = dict(
+                s3_endpoint=self.store.endpoint_url,
+                s3_access_key=self.store.access_key,
+                s3_secret_key=self.store.secret_key,
+                s3_region=self.store.region,
+            )
+        return LakeFSTarget(
+            self.url, self.access_key, self.secret_key, namespace_root, local_root=self.local_root, **s3
+        )
 
     def log_tail(self, chars: int = 3000) -> str:
         try:
@@ -151,14 +159,23 @@ def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> d
         root = workdir / "block"
         block["local"] = {"path": str(root), "import_enabled": True, "allowed_external_prefixes": [str(root)]}
     elif blockstore == "s3":
-        block["s3"] = {"endpoint": store.endpoint_url, "force_path_style": True, "region": store.region,
-                       "discover_bucket_region": False, "max_retries": 3,
-                       "credentials": {"access_key_id": store.access_key, "secret_access_key": store.secret_key}}
+        block["s3"] = {
+            "endpoint": store.endpoint_url,
+            "force_path_style": True,
+            "region": store.region,
+            "discover_bucket_region": False,
+            "max_retries": 3,
+            "credentials": {"access_key_id": store.access_key, "secret_access_key": store.secret_key},
+        }
     elif blockstore == "azure":
         from lakefs_sandbox.cloud_servers import AZURITE_ACCOUNT, AZURITE_KEY
 
-        block["azure"] = {"storage_account": AZURITE_ACCOUNT, "storage_access_key": AZURITE_KEY,
-                          "test_endpoint_url": store.account_url, "domain": "azurite.test"}
+        block["azure"] = {
+            "storage_account": AZURITE_ACCOUNT,
+            "storage_access_key": AZURITE_KEY,
+            "test_endpoint_url": store.account_url,
+            "domain": "azurite.test",
+        }
     elif blockstore == "gs":
         block["gs"] = {}
     else:
@@ -172,8 +189,11 @@ def config(workdir: Path, port: int, blockstore: str = "local", store=None) -> d
         "committed": {"local_cache": {"dir": str(workdir / "cache"), "size_bytes": 256 * 1024 * 1024}},
         "stats": {"enabled": False, "address": CLOSED},
         "email_subscription": {"enabled": False},
-        "security": {"check_latest_version": False, "audit_check_url": CLOSED + "/audit",
-                     "audit_check_interval": "8760h"},
+        "security": {
+            "check_latest_version": False,
+            "audit_check_url": CLOSED + "/audit",
+            "audit_check_interval": "8760h",
+        },
         "gateways": {"s3": {"domain_name": "s3.local.lakefs.io"}},
     }
 
@@ -186,10 +206,12 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
     directory that was used before: it answers 409 "lakeFS already initialized") is accepted when
     the given keys sign in to it (then False); keys it refuses are an error saying so.
     """
-    body = json.dumps({"username": ADMIN, "key": {"access_key_id": access_key,
-                                                  "secret_access_key": secret_key}}).encode()
-    req = urllib.request.Request(url + "/api/v1/setup_lakefs", data=body, method="POST",
-                                 headers={"Content-Type": "application/json"})
+    body = json.dumps(
+        {"username": ADMIN, "key": {"access_key_id": access_key, "secret_access_key": secret_key}}
+    ).encode()
+    req = urllib.request.Request(
+        url + "/api/v1/setup_lakefs", data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -213,13 +235,22 @@ def _setup_admin(url: str, access_key: str, secret_key: str, timeout: float, exi
             r.read()
             return False
     except urllib.error.HTTPError as e:
-        raise RuntimeError(f"lakeFS is already set up and refuses the given keys (GET /api/v1/user answered "
-                           f"{e.code}): they are not the keys it was set up with") from None
+        raise RuntimeError(
+            f"lakeFS is already set up and refuses the given keys (GET /api/v1/user answered "
+            f"{e.code}): they are not the keys it was set up with"
+        ) from None
 
 
-def start(workdir: Path, blockstore: str = "local", store=None, timeout: float = 60.0,
-          access_key: str | None = None, secret_key: str | None = None, cls: type = RealLakeFS,
-          port: int | None = None) -> RealLakeFS:
+def start(
+    workdir: Path,
+    blockstore: str = "local",
+    store=None,
+    timeout: float = 60.0,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+    cls: type = RealLakeFS,
+    port: int | None = None,
+) -> RealLakeFS:
     """
     Start lakeFS on a free 127.0.0.1 port in ``workdir`` (created), its admin set up.
 
@@ -244,23 +275,39 @@ def start(workdir: Path, blockstore: str = "local", store=None, timeout: float =
     if given and cfg.exists():  # a restart on its state: the keys lakeFS stored are encrypted with its secrets
         before = yaml.safe_load(cfg.read_text()) or {}
         settings["auth"]["encrypt"] = before.get("auth", {}).get("encrypt") or settings["auth"]["encrypt"]
-        settings["blockstore"]["signing"] = (before.get("blockstore", {}).get("signing")
-                                             or settings["blockstore"]["signing"])
+        settings["blockstore"]["signing"] = (
+            before.get("blockstore", {}).get("signing") or settings["blockstore"]["signing"]
+        )
     fd = os.open(cfg, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # its secrets: never readable by others
     with os.fdopen(fd, "w") as f:
         f.write(yaml.safe_dump(settings, sort_keys=False))
     cfg.chmod(0o600)  # a file of an earlier start keeps its mode through O_TRUNC
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AWS_", "LAKEFS_", "AZURE_", "GOOGLE_", "STORAGE_EMULATOR"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "LAKEFS_", "AZURE_", "GOOGLE_", "STORAGE_EMULATOR"))
+    }
     (workdir / "tmp").mkdir(exist_ok=True)  # lakeFS's imports keep a scratch KV store in TMPDIR
-    env.update(HOME=str(workdir), TMPDIR=str(workdir / "tmp"), AWS_EC2_METADATA_DISABLED="true",
-               AWS_REQUEST_CHECKSUM_CALCULATION="when_required", AWS_RESPONSE_CHECKSUM_VALIDATION="when_required",
-               DO_NOT_TRACK="1")
+    env.update(
+        HOME=str(workdir),
+        TMPDIR=str(workdir / "tmp"),
+        AWS_EC2_METADATA_DISABLED="true",
+        AWS_REQUEST_CHECKSUM_CALCULATION="when_required",
+        AWS_RESPONSE_CHECKSUM_VALIDATION="when_required",
+        DO_NOT_TRACK="1",
+    )
     if blockstore == "gs":
         env["STORAGE_EMULATOR_HOST"] = store.endpoint_url.split("://", 1)[-1]
     url = f"http://127.0.0.1:{port}"
-    proc = start_server([binary, "run", "--config", str(cfg)], workdir / "lakefs.log", url + "/_health", env,
-                        timeout, cwd=workdir, inherit_env=False)
+    proc = start_server(
+        [binary, "run", "--config", str(cfg)],
+        workdir / "lakefs.log",
+        url + "/_health",
+        env,
+        timeout,
+        cwd=workdir,
+        inherit_env=False,
+    )
     try:
         if access_key is None or secret_key is None:  # not given
             access_key, secret_key = new_keys()
@@ -280,21 +327,36 @@ def restart(server: RealLakeFS, timeout: float = 60.0) -> RealLakeFS:
     from urllib.parse import urlsplit
 
     server.stop()
-    return start(server.workdir, server.blockstore_type, server.store, timeout, server.access_key,
-                 server.secret_key, type(server), port=urlsplit(server.url).port)
+    return start(
+        server.workdir,
+        server.blockstore_type,
+        server.store,
+        timeout,
+        server.access_key,
+        server.secret_key,
+        type(server),
+        port=urlsplit(server.url).port,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m lakefs_sandbox.real_lakefs",
-                                description=f"lakeFS {VERSION} (local blockstore) on 127.0.0.1 until Ctrl-C")
+    p = argparse.ArgumentParser(
+        prog="python -m lakefs_sandbox.real_lakefs",
+        description=f"lakeFS {VERSION} (local blockstore) on 127.0.0.1 until Ctrl-C",
+    )
     p.add_argument("--workdir", default="var/lakefs", help="its working directory (state, block/, log)")
     a = p.parse_args(argv)
     server = start(Path(a.workdir))
-    print(f"lakeFS {VERSION} at {server.url} (blockstore.local.path {server.local_root}); "
-          f"keys in {Path(a.workdir) / 'keys.json'}", flush=True)
-    fd = os.open(Path(a.workdir) / "keys.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # never readable by others
+    print(
+        f"lakeFS {VERSION} at {server.url} (blockstore.local.path {server.local_root}); "
+        f"keys in {Path(a.workdir) / 'keys.json'}",
+        flush=True,
+    )
+    fd = os.open(
+        Path(a.workdir) / "keys.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+    )  # never readable by others
     with os.fdopen(fd, "w") as f:
         json.dump({"access_key_id": server.access_key, "secret_access_key": server.secret_key}, f)
     try:
@@ -308,4 +370,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

@@ -35,10 +35,10 @@ STAGED_ON_MAIN = 5  # several staged objects: with a small page size, uncommitte
 class SeededObject:
     """One object the seed made, and what a GC run should do with it."""
 
-    label: str     # what the object is, e.g. "overwritten in an expired commit"
-    path: str      # path in the repository (branch:path)
-    address: str   # physical address relative to the storage namespace (what GC lists and deletes)
-    expect: str    # "kept" or "deleted" by a GC run with retention 1 day once the history is old
+    label: str  # what the object is, e.g. "overwritten in an expired commit"
+    path: str  # path in the repository (branch:path)
+    address: str  # physical address relative to the storage namespace (what GC lists and deletes)
+    expect: str  # "kept" or "deleted" by a GC run with retention 1 day once the history is old
     phase: str
 
 
@@ -54,8 +54,10 @@ class Manifest:
         return {o.address for o in self.objects if o.expect == expect}
 
     def to_json(self) -> str:
-        return json.dumps({"repository": self.repository, "namespace": self.namespace,
-                           "objects": [asdict(o) for o in self.objects]}, indent=2)
+        return json.dumps(
+            {"repository": self.repository, "namespace": self.namespace, "objects": [asdict(o) for o in self.objects]},
+            indent=2,
+        )
 
 
 class RepositoryExists(RuntimeError):
@@ -68,8 +70,7 @@ def _relative(namespace: str | tuple[str, ...], address: str) -> str:
     return relative_key(namespace, address)
 
 
-def link_object(client, repository: str, branch: str, path: str, data: bytes, storage,
-                roots: tuple[str, ...]) -> str:
+def link_object(client, repository: str, branch: str, path: str, data: bytes, storage, roots: tuple[str, ...]) -> str:
     """
     Stage ``path`` the way lakeFS's clients write large objects.
 
@@ -82,8 +83,14 @@ def link_object(client, repository: str, branch: str, path: str, data: bytes, st
 
     loc = client.staging_api.get_physical_address(repository, branch, path)
     storage.put(_relative(roots, loc.physical_address), data)
-    client.staging_api.link_physical_address(repository, branch, path, lakefs_sdk.StagingMetadata(  # type: ignore[call-arg]
-        staging=loc, checksum="e", size_bytes=len(data)))
+    client.staging_api.link_physical_address(
+        repository,
+        branch,
+        path,
+        lakefs_sdk.StagingMetadata(  # type: ignore[call-arg]
+            staging=loc, checksum="e", size_bytes=len(data)
+        ),
+    )
     return loc.physical_address
 
 
@@ -91,9 +98,15 @@ def link_object(client, repository: str, branch: str, path: str, data: bytes, st
 PHASE_AGE = {PHASE_OLD: 10 * 86400, PHASE_RECENT: 3600}
 
 
-def seed(client, repository: str, namespace: str, phase: Callable[[str], None] = lambda name: None,
-         phases: tuple[str, ...] = (PHASE_OLD, PHASE_RECENT), backdate: bool = False,
-         local_root: str | None = None) -> Manifest:
+def seed(
+    client,
+    repository: str,
+    namespace: str,
+    phase: Callable[[str], None] = lambda name: None,
+    phases: tuple[str, ...] = (PHASE_OLD, PHASE_RECENT),
+    backdate: bool = False,
+    local_root: str | None = None,
+) -> Manifest:
     """
     Create ``repository`` on ``namespace`` and run the given phases (see module doc).
 
@@ -115,7 +128,9 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
 
     try:
         client.repositories_api.get_repository(repository)
-        raise RepositoryExists(f"repository {repository!r} already exists at {client.repositories_api.api_client.configuration.host}")
+        raise RepositoryExists(
+            f"repository {repository!r} already exists at {client.repositories_api.api_client.configuration.host}"
+        )
     except NotFoundException:
         pass
     m = Manifest(repository, namespace)
@@ -133,8 +148,11 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
     if PHASE_OLD in phases:
         phase(PHASE_OLD)
         current["phase"] = PHASE_OLD
-        client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]
-            name=repository, storage_namespace=namespace, default_branch="main"))
+        client.repositories_api.create_repository(
+            lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]
+                name=repository, storage_namespace=namespace, default_branch="main"
+            )
+        )
         up("main", "tables/keep.csv", b"id,v\n1,a\n", "committed, in main's HEAD", KEPT, PHASE_OLD)
         commit("main", "add keep.csv")
         up("main", "tables/over.csv", b"id,v\n1,old\n", "overwritten; only in expired commits", DELETED, PHASE_OLD)
@@ -158,30 +176,45 @@ def seed(client, repository: str, namespace: str, phase: Callable[[str], None] =
             up("main", f"staging/s{i}.json", b'{"i": %d}' % i, "staged (uncommitted) on main", KEPT, PHASE_OLD)
         up("main", "staging/tmp.json", b"{}", "staged, then deleted before any commit", DELETED, PHASE_OLD)
         client.objects_api.delete_object(repository, "main", "staging/tmp.json")
-        client.repositories_api.set_gc_rules(repository, lakefs_sdk.GarbageCollectionRules(
-            default_retention_days=1, branches=[]))
+        client.repositories_api.set_gc_rules(
+            repository, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[])
+        )
     if PHASE_RECENT in phases:
         phase(PHASE_RECENT)
         current["phase"] = PHASE_RECENT
         client.branches_api.create_branch(repository, lakefs_sdk.BranchCreation(name="recent", source="main"))  # type: ignore[call-arg]
-        up("recent", "tables/recent.csv", b"id\n1\n", "overwritten, but in a commit within retention", KEPT,
-           PHASE_RECENT)
+        up(
+            "recent",
+            "tables/recent.csv",
+            b"id\n1\n",
+            "overwritten, but in a commit within retention",
+            KEPT,
+            PHASE_RECENT,
+        )
         commit("recent", "add recent.csv")
         up("recent", "tables/recent.csv", b"id\n2\n", "the overwrite, in recent's HEAD", KEPT, PHASE_RECENT)
         commit("recent", "overwrite recent.csv")
     return m
 
 
-def seed_fresh(client, manifest: Manifest, phase: Callable[[str], None] = lambda name: None,
-               local_root: str | None = None) -> None:
+def seed_fresh(
+    client, manifest: Manifest, phase: Callable[[str], None] = lambda name: None, local_root: str | None = None
+) -> None:
     """Garbage newer than any cutoff (staged, then deleted): a GC run right after must keep it."""
     from lakefs_gc.storage import parse_namespace
 
     phase(PHASE_FRESH)
     stats = client.objects_api.upload_object(manifest.repository, "main", "staging/fresh.json", content=b"{}")
     roots = parse_namespace(manifest.namespace, local_root).roots()
-    manifest.objects.append(SeededObject("garbage, but newer than the cutoff", "main:staging/fresh.json",
-                                         _relative(roots, stats.physical_address), KEPT, PHASE_FRESH))
+    manifest.objects.append(
+        SeededObject(
+            "garbage, but newer than the cutoff",
+            "main:staging/fresh.json",
+            _relative(roots, stats.physical_address),
+            KEPT,
+            PHASE_FRESH,
+        )
+    )
     client.objects_api.delete_object(manifest.repository, "main", "staging/fresh.json")
 
 
@@ -195,8 +228,11 @@ def run_import(client, repository: str, branch: str, paths: list, message: str, 
 
     import lakefs_sdk
 
-    task = client.import_api.import_start(repository, branch, lakefs_sdk.ImportCreation(
-        paths=paths, commit=lakefs_sdk.CommitCreation(message=message)))  # type: ignore[call-arg]
+    task = client.import_api.import_start(
+        repository,
+        branch,
+        lakefs_sdk.ImportCreation(paths=paths, commit=lakefs_sdk.CommitCreation(message=message)),  # type: ignore[call-arg]
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         st = client.import_api.import_status(repository, branch, task.id)
@@ -224,34 +260,49 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repository", default="sample-repo")
     p.add_argument("--namespace", required=True, help="storage namespace, e.g. s3://bucket/sample-repo")
     p.add_argument("--manifest", help="write the manifest (objects and expected GC outcome) here as JSON")
-    p.add_argument("--backdate", action="store_true",
-                   help="date the commits back (10 days, 1 hour) with the commit API, so a GC run soon after "
-                        "finds expired commits on a real server")
+    p.add_argument(
+        "--backdate",
+        action="store_true",
+        help="date the commits back (10 days, 1 hour) with the commit API, so a GC run soon after "
+        "finds expired commits on a real server",
+    )
     p.add_argument("--local-root", help="the server's blockstore.local.path, for a local:// namespace")
     a = p.parse_args(argv)
     if a.namespace.startswith("local://") and not a.local_root:
-        p.error(f"--namespace {a.namespace} is a local:// namespace: give --local-root, the lakeFS server's "
-                "blockstore.local.path (where it keeps local://<repo> as <root>/<repo>)")
+        p.error(
+            f"--namespace {a.namespace} is a local:// namespace: give --local-root, the lakeFS server's "
+            "blockstore.local.path (where it keeps local://<repo> as <root>/<repo>)"
+        )
     access, secret = os.environ.get("LAKEFS_ACCESS_KEY_ID"), os.environ.get("LAKEFS_SECRET_ACCESS_KEY")
     if not access or not secret:
         print("error: set LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY to the lakeFS keys", file=sys.stderr)
         return 2
     try:
-        m = seed(sdk_client(a.endpoint, access, secret), a.repository, a.namespace, backdate=a.backdate,
-                 local_root=a.local_root)
+        m = seed(
+            sdk_client(a.endpoint, access, secret),
+            a.repository,
+            a.namespace,
+            backdate=a.backdate,
+            local_root=a.local_root,
+        )
     except RepositoryExists as e:
         print(f"{e}; not seeding again", file=sys.stderr)
         return 0
     except Exception as e:
         reason = getattr(e, "reason", None) or getattr(e, "body", None) or e
-        print(f"error: seeding {a.repository} at {a.endpoint} failed: {type(e).__name__}: "
-              f"{str(reason).strip().splitlines()[0] if str(reason).strip() else ''}", file=sys.stderr)
+        print(
+            f"error: seeding {a.repository} at {a.endpoint} failed: {type(e).__name__}: "
+            f"{str(reason).strip().splitlines()[0] if str(reason).strip() else ''}",
+            file=sys.stderr,
+        )
         return 1
     if a.manifest:
         with open(a.manifest, "w") as f:
             f.write(m.to_json())
-    print(f"seeded {a.repository} on {a.namespace}: {len(m.objects)} objects "
-          f"({len(m.expected(DELETED))} garbage once older than the retention and the cutoff)")
+    print(
+        f"seeded {a.repository} on {a.namespace}: {len(m.objects)} objects "
+        f"({len(m.expected(DELETED))} garbage once older than the retention and the cutoff)"
+    )
     return 0
 
 

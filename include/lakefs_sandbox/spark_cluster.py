@@ -28,8 +28,8 @@ from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
 class SparkCluster:
     """A running standalone cluster: its master's URLs, its work directory and its processes."""
 
-    master_url: str                       # spark://127.0.0.1:PORT
-    ui_url: str                           # the master's web UI (its JSON at /json/)
+    master_url: str  # spark://127.0.0.1:PORT
+    ui_url: str  # the master's web UI (its JSON at /json/)
     workdir: Path
     procs: list[subprocess.Popen] = field(default_factory=list)
     worker_dirs: list[Path] = field(default_factory=list)
@@ -60,11 +60,17 @@ def _env(workdir: Path) -> dict[str, str]:
     Every daemon binds to 127.0.0.1 (its RPC and its web UI: SPARK_LOCAL_IP) and runs executors'
     Python workers with this Python (its packages).
     """
-    return {"SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOCAL_HOSTNAME": "127.0.0.1", "SPARK_LOG_DIR": str(workdir / "logs"),
-            "SPARK_NO_DAEMONIZE": "1", "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-            "SPARK_DAEMON_MEMORY": "256m",
-            # no REST submission server (cluster deploy mode, refused by the GC; its fixed port 6066 would clash)
-            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
+    return {
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_LOCAL_HOSTNAME": "127.0.0.1",
+        "SPARK_LOG_DIR": str(workdir / "logs"),
+        "SPARK_NO_DAEMONIZE": "1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_DAEMON_MEMORY": "256m",
+        # no REST submission server (cluster deploy mode, refused by the GC; its fixed port 6066 would clash)
+        "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
+    }
 
 
 def start(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0) -> SparkCluster:
@@ -80,24 +86,63 @@ def start(workdir: Path, workers: int = 2, cores: int = 1, memory: str = "1g", t
     port, ui = free_port(), free_port()
     cluster = SparkCluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{ui}", workdir)
     try:
-        cluster.procs.append(start_server(
-            [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-             "--webui-port", str(ui)], workdir / "master.log", cluster.ui_url + "/json/", env, timeout, cwd=workdir))
+        cluster.procs.append(
+            start_server(
+                [
+                    spark_class,
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    str(ui),
+                ],
+                workdir / "master.log",
+                cluster.ui_url + "/json/",
+                env,
+                timeout,
+                cwd=workdir,
+            )
+        )
         for i in range(workers):
             wdir = workdir / f"worker-{i}"
             wdir.mkdir(exist_ok=True)
             wui = free_port()
-            cluster.procs.append(start_server(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port",
-                 str(free_port()), "--webui-port", str(wui), "--cores", str(cores), "--memory", memory,
-                 "--work-dir", str(wdir), cluster.master_url],
-                workdir / f"worker-{i}.log", f"http://127.0.0.1:{wui}/json/", env, timeout, cwd=workdir))
+            cluster.procs.append(
+                start_server(
+                    [
+                        spark_class,
+                        "org.apache.spark.deploy.worker.Worker",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(free_port()),
+                        "--webui-port",
+                        str(wui),
+                        "--cores",
+                        str(cores),
+                        "--memory",
+                        memory,
+                        "--work-dir",
+                        str(wdir),
+                        cluster.master_url,
+                    ],
+                    workdir / f"worker-{i}.log",
+                    f"http://127.0.0.1:{wui}/json/",
+                    env,
+                    timeout,
+                    cwd=workdir,
+                )
+            )
             cluster.worker_dirs.append(wdir)
         deadline = time.monotonic() + timeout
         while sum(w.get("state") == "ALIVE" for w in cluster.status().get("workers", [])) < workers:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{workers} Spark worker(s) not registered with {cluster.master_url} after "
-                                   f"{timeout}s:\n{(workdir / 'master.log').read_text()[-3000:]}")
+                raise TimeoutError(
+                    f"{workers} Spark worker(s) not registered with {cluster.master_url} after "
+                    f"{timeout}s:\n{(workdir / 'master.log').read_text()[-3000:]}"
+                )
             time.sleep(0.2)
     except BaseException:
         cluster.stop()
@@ -113,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory", default="1g")
     a = p.parse_args(argv)
     cluster = start(a.workdir, a.workers, a.cores, a.memory)
-    print(f"Spark master {cluster.master_url} (UI {cluster.ui_url}), {a.workers} worker(s); Ctrl-C stops them",
-          flush=True)
+    print(
+        f"Spark master {cluster.master_url} (UI {cluster.ui_url}), {a.workers} worker(s); Ctrl-C stops them", flush=True
+    )
     try:
         while all(proc.poll() is None for proc in cluster.procs):
             time.sleep(1)

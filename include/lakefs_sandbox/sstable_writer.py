@@ -88,8 +88,15 @@ class SSTableWriter:
     and footer, and returns the file's size.
     """
 
-    def __init__(self, dst: BinaryIO, block_size: int = 4096, block_restart_interval: int = 16,
-                 block_size_threshold: int = 90, index_block_size: int = 4096, compression: bool = True):
+    def __init__(
+        self,
+        dst: BinaryIO,
+        block_size: int = 4096,
+        block_restart_interval: int = 16,
+        block_size_threshold: int = 90,
+        index_block_size: int = 4096,
+        compression: bool = True,
+    ):
         self._f = dst
         self.block_size = block_size
         self.size_threshold = (block_size * block_size_threshold + 99) // 100
@@ -223,7 +230,8 @@ class SSTableWriter:
         props[b"rocksdb.prefix.extractor.name"] = b"nullptr"
         props[b"rocksdb.column.family.name"] = b""
         props[b"rocksdb.compression_options"] = (
-            b"window_bits=-14; level=32767; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; ")
+            b"window_bits=-14; level=32767; strategy=0; max_dict_bytes=0; zstd_max_train_bytes=0; enabled=0; "
+        )
         # pebble marks its tables as external files (version 2, global seqno 0), like RocksDB's
         # SstFileWriter; RocksDB rejects a global seqno property without the version.
         props[b"rocksdb.external_sst_file.version"] = struct.pack("<I", 2)
@@ -244,8 +252,9 @@ class SSTableWriter:
         return self._offset
 
 
-def write_table(dst: BinaryIO, records: Iterable[tuple[bytes, bytes]], user_properties: dict[str, str] | None = None,
-                **options) -> int:
+def write_table(
+    dst: BinaryIO, records: Iterable[tuple[bytes, bytes]], user_properties: dict[str, str] | None = None, **options
+) -> int:
     """Write sorted (key, value) records as one table; returns the number of bytes written."""
     w = SSTableWriter(dst, **options)
     for k, v in records:

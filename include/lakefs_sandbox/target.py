@@ -59,8 +59,12 @@ class LakeFSTarget:
     def s3_options(self):
         from lakefs_gc.storage import S3Options
 
-        return S3Options(endpoint_url=self.s3_endpoint, access_key_id=self.s3_access_key,
-                         secret_access_key=self.s3_secret_key, region=self.s3_region)
+        return S3Options(
+            endpoint_url=self.s3_endpoint,
+            access_key_id=self.s3_access_key,
+            secret_access_key=self.s3_secret_key,
+            region=self.s3_region,
+        )
 
     def storage(self, ns: str):
         from lakefs_gc.storage import open_storage
@@ -75,8 +79,13 @@ class LakeFSTarget:
     def lakefs_conn(self) -> dict:
         """Return the Airflow ``lakefs`` connection (JSON form) for this server."""
         extra = {"local_blockstore_root": self.local_root} if self.local_root else {}
-        return {"conn_type": "lakefs_gc", "host": self.url, "login": self.access_key, "password": self.secret_key,
-                "extra": extra}
+        return {
+            "conn_type": "lakefs_gc",
+            "host": self.url,
+            "login": self.access_key,
+            "password": self.secret_key,
+            "extra": extra,
+        }
 
     def aws_conn(self) -> dict | None:
         """Return the Airflow ``aws`` connection (JSON form) for an s3:// namespace root, else None."""
@@ -102,8 +111,9 @@ def target_from_env(env: Mapping[str, str] | None = None) -> LakeFSTarget | None
     def need(name: str) -> str:
         v = values.get(PREFIX + name)
         if not v:
-            raise TargetConfigError(f"{PREFIX}ENDPOINT is set, so {PREFIX}{name} is needed too "
-                                    f"(see include/lakefs_sandbox/target.py)")
+            raise TargetConfigError(
+                f"{PREFIX}ENDPOINT is set, so {PREFIX}{name} is needed too (see include/lakefs_sandbox/target.py)"
+            )
         return v
 
     ak, sk, root = need("ACCESS_KEY_ID"), need("SECRET_ACCESS_KEY"), need("NAMESPACE_ROOT")
@@ -111,7 +121,13 @@ def target_from_env(env: Mapping[str, str] | None = None) -> LakeFSTarget | None
         return LakeFSTarget(url, ak, sk, root, local_root=need("LOCAL_ROOT"))
     if not root.startswith("s3://"):
         raise TargetConfigError(f"{PREFIX}NAMESPACE_ROOT must be s3://bucket/prefix or local://prefix, got {root!r}")
-    return LakeFSTarget(url, ak, sk, root, s3_endpoint=values.get(PREFIX + "S3_ENDPOINT") or None,
-                        s3_access_key=values.get(PREFIX + "S3_ACCESS_KEY_ID") or None,
-                        s3_secret_key=values.get(PREFIX + "S3_SECRET_ACCESS_KEY") or None,
-                        s3_region=values.get(PREFIX + "S3_REGION") or "us-east-1")
+    return LakeFSTarget(
+        url,
+        ak,
+        sk,
+        root,
+        s3_endpoint=values.get(PREFIX + "S3_ENDPOINT") or None,
+        s3_access_key=values.get(PREFIX + "S3_ACCESS_KEY_ID") or None,
+        s3_secret_key=values.get(PREFIX + "S3_SECRET_ACCESS_KEY") or None,
+        s3_region=values.get(PREFIX + "S3_REGION") or "us-east-1",
+    )

@@ -21,14 +21,14 @@ LAKEFS_CONN_FIELDS: dict[str, dict[str, Any]] = {
     "local_blockstore_root": {
         "label": "Local blockstore root",
         "description": "Only for repositories on local:// namespaces: lakeFS's blockstore.local.path as the "
-                       "GC's Airflow and Spark workers see it (lakeFS keeps local://repo1 at <root>/repo1). "
-                       "Leave empty for s3:// namespaces.",
+        "GC's Airflow and Spark workers see it (lakeFS keeps local://repo1 at <root>/repo1). "
+        "Leave empty for s3:// namespaces.",
         "schema": {"type": ["string", "null"]},
     },
     "max_retries": {
         "label": "Max retries",
         "description": "Retries of one lakeFS call after a 5xx, 429 or connection error (other 4xx are never "
-                       "retried). Empty: 5.",
+        "retried). Empty: 5.",
         "schema": {"type": ["integer", "null"], "minimum": 0},
     },
     "backoff_base": {
@@ -44,7 +44,7 @@ LAKEFS_CONN_FIELDS: dict[str, dict[str, Any]] = {
     "connect_timeout": {
         "label": "Connect timeout (seconds)",
         "description": "How long one attempt waits to connect to lakeFS. Once the retries are spent on an "
-                       "unreachable lakeFS, the task fails at once naming the endpoint. Empty: 10.",
+        "unreachable lakeFS, the task fails at once naming the endpoint. Empty: 10.",
         "schema": {"type": ["number", "null"], "minimum": 0},
     },
 }
@@ -79,7 +79,7 @@ def get_provider_info() -> dict[str, Any]:
         "package-name": "lakefs-gc",
         "name": "lakeFS garbage collection",
         "description": "lakeFS garbage collection as Airflow DAGs with PySpark jobs: the lakefs_gc connection type "
-                       "(LakeFSHook, which also reads airflow-provider-lakefs's lakefs connections), the GC operators and the DAG factory.",
+        "(LakeFSHook, which also reads airflow-provider-lakefs's lakefs connections), the GC operators and the DAG factory.",
         "versions": [__version__],
         "connection-types": [
             {

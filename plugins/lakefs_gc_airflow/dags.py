@@ -92,9 +92,11 @@ def all_dags(path: str | None = None) -> dict[str, object]:
     dags: dict[str, object] = {}
     for cfg in config.repositories:
         dags[cfg.dag_id.replace("-", "_")] = build_gc_dag(cfg, doc_md=GC_DOC)
-    for name, dag in (("lakefs_gc_restore", build_restore_dag(list(config.repositories), doc_md=RESTORE_DOC)),
-                      ("lakefs_gc_config_errors", build_config_errors_dag(config)),
-                      ("lakefs_gc_discover", build_discover_dag(config, doc_md=DISCOVER_DOC))):
+    for name, dag in (
+        ("lakefs_gc_restore", build_restore_dag(list(config.repositories), doc_md=RESTORE_DOC)),
+        ("lakefs_gc_config_errors", build_config_errors_dag(config)),
+        ("lakefs_gc_discover", build_discover_dag(config, doc_md=DISCOVER_DOC)),
+    ):
         if dag is not None:
             dags[name] = dag
     return dags

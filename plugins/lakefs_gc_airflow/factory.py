@@ -32,7 +32,7 @@ def build_gc_dag(cfg: RepoConfig, doc_md: str | None = None) -> DAG:
     with DAG(
         dag_id=cfg.dag_id,
         description=f"lakeFS garbage collection for repository {cfg.repository}"
-                    + (" (discovered)" if cfg.discovered else ""),
+        + (" (discovered)" if cfg.discovered else ""),
         doc_md=doc_md,
         schedule=cfg.schedule,
         start_date=START_DATE,
@@ -53,9 +53,11 @@ CONFIG_ERRORS_DAG_ID = "lakefs_gc_config_errors"
 def _raise_config_errors(path: str, errors: list[str]) -> None:
     from airflow.sdk.exceptions import AirflowFailException
 
-    raise AirflowFailException(f"{path}: {len(errors)} bad repository entr{'y' if len(errors) == 1 else 'ies'}, "
-                               "whose GC DAG is not built; fix the file (lakefs-gc config check FILE lists "
-                               "every problem):\n" + "\n".join(errors))
+    raise AirflowFailException(
+        f"{path}: {len(errors)} bad repository entr{'y' if len(errors) == 1 else 'ies'}, "
+        "whose GC DAG is not built; fix the file (lakefs-gc config check FILE lists "
+        "every problem):\n" + "\n".join(errors)
+    )
 
 
 def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
@@ -74,16 +76,22 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
         dag_id=CONFIG_ERRORS_DAG_ID,
         description=f"{n} bad entr{'y' if n == 1 else 'ies'} in {cfg.path}: " + "; ".join(lines)[:400],
         doc_md="### Bad entries in the lakeFS GC repositories file\n\nTheir GC DAGs are not built; every other "
-               "entry's DAG is. Fix them in `" + str(cfg.path) + "` (`lakefs-gc config check` lists the same):\n\n"
-               + "\n".join(f"- `{line}`" for line in lines),
+        "entry's DAG is. Fix them in `"
+        + str(cfg.path)
+        + "` (`lakefs-gc config check` lists the same):\n\n"
+        + "\n".join(f"- `{line}`" for line in lines),
         schedule=None,
         start_date=START_DATE,
         catchup=False,
         tags=["lakefs", "gc", "config-error"],
         default_args={"owner": "lakefs-gc"},
     ) as dag:
-        PythonOperator(task_id="report_config_errors", python_callable=_raise_config_errors,
-                       op_args=[str(cfg.path), lines], retries=0)
+        PythonOperator(
+            task_id="report_config_errors",
+            python_callable=_raise_config_errors,
+            op_args=[str(cfg.path), lines],
+            retries=0,
+        )
     return dag
 
 
@@ -97,7 +105,8 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
     if not cfgs:
         return None
     repos: dict[str, RepositoryConnections] = {
-        c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs}
+        c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs
+    }
     with DAG(
         dag_id=RESTORE_DAG_ID,
         description="Undo a lakeFS GC run: bring back what it deleted, where the store keeps it",
@@ -109,14 +118,25 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
         tags=["lakefs", "gc", "restore"],
         params={
             "repository": Param(sorted(repos)[0], type="string", enum=sorted(repos), title="Repository"),
-            "run_id": Param("", type="string", minLength=1, title="GC run to undo",
-                            description="Its mark id, or the GC DAG's run id (the GC page and `lakefs-gc report "
-                                        "NAMESPACE` list them)."),
-            "keys": Param(None, type=["null", "array"], items={"type": "string"}, title="Only these keys",
-                          description="Namespace-relative keys (data/...) or full URIs, one per line; empty: "
-                                      "everything the run deleted."),
-            "dry_run": Param(False, type="boolean", title="Dry run",
-                             description="Say what would be restored; change nothing."),
+            "run_id": Param(
+                "",
+                type="string",
+                minLength=1,
+                title="GC run to undo",
+                description="Its mark id, or the GC DAG's run id (the GC page and `lakefs-gc report "
+                "NAMESPACE` list them).",
+            ),
+            "keys": Param(
+                None,
+                type=["null", "array"],
+                items={"type": "string"},
+                title="Only these keys",
+                description="Namespace-relative keys (data/...) or full URIs, one per line; empty: "
+                "everything the run deleted.",
+            ),
+            "dry_run": Param(
+                False, type="boolean", title="Dry run", description="Say what would be restored; change nothing."
+            ),
         },
         default_args={"owner": "lakefs-gc"},
     ) as dag:

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
 
 
-def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | None = None,
-                    scheme: str | None = None) -> str:
+def lakefs_endpoint(
+    host: str | None, port: int | None = None, schema: str | None = None, scheme: str | None = None
+) -> str:
     """
     Return the lakeFS API base URL from a connection's fields, always ending in ``/api/v1``.
 
@@ -39,8 +40,9 @@ def lakefs_endpoint(host: str | None, port: int | None = None, schema: str | Non
     or a bare host name (then ``scheme`` (default http), ``port`` and ``schema`` (a path) are used).
     """
     if not host:
-        raise ValueError("the lakeFS connection has no host: set it to the lakeFS endpoint URL, "
-                         "e.g. http://127.0.0.1:8000")
+        raise ValueError(
+            "the lakeFS connection has no host: set it to the lakeFS endpoint URL, e.g. http://127.0.0.1:8000"
+        )
     if "://" in host:
         parts = urlsplit(host)
         netloc = parts.netloc
@@ -111,9 +113,11 @@ class LakeFSHook(BaseHook):
         conn = self._connection()
         kind = (conn.conn_type or "").lower()
         if kind not in self.read_conn_types:
-            raise ValueError(f"connection {self.lakefs_conn_id!r} has type {conn.conn_type!r}, not a lakeFS "
-                             f"connection: give it type 'lakefs_gc' (lakeFS (garbage collection) in the form), "
-                             f"'lakefs' or 'http'")
+            raise ValueError(
+                f"connection {self.lakefs_conn_id!r} has type {conn.conn_type!r}, not a lakeFS "
+                f"connection: give it type 'lakefs_gc' (lakeFS (garbage collection) in the form), "
+                f"'lakefs' or 'http'"
+            )
         extra = conn.extra_dejson or {}
         login, password, schema, scheme = conn.login, conn.password, conn.schema, extra.get("scheme")
         if kind in ("http", "https"):  # airflow-provider-lakefs's other shape; schema is the URL scheme there
@@ -121,8 +125,10 @@ class LakeFSHook(BaseHook):
                 login, password = extra["access_key_id"], extra["secret_access_key"]
             schema, scheme = None, scheme or conn.schema or kind
         if not login or not password:
-            raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
-                             "and password (secret access key)")
+            raise ValueError(
+                f"lakeFS connection {self.lakefs_conn_id!r} needs login (access key id) "
+                "and password (secret access key)"
+            )
         mask_secret(password)
         endpoint = lakefs_endpoint(conn.host, conn.port, schema, scheme)
         kwargs: dict[str, Any] = {}
@@ -131,8 +137,10 @@ class LakeFSHook(BaseHook):
                 try:
                     kwargs[key] = typ(extra[key])
                 except (TypeError, ValueError):
-                    raise ValueError(f"lakeFS connection {self.lakefs_conn_id!r}: extra {key!r} must be "
-                                     f"a {typ.__name__}, got {extra[key]!r}") from None
+                    raise ValueError(
+                        f"lakeFS connection {self.lakefs_conn_id!r}: extra {key!r} must be "
+                        f"a {typ.__name__}, got {extra[key]!r}"
+                    ) from None
         return endpoint, login, password, kwargs
 
     @property
@@ -167,8 +175,9 @@ class LakeFSHook(BaseHook):
             endpoint, access, secret, kwargs = self._settings()
             self._endpoint = endpoint
             self.log.info("lakeFS client for %s (connection %s)", endpoint, self.lakefs_conn_id)
-            self._client = LakeFSClient(endpoint, access, secret, connection=f"lakeFS connection "
-                                        f"{self.lakefs_conn_id!r}", **kwargs)
+            self._client = LakeFSClient(
+                endpoint, access, secret, connection=f"lakeFS connection {self.lakefs_conn_id!r}", **kwargs
+            )
         return self._client
 
     def test_connection(self) -> tuple[bool, str]:
@@ -195,13 +204,16 @@ class LakeFSHook(BaseHook):
             cause: BaseException = e
             if isinstance(e, LakeFSUnreachable) and e.__context__ is not None:
                 cause = e.__context__  # the client's one line is for tasks; the button names the cause itself
-            return False, (f"cannot reach lakeFS at {endpoint}: {_reason(cause)}. Check the lakeFS endpoint "
-                           f"(scheme, host, port) and that lakeFS is running and reachable from Airflow")
+            return False, (
+                f"cannot reach lakeFS at {endpoint}: {_reason(cause)}. Check the lakeFS endpoint "
+                f"(scheme, host, port) and that lakeFS is running and reachable from Airflow"
+            )
         finally:
             client.close()
         version = getattr(cfg.version_config, "version", None) or "(version not given)"
-        stores = [s.blockstore_type for s in (cfg.storage_config_list or []) if s is not None] or \
-            ([cfg.storage_config.blockstore_type] if cfg.storage_config is not None else [])
+        stores = [s.blockstore_type for s in (cfg.storage_config_list or []) if s is not None] or (
+            [cfg.storage_config.blockstore_type] if cfg.storage_config is not None else []
+        )
         message = f"lakeFS {version} at {endpoint} accepted the keys (blockstore: {', '.join(stores) or 'unknown'})"
         if "local" in stores and not self.local_blockstore_root():
             message += "; set Local blockstore root to collect its local:// repositories"
@@ -212,7 +224,10 @@ def _reason(exc: BaseException) -> str:
     """Return the cause of a failed request in one line (urllib3 wraps it: MaxRetryError(reason=...))."""
     cause = getattr(exc, "reason", None) or exc
     text = str(cause)
-    for sep in (">: ", "): "):  # "<...HTTPConnection object at 0x...>: Failed..." / "HTTPConnection(host=..): Failed..."
+    for sep in (
+        ">: ",
+        "): ",
+    ):  # "<...HTTPConnection object at 0x...>: Failed..." / "HTTPConnection(host=..): Failed..."
         if sep in text:
             text = text.split(sep, 1)[1]
             break
@@ -222,13 +237,17 @@ def _reason(exc: BaseException) -> str:
 def _api_failure(endpoint: str, exc: ApiException) -> str:
     """Return what lakeFS's answer to ``GET /config`` means for the connection."""
     if exc.status == 401:
-        return (f"lakeFS at {endpoint} refused the keys (HTTP 401): check Access key ID and Secret access key")
+        return f"lakeFS at {endpoint} refused the keys (HTTP 401): check Access key ID and Secret access key"
     if exc.status == 403:
-        return (f"lakeFS at {endpoint} accepted the keys but their user may not read the server config "
-                f"(HTTP 403): the GC needs fs:ReadConfig among its permissions (see the README)")
+        return (
+            f"lakeFS at {endpoint} accepted the keys but their user may not read the server config "
+            f"(HTTP 403): the GC needs fs:ReadConfig among its permissions (see the README)"
+        )
     if exc.status in (404, 405, 501):
-        return (f"{endpoint}/config answered HTTP {exc.status} {exc.reason or ''}: no lakeFS API at this address? "
-                f"Give the lakeFS server's URL, e.g. http://lakefs:8000 (/api/v1 is appended when missing)")
+        return (
+            f"{endpoint}/config answered HTTP {exc.status} {exc.reason or ''}: no lakeFS API at this address? "
+            f"Give the lakeFS server's URL, e.g. http://lakefs:8000 (/api/v1 is appended when missing)"
+        )
     return f"lakeFS at {endpoint} answered HTTP {exc.status} {exc.reason or ''} to GET /config".rstrip()
 
 
@@ -263,13 +282,17 @@ def storage_options(conn_id: str | None) -> StorageOptions | None:
         return None
     kind = kind_for_connection(conn.conn_type)
     if kind is None:
-        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
-                         f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://")
+        raise ValueError(
+            f"storage connection {conn_id!r} has type {conn.conn_type!r}: use an 'aws' connection for "
+            f"s3:// namespaces, 'wasb' for Azure Blob, 'google_cloud_platform' for gs://"
+        )
     try:
         return HOOK_OPTIONS[connection_type(conn.conn_type)](conn_id)
     except ImportError as e:
-        raise ValueError(f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
-                         f"installed ({e}): install lakefs-gc{f'[{kind.extra}]' if kind.extra else ''} on the Airflow workers") from None
+        raise ValueError(
+            f"storage connection {conn_id!r} has type {conn.conn_type!r}, but its provider is not "
+            f"installed ({e}): install lakefs-gc{f'[{kind.extra}]' if kind.extra else ''} on the Airflow workers"
+        ) from None
 
 
 def _aws_options(conn_id: str) -> S3Options:
@@ -283,15 +306,24 @@ def _aws_options(conn_id: str) -> S3Options:
     except Exception as e:
         import logging
 
-        logging.getLogger(__name__).warning("storage connection %r: no AWS credentials resolved (%s); the jobs use "
-                                            "boto3's default chain where they run", conn_id, type(e).__name__)
+        logging.getLogger(__name__).warning(
+            "storage connection %r: no AWS credentials resolved (%s); the jobs use "
+            "boto3's default chain where they run",
+            conn_id,
+            type(e).__name__,
+        )
         creds = None
     access, secret, token = (creds.access_key, creds.secret_key, creds.token) if creds is not None else (None,) * 3
     for value in (secret, token):
         if value:
             mask_secret(value)
-    return S3Options(endpoint_url=cfg.get_service_endpoint_url("s3"), region=region, access_key_id=access,
-                     secret_access_key=secret, session_token=token)
+    return S3Options(
+        endpoint_url=cfg.get_service_endpoint_url("s3"),
+        region=region,
+        access_key_id=access,
+        secret_access_key=secret,
+        session_token=token,
+    )
 
 
 AZURE_STORAGE_SCOPE = "https://storage.azure.com/.default"
@@ -308,11 +340,11 @@ def _wasb_options(conn_id: str) -> AzureOptions:
     cred = client.credential
     key = sas = token = None
     expires = 0
-    if getattr(cred, "account_key", None):          # connection string or shared access key
+    if getattr(cred, "account_key", None):  # connection string or shared access key
         key = cred.account_key
-    elif getattr(cred, "signature", None):          # AzureSasCredential
+    elif getattr(cred, "signature", None):  # AzureSasCredential
         sas = cred.signature
-    elif url.query:                                 # a SAS URL as the sas_token
+    elif url.query:  # a SAS URL as the sas_token
         sas = url.query
     elif cred is not None and hasattr(cred, "get_token"):  # service principal, managed or workload identity
         t = cred.get_token(AZURE_STORAGE_SCOPE)
@@ -320,8 +352,14 @@ def _wasb_options(conn_id: str) -> AzureOptions:
     for value in (key, sas, token):
         if value:
             mask_secret(value)
-    return AzureOptions(account_url=account_url, account_name=client.account_name or "", account_key=key,
-                        sas_token=sas, access_token=token, access_token_expires_on=expires)
+    return AzureOptions(
+        account_url=account_url,
+        account_name=client.account_name or "",
+        account_key=key,
+        sas_token=sas,
+        access_token=token,
+        access_token_expires_on=expires,
+    )
 
 
 def _gcs_options(conn_id: str) -> GCSOptions:
@@ -345,17 +383,23 @@ def _gcs_options(conn_id: str) -> GCSOptions:
 # (lakefs_gc.storage.NAMESPACE_KINDS, the one list of them), how that type's official provider's hook
 # becomes the kind's settings. Checked at import against the records: a kind without its functions fails here.
 HOOK_OPTIONS: dict[str, Callable[[str], StorageOptions]] = {
-    "aws": _aws_options, "s3": _aws_options,
+    "aws": _aws_options,
+    "s3": _aws_options,
     "wasb": _wasb_options,
-    "google_cloud_platform": _gcs_options, "gcpcloudstorage": _gcs_options, "gcs": _gcs_options}
+    "google_cloud_platform": _gcs_options,
+    "gcpcloudstorage": _gcs_options,
+    "gcs": _gcs_options,
+}
 
 
 def _check_hook_options() -> None:
     """Raise unless :data:`HOOK_OPTIONS` has a function for exactly the connection types the namespace kinds name."""
     named = {t for kind in NAMESPACE_KINDS.values() for t in kind.connection_types}
     if set(HOOK_OPTIONS) != named:
-        raise RuntimeError(f"lakefs_gc_airflow.hooks.HOOK_OPTIONS serves the connection types {sorted(HOOK_OPTIONS)}, "
-                           f"the namespace kinds name {sorted(named)}: give each kind's types their function")
+        raise RuntimeError(
+            f"lakefs_gc_airflow.hooks.HOOK_OPTIONS serves the connection types {sorted(HOOK_OPTIONS)}, "
+            f"the namespace kinds name {sorted(named)}: give each kind's types their function"
+        )
 
 
 _check_hook_options()

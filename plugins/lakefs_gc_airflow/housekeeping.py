@@ -56,16 +56,21 @@ class RestoreOperator(BaseOperator):
         run = str(params.get("run_id") or "").strip()
         conns = None if repository is None else self.repositories.get(repository)
         if repository is None or conns is None:
-            raise AirflowFailException(f"repository {repository!r} is not in the GC config: choose one of "
-                                       f"{', '.join(sorted(self.repositories))}")
+            raise AirflowFailException(
+                f"repository {repository!r} is not in the GC config: choose one of "
+                f"{', '.join(sorted(self.repositories))}"
+            )
         if not run:
-            raise AirflowFailException("give run_id: the mark id or the GC DAG's run id of the run to undo "
-                                       "(the GC page and `lakefs-gc report NAMESPACE` list them)")
+            raise AirflowFailException(
+                "give run_id: the mark id or the GC DAG's run id of the run to undo "
+                "(the GC page and `lakefs-gc report NAMESPACE` list them)"
+            )
         keys = [k for k in (params.get("keys") or []) if str(k).strip()] or None
         try:
             namespace, storage = repository_storage(repository, conns["lakefs_conn_id"], conns["storage_conn_id"])
-            report = restore_run(storage, run, keys=keys, dry_run=bool(params.get("dry_run")),
-                                 restore_id=context["run_id"])
+            report = restore_run(
+                storage, run, keys=keys, dry_run=bool(params.get("dry_run")), restore_id=context["run_id"]
+            )
         except LakeFSGCError as e:
             raise AirflowFailException(f"{e}; nothing was restored") from e
         for key, outcome, detail in report.rows[:1000]:
@@ -73,18 +78,28 @@ class RestoreOperator(BaseOperator):
         if len(report.rows) > 1000:
             self.log.info("(%d more in the report)", len(report.rows) - 1000)
         counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
-        self.log.info("%srestore of %s (mark %s) on %s: %s; report %s", "dry run: " if report.dry_run else "",
-                      run, report.mark_id, namespace, counts, report.report_uri)
+        self.log.info(
+            "%srestore of %s (mark %s) on %s: %s; report %s",
+            "dry run: " if report.dry_run else "",
+            run,
+            report.mark_id,
+            namespace,
+            counts,
+            report.report_uri,
+        )
         not_done = sum(n for o, n in report.counts.items() if o not in (RESTORED, WOULD_RESTORE, PRESENT))
         if not_done:
-            raise AirflowFailException(f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); "
-                                       f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
-                                       f"outcomes.parquet")
+            raise AirflowFailException(
+                f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); "
+                f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
+                f"outcomes.parquet"
+            )
         return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}
 
 
 # ----------------------------------------------------------------------------------------------
 # A fleet: the discovery refresh (the DAG lakefs_gc_discover's one task)
+
 
 class DiscoverRepositoriesOperator(BaseOperator):
     """
@@ -135,15 +150,27 @@ class DiscoverRepositoriesOperator(BaseOperator):
                 _, storage = repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
                 n = newest_listed(storage)
             except Exception as e:  # a priority is never worth a failed refresh
-                self.log.warning("%s: the newest run's size cannot be read (%s); its priority stays", repo.repository, e)
+                self.log.warning(
+                    "%s: the newest run's size cannot be read (%s); its priority stays", repo.repository, e
+                )
                 continue
             if n is not None:
                 sizes[(repo.lakefs_conn_id, repo.repository)] = n
         record_sizes(discovery, sizes)
         matched = sorted(r.repository for r in cfg.repositories if r.discovered)
-        self.log.info("%d repositor%s matched: %s; recorded in %s", len(matched), "y" if len(matched) == 1 else "ies",
-                      ", ".join(matched) or "none", discovery.state_file)
+        self.log.info(
+            "%d repositor%s matched: %s; recorded in %s",
+            len(matched),
+            "y" if len(matched) == 1 else "ies",
+            ", ".join(matched) or "none",
+            discovery.state_file,
+        )
         for line in cfg.entry_problems:
             self.log.warning("bad entry (its DAG is not built): %s", line)
-        return {"matched": matched, "removed": [r.repository for r in cfg.removed], "changes": changes,
-                "state_file": str(discovery.state_file), "refreshed_at": found.refreshed_at}
+        return {
+            "matched": matched,
+            "removed": [r.repository for r in cfg.removed],
+            "changes": changes,
+            "state_file": str(discovery.state_file),
+            "refreshed_at": found.refreshed_at,
+        }

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.config import NotifierSpec
 
+
 def _target_class(spec: NotifierSpec) -> type:
     """Return the notifier class ``spec`` names; ImportError naming the package when its provider is not installed."""
     if spec.kind == "class":
@@ -38,8 +39,10 @@ def _target_class(spec: NotifierSpec) -> type:
     try:
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as e:
-        raise ImportError(f"lakeFS GC notify: {spec.kind} notifier {module}.{name} cannot be imported ({e}); "
-                          f"install {package} into every Airflow component") from e
+        raise ImportError(
+            f"lakeFS GC notify: {spec.kind} notifier {module}.{name} cannot be imported ({e}); "
+            f"install {package} into every Airflow component"
+        ) from e
     if not (isinstance(cls, type) and issubclass(cls, BaseNotifier)) and not callable(cls):
         raise ImportError(f"lakeFS GC notify: {module}.{name} is not a notifier")
     return cls
@@ -80,8 +83,7 @@ class GCRunNotifier(BaseNotifier):
         if self.when == "on_failure":
             reason = one_line(context.get("exception")) or "the task failed (its log says why)"
             subject = f"lakeFS GC {self.repository}: run {run_id} failed at {task}: {reason}"[:250]
-            text = (f"lakeFS GC of repository {self.repository}, run {run_id}: task {task} failed.\n"
-                    f"Reason: {reason}\n")
+            text = f"lakeFS GC of repository {self.repository}, run {run_id}: task {task} failed.\nReason: {reason}\n"
         else:
             xcom = ti.xcom_pull(task_ids=task) if ti is not None else None
             summary = (xcom or {}).get("summary", "") if isinstance(xcom, dict) else ""
@@ -93,15 +95,20 @@ class GCRunNotifier(BaseNotifier):
         subject, text = self.message(context)
         options: dict[str, Any] = dict(self.spec.options)
         if self.spec.kind == "smtp":
-            target = self.target_class(to=list(options["to"]), from_email=options.get("from_email"),
-                                       smtp_conn_id=options.get("smtp_conn_id"),
-                                       subject=options.get("subject") or subject,
-                                       html_content="<pre>" + html.escape(text) + "</pre>")
+            target = self.target_class(
+                to=list(options["to"]),
+                from_email=options.get("from_email"),
+                smtp_conn_id=options.get("smtp_conn_id"),
+                subject=options.get("subject") or subject,
+                html_content="<pre>" + html.escape(text) + "</pre>",
+            )
         elif self.spec.kind == "slack":
-            target = self.target_class(text=f"*{subject}*\n{text}", channel=options["channel"],
-                                       **({"slack_conn_id": options["slack_conn_id"]}
-                                          if options.get("slack_conn_id") else {}),
-                                       **({"username": options["username"]} if options.get("username") else {}))
+            target = self.target_class(
+                text=f"*{subject}*\n{text}",
+                channel=options["channel"],
+                **({"slack_conn_id": options["slack_conn_id"]} if options.get("slack_conn_id") else {}),
+                **({"username": options["username"]} if options.get("username") else {}),
+            )
         else:
             target = self.target_class(**dict(options.get("args") or {}))
             for name, value in (("subject", subject), ("text", text), ("message", text)):

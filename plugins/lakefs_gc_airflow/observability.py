@@ -63,14 +63,18 @@ def emit_metrics(repository: str, figures: dict[str, float]) -> list[str]:
 
 def marked_asset(repository: str) -> Asset:
     """Return the Asset a run of ``repository`` updates when it marked (its candidates are listed)."""
-    return Asset(name=f"lakefs_gc/{repository}/marked", uri=f"lakefs://{repository}/_lakefs/retention/gc/marked",
-                 group="lakefs-gc")
+    return Asset(
+        name=f"lakefs_gc/{repository}/marked",
+        uri=f"lakefs://{repository}/_lakefs/retention/gc/marked",
+        group="lakefs-gc",
+    )
 
 
 def swept_asset(repository: str) -> Asset:
     """Return the Asset a run of ``repository`` updates when it swept (deleted its candidates)."""
-    return Asset(name=f"lakefs_gc/{repository}/swept", uri=f"lakefs://{repository}/_lakefs/retention/gc/swept",
-                 group="lakefs-gc")
+    return Asset(
+        name=f"lakefs_gc/{repository}/swept", uri=f"lakefs://{repository}/_lakefs/retention/gc/swept", group="lakefs-gc"
+    )
 
 
 def events_alias(repository: str) -> AssetAlias:
@@ -78,19 +82,27 @@ def events_alias(repository: str) -> AssetAlias:
     return AssetAlias(name=f"lakefs_gc/{repository}/events", group="lakefs-gc")
 
 
-def emit_asset_events(context: Context, repository: str, summary: RunSummary,
-                      figures: dict[str, float]) -> list[str]:
+def emit_asset_events(context: Context, repository: str, summary: RunSummary, figures: dict[str, float]) -> list[str]:
     """Add this run's events (marked, swept) to the alias; return the assets' names."""
     events = context["outlet_events"][events_alias(repository)]
-    extra: dict[str, Any] = {"repository": repository, "run_id": summary.run_id, "mode": summary.mode,
-                             "dry_run": bool(summary.dry_run), "storage_namespace": summary.storage_namespace,
-                             **{k: v for k, v in figures.items() if not k.startswith(("seconds.", "space_bytes."))}}
+    extra: dict[str, Any] = {
+        "repository": repository,
+        "run_id": summary.run_id,
+        "mode": summary.mode,
+        "dry_run": bool(summary.dry_run),
+        "storage_namespace": summary.storage_namespace,
+        **{k: v for k, v in figures.items() if not k.startswith(("seconds.", "space_bytes."))},
+    }
     out = []
     if summary.mode != "sweep_only":
         events.add(marked_asset(repository), extra=extra)
         out.append(marked_asset(repository).name)
-    swept = summary.mode != "mark_only" and not summary.dry_run and summary.deleted is not None \
+    swept = (
+        summary.mode != "mark_only"
+        and not summary.dry_run
+        and summary.deleted is not None
         and not summary.delete_skipped
+    )
     if swept:
         events.add(swept_asset(repository), extra=extra)
         out.append(swept_asset(repository).name)

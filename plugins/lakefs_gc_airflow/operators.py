@@ -58,6 +58,7 @@ def _fail(exc: Exception) -> AirflowFailException:
 # ----------------------------------------------------------------------------------------------
 # Python steps
 
+
 def run_clock_start(context: Context) -> datetime:
     """
     When the run's clock starts: the DAG run's start, not this task's.
@@ -100,10 +101,18 @@ class PrepareRunOperator(BaseOperator):
     template_fields: Sequence[str] = ("repository", "lakefs_conn_id", "storage_conn_id", "work_dir")
     ui_color = "#d7ecff"
 
-    def __init__(self, *, repository: str, lakefs_conn_id: str = LakeFSHook.default_conn_name,
-                 storage_conn_id: str | None = "aws_default", work_dir: str | None = None,
-                 parallelism: int | None = None, schedule_interval_seconds: int = 0,
-                 clean_run_every: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        repository: str,
+        lakefs_conn_id: str = LakeFSHook.default_conn_name,
+        storage_conn_id: str | None = "aws_default",
+        work_dir: str | None = None,
+        parallelism: int | None = None,
+        schedule_interval_seconds: int = 0,
+        clean_run_every: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.repository = repository
         self.clean_run_every = clean_run_every  # {"runs": N, "days": D} (lakefs_gc.gc.flow.CleanRunEvery)
@@ -122,20 +131,38 @@ class PrepareRunOperator(BaseOperator):
         run_type = str(getattr(context.get("dag_run"), "run_type", "manual") or "manual")
         hook = LakeFSHook(lakefs_conn_id=self.lakefs_conn_id)
         try:
-            settings = contract.settings_from_params(context.get("params") or {}, run_type=run_type,
-                                                     schedule_interval_seconds=self.schedule_interval_seconds)
-            ctx = prepare_run(hook.get_conn(), self.repository, settings, now=run_clock_start(context),
-                              airflow_run_id=context["run_id"], work_dir=resolve_work_dir(self.work_dir),
-                              storage_options=storage_options(self.storage_conn_id),
-                              local_root=hook.local_blockstore_root(),
-                              parallelism=self.parallelism, storage_conn_id=self.storage_conn_id,
-                              lakefs_conn_id=self.lakefs_conn_id, lakefs_retries=hook.retries(),
-                              clean_run_every=CleanRunEvery(**(self.clean_run_every or {})))
+            settings = contract.settings_from_params(
+                context.get("params") or {}, run_type=run_type, schedule_interval_seconds=self.schedule_interval_seconds
+            )
+            ctx = prepare_run(
+                hook.get_conn(),
+                self.repository,
+                settings,
+                now=run_clock_start(context),
+                airflow_run_id=context["run_id"],
+                work_dir=resolve_work_dir(self.work_dir),
+                storage_options=storage_options(self.storage_conn_id),
+                local_root=hook.local_blockstore_root(),
+                parallelism=self.parallelism,
+                storage_conn_id=self.storage_conn_id,
+                lakefs_conn_id=self.lakefs_conn_id,
+                lakefs_retries=hook.retries(),
+                clean_run_every=CleanRunEvery(**(self.clean_run_every or {})),
+            )
         except LakeFSGCError as e:
             raise _fail(e) from (None if isinstance(e, Unreachable) else e)
-        self.log.info("run %s on %s (%s): mode %s, flow %s (%s), start %s, cutoff %s, work dir %s",
-                      ctx.airflow_run_id, ctx.repository, ctx.storage.namespace, ctx.mode, ctx.flow, ctx.flow_reason,
-                      ctx.start_time, ctx.cutoff_time, ctx.work_dir)
+        self.log.info(
+            "run %s on %s (%s): mode %s, flow %s (%s), start %s, cutoff %s, work dir %s",
+            ctx.airflow_run_id,
+            ctx.repository,
+            ctx.storage.namespace,
+            ctx.mode,
+            ctx.flow,
+            ctx.flow_reason,
+            ctx.start_time,
+            ctx.cutoff_time,
+            ctx.work_dir,
+        )
         return contract.to_wire(ctx)
 
 
@@ -156,8 +183,13 @@ class MarkUncommittedOperator(BaseOperator):
     template_fields: Sequence[str] = ("lakefs_conn_id", "storage_conn_id")
     ui_color = "#d7ecff"
 
-    def __init__(self, *, lakefs_conn_id: str = LakeFSHook.default_conn_name,
-                 storage_conn_id: str | None = "aws_default", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        lakefs_conn_id: str = LakeFSHook.default_conn_name,
+        storage_conn_id: str | None = "aws_default",
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
@@ -172,21 +204,35 @@ class MarkUncommittedOperator(BaseOperator):
             self.log.info("%s: no new mark; sweeping mark %s", ctx.mode, ctx.sweep_mark and ctx.sweep_mark.mark_id)
             return None
         try:
-            result = mark_uncommitted(LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn(), ctx,
-                                      namespace_storage(ctx, self.storage_conn_id))
+            result = mark_uncommitted(
+                LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn(),
+                ctx,
+                namespace_storage(ctx, self.storage_conn_id),
+            )
         except LakeFSGCError as e:
             raise _fail(e) from (None if isinstance(e, Unreachable) else e)
         if result.staged_check == "candidates":
-            self.log.info("uncommitted mark %s: %d location(s) over %d page(s); branch HEADs recorded for the staged "
-                          "check on the candidates (compute_candidates), %d moved during the mark and were listed: "
-                          "%d live staged address(es) lakeFS's mark lacked (kept)", result.run_id,
-                          len(result.locations), result.pages, result.branches_moved,
-                          result.staged_addresses_lakefs_omitted)
+            self.log.info(
+                "uncommitted mark %s: %d location(s) over %d page(s); branch HEADs recorded for the staged "
+                "check on the candidates (compute_candidates), %d moved during the mark and were listed: "
+                "%d live staged address(es) lakeFS's mark lacked (kept)",
+                result.run_id,
+                len(result.locations),
+                result.pages,
+                result.branches_moved,
+                result.staged_addresses_lakefs_omitted,
+            )
         else:
-            self.log.info("uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
-                          "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
-                          result.run_id, len(result.locations), result.pages, result.staged_entries_checked,
-                          result.staged_branches, result.staged_addresses_lakefs_omitted)
+            self.log.info(
+                "uncommitted mark %s: %d location(s) over %d page(s); %d staged entr(ies) on %d branch(es) "
+                "checked through the API, %d live staged address(es) lakeFS's mark lacked (kept)",
+                result.run_id,
+                len(result.locations),
+                result.pages,
+                result.staged_entries_checked,
+                result.staged_branches,
+                result.staged_addresses_lakefs_omitted,
+            )
         return contract.to_wire(result)
 
 
@@ -252,7 +298,9 @@ class SaveReportOperator(BaseOperator):
         figures = run_figures(summary)
         try:
             names = observability.emit_metrics(repository, figures)
-            self.log.info("metrics: %d figures sent as %s.*", len(names), observability.metric_name(repository, "")[:-1])
+            self.log.info(
+                "metrics: %d figures sent as %s.*", len(names), observability.metric_name(repository, "")[:-1]
+            )
         except Exception as e:  # metrics are never worth a failed run
             self.log.warning("metrics of %s not sent: %s", repository, e)
         if observability.events_alias(repository) in self.outlets:

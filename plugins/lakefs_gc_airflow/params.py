@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from lakefs_gc.config import RepoConfig
 
 
-def _number(default: float, kind: str, name: str, title: str, description: str = "",
-           minimum: float | None = None) -> Param:
+def _number(
+    default: float, kind: str, name: str, title: str, description: str = "", minimum: float | None = None
+) -> Param:
     """
     Return a numeric Param whose range Airflow checks when the run is created.
 
@@ -40,83 +41,162 @@ def _number(default: float, kind: str, name: str, title: str, description: str =
     lo = lo if minimum is None else minimum
     bound = {"minimum": lo} if hi is None else {"minimum": lo, "maximum": hi}
     allowed = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
-    return Param(default, type=kind, title=title, allOf=[bound],
-                 description=f"{description} Allowed: {allowed}; anything else is refused.".lstrip())
+    return Param(
+        default,
+        type=kind,
+        title=title,
+        allOf=[bound],
+        description=f"{description} Allowed: {allowed}; anything else is refused.".lstrip(),
+    )
 
 
 def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Param]:
     sw, d = cfg.sweep, RunSettings
     params = {
-        "mode": Param(cfg.mode, type="string", enum=list(MODES), title="Run mode",
-                      description="mark_and_sweep: mark, then delete; mark_only: only write the report; "
-                                  "sweep_only: delete what the earlier mark `mark_id` listed."),
-        "flow": Param(cfg.flow, type="string", enum=list(FLOWS), title="Flow",
-                      description="clean: list every slice and read every retained commit; incremental: only what "
-                                  "changed since an earlier run (its new slices, new commits, and what it left "
-                                  "staged or held back); auto: incremental when an earlier run can be its base, "
-                                  "clean when none can or clean_run_every is reached. The report says which ran "
-                                  "and why."),
-        "staged_check": Param(d.staged_check, type="string", enum=list(STAGED_CHECKS), title="Staged-entry check",
-                              description="How live staged entries lakeFS's uncommitted mark lacks are found. "
-                                          "candidates: ask lakeFS only about the candidates that could be one "
-                                          "(same size and checksum as a committed entry; on local storage also "
-                                          "each branch's changes); full: list every branch against its HEAD "
-                                          "commit (two listings per branch, as long as the repository). Both keep "
-                                          "the same objects; the report counts what the check asked and kept."),
-        "mark_id": Param(None, type=["null", "string"], title="Mark id (sweep_only)",
-                         description="Run id of an earlier successful mark (its folder under "
-                                     "_lakefs/retention/gc/unified/). Required by mode sweep_only; leave it "
-                                     "empty for the other modes."),
-        "dry_run": Param(False, type="boolean", title="Dry run",
-                         description="Follow the real code path with a no-op deleter; report what would go."),
-        "min_age_seconds": _number(cfg.min_age_seconds, "integer", "min_age_seconds", "Minimum object age (s)",
-                                  "Objects younger than max(this, lakeFS grace period) are kept."),
-        "unsafe_min_age_override": Param(False, type="boolean", title="Unsafe minimum-age override",
-                                         description="Allow a minimum age below lakeFS's grace period "
-                                                     "(tests and emergencies only; recorded in the report)."),
-        "confirm_after_seconds": _number(sw.confirm_after_seconds if sw.confirm_after_seconds is not None else AUTO,
-                                        "integer", "confirm_after_seconds", "Delayed confirmation (s)",
-                                        "Delete only what an earlier successful mark at least this old also "
-                                        f"found. {AUTO}: one schedule interval ({schedule_interval_seconds}s) for "
-                                        "scheduled and backfill runs, 0 for manual.", minimum=AUTO),
-        "max_delete_share": _number(sw.max_delete_share, "number", "max_delete_share",
-                                   "Blast-radius guard: max share",
-                                   "Refuse a sweep deleting more than this share of listed objects (1: no guard)."),
-        "max_delete_count": _number(sw.max_delete_count, "integer", "max_delete_count",
-                                   "Blast-radius guard: max count",
-                                   "Refuse a sweep deleting more than this many objects."),
-        "mark_max_age_seconds": _number(sw.mark_max_age_seconds, "integer", "mark_max_age_seconds",
-                                       "Max mark age for sweep_only (s)"),
-        "delete_rate": _number(sw.rate, "number", "delete_rate", "Deletes per second (0: no limit)",
-                              "Global rate, split across the delete tasks (S3 allows ~3,500/s per prefix)."),
-        "delete_concurrency": _number(sw.concurrency or cfg.spark.parallelism or d.delete_concurrency, "integer",
-                                     "delete_concurrency", "Delete tasks at once"),
+        "mode": Param(
+            cfg.mode,
+            type="string",
+            enum=list(MODES),
+            title="Run mode",
+            description="mark_and_sweep: mark, then delete; mark_only: only write the report; "
+            "sweep_only: delete what the earlier mark `mark_id` listed.",
+        ),
+        "flow": Param(
+            cfg.flow,
+            type="string",
+            enum=list(FLOWS),
+            title="Flow",
+            description="clean: list every slice and read every retained commit; incremental: only what "
+            "changed since an earlier run (its new slices, new commits, and what it left "
+            "staged or held back); auto: incremental when an earlier run can be its base, "
+            "clean when none can or clean_run_every is reached. The report says which ran "
+            "and why.",
+        ),
+        "staged_check": Param(
+            d.staged_check,
+            type="string",
+            enum=list(STAGED_CHECKS),
+            title="Staged-entry check",
+            description="How live staged entries lakeFS's uncommitted mark lacks are found. "
+            "candidates: ask lakeFS only about the candidates that could be one "
+            "(same size and checksum as a committed entry; on local storage also "
+            "each branch's changes); full: list every branch against its HEAD "
+            "commit (two listings per branch, as long as the repository). Both keep "
+            "the same objects; the report counts what the check asked and kept.",
+        ),
+        "mark_id": Param(
+            None,
+            type=["null", "string"],
+            title="Mark id (sweep_only)",
+            description="Run id of an earlier successful mark (its folder under "
+            "_lakefs/retention/gc/unified/). Required by mode sweep_only; leave it "
+            "empty for the other modes.",
+        ),
+        "dry_run": Param(
+            False,
+            type="boolean",
+            title="Dry run",
+            description="Follow the real code path with a no-op deleter; report what would go.",
+        ),
+        "min_age_seconds": _number(
+            cfg.min_age_seconds,
+            "integer",
+            "min_age_seconds",
+            "Minimum object age (s)",
+            "Objects younger than max(this, lakeFS grace period) are kept.",
+        ),
+        "unsafe_min_age_override": Param(
+            False,
+            type="boolean",
+            title="Unsafe minimum-age override",
+            description="Allow a minimum age below lakeFS's grace period "
+            "(tests and emergencies only; recorded in the report).",
+        ),
+        "confirm_after_seconds": _number(
+            sw.confirm_after_seconds if sw.confirm_after_seconds is not None else AUTO,
+            "integer",
+            "confirm_after_seconds",
+            "Delayed confirmation (s)",
+            "Delete only what an earlier successful mark at least this old also "
+            f"found. {AUTO}: one schedule interval ({schedule_interval_seconds}s) for "
+            "scheduled and backfill runs, 0 for manual.",
+            minimum=AUTO,
+        ),
+        "max_delete_share": _number(
+            sw.max_delete_share,
+            "number",
+            "max_delete_share",
+            "Blast-radius guard: max share",
+            "Refuse a sweep deleting more than this share of listed objects (1: no guard).",
+        ),
+        "max_delete_count": _number(
+            sw.max_delete_count,
+            "integer",
+            "max_delete_count",
+            "Blast-radius guard: max count",
+            "Refuse a sweep deleting more than this many objects.",
+        ),
+        "mark_max_age_seconds": _number(
+            sw.mark_max_age_seconds, "integer", "mark_max_age_seconds", "Max mark age for sweep_only (s)"
+        ),
+        "delete_rate": _number(
+            sw.rate,
+            "number",
+            "delete_rate",
+            "Deletes per second (0: no limit)",
+            "Global rate, split across the delete tasks (S3 allows ~3,500/s per prefix).",
+        ),
+        "delete_concurrency": _number(
+            sw.concurrency or cfg.spark.parallelism or d.delete_concurrency,
+            "integer",
+            "delete_concurrency",
+            "Delete tasks at once",
+        ),
         "delete_batch_size": _number(sw.batch_size, "integer", "delete_batch_size", "Keys per DeleteObjects request"),
-        "delete_max_attempts": _number(d.delete_max_attempts, "integer", "delete_max_attempts",
-                                      "Delete attempts per key",
-                                      "Retries of throttled or failed deletes, with backoff; keys still failing "
-                                      "become dead letters."),
-        "quarantine_days": _number(sw.quarantine_days, "integer", "quarantine_days",
-                                  "Quarantine days (local:// only)",
-                                  "Move swept files into the sweep's quarantine folder under _lakefs/ for this "
-                                  "many days instead of deleting them (lakefs-gc restore brings them back); "
-                                  "0: delete. S3, Azure and GCS keep deleted objects themselves (versioning, "
-                                  "soft delete)."),
-        "attribute_space": Param(cfg.space.enabled, type="boolean", title="Where the bytes go",
-                                 description="A clean run attributes every listed object to what holds it (branch "
-                                             "HEADs, retention windows, staging, tags; unreferenced) in space.json "
-                                             "beside its summary (lakefs-gc report --space, the GC page). A report "
-                                             "only: it never changes what is deleted."),
-        "stale_branch_days": _number(cfg.space.stale_branch_days, "integer", "stale_branch_days",
-                                     "Stale branch after (days)",
-                                     "The attribution lists the branches whose HEAD commit is older than this, "
-                                     "with the bytes they alone hold."),
-        "prepare_commits_timeout_seconds": _number(d.prepare_commits_timeout_seconds, "integer",
-                                                  "prepare_commits_timeout_seconds",
-                                                  "lakeFS commit preparation timeout (s)"),
+        "delete_max_attempts": _number(
+            d.delete_max_attempts,
+            "integer",
+            "delete_max_attempts",
+            "Delete attempts per key",
+            "Retries of throttled or failed deletes, with backoff; keys still failing become dead letters.",
+        ),
+        "quarantine_days": _number(
+            sw.quarantine_days,
+            "integer",
+            "quarantine_days",
+            "Quarantine days (local:// only)",
+            "Move swept files into the sweep's quarantine folder under _lakefs/ for this "
+            "many days instead of deleting them (lakefs-gc restore brings them back); "
+            "0: delete. S3, Azure and GCS keep deleted objects themselves (versioning, "
+            "soft delete).",
+        ),
+        "attribute_space": Param(
+            cfg.space.enabled,
+            type="boolean",
+            title="Where the bytes go",
+            description="A clean run attributes every listed object to what holds it (branch "
+            "HEADs, retention windows, staging, tags; unreferenced) in space.json "
+            "beside its summary (lakefs-gc report --space, the GC page). A report "
+            "only: it never changes what is deleted.",
+        ),
+        "stale_branch_days": _number(
+            cfg.space.stale_branch_days,
+            "integer",
+            "stale_branch_days",
+            "Stale branch after (days)",
+            "The attribution lists the branches whose HEAD commit is older than this, with the bytes they alone hold.",
+        ),
+        "prepare_commits_timeout_seconds": _number(
+            d.prepare_commits_timeout_seconds,
+            "integer",
+            "prepare_commits_timeout_seconds",
+            "lakeFS commit preparation timeout (s)",
+        ),
     }
     if set(params) != set(PARAM_NAMES):
         names, fields = set(params), set(PARAM_NAMES)
-        raise RuntimeError(f"every RunSettings field is a Param: no Param for {sorted(fields - names)}, "
-                           f"no field for {sorted(names - fields)}")
+        raise RuntimeError(
+            f"every RunSettings field is a Param: no Param for {sorted(fields - names)}, "
+            f"no field for {sorted(names - fields)}"
+        )
     return params

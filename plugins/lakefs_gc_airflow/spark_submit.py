@@ -88,15 +88,31 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     :param kwargs: the arguments of ``SparkSubmitOperator`` (``conf``, ``application_args``...).
     """
 
-    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "step", "lakefs_conn_id",
-                                      "storage_conn_id", "pyspark_python")
+    template_fields: Sequence[str] = (
+        *SparkSubmitOperator.template_fields,
+        "step",
+        "lakefs_conn_id",
+        "storage_conn_id",
+        "pyspark_python",
+    )
     ui_color = "#fde9c8"
     secrets_file: Path | None = None  # from prepare_submit until the job is over
 
-    def __init__(self, *, step: str, jobs_dir: str | None = None, lakefs_conn_id: str = LakeFSHook.default_conn_name,
-                 storage_conn_id: str | None = "aws_default", pyspark_python: str | None = None,
-                 conn_id: str = "spark_default", deploy_mode: str | None = None, spark_binary: str | None = None,
-                 fast_start: bool = True, in_process_max_keys: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        step: str,
+        jobs_dir: str | None = None,
+        lakefs_conn_id: str = LakeFSHook.default_conn_name,
+        storage_conn_id: str | None = "aws_default",
+        pyspark_python: str | None = None,
+        conn_id: str = "spark_default",
+        deploy_mode: str | None = None,
+        spark_binary: str | None = None,
+        fast_start: bool = True,
+        in_process_max_keys: int = 0,
+        **kwargs: Any,
+    ) -> None:
         from lakefs_gc.spark.bundle import JOB, job_args, job_path
 
         kwargs.setdefault("application", str(Path(jobs_dir) / JOB) if jobs_dir else str(job_path()))
@@ -133,7 +149,8 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
             raise AirflowFailException(
                 f"Spark connection {self.spark_conn_id!r} is not defined (without it spark-submit would "
                 f"default to YARN). Define it, e.g. AIRFLOW_CONN_{self.spark_conn_id.upper()}="
-                '\'{"conn_type": "spark", "host": "local[*]"}\'') from None
+                '\'{"conn_type": "spark", "host": "local[*]"}\''
+            ) from None
         self._refuse_cluster_mode(conn)
         secrets = self._job_secrets(inputs.context)
         input_path = self._write_input(inputs)
@@ -141,8 +158,15 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         result_path.unlink(missing_ok=True)  # a retry must not read a previous attempt's result
         self.remove_secrets()
         self.secrets_file = write_secrets(secrets)
-        self.application_args = [*self._base_args, "--input", str(input_path), "--result", str(result_path),
-                                 "--secrets", str(self.secrets_file)]
+        self.application_args = [
+            *self._base_args,
+            "--input",
+            str(input_path),
+            "--result",
+            str(result_path),
+            "--secrets",
+            str(self.secrets_file),
+        ]
         self.env_vars = {**(self.env_vars or {}), **self._runtime_env()}
         # Spark at WARN from the SparkContext's start (our own lines stay at INFO); the entry's
         # spark.conf may set another level
@@ -150,8 +174,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if self.fast_start:  # the driver JVM's start-up: C1 only, Spark's classes from an archive
             from lakefs_gc.spark.jvm import driver_java_options, with_driver_options
 
-            self.conf = with_driver_options(self.conf, driver_java_options(
-                self.spark_binary, self.pyspark_python or sys.executable))
+            self.conf = with_driver_options(
+                self.conf, driver_java_options(self.spark_binary, self.pyspark_python or sys.executable)
+            )
         if not self.py_files:
             from lakefs_gc.spark.bundle import py_files
 
@@ -189,8 +214,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         try:
             raw = contract.read_json(result_path)
         except FileNotFoundError:
-            raise AirflowException(f"{self.step}: spark-submit succeeded but the job wrote no result "
-                                   f"file {result_path}") from None
+            raise AirflowException(
+                f"{self.step}: spark-submit succeeded but the job wrote no result file {result_path}"
+            ) from None
         try:
             failure = contract.read_failure(raw)
             if failure is not None:
@@ -224,12 +250,18 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         except Exception as exc:
             raise self._failure_exception(contract.failure_of(exc)) from exc
         if result is None:
-            self.log.info("%s: %s (in_process_max_keys): run by spark-submit", self.step,
-                          IN_PROCESS_STEPS[self.step].format(n=self.in_process_max_keys))
+            self.log.info(
+                "%s: %s (in_process_max_keys): run by spark-submit",
+                self.step,
+                IN_PROCESS_STEPS[self.step].format(n=self.in_process_max_keys),
+            )
             return None
         result = dataclasses.replace(result, seconds=round(time.monotonic() - t0, 3))
-        self.log.info("%s: run in this task's process, without Spark (at most %d key(s): in_process_max_keys)",
-                      self.step, self.in_process_max_keys)
+        self.log.info(
+            "%s: run in this task's process, without Spark (at most %d key(s): in_process_max_keys)",
+            self.step,
+            self.in_process_max_keys,
+        )
         self.log.info("%s", step_line(self.step, result))
         return contract.to_wire(result)
 
@@ -273,16 +305,20 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     def _refuse_cluster_mode(self, conn: Connection) -> None:
         """Refuse cluster deploy mode: the steps run in client deploy mode only (see the class docstring)."""
-        asked = {"the task's deploy_mode": self.deploy_mode,
-                 f"the extra 'deploy-mode' of Spark connection {self.spark_conn_id!r}":
-                     (conn.extra_dejson or {}).get("deploy-mode"),
-                 "the conf spark.submit.deployMode": (self.conf or {}).get("spark.submit.deployMode")}
+        asked = {
+            "the task's deploy_mode": self.deploy_mode,
+            f"the extra 'deploy-mode' of Spark connection {self.spark_conn_id!r}": (conn.extra_dejson or {}).get(
+                "deploy-mode"
+            ),
+            "the conf spark.submit.deployMode": (self.conf or {}).get("spark.submit.deployMode"),
+        }
         where = [k for k, v in asked.items() if str(v or "").strip().lower() == "cluster"]
         if where:
             raise AirflowFailException(
                 f"{self.step}: {' and '.join(where)} asks for deploy mode 'cluster'; the GC's Spark steps run in "
                 f"client deploy mode only (the driver reads its input and secrets files and writes its result "
-                f"file on the Airflow worker; executors still run on the cluster). Set it to 'client' or remove it")
+                f"file on the Airflow worker; executors still run on the cluster). Set it to 'client' or remove it"
+            )
 
     def _control_dir(self, ctx: contract.RunContext) -> Path:
         local = local_dir(ctx.work_dir)

@@ -59,8 +59,11 @@ def upstream_tasks() -> dict[str, tuple[str, ...]]:
 
 
 UPSTREAM = upstream_tasks()
-if set(contract.STEPS) - set(contract.SPARK_STEPS) != {PrepareRunOperator.step, MarkUncommittedOperator.step,
-                                                         SaveReportOperator.step}:
+if set(contract.STEPS) - set(contract.SPARK_STEPS) != {
+    PrepareRunOperator.step,
+    MarkUncommittedOperator.step,
+    SaveReportOperator.step,
+}:
     raise ImportError("lakefs_gc_airflow.task_group: an operator for each Python step of lakefs_gc.contract.STEP_TABLE")
 
 
@@ -116,9 +119,12 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
     def task(step: str) -> dict[str, Any]:
         """Per-task settings, a fresh dict each: retries for the idempotent steps, a timeout each, the notifiers."""
         t = cfg.tasks
-        out: dict[str, Any] = {"task_id": step, "retries": t.retries,
-                               "retry_delay": timedelta(seconds=t.retry_delay_seconds),
-                               "execution_timeout": timedelta(seconds=t.timeout(step))}
+        out: dict[str, Any] = {
+            "task_id": step,
+            "retries": t.retries,
+            "retry_delay": timedelta(seconds=t.retry_delay_seconds),
+            "execution_timeout": timedelta(seconds=t.timeout(step)),
+        }
         if failure:
             out["on_failure_callback"] = list(failure)
         return out
@@ -144,31 +150,50 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
     params: dict[str, Any] = {"params": gc_params(cfg, interval)} if params_on_task else {}
     python_tasks: dict[str, Callable[[], BaseOperator]] = {
         PrepareRunOperator.step: lambda: PrepareRunOperator(
-            repository=cfg.repository, work_dir=cfg.work_dir, parallelism=spark.parallelism,
+            repository=cfg.repository,
+            work_dir=cfg.work_dir,
+            parallelism=spark.parallelism,
             schedule_interval_seconds=interval,
             clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items() if v is not None},
             **params,
-            **common, **task(PrepareRunOperator.step)),
+            **common,
+            **task(PrepareRunOperator.step),
+        ),
         MarkUncommittedOperator.step: lambda: MarkUncommittedOperator(**common, **task(MarkUncommittedOperator.step)),
         SaveReportOperator.step: lambda: SaveReportOperator(
-            storage_conn_id=cfg.storage_conn_id, outlets=[events_alias(cfg.repository)],
-            **({"on_success_callback": list(success)} if success else {}), **task(SaveReportOperator.step)),
+            storage_conn_id=cfg.storage_conn_id,
+            outlets=[events_alias(cfg.repository)],
+            **({"on_success_callback": list(success)} if success else {}),
+            **task(SaveReportOperator.step),
+        ),
     }
-    tasks = {step: python_tasks[step]() if step in python_tasks else
-             GCSparkSubmitOperator(step=step, **spark_kwargs, **task(step),
-                                   **(in_process if step in IN_PROCESS_STEPS else {}))
-             for step in contract.STEPS}
+    tasks = {
+        step: python_tasks[step]()
+        if step in python_tasks
+        else GCSparkSubmitOperator(
+            step=step, **spark_kwargs, **task(step), **(in_process if step in IN_PROCESS_STEPS else {})
+        )
+        for step in contract.STEPS
+    }
     for step, upstream in UPSTREAM.items():
         for up in upstream:
             tasks[up] >> tasks[step]
     return GCTasks(repository=cfg.repository, tasks=tasks)
 
 
-def lakefs_gc_task_group(repository: str, *, group_id: str = "lakefs_gc",
-                         lakefs_conn_id: str = "lakefs_default", storage_conn_id: str | None = None,
-                         spark_conn_id: str = "spark_default", min_age_seconds: int = 86400,
-                         mode: str = "mark_and_sweep", pool: str | None = None,
-                         settings: Mapping[str, Any] | None = None, prefix_group_id: bool = True) -> GCTasks:
+def lakefs_gc_task_group(
+    repository: str,
+    *,
+    group_id: str = "lakefs_gc",
+    lakefs_conn_id: str = "lakefs_default",
+    storage_conn_id: str | None = None,
+    spark_conn_id: str = "spark_default",
+    min_age_seconds: int = 86400,
+    mode: str = "mark_and_sweep",
+    pool: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    prefix_group_id: bool = True,
+) -> GCTasks:
     """
     Build the GC of one lakeFS repository as a ``TaskGroup`` in the DAG being defined; return its tasks.
 
@@ -195,14 +220,24 @@ def lakefs_gc_task_group(repository: str, *, group_id: str = "lakefs_gc",
 
     extra = dict(settings or {})
     if "schedule" in extra or "repository" in extra:
-        raise ConfigError(f"lakefs_gc_task_group({repository!r}): 'schedule' and 'repository' are not settings of "
-                          "a task group (the DAG's schedule runs it; the repository is its first argument)")
-    entry = {**extra, "repository": repository, "lakefs_conn_id": lakefs_conn_id, "storage_conn_id": storage_conn_id,
-             "spark_conn_id": spark_conn_id, "min_age_seconds": min_age_seconds, "mode": mode}
+        raise ConfigError(
+            f"lakefs_gc_task_group({repository!r}): 'schedule' and 'repository' are not settings of "
+            "a task group (the DAG's schedule runs it; the repository is its first argument)"
+        )
+    entry = {
+        **extra,
+        "repository": repository,
+        "lakefs_conn_id": lakefs_conn_id,
+        "storage_conn_id": storage_conn_id,
+        "spark_conn_id": spark_conn_id,
+        "min_age_seconds": min_age_seconds,
+        "mode": mode,
+    }
     if pool is not None:
         entry["spark"] = {**(extra.get("spark") or {}), "pool": pool}
     cfg = parse_entry(entry, f"lakefs_gc_task_group({repository!r})")
-    with TaskGroup(group_id=group_id, prefix_group_id=prefix_group_id,
-                   tooltip=f"lakeFS garbage collection of {repository}") as group:
+    with TaskGroup(
+        group_id=group_id, prefix_group_id=prefix_group_id, tooltip=f"lakeFS garbage collection of {repository}"
+    ) as group:
         built = gc_tasks(cfg, params_on_task=True)
     return dataclasses.replace(built, group=group)

@@ -51,8 +51,9 @@ def step_inputs(step: str, context: Context) -> contract.StepInputs:
         results = {k: contract.read_result(k, pulled.get(k)) for k in contract.STEP_INPUTS[step]}
         missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]
         if missing and not contract.skipped(step, ctx.mode):
-            raise ContractError(f"the result of task {missing[0]!r} is missing (mode {ctx.mode}); "
-                                f"re-run the whole DAG run")
+            raise ContractError(
+                f"the result of task {missing[0]!r} is missing (mode {ctx.mode}); re-run the whole DAG run"
+            )
     except ContractError as e:
         raise AirflowFailException(f"{step}: {e}") from e
     return contract.StepInputs(ctx, results)
@@ -62,7 +63,7 @@ def local_dir(uri: str) -> Path | None:
     """Return the local path of a work location (plain path, ``file://`` or ``local://``), else None."""
     for prefix in ("file://", "local://"):
         if uri.startswith(prefix):
-            return Path(uri[len(prefix):])
+            return Path(uri[len(prefix) :])
     if "://" in uri:
         return None
     return Path(uri)
@@ -93,8 +94,10 @@ def storage_settings(namespace: str, local_root: str | None, storage_conn_id: st
         return None
     options = storage_options(storage_conn_id)
     if options is None or not isinstance(options, kind.options_type):
-        raise AirflowFailException(f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
-                                   f"kind; the namespace {namespace!r} needs {kind.connection_help}")
+        raise AirflowFailException(
+            f"storage connection {storage_conn_id!r} is not defined or not of the namespace's "
+            f"kind; the namespace {namespace!r} needs {kind.connection_help}"
+        )
     return options
 
 
@@ -134,8 +137,11 @@ def reason_lines(message: str, width: int = REASON_WIDTH) -> list[str]:
     """``message`` as lines of at most ``width`` characters (a longer word, a URI, stays whole)."""
     import textwrap
 
-    return [piece for para in str(message).splitlines()
-            for piece in (textwrap.wrap(para, width, break_long_words=False, break_on_hyphens=False) or [""])]
+    return [
+        piece
+        for para in str(message).splitlines()
+        for piece in (textwrap.wrap(para, width, break_long_words=False, break_on_hyphens=False) or [""])
+    ]
 
 
 def log_reason(log: logging.Logger | TaskLogger, headline: str, message: str) -> None:
@@ -147,4 +153,3 @@ def log_reason(log: logging.Logger | TaskLogger, headline: str, message: str) ->
     log.error("%s:", headline)
     for line in reason_lines(message):
         log.error("    %s", line)
-

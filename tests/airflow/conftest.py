@@ -18,14 +18,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 _HOME = tempfile.mkdtemp(prefix="lakefs-gc-airflow-home-")
 atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
-os.environ.update({
-    "AIRFLOW_HOME": _HOME,
-    "AIRFLOW__CORE__PARALLELISM": "4",
-    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-    "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
-    "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
-    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
-})
+os.environ.update(
+    {
+        "AIRFLOW_HOME": _HOME,
+        "AIRFLOW__CORE__PARALLELISM": "4",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO / "plugins"),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{_HOME}/airflow.db",
+    }
+)
 
 # Fake secrets: tests assert they never reach argv and always reach the env.
 LAKEFS_ACCESS = "AKIAFAKELAKEFSACCESS"
@@ -42,10 +44,20 @@ def conn_env(conn_id: str, **fields) -> tuple[str, str]:
 def connections(monkeypatch):
     """lakefs_default, aws_default (S3-compatible endpoint) and spark_default (local[*])."""
     for key, value in (
-        conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
-                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET),
-        conn_env("aws_default", conn_type="aws", login=S3_ACCESS, password=S3_SECRET,
-                 extra={"endpoint_url": "http://127.0.0.1:5000", "region_name": "us-east-1"}),
+        conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+        ),
+        conn_env(
+            "aws_default",
+            conn_type="aws",
+            login=S3_ACCESS,
+            password=S3_SECRET,
+            extra={"endpoint_url": "http://127.0.0.1:5000", "region_name": "us-east-1"},
+        ),
         conn_env("spark_default", conn_type="spark", host="local[*]"),
     ):
         monkeypatch.setenv(key, value)

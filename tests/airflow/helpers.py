@@ -63,8 +63,9 @@ def wait_for(what: str, cond, airflow: Airflow, timeout: float, every: float = 2
         if value:
             return value
         time.sleep(every)
-    raise TimeoutError(f"{what} not reached after {timeout:.0f}s\n" +
-                       "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs))
+    raise TimeoutError(
+        f"{what} not reached after {timeout:.0f}s\n" + "\n".join(f"--- {n}\n{airflow.tail(n)}" for n in airflow.procs)
+    )
 
 
 @cache
@@ -78,11 +79,21 @@ def dag_module():
 def repo_config(**overrides: Any):
     from lakefs_gc.config import RepoConfig, SparkSettings, TaskSettings
 
-    spark = overrides.pop("spark", SparkSettings(driver_memory="1g", executor_memory="1g", parallelism=2,
-                                                 conf={"spark.ui.enabled": "false"}))
-    fields = dict(repository="sample-repo", lakefs_conn_id="lakefs_default", storage_conn_id="aws_default",
-                  spark_conn_id="spark_default", min_age_seconds=86400, mode="mark_and_sweep",
-                  schedule=None, spark=spark, tasks=TaskSettings(retries=0))
+    spark = overrides.pop(
+        "spark",
+        SparkSettings(driver_memory="1g", executor_memory="1g", parallelism=2, conf={"spark.ui.enabled": "false"}),
+    )
+    fields = dict(
+        repository="sample-repo",
+        lakefs_conn_id="lakefs_default",
+        storage_conn_id="aws_default",
+        spark_conn_id="spark_default",
+        min_age_seconds=86400,
+        mode="mark_and_sweep",
+        schedule=None,
+        spark=spark,
+        tasks=TaskSettings(retries=0),
+    )
     fields.update(overrides)
     return RepoConfig(**fields)
 
@@ -99,8 +110,9 @@ class FakeTI:
         return [self.xcoms.get(t) for t in task_ids]
 
 
-def context(xcoms: dict[str, Any], run_id: str = "manual__2024-05-01T00:00:00+00:00",
-            params: dict[str, Any] | None = None) -> dict[str, Any]:
+def context(
+    xcoms: dict[str, Any], run_id: str = "manual__2024-05-01T00:00:00+00:00", params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     return {"ti": FakeTI(xcoms), "run_id": run_id, "params": dict(params or {})}
 
 
@@ -108,20 +120,48 @@ def fake_results() -> dict[str, dict]:
     """A plausible result per Spark step, on the wire (what the fake job writes by default)."""
     from lakefs_gc import contract as c
 
-    return {k: c.to_wire(v) for k, v in {
-        "list_committed": c.CommittedResult(committed_dir=c.PartsDir("s/committed/", 2), commits_csv="c", active_commits=1,
-                                            metaranges=1, ranges=1, committed_addresses=2),
-        "list_slices": c.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
-                                      listed_objects=3, listed_bytes=30),
-        "compute_candidates": c.CandidatesResult(report_dir="r", uncommitted_files=1, candidates=3, candidate_bytes=30,
-                                                 to_delete=3, to_delete_bytes=30, held_back=0, confirm_after_seconds=0),
-        "attribute_space": c.SpaceResult(space_key="r/space.json", objects=3, bytes=30, deleted_bytes=30),
-        "delete": c.DeleteResult(counts=c.DeleteCounts(keys=3, deleted=3, parts=1)),
-    }.items()}
+    return {
+        k: c.to_wire(v)
+        for k, v in {
+            "list_committed": c.CommittedResult(
+                committed_dir=c.PartsDir("s/committed/", 2),
+                commits_csv="c",
+                active_commits=1,
+                metaranges=1,
+                ranges=1,
+                committed_addresses=2,
+            ),
+            "list_slices": c.SlicesResult(
+                listed_dir="/w/listed",
+                first_slice="",
+                slices_listed=1,
+                slices_skipped=0,
+                listed_objects=3,
+                listed_bytes=30,
+            ),
+            "compute_candidates": c.CandidatesResult(
+                report_dir="r",
+                uncommitted_files=1,
+                candidates=3,
+                candidate_bytes=30,
+                to_delete=3,
+                to_delete_bytes=30,
+                held_back=0,
+                confirm_after_seconds=0,
+            ),
+            "attribute_space": c.SpaceResult(space_key="r/space.json", objects=3, bytes=30, deleted_bytes=30),
+            "delete": c.DeleteResult(counts=c.DeleteCounts(keys=3, deleted=3, parts=1)),
+        }.items()
+    }
 
 
-def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = True,
-                      result: dict | None = None, failures: dict[str, dict] | None = None) -> Path:
+def fake_spark_submit(
+    tmp_path: Path,
+    exit_code: int = 0,
+    write_result: bool = True,
+    result: dict | None = None,
+    failures: dict[str, dict] | None = None,
+) -> Path:
     """An executable standing in for spark-submit: checks the input file is a valid step input,
     records argv, digests of the secrets it was given (its ``--secrets`` file, and any secret env
     var) and the file's mode (in ``fake-job-seen.json``, never in the result: a result is an XCom),
@@ -130,7 +170,8 @@ def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = T
     exits 1, as a failing job does."""
     script = tmp_path / "fake-spark-submit"
     results = json.dumps(fake_results())
-    script.write_text(textwrap.dedent(f"""\
+    script.write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import hashlib, json, os, sys
         from lakefs_gc.contract import inputs_from_wire
@@ -159,7 +200,8 @@ def fake_spark_submit(tmp_path: Path, exit_code: int = 0, write_result: bool = T
         if {write_result!r}:
             json.dump(result, open(result_path, "w"))
         sys.exit({exit_code})
-    """))
+    """)
+    )
     script.chmod(0o755)
     return script
 
@@ -182,8 +224,11 @@ def airflow_api(base: str, path: str, user: str, password: str, timeout: float =
     """GET ``path`` from the REST API of the api-server at ``base``, signed in as ``user`` (Airflow
     3's simple auth manager: a token from ``/auth/token``). ``timeout`` is per request: on a loaded
     machine a plugin's first answer (its imports, a report read from the store) takes over 10 s."""
-    req = urllib.request.Request(base + "/auth/token", data=json.dumps({"username": user, "password": password}).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        base + "/auth/token",
+        data=json.dumps({"username": user, "password": password}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=timeout) as r:
         token = json.load(r)["access_token"]
     req = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {token}"})

@@ -11,15 +11,25 @@ import pytest
 import lakefs_gc_airflow
 from lakefs_gc_airflow import hooks, notifiers, operators, spark_submit, task_group
 
-CLASSES = [hooks.LakeFSHook, operators.PrepareRunOperator, operators.MarkUncommittedOperator,
-           operators.SaveReportOperator, operators.RestoreOperator, operators.DiscoverRepositoriesOperator,
-           spark_submit.GCSparkSubmitOperator, notifiers.GCRunNotifier]
+CLASSES = [
+    hooks.LakeFSHook,
+    operators.PrepareRunOperator,
+    operators.MarkUncommittedOperator,
+    operators.SaveReportOperator,
+    operators.RestoreOperator,
+    operators.DiscoverRepositoriesOperator,
+    spark_submit.GCSparkSubmitOperator,
+    notifiers.GCRunNotifier,
+]
 FUNCTIONS = [task_group.lakefs_gc_task_group, task_group.gc_tasks]
 
 
 def _arguments(fn) -> list[str]:
-    return [p.name for p in inspect.signature(fn).parameters.values()
-            if p.name != "self" and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+    return [
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != "self" and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -15,19 +15,26 @@ from bench import reference
 pytestmark = pytest.mark.spark
 
 
-def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator_factory, tmp_path, spark,
-                                                    monkeypatch):
+def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator_factory, tmp_path, spark, monkeypatch):
     monkeypatch.setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     monkeypatch.setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
     emu = lakefs_emulator_factory("--grace-period", str(reference.MIN_AGE), s3=moto_server)
     bucket = moto_server.create_bucket("bench-big")
     s3 = reference.S3Place(moto_server.endpoint_url, moto_server.access_key, moto_server.secret_key)
-    h = reference.Harness(emu.url, emu.access_key, emu.secret_key, s3, bucket, "repos", tmp_path, emu.client(),
-                          {"moto": moto_server.proc.pid})
+    h = reference.Harness(
+        emu.url,
+        emu.access_key,
+        emu.secret_key,
+        s3,
+        bucket,
+        "repos",
+        tmp_path,
+        emu.client(),
+        {"moto": moto_server.proc.pid},
+    )
     reference._SPARK = spark
     try:
-        outcome = h.run("big", reference.scenario_big, 0, objects=400, s3=s3.options(), processes=2,
-                        suspicious=0.1)
+        outcome = h.run("big", reference.scenario_big, 0, objects=400, s3=s3.options(), processes=2, suspicious=0.1)
     finally:
         reference._SPARK = None  # the tests' shared SparkSession: never stopped here
     reference.report(outcome)
@@ -35,8 +42,13 @@ def test_the_big_scenario_marks_exactly_its_garbage(moto_server, lakefs_emulator
     assert len(outcome.live) == 200
     assert outcome.ours == {f"data/garbage{i % 50:02d}/obj{i:07d}" for i in range(200)} == outcome.garbage
     assert outcome.ok(), (outcome.only_ours, outcome.only_reference)
-    assert list(outcome.ours_phases) == ["prepare_run", "mark_uncommitted", "list_committed", "list_slices",
-                                         "compute_candidates"]
+    assert list(outcome.ours_phases) == [
+        "prepare_run",
+        "mark_uncommitted",
+        "list_committed",
+        "list_slices",
+        "compute_candidates",
+    ]
     assert sum(outcome.ours_phases.values()) == pytest.approx(outcome.ours_seconds)
     assert set(outcome.servers_cpu["ours"]) == {"moto"}
     assert outcome.servers_cpu["ours"]["moto"] > 0
@@ -56,8 +68,11 @@ def test_lakefs_gc_actions_and_stages_are_named_by_the_line_that_asked():
 
     def stage(files, scopes, site="parquet at GarbageCollection.scala:291"):
         return Stage(1, site, files, scopes, 0.0, 1.0, 2)
+
     assert reference.reference_stage(stage(["LakeFSContext.scala"], ["mapPartitions"])).endswith("ranges read")
-    assert "listed" in reference.reference_stage(stage(["CompletableFuture.java"], ["Exchange", "WholeStageCodegen (2)"]))
+    assert "listed" in reference.reference_stage(
+        stage(["CompletableFuture.java"], ["Exchange", "WholeStageCodegen (2)"])
+    )
     assert "final" in reference.reference_stage(stage([], ["Exchange", "InMemoryTableScan", "WriteFiles"]))
     assert reference.reference_stage(stage([], ["AQEShuffleRead", "WholeStageCodegen (3)"])) is None
     assert reference.reference_stage(stage([], ["Exchange"], site="text at GarbageCollection.scala:292")) is None
@@ -97,8 +112,9 @@ def test_a_restart_keeps_lakefs_url_keys_and_state(tmp_path):
         client = server.client()
         import lakefs_sdk
 
-        client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-            name="kept", storage_namespace=server.namespace("kept")))
+        client.repositories_api.create_repository(
+            lakefs_sdk.RepositoryCreation(name="kept", storage_namespace=server.namespace("kept"))
+        )
         url, old = server.url, server.proc
         server = real_lakefs.restart(server)
         assert server.url == url

@@ -23,8 +23,9 @@ def _jars_or_skip():
         pytest.skip(str(e))
 
 
-def test_sample_repository_marked_alike_by_lakefs_gc_and_ours(moto_server, lakefs_emulator_factory, tmp_path,
-                                                              monkeypatch):
+def test_sample_repository_marked_alike_by_lakefs_gc_and_ours(
+    moto_server, lakefs_emulator_factory, tmp_path, monkeypatch
+):
     _jars_or_skip()
     monkeypatch.setenv("AWS_REQUEST_CHECKSUM_CALCULATION", "when_required")
     monkeypatch.setenv("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
@@ -43,8 +44,9 @@ def test_sample_repository_marked_alike_by_lakefs_gc_and_ours(moto_server, lakef
     assert outcome.ours == outcome.reference, (outcome.only_ours, outcome.only_reference)
 
 
-def test_two_runs_in_a_row_the_incremental_marks_within_lakefs_gc(moto_server, lakefs_emulator_factory, tmp_path,
-                                                                   monkeypatch):
+def test_two_runs_in_a_row_the_incremental_marks_within_lakefs_gc(
+    moto_server, lakefs_emulator_factory, tmp_path, monkeypatch
+):
     """Issue 18: a clean run of ours that sweeps, churn (the staged objects of the first mark
     committed, dated back), then lakeFS's GC and our incremental run at the same moment: ours marks
     nothing lakeFS's GC keeps, nothing live, nothing our clean run would keep."""

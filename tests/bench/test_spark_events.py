@@ -15,9 +15,16 @@ def _rdd(rid: int, callsite: str, scope: str) -> dict:
 
 
 def _stage(sid: int, start: float, end: float, rdds: list[dict]) -> dict:
-    return {"Event": "SparkListenerStageCompleted", "Stage Info": {
-        "Stage ID": sid, "Submission Time": int(start * 1000), "Completion Time": int(end * 1000),
-        "Number of Tasks": 2, "RDD Info": rdds}}
+    return {
+        "Event": "SparkListenerStageCompleted",
+        "Stage Info": {
+            "Stage ID": sid,
+            "Submission Time": int(start * 1000),
+            "Completion Time": int(end * 1000),
+            "Number of Tasks": 2,
+            "RDD Info": rdds,
+        },
+    }
 
 
 def _log(tmp_path, events: list[dict], parts: int = 2):
@@ -28,26 +35,49 @@ def _log(tmp_path, events: list[dict], parts: int = 2):
     size = -(-len(events) // parts)
     for n in range(parts):
         (d / f"events_{n + 1}_local-1").write_text(
-            "".join(json.dumps(e) + "\n" for e in events[n * size:(n + 1) * size]))
+            "".join(json.dumps(e) + "\n" for e in events[n * size : (n + 1) * size])
+        )
     return tmp_path
 
 
 EVENTS = [
     {"Event": "SparkListenerApplicationStart", "Timestamp": 100_000},
-    {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", "executionId": 0,
-     "rootExecutionId": 0, "description": "parquet at GarbageCollection.scala:291", "time": 109_000},
-    {"Event": "SparkListenerJobStart", "Job ID": 0, "Submission Time": 110_000, "Stage IDs": [0, 1, 2],
-     "Properties": {"spark.sql.execution.root.id": "0", "spark.sql.execution.id": "0"}},
+    {
+        "Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart",
+        "executionId": 0,
+        "rootExecutionId": 0,
+        "description": "parquet at GarbageCollection.scala:291",
+        "time": 109_000,
+    },
+    {
+        "Event": "SparkListenerJobStart",
+        "Job ID": 0,
+        "Submission Time": 110_000,
+        "Stage IDs": [0, 1, 2],
+        "Properties": {"spark.sql.execution.root.id": "0", "spark.sql.execution.id": "0"},
+    },
     # the listing and the ranges overlap in time; two listing stages overlap each other
-    _stage(0, 110, 130, [_rdd(1, "parquet at GarbageCollection.scala:291", "Exchange"),
-                         _rdd(2, "parquet at GarbageCollection.scala:291", "WholeStageCodegen (2)")]),
+    _stage(
+        0,
+        110,
+        130,
+        [
+            _rdd(1, "parquet at GarbageCollection.scala:291", "Exchange"),
+            _rdd(2, "parquet at GarbageCollection.scala:291", "WholeStageCodegen (2)"),
+        ],
+    ),
     _stage(1, 120, 135, [_rdd(3, "parquet at GarbageCollection.scala:291", "Exchange")]),
     _stage(2, 112, 125, [_rdd(4, "mapPartitions at LakeFSContext.scala:140", "mapPartitions")]),
     {"Event": "SparkListenerJobEnd", "Job ID": 0, "Completion Time": 140_000},
     # the write's commit: the driver works for the SQL execution after its job
     {"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd", "executionId": 0, "time": 146_000},
-    {"Event": "SparkListenerJobStart", "Job ID": 1, "Submission Time": 150_000, "Stage IDs": [3],
-     "Properties": {"callSite.short": "count at GarbageCollection.scala:301"}},
+    {
+        "Event": "SparkListenerJobStart",
+        "Job ID": 1,
+        "Submission Time": 150_000,
+        "Stage IDs": [3],
+        "Properties": {"callSite.short": "count at GarbageCollection.scala:301"},
+    },
     _stage(3, 150, 152, [_rdd(5, "count at GarbageCollection.scala:301", "Exchange")]),
     {"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 4, "RDD Info": []}},  # skipped stage
     {"Event": "SparkListenerJobEnd", "Job ID": 1, "Completion Time": 152_000},
@@ -63,16 +93,26 @@ def test_phases_by_action_and_stages_inside_them(tmp_path):
     assert app.stages[2].rdd_files == ["LakeFSContext.scala"]
     assert app.stages[0].scopes == ["Exchange", "WholeStageCodegen (2)"]
     assert [(a.site, a.start, a.end) for a in app.actions] == [
-        ("parquet at GarbageCollection.scala:291", 109, 146), ("count at GarbageCollection.scala:301", 150, 152)]
+        ("parquet at GarbageCollection.scala:291", 109, 146),
+        ("count at GarbageCollection.scala:301", 150, 152),
+    ]
 
     got = spark_events.phases(app, lambda site: site.split(" ")[0], launched=90.0, exited=165.0)
-    assert got == pytest.approx({"start-up (JVM, SparkContext)": 10.0, "parquet": 37.0, "count": 2.0,
-                                 "driver, outside Spark actions": 60 - 37 - 2, "shut-down": 5.0})
+    assert got == pytest.approx(
+        {
+            "start-up (JVM, SparkContext)": 10.0,
+            "parquet": 37.0,
+            "count": 2.0,
+            "driver, outside Spark actions": 60 - 37 - 2,
+            "shut-down": 5.0,
+        }
+    )
 
     def name(stage):
         if "LakeFSContext.scala" in stage.rdd_files:
             return "ranges"
         return "listing" if stage.scopes[:1] == ["Exchange"] and stage.job_site.startswith("parquet") else None
+
     # stages of one name that overlap count once; stages of no name are not counted
     assert spark_events.stage_phases(app, name) == pytest.approx({"listing": 25.0, "ranges": 13.0})
 

@@ -30,18 +30,30 @@ def test_dump_range():
     assert res.returncode == 0, res.stderr
     recs = lines(res)
     assert recs[0] == {
-        "key": "a/b/c/no", "address": "b0c968736d8f42a2b1c6284835f08226", "address_type": "RELATIVE", "size": 11,
-        "etag": "664c688b4ea9c56730daacfc3d70aeed", "last_modified": "2021-08-05T11:39:44.471124555Z",
-        "identity": recs[0]["identity"]}
+        "key": "a/b/c/no",
+        "address": "b0c968736d8f42a2b1c6284835f08226",
+        "address_type": "RELATIVE",
+        "size": 11,
+        "etag": "664c688b4ea9c56730daacfc3d70aeed",
+        "last_modified": "2021-08-05T11:39:44.471124555Z",
+        "identity": recs[0]["identity"],
+    }
     assert len(recs) == 2
     assert len(recs[0]["identity"]) == 64
 
 
 def test_dump_metarange():
     res = run("sst", "dump", str(LAKEFS_SST / "metarange.sst"))
-    assert lines(res) == [{
-        "key": "a/b/c/yes", "range_id": "a83af763ba098c15369d9d6d723731eb9ce18b8dfac4f88c6f1287e772393d0e",
-        "min_key": "a/b/c/no", "max_key": "a/b/c/yes", "count": 2, "estimated_size": 1190}]
+    assert lines(res) == [
+        {
+            "key": "a/b/c/yes",
+            "range_id": "a83af763ba098c15369d9d6d723731eb9ce18b8dfac4f88c6f1287e772393d0e",
+            "min_key": "a/b/c/no",
+            "max_key": "a/b/c/yes",
+            "count": 2,
+            "estimated_size": 1190,
+        }
+    ]
 
 
 def test_dump_plain_table_and_props():
@@ -77,9 +89,11 @@ def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_
     r = run("config", "check", str(cfg))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == f"{cfg}: 1 good, 0 bad", r.stdout + r.stderr
-    cfg.write_text("repositories:\n"
-                   "  - {repository: a-repo, mode: sweep, shedule: '@daily'}\n"
-                   "  - {repository: b-repo, min_age_seconds: -1}\n")
+    cfg.write_text(
+        "repositories:\n"
+        "  - {repository: a-repo, mode: sweep, shedule: '@daily'}\n"
+        "  - {repository: b-repo, min_age_seconds: -1}\n"
+    )
     r = run("config", "check", str(cfg))
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith("error  ")]
     assert r.returncode == 2, r.stdout
@@ -93,19 +107,25 @@ def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_
 def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     common = "lakefs_conn_id: l, storage_conn_id: s, spark_conn_id: p, min_age_seconds: 86400, mode: mark_only"
     cfg = tmp_path / "gc.yaml"
-    cfg.write_text("repositories:\n"
-                   f"  - {{repository: a-repo, {common}, shedule: '@daily'}}\n"
-                   f"  - {{repository: b-repo, {common}, spark: {{drivr_memory: 1g}}}}\n"
-                   f"  - {{repository: c-repo, {common}}}\n")
+    cfg.write_text(
+        "repositories:\n"
+        f"  - {{repository: a-repo, {common}, shedule: '@daily'}}\n"
+        f"  - {{repository: b-repo, {common}, spark: {{drivr_memory: 1g}}}}\n"
+        f"  - {{repository: c-repo, {common}}}\n"
+    )
     r = run("config", "check", str(cfg))
     assert r.returncode == 2, r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == ("ok     c-repo: DAG lakefs_gc__c-repo, mode mark_only, schedule none (manual runs), "
-                        "min age 86400s")
-    assert lines[1].startswith(f"error  {cfg}: repositories[0] (a-repo): unknown field(s) ['shedule'] "
-                               "(did you mean: 'shedule' -> 'schedule'?)")
-    assert lines[2].startswith(f"error  {cfg}: repositories[1] (b-repo): field 'spark': unknown key(s) "
-                               "['drivr_memory'] (did you mean: 'drivr_memory' -> 'driver_memory'?)")
+    assert lines[0] == (
+        "ok     c-repo: DAG lakefs_gc__c-repo, mode mark_only, schedule none (manual runs), min age 86400s"
+    )
+    assert lines[1].startswith(
+        f"error  {cfg}: repositories[0] (a-repo): unknown field(s) ['shedule'] (did you mean: 'shedule' -> 'schedule'?)"
+    )
+    assert lines[2].startswith(
+        f"error  {cfg}: repositories[1] (b-repo): field 'spark': unknown key(s) "
+        "['drivr_memory'] (did you mean: 'drivr_memory' -> 'driver_memory'?)"
+    )
     assert lines[-1] == f"{cfg}: 1 good, 2 bad (2 problems)"
     cfg.write_text("repositorys: []\n")
     r = run("config", "check", str(cfg))
@@ -115,7 +135,8 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     assert r.stderr.strip().splitlines() == [
         f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
         "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories, pools, discover)",
-        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list (or give a 'discover' section)"]
+        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list (or give a 'discover' section)",
+    ]
 
 
 def test_config_pools_prints_what_airflow_pools_import_reads(tmp_path):
@@ -125,8 +146,15 @@ def test_config_pools_prints_what_airflow_pools_import_reads(tmp_path):
     cfg.write_text("pools: {lakefs_gc_spark: 3}\nrepositories: [{repository: my-repo}]\n")
     r = run("config", "pools", str(cfg))
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"lakefs_gc_spark": {"slots": 3, "include_deferred": False, "description": (
-        "lakeFS GC: the Spark steps of the repositories whose spark.pool names it (a few runs at a time)")}}
+    assert json.loads(r.stdout) == {
+        "lakefs_gc_spark": {
+            "slots": 3,
+            "include_deferred": False,
+            "description": (
+                "lakeFS GC: the Spark steps of the repositories whose spark.pool names it (a few runs at a time)"
+            ),
+        }
+    }
     cfg.write_text("pools: {lakefs_gc_spark: 0}\nrepositories: [{repository: my-repo}]\n")
     r = run("config", "pools", str(cfg))
     assert r.returncode == 2

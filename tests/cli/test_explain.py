@@ -38,10 +38,22 @@ def _age(storage, days: float = 30) -> None:
 
 
 def _run(spark, emu, client, repo, tmp_path, name: str, confirm: int) -> dict:
-    ctx = prepare_run(client, repo, RunSettings(min_age_seconds=2, unsafe_min_age_override=True, flow="clean",
-                                                confirm_after_seconds=confirm, max_delete_share=1.0),
-                      now=datetime.now(UTC), airflow_run_id=name, work_dir=str(tmp_path / "work"),
-                      local_root=emu.local_root, parallelism=2)
+    ctx = prepare_run(
+        client,
+        repo,
+        RunSettings(
+            min_age_seconds=2,
+            unsafe_min_age_override=True,
+            flow="clean",
+            confirm_after_seconds=confirm,
+            max_delete_share=1.0,
+        ),
+        now=datetime.now(UTC),
+        airflow_run_id=name,
+        work_dir=str(tmp_path / "work"),
+        local_root=emu.local_root,
+        parallelism=2,
+    )
     return run_steps(spark, ctx, client, {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key})
 
 
@@ -50,8 +62,9 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     c, repo = emu.client(), "why"
     ns = emu.namespace(repo)
     emu.set_clock(offset=-30 * DAY)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
 
     def up(branch, path, data):
         return ns_rel(ns, c.objects_api.upload_object(repo, branch, path, content=data).physical_address)
@@ -73,8 +86,12 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     a["collected"] = up("main", "gone.csv", b"staged then deleted")
     c.objects_api.delete_object(repo, "main", "gone.csv")
     emu.set_clock(offset=0)
-    c.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
-        default_retention_days=1, branches=[lakefs_sdk.GarbageCollectionRule(branch_id="long", retention_days=60)]))
+    c.repositories_api.set_gc_rules(
+        repo,
+        lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=1, branches=[lakefs_sdk.GarbageCollectionRule(branch_id="long", retention_days=60)]
+        ),
+    )
     storage = ns_storage(ns)
     _age(storage)
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
@@ -120,8 +137,24 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     # the command, by logical path on a branch, and by address without lakeFS
     monkeypatch.setenv(ENV_LAKEFS_ACCESS_KEY, emu.access_key)
     monkeypatch.setenv(ENV_LAKEFS_SECRET_KEY, emu.secret_key)
-    assert cli(["explain", ns, "long.csv", "--repository", repo, "--lakefs-endpoint", emu.url, "--ref", "long",
-                "--local-root", emu.local_root]) == 0
+    assert (
+        cli(
+            [
+                "explain",
+                ns,
+                "long.csv",
+                "--repository",
+                repo,
+                "--lakefs-endpoint",
+                emu.url,
+                "--ref",
+                "long",
+                "--local-root",
+                emu.local_root,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"{E.KEPT_HEAD}" in out
     assert "branch long" in out

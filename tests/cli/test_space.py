@@ -34,16 +34,26 @@ def repo(lakefs_emulator, monkeypatch):
     client.commits_api.commit(name, "old", lakefs_sdk.CommitCreation(message="z", date=int(now - 40 * DAY)))
     for days_ago, body in ((10, b"v1"), (9, b"v2-longer"), (0.001, b"v3-longest")):
         client.objects_api.upload_object(name, "main", "x", content=body)
-        c = client.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message=body.decode(),
-                                                                              date=int(now - days_ago * DAY)))
+        c = client.commits_api.commit(
+            name, "main", lakefs_sdk.CommitCreation(message=body.decode(), date=int(now - days_ago * DAY))
+        )
         if body == b"v1":
             client.tags_api.create_tag(name, lakefs_sdk.TagCreation(id="v1", ref=c.id))
     client.objects_api.upload_object(name, "main", "y", content=b"staged")
     client.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
     monkeypatch.setenv(ENV_LAKEFS_ACCESS_KEY, emu.access_key)
     monkeypatch.setenv(ENV_LAKEFS_SECRET_KEY, emu.secret_key)
-    base = [ns, "--repository", name, "--lakefs-endpoint", emu.url, "--local-root", emu.local_root,
-            "--min-age-seconds", "0"]
+    base = [
+        ns,
+        "--repository",
+        name,
+        "--lakefs-endpoint",
+        emu.url,
+        "--local-root",
+        emu.local_root,
+        "--min-age-seconds",
+        "0",
+    ]
     return base, ns_storage(ns)
 
 
@@ -79,13 +89,16 @@ def test_whatif_prices_a_branch_deleted_and_a_rule(repo, capsys):
     assert sorted(o.key for o in storage.list("data/")) == before
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ([], "give one change: --delete-branch BRANCH, or --rule [BRANCH=]DAYS"),
-    (["--delete-branch", "old", "--rule", "3"], "give one change"),
-    (["--rule", "main=week"], "--rule 'main=week': DAYS must be a whole number of days (e.g. --rule 7 or"),
-    (["--rule", "-2"], "a retention rule is a number of days >= 0, got -2"),
-    (["--delete-branch", "nope"], "--delete-branch 'nope': no such branch"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give one change: --delete-branch BRANCH, or --rule [BRANCH=]DAYS"),
+        (["--delete-branch", "old", "--rule", "3"], "give one change"),
+        (["--rule", "main=week"], "--rule 'main=week': DAYS must be a whole number of days (e.g. --rule 7 or"),
+        (["--rule", "-2"], "a retention rule is a number of days >= 0, got -2"),
+        (["--delete-branch", "nope"], "--delete-branch 'nope': no such branch"),
+    ],
+)
 def test_whatif_refuses_bad_input_with_the_fix(repo, capsys, args, message):
     base, _ = repo
     assert cli(["whatif", *base, *args]) == 2

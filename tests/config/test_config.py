@@ -33,23 +33,31 @@ def test_checked_in_config_has_the_sample_repository():
     assert sample.mode == "mark_and_sweep"
     assert sample.min_age_seconds >= 86400  # not below lakeFS's default grace period
     assert sample.schedule is None  # unpausing it (the trigger dialog does) starts no deleting on a schedule
-    assert (sample.lakefs_conn_id, sample.storage_conn_id, sample.spark_conn_id) == \
-        ("lakefs_default", "aws_default", "spark_default")
+    assert (sample.lakefs_conn_id, sample.storage_conn_id, sample.spark_conn_id) == (
+        "lakefs_default",
+        "aws_default",
+        "spark_default",
+    )
 
 
 def test_env_var_overrides_the_path(tmp_path, monkeypatch):
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
         repositories:
           - {repository: other-repo, lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp,
              min_age_seconds: 100000, mode: mark_only, schedule: "0 3 * * *"}
-    """)
+    """,
+    )
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(p))
     [r] = load_config().repositories
     assert (r.repository, r.mode, r.schedule, r.min_age_seconds) == ("other-repo", "mark_only", "0 3 * * *", 100000)
 
 
 def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
         defaults:
           lakefs_conn_id: lk
           storage_conn_id: s3
@@ -62,15 +70,19 @@ def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
           - repository: repo-b
             mode: mark_only
             spark: {executor_memory: 3g, conf: {spark.sql.shuffle.partitions: 2}}
-    """)
+    """,
+    )
     a, b = load_config(p).repositories
     assert a.mode == "mark_and_sweep"
     assert b.mode == "mark_only"
     assert a.spark.driver_memory == "2g"
     assert b.spark.driver_memory == "2g"
     assert b.spark.executor_memory == "3g"
-    assert a.spark.spark_conf() == {"spark.default.parallelism": "8", "spark.sql.shuffle.partitions": "8",
-                                    "spark.ui.enabled": "false"}
+    assert a.spark.spark_conf() == {
+        "spark.default.parallelism": "8",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.ui.enabled": "false",
+    }
     # the entry's spark.conf replaces the defaults' conf (mapping keys merge one level deep)
     assert b.spark.spark_conf()["spark.sql.shuffle.partitions"] == "2"
 
@@ -78,11 +90,14 @@ def test_defaults_are_merged_and_spark_settings_parsed(tmp_path):
 def test_a_minimal_entry_is_two_lines_and_gets_the_documented_defaults(tmp_path):
     """The provider README's minimal entry: the repository and the connection that serves its
     namespace; everything else has the default the README states."""
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
         repositories:
           - repository: my-repo
             storage_conn_id: aws_default
-    """)
+    """,
+    )
     [r] = load_config(p).repositories
     assert (r.lakefs_conn_id, r.storage_conn_id, r.spark_conn_id) == ("lakefs_default", "aws_default", "spark_default")
     assert (r.min_age_seconds, r.mode, r.schedule, r.work_dir, r.flow) == (86400, "mark_and_sweep", None, None, "auto")
@@ -93,7 +108,9 @@ def test_a_minimal_entry_is_two_lines_and_gets_the_documented_defaults(tmp_path)
 
 def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
     """Three mistakes (two in one entry, one in another): one load names all three."""
-    p = write(tmp_path, """
+    p = write(
+        tmp_path,
+        """
         repositories:
           - repository: repo-a
             mode: sweep
@@ -101,7 +118,8 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
           - repository: repo-b
             sweep: {max_delete_share: 5}
           - repository: repo-c
-    """)
+    """,
+    )
     cfg = load_config(p, strict=False)
     assert [r.repository for r in cfg.repositories] == ["repo-c"]
     text = "\n".join(cfg.entry_errors)
@@ -122,47 +140,79 @@ def test_work_dir_resolution(monkeypatch):
 BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 86400"
 
 
-@pytest.mark.parametrize(("entries", "expected"), [
-    # missing field
-    ("  - {lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
-     r"repositories\[0\]: field 'repository': missing"),
-    ("  - {repository: repo-a, lakefs_conn_id: null, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
-     r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': must be an Airflow connection id"),
-    # bad mode
-    (f"  - {BASE}, repository: repo-a, mode: sweep}}",
-     r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'"),
-    # sweep_only cannot be scheduled: it needs a mark id
-    (f"  - {BASE}, repository: repo-a, mode: sweep_only}}",
-     r"\(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep_only' \(sweep_only needs the "
-     r"mark id"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{retries: -1}}}}",
-     r"\(repo-a\): field 'tasks.retries': must be an integer >= 0"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delet: 60}}}}}}",
-     r"\(repo-a\): field 'tasks.execution_timeouts': unknown task id\(s\) \['delet'\]"),
-    # duplicate repository
-    (f"  - {BASE}, repository: repo-a, mode: mark_only}}\n  - {BASE}, repository: repo-a, mode: mark_only}}",
-     r"repositories\[1\] \(repo-a\): field 'repository': duplicate repository 'repo-a' \(also repositories\[0\]\)"),
-    (f"  - {BASE}, repository: Bad_Name, mode: mark_only}}",
-     r"field 'repository': must be a lakeFS repository id"),
-    ("  - {repository: repo-a, lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, "
-     "min_age_seconds: -5, mode: mark_only}",
-     r"\(repo-a\): field 'min_age_seconds': must be an integer >= 0"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, schedule: every day}}",
-     r"\(repo-a\): field 'schedule': must be a cron expression"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, shedule: '@daily'}}",
-     r"\(repo-a\): unknown field\(s\) \['shedule'\]"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{driver_memory: lots}}}}",
-     r"\(repo-a\): field 'spark.driver_memory': must be a Spark memory size"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{fast_start: 'yes'}}}}",
-     r"\(repo-a\): field 'spark.fast_start': must be true or false, got 'yes'"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{in_process_max_keys: -1}}}}",
-     r"\(repo-a\): field 'spark.in_process_max_keys': must be a whole number of keys >= 0 \(0: every Spark step is a "
-     r"spark-submit\), got -1"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{stale_branch_days: -1}}}}",
-     r"\(repo-a\): field 'space.stale_branch_days': must be an integer 0..36500 \(days\), got -1"),
-    (f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{enabled: 'no'}}}}",
-     r"\(repo-a\): field 'space.enabled': must be true or false, got 'no'"),
-])
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        # missing field
+        (
+            "  - {lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
+            r"repositories\[0\]: field 'repository': missing",
+        ),
+        (
+            "  - {repository: repo-a, lakefs_conn_id: null, spark_conn_id: sp, min_age_seconds: 1, mode: mark_only}",
+            r"repositories\[0\] \(repo-a\): field 'lakefs_conn_id': must be an Airflow connection id",
+        ),
+        # bad mode
+        (
+            f"  - {BASE}, repository: repo-a, mode: sweep}}",
+            r"repositories\[0\] \(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'",
+        ),
+        # sweep_only cannot be scheduled: it needs a mark id
+        (
+            f"  - {BASE}, repository: repo-a, mode: sweep_only}}",
+            r"\(repo-a\): field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep_only' \(sweep_only needs the "
+            r"mark id",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{retries: -1}}}}",
+            r"\(repo-a\): field 'tasks.retries': must be an integer >= 0",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delet: 60}}}}}}",
+            r"\(repo-a\): field 'tasks.execution_timeouts': unknown task id\(s\) \['delet'\]",
+        ),
+        # duplicate repository
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only}}\n  - {BASE}, repository: repo-a, mode: mark_only}}",
+            r"repositories\[1\] \(repo-a\): field 'repository': duplicate repository 'repo-a' \(also repositories\[0\]\)",
+        ),
+        (f"  - {BASE}, repository: Bad_Name, mode: mark_only}}", r"field 'repository': must be a lakeFS repository id"),
+        (
+            "  - {repository: repo-a, lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, "
+            "min_age_seconds: -5, mode: mark_only}",
+            r"\(repo-a\): field 'min_age_seconds': must be an integer >= 0",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, schedule: every day}}",
+            r"\(repo-a\): field 'schedule': must be a cron expression",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, shedule: '@daily'}}",
+            r"\(repo-a\): unknown field\(s\) \['shedule'\]",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{driver_memory: lots}}}}",
+            r"\(repo-a\): field 'spark.driver_memory': must be a Spark memory size",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{fast_start: 'yes'}}}}",
+            r"\(repo-a\): field 'spark.fast_start': must be true or false, got 'yes'",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{in_process_max_keys: -1}}}}",
+            r"\(repo-a\): field 'spark.in_process_max_keys': must be a whole number of keys >= 0 \(0: every Spark step is a "
+            r"spark-submit\), got -1",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{stale_branch_days: -1}}}}",
+            r"\(repo-a\): field 'space.stale_branch_days': must be an integer 0..36500 \(days\), got -1",
+        ),
+        (
+            f"  - {BASE}, repository: repo-a, mode: mark_only, space: {{enabled: 'no'}}}}",
+            r"\(repo-a\): field 'space.enabled': must be true or false, got 'no'",
+        ),
+    ],
+)
 def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     p = write(tmp_path, "repositories:\n" + entries + "\n")
     with pytest.raises(ConfigError, match=expected) as e:
@@ -170,15 +220,24 @@ def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     assert str(e.value).startswith(str(p) + ": ")
 
 
-@pytest.mark.parametrize(("entries", "expected"), [
-    (f"  - {BASE}, repository: repo-a, mode: sweep}}", r"repositories\[1\] \(repo-a\): field 'mode'"),
-    ("  - just-a-name", r"repositories\[1\]: each entry must be a mapping"),
-    (f"  - {BASE}, repository: good-one, mode: mark_only}}", r"repositories\[1\] \(good-one\): field 'repository': "
-                                                             r"duplicate repository 'good-one' \(also repositories\[0\]\)"),
-])
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (f"  - {BASE}, repository: repo-a, mode: sweep}}", r"repositories\[1\] \(repo-a\): field 'mode'"),
+        ("  - just-a-name", r"repositories\[1\]: each entry must be a mapping"),
+        (
+            f"  - {BASE}, repository: good-one, mode: mark_only}}",
+            r"repositories\[1\] \(good-one\): field 'repository': "
+            r"duplicate repository 'good-one' \(also repositories\[0\]\)",
+        ),
+    ],
+)
 def test_not_strict_keeps_the_good_entries_and_names_the_bad_one(tmp_path, entries, expected):
-    p = write(tmp_path, f"repositories:\n  - {BASE}, repository: good-one, mode: mark_only}}\n{entries}\n"
-                        f"  - {BASE}, repository: good-two, mode: mark_only}}\n")
+    p = write(
+        tmp_path,
+        f"repositories:\n  - {BASE}, repository: good-one, mode: mark_only}}\n{entries}\n"
+        f"  - {BASE}, repository: good-two, mode: mark_only}}\n",
+    )
     with pytest.raises(ConfigError, match=expected):
         load_config(p)  # strict, the default: the first error
     cfg = load_config(p, strict=False)
@@ -218,10 +277,13 @@ def test_project_root_and_config_path_follow_the_environment(monkeypatch, tmp_pa
 
 
 def test_task_settings_default_to_retries_and_timeouts(tmp_path):
-    p = write(tmp_path, f"""\
+    p = write(
+        tmp_path,
+        f"""\
         repositories:
           - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delete: 60}}}}}}
-        """)
+        """,
+    )
     t = load_config(p).repositories[0].tasks
     assert (t.retries, t.retry_delay_seconds) == (2, 120)
     assert (t.timeout("delete"), t.timeout("list_slices")) == (60, 6 * 3600)
@@ -231,12 +293,15 @@ def test_the_space_section_sets_the_attributions_params(tmp_path):
     """``space:`` gives the defaults of the Params attribute_space and stale_branch_days; merged from defaults."""
     from lakefs_gc.config import SpaceSettings
 
-    p = write(tmp_path, f"""\
+    p = write(
+        tmp_path,
+        f"""\
         defaults: {{space: {{stale_branch_days: 90}}}}
         repositories:
           - {BASE}, repository: repo-a, mode: mark_only}}
           - {BASE}, repository: repo-b, mode: mark_only, space: {{enabled: false}}}}
-        """)
+        """,
+    )
     a, b = load_config(p).repositories
     assert a.space == SpaceSettings(enabled=True, stale_branch_days=90)
     assert b.space == SpaceSettings(enabled=False, stale_branch_days=90)

@@ -68,8 +68,9 @@ def test_a_repository_gone_from_lakefs_is_recorded_removed_then_forgotten(cfg_fi
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     refresh(cfg.discovery, lambda conn: ["fleet-a", "fleet-b"], now=t0)
     _, changes = refresh(cfg.discovery, lambda conn: ["fleet-a"], now=t0 + timedelta(hours=1))
-    assert changes == ["lakefs_default: repository fleet-b is gone from lakeFS: its GC DAG lakefs_gc__fleet-b is "
-                       "no longer built"]
+    assert changes == [
+        "lakefs_default: repository fleet-b is gone from lakeFS: its GC DAG lakefs_gc__fleet-b is no longer built"
+    ]
     cfg = load_config(cfg_file)
     assert [r.repository for r in cfg.repositories] == ["named-repo", "fleet-a"]
     assert [(r.repository, r.removed_at) for r in cfg.removed] == [("fleet-b", (t0 + timedelta(hours=1)).isoformat())]
@@ -87,6 +88,7 @@ def test_a_lakefs_that_does_not_answer_leaves_the_record(cfg_file):
 
     def down(conn):
         raise OSError("connection refused")
+
     with pytest.raises(OSError, match="connection refused"):
         refresh(cfg.discovery, down)
     assert cfg.discovery.state_file.read_text() == before
@@ -108,44 +110,66 @@ def test_a_bad_discovered_entry_breaks_only_itself(cfg_file, tmp_path):
     refresh(cfg.discovery, lambda conn: ["fleet-a", "fleet-b"])
     cfg = load_config(cfg_file, strict=False)
     assert [r.repository for r in cfg.repositories] == ["named-repo", "fleet-a"]
-    assert cfg.entry_problems == [f"{cfg_file}: discover.sources[0] (fleet-b): field 'mode': must be one of "
-                                  "mark_and_sweep, mark_only, got 'sweep'"]
+    assert cfg.entry_problems == [
+        f"{cfg_file}: discover.sources[0] (fleet-b): field 'mode': must be one of "
+        "mark_and_sweep, mark_only, got 'sweep'"
+    ]
 
 
 def test_an_unreadable_record_names_the_file_and_the_fix(cfg_file):
     cfg = load_config(cfg_file)
     cfg.discovery.state_file.write_text(json.dumps({"format": 99}))
-    with pytest.raises(ConfigError, match=r"gc.discovered.json: the discovered repositories do not read .* run the DAG "
-                                          r"lakefs_gc_discover again"):
+    with pytest.raises(
+        ConfigError,
+        match=r"gc.discovered.json: the discovered repositories do not read .* run the DAG "
+        r"lakefs_gc_discover again",
+    ):
         load_config(cfg_file)
 
 
-@pytest.mark.parametrize(("doc", "message"), [
-    ({"discover": {"sources": []}}, "discover: field 'sources': must be a non-empty list"),
-    ({"discover": {"sources": [{"exclude": ["x"]}]}}, "discover.sources[0]: field 'include': must be a non-empty list"),
-    ({"discover": {"sources": [{"include": "a*", "defaults": {"repository": "x"}}]}},
-     "discover.sources[0]: defaults: unknown field(s) ['repository']"),
-    ({"discover": {"sources": [{"include": "a*"}], "schedul": "@daily"}}, "discover: unknown key(s) ['schedul']"),
-    ({"discover": {"sources": [{"include": "a*"}], "schedule": "often"}}, "discover: field 'schedule': must be a cron"),
-    ({"pools": {"p": 0}, "repositories": [{"repository": "abc"}]}, "pools: p: slots must be an integer >= 1"),
-    ({"pools": [1], "repositories": [{"repository": "abc"}]}, "'pools' must be a mapping"),
-])
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"discover": {"sources": []}}, "discover: field 'sources': must be a non-empty list"),
+        (
+            {"discover": {"sources": [{"exclude": ["x"]}]}},
+            "discover.sources[0]: field 'include': must be a non-empty list",
+        ),
+        (
+            {"discover": {"sources": [{"include": "a*", "defaults": {"repository": "x"}}]}},
+            "discover.sources[0]: defaults: unknown field(s) ['repository']",
+        ),
+        ({"discover": {"sources": [{"include": "a*"}], "schedul": "@daily"}}, "discover: unknown key(s) ['schedul']"),
+        (
+            {"discover": {"sources": [{"include": "a*"}], "schedule": "often"}},
+            "discover: field 'schedule': must be a cron",
+        ),
+        ({"pools": {"p": 0}, "repositories": [{"repository": "abc"}]}, "pools: p: slots must be an integer >= 1"),
+        ({"pools": [1], "repositories": [{"repository": "abc"}]}, "'pools' must be a mapping"),
+    ],
+)
 def test_bad_fleet_sections_are_named(doc, message):
     with pytest.raises(ConfigError) as e:
         parse_config(doc, "gc.yaml")
     assert message in str(e.value)
 
 
-@pytest.mark.parametrize(("entry", "message"), [
-    ({"notify": {"on_failure": [{"pigeon": {}}]}}, "field 'notify.on_failure[0]': unknown notifier 'pigeon'"),
-    ({"notify": {"on_failure": [{"smtp": {}}]}}, "field 'notify.on_failure[0].smtp': missing to"),
-    ({"notify": {"on_success": [{"smtp": {"to": "nobody"}}]}}, "field 'notify.on_success[0].smtp.to': must be a mail"),
-    ({"notify": {"on_failure": [{"slack": {"channel": "#x", "colour": 1}}]}}, "unknown option(s) ['colour']"),
-    ({"notify": {"on_failure": [{"class": {"path": "no_such_pkg.N"}}]}}, "no_such_pkg is not installed here"),
-    ({"notify": {"on_fail": []}}, "field 'notify': unknown key(s) ['on_fail']"),
-    ({"notify": {"on_failure": [{"class": {"path": "nodots"}}]}}, "field 'notify.on_failure[0].class.path'"),
-    ({"spark": {"pool": "no spaces"}}, "field 'spark.pool': must be an Airflow pool name"),
-])
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"notify": {"on_failure": [{"pigeon": {}}]}}, "field 'notify.on_failure[0]': unknown notifier 'pigeon'"),
+        ({"notify": {"on_failure": [{"smtp": {}}]}}, "field 'notify.on_failure[0].smtp': missing to"),
+        (
+            {"notify": {"on_success": [{"smtp": {"to": "nobody"}}]}},
+            "field 'notify.on_success[0].smtp.to': must be a mail",
+        ),
+        ({"notify": {"on_failure": [{"slack": {"channel": "#x", "colour": 1}}]}}, "unknown option(s) ['colour']"),
+        ({"notify": {"on_failure": [{"class": {"path": "no_such_pkg.N"}}]}}, "no_such_pkg is not installed here"),
+        ({"notify": {"on_fail": []}}, "field 'notify': unknown key(s) ['on_fail']"),
+        ({"notify": {"on_failure": [{"class": {"path": "nodots"}}]}}, "field 'notify.on_failure[0].class.path'"),
+        ({"spark": {"pool": "no spaces"}}, "field 'spark.pool': must be an Airflow pool name"),
+    ],
+)
 def test_bad_notifiers_and_pools_of_an_entry_are_named(entry, message):
     with pytest.raises(ConfigError) as e:
         parse_config({"repositories": [{"repository": "abc", **entry}]}, "gc.yaml")

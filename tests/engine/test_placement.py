@@ -48,8 +48,8 @@ CONTENT = {
     f"data/a/line{U2028}sep": b"u2028",
     f"data/a/line{U2028}": b"trailing u2028",
     "data/a/cr\r": b"trailing cr",
-    "data/a/restaged-same-checksum": b"committed bytes",   # equals the committed entry p/committed
-    "data/a/restaged-same-size": b"commiXted bytes",       # its size, another checksum
+    "data/a/restaged-same-checksum": b"committed bytes",  # equals the committed entry p/committed
+    "data/a/restaged-same-size": b"commiXted bytes",  # its size, another checksum
     "data/a/committed": b"committed bytes",
     "data/a/staged": b"staged",
     "data/a/young": b"young",
@@ -58,14 +58,24 @@ CONTENT = {
     "legacy-root-object": b"legacy",
 }
 # listed keys GC may never delete: they reach the listing of a namespace but never a candidate
-PROTECTED = ["_lakefs/retention/gc/rules.json", "dummy", "data/a/../escape", "data/a/./dot", "data//empty",
-             "data/a/..", "data/", ".."]
+PROTECTED = [
+    "_lakefs/retention/gc/rules.json",
+    "dummy",
+    "data/a/../escape",
+    "data/a/./dot",
+    "data//empty",
+    "data/a/..",
+    "data/",
+    "..",
+]
 
 
 def listed_rows() -> list[tuple]:
     """The listing: every object old, but one young and one without a timestamp; protected keys too."""
     modified = {"data/a/young": YOUNG, "data/a/no-time": None}
-    return [(k, len(v), modified.get(k, OLD), None) for k, v in CONTENT.items()] + [(k, 1, OLD, None) for k in PROTECTED]
+    return [(k, len(v), modified.get(k, OLD), None) for k, v in CONTENT.items()] + [
+        (k, 1, OLD, None) for k in PROTECTED
+    ]
 
 
 @pytest.fixture
@@ -80,11 +90,17 @@ def sref(tmp_path) -> StorageRef:
 @pytest.fixture
 def places(spark, sref):
     n = 2
-    executors = SparkEngine(spark, sref, n, Placement(driver_max_addresses=0, driver_check_max=0,
-                                                      driver_read_max_entries=0, driver_scan_bytes=0))
-    return {"task": LocalEngine(sref, n, Placement(), Placement().in_task_max_keys),
-            "driver": SparkEngine(spark, sref, n, Placement()).on_driver(),
-            "executors": executors}
+    executors = SparkEngine(
+        spark,
+        sref,
+        n,
+        Placement(driver_max_addresses=0, driver_check_max=0, driver_read_max_entries=0, driver_scan_bytes=0),
+    )
+    return {
+        "task": LocalEngine(sref, n, Placement(), Placement().in_task_max_keys),
+        "driver": SparkEngine(spark, sref, n, Placement()).on_driver(),
+        "executors": executors,
+    }
 
 
 def rows(rel) -> list[tuple]:
@@ -98,17 +114,21 @@ def test_the_decision_is_the_same_row_for_row_in_every_place(places, sref, tmp_p
     st = sref.open()
     folder = str(tmp_path / "work" / "listed")
     listed = listed_rows()
-    slices.write_listed_here(folder, [pa.RecordBatch.from_pylist(
-        [dict(zip(listed_schema().names, r)) for r in listed], schema=listed_schema())])
-    found = SlicesResult(listed_dir=folder, first_slice="", slices_listed=1, slices_skipped=0,
-                         listed_objects=len(listed), listed_bytes=0)
+    slices.write_listed_here(
+        folder,
+        [pa.RecordBatch.from_pylist([dict(zip(listed_schema().names, r)) for r in listed], schema=listed_schema())],
+    )
+    found = SlicesResult(
+        listed_dir=folder, first_slice="", slices_listed=1, slices_skipped=0, listed_objects=len(listed), listed_bytes=0
+    )
     _, committed = write_parts_here(iter(["data/a/committed"]), st, "state/committed/", 2)
     formats.write_staged(st, "staged/part-0", [f"local://{tmp_path}/ns/data/a/staged"], 1)
     out = {}
     for place, engine in places.items():
         lst = engine.listed(found)
-        cands = compute_candidates(engine.rel, lst, engine.committed([committed], lst, None),
-                                   engine.staged(["staged/part-0"]), CUTOFF_MS)
+        cands = compute_candidates(
+            engine.rel, lst, engine.committed([committed], lst, None), engine.staged(["staged/part-0"]), CUTOFF_MS
+        )
         out[place] = rows(cands), engine.sample_undeletable(cands, 5)
     assert out["task"] == out["driver"] == out["executors"]
     candidates = {r[0] for r in out["task"][0]}
@@ -118,12 +138,16 @@ def test_the_decision_is_the_same_row_for_row_in_every_place(places, sref, tmp_p
 
 def identity_dirs(st) -> list[PartsDir]:
     """The committed entries' identities a run read: one at the re-staged path, others that share only a size."""
-    formats.write_identities(st, "state/identities/part-00000.parquet", [
-        (len(b"committed bytes"), md5(b"committed bytes"), "p/committed"),
-        (len(b"u2028"), "0x8DC0FFEE", f"p/etag{U2028}"),        # not an MD5: matched by size alone
-        (len(b"linked"), md5(b"other"), "p/linked-size"),
-        (999, md5(b"garbage"), "p/other-size"),                 # the garbage's MD5 at another size: no match
-    ])
+    formats.write_identities(
+        st,
+        "state/identities/part-00000.parquet",
+        [
+            (len(b"committed bytes"), md5(b"committed bytes"), "p/committed"),
+            (len(b"u2028"), "0x8DC0FFEE", f"p/etag{U2028}"),  # not an MD5: matched by size alone
+            (len(b"linked"), md5(b"other"), "p/linked-size"),
+            (999, md5(b"garbage"), "p/other-size"),  # the garbage's MD5 at another size: no match
+        ],
+    )
     return [PartsDir("state/identities/", 1)]
 
 
@@ -133,11 +157,15 @@ def test_the_staged_checks_matching_is_the_same_in_every_place(places, sref):
     cands_rows = [(k, len(v), None) for k, v in CONTENT.items()]
     out = {}
     for place, engine in places.items():
-        cands = engine.rel.deletable(cands_rows) if place != "executors" else engine.spark.createDataFrame(
-            cands_rows, "address string, size long, checksum string")
+        cands = (
+            engine.rel.deletable(cands_rows)
+            if place != "executors"
+            else engine.spark.createDataFrame(cands_rows, "address string, size long, checksum string")
+        )
         found = engine.suspicious(cands, engine.identities(dirs).plus([(7, None, "p/since")]), link_flow=True)
-        kept = engine.union_addresses(engine.among(cands, {"data/a/garbage", "nowhere"}),
-                                      engine.among(cands, {f"data/a/line{U2028}sep"}))
+        kept = engine.union_addresses(
+            engine.among(cands, {"data/a/garbage", "nowhere"}), engine.among(cands, {f"data/a/line{U2028}sep"})
+        )
         out[place] = (found, rows(kept), rows(engine.without(cands, {"data/a/garbage"})))
     assert out["task"] == out["driver"] == out["executors"]
     found = out["task"][0]
@@ -167,10 +195,14 @@ def test_the_walk_from_ranges_to_addresses_is_the_same_in_every_place(places, sr
         st.put(keys[-1], data)
     out = {}
     for place, engine in places.items():
-        count, kept, parts = engine.read_ranges(keys, len(keys), len(entries), f"{place}/committed/",
-                                                f"{place}/identities/")
-        identities = sorted(tuple(r.values()) for p in range(parts) for r in formats.read_identity_table(
-            st, f"{place}/identities/part-{p:05d}.parquet").to_pylist())
+        count, kept, parts = engine.read_ranges(
+            keys, len(keys), len(entries), f"{place}/committed/", f"{place}/identities/"
+        )
+        identities = sorted(
+            tuple(r.values())
+            for p in range(parts)
+            for r in formats.read_identity_table(st, f"{place}/identities/part-{p:05d}.parquet").to_pylist()
+        )
         out[place] = count, sorted(read_parts_here(sref, [kept])), identities
     assert out["task"] == out["driver"] == out["executors"]
     assert out["task"][1] == sorted(["data/a/committed", f"data/a/line{U2028}", "data/a/cr\r", "data/a/full", LINKED])
@@ -185,9 +217,12 @@ def test_the_attributions_classification_is_the_same_in_every_place(places, sref
     st = sref.open()
     head, tag, staged_bit = 0b001, 0b010, 0b100
     keys = []
-    for i, chunk in enumerate(([(b"a/committed", Entry("data/a/committed", 15, "e"))],
-                               [(b"a/tagged", Entry("data/a/garbage", 7, "e")),
-                                (b"a/u2028", Entry(f"data/a/line{U2028}sep", 5, "e"))])):
+    for i, chunk in enumerate(
+        (
+            [(b"a/committed", Entry("data/a/committed", 15, "e"))],
+            [(b"a/tagged", Entry("data/a/garbage", 7, "e")), (b"a/u2028", Entry(f"data/a/line{U2028}sep", 5, "e"))],
+        )
+    ):
         _, data = graveler_writer.range_to_bytes(chunk)
         keys.append(f"_lakefs/attr-range-{i}")
         st.put(keys[-1], data)
@@ -195,21 +230,26 @@ def test_the_attributions_classification_is_the_same_in_every_place(places, sref
     staged = {"data/a/staged": staged_bit}
     folder = str(tmp_path / "work" / "listed")
     listed = listed_rows()
-    slices.write_listed_here(folder, [pa.RecordBatch.from_pylist(
-        [dict(zip(listed_schema().names, r)) for r in listed], schema=listed_schema())])
-    found = SlicesResult(listed_dir=folder, first_slice="", slices_listed=1, slices_skipped=0,
-                         listed_objects=len(listed), listed_bytes=0)
+    slices.write_listed_here(
+        folder,
+        [pa.RecordBatch.from_pylist([dict(zip(listed_schema().names, r)) for r in listed], schema=listed_schema())],
+    )
+    found = SlicesResult(
+        listed_dir=folder, first_slice="", slices_listed=1, slices_skipped=0, listed_objects=len(listed), listed_bytes=0
+    )
     formats.write_addresses(st, "deleted/part-00000.parquet", ["data/a/garbage", "data/a/cr\r", "data/a/no-time"])
-    out = {place: engine.space_groups(ranges, staged, found, ["deleted/part-00000.parquet"], CUTOFF_MS, tag)
-           for place, engine in places.items()}
+    out = {
+        place: engine.space_groups(ranges, staged, found, ["deleted/part-00000.parquet"], CUTOFF_MS, tag)
+        for place, engine in places.items()
+    }
     assert out["task"] == out["driver"] == out["executors"]
     got = out["task"]
-    assert got[(head, None)] == (1, 15)                    # data/a/committed
+    assert got[(head, None)] == (1, 15)  # data/a/committed
     assert got[(staged_bit, None)] == (1, len(b"staged"))  # staged on a branch
-    assert got[(tag, DELETED)] == (1, 7)                   # only a tag reads it: collected, as lakeFS does
-    assert got[(tag, HELD_BACK)] == (1, 5)                 # line<U+2028>sep: only a tag, not in deleted/
-    assert got[(0, YOUNG)] == (1, len(b"young"))           # data/a/young alone (no-time is in deleted/)
-    assert got[(0, DELETED)][0] == 2                       # cr\r and no-time, in deleted/
+    assert got[(tag, DELETED)] == (1, 7)  # only a tag reads it: collected, as lakeFS does
+    assert got[(tag, HELD_BACK)] == (1, 5)  # line<U+2028>sep: only a tag, not in deleted/
+    assert got[(0, YOUNG)] == (1, len(b"young"))  # data/a/young alone (no-time is in deleted/)
+    assert got[(0, DELETED)][0] == 2  # cr\r and no-time, in deleted/
     assert sum(n for n, _ in got.values()) == len(listed)
     # an empty deleted/ list (a run that marks nothing): the old unreferenced are held back, the
     # object of unknown age young
@@ -235,9 +275,19 @@ def test_an_input_too_large_for_a_place_is_handed_over_before_anything_is_writte
 
 
 def test_the_incremental_guard_is_one_body(sref):
-    ctx = RunContext(repository="r", lakefs_endpoint="http://127.0.0.1:1/api/v1", storage=None,
-                     grace_period_seconds=0, start_time="", cutoff_time="", effective_min_age_seconds=0,
-                     work_dir="", airflow_run_id="", settings=RunSettings(), flow="incremental")
+    ctx = RunContext(
+        repository="r",
+        lakefs_endpoint="http://127.0.0.1:1/api/v1",
+        storage=None,
+        grace_period_seconds=0,
+        start_time="",
+        cutoff_time="",
+        effective_min_age_seconds=0,
+        work_dir="",
+        airflow_run_id="",
+        settings=RunSettings(),
+        flow="incremental",
+    )
     with pytest.raises(ContractError, match="no base run"):
         ctx.incremental_base()
     assert dataclasses.replace(ctx, flow="clean").incremental_base() is None

@@ -18,10 +18,19 @@ EVERY = CleanRunEvery(runs=7, days=7)
 
 
 def state(**over):
-    s = {"format": STATE_FORMAT, "namespace": NS, "gc_rules": RULES, "clean_run_id": "clean1",
-         "clean_start_time": iso(NOW - timedelta(days=1)), "runs_in_chain": 1, "last_slice": "s",
-         "uncommitted_dir": {"dir": "u/", "parts": 1}, "committed_dirs": [{"dir": "c/", "parts": 1}],
-         "identity_dirs": [{"dir": "i/", "parts": 1}], "read_file": "r.json"}
+    s = {
+        "format": STATE_FORMAT,
+        "namespace": NS,
+        "gc_rules": RULES,
+        "clean_run_id": "clean1",
+        "clean_start_time": iso(NOW - timedelta(days=1)),
+        "runs_in_chain": 1,
+        "last_slice": "s",
+        "uncommitted_dir": {"dir": "u/", "parts": 1},
+        "committed_dirs": [{"dir": "c/", "parts": 1}],
+        "identity_dirs": [{"dir": "i/", "parts": 1}],
+        "read_file": "r.json",
+    }
     s.update(over)
     return s
 
@@ -34,8 +43,14 @@ def mark(mark_id, hours_ago, success=True, mode="mark_and_sweep", **st):
 
 
 def choose(requested, marks, **kw):
-    return choose_flow(requested, marks, namespace=kw.get("namespace", NS), rules=kw.get("rules", RULES), now=NOW,
-                       every=kw.get("every", EVERY))
+    return choose_flow(
+        requested,
+        marks,
+        namespace=kw.get("namespace", NS),
+        rules=kw.get("rules", RULES),
+        now=NOW,
+        every=kw.get("every", EVERY),
+    )
 
 
 def test_clean_when_asked_and_when_there_is_no_earlier_run():
@@ -45,8 +60,14 @@ def test_clean_when_asked_and_when_there_is_no_earlier_run():
 
 
 def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
-    marks = [mark("old", 5), mark("new", 2), mark("failed", 1, success=False), mark("sweep", 0.5, mode="sweep_only"),
-             ("broken", None, "summary.json is not JSON"), mark("future", -1)]
+    marks = [
+        mark("old", 5),
+        mark("new", 2),
+        mark("failed", 1, success=False),
+        mark("sweep", 0.5, mode="sweep_only"),
+        ("broken", None, "summary.json is not JSON"),
+        mark("future", -1),
+    ]
     c = choose("auto", marks)
     assert (c.flow, c.base) == ("incremental", "new")
     assert c.base_summary.to_doc()["incremental_state"]["clean_run_id"] == "clean1"
@@ -54,12 +75,15 @@ def test_auto_builds_on_the_newest_successful_run_whatever_came_after_it():
     assert choose("incremental", marks).reason.startswith("requested (flow=incremental): builds on run new")
 
 
-@pytest.mark.parametrize(("summary_state", "kw", "why"), [
-    ({"state": None}, {}, "saved no state"),
-    ({"format": STATE_FORMAT + 1}, {}, f"format {STATE_FORMAT + 1}"),
-    ({}, {"namespace": "s3://bucket/other"}, "storage namespace 's3://bucket/repo'"),
-    ({"clean_start_time": "yesterday"}, {}, "not a time"),
-])
+@pytest.mark.parametrize(
+    ("summary_state", "kw", "why"),
+    [
+        ({"state": None}, {}, "saved no state"),
+        ({"format": STATE_FORMAT + 1}, {}, f"format {STATE_FORMAT + 1}"),
+        ({}, {"namespace": "s3://bucket/other"}, "storage namespace 's3://bucket/repo'"),
+        ({"clean_start_time": "yesterday"}, {}, "not a time"),
+    ],
+)
 def test_auto_runs_clean_and_says_why_when_the_newest_run_cannot_be_a_base(summary_state, kw, why):
     marks = [mark("base", 30, **{"format": STATE_FORMAT}), mark("newest", 1, **summary_state)]
     c = choose("auto", marks, **kw)
@@ -73,7 +97,8 @@ def test_auto_runs_clean_and_says_why_when_the_newest_run_cannot_be_a_base(summa
 def test_clean_run_every_runs_or_days():
     chain_of_3 = [mark("m", 1, runs_in_chain=3)]
     assert choose("auto", chain_of_3, every=CleanRunEvery(runs=3)).reason == (
-        "auto: clean_run_every: 3 runs (the last clean run and 2 incremental run(s) since)")
+        "auto: clean_run_every: 3 runs (the last clean run and 2 incremental run(s) since)"
+    )
     assert choose("auto", chain_of_3, every=CleanRunEvery(runs=4)).flow == "incremental"
     old_clean = [mark("m", 1, clean_start_time=iso(NOW - timedelta(days=8)))]
     c = choose("auto", old_clean, every=CleanRunEvery(days=7))

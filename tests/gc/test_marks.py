@@ -19,9 +19,12 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def _mark(st, mark_id, success=True, age=timedelta(hours=1), mode="mark_only", parts=("candidates", "deleted")):
-    st.put(f"_lakefs/retention/gc/unified/{mark_id}/summary.json", json.dumps(
-        {"run_id": mark_id, "success": success, "start_time": iso(NOW - age), "mode": mode,
-         "listed_objects": 10}).encode())
+    st.put(
+        f"_lakefs/retention/gc/unified/{mark_id}/summary.json",
+        json.dumps(
+            {"run_id": mark_id, "success": success, "start_time": iso(NOW - age), "mode": mode, "listed_objects": 10}
+        ).encode(),
+    )
     for sub in parts:
         st.put(f"_lakefs/retention/gc/unified/{mark_id}/{sub}/part-00000.parquet", b"PAR1")
 
@@ -33,12 +36,23 @@ def st(tmp_path):
     return s
 
 
-@pytest.mark.parametrize(("mark_id", "setup", "match"), [
-    ("", None, r"mode sweep_only needs the Param mark_id"),
-    ("nosuchmark", None, r"mark 'nosuchmark' does not exist \(no summary.json at local://.*\); check the Param mark_id"),
-    ("failedmark", dict(success=False), r"mark 'failedmark' did not complete \(summary.json has success: False"),
-    ("oldmark", dict(age=timedelta(days=8)), r"older than mark_max_age_seconds=604800 \(Param mark_max_age_seconds\)"),
-])
+@pytest.mark.parametrize(
+    ("mark_id", "setup", "match"),
+    [
+        ("", None, r"mode sweep_only needs the Param mark_id"),
+        (
+            "nosuchmark",
+            None,
+            r"mark 'nosuchmark' does not exist \(no summary.json at local://.*\); check the Param mark_id",
+        ),
+        ("failedmark", dict(success=False), r"mark 'failedmark' did not complete \(summary.json has success: False"),
+        (
+            "oldmark",
+            dict(age=timedelta(days=8)),
+            r"older than mark_max_age_seconds=604800 \(Param mark_max_age_seconds\)",
+        ),
+    ],
+)
 def test_sweep_only_refuses_bad_marks(st, mark_id, setup, match):
     if setup is not None:
         _mark(st, mark_id, **setup)
@@ -55,11 +69,17 @@ def test_a_good_mark_is_accepted(st):
 
 
 def test_blast_radius_guard_names_the_numbers_and_the_param():
-    with pytest.raises(SweepRefused, match=r"600 objects to delete are 60.0% of 1,000 listed objects, above "
-                                           r"max_delete_share=0.5.*Param max_delete_share >= 0.600"):
+    with pytest.raises(
+        SweepRefused,
+        match=r"600 objects to delete are 60.0% of 1,000 listed objects, above "
+        r"max_delete_share=0.5.*Param max_delete_share >= 0.600",
+    ):
         blast_radius("m1", 600, 1000, 0.5, None)
-    with pytest.raises(SweepRefused, match=r"1,200 objects to delete exceed max_delete_count=1,000.*"
-                                           r"Param max_delete_count >= 1200"):
+    with pytest.raises(
+        SweepRefused,
+        match=r"1,200 objects to delete exceed max_delete_count=1,000.*"
+        r"Param max_delete_count >= 1200",
+    ):
         blast_radius("m1", 1200, 10_000, 0.5, 1000)
     with pytest.raises(SweepRefused, match="0 listed objects"):
         blast_radius("m1", 1, 0, 0.5, None)

@@ -51,8 +51,10 @@ def test_naive_clock_is_refused():
 def test_xid_times_match_the_reference_examples():
     assert datetime.fromtimestamp(xid.descending_time("g4uk6erfnfus73frbnqg"), UTC).date().isoformat() == "2025-11-10"
     assert datetime.fromtimestamp(xid.descending_time("gqv3epl4fd2o8m3men70"), UTC).date().isoformat() == "2022-12-07"
-    assert datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), UTC).isoformat() == \
-        "2022-12-07T17:23:28+00:00"
+    assert (
+        datetime.fromtimestamp(xid.ascending_time("ce8co454fd2o8m3menag"), UTC).isoformat()
+        == "2022-12-07T17:23:28+00:00"
+    )
     assert xid.encode(xid.decode("ce8co454fd2o8m3menag")) == "ce8co454fd2o8m3menag"
     assert not xid.is_xid("!ab")
     assert not xid.is_xid("b0c968736d8f42a2b1c6284835f08226")
@@ -79,11 +81,22 @@ def test_metadata_locations():
         committed.relative_key(ns, "s3://bucket/repo2/_lakefs/abc")
 
 
-@pytest.mark.parametrize(("address", "ok"), [
-    ("data/gqv3epl4fd2o8m3men70/ce8co454fd2o8m3menag", True), ("b0c968736d8f42a2b1c6284835f08226", True),
-    ("data/!ab/c/slice/obj", True), ("dummy", False), ("_lakefs/dummy", False), ("_lakefs/abc", False),
-    ("data/", False), ("", False), ("data/../_lakefs/x", False), ("other/prefix/x", False), ("/data/x", False),
-])
+@pytest.mark.parametrize(
+    ("address", "ok"),
+    [
+        ("data/gqv3epl4fd2o8m3men70/ce8co454fd2o8m3menag", True),
+        ("b0c968736d8f42a2b1c6284835f08226", True),
+        ("data/!ab/c/slice/obj", True),
+        ("dummy", False),
+        ("_lakefs/dummy", False),
+        ("_lakefs/abc", False),
+        ("data/", False),
+        ("", False),
+        ("data/../_lakefs/x", False),
+        ("other/prefix/x", False),
+        ("/data/x", False),
+    ],
+)
 def test_deletable_rule(address, ok):
     assert is_deletable(address) is ok
 
@@ -92,11 +105,21 @@ def test_summary_keeps_lakefs_fields_first_and_adds_ours():
     ctx = make_context(start=NOW, airflow_run_id="x")
     results = dict(
         mark_uncommitted=UncommittedResult(run_id="r", locations=(), pages=1),
-        list_slices=SlicesResult(listed_dir="l", first_slice="s", slices_listed=1, slices_skipped=0,
-                                 listed_objects=10, listed_bytes=100),
-        compute_candidates=CandidatesResult(report_dir="d", uncommitted_files=0, candidates=5, candidate_bytes=50,
-                                            to_delete=5, to_delete_bytes=50, held_back=0, confirm_after_seconds=0),
-        delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=5, parts=1)))
+        list_slices=SlicesResult(
+            listed_dir="l", first_slice="s", slices_listed=1, slices_skipped=0, listed_objects=10, listed_bytes=100
+        ),
+        compute_candidates=CandidatesResult(
+            report_dir="d",
+            uncommitted_files=0,
+            candidates=5,
+            candidate_bytes=50,
+            to_delete=5,
+            to_delete_bytes=50,
+            held_back=0,
+            confirm_after_seconds=0,
+        ),
+        delete=DeleteResult(counts=DeleteCounts(keys=5, deleted=5, parts=1)),
+    )
     s = build_summary(inputs(ctx, **results), True).to_doc()
     assert list(s)[:6] == ["run_id", "success", "first_slice", "start_time", "cutoff_time", "num_deleted_objects"]
     assert s["run_id"] == "r"
@@ -106,13 +129,19 @@ def test_summary_keeps_lakefs_fields_first_and_adds_ours():
     assert s["airflow_run_id"] == "x"
     assert s["unsafe_min_age_override"] is False
     assert s["listed_objects"] == 10
-    mark_only = build_summary(inputs(make_context(start=NOW, mode="mark_only"),
-                                     **{**results, "delete": DeleteResult(skipped="mark_only")}), True).to_doc()
+    mark_only = build_summary(
+        inputs(make_context(start=NOW, mode="mark_only"), **{**results, "delete": DeleteResult(skipped="mark_only")}),
+        True,
+    ).to_doc()
     assert mark_only["reclaimed_bytes"] == 0
     assert mark_only["deleted"] == 0
     assert mark_only["num_deleted_objects"] == 5
-    dry = build_summary(inputs(make_context(start=NOW, dry_run=True),
-                               **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)})).to_doc()
+    dry = build_summary(
+        inputs(
+            make_context(start=NOW, dry_run=True),
+            **{**results, "delete": DeleteResult(counts=DeleteCounts(keys=5, deleted=5), dry_run=True)},
+        )
+    ).to_doc()
     assert dry["deleted"] == 0
     assert dry["would_delete"] == 5
     assert dry["reclaimed_bytes"] == 0

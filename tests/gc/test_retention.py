@@ -38,8 +38,9 @@ def test_branch_window_is_head_the_window_and_the_first_commit_before_it():
 def _history(client, repo: str, ns: str) -> tuple[str, str, str, str]:
     """(address only q references, q, main's HEAD, short's HEAD)."""
     now = time.time()
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=repo, storage_namespace=ns, default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     x = client.objects_api.upload_object(repo, "main", "x.bin", content=f"x-{repo}".encode())
     q = client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="q", date=int(now - 6 * DAY)))
     client.objects_api.delete_object(repo, "main", "x.bin")
@@ -72,8 +73,16 @@ def test_a_commit_lakefs_list_lacks_is_kept_and_counted(spark, lakefs_emulator, 
         listed = gc_client.prepare_commits(repo)
         csv = ns_storage(ns).get(ns_rel(ns, listed["gc_commits_location"])).decode()
         assert q not in csv, "the emulator's walk (lakeFS's) was expected to leave q out"
-        ctx = prepare_run(gc_client, repo, settings, now=datetime.now(UTC), airflow_run_id="retention",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            gc_client,
+            repo,
+            settings,
+            now=datetime.now(UTC),
+            airflow_run_id="retention",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         results = run_steps(spark, ctx, gc_client, env)
     assert ns_storage(ns).exists(x), "the object of short's HEAD as of one day ago was deleted"
     assert results["list_committed"].commits_lakefs_lacked >= 1

@@ -64,14 +64,22 @@ def test_conformance_target_from_the_environment():
     from lakefs_sandbox.target import TargetConfigError, target_from_env
 
     assert target_from_env({}) is None
-    base = {"LAKEFS_GC_TARGET_ENDPOINT": "http://127.0.0.1:8000", "LAKEFS_GC_TARGET_ACCESS_KEY_ID": "AK",
-            "LAKEFS_GC_TARGET_SECRET_ACCESS_KEY": "SK"}
+    base = {
+        "LAKEFS_GC_TARGET_ENDPOINT": "http://127.0.0.1:8000",
+        "LAKEFS_GC_TARGET_ACCESS_KEY_ID": "AK",
+        "LAKEFS_GC_TARGET_SECRET_ACCESS_KEY": "SK",
+    }
     with pytest.raises(TargetConfigError, match="LAKEFS_GC_TARGET_NAMESPACE_ROOT"):
         target_from_env(base)
     with pytest.raises(TargetConfigError, match="LAKEFS_GC_TARGET_LOCAL_ROOT"):
         target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "local://gc"})
-    t = target_from_env({**base, "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "s3://b/gc",
-                         "LAKEFS_GC_TARGET_S3_ENDPOINT": "http://127.0.0.1:9000"})
+    t = target_from_env(
+        {
+            **base,
+            "LAKEFS_GC_TARGET_NAMESPACE_ROOT": "s3://b/gc",
+            "LAKEFS_GC_TARGET_S3_ENDPOINT": "http://127.0.0.1:9000",
+        }
+    )
     assert t.namespace("r1") == "s3://b/gc/r1"
     assert t.aws_conn()["extra"]["endpoint_url"] == "http://127.0.0.1:9000"
     assert "SK" not in repr(t)

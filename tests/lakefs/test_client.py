@@ -20,15 +20,23 @@ def closed_port() -> int:
 
 def test_an_unreachable_lakefs_fails_after_the_budget_with_one_line_naming_what_to_check(caplog):
     port, slept = closed_port(), []
-    client = LakeFSClient(f"http://127.0.0.1:{port}", "AKIA", "secret", max_retries=2, backoff_base=0.01,
-                          connection="lakeFS connection 'lakefs_prod'", sleep=slept.append)
+    client = LakeFSClient(
+        f"http://127.0.0.1:{port}",
+        "AKIA",
+        "secret",
+        max_retries=2,
+        backoff_base=0.01,
+        connection="lakeFS connection 'lakefs_prod'",
+        sleep=slept.append,
+    )
     with caplog.at_level(logging.DEBUG, logger="lakefs_gc.lakefs.client"):
         with pytest.raises(LakeFSUnreachable) as err:
             client.get_repository("repo")
     message = str(err.value)
     assert "\n" not in message
-    assert message.startswith(f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection refused) "
-                              f"after 3 attempt(s)")
+    assert message.startswith(
+        f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection refused) after 3 attempt(s)"
+    )
     assert "(getRepository)" in message
     assert "lakeFS connection 'lakefs_prod'" in message
     assert "max_retries, backoff_base, backoff_max, connect_timeout (now 2, 0.01s, 20.0s, 10.0s)" in message

@@ -82,7 +82,7 @@ def test_non_table_file_is_refused():
 @pytest.mark.parametrize("keep", [1, 7, 8, 52, 53, 100, 1000, -1, -5, -53, -54, -200])
 def test_truncation_is_refused(keep):
     data = _table()
-    cut = data[:keep] if keep > 0 else data[:len(data) + keep]
+    cut = data[:keep] if keep > 0 else data[: len(data) + keep]
     with pytest.raises(SSTableError):
         _read_all(cut, "cut.sst")
 
@@ -105,9 +105,9 @@ def test_unsupported_checksum_type_xxhash64_is_refused():
 def test_unknown_compression_type_zstd_is_refused():
     data = bytearray(_table())
     h = _first_data_block(bytes(data))
-    contents = bytes(data[h.offset:h.offset + h.size])
+    contents = bytes(data[h.offset : h.offset + h.size])
     data[h.offset + h.size] = 7  # zstd, with a CRC that matches, as a zstd writer would produce
-    data[h.offset + h.size + 1:h.offset + h.size + 5] = struct.pack("<I", block_crc(contents, 7))
+    data[h.offset + h.size + 1 : h.offset + h.size + 5] = struct.pack("<I", block_crc(contents, 7))
     with pytest.raises(UnsupportedFormatError, match="zstd"):
         _read_all(bytes(data))
 

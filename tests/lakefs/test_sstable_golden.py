@@ -47,9 +47,21 @@ def test_range_sst_decodes_to_the_two_documented_records():
     assert [x.key for x in recs] == [b"a/b/c/no", b"a/b/c/yes"]
     no, yes = (x.entry for x in recs)
     assert (no.address, no.size, no.etag, no.last_modified_seconds, no.last_modified_nanos, no.address_type) == (
-        "b0c968736d8f42a2b1c6284835f08226", 11, "664c688b4ea9c56730daacfc3d70aeed", 1628163584, 471124555, RELATIVE)
+        "b0c968736d8f42a2b1c6284835f08226",
+        11,
+        "664c688b4ea9c56730daacfc3d70aeed",
+        1628163584,
+        471124555,
+        RELATIVE,
+    )
     assert (yes.address, yes.size, yes.etag, yes.last_modified_seconds, yes.last_modified_nanos, yes.address_type) == (
-        "fdf87fcf9ec849f98514ddb7e041ad56", 4, "eb4585ad9fe0426781ed7c49252f8225", 1628163573, 589644914, RELATIVE)
+        "fdf87fcf9ec849f98514ddb7e041ad56",
+        4,
+        "eb4585ad9fe0426781ed7c49252f8225",
+        1628163573,
+        589644914,
+        RELATIVE,
+    )
     # each record's identity is the entry identity lakeFS computes
     assert all(x.identity == entry_identity(x.entry) for x in recs)
 
@@ -65,7 +77,12 @@ def test_metarange_sst_decodes_to_its_one_record():
     key, rng = recs[0]
     assert key == b"a/b/c/yes"
     assert (rng.id, rng.min_key, rng.max_key, rng.estimated_size, rng.count) == (
-        RANGE_ID, b"a/b/c/no", b"a/b/c/yes", 1190, 2)
+        RANGE_ID,
+        b"a/b/c/no",
+        b"a/b/c/yes",
+        1190,
+        2,
+    )
 
 
 def test_recomputed_range_id_is_the_id_the_metarange_references():

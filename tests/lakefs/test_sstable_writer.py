@@ -39,8 +39,12 @@ def test_random_keys_and_values_round_trip(ks, data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.binary(min_size=0, max_size=300), st.lists(st.binary(max_size=8), unique=True, min_size=1, max_size=200),
-       st.integers(min_value=64, max_value=1024), st.integers(min_value=1, max_value=32))
+@given(
+    st.binary(min_size=0, max_size=300),
+    st.lists(st.binary(max_size=8), unique=True, min_size=1, max_size=200),
+    st.integers(min_value=64, max_value=1024),
+    st.integers(min_value=1, max_value=32),
+)
 def test_long_shared_prefixes_small_blocks_and_restart_intervals(prefix, suffixes, block_size, restart):
     records = [(prefix + s, s * 3) for s in sorted(suffixes)]
     records.sort()
@@ -80,15 +84,27 @@ def test_empty_table_round_trips():
 
 
 def _entries(n, prefix="data/gqv3epl4fd2o8m3men70/"):
-    return [(b"path/to/object-%07d" % i,
-             Entry(f"{prefix}c{i:019d}", i * 7, f"{i:032x}", 1_700_000_000 + i, i % 1_000_000_000,
-                   {"k": str(i)} if i % 3 == 0 else {}, graveler.RELATIVE, "text/plain" if i % 2 else ""))
-            for i in range(n)]
+    return [
+        (
+            b"path/to/object-%07d" % i,
+            Entry(
+                f"{prefix}c{i:019d}",
+                i * 7,
+                f"{i:032x}",
+                1_700_000_000 + i,
+                i % 1_000_000_000,
+                {"k": str(i)} if i % 3 == 0 else {},
+                graveler.RELATIVE,
+                "text/plain" if i % 2 else "",
+            ),
+        )
+        for i in range(n)
+    ]
 
 
 def test_graveler_range_and_metarange_round_trip_with_ids_matching_file_names(tmp_path):
     ranges = []
-    chunks = [_entries(5000)[i:i + 1000] for i in range(0, 5000, 1000)]
+    chunks = [_entries(5000)[i : i + 1000] for i in range(0, 5000, 1000)]
     for chunk in chunks:
         info, data = graveler_writer.range_to_bytes(chunk)
         (tmp_path / info.id).write_bytes(data)
@@ -121,6 +137,7 @@ def test_rewriting_lakefs_ranges_reproduces_their_ids():
 
 
 # --- read back by an implementation that is not ours: RocksDB's sst_dump ---------------------
+
 
 def test_sst_dump_reads_our_plain_tables(tmp_path):
     records = [(b"k%05d" % i, (b"v" * (i % 50))) for i in range(3000)]  # includes empty values

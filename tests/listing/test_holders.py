@@ -34,8 +34,16 @@ def _build(emu, seeds: list[int]):
     storage = ns_storage(ns)
 
     def build(seed):
-        return history.apply(emu.client(), name, ns, roots, history.ops(seed, STEPS), prefix=f"h{seed}-",
-                             storage=storage, cherry_pick_any=not getattr(emu, "real", False))
+        return history.apply(
+            emu.client(),
+            name,
+            ns,
+            roots,
+            history.ops(seed, STEPS),
+            prefix=f"h{seed}-",
+            storage=storage,
+            cherry_pick_any=not getattr(emu, "real", False),
+        )
 
     with ThreadPoolExecutor(4) as pool:
         histories = list(pool.map(build, seeds))
@@ -60,10 +68,19 @@ def check_attribution(emu, seeds: list[int]) -> None:
     cutoff_ms = times[len(times) // 2]
     want = history.space_oracle(client, name, histories, roots, now.timestamp(), listed, deleted, cutoff_ms)
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-        got, _ = attribute_here(gc_client, name, storage, roots, emu.local_root,
-                                ((k, s, t) for k, (s, t) in listed.items()), deleted, cutoff_ms,
-                                default_days=1, branch_days={b: d for h in histories for b, d in h.rules[1].items()},
-                                now=now.timestamp())
+        got, _ = attribute_here(
+            gc_client,
+            name,
+            storage,
+            roots,
+            emu.local_root,
+            ((k, s, t) for k, (s, t) in listed.items()),
+            deleted,
+            cutoff_ms,
+            default_days=1,
+            branch_days={b: d for h in histories for b, d in h.rules[1].items()},
+            now=now.timestamp(),
+        )
     result = got.as_dict()
     result.pop("sharing")
     assert result == want
@@ -87,17 +104,28 @@ def test_an_object_only_a_tag_reads_is_unreferenced_and_named_by_its_tag(lakefs_
     now = datetime.now(UTC).timestamp()
     for days_ago, body in ((10, b"v1"), (9, b"v2-longer"), (0.001, b"v3-longest")):
         client.objects_api.upload_object(name, "main", "x", content=body)
-        c = client.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message=body.decode(),
-                                                                              date=int(now - days_ago * 86400)))
+        c = client.commits_api.commit(
+            name, "main", lakefs_sdk.CommitCreation(message=body.decode(), date=int(now - days_ago * 86400))
+        )
         if body == b"v1":
             client.tags_api.create_tag(name, lakefs_sdk.TagCreation(id="v1", ref=c.id))
     client.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
     storage = ns_storage(ns)
     listed = {o.key: (o.size, int(o.last_modified * 1000)) for o in storage.list("data/")}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-        got, _ = attribute_here(gc_client, name, storage, roots, emu.local_root,
-                                ((k, s, t) for k, (s, t) in listed.items()), set(), int(now * 1000) + 60_000,
-                                default_days=1, branch_days={}, now=now + 1)
+        got, _ = attribute_here(
+            gc_client,
+            name,
+            storage,
+            roots,
+            emu.local_root,
+            ((k, s, t) for k, (s, t) in listed.items()),
+            set(),
+            int(now * 1000) + 60_000,
+            default_days=1,
+            branch_days={},
+            now=now + 1,
+        )
     r = got.as_dict()
     assert r["tags"] == {"v1": {"objects": 1, "bytes": 2}}
     assert r["classes"][HELD_BACK] == {"objects": 1, "bytes": 2}
@@ -121,12 +149,21 @@ def _gc_run(emu, name: str, work, now: datetime, run_id: str) -> None:
     from lakefs_gc.steps.prepare_run import prepare_run
     from lakefs_sandbox.inprocess import run_steps
 
-    settings = RunSettings(min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0,
-                           max_delete_share=1.0, flow="clean")
+    settings = RunSettings(
+        min_age_seconds=0, unsafe_min_age_override=True, confirm_after_seconds=0, max_delete_share=1.0, flow="clean"
+    )
     secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-        ctx = prepare_run(gc_client, name, settings, now=now, airflow_run_id=run_id, work_dir=str(work),
-                          local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            gc_client,
+            name,
+            settings,
+            now=now,
+            airflow_run_id=run_id,
+            work_dir=str(work),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         run_steps(None, ctx, gc_client, secrets)
 
 
@@ -156,8 +193,9 @@ def check_whatif(emu, tmp_path, seeds: list[int]) -> None:
     _gc_run(emu, name, tmp_path, now, f"first-{name}")  # the garbage of the histories themselves, gone
     freed_any = 0
     for i, seed in enumerate(seeds):
-        live = sorted(b.id for b in client.branches_api.list_branches(name, amount=1000).results
-                      if b.id.startswith(f"h{seed}-"))
+        live = sorted(
+            b.id for b in client.branches_api.list_branches(name, amount=1000).results if b.id.startswith(f"h{seed}-")
+        )
         if not live:
             continue
         branch = live[len(live) // 2]
@@ -166,17 +204,34 @@ def check_whatif(emu, tmp_path, seeds: list[int]) -> None:
         cutoff_ms = int(now.timestamp() * 1000)
         freed: set[str] = set()
         with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-            predicted = whatif_here(gc_client, name, storage, roots, emu.local_root,
-                                    ((k, s, t) for k, (s, t) in listed.items()), cutoff_ms, 1, rules,
-                                    now.timestamp(), change, collect=freed)
+            predicted = whatif_here(
+                gc_client,
+                name,
+                storage,
+                roots,
+                emu.local_root,
+                ((k, s, t) for k, (s, t) in listed.items()),
+                cutoff_ms,
+                1,
+                rules,
+                now.timestamp(),
+                change,
+                collect=freed,
+            )
         if change.delete_branch is not None:
             client.branches_api.delete_branch(name, branch)
             rules.pop(branch, None)
         else:
             rules[branch] = 0
-        client.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(
-            default_retention_days=1,
-            branches=[lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in sorted(rules.items())]))
+        client.repositories_api.set_gc_rules(
+            name,
+            lakefs_sdk.GarbageCollectionRules(
+                default_retention_days=1,
+                branches=[
+                    lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in sorted(rules.items())
+                ],
+            ),
+        )
         _gc_run(emu, name, tmp_path, now, f"after-{i}-{name}")
         left = _listed(storage)
         gone = set(listed) - set(left)

@@ -81,8 +81,9 @@ def test_a_listing_at_once_is_the_listing_one_task_at_a_time(tmp_path):
 
     def run(threads):
         counter = Counter()
-        rows = sorted(r["address"] for b in list_batches(st, cutoff, tasks, counter, threads=threads)
-                      for r in b.to_pylist())
+        rows = sorted(
+            r["address"] for b in list_batches(st, cutoff, tasks, counter, threads=threads) for r in b.to_pylist()
+        )
         return rows, counter.n
 
     one, seen_one = run(1)

@@ -40,13 +40,23 @@ class Ref:
         return self.store
 
 
-IDENTITIES = [(1, MD5_A, "p/a"), (1, MD5_B, "p/b"), (7, "0x8DC0FFEE", "p/azure-etag"), (9, MD5_A, "p/nine"),
-              (5, None, "p/none")]
+IDENTITIES = [
+    (1, MD5_A, "p/a"),
+    (1, MD5_B, "p/b"),
+    (7, "0x8DC0FFEE", "p/azure-etag"),
+    (9, MD5_A, "p/nine"),
+    (5, None, "p/none"),
+]
 
 
 def test_the_listed_md5_decides_where_the_store_vouches_for_it():
-    rows = [("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
-            ("data/x/no-md5", 9, None), ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)]
+    rows = [
+        ("data/x/same", 1, MD5_A),
+        ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
+        ("data/x/no-md5", 9, None),
+        ("data/x/odd-etag", 7, MD5_B),
+        ("data/x/alone", 3, MD5_A),
+    ]
     store = Store({}, listed_md5=True)
     sus, paths = matching.suspicious_here(Ref(store), rows, identities(IDENTITIES))
     # same size and MD5; no MD5 of its own: any entry of its size; an entry whose checksum is not an
@@ -57,8 +67,12 @@ def test_the_listed_md5_decides_where_the_store_vouches_for_it():
 
 
 def test_s3_asks_the_store_whether_the_etag_is_the_md5():
-    rows = [("data/x/plain", 1, MD5_A), ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
-            ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")]
+    rows = [
+        ("data/x/plain", 1, MD5_A),
+        ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
+        ("data/x/multipart", 9, "abc-3"),
+        ("data/x/link-etag", 1, "abc-2"),
+    ]
     store = Store({"data/x/plain": MD5_A})  # KMS and multipart: no MD5 the store vouches for
     ids = IDENTITIES + [(1, "abc-2", "p/linked")]  # a link-flow entry recorded with the store's ETag
     sus, paths = matching.suspicious_here(Ref(store), rows, identities(ids))
@@ -130,13 +144,35 @@ def test_commits_since_fails_closed_past_its_bound(monkeypatch):
 
 
 CASES = [  # (candidate rows, the store's MD5s, listed_md5, identities): the four cases above
-    ([("data/x/same", 1, MD5_A), ("data/x/other", 1, hashlib.md5(b"c").hexdigest()), ("data/x/no-md5", 9, None),
-      ("data/x/odd-etag", 7, MD5_B), ("data/x/alone", 3, MD5_A)], {}, True, IDENTITIES),
-    ([("data/x/plain", 1, MD5_A), ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
-      ("data/x/multipart", 9, "abc-3"), ("data/x/link-etag", 1, "abc-2")], {"data/x/plain": MD5_A}, False,
-     IDENTITIES + [(1, "abc-2", "p/linked")]),
-    ([("data/x/copy", 1, None), ("data/x/new", 1, None)],
-     {"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()}, False, IDENTITIES),
+    (
+        [
+            ("data/x/same", 1, MD5_A),
+            ("data/x/other", 1, hashlib.md5(b"c").hexdigest()),
+            ("data/x/no-md5", 9, None),
+            ("data/x/odd-etag", 7, MD5_B),
+            ("data/x/alone", 3, MD5_A),
+        ],
+        {},
+        True,
+        IDENTITIES,
+    ),
+    (
+        [
+            ("data/x/plain", 1, MD5_A),
+            ("data/x/kms", 1, hashlib.md5(b"opaque").hexdigest()),
+            ("data/x/multipart", 9, "abc-3"),
+            ("data/x/link-etag", 1, "abc-2"),
+        ],
+        {"data/x/plain": MD5_A},
+        False,
+        IDENTITIES + [(1, "abc-2", "p/linked")],
+    ),
+    (
+        [("data/x/copy", 1, None), ("data/x/new", 1, None)],
+        {"data/x/copy": MD5_B, "data/x/new": hashlib.md5(b"n").hexdigest()},
+        False,
+        IDENTITIES,
+    ),
     ([("data/x/y", 2, None)], {"data/x/y": MD5_A}, False, IDENTITIES),
 ]
 

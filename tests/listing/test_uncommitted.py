@@ -39,19 +39,23 @@ FAST_RETRIES = {"max_retries": 2, "backoff_base": 0.01, "backoff_max": 0.05}
 # ---------------------------------------------------------------------------------------------
 # address_keys: what lakeFS prints, as keys of the namespace (pure)
 
-@pytest.mark.parametrize(("printed", "want"), [
-    # a relative entry, printed resolved
-    ("local:///srv/lakefs/ns/r1/data/gA/oB", {"data/gA/oB"}),
-    # the resolved form linked FULL: lakeFS prints the root twice (QualifiedKey.Format)
-    ("local:///srv/lakefs/srv/lakefs/ns/r1/data/gA/oB,sig", {"data/gA/oB,sig"}),
-    # the namespace as written
-    ("local://ns/r1/data/gA/oB", {"data/gA/oB"}),
-    # outside the namespace: a neighbour, another root, an import
-    ("local:///srv/lakefs/ns/r10/data/gA/oB", set()),
-    ("local:///srv/lakefs/srv/lakefs/ns/r10/data/gA/oB", set()),
-    ("local:///elsewhere/file", set()),
-    ("s3://bucket/r1/data/gA/oB", set()),
-])
+
+@pytest.mark.parametrize(
+    ("printed", "want"),
+    [
+        # a relative entry, printed resolved
+        ("local:///srv/lakefs/ns/r1/data/gA/oB", {"data/gA/oB"}),
+        # the resolved form linked FULL: lakeFS prints the root twice (QualifiedKey.Format)
+        ("local:///srv/lakefs/srv/lakefs/ns/r1/data/gA/oB,sig", {"data/gA/oB,sig"}),
+        # the namespace as written
+        ("local://ns/r1/data/gA/oB", {"data/gA/oB"}),
+        # outside the namespace: a neighbour, another root, an import
+        ("local:///srv/lakefs/ns/r10/data/gA/oB", set()),
+        ("local:///srv/lakefs/srv/lakefs/ns/r10/data/gA/oB", set()),
+        ("local:///elsewhere/file", set()),
+        ("s3://bucket/r1/data/gA/oB", set()),
+    ],
+)
 def test_address_keys_local(printed, want):
     roots = parse_namespace("local://ns/r1", "/srv/lakefs").roots()
     assert uncommitted.address_keys(printed, roots, "/srv/lakefs") == want
@@ -69,6 +73,7 @@ def test_address_keys_s3_with_and_without_trailing_slash(ns):
 # ---------------------------------------------------------------------------------------------
 # the hole, end to end on the emulator (local and s3 namespaces)
 
+
 @pytest.fixture(params=["local", "s3"])
 def emu(request, lakefs_emulator_factory, moto_server):
     if request.param == "s3":
@@ -82,16 +87,18 @@ def _new_repo(emu, moto_server, name):
     if emu.blockstore_type == "s3":
         bucket = moto_server.create_bucket(name)
     ns = emu.namespace(name, bucket)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
     c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
     return c, ns
 
 
 def _link(emu, moto_server, c, repo, ns, branch, path, data: bytes) -> str:
     """The link flow (``lakefs_sandbox.seed.link_object``); the object is live and readable."""
-    address = link_object(c, repo, branch, path, data, ns_storage(ns, moto_server),
-                          parse_namespace(ns, emu.local_root).roots())
+    address = link_object(
+        c, repo, branch, path, data, ns_storage(ns, moto_server), parse_namespace(ns, emu.local_root).roots()
+    )
     assert bytes(c.objects_api.get_object(repo, branch, path)) == data  # live and readable
     return address
 
@@ -109,16 +116,25 @@ def _gc(spark, emu, moto_server, repo, tmp_path, settings=SETTINGS):
     s3 = moto_server.s3_options() if emu.blockstore_type == "s3" else None
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, repo, settings, now=datetime.now(UTC) + timedelta(seconds=2),
-                          airflow_run_id=f"run-{time.time()}", work_dir=str(tmp_path / "work"), storage_options=s3,
-                          local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            repo,
+            settings,
+            now=datetime.now(UTC) + timedelta(seconds=2),
+            airflow_run_id=f"run-{time.time()}",
+            work_dir=str(tmp_path / "work"),
+            storage_options=s3,
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         return ctx, run_steps(spark, ctx, client, env)
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("staged_check", ["candidates", "full"])
-def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(spark, emu, moto_server, tmp_path,
-                                                                          staged_check):
+def test_live_staged_objects_written_through_the_link_flow_survive_the_gc(
+    spark, emu, moto_server, tmp_path, staged_check
+):
     repo = f"link-{emu.blockstore_type}-{staged_check[0]}-{int(time.time() * 1000) % 100000}"
     c, ns = _new_repo(emu, moto_server, repo)
     up = c.objects_api.upload_object
@@ -197,6 +213,7 @@ def test_a_second_run_over_the_same_staged_link_entries_keeps_them(spark, emu, m
 # ---------------------------------------------------------------------------------------------
 # reading the staged entries: complete, or the run fails closed
 
+
 @pytest.fixture
 def local_emu(lakefs_emulator_factory):
     return lakefs_emulator_factory()
@@ -205,9 +222,16 @@ def local_emu(lakefs_emulator_factory):
 def _mark(emu, repo, tmp_path):
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, repo, replace(SETTINGS, staged_check="full"), now=datetime.now(UTC),
-                          airflow_run_id=f"m-{time.time()}",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            repo,
+            replace(SETTINGS, staged_check="full"),
+            now=datetime.now(UTC),
+            airflow_run_id=f"m-{time.time()}",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         return mark_uncommitted(client, ctx, storage_ref(ctx, env).open())
 
 
@@ -229,18 +253,26 @@ def test_every_page_of_a_branch_listing_is_read(local_emu, tmp_path):
     assert unc.staged_objects_listed == 1 + 2502 + 1 + 1
 
 
-@pytest.mark.parametrize(("path", "status", "error", "message"), [
-    (r"/refs/dev/objects/ls$", 500, Exception, "500"),
-    (r"/refs/dev/objects/ls$", 403, LakeFSGCError, "listObjects of branch 'dev'.*403.*fs:ListObjects"),
-    # lakeFS still lists the branch: a 404 is not "deleted meanwhile"
-    (r"/refs/dev/objects/ls$", 404, LakeFSGCError, "listObjects of branch 'dev'.*404"),
-    # the HEAD commit's listing, which the branch's is compared against
-    (r"/refs/[0-9a-f]{16,}/objects/ls$", 403, LakeFSGCError,
-     "listObjects of commit [0-9a-f]+, the HEAD lakeFS lists for branch '(main|dev)'.*403.*fs:ListObjects"),
-    (r"/refs/[0-9a-f]{16,}/objects/ls$", 404, LakeFSGCError, "listObjects of commit.*404.*restart lakeFS"),
-])
-def test_staged_entries_that_cannot_be_read_fail_the_mark_naming_them(local_emu, tmp_path, path, status, error,
-                                                                       message):
+@pytest.mark.parametrize(
+    ("path", "status", "error", "message"),
+    [
+        (r"/refs/dev/objects/ls$", 500, Exception, "500"),
+        (r"/refs/dev/objects/ls$", 403, LakeFSGCError, "listObjects of branch 'dev'.*403.*fs:ListObjects"),
+        # lakeFS still lists the branch: a 404 is not "deleted meanwhile"
+        (r"/refs/dev/objects/ls$", 404, LakeFSGCError, "listObjects of branch 'dev'.*404"),
+        # the HEAD commit's listing, which the branch's is compared against
+        (
+            r"/refs/[0-9a-f]{16,}/objects/ls$",
+            403,
+            LakeFSGCError,
+            "listObjects of commit [0-9a-f]+, the HEAD lakeFS lists for branch '(main|dev)'.*403.*fs:ListObjects",
+        ),
+        (r"/refs/[0-9a-f]{16,}/objects/ls$", 404, LakeFSGCError, "listObjects of commit.*404.*restart lakeFS"),
+    ],
+)
+def test_staged_entries_that_cannot_be_read_fail_the_mark_naming_them(
+    local_emu, tmp_path, path, status, error, message
+):
     repo = f"unread-{status}-{'branch' if 'dev' in path else 'commit'}"
     _staged_repo(local_emu, repo)
     local_emu.set_faults({"method": "GET", "path": path, "times": -1, "status": status})
@@ -256,8 +288,7 @@ def test_a_branch_deleted_while_it_is_listed_is_skipped(local_emu, tmp_path):
     the branch is deleted; lakeFS then answers 404 and no longer lists it: its staged entries are
     unreferenced (as lakeFS's own mark treats them) and the mark completes."""
     c, _, _ = _staged_repo(local_emu, "racing")
-    local_emu.set_faults({"method": "GET", "path": r"/refs/dev/objects/ls$", "times": 1, "delay": 1.5,
-                          "through": True})
+    local_emu.set_faults({"method": "GET", "path": r"/refs/dev/objects/ls$", "times": 1, "delay": 1.5, "through": True})
     deleter = threading.Timer(0.5, lambda: c.branches_api.delete_branch("racing", "dev"))
     deleter.start()
     try:

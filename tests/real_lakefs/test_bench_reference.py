@@ -22,8 +22,9 @@ def harness(real_lakefs, moto_server, tmp_path, monkeypatch):
     server = real_lakefs("s3")
     bucket = moto_server.create_bucket("bench-reference")
     s3 = reference.S3Place(moto_server.endpoint_url, moto_server.access_key, moto_server.secret_key)
-    yield reference.Harness(server.url, server.access_key, server.secret_key, s3, bucket, "repos", tmp_path,
-                            server.client())
+    yield reference.Harness(
+        server.url, server.access_key, server.secret_key, s3, bucket, "repos", tmp_path, server.client()
+    )
     reference._SPARK = None  # the tests' shared SparkSession: never stopped here
 
 

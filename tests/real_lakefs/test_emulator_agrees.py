@@ -56,22 +56,22 @@ from lakefs_gc.storage import open_storage, parse_namespace, relative_to
 # include/lakefs_sandbox/emulator/README.md, "Where it differs from lakeFS 1.84".
 DELIBERATE: dict[str, str] = {
     "*:*:*committer": "the emulator has no users: a commit's committer (and a cherry-pick's "
-                      "cherry-pick-committer) is the access key id that signed the request, where lakeFS "
-                      "names the user ('admin' here); tests/sandbox/emulator/test_emulator_api.py relies on the key",
+    "cherry-pick-committer) is the access key id that signed the request, where lakeFS "
+    "names the user ('admin' here); tests/sandbox/emulator/test_emulator_api.py relies on the key",
     "*:config*:body*.version": "the emulator's version is its own (1.88.0-emulator: the API it follows, and "
-                               "that it is the emulator)",
+    "that it is the emulator)",
     "s3:config*:body*.pre_sign_multipart_upload": "the emulator does not implement presigned multipart uploads, so "
-                                                  "does not claim them",
+    "does not claim them",
     "*:error repo create invalid name:message": "lakeFS's OpenAPI request validator words a body that breaks the "
-                                                "schema with the schema itself; the emulator checks the same rule "
-                                                "in its own words (the status, 400, agrees)",
+    "schema with the schema itself; the emulator checks the same rule "
+    "in its own words (the status, 400, agrees)",
     "*:error reset unknown type:message": "as above: a request-schema violation, worded by lakeFS's validator",
     "local:gc prepare commits:status": "lakeFS 1.84's synchronous prepareGarbageCollectionCommits cannot presign "
-                                       "on the local blockstore: it answers 400 'local adapter presigned URL: "
-                                       "operation not supported' and then writes its result as well (two JSON "
-                                       "documents in one body); the emulator answers the 201 it means. The "
-                                       "commits.csv that call wrote is compared all the same, and the async form "
-                                       "(which the GC uses) agrees",
+    "on the local blockstore: it answers 400 'local adapter presigned URL: "
+    "operation not supported' and then writes its result as well (two JSON "
+    "documents in one body); the emulator answers the 201 it means. The "
+    "commits.csv that call wrote is compared all the same, and the async form "
+    "(which the GC uses) agrees",
     "local:gc prepare commits:message": "as above (lakeFS's 400)",
     "local:gc prepare commits:body.*": "as above (the emulator's 201 body)",
 }
@@ -205,8 +205,16 @@ class Run:
         self.storage = open_storage(ns, store.options() if store is not None else None, server.local_root)
         self.ns_roots = parse_namespace(ns, server.local_root).roots()
 
-    def __call__(self, op: str, call: Callable, *args, name: str | None = None, hint: str | None = None,
-                 shape: Callable | None = None, **kwargs):
+    def __call__(
+        self,
+        op: str,
+        call: Callable,
+        *args,
+        name: str | None = None,
+        hint: str | None = None,
+        shape: Callable | None = None,
+        **kwargs,
+    ):
         n, first = 1, op
         while op in self.answers:  # the same call again later in the script: numbered
             n += 1
@@ -223,8 +231,10 @@ class Run:
             return None
         if name is not None:
             self.norm.commit(res if isinstance(res, str) else res.get("id") or res.get("reference"), name)
-        self.answers[op] = {"status": status,
-                            "body": shape(res) if shape is not None else self.norm.value(res, hint=hint or op)}
+        self.answers[op] = {
+            "status": status,
+            "body": shape(res) if shape is not None else self.norm.value(res, hint=hint or op),
+        }
         return Obj(res) if isinstance(res, dict) else res
 
     def head(self, branch: str, name: str) -> str:
@@ -251,8 +261,14 @@ def scenario(run: Run, base: int) -> None:
     tags, internal, repos, staging = c.tags_api, c.internal_api, c.repositories_api, c.staging_api
 
     def commit(branch: str, name: str, msg: str, minutes: int, **kw):
-        return run(f"commit {name}", commits.commit, repo, branch,
-                   lakefs_sdk.CommitCreation(message=msg, date=base + 60 * minutes, **kw), name=name)
+        return run(
+            f"commit {name}",
+            commits.commit,
+            repo,
+            branch,
+            lakefs_sdk.CommitCreation(message=msg, date=base + 60 * minutes, **kw),
+            name=name,
+        )
 
     def upload(branch: str, path: str, content: bytes, **kw):
         return run(f"upload {branch}:{path}", objects.upload_object, repo, branch, path, content=content, **kw)
@@ -265,18 +281,31 @@ def scenario(run: Run, base: int) -> None:
     run("config", c.config_api.get_config)
     run("config storage (deprecated)", internal.get_storage_config)
     run("config version (deprecated)", internal.get_lake_fs_version)
-    run("repo create", repos.create_repository,
-        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=run.ns, default_branch="main"))
+    run(
+        "repo create",
+        repos.create_repository,
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=run.ns, default_branch="main"),
+    )
     c0 = refs.log_commits(repo, "main").results[-1].id  # the repository's first commit
     run.norm.commit(c0, "c0")
     run("repo get", repos.get_repository, repo)
-    run("error repo create existing", repos.create_repository,
-        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=run.ns + "-2", default_branch="main"))
-    run("error repo create namespace in use", repos.create_repository,
-        lakefs_sdk.RepositoryCreation(name=repo + "-2", storage_namespace=run.ns, default_branch="main"))
-    run("error repo create invalid name", repos.create_repository,
-        lakefs_sdk.RepositoryCreation.construct(name="Bad_Repo", storage_namespace=run.ns + "-3",
-                                                default_branch="main"))  # construct: past the SDK's own check
+    run(
+        "error repo create existing",
+        repos.create_repository,
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=run.ns + "-2", default_branch="main"),
+    )
+    run(
+        "error repo create namespace in use",
+        repos.create_repository,
+        lakefs_sdk.RepositoryCreation(name=repo + "-2", storage_namespace=run.ns, default_branch="main"),
+    )
+    run(
+        "error repo create invalid name",
+        repos.create_repository,
+        lakefs_sdk.RepositoryCreation.construct(
+            name="Bad_Repo", storage_namespace=run.ns + "-3", default_branch="main"
+        ),
+    )  # construct: past the SDK's own check
     run("error repo get missing", repos.get_repository, "no-such-repo")
     run("error branch get missing repo", branches.get_branch, "no-such-repo", "main")
 
@@ -296,8 +325,15 @@ def scenario(run: Run, base: int) -> None:
     csv = run.tmp / "sample.csv"
     csv.write_bytes(b"x,y\n1,2\n")
     run("upload main:typed.csv (a named file)", objects.upload_object, repo, "main", "typed.csv", content=str(csv))
-    run("upload if-none-match over existing", objects.upload_object, repo, "main", "a/1.txt", content=b"x",
-        if_none_match="*")
+    run(
+        "upload if-none-match over existing",
+        objects.upload_object,
+        repo,
+        "main",
+        "a/1.txt",
+        content=b"x",
+        if_none_match="*",
+    )
     run("stat main:a/1.txt", objects.stat_object, repo, "main", "a/1.txt")
     run("stat main:top.txt no user metadata", objects.stat_object, repo, "main", "top.txt", user_metadata=False)
     run("error stat missing object", objects.stat_object, repo, "main", "nope.txt")
@@ -305,8 +341,14 @@ def scenario(run: Run, base: int) -> None:
     run("diff main staged", branches.diff_branch, repo, "main")
     commit("main", "c1", "first", 1, metadata={"k": "v"})
     run("error commit no changes", commits.commit, repo, "main", lakefs_sdk.CommitCreation(message="nothing"))
-    run("commit allow_empty", commits.commit, repo, "main",
-        lakefs_sdk.CommitCreation(message="empty", date=base + 90, allow_empty=True), name="c-empty")
+    run(
+        "commit allow_empty",
+        commits.commit,
+        repo,
+        "main",
+        lakefs_sdk.CommitCreation(message="empty", date=base + 90, allow_empty=True),
+        name="c-empty",
+    )
     run("get commit c1", commits.get_commit, repo, _id(run, "c1"))
     run("get commit by prefix", commits.get_commit, repo, _id(run, "c1")[:12])
     run("error get commit missing", commits.get_commit, repo, "a" * 64)
@@ -328,14 +370,30 @@ def scenario(run: Run, base: int) -> None:
 
     # --- branches
     run("branch create dev", branches.create_branch, repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
-    run("branch create feature from c1", branches.create_branch, repo,
-        lakefs_sdk.BranchCreation(name="feature", source=_id(run, "c1")))
-    run("error branch create existing", branches.create_branch, repo,
-        lakefs_sdk.BranchCreation(name="dev", source="main"))
-    run("error branch create invalid name", branches.create_branch, repo,
-        lakefs_sdk.BranchCreation(name="bad name!", source="main"))
-    run("error branch create missing source", branches.create_branch, repo,
-        lakefs_sdk.BranchCreation(name="orphan", source="no-such-ref"))
+    run(
+        "branch create feature from c1",
+        branches.create_branch,
+        repo,
+        lakefs_sdk.BranchCreation(name="feature", source=_id(run, "c1")),
+    )
+    run(
+        "error branch create existing",
+        branches.create_branch,
+        repo,
+        lakefs_sdk.BranchCreation(name="dev", source="main"),
+    )
+    run(
+        "error branch create invalid name",
+        branches.create_branch,
+        repo,
+        lakefs_sdk.BranchCreation(name="bad name!", source="main"),
+    )
+    run(
+        "error branch create missing source",
+        branches.create_branch,
+        repo,
+        lakefs_sdk.BranchCreation(name="orphan", source="no-such-ref"),
+    )
     run("error branch get missing", branches.get_branch, repo, "nope")
     run("branch get dev", branches.get_branch, repo, "dev")
 
@@ -350,12 +408,27 @@ def scenario(run: Run, base: int) -> None:
     run("delete deleted dev:a/2.txt again", objects.delete_object, repo, "dev", "a/2.txt")
     run("error delete on missing branch", objects.delete_object, repo, "no-such-branch", "a/1.txt")
     upload("dev", "d/bulk.txt", b"deleted in bulk")
-    run("delete objects (bulk: staged, missing, deleted already)", objects.delete_objects, repo, "dev",
-        lakefs_sdk.PathList(paths=["d/bulk.txt", "never/was.txt", "a/2.txt"]))
-    run("delete objects on missing branch", objects.delete_objects, repo, "no-such-branch",
-        lakefs_sdk.PathList(paths=["a/1.txt"]))
-    run("delete objects in missing repo", objects.delete_objects, "no-such-repo", "main",
-        lakefs_sdk.PathList(paths=["a/1.txt"]))
+    run(
+        "delete objects (bulk: staged, missing, deleted already)",
+        objects.delete_objects,
+        repo,
+        "dev",
+        lakefs_sdk.PathList(paths=["d/bulk.txt", "never/was.txt", "a/2.txt"]),
+    )
+    run(
+        "delete objects on missing branch",
+        objects.delete_objects,
+        repo,
+        "no-such-branch",
+        lakefs_sdk.PathList(paths=["a/1.txt"]),
+    )
+    run(
+        "delete objects in missing repo",
+        objects.delete_objects,
+        "no-such-repo",
+        "main",
+        lakefs_sdk.PathList(paths=["a/1.txt"]),
+    )
     ls("dev staged", "dev")
     run("diff dev staged", branches.diff_branch, repo, "dev")
     run("diff dev staged prefix a/", branches.diff_branch, repo, "dev", prefix="a/")
@@ -383,26 +456,64 @@ def scenario(run: Run, base: int) -> None:
     commit("main", "c5", "main side", 5)
     run("error merge conflict", refs.merge_into_branch, repo, "dev", "main")
     upload("main", "dirty.txt", b"dirty")
-    run("error merge into dirty branch", refs.merge_into_branch, repo, "dev", "main",
-        lakefs_sdk.Merge(strategy="source-wins"))
-    run("reset main:dirty.txt (object)", branches.reset_branch, repo, "main",
-        lakefs_sdk.ResetCreation(type="object", path="dirty.txt"))
-    run("error merge invalid strategy", refs.merge_into_branch, repo, "dev", "main",
-        lakefs_sdk.Merge.construct(strategy="mine"))
-    run("merge dev->main source-wins", refs.merge_into_branch, repo, "dev", "main",
-        lakefs_sdk.Merge(strategy="source-wins", message="take dev", metadata={"why": "test"}), name="m2")
+    run(
+        "error merge into dirty branch",
+        refs.merge_into_branch,
+        repo,
+        "dev",
+        "main",
+        lakefs_sdk.Merge(strategy="source-wins"),
+    )
+    run(
+        "reset main:dirty.txt (object)",
+        branches.reset_branch,
+        repo,
+        "main",
+        lakefs_sdk.ResetCreation(type="object", path="dirty.txt"),
+    )
+    run(
+        "error merge invalid strategy",
+        refs.merge_into_branch,
+        repo,
+        "dev",
+        "main",
+        lakefs_sdk.Merge.construct(strategy="mine"),
+    )
+    run(
+        "merge dev->main source-wins",
+        refs.merge_into_branch,
+        repo,
+        "dev",
+        "main",
+        lakefs_sdk.Merge(strategy="source-wins", message="take dev", metadata={"why": "test"}),
+        name="m2",
+    )
     run("stat main:a/1.txt after source-wins", objects.stat_object, repo, "main", "a/1.txt")
     upload("dev", "a/1.txt", b"conflict again, dev")
     commit("dev", "c6", "dev again", 6)
     upload("main", "a/1.txt", b"conflict again, main")
     commit("main", "c7", "main again", 7)
-    run("merge dev->main dest-wins", refs.merge_into_branch, repo, "dev", "main",
-        lakefs_sdk.Merge(strategy="dest-wins"), name="m3")
+    run(
+        "merge dev->main dest-wins",
+        refs.merge_into_branch,
+        repo,
+        "dev",
+        "main",
+        lakefs_sdk.Merge(strategy="dest-wins"),
+        name="m3",
+    )
     run("stat main:a/1.txt after dest-wins", objects.stat_object, repo, "main", "a/1.txt")
     upload("feature", "f/1.txt", b"feature")
     commit("feature", "c8", "feature work", 8)
-    run("merge feature->main squash", refs.merge_into_branch, repo, "feature", "main",
-        lakefs_sdk.Merge(squash_merge=True), name="m4-squash")
+    run(
+        "merge feature->main squash",
+        refs.merge_into_branch,
+        repo,
+        "feature",
+        "main",
+        lakefs_sdk.Merge(squash_merge=True),
+        name="m4-squash",
+    )
     run("get commit m4-squash", commits.get_commit, repo, _id(run, "m4-squash"))
     run("get commit m1", commits.get_commit, repo, _id(run, "m1"))
     run("find merge base dev main", refs.find_merge_base, repo, "dev", "main")
@@ -448,44 +559,119 @@ def scenario(run: Run, base: int) -> None:
     upload("side", "side/1.txt", b"side")
     commit("side", "s1", "side work", 9)
     run("merge side->main", refs.merge_into_branch, repo, "side", "main", name="m5")
-    run("revert the squash m4 (parent_number 0)", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "m4-squash"), parent_number=0))
+    run(
+        "revert the squash m4 (parent_number 0)",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "m4-squash"), parent_number=0),
+    )
     run.head("main", "r1")
     run("get commit r1", commits.get_commit, repo, _id(run, "r1"))
-    run("revert merge m5 parent 1", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "m5"), parent_number=1,
-                                  commit_overrides=lakefs_sdk.CommitOverrides(metadata={"undo": "m5"})))
+    run(
+        "revert merge m5 parent 1",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(
+            ref=_id(run, "m5"), parent_number=1, commit_overrides=lakefs_sdk.CommitOverrides(metadata={"undo": "m5"})
+        ),
+    )
     run.head("main", "r2")
     run("get commit r2", commits.get_commit, repo, _id(run, "r2"))
-    run("error revert no changes", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "m5"), parent_number=1))
-    run("error revert conflict", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "m1"), parent_number=1))
-    run("error revert merge without parent", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "m1"), parent_number=0))
-    run("error revert parent out of range", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "c5"), parent_number=2))
+    run(
+        "error revert no changes",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "m5"), parent_number=1),
+    )
+    run(
+        "error revert conflict",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "m1"), parent_number=1),
+    )
+    run(
+        "error revert merge without parent",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "m1"), parent_number=0),
+    )
+    run(
+        "error revert parent out of range",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "c5"), parent_number=2),
+    )
     upload("main", "dirty.txt", b"dirty")
-    run("error revert on a dirty branch", branches.revert_branch, repo, "main",
-        lakefs_sdk.RevertCreation(ref=_id(run, "c5"), parent_number=0))
-    run("error cherry-pick on a dirty branch", branches.cherry_pick, repo, "main",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")))
+    run(
+        "error revert on a dirty branch",
+        branches.revert_branch,
+        repo,
+        "main",
+        lakefs_sdk.RevertCreation(ref=_id(run, "c5"), parent_number=0),
+    )
+    run(
+        "error cherry-pick on a dirty branch",
+        branches.cherry_pick,
+        repo,
+        "main",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")),
+    )
     run("reset main (all) after dirty", branches.reset_branch, repo, "main", lakefs_sdk.ResetCreation(type="reset"))
     run("list main after reverts", objects.list_objects, repo, "main")
     run("branch create pick", branches.create_branch, repo, lakefs_sdk.BranchCreation(name="pick", source=c0))
-    run("cherry-pick c3 onto pick", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")), name="p1")
-    run("cherry-pick c3 again (nothing new: still a commit)", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")), name="p1-again")
-    run("error cherry-pick merge without parent", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "m5")))
-    run("cherry-pick merge m5 parent 1 onto pick", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "m5"), parent_number=1,
-                                      commit_overrides=lakefs_sdk.CommitOverrides(message="picked m5")), name="p2")
-    run("error cherry-pick conflict", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "c7")))
-    run("error cherry-pick parent out of range", branches.cherry_pick, repo, "pick",
-        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3"), parent_number=2))
+    run(
+        "cherry-pick c3 onto pick",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")),
+        name="p1",
+    )
+    run(
+        "cherry-pick c3 again (nothing new: still a commit)",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3")),
+        name="p1-again",
+    )
+    run(
+        "error cherry-pick merge without parent",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "m5")),
+    )
+    run(
+        "cherry-pick merge m5 parent 1 onto pick",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(
+            ref=_id(run, "m5"), parent_number=1, commit_overrides=lakefs_sdk.CommitOverrides(message="picked m5")
+        ),
+        name="p2",
+    )
+    run(
+        "error cherry-pick conflict",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "c7")),
+    )
+    run(
+        "error cherry-pick parent out of range",
+        branches.cherry_pick,
+        repo,
+        "pick",
+        lakefs_sdk.CherryPickCreation(ref=_id(run, "c3"), parent_number=2),
+    )
     run("list pick", objects.list_objects, repo, "pick")
     run("log pick", refs.log_commits, repo, "pick", shape=_log_shape(run))
 
@@ -506,66 +692,176 @@ def scenario(run: Run, base: int) -> None:
     run("tags list after delete", tags.list_tags, repo)
 
     # --- copyObject
-    run("copy same branch", objects.copy_object, repo, "main", "copies/top.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="top.txt"))
-    run("copy across branches (from dev)", objects.copy_object, repo, "main", "copies/new.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="d/new.txt", src_ref="dev"))
-    run("copy from a commit", objects.copy_object, repo, "main", "copies/old1.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="a/1.txt", src_ref=_id(run, "c1")))
-    run("copy onto itself", objects.copy_object, repo, "main", "top.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="top.txt"))
-    run("copy of a staged object", objects.copy_object, repo, "main", "copies/again.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="copies/top.txt"))
-    run("error copy missing source", objects.copy_object, repo, "main", "copies/x.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="no/such.txt"))
-    run("error copy to missing branch", objects.copy_object, repo, "no-such-branch", "copies/x.txt",
-        lakefs_sdk.ObjectCopyCreation(src_path="top.txt", src_ref="main"))
+    run(
+        "copy same branch",
+        objects.copy_object,
+        repo,
+        "main",
+        "copies/top.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="top.txt"),
+    )
+    run(
+        "copy across branches (from dev)",
+        objects.copy_object,
+        repo,
+        "main",
+        "copies/new.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="d/new.txt", src_ref="dev"),
+    )
+    run(
+        "copy from a commit",
+        objects.copy_object,
+        repo,
+        "main",
+        "copies/old1.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="a/1.txt", src_ref=_id(run, "c1")),
+    )
+    run(
+        "copy onto itself",
+        objects.copy_object,
+        repo,
+        "main",
+        "top.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="top.txt"),
+    )
+    run(
+        "copy of a staged object",
+        objects.copy_object,
+        repo,
+        "main",
+        "copies/again.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="copies/top.txt"),
+    )
+    run(
+        "error copy missing source",
+        objects.copy_object,
+        repo,
+        "main",
+        "copies/x.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="no/such.txt"),
+    )
+    run(
+        "error copy to missing branch",
+        objects.copy_object,
+        repo,
+        "no-such-branch",
+        "copies/x.txt",
+        lakefs_sdk.ObjectCopyCreation(src_path="top.txt", src_ref="main"),
+    )
     run("stat main:top.txt after copy onto itself", objects.stat_object, repo, "main", "top.txt")
     run("diff main after copies", branches.diff_branch, repo, "main")
 
     # --- the link flow: getPhysicalAddress, write, linkPhysicalAddress
-    loc = run("get physical address main:l/1.bin", staging.get_physical_address, repo, "main", "l/1.bin",
-              hint="l/1.bin")
+    loc = run(
+        "get physical address main:l/1.bin", staging.get_physical_address, repo, "main", "l/1.bin", hint="l/1.bin"
+    )
     body = b"linked bytes"
     if loc is not None:
         addr = loc.physical_address
         run.storage.put(run.rel(addr), body)  # the client writes at the address, signature included
-        run("link main:l/1.bin", staging.link_physical_address, repo, "main", "l/1.bin",
-            lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=addr), checksum="abc123",
-                                       size_bytes=len(body), content_type="application/x-test",
-                                       user_metadata={"origin": "link"}))
-        run("error link to another path", staging.link_physical_address, repo, "main", "l/other.bin",
-            lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=addr), checksum="abc",
-                                       size_bytes=1))
+        run(
+            "link main:l/1.bin",
+            staging.link_physical_address,
+            repo,
+            "main",
+            "l/1.bin",
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=addr),
+                checksum="abc123",
+                size_bytes=len(body),
+                content_type="application/x-test",
+                user_metadata={"origin": "link"},
+            ),
+        )
+        run(
+            "error link to another path",
+            staging.link_physical_address,
+            repo,
+            "main",
+            "l/other.bin",
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=addr), checksum="abc", size_bytes=1
+            ),
+        )
         # on the local blockstore the address handed out is the resolved form, linked FULL and
         # unverified (so linked there, on both): dropped again
-        run("reset main:l/other.bin (object)", branches.reset_branch, repo, "main",
-            lakefs_sdk.ResetCreation(type="object", path="l/other.bin"))
+        run(
+            "reset main:l/other.bin (object)",
+            branches.reset_branch,
+            repo,
+            "main",
+            lakefs_sdk.ResetCreation(type="object", path="l/other.bin"),
+        )
         bad = re.sub(r",[^,/]*$", ",AAAA", addr)
-        run("error link bad signature", staging.link_physical_address, repo, "main", "l/2.bin",
-            lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=bad), checksum="abc",
-                                       size_bytes=1))
+        run(
+            "error link bad signature",
+            staging.link_physical_address,
+            repo,
+            "main",
+            "l/2.bin",
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=bad), checksum="abc", size_bytes=1
+            ),
+        )
         malformed = re.sub(r",[^,/]*$", ",not+base64", addr)
-        run("error link malformed signature", staging.link_physical_address, repo, "main", "l/4.bin",
-            lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=malformed),
-                                       checksum="abc", size_bytes=1))
-        run("reset main:l/4.bin (object)", branches.reset_branch, repo, "main",  # linked FULL on the local one
-            lakefs_sdk.ResetCreation(type="object", path="l/4.bin"))
+        run(
+            "error link malformed signature",
+            staging.link_physical_address,
+            repo,
+            "main",
+            "l/4.bin",
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=malformed), checksum="abc", size_bytes=1
+            ),
+        )
+        run(
+            "reset main:l/4.bin (object)",
+            branches.reset_branch,
+            repo,
+            "main",  # linked FULL on the local one
+            lakefs_sdk.ResetCreation(type="object", path="l/4.bin"),
+        )
         unsigned = addr.rpartition(",")[0]
-        run("link unsigned address", staging.link_physical_address, repo, "main", "l/3.bin",
-            lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=unsigned),
-                                       checksum="abc", size_bytes=len(body)))
-    run("get physical address presign", staging.get_physical_address, repo, "main", "l/p.bin", presign=True,
-        hint="l/p.bin")
-    loc = run("get physical address on missing branch", staging.get_physical_address, repo, "no-such-branch", "x",
-              hint="no-such-branch:x")
+        run(
+            "link unsigned address",
+            staging.link_physical_address,
+            repo,
+            "main",
+            "l/3.bin",
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=unsigned), checksum="abc", size_bytes=len(body)
+            ),
+        )
+    run(
+        "get physical address presign",
+        staging.get_physical_address,
+        repo,
+        "main",
+        "l/p.bin",
+        presign=True,
+        hint="l/p.bin",
+    )
+    loc = run(
+        "get physical address on missing branch",
+        staging.get_physical_address,
+        repo,
+        "no-such-branch",
+        "x",
+        hint="no-such-branch:x",
+    )
     if loc is not None:  # lakeFS hands it out (it looks up the repository only); linking it finds no branch
-        meta = lakefs_sdk.StagingMetadata(staging=lakefs_sdk.StagingLocation(physical_address=loc.physical_address),
-                                          checksum="abc", size_bytes=1)
+        meta = lakefs_sdk.StagingMetadata(
+            staging=lakefs_sdk.StagingLocation(physical_address=loc.physical_address), checksum="abc", size_bytes=1
+        )
         run("error link on missing branch", staging.link_physical_address, repo, "no-such-branch", "x", meta)
         run("error link another branch's address", staging.link_physical_address, repo, "main", "x", meta)
-        run("reset main:x (object)", branches.reset_branch, repo, "main",
-            lakefs_sdk.ResetCreation(type="object", path="x"))
+        run(
+            "reset main:x (object)",
+            branches.reset_branch,
+            repo,
+            "main",
+            lakefs_sdk.ResetCreation(type="object", path="x"),
+        )
     run("error get physical address missing repo", staging.get_physical_address, "no-such-repo", "main", "x")
     run("stat main:l/1.bin", objects.stat_object, repo, "main", "l/1.bin")
     ls("main l/", "main", prefix="l/")
@@ -576,16 +872,23 @@ def scenario(run: Run, base: int) -> None:
     src = _outside_object(run, b"imported bytes")
     creation = lakefs_sdk.ImportCreation(
         paths=[lakefs_sdk.ImportLocation(type="object", path=src, destination="imported/1.bin")],
-        commit=lakefs_sdk.CommitCreation(message="import", metadata={"via": "import"}))
+        commit=lakefs_sdk.CommitCreation(message="import", metadata={"via": "import"}),
+    )
     run("branch create imp", branches.create_branch, repo, lakefs_sdk.BranchCreation(name="imp", source="main"))
     upload("imp", "imp/staged.txt", b"makes imp dirty")
     _import(run, "import into a dirty branch (staged object)", "imp", creation)
-    run("reset imp (all) after dirty import", branches.reset_branch, repo, "imp",
-        lakefs_sdk.ResetCreation(type="reset"))
+    run(
+        "reset imp (all) after dirty import", branches.reset_branch, repo, "imp", lakefs_sdk.ResetCreation(type="reset")
+    )
     run("delete imp:top.txt", objects.delete_object, repo, "imp", "top.txt")
     _import(run, "import into a dirty branch (staged delete)", "imp", creation)
-    run("reset imp (all) after second dirty import", branches.reset_branch, repo, "imp",
-        lakefs_sdk.ResetCreation(type="reset"))
+    run(
+        "reset imp (all) after second dirty import",
+        branches.reset_branch,
+        repo,
+        "imp",
+        lakefs_sdk.ResetCreation(type="reset"),
+    )
     _import(run, "import into a clean branch", "imp", creation, name="i1")
     run("log imp amount 2", refs.log_commits, repo, "imp", amount=2, shape=_log_shape(run))
     run("error import into missing branch", c.import_api.import_start, repo, "no-such-branch", creation)
@@ -594,18 +897,38 @@ def scenario(run: Run, base: int) -> None:
     run("branch create resets", branches.create_branch, repo, lakefs_sdk.BranchCreation(name="resets", source="main"))
     for p in ("r/1.txt", "r/2.txt", "r/sub/3.txt", "s/4.txt"):
         upload("resets", p, p.encode())
-    run("reset resets:r/1.txt (object)", branches.reset_branch, repo, "resets",
-        lakefs_sdk.ResetCreation(type="object", path="r/1.txt"))
+    run(
+        "reset resets:r/1.txt (object)",
+        branches.reset_branch,
+        repo,
+        "resets",
+        lakefs_sdk.ResetCreation(type="object", path="r/1.txt"),
+    )
     ls("resets after object reset", "resets", prefix="r")
-    run("reset resets:r/sub/ (common_prefix)", branches.reset_branch, repo, "resets",
-        lakefs_sdk.ResetCreation(type="common_prefix", path="r/sub/"))
+    run(
+        "reset resets:r/sub/ (common_prefix)",
+        branches.reset_branch,
+        repo,
+        "resets",
+        lakefs_sdk.ResetCreation(type="common_prefix", path="r/sub/"),
+    )
     ls("resets after prefix reset", "resets", prefix="r")
     run("reset resets (all)", branches.reset_branch, repo, "resets", lakefs_sdk.ResetCreation(type="reset"))
     run("diff resets after reset", branches.diff_branch, repo, "resets")
-    run("error reset unknown type", branches.reset_branch, repo, "resets",
-        lakefs_sdk.ResetCreation.construct(type="all"))
-    run("error reset missing branch", branches.reset_branch, repo, "no-such-branch",
-        lakefs_sdk.ResetCreation(type="reset"))
+    run(
+        "error reset unknown type",
+        branches.reset_branch,
+        repo,
+        "resets",
+        lakefs_sdk.ResetCreation.construct(type="all"),
+    )
+    run(
+        "error reset missing branch",
+        branches.reset_branch,
+        repo,
+        "no-such-branch",
+        lakefs_sdk.ResetCreation(type="reset"),
+    )
     upload("resets", "kept/uncommitted.txt", b"staged on a branch that stays")
     run("branch create doomed", branches.create_branch, repo, lakefs_sdk.BranchCreation(name="doomed", source="main"))
     upload("doomed", "doomed/staged.txt", b"staged on a deleted branch")
@@ -620,15 +943,23 @@ def scenario(run: Run, base: int) -> None:
     # 60 days by default (all the history, 30 days): every walk keeps what it reaches, so which
     # branch lakeFS walks first (in commit-id order, random) cannot decide; dev and x keep one day:
     # their own old commits expire
-    rules = lakefs_sdk.GarbageCollectionRules(default_retention_days=60, branches=[
-        lakefs_sdk.GarbageCollectionRule(branch_id="dev", retention_days=1),
-        lakefs_sdk.GarbageCollectionRule(branch_id="x", retention_days=1)])
+    rules = lakefs_sdk.GarbageCollectionRules(
+        default_retention_days=60,
+        branches=[
+            lakefs_sdk.GarbageCollectionRule(branch_id="dev", retention_days=1),
+            lakefs_sdk.GarbageCollectionRule(branch_id="x", retention_days=1),
+        ],
+    )
     run("gc rules set", repos.set_gc_rules, repo, rules)
     run("gc rules get", repos.get_gc_rules, repo, shape=_rules_shape(run))
     run("gc rules delete", repos.delete_gc_rules, repo)
     run("gc rules get after delete", repos.get_gc_rules, repo)
-    run("gc rules set without branches", internal.internal_set_garbage_collection_rules, repo,
-        lakefs_sdk.GarbageCollectionRules(default_retention_days=3, branches=[]))
+    run(
+        "gc rules set without branches",
+        internal.internal_set_garbage_collection_rules,
+        repo,
+        lakefs_sdk.GarbageCollectionRules(default_retention_days=3, branches=[]),
+    )
     run("gc internal rules get", internal.internal_get_garbage_collection_rules, repo)
     run("gc internal rules delete", internal.internal_delete_garbage_collection_rules, repo)
     run("gc rules set again", repos.set_gc_rules, repo, rules)
@@ -644,12 +975,20 @@ def scenario(run: Run, base: int) -> None:
         if status is not None and status.result is not None:
             run.answers["gc prepare commits async: commits.csv"] = _commits_csv(run, status.result.gc_commits_location)
     run("error gc prepare commits missing repo", internal.prepare_garbage_collection_commits, "no-such-repo")
-    unc = run("gc prepare uncommitted", internal.prepare_garbage_collection_uncommitted, repo,
-              lakefs_sdk.PrepareGCUncommittedRequest())
+    unc = run(
+        "gc prepare uncommitted",
+        internal.prepare_garbage_collection_uncommitted,
+        repo,
+        lakefs_sdk.PrepareGCUncommittedRequest(),
+    )
     if unc is not None:
         run.answers["gc prepare uncommitted: parquet"] = _uncommitted(run, unc.gc_uncommitted_location)
-    run("error gc prepare uncommitted bad token", internal.prepare_garbage_collection_uncommitted, repo,
-        lakefs_sdk.PrepareGCUncommittedRequest(continuation_token="not a token"))
+    run(
+        "error gc prepare uncommitted bad token",
+        internal.prepare_garbage_collection_uncommitted,
+        repo,
+        lakefs_sdk.PrepareGCUncommittedRequest(continuation_token="not a token"),
+    )
 
 
 def _id(run: Run, name: str) -> str:
@@ -660,17 +999,20 @@ def _id(run: Run, name: str) -> str:
 
 def _rules_shape(run: Run) -> Callable:
     """GC rules, normalised, the branch rules by branch (lakeFS answers them in Go map order)."""
+
     def shape(d: dict) -> dict:
         out = run.norm.value(d)
         if isinstance(out.get("branches"), list):
             out["branches"] = sorted(out["branches"], key=lambda b: b["branch_id"])
         return out
+
     return shape
 
 
 def _log_shape(run: Run) -> Callable:
     """A commit log, normalised; a run of commits whose dates normalise alike (``<now>``) in name
     order (lakeFS orders commits of one second by id)."""
+
     def shape(d: dict) -> dict:
         out = run.norm.value(d)
         results = out["results"]
@@ -679,9 +1021,10 @@ def _log_shape(run: Run) -> Callable:
             j = i
             while j + 1 < len(results) and results[j + 1]["creation_date"] == results[i]["creation_date"]:
                 j += 1
-            results[i:j + 1] = sorted(results[i:j + 1], key=lambda r: r["id"])
+            results[i : j + 1] = sorted(results[i : j + 1], key=lambda r: r["id"])
             i = j + 1
         return out
+
     return shape
 
 
@@ -698,8 +1041,7 @@ def _trailing_result(body: str) -> Obj | None:
         except ValueError:
             return None
         docs.append(doc)
-    return Obj(docs[-1]) if len(docs) > 1 and isinstance(docs[-1], dict) and "gc_commits_location" in docs[-1] \
-        else None
+    return Obj(docs[-1]) if len(docs) > 1 and isinstance(docs[-1], dict) and "gc_commits_location" in docs[-1] else None
 
 
 def _outside_object(run: Run, body: bytes) -> str:
@@ -752,8 +1094,7 @@ def _wait_task(run: Run, op: str, task_id: str) -> Obj | None:
     deadline = time.monotonic() + 20
     while True:
         try:
-            code, status = _raw(run.client.internal_api.prepare_garbage_collection_commits_status, run.repo,
-                                task_id)
+            code, status = _raw(run.client.internal_api.prepare_garbage_collection_commits_status, run.repo, task_id)
         except ApiException as exc:
             run.answers[op] = {"status": exc.status, "message": run.norm.text(str(exc.body).strip())}
             return None
@@ -787,12 +1128,17 @@ def _uncommitted(run: Run, location: str) -> dict:
     for key in files:
         pf = pq.ParquetFile(io.BytesIO(run.storage.get(key)))
         table = pf.read()
-        codecs = {pf.metadata.row_group(g).column(c).compression
-                  for g in range(pf.metadata.num_row_groups) for c in range(pf.metadata.num_columns)}
+        codecs = {
+            pf.metadata.row_group(g).column(c).compression
+            for g in range(pf.metadata.num_row_groups)
+            for c in range(pf.metadata.num_columns)
+        }
         schemas.add((tuple((f.name, str(f.type), f.nullable) for f in table.schema), tuple(sorted(codecs))))
         for row in table.to_pylist():
-            rows.append(f"{run.norm.text(row['physical_address'])} "
-                        f"created {run.norm.value(row['creation_date'], 'creation_date')}")
+            rows.append(
+                f"{run.norm.text(row['physical_address'])} "
+                f"created {run.norm.value(row['creation_date'], 'creation_date')}"
+            )
     return {"files": len(files), "schemas": sorted(schemas), "rows": sorted(rows)}
 
 
@@ -837,16 +1183,20 @@ def differences(kind: str, real: dict, emu: dict) -> tuple[list[str], set[str]]:
 def servers(request, real_lakefs, lakefs_emulator_factory):
     """``servers(kind)``: (lakeFS 1.84, an emulator, the moto server or None) on blockstore ``kind``;
     lakeFS is the session's (``tests/conftest.py``), the emulator this test's own."""
+
     def get(kind: str):
         if kind == "s3":
             moto = request.getfixturevalue("moto_server")
             return real_lakefs("s3"), lakefs_emulator_factory(s3=moto), moto
         return real_lakefs("local"), lakefs_emulator_factory(), None
+
     return get
 
 
-@pytest.mark.filterwarnings("ignore:.* /repositories/{repository}/gc/rules is deprecated:DeprecationWarning",
-                            "ignore:GET /config/.* is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings(
+    "ignore:.* /repositories/{repository}/gc/rules is deprecated:DeprecationWarning",
+    "ignore:GET /config/.* is deprecated:DeprecationWarning",
+)
 @pytest.mark.parametrize("kind", ["local", "s3"])
 def test_the_emulator_answers_as_lakefs_does(kind, servers, tmp_path):
     """The scenario on lakeFS and on the emulator: every recorded answer equal after
@@ -867,8 +1217,12 @@ def test_the_emulator_answers_as_lakefs_does(kind, servers, tmp_path):
     stale = [p for p in DELIBERATE if fnmatch.fnmatchcase(kind, p.split(":", 1)[0]) and p not in used]
 
     def report() -> str:
-        return (f"{len(lines)} difference(s) between lakeFS 1.84 and the emulator ({kind} blockstore, "
-                f"{len(runs[0].answers)} operations):\n" + "\n".join(lines)
-                + ("\nDELIBERATE entries that matched nothing: " + ", ".join(stale) if stale else ""))
+        return (
+            f"{len(lines)} difference(s) between lakeFS 1.84 and the emulator ({kind} blockstore, "
+            f"{len(runs[0].answers)} operations):\n"
+            + "\n".join(lines)
+            + ("\nDELIBERATE entries that matched nothing: " + ", ".join(stale) if stale else "")
+        )
+
     assert not lines, report()
     assert not stale, report()

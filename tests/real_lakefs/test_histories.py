@@ -31,12 +31,22 @@ HISTORIES = int(os.environ.get("LAKEFS_GC_REAL_HISTORIES", "40"))  # per blockst
 SEED_BASE = int(os.environ.get("LAKEFS_GC_HISTORY_SEED", "0")) + 50_000  # other seeds than the emulator's
 KINDS = tuple(os.environ.get("LAKEFS_GC_REAL_KINDS", "local,s3,azure,gs").split(","))
 # what lakeFS must have done in these histories, on all blockstores together
-EXPECTED = ("copy", "link", "merge", "merge_squash", "revert", "cherry_pick", "tag", "tag_deleted",
-            "restage_same_identity")
+EXPECTED = (
+    "copy",
+    "link",
+    "merge",
+    "merge_squash",
+    "revert",
+    "cherry_pick",
+    "tag",
+    "tag_deleted",
+    "restage_same_identity",
+)
 
 
-def test_random_histories_on_lakefs_itself_lose_nothing_and_leave_nothing(real_lakefs, moto_server, azurite,
-                                                                         fake_gcs, spark, tmp_path):
+def test_random_histories_on_lakefs_itself_lose_nothing_and_leave_nothing(
+    real_lakefs, moto_server, azurite, fake_gcs, spark, tmp_path
+):
     places = []
     for i, kind in enumerate(("local", "s3", "azure", "gs")):
         if kind not in KINDS:
@@ -59,16 +69,20 @@ def test_random_histories_on_lakefs_itself_lose_nothing_and_leave_nothing(real_l
         totals = list(pool.map(judge, places))
     lines, done = [], {}
     for (place, seeds), t in zip(places, totals):
-        lines.append(f"{len(seeds)} on lakeFS {place.kind}: {t['objects']} objects written, {t['imported']} imported, "
-                     f"{t['keep']} must-keep and {t['go']} must-go checks, 0 lost, 0 left; "
-                     f"{t['staged_linked']} link-flow entries left staged; "
-                     + ", ".join(f"{k} {t.get(k, 0)}" for k in EXPECTED))
+        lines.append(
+            f"{len(seeds)} on lakeFS {place.kind}: {t['objects']} objects written, {t['imported']} imported, "
+            f"{t['keep']} must-keep and {t['go']} must-go checks, 0 lost, 0 left; "
+            f"{t['staged_linked']} link-flow entries left staged; " + ", ".join(f"{k} {t.get(k, 0)}" for k in EXPECTED)
+        )
         assert t["keep"], f"{place.kind}: nothing to keep or nothing to collect"
         assert t["go"], f"{place.kind}: nothing to keep or nothing to collect"
         for k, v in t.items():
             done[k] = done.get(k, 0) + v
     print(f"\n{HISTORIES * len(KINDS)} histories on lakeFS 1.84 itself:\n  " + "\n  ".join(lines))
     if HISTORIES >= 25:
-        missing = [k for k in EXPECTED + ("merge_conflict_resolved", "revert_of_merge")
-                   if not done.get(k) and (k != "link" or history.LINK_FLOW)]
+        missing = [
+            k
+            for k in EXPECTED + ("merge_conflict_resolved", "revert_of_merge")
+            if not done.get(k) and (k != "link" or history.LINK_FLOW)
+        ]
         assert not missing, f"the histories never did {missing} on lakeFS"

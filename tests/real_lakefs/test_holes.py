@@ -29,24 +29,36 @@ from tests.runs.test_random_histories import SETTINGS, Place
 from tests.support import history
 
 pytestmark = pytest.mark.spark
-STEPS = [("upload", 0, 1), ("upload", 0, 2), ("commit", 0, 1.0),
-         ("restage", 0, 1, 0.1),   # obj/1.bin copied onto itself
-         ("restage", 0, 2, 0.9),   # obj/2.bin's bytes uploaded again
-         ("link", 0, 3, 0.9)]      # obj/3.bin through the link flow, linked
+STEPS = [
+    ("upload", 0, 1),
+    ("upload", 0, 2),
+    ("commit", 0, 1.0),
+    ("restage", 0, 1, 0.1),  # obj/1.bin copied onto itself
+    ("restage", 0, 2, 0.9),  # obj/2.bin's bytes uploaded again
+    ("link", 0, 3, 0.9),
+]  # obj/3.bin through the link flow, linked
 
 
 def _gc(server, name: str, spark, work, staged_check: str = "candidates"):
-    return Place(server, server.store).collect(name, spark, work, datetime.now(UTC) + timedelta(seconds=2),
-                                               run_id=f"holes-{uuid.uuid4().hex[:6]}",
-                                               settings=replace(SETTINGS, staged_check=staged_check))[1]
+    return Place(server, server.store).collect(
+        name,
+        spark,
+        work,
+        datetime.now(UTC) + timedelta(seconds=2),
+        run_id=f"holes-{uuid.uuid4().hex[:6]}",
+        settings=replace(SETTINGS, staged_check=staged_check),
+    )[1]
 
 
 # the check on the candidates on every blockstore; the full one where lakeFS's mark differs (local
 # omits the link-flow entry, S3 has it): its listing is the same code on every blockstore
-@pytest.mark.parametrize(("kind", "staged_check"), [(k, "candidates") for k in ("local", "s3", "azure", "gs")]
-                         + [("local", "full"), ("s3", "full")])
-def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(kind, staged_check, real_lakefs, spark,
-                                                                               tmp_path, moto_server):
+@pytest.mark.parametrize(
+    ("kind", "staged_check"),
+    [(k, "candidates") for k in ("local", "s3", "azure", "gs")] + [("local", "full"), ("s3", "full")],
+)
+def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(
+    kind, staged_check, real_lakefs, spark, tmp_path, moto_server
+):
     server = real_lakefs(kind)
     store = server.store
     bucket = moto_server.create_bucket(f"holes-{uuid.uuid4().hex[:8]}") if kind == "s3" else "holes"
@@ -69,8 +81,9 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
         assert staged[path].checksum == committed[path].checksum
     diff = client.branches_api.diff_branch(name, "main").results
     assert {d.path for d in diff} == {"obj/3.bin"}, "lakeFS's uncommitted diff lists a same-identity entry"
-    staged_keys = {history._rel(roots, staged[p].physical_address) for p in ("obj/1.bin", "obj/2.bin")} \
-        | set(h.linked.values())
+    staged_keys = {history._rel(roots, staged[p].physical_address) for p in ("obj/1.bin", "obj/2.bin")} | set(
+        h.linked.values()
+    )
     committed_keys = {history._rel(roots, o.physical_address) for o in committed.values()}
     assert all("://" not in k for k in staged_keys | committed_keys), staged_keys | committed_keys
 
@@ -86,8 +99,10 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
         print(f"\n{kind}: lakeFS's mark omitted {omitted} of 3 staged addresses; all kept")
     else:  # the two re-staged ones on every blockstore, and on local the link-flow one, found among the candidates
         assert cand.staged_kept == (3 if kind == "local" else 2), cand
-        print(f"\n{kind}: {cand.staged_suspicious} suspicious candidate(s), {cand.staged_stats} statObject call(s), "
-              f"{cand.staged_kept} kept")
+        print(
+            f"\n{kind}: {cand.staged_suspicious} suspicious candidate(s), {cand.staged_stats} statObject call(s), "
+            f"{cand.staged_kept} kept"
+        )
 
     # 2. the branch reset: nothing reads them any more; the next run collects them
     client.branches_api.reset_branch(name, "main", lakefs_sdk.ResetCreation(type="reset"))
@@ -99,7 +114,8 @@ def test_entries_lakefs_marks_omit_are_kept_while_read_and_collected_once_gone(k
 
 @pytest.mark.parametrize("kind", ["local", "s3", "azure", "gs"])
 def test_a_large_object_staged_again_with_its_identity_is_kept_where_the_store_checksum_differs(
-        kind, real_lakefs, spark, tmp_path, moto_server):
+    kind, real_lakefs, spark, tmp_path, moto_server
+):
     """12 MiB: lakeFS uploads it in parts, so S3's ETag is ``<md5 of part md5s>-3`` and Azure keeps
     no Content-MD5 (test_lakefs_facts.py); lakeFS's checksum is the content's MD5 on every
     blockstore. The check cannot compare the store's checksum there and falls back to the size:

@@ -36,15 +36,24 @@ from tests.support import history
 
 pytestmark = pytest.mark.spark
 GAPS = ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete", "save_report")
-STEPS = [("upload", 0, 1), ("upload", 0, 2), ("upload", 0, 3), ("commit", 0, 1.0),
-         ("branch", 0, 0),                                  # b1
-         ("upload", 1, 4), ("commit", 1, 1.0), ("upload", 1, 5), ("link", 1, 6, 0.9),
-         ("restage", 0, 1, 0.1), ("restage", 0, 2, 0.9),   # main: a copy onto itself, the same bytes again
-         ("upload", 0, 7),                                  # main: the trap's object, staged
-         ("link", 0, 10, 0.5),                              # main: the trap for a link-flow entry (local:
-                                                            # lakeFS's mark lacks it)
-         ("branch", 0, 1),                                  # b3
-         ("upload", 2, 8)]                                  # b3: staged
+STEPS = [
+    ("upload", 0, 1),
+    ("upload", 0, 2),
+    ("upload", 0, 3),
+    ("commit", 0, 1.0),
+    ("branch", 0, 0),  # b1
+    ("upload", 1, 4),
+    ("commit", 1, 1.0),
+    ("upload", 1, 5),
+    ("link", 1, 6, 0.9),
+    ("restage", 0, 1, 0.1),
+    ("restage", 0, 2, 0.9),  # main: a copy onto itself, the same bytes again
+    ("upload", 0, 7),  # main: the trap's object, staged
+    ("link", 0, 10, 0.5),  # main: the trap for a link-flow entry (local:
+    # lakeFS's mark lacks it)
+    ("branch", 0, 1),  # b3
+    ("upload", 2, 8),
+]  # b3: staged
 
 
 def _changes(client, repo: str, hard_reset_to: str) -> None:
@@ -91,15 +100,23 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
     now = datetime.now(UTC) + timedelta(seconds=1)
     time.sleep(2)
     trap = history._rel(roots, client.objects_api.stat_object(repo, "main", "obj/7.bin").physical_address)
-    linked_trap = address_keys(client.objects_api.stat_object(repo, "main", "obj/10.bin").physical_address, roots,
-                               server.local_root)
+    linked_trap = address_keys(
+        client.objects_api.stat_object(repo, "main", "obj/10.bin").physical_address, roots, server.local_root
+    )
 
     def between(step: str) -> None:
         if step == gap:
             _changes(client, repo, hard_reset_to)
 
-    _, results = Place(server).collect(repo, spark, tmp_path / "work", now, run_id=f"gap-{repo}", between=between,
-                                       settings=replace(SETTINGS, staged_check=staged_check))
+    _, results = Place(server).collect(
+        repo,
+        spark,
+        tmp_path / "work",
+        now,
+        run_id=f"gap-{repo}",
+        between=between,
+        settings=replace(SETTINGS, staged_check=staged_check),
+    )
     cand = results["compute_candidates"]
     if staged_check == "candidates" and gap in ("list_slices", "compute_candidates"):
         # the commits landed after list_committed read lakeFS's list: the check read them, and kept
@@ -116,10 +133,10 @@ def test_changes_between_two_tasks_never_cost_a_live_object(gap, staged_check, r
     lost = keep - after
     if lost:  # where lakeFS shows them: which ref, which path
         where = []
-        for ref in [b.id for b in client.branches_api.list_branches(repo).results] + \
-                [c.id for c in client.refs_api.log_commits(repo, "main", amount=100).results]:
+        for ref in [b.id for b in client.branches_api.list_branches(repo).results] + [
+            c.id for c in client.refs_api.log_commits(repo, "main", amount=100).results
+        ]:
             for o in client.objects_api.list_objects(repo, ref, amount=1000).results:
                 if history._rel(roots, o.physical_address) in lost:
                     where.append(f"{ref[:12]}:{o.path}")
-        pytest.fail(f"changes before {gap}: live objects lost: {sorted(lost)}, shown at {where}; "
-                    f"history: {h.done}")
+        pytest.fail(f"changes before {gap}: live objects lost: {sorted(lost)}, shown at {where}; history: {h.done}")

@@ -57,8 +57,12 @@ def _store_sum(kind: str, server, ns: str, key: str) -> str | None:
     if kind == "azure":
         from lakefs_gc.storage.azure import make_service_client
 
-        props = make_service_client(store.options()).get_container_client(bucket).get_blob_client(name) \
+        props = (
+            make_service_client(store.options())
+            .get_container_client(bucket)
+            .get_blob_client(name)
             .get_blob_properties()
+        )
         md5 = props.content_settings.content_md5
         return bytes(md5).hex() if md5 else None
     from lakefs_gc.storage.gcs import make_gcs_client
@@ -75,8 +79,9 @@ def test_the_checksum_lakefs_records_against_what_the_store_says(kind, real_lake
     ns = server.namespace(name, bucket)
     roots = parse_namespace(ns, server.local_root).roots()
     client = server.client()
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                           default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
     seen = {}
     for label, size in (("small", SMALL), ("large", LARGE)):
         data = os.urandom(size)
@@ -86,15 +91,16 @@ def test_the_checksum_lakefs_records_against_what_the_store_says(kind, real_lake
         if kind == "local":  # nothing in a listing; the file is the content
             assert hashlib.md5((server.root / "ns" / name / key).read_bytes()).hexdigest() == st.checksum
         seen[label] = (st.checksum, _store_sum(kind, server, ns, key))
-        copy = client.objects_api.copy_object(name, "main", f"copy/{label}", lakefs_sdk.ObjectCopyCreation(
-            src_path=f"up/{label}", src_ref="main"))
+        copy = client.objects_api.copy_object(
+            name, "main", f"copy/{label}", lakefs_sdk.ObjectCopyCreation(src_path=f"up/{label}", src_ref="main")
+        )
         assert copy.checksum == st.checksum
         assert copy.physical_address != st.physical_address
         seen[f"copy {label}"] = (copy.checksum, _store_sum(kind, server, ns, relative_to(roots, copy.physical_address)))
     loc = client.staging_api.get_physical_address(name, "main", "linked")
     data = b"linked bytes"
     if kind == "local":
-        path = loc.physical_address[len("local://"):]
+        path = loc.physical_address[len("local://") :]
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as f:
             f.write(data)
@@ -102,8 +108,12 @@ def test_the_checksum_lakefs_records_against_what_the_store_says(kind, real_lake
         from tests.conftest import ns_storage
 
         ns_storage(ns, server.store).put(relative_to(roots, loc.physical_address), data)
-    linked = client.staging_api.link_physical_address(name, "main", "linked", lakefs_sdk.StagingMetadata(
-        staging=loc, checksum="any-client-value", size_bytes=len(data)))
+    linked = client.staging_api.link_physical_address(
+        name,
+        "main",
+        "linked",
+        lakefs_sdk.StagingMetadata(staging=loc, checksum="any-client-value", size_bytes=len(data)),
+    )
     assert linked.checksum == "any-client-value"  # the client's word, never checked against the bytes
     print(f"\n{kind}: " + "; ".join(f"{k}: lakeFS {v[0][:8]}.. store {v[1]}" for k, v in seen.items()))
     if kind == "local":
@@ -125,8 +135,9 @@ def _local_repo(real_lakefs, what: str):
     server = real_lakefs("local")
     client = server.client()
     repo = f"facts-{what}-{uuid.uuid4().hex[:6]}"
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=repo, storage_namespace=server.namespace(repo), default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=server.namespace(repo), default_branch="main")
+    )
     return client, repo
 
 
@@ -141,9 +152,11 @@ def test_merge_revert_and_cherry_pick_onto_a_same_identity_restaging_are_accepte
     f1 = c.commit(repo, "feat", lakefs_sdk.CommitCreation(message="f1")).id
     o.upload_object(repo, "main", "b", content=b"B2")
     c2 = c.commit(repo, "main", lakefs_sdk.CommitCreation(message="c2")).id
-    ops = {"merge": lambda: client.refs_api.merge_into_branch(repo, "feat", "main"),
-           "revert": lambda: b.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=c2, parent_number=0)),
-           "cherry-pick": lambda: b.cherry_pick(repo, "main", lakefs_sdk.CherryPickCreation(ref=f1))}
+    ops = {
+        "merge": lambda: client.refs_api.merge_into_branch(repo, "feat", "main"),
+        "revert": lambda: b.revert_branch(repo, "main", lakefs_sdk.RevertCreation(ref=c2, parent_number=0)),
+        "cherry-pick": lambda: b.cherry_pick(repo, "main", lakefs_sdk.CherryPickCreation(ref=f1)),
+    }
     for op, call in ops.items():
         committed = o.stat_object(repo, "main", "a").physical_address
         restaged = o.upload_object(repo, "main", "a", content=bytes(o.get_object(repo, "main", "a"))).physical_address

@@ -46,8 +46,11 @@ def test_a_cherry_picked_merge_commit_lakefs_answers_404_for_never_makes_the_gc_
         assert keep <= after, f"live objects lost: {sorted(keep - after)}"
         if failed is not None:
             assert after == before, "the GC failed but deleted first"
-        outcome = f"failed closed: {type(failed).__name__} {' '.join(str(failed).split())[:200]}" if failed \
+        outcome = (
+            f"failed closed: {type(failed).__name__} {' '.join(str(failed).split())[:200]}"
+            if failed
             else f"succeeded, deleting {len(before - after)}"
+        )
         print(f"\non lakeFS itself the GC {outcome}")
     finally:
         server.stop()

@@ -40,8 +40,11 @@ def test_sweep_paths_dead_letters_and_done_markers(tmp_path):
     assert layout.done_marker(sdir, part) == sdir + "done/part-00007.json"
     assert layout.dead_letters_file(sdir, part) == sdir + "dead_letters/part-00007.parquet"
     assert layout.sweep_summary_key("m1", "manual__2026-01-01T00:00:00+00:00") == sdir + "summary.json"
-    formats.write_dead_letters(st, layout.dead_letters_file(sdir, part),
-                               [SimpleNamespace(key="data/x", error_code="AccessDenied", message="no", attempts=8)])
+    formats.write_dead_letters(
+        st,
+        layout.dead_letters_file(sdir, part),
+        [SimpleNamespace(key="data/x", error_code="AccessDenied", message="no", attempts=8)],
+    )
     table = pq.read_table(tmp_path / layout.dead_letters_file(sdir, part))
     assert table.to_pylist() == [{"key": "data/x", "error_code": "AccessDenied", "message": "no", "attempts": 8}]
     assert str(table.schema.field("attempts").type) == "int32"
@@ -63,12 +66,29 @@ def test_work_dir_paths():
 def test_mark_summary_reads_what_the_decisions_need(tmp_path):
     st = LocalStorage(tmp_path)
     assert read_mark(st, "m1") is None
-    st.put(layout.summary_key("m1"), json.dumps({"run_id": "m1", "success": True, "start_time": "2026-01-01T00:00:00.000Z",
-                                                 "cutoff_time": "2025-12-31T00:00:00.000Z", "mode": "mark_only",
-                                                 "listed_objects": 10, "to_delete": 4, "candidates": 5}).encode())
+    st.put(
+        layout.summary_key("m1"),
+        json.dumps(
+            {
+                "run_id": "m1",
+                "success": True,
+                "start_time": "2026-01-01T00:00:00.000Z",
+                "cutoff_time": "2025-12-31T00:00:00.000Z",
+                "mode": "mark_only",
+                "listed_objects": 10,
+                "to_delete": 4,
+                "candidates": 5,
+            }
+        ).encode(),
+    )
     m = read_mark(st, "m1")
-    assert (m.success, m.mode, m.listed_objects, m.to_delete, m.cutoff_time) == (True, "mark_only", 10, 4,
-                                                                                  "2025-12-31T00:00:00.000Z")
+    assert (m.success, m.mode, m.listed_objects, m.to_delete, m.cutoff_time) == (
+        True,
+        "mark_only",
+        10,
+        4,
+        "2025-12-31T00:00:00.000Z",
+    )
     assert m.started().year == 2026
     # a summary older than delayed confirmation: its list is "candidates"; "success" only when JSON true
     old = MarkSummary.from_doc({"success": "true", "candidates": 7, "start_time": "2026-01-01T00:00:00Z"})
@@ -85,8 +105,9 @@ def test_part_lists_finds_a_value_in_any_row_group_and_skips_by_statistics(tmp_p
     assert pq.ParquetFile(tmp_path / key).num_row_groups == 10
     assert all(formats.part_lists(st, key, f"data/a/{i:04d}") for i in (0, 99, 100, 555, 999))
     assert not any(formats.part_lists(st, key, a) for a in ("data/a/0555x", "data/a/", "data/b/0001", "legacy"))
-    formats.write_dead_letters(st, "dl.parquet", [SimpleNamespace(key="data/x", error_code="E", message="m",
-                                                                  attempts=1)])
+    formats.write_dead_letters(
+        st, "dl.parquet", [SimpleNamespace(key="data/x", error_code="E", message="m", attempts=1)]
+    )
     assert formats.part_lists(st, "dl.parquet", "data/x", "key")
     assert not formats.part_lists(st, "dl.parquet", "E", "key")
 
@@ -110,7 +131,11 @@ def test_a_process_that_read_parts_exits_cleanly_every_time(tmp_path):
     import sys
 
     st = LocalStorage(tmp_path)
-    formats.write_addresses(st, layout.deleted_dir("m1") + layout.part_name(0), [f"data/a/{i:04d}" for i in range(1000)])
+    formats.write_addresses(
+        st, layout.deleted_dir("m1") + layout.part_name(0), [f"data/a/{i:04d}" for i in range(1000)]
+    )
     for _ in range(8):  # the abort came about every other exit: 8 clean exits in a row
-        r = subprocess.run([sys.executable, "-c", EXITS, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False)
+        r = subprocess.run(
+            [sys.executable, "-c", EXITS, str(tmp_path)], capture_output=True, text=True, timeout=120, check=False
+        )
         assert (r.returncode, r.stdout.strip()) == (0, "answered"), (r.returncode, r.stderr[-2000:])

@@ -28,8 +28,9 @@ from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 
 pytestmark = pytest.mark.spark
 DAY = 86400
-SETTINGS = RunSettings(min_age_seconds=0, unsafe_min_age_override=True, max_delete_share=1.0,
-                       prepare_commits_timeout_seconds=20)
+SETTINGS = RunSettings(
+    min_age_seconds=0, unsafe_min_age_override=True, max_delete_share=1.0, prepare_commits_timeout_seconds=20
+)
 FAST_RETRIES = {"max_retries": 3, "backoff_base": 0.01, "backoff_max": 0.05}
 
 
@@ -54,8 +55,9 @@ def repo(emu, request):
     name = f"{name}-{int(time.time() * 1000) % 100000}"
     c = emu.client()
     ns = emu.namespace(name)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
 
     def up(branch, path, content=None):
         content = content or f"{name}/{path}/{time.time()}".encode()
@@ -89,9 +91,17 @@ def ns_keys(ns: str) -> set[str]:
 def gc(emu, spark, tmp_path, name: str, until: str = "save_report", settings: RunSettings = SETTINGS):
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, settings, now=later(), airflow_run_id=f"run-{time.time()}",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1,
-                          lakefs_retries=FAST_RETRIES)
+        ctx = prepare_run(
+            client,
+            name,
+            settings,
+            now=later(),
+            airflow_run_id=f"run-{time.time()}",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+            lakefs_retries=FAST_RETRIES,
+        )
         return inprocess.run_steps(spark, ctx, client, env, until=until)
 
 
@@ -130,13 +140,16 @@ def _settings(endpoint: tuple) -> RunSettings:
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e[2] for e in ENDPOINTS])
-def test_transient_lakefs_faults_on_every_endpoint_are_retried_and_the_run_is_correct(emu, spark, repo, tmp_path,
-                                                                                      endpoint):
+def test_transient_lakefs_faults_on_every_endpoint_are_retried_and_the_run_is_correct(
+    emu, spark, repo, tmp_path, endpoint
+):
     method, path, op = endpoint[:3]
     name, ns, live, garbage = repo
-    emu.set_faults({"method": method, "path": path, "times": 1, "status": 503},
-                   {"method": method, "path": path, "times": 1, "status": 429},
-                   {"method": method, "path": path, "times": 1, "drop": True})
+    emu.set_faults(
+        {"method": method, "path": path, "times": 1, "status": 503},
+        {"method": method, "path": path, "times": 1, "status": 429},
+        {"method": method, "path": path, "times": 1, "drop": True},
+    )
     try:
         gc(emu, spark, tmp_path, name, settings=_settings(endpoint))
         fired = sum(r["fired"] for r in emu.faults())
@@ -147,8 +160,7 @@ def test_transient_lakefs_faults_on_every_endpoint_are_retried_and_the_run_is_co
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e[2] for e in ENDPOINTS])
-def test_a_lakefs_endpoint_that_keeps_failing_fails_the_run_and_deletes_nothing(emu, spark, repo, tmp_path,
-                                                                               endpoint):
+def test_a_lakefs_endpoint_that_keeps_failing_fails_the_run_and_deletes_nothing(emu, spark, repo, tmp_path, endpoint):
     method, path, op = endpoint[:3]
     name, ns, live, garbage = repo
     before = ns_keys(ns)
@@ -190,13 +202,21 @@ def test_an_async_prepare_task_that_fails_or_never_completes(emu, spark, repo, t
     name, ns, live, garbage = repo
     before = ns_keys(ns)
     status = {"method": "GET", "path": r"/gc/prepare_commits/status$", "times": -1, "status": 200}
-    emu.set_faults({**status, "body": {"task_id": "t1", "completed": True, "update_time": "2026-11-23T00:00:00Z",
-                                       "error": {"message": "internal error: out of memory"}}})
+    emu.set_faults(
+        {
+            **status,
+            "body": {
+                "task_id": "t1",
+                "completed": True,
+                "update_time": "2026-11-23T00:00:00Z",
+                "error": {"message": "internal error: out of memory"},
+            },
+        }
+    )
     try:
         with pytest.raises(LakeFSGCError, match="prepare_commits failed.*out of memory"):
             gc(emu, spark, tmp_path, name)
-        emu.set_faults({**status, "body": {"task_id": "t1", "completed": False,
-                                           "update_time": "2026-11-23T00:00:00Z"}})
+        emu.set_faults({**status, "body": {"task_id": "t1", "completed": False, "update_time": "2026-11-23T00:00:00Z"}})
         with pytest.raises(LakeFSGCError, match="did not complete within 2s"):
             gc(emu, spark, tmp_path, name, settings=replace(SETTINGS, prepare_commits_timeout_seconds=2))
     finally:
@@ -212,15 +232,24 @@ def test_a_commit_a_branch_and_a_staged_object_racing_the_run_are_kept(emu, spar
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     time.sleep(2)  # the run's real start: what the fixture wrote is older than the cutoff, what races it newer
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(UTC), airflow_run_id="race",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=datetime.now(UTC),
+            airflow_run_id="race",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}
         c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="racing"))
         c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="late", source="main"))
         late = ns_rel(ns, c.objects_api.upload_object(name, "late", "late.bin", content=b"late").physical_address)
         for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
             results[step] = inprocess.SPARK_STEPS[step](
-                spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+                spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env
+            )
     assert_collected(ns, live | {late}, garbage)
 
 
@@ -236,8 +265,14 @@ def _feature_branch(emu, name, ns):
     own = ns_rel(ns, c.objects_api.upload_object(name, "feature", "own.bin", content=b"own").physical_address)
     c.commits_api.commit(name, "feature", lakefs_sdk.CommitCreation(message="feature work"))
     staged = {ns_rel(ns, c.objects_api.upload_object(name, "feature", "wip.bin", content=b"wip").physical_address)}
-    staged.add(ns_rel(ns, link_object(c, name, "feature", "linked.bin", b"linked", ns_storage(ns),
-                                      parse_namespace(ns, emu.local_root).roots())))
+    staged.add(
+        ns_rel(
+            ns,
+            link_object(
+                c, name, "feature", "linked.bin", b"linked", ns_storage(ns), parse_namespace(ns, emu.local_root).roots()
+            ),
+        )
+    )
     return own, staged
 
 
@@ -251,8 +286,16 @@ def _run_deleting_feature(emu, spark, name, tmp_path, before_step: str | None, d
     results: dict = {}
     deleter = None
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"mid-{time.time()}",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=later(),
+            airflow_run_id=f"mid-{time.time()}",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         for step in ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "delete"):
             if step == before_step:
                 c.branches_api.delete_branch(name, "feature")
@@ -266,7 +309,8 @@ def _run_deleting_feature(emu, spark, name, tmp_path, before_step: str | None, d
                     results[step] = mark_uncommitted(client, ctx, storage_ref(ctx, env).open())
                 else:
                     results[step] = inprocess.SPARK_STEPS[step](
-                        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+                        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env
+                    )
             finally:
                 if deleter is not None:
                     deleter.join(10)
@@ -285,7 +329,9 @@ def test_a_branch_deleted_mid_run_loses_nothing_still_referenced(emu, spark, rep
     name, ns, live, garbage = repo
     own, staged = _feature_branch(emu, name, ns)
     before = {"before_mark": "mark_uncommitted", "before_list_committed": "list_committed"}.get(when)
-    results = _run_deleting_feature(emu, spark, name, tmp_path, before, delete_during_walk=when == "during_retention_walk")
+    results = _run_deleting_feature(
+        emu, spark, name, tmp_path, before, delete_during_walk=when == "during_retention_walk"
+    )
     keys = ns_keys(ns)
     assert live | {own} <= keys, f"referenced objects lost: {sorted((live | {own}) - keys)}"
     assert not garbage & keys, f"garbage left: {sorted(garbage & keys)}"
@@ -307,11 +353,20 @@ def test_two_runs_of_one_repository_at_once_are_harmless(emu, spark, repo, tmp_p
     assert_collected(ns, live, garbage)
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="a2",
-                          work_dir=str(tmp_path / "a2"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=later(),
+            airflow_run_id="a2",
+            work_dir=str(tmp_path / "a2"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
     for step in ("compute_candidates", "delete"):  # ... then A finishes on its own mark
-        first[step] = inprocess.SPARK_STEPS[step](spark, StepInputs(ctx, {k: first.get(k) for k in STEP_INPUTS[step]}),
-                                                  env)
+        first[step] = inprocess.SPARK_STEPS[step](
+            spark, StepInputs(ctx, {k: first.get(k) for k in STEP_INPUTS[step]}), env
+        )
     assert first["delete"].counts.failed == 0
     assert first["delete"].counts.already_gone == first["delete"].counts.keys  # B took them already
     assert first["delete"].counts.deleted == 0
@@ -333,17 +388,27 @@ def test_steps_rerun_over_a_killed_attempts_leftovers(emu, spark, repo, tmp_path
     # the retried steps of the same run, in order
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="retry",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=later(),
+            airflow_run_id="retry",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
     for step in ("list_committed", "list_slices", "compute_candidates", "delete"):
         results[step] = inprocess.SPARK_STEPS[step](
-            spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
+            spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env
+        )
     assert_collected(ns, live, garbage)
     assert not st.exists(f"_lakefs/retention/gc/unified/{mark}/deleted/part-09999.parquet")
 
 
-def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(lakefs_emulator_factory, moto_server,
-                                                                                spark, tmp_path):
+def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
+    lakefs_emulator_factory, moto_server, spark, tmp_path
+):
     from lakefs_gc.storage import S3Options
     from tests.support.faulty_s3 import FaultyS3Proxy
 
@@ -352,8 +417,9 @@ def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
     name = "s3-faults"
     ns = emu.namespace(name, bucket=bucket)
     c = emu.client()
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
     storage = ns_storage(ns, moto_server)
     live = {ns_rel(ns, c.objects_api.upload_object(name, "main", "kept.bin", content=b"kept").physical_address)}
     c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c", date=int(time.time() - DAY)))
@@ -366,13 +432,23 @@ def test_s3_errors_on_list_get_put_are_retried_or_fail_the_run_deleting_nothing(
 
     def run(fail):
         proxy = FaultyS3Proxy(moto_server.endpoint_url, fail=fail).start()
-        s3 = S3Options(endpoint_url=proxy.url, access_key_id=moto_server.access_key,
-                       secret_access_key=moto_server.secret_key)
+        s3 = S3Options(
+            endpoint_url=proxy.url, access_key_id=moto_server.access_key, secret_access_key=moto_server.secret_key
+        )
         env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key, **s3.to_env()}
         try:
             with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-                ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"s3-{time.time()}",
-                                  work_dir=str(tmp_path / "work"), storage_options=s3, parallelism=1, lakefs_retries=FAST_RETRIES)
+                ctx = prepare_run(
+                    client,
+                    name,
+                    SETTINGS,
+                    now=later(),
+                    airflow_run_id=f"s3-{time.time()}",
+                    work_dir=str(tmp_path / "work"),
+                    storage_options=s3,
+                    parallelism=1,
+                    lakefs_retries=FAST_RETRIES,
+                )
                 return inprocess.run_steps(spark, ctx, client, env), proxy.stats
         finally:
             proxy.stop()
@@ -393,15 +469,28 @@ def test_lakefs_timing_out_is_retried_then_fails_closed(emu, spark, repo, tmp_pa
     one that never comes in time fails the run, deleting nothing."""
     name, ns, live, garbage = repo
     before = ns_keys(ns)
-    slow = {"method": "GET", "path": r"/api/v1/repositories/[^/]+$", "delay": 3.0, "status": 200,
-            "body": {"message": "too late"}}
+    slow = {
+        "method": "GET",
+        "path": r"/api/v1/repositories/[^/]+$",
+        "delay": 3.0,
+        "status": 200,
+        "body": {"message": "too late"},
+    }
 
     def run_with_timeout():
         env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
         with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, request_timeout=1.0, **FAST_RETRIES) as client:
-            ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id=f"slow-{time.time()}",
-                              work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1,
-                              lakefs_retries=FAST_RETRIES)
+            ctx = prepare_run(
+                client,
+                name,
+                SETTINGS,
+                now=later(),
+                airflow_run_id=f"slow-{time.time()}",
+                work_dir=str(tmp_path / "work"),
+                local_root=emu.local_root,
+                parallelism=1,
+                lakefs_retries=FAST_RETRIES,
+            )
             return inprocess.run_steps(spark, ctx, client, env)
 
     emu.set_faults({**slow, "times": -1})
@@ -432,8 +521,16 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     results = gc(emu, spark, tmp_path, name, until="list_slices")
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key, **FAST_RETRIES) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=later(), airflow_run_id="killed",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=later(),
+            airflow_run_id="killed",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
     # the earlier steps' results, on this run's context (same listing, same mark)
     inputs = StepInputs(ctx, {k: results[k] for k in STEP_INPUTS["compute_candidates"]})
     mark = results["mark_uncommitted"].run_id
@@ -460,6 +557,7 @@ def test_compute_candidates_killed_mid_way_then_retried(emu, spark, repo, tmp_pa
     # the retry
     results["compute_candidates"] = inprocess.SPARK_STEPS["compute_candidates"](spark, inputs, env)
     results["delete"] = inprocess.SPARK_STEPS["delete"](
-        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["delete"]}), env)
+        spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["delete"]}), env
+    )
     assert results["compute_candidates"].to_delete == len(garbage)
     assert_collected(ns, live, garbage)

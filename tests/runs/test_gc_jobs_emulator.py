@@ -52,7 +52,9 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
                 result = here(inputs, environ, 10_000)
                 assert result is not None
                 return result
+
             return run
+
         for step in SPARK_STEPS:
             monkeypatch.setitem(inprocess.SPARK_STEPS, step, in_the_task(step))
     emu = lakefs_emulator_factory("--uncommitted-page-size", "1")
@@ -60,8 +62,9 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     emu.set_clock(offset=-10 * DAY)  # build history ten days ago: slices and commits are old
     ns = emu.namespace("gcrepo")
     repo = "gcrepo"
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
 
     def up(branch, path, data):
         return c.objects_api.upload_object(repo, branch, path, content=data)
@@ -99,9 +102,16 @@ def test_gc_jobs_against_the_emulator(spark, lakefs_emulator_factory, tmp_path, 
     before = {o.key for o in storage.list("", recursive=True)}
 
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
-    ctx = prepare_run(client, repo, RunSettings(), now=datetime.now(UTC),
-                      airflow_run_id="manual__jobs", work_dir=str(tmp_path / "work"), local_root=emu.local_root,
-                      parallelism=2)
+    ctx = prepare_run(
+        client,
+        repo,
+        RunSettings(),
+        now=datetime.now(UTC),
+        airflow_run_id="manual__jobs",
+        work_dir=str(tmp_path / "work"),
+        local_root=emu.local_root,
+        parallelism=2,
+    )
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     results = run_steps(spark, ctx, client, env)
     run_id = results["mark_uncommitted"].run_id

@@ -33,8 +33,9 @@ def build(emu):
     name = f"hostile-{next(_counter)}-{int(time.time()) % 10000}"
     c = emu.client()
     ns = emu.namespace(name)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
 
     def up(path):
         return ns_rel(ns, c.objects_api.upload_object(name, "main", path, content=path.encode()).physical_address)
@@ -53,9 +54,16 @@ def gc(emu, spark, tmp_path, name, settings=SETTINGS):
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as client:
         # the clock a little ahead of the test's last write: with a minimum age of 0 the cutoff is the
         # start, and a file written a moment ago must count as older than it
-        ctx = prepare_run(client, name, settings, now=datetime.now(UTC) + timedelta(seconds=2),
-                          airflow_run_id=f"h{time.time()}",
-                          work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            settings,
+            now=datetime.now(UTC) + timedelta(seconds=2),
+            airflow_run_id=f"h{time.time()}",
+            work_dir=str(tmp_path / "work"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         return run_steps(spark, ctx, client, env)
 
 
@@ -66,18 +74,25 @@ def keys(ns):
 def test_unexpected_files_under_lakefs_and_data_neither_crash_nor_get_deleted_wrongly(spark, lakefs_emulator, tmp_path):
     name, ns, live, garbage = build(lakefs_emulator)
     st = ns_storage(ns)
-    odd_lakefs = ["_lakefs/unexpected.txt", "_lakefs/retention/gc/unified/not-a-mark/whatever",
-                  "_lakefs/retention/gc/unified/broken/summary.json", "_lakefs/retention/gc/commits/stray.csv"]
+    odd_lakefs = [
+        "_lakefs/unexpected.txt",
+        "_lakefs/retention/gc/unified/not-a-mark/whatever",
+        "_lakefs/retention/gc/unified/broken/summary.json",
+        "_lakefs/retention/gc/commits/stray.csv",
+    ]
     for k in odd_lakefs:
         st.put(k, b"{not json")
-    st.put("data/loose-file", b"x")           # directly under data/
+    st.put("data/loose-file", b"x")  # directly under data/
     st.put("data/not-a-slice/deep/file", b"x")  # a child of data/ that is not an xid
-    results = gc(lakefs_emulator, spark, tmp_path, name, settings=replace(SETTINGS, confirm_after_seconds=1))  # reads the earlier marks: the broken ones are reported
+    results = gc(
+        lakefs_emulator, spark, tmp_path, name, settings=replace(SETTINGS, confirm_after_seconds=1)
+    )  # reads the earlier marks: the broken ones are reported
     after = keys(ns)
     assert live <= after
     assert set(odd_lakefs) <= after
     cands = results["compute_candidates"]
     import pyarrow.parquet as pq
+
     listed = sorted(pq.read_table(results["list_slices"].listed_dir).column("address").to_pylist())
     assert cands.candidates == 3, (listed, results["list_slices"])  # the garbage, and the two stray objects under data/
     assert any(u.startswith("broken:") for u in cands.unreadable_marks)
@@ -119,9 +134,16 @@ def test_corrupt_uncommitted_parquet_and_ranges_fail_closed(spark, lakefs_emulat
     from lakefs_sandbox.inprocess import SPARK_STEPS
 
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as client:
-        ctx = prepare_run(client, name, SETTINGS, now=datetime.now(UTC) + timedelta(seconds=2),
-                          airflow_run_id="corrupt-unc",
-                          work_dir=str(tmp_path / "work2"), local_root=emu.local_root, parallelism=1)
+        ctx = prepare_run(
+            client,
+            name,
+            SETTINGS,
+            now=datetime.now(UTC) + timedelta(seconds=2),
+            airflow_run_id="corrupt-unc",
+            work_dir=str(tmp_path / "work2"),
+            local_root=emu.local_root,
+            parallelism=1,
+        )
         results = {"mark_uncommitted": mark_uncommitted(client, ctx, storage_ref(ctx, env).open())}
     run_id = results["mark_uncommitted"].run_id
     for o in list(st.list(f"_lakefs/retention/gc/uncommitted/{run_id}/", recursive=True)):
@@ -129,8 +151,9 @@ def test_corrupt_uncommitted_parquet_and_ranges_fail_closed(spark, lakefs_emulat
     for step in ("list_committed", "list_slices"):
         results[step] = SPARK_STEPS[step](spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]}), env)
     with pytest.raises(Exception):  # noqa: B017, PT011 - fails closed; what raises depends on the damage
-        SPARK_STEPS["compute_candidates"](spark, StepInputs(
-            ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), env)
+        SPARK_STEPS["compute_candidates"](
+            spark, StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), env
+        )
     assert live <= keys(ns)
     assert garbage in keys(ns)
     assert not any("/deleted/" in k for k in keys(ns) if k.startswith(f"_lakefs/retention/gc/unified/{run_id}/"))
@@ -140,15 +163,21 @@ def test_odd_object_names_are_collected_exactly(spark, lakefs_emulator, tmp_path
     name, ns, live, garbage = build(lakefs_emulator)
     st = ns_storage(ns)
     slice_dir = sorted(live)[0].rsplit("/", 1)[0]
-    odd = [f"{slice_dir}/{n}" for n in ("sp ace", "ünï", "100%", "a+b", "new\nline", "q?x=1&y", "k" * 200,
-                                        "tab\there", "back\\slash")]
+    odd = [
+        f"{slice_dir}/{n}"
+        for n in ("sp ace", "ünï", "100%", "a+b", "new\nline", "q?x=1&y", "k" * 200, "tab\there", "back\\slash")
+    ]
     for k in odd:
         st.put(k, b"odd garbage")
     results = gc(lakefs_emulator, spark, tmp_path, name)
     after = keys(ns)
     assert live <= after
-    assert not (set(odd) | {garbage}) & after, (sorted((set(odd) | {garbage}) & after), results["list_slices"],
-                                                results["compute_candidates"], results["delete"])
+    assert not (set(odd) | {garbage}) & after, (
+        sorted((set(odd) | {garbage}) & after),
+        results["list_slices"],
+        results["compute_candidates"],
+        results["delete"],
+    )
 
 
 def test_symlinks_that_point_out_of_a_local_namespace_are_never_followed(spark, lakefs_emulator, tmp_path):
@@ -176,8 +205,9 @@ def test_an_empty_repository_and_a_branch_without_commits_of_its_own(spark, lake
     c = lakefs_emulator.client()
     name = f"empty-{int(time.time()) % 100000}"
     ns = lakefs_emulator.namespace(name)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
     c.branches_api.create_branch(name, lakefs_sdk.BranchCreation(name="idle", source="main"))
     c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
     before = keys(ns)

@@ -73,25 +73,37 @@ def world(tmp_path):
     st = LocalStorage(ns_root)
     run_id = "g4uk6erfnfus73frbnqg"
     buf = io.BytesIO()
-    pq.write_table(pa.table({"physical_address": [objs["staged"]], "creation_date": pa.array([int(NOW)], pa.int64())}),
-                   buf, compression="gzip")
+    pq.write_table(
+        pa.table({"physical_address": [objs["staged"]], "creation_date": pa.array([int(NOW)], pa.int64())}),
+        buf,
+        compression="gzip",
+    )
     st.put(f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/cvgabcdefghijklmnopq", buf.getvalue())
     work = tmp_path / "work"
     committed_dir = PartsDir(layout.state_committed_dir(run_id), 1)  # what list_committed writes
-    formats.write_addresses(st, committed_dir.dir + layout.part_name(0),
-                            [objs["committed"], objs["legacy_committed"], "s3://elsewhere/x"])
+    formats.write_addresses(
+        st, committed_dir.dir + layout.part_name(0), [objs["committed"], objs["legacy_committed"], "s3://elsewhere/x"]
+    )
     from datetime import datetime
 
-    ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(work),
-                       start=datetime.fromtimestamp(NOW, UTC), cutoff=datetime.fromtimestamp(NOW - DAY, UTC))
+    ctx = make_context(
+        "local://ns/repo",
+        local_root=str(tmp_path),
+        work_dir=str(work),
+        start=datetime.fromtimestamp(NOW, UTC),
+        cutoff=datetime.fromtimestamp(NOW - DAY, UTC),
+    )
     results = {
-        "mark_uncommitted": UncommittedResult(run_id=run_id, pages=1, locations=(
-            f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",)),
-        "list_committed": CommittedResult(committed_dir=committed_dir, commits_csv="", active_commits=1,
-                                          metaranges=1, ranges=1, committed_addresses=3),
+        "mark_uncommitted": UncommittedResult(
+            run_id=run_id,
+            pages=1,
+            locations=(f"local://{ns_root}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",),
+        ),
+        "list_committed": CommittedResult(
+            committed_dir=committed_dir, commits_csv="", active_commits=1, metaranges=1, ranges=1, committed_addresses=3
+        ),
     }
-    return {"root": ns_root, "objs": objs, "ctx": ctx, "results": results, "run_id": run_id, "tmp": tmp_path,
-            "st": st}
+    return {"root": ns_root, "objs": objs, "ctx": ctx, "results": results, "run_id": run_id, "tmp": tmp_path, "st": st}
 
 
 STEP_RUN = {name: partial(run_on_spark, name) for name in ("list_slices", "compute_candidates", "delete")}
@@ -110,11 +122,13 @@ def step(spark, world, name, ctx=None, **settings):
 
 def iso_now():
     from datetime import datetime
+
     return iso(datetime.fromtimestamp(NOW, UTC))
 
 
 def iso_at(t):
     from datetime import datetime
+
     return iso(datetime.fromtimestamp(t, UTC))
 
 
@@ -133,8 +147,14 @@ def test_the_top_level_jobs_are_the_packages():
 
     assert sorted(p.name for p in TOP_LEVEL_JOBS.glob("*.py")) == ["gc_step.py"]
     for step in SPARK_STEPS:
-        out = subprocess.run([sys.executable, str(TOP_LEVEL_JOBS / "gc_step.py"), step, "--help"], capture_output=True,
-                             text=True, timeout=60, env={**os.environ, "PYTHONPATH": f"{REPO / 'include'}"}, check=False)
+        out = subprocess.run(
+            [sys.executable, str(TOP_LEVEL_JOBS / "gc_step.py"), step, "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": f"{REPO / 'include'}"},
+            check=False,
+        )
         assert out.returncode == 0, (step, out.stdout, out.stderr[-2000:])
         assert f"lakeFS GC step {step}" in out.stdout, (step, out.stdout, out.stderr[-2000:])
 
@@ -147,9 +167,10 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
     results, tmp = world["results"], world["tmp"] / "r"
 
     def job(name):
-        rc, res, out = submit(name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp,
-                              jobs_dir=TOP_LEVEL_JOBS)
-        assert rc == 0, out[out.find("Traceback"):][:6000] or out[-4000:]
+        rc, res, out = submit(
+            name, StepInputs(world["ctx"], {k: results.get(k) for k in STEP_INPUTS[name]}), tmp, jobs_dir=TOP_LEVEL_JOBS
+        )
+        assert rc == 0, out[out.find("Traceback") :][:6000] or out[-4000:]
         results[name] = res
         outputs[name] = out
         return res
@@ -188,10 +209,14 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
         assert all(i < level_set for i in info), (name, out[:3000])
     ours = [line for line in outputs["delete"].splitlines() if line.startswith("lakefs-gc delete: ")]
     assert ours, outputs["delete"][-3000:]
-    assert ours[-1].startswith(
-        "lakefs-gc delete: deleted 3, already gone 0, dead letters 0 of 3 key(s) in "), outputs["delete"][-3000:]
-    assert re.search(r"^lakefs-gc list_slices: 6 object\(s\) \([^)]+\) in 1 slice\(s\), 1 skipped; [\d.]+ s$",
-                     outputs["list_slices"], re.M), outputs["list_slices"][-3000:]
+    assert ours[-1].startswith("lakefs-gc delete: deleted 3, already gone 0, dead letters 0 of 3 key(s) in "), outputs[
+        "delete"
+    ][-3000:]
+    assert re.search(
+        r"^lakefs-gc list_slices: 6 object\(s\) \([^)]+\) in 1 slice\(s\), 1 skipped; [\d.]+ s$",
+        outputs["list_slices"],
+        re.M,
+    ), outputs["list_slices"][-3000:]
     gone = {"garbage1", "garbage2", "legacy_garbage"}
     for name in world["objs"]:
         assert _exists(world, name) == (name not in gone), name
@@ -254,8 +279,11 @@ def test_delayed_confirmation_over_three_marks(spark, world):
         unc = f"_lakefs/retention/gc/uncommitted/{first_run}/uncommitted/cvgabcdefghijklmnopq"
         if run_id != first_run:
             st.put(f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/cvgabcdefghijklmnopq", st.get(unc))
-        world["results"]["mark_uncommitted"] = UncommittedResult(run_id=run_id, pages=1, locations=(
-            f"local://{world['root']}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",))
+        world["results"]["mark_uncommitted"] = UncommittedResult(
+            run_id=run_id,
+            pages=1,
+            locations=(f"local://{world['root']}/_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/",),
+        )
         ctx = replace(world["ctx"], start_time=iso_at(start))
         return ctx, step(spark, world, "compute_candidates", ctx=ctx, confirm_after_seconds=1800)
 

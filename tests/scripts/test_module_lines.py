@@ -12,8 +12,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _gate(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "module_lines.py"), str(root)], capture_output=True,
-                          text=True, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "module_lines.py"), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_a_module_over_450_lines_fails_the_gate(tmp_path):
@@ -48,8 +53,14 @@ def test_lint_sh_runs_the_gate_first(tmp_path):
     for tool in ("ruff", "mypy"):  # would pass: the gate must stop the script first
         (venv_bin / tool).write_text("#!/bin/sh\nexit 0\n")
         (venv_bin / tool).chmod(0o755)
-    out = subprocess.run(["bash", str(tree / "scripts" / "lint.sh")], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "VENV": str(tree / ".venv")}, check=False)
+    out = subprocess.run(
+        ["bash", str(tree / "scripts" / "lint.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "VENV": str(tree / ".venv")},
+        check=False,
+    )
     assert out.returncode == 1
     assert "include/big.py: 451 lines" in out.stderr
 

@@ -53,5 +53,7 @@ def test_the_driver_scan_and_the_spark_scan_find_the_same_addresses(spark, tmp_p
     assert addresses.read_parts_here(sref, [], []) == set()
     assert addresses.read_parts_here(sref, [kept]) == set(ADDRESSES)
     spark_only = Placement(driver_scan_bytes=0)  # every scan a Spark job
-    assert addresses.addresses_among(spark, sref, [kept], 2, among, placement=spark_only) == here == set(ADDRESSES[::50])
+    assert (
+        addresses.addresses_among(spark, sref, [kept], 2, among, placement=spark_only) == here == set(ADDRESSES[::50])
+    )
     assert addresses.read_parts_here(sref, [kept], placement=spark_only) is None

@@ -44,8 +44,11 @@ def test_the_zip_is_built_once_per_content_and_holds_the_package_only(tmp_path, 
     assert first.stat().st_mtime_ns == mtime  # reused, not rewritten
     with zipfile.ZipFile(first) as z:
         names = set(z.namelist())
-    expected = {f"lakefs_gc/{p.relative_to(bundle.package_dir()).as_posix()}"
-                for p in bundle.package_dir().rglob("*.py") if "__pycache__" not in p.parts}
+    expected = {
+        f"lakefs_gc/{p.relative_to(bundle.package_dir()).as_posix()}"
+        for p in bundle.package_dir().rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     assert expected <= names
     assert "lakefs_gc/lakefs/proto/committed.proto" in names
     assert all(n.startswith("lakefs_gc/") and "__pycache__" not in n for n in names)

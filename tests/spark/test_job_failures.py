@@ -51,23 +51,32 @@ def _run(spark, step, fn, inputs, environ, tmp_path, capfd) -> tuple[contract.St
     return _failure(result_path), "".join(capfd.readouterr())
 
 
-def test_list_committed_refuses_a_repository_without_gc_rules(spark, lakefs_client, lakefs_emulator, tmp_path,
-                                                               capfd, caplog):
+def test_list_committed_refuses_a_repository_without_gc_rules(
+    spark, lakefs_client, lakefs_emulator, tmp_path, capfd, caplog
+):
     import lakefs_sdk
 
     emu = lakefs_emulator
     repo = "no-rules"
-    lakefs_client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=repo, storage_namespace=emu.namespace(repo), default_branch="main"))
-    ctx = make_context(emu.namespace(repo), local_root=emu.local_root, lakefs_endpoint=emu.api_url, repository=repo,
-                       work_dir=str(tmp_path / "work"))
+    lakefs_client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=emu.namespace(repo), default_branch="main")
+    )
+    ctx = make_context(
+        emu.namespace(repo),
+        local_root=emu.local_root,
+        lakefs_endpoint=emu.api_url,
+        repository=repo,
+        work_dir=str(tmp_path / "work"),
+    )
     inputs = StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1)})
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     failure, out = _run(spark, "list_committed", JOB["list_committed"], inputs, env, tmp_path, capfd)
     assert (failure.kind, failure.type) == ("refused", "NoGCRulesError")
     assert "has no GC rules" in failure.message
     assert f"lakefs-gc list_committed: REFUSED: NoGCRulesError: {failure.message}" in out
-    assert not [r for r in caplog.records if r.name == "lakefs_gc.list_committed"]  # no traceback: the message says it all
+    assert not [
+        r for r in caplog.records if r.name == "lakefs_gc.list_committed"
+    ]  # no traceback: the message says it all
 
 
 def test_list_slices_refuses_an_input_from_another_version_of_the_contract(tmp_path, capfd):
@@ -75,8 +84,11 @@ def test_list_slices_refuses_an_input_from_another_version_of_the_contract(tmp_p
     doc = contract.inputs_to_wire(StepInputs(make_context(work_dir=str(tmp_path)), {}))
     doc["context"]["settings"]["a_param_of_a_newer_version"] = 1
     (tmp_path / "in.json").write_text(json.dumps(doc))
-    rc = shell.run("list_slices", JOB["list_slices"],
-                   ["--input", str(tmp_path / "in.json"), "--result", str(tmp_path / "out.json")])
+    rc = shell.run(
+        "list_slices",
+        JOB["list_slices"],
+        ["--input", str(tmp_path / "in.json"), "--result", str(tmp_path / "out.json")],
+    )
     assert rc == 1
     failure = _failure(tmp_path / "out.json")
     assert (failure.kind, failure.type) == ("refused", "ContractError")
@@ -106,12 +118,23 @@ def _mark(root: Path, candidates: list[str]) -> None:
 def delete_inputs(tmp_path: Path, listed: int, **settings) -> StepInputs:
     """A mark of three candidates under local://ns/repo (root ``tmp_path``); ``listed`` objects listed."""
     _mark(tmp_path / "ns" / "repo", [f"data/s1/c{i}" for i in range(3)])
-    ctx = make_context("local://ns/repo", local_root=str(tmp_path), work_dir=str(tmp_path / "work"),
-                       airflow_run_id="manual__refused", **settings)
-    return StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
-                            "list_slices": SlicesResult(listed_dir="", first_slice="", slices_listed=1,
-                                                        slices_skipped=0, listed_objects=listed, listed_bytes=0),
-                            "compute_candidates": None})
+    ctx = make_context(
+        "local://ns/repo",
+        local_root=str(tmp_path),
+        work_dir=str(tmp_path / "work"),
+        airflow_run_id="manual__refused",
+        **settings,
+    )
+    return StepInputs(
+        ctx,
+        {
+            "mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
+            "list_slices": SlicesResult(
+                listed_dir="", first_slice="", slices_listed=1, slices_skipped=0, listed_objects=listed, listed_bytes=0
+            ),
+            "compute_candidates": None,
+        },
+    )
 
 
 def test_delete_refuses_past_the_blast_radius_and_deletes_nothing(spark, tmp_path, capfd):
@@ -138,8 +161,11 @@ def test_failures_that_may_pass_on_retry_are_recorded_as_failed(spark, tmp_path,
         raise StorageError("s3://bucket/repo/data/: 503 SlowDown after 5 attempts")
 
     failure, out = _run(spark, "list_slices", storage_down, inputs, {}, tmp_path, capfd)
-    assert (failure.kind, failure.type, failure.message) == ("failed", "StorageError",
-                                                             "s3://bucket/repo/data/: 503 SlowDown after 5 attempts")
+    assert (failure.kind, failure.type, failure.message) == (
+        "failed",
+        "StorageError",
+        "s3://bucket/repo/data/: 503 SlowDown after 5 attempts",
+    )
     assert "lakefs-gc list_slices: FAILED: StorageError" in out
     [logged] = [r for r in caplog.records if r.name == "lakefs_gc.list_slices"]
     assert logged.levelname == "ERROR"

@@ -15,8 +15,10 @@ from lakefs_gc.spark import jvm
 def test_the_options_go_before_the_users_own_and_once():
     conf = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=4 -Dx=1", "spark.ui.enabled": "false"}
     once = jvm.with_driver_options(conf, "-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=/a.jsa")
-    assert once["spark.driver.extraJavaOptions"] == \
-        "-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=/a.jsa -XX:TieredStopAtLevel=4 -Dx=1"  # the user's win
+    assert (
+        once["spark.driver.extraJavaOptions"]
+        == "-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=/a.jsa -XX:TieredStopAtLevel=4 -Dx=1"
+    )  # the user's win
     assert jvm.with_driver_options(once, "-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=/a.jsa") == once  # a retry
     assert jvm.with_driver_options({}, jvm.C1_ONLY) == {"spark.driver.extraJavaOptions": jvm.C1_ONLY}
     assert conf["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=4 -Dx=1"  # not changed in place

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOLS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lakefs-gc"
 LAKEFS_BINARY = TOOLS_CACHE / "lakefs-1.84.0" / "lakefs"
 ONE_SHOTS = ("airflow-init", "minio-init", "lakefs-seed")  # exit 0 when done; every other service: healthy
-IMAGES_DEADLINE_S = 3600   # a new machine builds every image (about 15 minutes); a warm one checks labels
-UP_DEADLINE_S = 600        # every service healthy; on a loaded 2-core machine Airflow's start takes minutes
+IMAGES_DEADLINE_S = 3600  # a new machine builds every image (about 15 minutes); a warm one checks labels
+UP_DEADLINE_S = 600  # every service healthy; on a loaded 2-core machine Airflow's start takes minutes
 
 
 def run(cmd: list[str], env: dict, timeout: float, check: bool = True) -> subprocess.CompletedProcess:
@@ -62,12 +62,19 @@ class Stack:
     def __post_init__(self) -> None:
         for name in ("AIRFLOW_PORT", "LAKEFS_PORT", "S3_PORT", "S3_CONSOLE_PORT", "SPARK_UI_PORT"):
             self.ports[name] = free_port()
-        self.env = {**self.engine.env, **{k: str(v) for k, v in self.ports.items()},
-                    "COMPOSE_PROJECT_NAME": self.project}
+        self.env = {
+            **self.engine.env,
+            **{k: str(v) for k, v in self.ports.items()},
+            "COMPOSE_PROJECT_NAME": self.project,
+        }
 
     def compose(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
-        return run(["docker-compose", "-f", str(ROOT / "docker-compose.yaml"), "-p", self.project, *args],
-                   self.env, timeout=timeout, check=check)
+        return run(
+            ["docker-compose", "-f", str(ROOT / "docker-compose.yaml"), "-p", self.project, *args],
+            self.env,
+            timeout=timeout,
+            check=check,
+        )
 
     def docker(self, *args: str, timeout: float = 60) -> str:
         return run(["docker", *args], self.env, timeout=timeout).stdout
@@ -77,8 +84,10 @@ class Stack:
         ids = self.docker("ps", "-aq", "--filter", f"label=com.docker.compose.project={self.project}").split()
         if not ids:
             return {}
-        return {c["Config"]["Labels"]["com.docker.compose.service"]: c["State"]
-                for c in json.loads(self.docker("inspect", *ids))}
+        return {
+            c["Config"]["Labels"]["com.docker.compose.service"]: c["State"]
+            for c in json.loads(self.docker("inspect", *ids))
+        }
 
     def wait_up(self, services: list[str], deadline_s: float = UP_DEADLINE_S) -> float:
         """Until every long-running service is healthy and every one-shot exited 0; fails at once
@@ -105,17 +114,22 @@ class Stack:
             if not waiting:
                 return time.monotonic() - t0
             if time.monotonic() - t0 > deadline_s:
-                raise AssertionError(f"the stack was not up within {deadline_s:.0f} s; still waiting for "
-                                     f"{waiting}\n" + "\n".join(self.health_log(states.get(w.split(':')[0]))
-                                                                 + self.logs(w.split(':')[0]) for w in waiting))
+                raise AssertionError(
+                    f"the stack was not up within {deadline_s:.0f} s; still waiting for "
+                    f"{waiting}\n"
+                    + "\n".join(
+                        self.health_log(states.get(w.split(":")[0])) + self.logs(w.split(":")[0]) for w in waiting
+                    )
+                )
             time.sleep(2)
 
     @staticmethod
     def health_log(state: dict | None) -> str:
         """The container's last health checks (start, exit code, output), as Docker keeps them."""
         checks = ((state or {}).get("Health") or {}).get("Log") or []
-        return "".join(f"health check at {c['Start'][11:19]}: exit {c['ExitCode']}: {c['Output'].strip()[:300]}\n"
-                       for c in checks)
+        return "".join(
+            f"health check at {c['Start'][11:19]}: exit {c['ExitCode']}: {c['Output'].strip()[:300]}\n" for c in checks
+        )
 
     def logs(self, service: str, tail: int = 60) -> str:
         p = self.compose("logs", "--no-color", "--tail", str(tail), service, timeout=60, check=False)

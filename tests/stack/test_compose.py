@@ -25,13 +25,19 @@ COMPOSE_FILE = ROOT / "docker-compose.yaml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 DOTENV = ROOT / ".env"
 REQUIREMENTS = ROOT / "requirements.txt"
-PROJECT_IN_IMAGE = "/opt/lakefs-gc"     # where docker/Dockerfile puts the repository's files
-AIRFLOW_SERVICES = ("airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
-                    "airflow-triggerer")
+PROJECT_IN_IMAGE = "/opt/lakefs-gc"  # where docker/Dockerfile puts the repository's files
+AIRFLOW_SERVICES = (
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+)
 
 
 # ------------------------------------------------------------------------------------------------
 # helpers
+
 
 def read_dotenv(path: Path = DOTENV) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -145,7 +151,7 @@ def mounts(service: dict) -> dict[str, str]:
 
 
 def airflow_conns(env: dict[str, str]) -> dict[str, dict]:
-    return {k[len("AIRFLOW_CONN_"):].lower(): json.loads(v) for k, v in env.items() if k.startswith("AIRFLOW_CONN_")}
+    return {k[len("AIRFLOW_CONN_") :].lower(): json.loads(v) for k, v in env.items() if k.startswith("AIRFLOW_CONN_")}
 
 
 def container_ports(service: dict) -> set[int]:
@@ -163,14 +169,26 @@ def container_ports(service: dict) -> set[int]:
 # ------------------------------------------------------------------------------------------------
 # static checks (no compose client needed)
 
-@pytest.mark.parametrize(("ref", "ok"), [
-    ("apache/airflow:3.3.2-python3.11", True), ("treeverse/lakefs:1.84.1", True),
-    ("minio/minio:RELEASE.2025-04-22T22-12-26Z", True), ("postgres:16.4-bookworm", True),
-    ("x/y@sha256:" + "0" * 64, True), ("lakefs-gc-airflow:0.1.0", True),
-    ("apache/airflow", False), ("treeverse/lakefs:latest", False), ("postgres:16", False),
-    ("postgres:16-alpine", False), ("treeverse/lakefs:1", False), ("treeverse/lakefs:1.84", False),
-    ("apache/airflow:3-python3.11", False), ("localhost:5000/img", False),
-])
+
+@pytest.mark.parametrize(
+    ("ref", "ok"),
+    [
+        ("apache/airflow:3.3.2-python3.11", True),
+        ("treeverse/lakefs:1.84.1", True),
+        ("minio/minio:RELEASE.2025-04-22T22-12-26Z", True),
+        ("postgres:16.4-bookworm", True),
+        ("x/y@sha256:" + "0" * 64, True),
+        ("lakefs-gc-airflow:0.1.0", True),
+        ("apache/airflow", False),
+        ("treeverse/lakefs:latest", False),
+        ("postgres:16", False),
+        ("postgres:16-alpine", False),
+        ("treeverse/lakefs:1", False),
+        ("treeverse/lakefs:1.84", False),
+        ("apache/airflow:3-python3.11", False),
+        ("localhost:5000/img", False),
+    ],
+)
 def test_pin_rule(ref, ok):
     assert is_pinned(ref) is ok
 
@@ -197,8 +215,9 @@ def test_every_image_is_pinned():
 def test_airflow_image_is_built_from_the_projects_requirements():
     lines = dockerfile_lines()
     base = [dockerfile_base()]
-    assert base == [f"apache/airflow:{requirement_pins()['apache-airflow']}-python3.11"], \
+    assert base == [f"apache/airflow:{requirement_pins()['apache-airflow']}-python3.11"], (
         "the base image must be the Airflow version pinned in requirements.txt"
+    )
     assert any(re.match(r"^COPY\b.*\brequirements\.txt\b", ln) for ln in lines), "Dockerfile must COPY requirements.txt"
     installs = [ln for ln in lines if ln.startswith("RUN") and re.search(r"pip install\b[^&]*-r requirements\.txt", ln)]
     assert installs, "Dockerfile must `pip install -r requirements.txt`"
@@ -210,7 +229,9 @@ def test_airflow_image_is_built_from_the_projects_requirements():
         assert any(re.match(rf"^COPY\b.*\s{re.escape(folder)}\s", ln) for ln in lines), f"Dockerfile must COPY {folder}"
     # Only the project's pinned file: no install-at-start hook anywhere in the stack.
     assert "_PIP_ADDITIONAL_REQUIREMENTS" not in COMPOSE_FILE.read_text()
-    ignored = {ln.strip() for ln in (ROOT / ".dockerignore").read_text().splitlines() if ln.strip() and not ln.startswith("#")}
+    ignored = {
+        ln.strip() for ln in (ROOT / ".dockerignore").read_text().splitlines() if ln.strip() and not ln.startswith("#")
+    }
     assert not ignored & {"requirements.txt", "pyproject.toml", "include", "plugins", "dags", "config", "docker"}
     assert ".env" in ignored, ".env (secrets) must stay out of the build context"
 
@@ -221,8 +242,9 @@ def test_services_using_the_project_image_build_it():
     version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
     for name, s in built.items():
         assert s["image"] == f"lakefs-gc-airflow:{version}", name
-        assert s.get("build") == {"context": ".", "dockerfile": "docker/Dockerfile"}, \
+        assert s.get("build") == {"context": ".", "dockerfile": "docker/Dockerfile"}, (
             f"{name}: every service of the local image carries the build section (never pulled)"
+        )
         assert "_PIP_ADDITIONAL_REQUIREMENTS" not in env_of(s), name
 
 
@@ -240,8 +262,17 @@ def test_depends_on_conditions_are_satisfiable():
                 assert svc[dep].get("restart") == "no", f"{dep} is a one-shot service: restart must be 'no'"
             else:
                 assert cond == "service_started", cond
-    for name in ("postgres", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
-                 "airflow-triggerer", "spark-master", "spark-worker", "minio", "lakefs"):
+    for name in (
+        "postgres",
+        "airflow-apiserver",
+        "airflow-scheduler",
+        "airflow-dag-processor",
+        "airflow-triggerer",
+        "spark-master",
+        "spark-worker",
+        "minio",
+        "lakefs",
+    ):
         assert "healthcheck" in svc[name], f"{name} has no healthcheck"
     for name in AIRFLOW_SERVICES[1:]:
         assert svc[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
@@ -254,8 +285,9 @@ def test_connections_name_services_that_exist():
     svc = services()
     env = env_of(svc["airflow-scheduler"])
     for name in AIRFLOW_SERVICES:
-        assert env_of(svc[name]).items() >= {k: v for k, v in env.items() if k.startswith("AIRFLOW_CONN_")}.items(), \
+        assert env_of(svc[name]).items() >= {k: v for k, v in env.items() if k.startswith("AIRFLOW_CONN_")}.items(), (
             f"{name} lacks the connections"
+        )
     conns = airflow_conns(env)
     assert {"lakefs_default", "aws_default", "spark_default"} <= set(conns)
 
@@ -277,8 +309,10 @@ def test_connections_name_services_that_exist():
     minio_env = env_of(svc["minio"])
     assert (aws["login"], aws["password"]) == (minio_env["MINIO_ROOT_USER"], minio_env["MINIO_ROOT_PASSWORD"])
     assert urlsplit(lk_env["LAKEFS_BLOCKSTORE_S3_ENDPOINT"]).hostname == "minio"
-    assert (lk_env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_ACCESS_KEY_ID"],
-            lk_env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SECRET_ACCESS_KEY"]) == (aws["login"], aws["password"])
+    assert (
+        lk_env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_ACCESS_KEY_ID"],
+        lk_env["LAKEFS_BLOCKSTORE_S3_CREDENTIALS_SECRET_ACCESS_KEY"],
+    ) == (aws["login"], aws["password"])
 
     spark = urlsplit(conns["spark_default"]["host"])
     assert conns["spark_default"]["conn_type"] == "spark"
@@ -304,7 +338,7 @@ def test_gc_config_and_shared_work_dir():
     env = env_of(svc["airflow-scheduler"])
     path = env["LAKEFS_GC_CONFIG"]
     assert path.startswith(PROJECT_IN_IMAGE + "/")
-    cfg = load_config(ROOT / path[len(PROJECT_IN_IMAGE) + 1:])
+    cfg = load_config(ROOT / path[len(PROJECT_IN_IMAGE) + 1 :])
     assert env["AIRFLOW__CORE__DAGS_FOLDER"] == f"{PROJECT_IN_IMAGE}/dags"
     conns = set(airflow_conns(env))
     sched, worker = mounts(svc["airflow-scheduler"]), mounts(svc["spark-worker"])
@@ -327,9 +361,20 @@ def test_seed_service_runs_the_shared_seeding_code():
     seed = svc["lakefs-seed"]
     argv = argv_of(seed.get("entrypoint")) + argv_of(seed.get("command"))
     bucket = env_of(svc["minio-init"])["MINIO_BUCKET"]
-    assert argv == ["python", "-m", "lakefs_sandbox.seed", "--endpoint", "http://lakefs:8000",
-                    "--repository", "sample-repo", "--namespace", f"s3://{bucket}/sample-repo", "--backdate",
-                    "--manifest", "/opt/lakefs-gc-work/sample-repo.manifest.json"]
+    assert argv == [
+        "python",
+        "-m",
+        "lakefs_sandbox.seed",
+        "--endpoint",
+        "http://lakefs:8000",
+        "--repository",
+        "sample-repo",
+        "--namespace",
+        f"s3://{bucket}/sample-repo",
+        "--backdate",
+        "--manifest",
+        "/opt/lakefs-gc-work/sample-repo.manifest.json",
+    ]
     seed_env = env_of(seed)
     lk_env = env_of(svc["lakefs"])
     assert seed_env["LAKEFS_ACCESS_KEY_ID"] == lk_env["LAKEFS_INSTALLATION_ACCESS_KEY_ID"]
@@ -352,13 +397,16 @@ def test_dotenv_is_local_development_defaults_only():
 # ------------------------------------------------------------------------------------------------
 # the compose client itself
 
+
 def _compose_client() -> tuple[list[str] | None, str]:
     tried = []
     if shutil.which("docker"):
         r = subprocess.run(["docker", "compose", "version"], capture_output=True, text=True, timeout=30, check=False)
         if r.returncode == 0:
             return ["docker", "compose"], ""
-        tried.append(f"`docker compose`: {(r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else 'exit ' + str(r.returncode)}")
+        tried.append(
+            f"`docker compose`: {(r.stderr or r.stdout).strip().splitlines()[0] if (r.stderr or r.stdout).strip() else 'exit ' + str(r.returncode)}"
+        )
     else:
         tried.append("`docker`: not on PATH")
     if shutil.which("docker-compose"):
@@ -376,8 +424,11 @@ def test_compose_config_parses_and_resolves_like_the_static_checks():
     if client is None:
         pytest.skip(f"no compose client (install the Docker Compose plugin, or apt-get install docker-compose): {why}")
     # The shell must not override .env here, so the resolved values are the file's own.
-    env = {k: v for k, v in os.environ.items()
-           if k not in read_dotenv() and not k.startswith("COMPOSE_") and k != "DOCKER_HOST"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in read_dotenv() and not k.startswith("COMPOSE_") and k != "DOCKER_HOST"
+    }
     base = [*client, "--project-directory", str(ROOT), "-f", str(COMPOSE_FILE), "config"]
     quiet = subprocess.run([*base, "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert quiet.returncode == 0, f"{' '.join(client)} config -q failed:\n{quiet.stderr}{quiet.stdout}"
@@ -388,7 +439,9 @@ def test_compose_config_parses_and_resolves_like_the_static_checks():
     for name, s in resolved.items():
         assert s["image"] == services()[name]["image"], name
         assert is_pinned(s["image"]), name
-    assert airflow_conns(env_of(resolved["airflow-scheduler"])) == airflow_conns(env_of(services()["airflow-scheduler"]))
+    assert airflow_conns(env_of(resolved["airflow-scheduler"])) == airflow_conns(
+        env_of(services()["airflow-scheduler"])
+    )
     assert argv_of(resolved["lakefs-seed"]["command"]) == argv_of(services()["lakefs-seed"]["command"])
 
 

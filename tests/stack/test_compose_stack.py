@@ -26,12 +26,24 @@ from tests.stack.engine import ONE_SHOTS, ROOT, Engine, Stack
 pytestmark = [pytest.mark.e2e]
 
 DAG_ID = "lakefs_gc__sample-repo"
-MIN_AGE_S = 20          # the run's min_age_seconds: the seeded objects must be older
-RUN_DEADLINE_S = 600    # the DAG run, on a loaded machine
+MIN_AGE_S = 20  # the run's min_age_seconds: the seeded objects must be older
+RUN_DEADLINE_S = 600  # the DAG run, on a loaded machine
 SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-gc-page.png"
 TRIGGER_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-trigger-bad-field.png"
-SERVICES = ["postgres", "airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
-            "airflow-triggerer", "spark-master", "spark-worker", "minio", "minio-init", "lakefs", "lakefs-seed"]
+SERVICES = [
+    "postgres",
+    "airflow-init",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+    "spark-master",
+    "spark-worker",
+    "minio",
+    "minio-init",
+    "lakefs",
+    "lakefs-seed",
+]
 
 
 def _dotenv() -> dict[str, str]:
@@ -52,10 +64,12 @@ class API:
             self.token = json.load(r)["access_token"]
 
     def call(self, method: str, path: str, body: dict | None = None):
-        req = urllib.request.Request(self.base + path, method=method,
-                                     data=json.dumps(body).encode() if body is not None else None,
-                                     headers={"Authorization": f"Bearer {self.token}",
-                                              "Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.base + path,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=60) as r:
             return json.load(r)
 
@@ -71,8 +85,10 @@ def stack():
             t0 = time.monotonic()
             s.compose("up", "-d", "--no-build", timeout=600)
             up = s.wait_up(SERVICES)
-            print(f"docker-compose up: every service healthy, the one-shots done, in {time.monotonic() - t0:.0f} s "
-                  f"(waited {up:.0f} s after up returned)")
+            print(
+                f"docker-compose up: every service healthy, the one-shots done, in {time.monotonic() - t0:.0f} s "
+                f"(waited {up:.0f} s after up returned)"
+            )
             yield s
         finally:
             t1 = time.monotonic()
@@ -89,8 +105,9 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
     env = _dotenv()
     base = f"http://127.0.0.1:{stack.ports['AIRFLOW_PORT']}"
     assert set(ONE_SHOTS) <= set(SERVICES)
-    manifest = json.loads(stack.compose("exec", "-T", "airflow-scheduler", "cat",
-                                        "/opt/lakefs-gc-work/sample-repo.manifest.json").stdout)
+    manifest = json.loads(
+        stack.compose("exec", "-T", "airflow-scheduler", "cat", "/opt/lakefs-gc-work/sample-repo.manifest.json").stdout
+    )
     deleted = {o["address"] for o in manifest["objects"] if o["expect"] == "deleted"}
     kept = {o["address"] for o in manifest["objects"] if o["expect"] == "kept"}
     assert deleted
@@ -141,8 +158,12 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
 
         path = f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id)}"
         conf = api.call("GET", path)["conf"]
-        assert (conf["mode"], conf["min_age_seconds"], conf["unsafe_min_age_override"], conf["max_delete_share"]) == \
-            ("mark_and_sweep", MIN_AGE_S, True, 0.5), conf
+        assert (conf["mode"], conf["min_age_seconds"], conf["unsafe_min_age_override"], conf["max_delete_share"]) == (
+            "mark_and_sweep",
+            MIN_AGE_S,
+            True,
+            0.5,
+        ), conf
         while (state := api.call("GET", path)["state"]) not in ("success", "failed"):
             assert time.monotonic() - t0 < RUN_DEADLINE_S, f"the GC run is still {state} after {RUN_DEADLINE_S} s"
             time.sleep(3)
@@ -153,11 +174,19 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         assert set(tis) == set(STEPS), tis  # every task of the provider's table ran
 
         # what is left in the bucket, object by object
-        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}", region_name="us-east-1",
-                          aws_access_key_id=env["MINIO_ROOT_USER"], aws_secret_access_key=env["MINIO_ROOT_PASSWORD"])
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}",
+            region_name="us-east-1",
+            aws_access_key_id=env["MINIO_ROOT_USER"],
+            aws_secret_access_key=env["MINIO_ROOT_PASSWORD"],
+        )
         bucket, prefix = env["MINIO_BUCKET"], "sample-repo/"
-        keys = {o["Key"][len(prefix):] for pg in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-                for o in pg.get("Contents", [])}
+        keys = {
+            o["Key"][len(prefix) :]
+            for pg in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+            for o in pg.get("Contents", [])
+        }
         assert kept <= keys, f"live objects deleted: {sorted(kept - keys)}"
         assert not deleted & keys, f"garbage left: {sorted(deleted & keys)}"
         summaries = [k for k in keys if k.startswith("_lakefs/retention/gc/unified/") and k.endswith("/summary.json")]

@@ -23,7 +23,9 @@ def _module():
 
 
 def test_sqlalchemy_url_becomes_libpq_uri():
-    assert _module().dsn("postgresql+psycopg2://airflow:pw@postgres/airflow") == "postgresql://airflow:pw@postgres/airflow"
+    assert (
+        _module().dsn("postgresql+psycopg2://airflow:pw@postgres/airflow") == "postgresql://airflow:pw@postgres/airflow"
+    )
 
 
 def test_a_database_that_is_not_postgres_is_refused_with_why():
@@ -32,6 +34,8 @@ def test_a_database_that_is_not_postgres_is_refused_with_why():
 
 
 def test_an_unknown_job_type_prints_usage():
-    p = subprocess.run([sys.executable, str(SCRIPT), "WorkerJob"], capture_output=True, text=True, timeout=60, check=False)
+    p = subprocess.run(
+        [sys.executable, str(SCRIPT), "WorkerJob"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert p.returncode == 2
     assert "usage: job_alive.py {DagProcessorJob|TriggererJob|SchedulerJob}" in p.stderr

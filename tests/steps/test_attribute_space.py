@@ -30,13 +30,25 @@ _runs = itertools.count()
 
 def _run(emu, name, work, spark=None, **settings):
     """A GC run of ``name`` (clean unless told), its Spark steps on ``spark`` (None: in this process)."""
-    base = {"min_age_seconds": 0, "unsafe_min_age_override": True, "confirm_after_seconds": 0,
-            "max_delete_share": 1.0, "flow": "clean"}
+    base = {
+        "min_age_seconds": 0,
+        "unsafe_min_age_override": True,
+        "confirm_after_seconds": 0,
+        "max_delete_share": 1.0,
+        "flow": "clean",
+    }
     secrets = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     with LakeFSClient(emu.api_url, emu.access_key, emu.secret_key) as gc_client:
-        ctx = prepare_run(gc_client, name, RunSettings(**{**base, **settings}),
-                          now=datetime.now(UTC) + timedelta(seconds=1), airflow_run_id=f"space-{next(_runs)}",
-                          work_dir=str(work), local_root=emu.local_root, parallelism=2)
+        ctx = prepare_run(
+            gc_client,
+            name,
+            RunSettings(**{**base, **settings}),
+            now=datetime.now(UTC) + timedelta(seconds=1),
+            airflow_run_id=f"space-{next(_runs)}",
+            work_dir=str(work),
+            local_root=emu.local_root,
+            parallelism=2,
+        )
         return ctx, run_steps(spark, ctx, gc_client, secrets)
 
 
@@ -55,8 +67,9 @@ def check_run(emu, tmp_path, seeds, spark=None, **settings):
     sref = storage_ref(ctx, {})
     deleted = read_parts_here(sref, [], parquet_parts(storage, layout.deleted_dir(mark)))
     cutoff_ms = int(parse_iso(ctx.cutoff_time).timestamp() * 1000)
-    want = history.space_oracle(client, name, histories, roots, parse_iso(ctx.start_time).timestamp(), listed,
-                                deleted, cutoff_ms)
+    want = history.space_oracle(
+        client, name, histories, roots, parse_iso(ctx.start_time).timestamp(), listed, deleted, cutoff_ms
+    )
     doc = formats.read_space(storage, space.space_key)
     got = dict(doc["attribution"])
     got.pop("sharing")

@@ -27,13 +27,15 @@ ENGINE_LOG = "lakefs_gc.engine.spark"  # where a Spark job's engine says where i
 
 
 def _mark(st, mark_id: str) -> dict[str, set[str]]:
-    return {d: {a for k in parquet_parts(st, d) for a in formats.read_address_table(st, k).column(0).to_pylist()}
-            for d in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
-                      layout.state_uncommitted_dir(mark_id))}
+    return {
+        d: {a for k in parquet_parts(st, d) for a in formats.read_address_table(st, k).column(0).to_pylist()}
+        for d in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id), layout.state_uncommitted_dir(mark_id))
+    }
 
 
-def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator_factory, tmp_path, monkeypatch,
-                                                          caplog):
+def test_the_driver_and_the_executors_write_the_same_mark(
+    spark, lakefs_emulator_factory, tmp_path, monkeypatch, caplog
+):
     repo = Repo(lakefs_emulator_factory("--slice-interval", "1"), tmp_path, "cands-engines")
     for i in range(3):
         repo.upload(f"kept{i}.bin", f"kept {i}".encode())
@@ -79,10 +81,17 @@ def test_the_driver_and_the_executors_write_the_same_mark(spark, lakefs_emulator
     assert here == on_executors
 
     def in_the_task(max_keys: int):  # the Airflow task's own process, no SparkSession at all
-        r = run_in_task("compute_candidates",
-                        StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}), repo.env, max_keys)
-        return None if r is None else ({k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES},
-                                       _mark(st, mark_id))
+        r = run_in_task(
+            "compute_candidates",
+            StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS["compute_candidates"]}),
+            repo.env,
+            max_keys,
+        )
+        return (
+            None
+            if r is None
+            else ({k: v for k, v in dataclasses.asdict(r).items() if k not in TIMES}, _mark(st, mark_id))
+        )
 
     assert in_the_task(FEW) == on_executors
     before = _mark(st, mark_id)

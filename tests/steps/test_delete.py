@@ -43,12 +43,26 @@ def _mark(st, candidates: list[str], parts: int) -> None:
 
 
 def _inputs(ns: str, work, listed: int, local_root=None, s3_endpoint=None, **settings) -> StepInputs:
-    ctx = make_context(ns, work_dir=str(work), local_root=local_root, s3_endpoint=s3_endpoint, s3_region="us-east-1",
-                       airflow_run_id="manual__sweep1", max_delete_share=1.0, **settings)
-    return StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
-                            "list_slices": SlicesResult(listed_dir="", first_slice="", slices_listed=0,
-                                                        slices_skipped=0, listed_objects=listed, listed_bytes=0),
-                            "compute_candidates": None})
+    ctx = make_context(
+        ns,
+        work_dir=str(work),
+        local_root=local_root,
+        s3_endpoint=s3_endpoint,
+        s3_region="us-east-1",
+        airflow_run_id="manual__sweep1",
+        max_delete_share=1.0,
+        **settings,
+    )
+    return StepInputs(
+        ctx,
+        {
+            "mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
+            "list_slices": SlicesResult(
+                listed_dir="", first_slice="", slices_listed=0, slices_skipped=0, listed_objects=listed, listed_bytes=0
+            ),
+            "compute_candidates": None,
+        },
+    )
 
 
 def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spark, moto_server, tmp_path):
@@ -60,13 +74,25 @@ def test_delete_step_under_s3_faults_counts_retries_and_writes_dead_letters(spar
         direct.put(k, b"x")
     _mark(direct, candidates, parts=4)
     denied = candidates[10:13]
-    proxy = FaultyS3Proxy(moto_server.endpoint_url, p_slowdown=0.15, p_error=0.1, p_key_error=0.05,
-                          deny=frozenset(f"repo/{k}" for k in denied)).start()
+    proxy = FaultyS3Proxy(
+        moto_server.endpoint_url,
+        p_slowdown=0.15,
+        p_error=0.1,
+        p_key_error=0.05,
+        deny=frozenset(f"repo/{k}" for k in denied),
+    ).start()
     try:
         # a key fails one attempt with p ~ 0.29 here (a request's 503/500, or its own error): with the
         # default 8 attempts one of the 3,000 keys exhausted them in about one run in seven; with 20, never
-        inputs = _inputs(f"s3://{bucket}/repo", tmp_path / "work", len(candidates) + len(live), s3_endpoint=proxy.url,
-                         delete_batch_size=250, delete_concurrency=2, delete_max_attempts=20)
+        inputs = _inputs(
+            f"s3://{bucket}/repo",
+            tmp_path / "work",
+            len(candidates) + len(live),
+            s3_endpoint=proxy.url,
+            delete_batch_size=250,
+            delete_concurrency=2,
+            delete_max_attempts=20,
+        )
         env = {ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key}
         res: DeleteResult = run_on_spark("delete", spark, inputs, env)
     finally:
@@ -108,10 +134,14 @@ def test_the_sweep_in_process_deletes_and_reports_what_the_spark_sweep_does(spar
         for k in candidates + live:
             st.put(k, b"x")
         _mark(st, candidates + ["data/s1/gone-already"], parts=4)
-        inputs = _inputs("local://repo", root / "work", len(candidates) + len(live), local_root=str(root),
-                         delete_batch_size=64)
-        res = (run_on_spark("delete", spark, inputs, {}) if engine == "spark"
-               else run_in_task("delete", inputs, {}, DEFAULT.in_task_max_keys))
+        inputs = _inputs(
+            "local://repo", root / "work", len(candidates) + len(live), local_root=str(root), delete_batch_size=64
+        )
+        res = (
+            run_on_spark("delete", spark, inputs, {})
+            if engine == "spark"
+            else run_in_task("delete", inputs, {}, DEFAULT.in_task_max_keys)
+        )
         assert res is not None
         left = {o.key for o in st.list("", recursive=True) if not o.key.startswith(REPORT)}
         out[engine] = (replace(res, sweep_dir="", seconds=0.0, concurrency=0), left, _sweep_records(st))
@@ -132,13 +162,15 @@ def test_the_sweep_in_process_keeps_the_guard_and_leaves_a_large_mark_to_spark(t
         st.put(k, b"x")
     _mark(st, candidates, parts=2)
     # more keys than max_keys: nothing deleted, the caller submits the Spark job instead
-    assert run_in_task("delete", _inputs("local://repo", tmp_path / "w1", 100, local_root=str(tmp_path)), {},
-                       29) is None
+    assert (
+        run_in_task("delete", _inputs("local://repo", tmp_path / "w1", 100, local_root=str(tmp_path)), {}, 29) is None
+    )
     assert all(st.exists(k) for k in candidates)
     # the blast-radius guard refuses as on Spark, before any delete
     inputs = _inputs("local://repo", tmp_path / "w2", 40, local_root=str(tmp_path))
-    inputs = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, max_delete_share=0.5)),
-                        inputs.results)
+    inputs = StepInputs(
+        replace(inputs.context, settings=replace(inputs.context.settings, max_delete_share=0.5)), inputs.results
+    )
     with pytest.raises(SweepRefused, match="30 objects to delete are 75.0% of 40 listed objects"):
         run_in_task("delete", inputs, {}, DEFAULT.in_task_max_keys)
     assert all(st.exists(k) for k in candidates)
@@ -153,8 +185,15 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
         st.put(k, b"x")
     _mark(st, candidates, parts=8)
     # slow enough to be killed part-way: 250 deletes/s in total
-    inputs = _inputs("local://ns/repo", tmp_path / "work", len(candidates) + len(live), local_root=str(tmp_path),
-                     delete_rate=250, delete_batch_size=50, delete_concurrency=2)
+    inputs = _inputs(
+        "local://ns/repo",
+        tmp_path / "work",
+        len(candidates) + len(live),
+        local_root=str(tmp_path),
+        delete_rate=250,
+        delete_batch_size=50,
+        delete_concurrency=2,
+    )
     cmd, env, result_path = prepare("delete", inputs, tmp_path / "r1")
     log = open(tmp_path / "killed.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -165,8 +204,10 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
             if left <= len(candidates) - 600 or proc.poll() is not None:
                 break
             time.sleep(0.2)
-        assert proc.poll() is None, "the job finished before it could be killed:\n" + \
-            (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
+        assert proc.poll() is None, (
+            "the job finished before it could be killed:\n"
+            + (tmp_path / "killed.log").read_text(errors="replace")[-3000:]
+        )
         os.killpg(proc.pid, signal.SIGKILL)  # spark-submit, its JVM and the Python workers
         proc.wait(timeout=30)
     finally:
@@ -179,8 +220,9 @@ def test_delete_job_killed_part_way_resumes_and_counts_add_up(tmp_path):
     assert not result_path.exists()
 
     # the re-run (an Airflow retry of the same run: same sweep id), without the rate limit
-    rerun = StepInputs(replace(inputs.context, settings=replace(inputs.context.settings, delete_rate=0)),
-                       inputs.results)
+    rerun = StepInputs(
+        replace(inputs.context, settings=replace(inputs.context.settings, delete_rate=0)), inputs.results
+    )
     rc, res, out = submit("delete", rerun, tmp_path / "r2")
     assert rc == 0, out[-3000:]
     assert not any((root / k).exists() for k in candidates)

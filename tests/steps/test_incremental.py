@@ -38,10 +38,12 @@ class Repo:
         self.emu, self.tmp, self.name = emu, tmp_path, name
         self.c = emu.client()
         self.ns = emu.namespace(name)
-        self.c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-            name=name, storage_namespace=self.ns, default_branch="main"))
-        self.c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1,
-                                                                                     branches=[]))
+        self.c.repositories_api.create_repository(
+            lakefs_sdk.RepositoryCreation(name=name, storage_namespace=self.ns, default_branch="main")
+        )
+        self.c.repositories_api.set_gc_rules(
+            name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[])
+        )
         self.env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
         self.runs = 0
 
@@ -60,9 +62,16 @@ class Repo:
     def start(self, client, **settings):
         """prepare_run of a new run (cutoff: two seconds from now unless min_age_seconds says)."""
         self.runs += 1
-        return prepare_run(client, self.name, RunSettings(**{**NOW_SETTINGS, **settings}),
-                           now=datetime.now(UTC) + timedelta(seconds=2), airflow_run_id=f"run-{self.runs}",
-                           work_dir=str(self.tmp / "work"), local_root=self.emu.local_root, parallelism=1)
+        return prepare_run(
+            client,
+            self.name,
+            RunSettings(**{**NOW_SETTINGS, **settings}),
+            now=datetime.now(UTC) + timedelta(seconds=2),
+            airflow_run_id=f"run-{self.runs}",
+            work_dir=str(self.tmp / "work"),
+            local_root=self.emu.local_root,
+            parallelism=1,
+        )
 
     def steps(self, spark, client, ctx, steps: list[str], results: dict) -> dict:
         st = storage_ref(ctx, self.env).open()
@@ -71,8 +80,11 @@ class Repo:
                 results[step] = STEP_FUNCTIONS[step](client, ctx, st)
                 continue
             inputs = StepInputs(ctx, {k: results.get(k) for k in STEP_INPUTS[step]})
-            results[step] = (STEP_FUNCTIONS[step](st, inputs) if step == "save_report"
-                             else run_on_spark(step, spark, inputs, self.env))
+            results[step] = (
+                STEP_FUNCTIONS[step](st, inputs)
+                if step == "save_report"
+                else run_on_spark(step, spark, inputs, self.env)
+            )
         return results
 
     def run(self, spark, **settings):
@@ -97,8 +109,13 @@ def test_step_one_trap_staged_at_the_mark_then_committed_before_the_committed_li
         ctx = repo.start(client, flow="clean")
         results = repo.steps(spark, client, ctx, ["mark_uncommitted"], {})
         repo.commit()  # committed after run 1's mark, before its committed listing
-        repo.steps(spark, client, ctx, ["list_committed", "list_slices", "compute_candidates", "delete",
-                                        "save_report"], results)
+        repo.steps(
+            spark,
+            client,
+            ctx,
+            ["list_committed", "list_slices", "compute_candidates", "delete", "save_report"],
+            results,
+        )
     assert live in repo.keys()
     ctx2, r2 = repo.run(spark, flow="incremental")
     # run 2: live.bin is in run 1's staged set, in no new commit and not staged now: only run 1's
@@ -120,9 +137,14 @@ def test_step_two_trap_written_after_the_mark_in_a_slice_too_young_then_committe
         ctx = repo.start(client, flow="clean", min_age_seconds=3600)
         results = repo.steps(spark, client, ctx, ["mark_uncommitted"], {})
         live = repo.upload("late.bin")  # written after run 1's mark ...
-        repo.commit()                   # ... committed before its committed listing
-        repo.steps(spark, client, ctx, ["list_committed", "list_slices", "compute_candidates", "delete",
-                                        "save_report"], results)
+        repo.commit()  # ... committed before its committed listing
+        repo.steps(
+            spark,
+            client,
+            ctx,
+            ["list_committed", "list_slices", "compute_candidates", "delete", "save_report"],
+            results,
+        )
     assert results["list_slices"].slices_skipped >= 1
     assert results["list_slices"].listed_objects == 0
     garbage = repo.upload("tmp.bin")

@@ -24,17 +24,23 @@ def backend(request, tmp_path):
     kind = request.param
     name = f"ns{next(_n)}"
     if kind == "local":
-        return (open_storage(f"local://{name}/repo", None, tmp_path),
-                open_storage(f"local://{name}/repo-sibling", None, tmp_path))
+        return (
+            open_storage(f"local://{name}/repo", None, tmp_path),
+            open_storage(f"local://{name}/repo-sibling", None, tmp_path),
+        )
     if kind == "s3":
         moto = request.getfixturevalue("moto_server")
         moto.create_bucket(name)
-        return (open_storage(f"s3://{name}/repo", moto.s3_options()),
-                open_storage(f"s3://{name}/repo-sibling", moto.s3_options()))
+        return (
+            open_storage(f"s3://{name}/repo", moto.s3_options()),
+            open_storage(f"s3://{name}/repo-sibling", moto.s3_options()),
+        )
     server = request.getfixturevalue("azurite" if kind == "azure" else "fake_gcs")
     server.create(name)
-    return (open_storage(server.namespace(name, "repo"), server.options()),
-            open_storage(server.namespace(name, "repo-sibling"), server.options()))
+    return (
+        open_storage(server.namespace(name, "repo"), server.options()),
+        open_storage(server.namespace(name, "repo-sibling"), server.options()),
+    )
 
 
 def test_put_get_stat_and_missing(backend):
@@ -133,7 +139,10 @@ def test_azure_reports_the_accounts_soft_delete_and_the_summary_says_so(azurite)
     finally:
         service.set_service_properties(delete_retention_policy=RetentionPolicy(enabled=False))
     rows = dict(summary_rows(RunSummary.from_doc({"reclaimed_bytes": 2048, "soft_delete_days": 7})))
-    assert rows["reclaimed"] == "2.0 KiB  (the storage account's soft delete keeps deleted blobs 7 days: not freed until then)"
+    assert (
+        rows["reclaimed"]
+        == "2.0 KiB  (the storage account's soft delete keeps deleted blobs 7 days: not freed until then)"
+    )
 
 
 @pytest.mark.parametrize("kind", ["azure", "gcs"])
@@ -150,9 +159,10 @@ def test_an_unreachable_cloud_endpoint_fails_with_one_line_naming_it(kind, monke
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     if kind == "azure":
-        st = open_storage("https://devstoreaccount1.azurite.test/cont/repo",
-                          AzureOptions(account_url=f"{url}/devstoreaccount1", account_name="devstoreaccount1",
-                                       account_key="a2V5"))
+        st = open_storage(
+            "https://devstoreaccount1.azurite.test/cont/repo",
+            AzureOptions(account_url=f"{url}/devstoreaccount1", account_name="devstoreaccount1", account_key="a2V5"),
+        )
     else:
         st = open_storage("gs://bucket/repo", GCSOptions(endpoint_url=url, anonymous=True))
     for call in (lambda: list(st.list("data/")), lambda: st.get("_lakefs/dummy"), lambda: st.exists("x")):

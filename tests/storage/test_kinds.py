@@ -28,12 +28,22 @@ from lakefs_gc.storage.settings import (
 ROOT = Path(__file__).resolve().parents[2]
 
 # A namespace of each kind, as lakeFS writes it
-EXAMPLES = {"local": "local://repo1", "s3": "s3://bucket/repo1",
-            "azure": "https://acct.blob.core.windows.net/ctr/repo1", "gs": "gs://bucket/repo1"}
+EXAMPLES = {
+    "local": "local://repo1",
+    "s3": "s3://bucket/repo1",
+    "azure": "https://acct.blob.core.windows.net/ctr/repo1",
+    "gs": "gs://bucket/repo1",
+}
 # Every kind's LAKEFS_GC_<KIND>_* at once, pointing nowhere: opening a store sends no request
-ENVIRON = {ENV_ENDPOINT_URL: "http://127.0.0.1:9", ENV_ACCESS_KEY: "key", ENV_SECRET_KEY: "secret",
-           ENV_AZURE_ACCOUNT_URL: "http://127.0.0.1:9/acct", ENV_AZURE_ACCOUNT_KEY: "a2V5a2V5a2V5a2V5",
-           ENV_GCS_ENDPOINT_URL: "http://127.0.0.1:9", ENV_GCS_ANONYMOUS: "1"}
+ENVIRON = {
+    ENV_ENDPOINT_URL: "http://127.0.0.1:9",
+    ENV_ACCESS_KEY: "key",
+    ENV_SECRET_KEY: "secret",
+    ENV_AZURE_ACCOUNT_URL: "http://127.0.0.1:9/acct",
+    ENV_AZURE_ACCOUNT_KEY: "a2V5a2V5a2V5a2V5",
+    ENV_GCS_ENDPOINT_URL: "http://127.0.0.1:9",
+    ENV_GCS_ANONYMOUS: "1",
+}
 # What differs by kind in the protocol: each adapter says it itself, never a base class it shares
 OWN = ("restorability", "restore_key", "soft_delete_days")
 
@@ -42,8 +52,11 @@ KINDS = sorted(NAMESPACE_KINDS)
 
 def _protocol_members() -> dict[str, object]:
     """The Storage protocol's methods and properties (its data attributes: :func:`_protocol_attributes`)."""
-    return {name: m for name, m in vars(Storage).items()
-            if not name.startswith("_") and (inspect.isfunction(m) or isinstance(m, property))}
+    return {
+        name: m
+        for name, m in vars(Storage).items()
+        if not name.startswith("_") and (inspect.isfunction(m) or isinstance(m, property))
+    }
 
 
 def _protocol_attributes() -> set[str]:
@@ -82,8 +95,9 @@ def test_the_adapter_implements_every_method_of_the_storage_protocol(scheme):
             assert _params(mine) == _params(member), f"{adapter.__name__}.{name} takes other arguments"
     for name in OWN:
         assert name in vars(adapter), f"{adapter.__name__} must say {name} itself (it differs by kind)"
-        assert all(name not in vars(base) for base in adapter.__mro__[1:] if base is not object), \
+        assert all(name not in vars(base) for base in adapter.__mro__[1:] if base is not object), (
             f"{name} of {adapter.__name__} comes from a shared base: it differs by kind"
+        )
 
 
 @pytest.mark.parametrize("scheme", KINDS)
@@ -138,8 +152,11 @@ def _named_files(bullet: str) -> set[Path]:
         if "<" in token:  # the new kind's own module
             assert (ROOT / token.split("<")[0]).is_dir(), token
             continue
-        hits = [base / token for base in (ROOT, ROOT / "include" / "lakefs_gc", ROOT / "plugins")
-                if (base / token).is_file()]
+        hits = [
+            base / token
+            for base in (ROOT, ROOT / "include" / "lakefs_gc", ROOT / "plugins")
+            if (base / token).is_file()
+        ]
         assert hits, f"docs/development.md names {token}, which is not there"
         out.add(hits[0].resolve())
     return out

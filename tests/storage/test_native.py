@@ -76,8 +76,15 @@ def fallbacks(monkeypatch):
 def test_a_slice_is_listed_natively_exactly_as_the_sdk_lists_it(cloud, fallbacks):
     kind, _, st = cloud
     keys = [f"data/s1/{i:05d}" for i in range(1003)] + [
-        "data/s1/a b%20c", "data/s1/é ü€", "data/s1/x+y?z&w#h", "data/s1/tilde~*'()", "data/s1/sub/deep",
-        "data/s10/not-in-s1", "data/s0", "top"]
+        "data/s1/a b%20c",
+        "data/s1/é ü€",
+        "data/s1/x+y?z&w#h",
+        "data/s1/tilde~*'()",
+        "data/s1/sub/deep",
+        "data/s10/not-in-s1",
+        "data/s0",
+        "top",
+    ]
     for i, k in enumerate(keys):
         st.put(k, b"x" * (i % 7))
     got = _rows(st.list_batches("data/s1/"))
@@ -99,8 +106,7 @@ def test_a_key_the_native_client_refuses_hands_the_rest_of_the_slice_to_the_sdk(
     _put_raw(kind, st, "repo/data/s1/c//empty-segment")
     _put_raw(kind, st, "repo/data/s1/d/./dot")
     got = _rows(st.list_batches("data/s1/"))
-    assert [r[0] for r in got] == ["data/s1/a", "data/s1/b", "data/s1/c//empty-segment", "data/s1/d/./dot",
-                                   "data/s1/z"]
+    assert [r[0] for r in got] == ["data/s1/a", "data/s1/b", "data/s1/c//empty-segment", "data/s1/d/./dot", "data/s1/z"]
     assert [r[:3] for r in got] == [r[:3] for r in _sdk_rows(st, "data/s1/")]
     assert fallbacks == {"a key object_store refuses as a path": 1}
 
@@ -149,8 +155,10 @@ def test_an_unreachable_endpoint_fails_the_native_listing_with_the_stores_one_li
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    st = open_storage("s3://bucket/repos/r", S3Options(endpoint_url=f"http://127.0.0.1:{port}", access_key_id="AKIA",
-                                                       secret_access_key="s"))
+    st = open_storage(
+        "s3://bucket/repos/r",
+        S3Options(endpoint_url=f"http://127.0.0.1:{port}", access_key_id="AKIA", secret_access_key="s"),
+    )
     with pytest.raises(StorageUnreachable) as err:
         list(st.list_batches("data/s1/"))
     message = str(err.value)
@@ -160,6 +168,7 @@ def test_an_unreachable_endpoint_fails_the_native_listing_with_the_stores_one_li
 
 
 # --- credentials: each kind the hooks give, through the native client --------------------------
+
 
 def test_s3_keys_with_a_session_token(moto_server, fallbacks):
     from dataclasses import replace
@@ -171,8 +180,9 @@ def test_s3_keys_with_a_session_token(moto_server, fallbacks):
     assert fallbacks == {}
 
 
-def test_s3_role_assumption_from_the_default_chain_is_refreshed_by_the_provider(moto_server, tmp_path, monkeypatch,
-                                                                               fallbacks):
+def test_s3_role_assumption_from_the_default_chain_is_refreshed_by_the_provider(
+    moto_server, tmp_path, monkeypatch, fallbacks
+):
     """No keys in the settings: boto3's chain, here a profile that assumes a role (moto's STS),
     through obstore's Boto3CredentialProvider, which asks boto3 again before the keys expire."""
     from lakefs_gc.storage import S3Options
@@ -181,7 +191,8 @@ def test_s3_role_assumption_from_the_default_chain_is_refreshed_by_the_provider(
     moto_server.client().put_object(Bucket=name, Key="repo/data/s1/a", Body=b"x")
     (tmp_path / "config").write_text(
         "[profile gc]\nrole_arn = arn:aws:iam::123456789012:role/lakefs-gc\nsource_profile = base\n"
-        "region = us-east-1\n[profile base]\nregion = us-east-1\n")
+        "region = us-east-1\n[profile base]\nregion = us-east-1\n"
+    )
     (tmp_path / "credentials").write_text("[base]\naws_access_key_id = AKIABASE\naws_secret_access_key = base\n")
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(k, raising=False)
@@ -209,11 +220,17 @@ def test_azure_sas_token(azurite, fallbacks):
     name = azurite.create(f"native{next(_n)}")
     keyed = open_storage(azurite.namespace(name, "repo"), azurite.options())
     keyed.put("data/s1/a", b"x")
-    sas = generate_container_sas(AZURITE_ACCOUNT, name, account_key=AZURITE_KEY,
-                                 permission=ContainerSasPermissions(read=True, list=True),
-                                 expiry=datetime.now(UTC) + timedelta(hours=1))
-    st = open_storage(azurite.namespace(name, "repo"),
-                      AzureOptions(account_url=azurite.account_url, account_name=AZURITE_ACCOUNT, sas_token=sas))
+    sas = generate_container_sas(
+        AZURITE_ACCOUNT,
+        name,
+        account_key=AZURITE_KEY,
+        permission=ContainerSasPermissions(read=True, list=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1),
+    )
+    st = open_storage(
+        azurite.namespace(name, "repo"),
+        AzureOptions(account_url=azurite.account_url, account_name=AZURITE_ACCOUNT, sas_token=sas),
+    )
     assert _same("azure", _rows(st.list_batches("data/s1/")), _sdk_rows(keyed, "data/s1/"))
     assert fallbacks == {}
 
@@ -224,8 +241,10 @@ def test_gcs_access_token_from_a_service_account(fake_gcs, fallbacks, native_del
     from lakefs_gc.storage import GCSOptions
 
     name = fake_gcs.create(f"native{next(_n)}")
-    st = open_storage(f"gs://{name}/repo", GCSOptions(endpoint_url=fake_gcs.endpoint_url, project="test",
-                                                      access_token="ya29.from-the-hook"))
+    st = open_storage(
+        f"gs://{name}/repo",
+        GCSOptions(endpoint_url=fake_gcs.endpoint_url, project="test", access_token="ya29.from-the-hook"),
+    )
     st.put("data/s1/a", b"x")
     assert [r[0] for r in _rows(st.list_batches("data/s1/"))] == ["data/s1/a"]
     assert fallbacks == {}
@@ -263,8 +282,10 @@ def test_gcs_deletes_go_through_obstore_and_delete_exactly_the_named_objects(fak
     assert [(k, code) for k, code, _ in failed] == [("data/s/missing", "404")]
     assert [o.key for o in st.list("data/")] == ["data/s/a/b", "data/s/live", "data/s/x"]
     assert sorted(native_deletes) == sorted(["data/s/plain", *odd, "data/s/ctl\x01char", "data/s/missing"])
-    assert fallbacks == {"gcs delete: a key object_store names otherwise": 1,
-                         "gcs delete: a key object_store refuses as a path": 1}
+    assert fallbacks == {
+        "gcs delete: a key object_store names otherwise": 1,
+        "gcs delete: a key object_store refuses as a path": 1,
+    }
 
 
 def test_gcs_deletes_through_the_sdk_when_the_native_client_is_switched_off(fake_gcs, native_deletes, monkeypatch):

@@ -25,8 +25,12 @@ def unreachable_storage():
 @pytest.mark.parametrize("call", ["list", "get", "exists", "put"])
 def test_an_unreachable_s3_endpoint_fails_with_one_line_naming_it(unreachable_storage, call):
     storage, port = unreachable_storage
-    run = {"list": lambda: list(storage.list("data/")), "get": lambda: storage.get("_lakefs/dummy"),
-           "exists": lambda: storage.exists("_lakefs/dummy"), "put": lambda: storage.put("x", b"x")}[call]
+    run = {
+        "list": lambda: list(storage.list("data/")),
+        "get": lambda: storage.get("_lakefs/dummy"),
+        "exists": lambda: storage.exists("_lakefs/dummy"),
+        "put": lambda: storage.put("x", b"x"),
+    }[call]
     with pytest.raises(StorageUnreachable) as err:
         run()
     message = str(err.value)

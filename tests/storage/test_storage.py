@@ -113,8 +113,7 @@ def test_list_start_after_splits_a_flat_listing_into_key_ranges(storage):
     for k in keys:
         storage.put(k, b"1")
     storage.put("data/s/x", b"1")
-    assert [o.key for o in storage.list("", recursive=False, start_after="5cc")] == \
-        sorted(k for k in keys if k > "5cc")
+    assert [o.key for o in storage.list("", recursive=False, start_after="5cc")] == sorted(k for k in keys if k > "5cc")
     from lakefs_gc.listing.slices import listing_tasks
 
     seen = []

@@ -40,8 +40,9 @@ class FaultyProxy:
                 if body is not None and not any(k.lower() == "content-type" for k in headers):
                     # else urllib sends a form content type and moto's Flask consumes the body as a form
                     headers = {**headers, "Content-Type": "application/octet-stream"}
-                req = urllib.request.Request(proxy.upstream + self.path, data=body, method=self.command,
-                                             headers=headers)
+                req = urllib.request.Request(
+                    proxy.upstream + self.path, data=body, method=self.command, headers=headers
+                )
                 try:
                     with urllib.request.urlopen(req, timeout=30) as r:
                         return r.status, dict(r.headers), r.read()
@@ -90,8 +91,7 @@ class FaultyAzureProxy(FaultyProxy):
     turned into ``503 ServerBusy`` (``p_key_error``; Azurite did delete those blobs, so a retry finds
     them gone). Permanent per-key failures come from Azurite itself (e.g. a leased blob: 412)."""
 
-    def __init__(self, upstream: str, *, p_busy: float = 0.0, p_error: float = 0.0, p_key_error: float = 0.0,
-                 **kw):
+    def __init__(self, upstream: str, *, p_busy: float = 0.0, p_error: float = 0.0, p_key_error: float = 0.0, **kw):
         super().__init__(upstream, **kw)
         self.p_busy, self.p_error, self.p_key_error = p_busy, p_error, p_key_error
 
@@ -103,13 +103,20 @@ class FaultyAzureProxy(FaultyProxy):
             roll = self.rng.random()
         if roll < self.p_busy + self.p_error:
             busy = roll < self.p_busy
-            code, status, text = ("ServerBusy", 503, "The server is busy.") if busy else \
-                ("InternalError", 500, "The server encountered an internal error.")
+            code, status, text = (
+                ("ServerBusy", 503, "The server is busy.")
+                if busy
+                else ("InternalError", 500, "The server encountered an internal error.")
+            )
             with self.lock:
                 self.stats["busy" if busy else "error500"] += 1
-            handler.reply(status, {"Content-Type": "application/xml", "x-ms-error-code": code},
-                          f'<?xml version="1.0" encoding="utf-8"?><Error><Code>{code}</Code><Message>{text}'
-                          f"</Message></Error>".encode(), text)
+            handler.reply(
+                status,
+                {"Content-Type": "application/xml", "x-ms-error-code": code},
+                f'<?xml version="1.0" encoding="utf-8"?><Error><Code>{code}</Code><Message>{text}'
+                f"</Message></Error>".encode(),
+                text,
+            )
             return True
         paths = [unquote(urlsplit(p.decode()).path) for p in re.findall(rb"DELETE (\S+) HTTP/1.1", body or b"")]
         status, rheaders, rbody = handler.forward(body, headers)
@@ -128,8 +135,12 @@ class FaultyAzureProxy(FaultyProxy):
         parts = body.split(b"--" + boundary)
         for i, part in enumerate(parts):
             if b"HTTP/1.1 202" in part and self.rng.random() < self.p_key_error:
-                parts[i] = re.sub(rb"HTTP/1.1 202 [^\r\n]*", b"HTTP/1.1 503 The server is busy.\r\n"
-                                  b"x-ms-error-code: ServerBusy", part, count=1)
+                parts[i] = re.sub(
+                    rb"HTTP/1.1 202 [^\r\n]*",
+                    b"HTTP/1.1 503 The server is busy.\r\nx-ms-error-code: ServerBusy",
+                    part,
+                    count=1,
+                )
                 self.stats["key_errors"] += 1
         return (b"--" + boundary).join(parts)
 
@@ -141,8 +152,9 @@ class FaultyGCSProxy(FaultyProxy):
 
     DELETE = re.compile(r"^/storage/v1/b/([^/]+)/o/([^?]+)|^/(?!storage/|upload/|batch/)([^/?]+)/([^?]+)")
 
-    def __init__(self, upstream: str, *, p_busy: float = 0.0, p_error: float = 0.0,
-                 deny: frozenset[str] = frozenset(), **kw):
+    def __init__(
+        self, upstream: str, *, p_busy: float = 0.0, p_error: float = 0.0, deny: frozenset[str] = frozenset(), **kw
+    ):
         super().__init__(upstream, **kw)
         self.p_busy, self.p_error, self.deny = p_busy, p_error, deny
 
@@ -168,6 +180,9 @@ class FaultyGCSProxy(FaultyProxy):
         if not status:
             return False
         message = {403: "Forbidden", 429: "rateLimitExceeded", 503: "backendError"}[status]
-        handler.reply(status, {"Content-Type": "application/json"}, json.dumps(
-            {"error": {"code": status, "message": message, "errors": [{"reason": message}]}}).encode())
+        handler.reply(
+            status,
+            {"Content-Type": "application/json"},
+            json.dumps({"error": {"code": status, "message": message, "errors": [{"reason": message}]}}).encode(),
+        )
         return True

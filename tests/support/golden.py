@@ -15,7 +15,8 @@ PEBBLE = GOLDEN / "pebble-testdata"
 def require_golden() -> Path:
     if not (LAKEFS_SST / "range.sst").is_file():
         raise FileNotFoundError(
-            f"golden files not found under {GOLDEN}: they ship in tests/golden/; set LAKEFS_GC_GOLDEN to another copy")
+            f"golden files not found under {GOLDEN}: they ship in tests/golden/; set LAKEFS_GC_GOLDEN to another copy"
+        )
     return GOLDEN
 
 

@@ -104,25 +104,26 @@ class History:
     repo: str
     namespace: str
     steps: list[tuple]
-    uploaded: set[str] = field(default_factory=set)        # every address written through lakeFS
+    uploaded: set[str] = field(default_factory=set)  # every address written through lakeFS
     committed_ever: set[str] = field(default_factory=set)  # addresses some commit has referenced
     rules: tuple[int, dict[str, int]] = (1, {})
-    outside: list[str] = field(default_factory=list)       # imported from outside: local paths, s3:// URIs
-    linked: dict[str, str] = field(default_factory=dict)   # address lakeFS prints for a linked entry -> key
-    done: dict[str, int] = field(default_factory=dict)     # operations that took effect, by kind
-    staged_linked: int = 0                                  # link-flow entries still staged at the end
+    outside: list[str] = field(default_factory=list)  # imported from outside: local paths, s3:// URIs
+    linked: dict[str, str] = field(default_factory=dict)  # address lakeFS prints for a linked entry -> key
+    done: dict[str, int] = field(default_factory=dict)  # operations that took effect, by kind
+    staged_linked: int = 0  # link-flow entries still staged at the end
 
 
 def _rel(roots: tuple[str, ...], address: str) -> str:
     for root in roots:
         if address.startswith(root):
-            return address[len(root):]
+            return address[len(root) :]
     return address  # relative already
 
 
 def create(client, repo: str, namespace: str) -> None:
-    client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=repo, storage_namespace=namespace, default_branch="main"))
+    client.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=namespace, default_branch="main")
+    )
 
 
 def _written_key(roots: tuple[str, ...], address: str) -> str:
@@ -133,10 +134,21 @@ def _written_key(roots: tuple[str, ...], address: str) -> str:
     return key
 
 
-def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list[tuple],
-          now: float | None = None, prefix: str = "", outside: str | None = None, storage=None,
-          outside_storage=None, link_flow: bool | None = None, same_identity: bool | None = None,
-          cherry_pick_any: bool = True) -> History:
+def apply(
+    client,
+    repo: str,
+    namespace: str,
+    roots: tuple[str, ...],
+    steps: list[tuple],
+    now: float | None = None,
+    prefix: str = "",
+    outside: str | None = None,
+    storage=None,
+    outside_storage=None,
+    link_flow: bool | None = None,
+    same_identity: bool | None = None,
+    cherry_pick_any: bool = True,
+) -> History:
     """Apply ``steps`` to ``repo`` through lakefs-sdk, on branches named ``<prefix>main``,
     ``<prefix>b1``... (``prefix`` empty: the repository's own main). GC rules are returned in
     ``History.rules``, not set: :func:`set_rules` sets those of every history of a repository.
@@ -174,8 +186,9 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
         nonlocal clock
         clock = min(now - 60, clock + days * DAY)
         try:
-            c = client.commits_api.commit(repo, branch, lakefs_sdk.CommitCreation(
-                message=f"c{len(commits)}", date=int(clock)))
+            c = client.commits_api.commit(
+                repo, branch, lakefs_sdk.CommitCreation(message=f"c{len(commits)}", date=int(clock))
+            )
         except lakefs_sdk.exceptions.ApiException as e:
             if e.status != 400:  # "no changes" is fine
                 raise
@@ -212,8 +225,12 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             base = client.objects_api.stat_object(repo, head, path)
         except lakefs_sdk.exceptions.NotFoundException:
             base = None
-        if base is not None and (base.checksum, base.size_bytes, base.metadata or {}, base.content_type) == \
-                (stats.checksum, stats.size_bytes, stats.metadata or {}, stats.content_type):
+        if base is not None and (base.checksum, base.size_bytes, base.metadata or {}, base.content_type) == (
+            stats.checksum,
+            stats.size_bytes,
+            stats.metadata or {},
+            stats.content_type,
+        ):
             if not same_identity:
                 client.branches_api.reset_branch(repo, branch, lakefs_sdk.ResetCreation(type="object", path=path))
                 staged.setdefault(branch, {}).pop(path, None)
@@ -231,7 +248,7 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
         kind = step[0]
         if kind == "rules":
             default, per_branch = step[1]
-            h.rules = (default, {b: per_branch.get(b[len(prefix):], default) for b in branches})
+            h.rules = (default, {b: per_branch.get(b[len(prefix) :], default) for b in branches})
             continue
         branch = branches[step[1] % len(branches)]
         if kind == "upload":
@@ -252,7 +269,7 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             if storage is not None:  # the client writes the object at the address, signature included
                 storage.put(key, data)
             elif loc.physical_address.startswith("local://"):
-                target = loc.physical_address[len("local://"):]
+                target = loc.physical_address[len("local://") :]
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 with open(target, "wb") as f:
                     f.write(data)
@@ -262,8 +279,12 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             if step[3] < 0.15:  # written, never linked: garbage
                 done("link_abandoned")
                 continue
-            stats = client.staging_api.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
-                staging=loc, checksum=hashlib.md5(data).hexdigest(), size_bytes=len(data)))
+            stats = client.staging_api.link_physical_address(
+                repo,
+                branch,
+                path,
+                lakefs_sdk.StagingMetadata(staging=loc, checksum=hashlib.md5(data).hexdigest(), size_bytes=len(data)),
+            )
             # how lakeFS prints it: the link's answer, and stat and listings (which on the local
             # blockstore join the root to the resolved address once more)
             h.linked[stats.physical_address] = key
@@ -283,8 +304,12 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             there = client.objects_api.list_objects(repo, src_ref, amount=1000).results
             if not there:
                 continue
-            stats = client.objects_api.copy_object(repo, branch, dest, lakefs_sdk.ObjectCopyCreation(
-                src_path=there[step[3] % len(there)].path, src_ref=src_ref))
+            stats = client.objects_api.copy_object(
+                repo,
+                branch,
+                dest,
+                lakefs_sdk.ObjectCopyCreation(src_path=there[step[3] % len(there)].path, src_ref=src_ref),
+            )
             address = _rel(roots, stats.physical_address)
             h.uploaded.add(address)
             staged_again(branch, dest, address, stats)
@@ -313,15 +338,17 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             name = f"{prefix}f{len(branches)}"
             if name in branches:
                 continue
-            client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(
-                name=name, source=commits[step[1] % len(commits)]))
+            client.branches_api.create_branch(
+                repo, lakefs_sdk.BranchCreation(name=name, source=commits[step[1] % len(commits)])
+            )
             branches.append(name)
             staged[name] = {}
             with contextlib.suppress(lakefs_sdk.exceptions.NotFoundException):
                 client.objects_api.delete_object(repo, name, f"obj/{step[2]}.bin")
             serial += 1
-            stats = client.objects_api.upload_object(repo, name, f"obj/fork{serial}.bin",
-                                                     content=f"{repo}/{prefix}{serial}".encode())
+            stats = client.objects_api.upload_object(
+                repo, name, f"obj/fork{serial}.bin", content=f"{repo}/{prefix}{serial}".encode()
+            )
             h.uploaded.add(_rel(roots, stats.physical_address))
             clock = min(now - 60, max(clock, now - 0.5 * DAY))  # a recent commit
             c = client.commits_api.commit(repo, name, lakefs_sdk.CommitCreation(message="fork", date=int(clock)))
@@ -338,8 +365,10 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             strategy = "source-wins" if x > 0.65 else "dest-wins" if x > 0.5 else None
 
             def merge(strategy=None, source=source, squash=squash, branch=branch):
-                return client.refs_api.merge_into_branch(repo, source, branch, merge=lakefs_sdk.Merge(
-                    squash_merge=squash, strategy=strategy)).reference
+                return client.refs_api.merge_into_branch(
+                    repo, source, branch, merge=lakefs_sdk.Merge(squash_merge=squash, strategy=strategy)
+                ).reference
+
             cid = on_clean(branch, merge)
             if cid == CONFLICT and strategy:  # let one side win
                 cid = on_clean(branch, lambda strategy=strategy: merge(strategy))
@@ -360,12 +389,15 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             else:
                 target = commits[step[2] % len(commits)]
             if kind == "revert":
-                call = (lambda target=target, branch=branch: client.branches_api.revert_branch(
-                    repo, branch, lakefs_sdk.RevertCreation(ref=target, parent_number=1 if target in merges else 0)))
+                call = lambda target=target, branch=branch: client.branches_api.revert_branch(
+                    repo, branch, lakefs_sdk.RevertCreation(ref=target, parent_number=1 if target in merges else 0)
+                )
             else:
-                call = (lambda target=target, branch=branch: client.branches_api.cherry_pick(
-                    repo, branch, lakefs_sdk.CherryPickCreation(ref=target,
-                                                                parent_number=1 if target in merges else None)))
+                call = lambda target=target, branch=branch: client.branches_api.cherry_pick(
+                    repo,
+                    branch,
+                    lakefs_sdk.CherryPickCreation(ref=target, parent_number=1 if target in merges else None),
+                )
             if on_clean(branch, lambda call=call: call() or True) in (None, CONFLICT):
                 continue
             moved(branch, client.branches_api.get_branch(repo, branch).commit_id)
@@ -400,16 +432,24 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
                     f.write(content)
                 src = f"local://{path}"
             h.outside.append(src if outside_storage is not None else path)
+
             def run_import(src=src, branch=branch, dest=f"imported/{step[2]}.bin"):
-                task = client.import_api.import_start(repo, branch, lakefs_sdk.ImportCreation(
-                    paths=[lakefs_sdk.ImportLocation(type="object", path=src, destination=dest)],
-                    commit=lakefs_sdk.CommitCreation(message="import", date=int(min(now - 60, clock)))))  # noqa: B023 - read when called: commit() moves the clock between the two tries
+                task = client.import_api.import_start(
+                    repo,
+                    branch,
+                    lakefs_sdk.ImportCreation(
+                        paths=[lakefs_sdk.ImportLocation(type="object", path=src, destination=dest)],
+                        # read when called: commit() moves the clock between the two tries
+                        commit=lakefs_sdk.CommitCreation(message="import", date=int(min(now - 60, clock))),  # noqa: B023
+                    ),
+                )
                 for _ in range(400):
                     st = client.import_api.import_status(repo, branch, task.id)
                     if st.completed or st.error:
                         return st
                     time.sleep(0.025)
                 return st
+
             st = run_import()
             if st.error and "dirty" in str(st.error):  # lakeFS imports only into a clean branch: commit first
                 commit(branch, 0.05)
@@ -426,11 +466,13 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
             except lakefs_sdk.exceptions.NotFoundException:
                 continue
             if step[3] < 0.5:  # copy the committed object onto its own path
-                stats = client.objects_api.copy_object(repo, branch, path, lakefs_sdk.ObjectCopyCreation(
-                    src_path=path, src_ref=head))
+                stats = client.objects_api.copy_object(
+                    repo, branch, path, lakefs_sdk.ObjectCopyCreation(src_path=path, src_ref=head)
+                )
             else:  # upload the same bytes again
                 stats = client.objects_api.upload_object(
-                    repo, branch, path, content=bytes(client.objects_api.get_object(repo, head, path)))
+                    repo, branch, path, content=bytes(client.objects_api.get_object(repo, head, path))
+                )
             address = _rel(roots, stats.physical_address)
             h.uploaded.add(address)
             staged_again(branch, path, address, stats)
@@ -455,9 +497,15 @@ def apply(client, repo: str, namespace: str, roots: tuple[str, ...], steps: list
 def set_rules(client, repo: str, histories: list[History], default: int = 1) -> None:
     """One GC rule set for a repository shared by ``histories`` (each branch explicit)."""
     rules = {b: d for h in histories for b, d in h.rules[1].items()}
-    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
-        default_retention_days=default,
-        branches=[lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in sorted(rules.items())]))
+    client.repositories_api.set_gc_rules(
+        repo,
+        lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=default,
+            branches=[
+                lakefs_sdk.GarbageCollectionRule(branch_id=b, retention_days=d) for b, d in sorted(rules.items())
+            ],
+        ),
+    )
 
 
 def _list_addresses(client, repo: str, ref: str, roots: tuple[str, ...], linked: dict[str, str]) -> set[str]:
@@ -472,8 +520,9 @@ def _list_addresses(client, repo: str, ref: str, roots: tuple[str, ...], linked:
         after = page.pagination.next_offset
 
 
-def oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], now: float,
-           default: int = 1) -> tuple[set[str], set[str]]:
+def oracle(
+    client, repo: str, histories: list[History], roots: tuple[str, ...], now: float, default: int = 1
+) -> tuple[set[str], set[str]]:
     """(must keep, must go) for the repository, from the public API and the generators'
     bookkeeping only."""
     per_branch = {b: d for h in histories for b, d in h.rules[1].items()}
@@ -504,7 +553,9 @@ def oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], 
     return keep, uploaded - committed_ever - keep
 
 
-def _list_entries(client, repo: str, ref: str, roots: tuple[str, ...], linked: dict[str, str]) -> dict[str, tuple[str, int]]:
+def _list_entries(
+    client, repo: str, ref: str, roots: tuple[str, ...], linked: dict[str, str]
+) -> dict[str, tuple[str, int]]:
     """{path: (namespace key, size)} of the objects ``ref`` shows, imported ones left out."""
     out, after = {}, ""
     while True:
@@ -518,8 +569,17 @@ def _list_entries(client, repo: str, ref: str, roots: tuple[str, ...], linked: d
         after = page.pagination.next_offset
 
 
-def space_oracle(client, repo: str, histories: list[History], roots: tuple[str, ...], now: float,
-                 listed: dict[str, tuple[int, int]], deleted: set[str], cutoff_ms: int, default: int = 1) -> dict:
+def space_oracle(
+    client,
+    repo: str,
+    histories: list[History],
+    roots: tuple[str, ...],
+    now: float,
+    listed: dict[str, tuple[int, int]],
+    deleted: set[str],
+    cutoff_ms: int,
+    default: int = 1,
+) -> dict:
     """Where the bytes go (issue 43), from lakeFS's public API only: the shape of
     ``lakefs_gc.gc.attribution.Attribution.as_dict`` without its ``sharing`` text.
 
@@ -566,8 +626,12 @@ def space_oracle(client, repo: str, histories: list[History], roots: tuple[str, 
         s["bytes"] += size
 
     classes = ("head", "retention", "staged")
-    out: dict = {"total": space(), "classes": {c: space() for c in (*classes, "deleted", "held_back", "young")},
-                 "branches": {}, "tags": {}}
+    out: dict = {
+        "total": space(),
+        "classes": {c: space() for c in (*classes, "deleted", "held_back", "young")},
+        "branches": {},
+        "tags": {},
+    }
     for key, (listed_size, modified) in listed.items():
         holders = held.get(key, set())
         kinds = {k for k, _ in holders}
@@ -585,8 +649,9 @@ def space_oracle(client, repo: str, histories: list[History], roots: tuple[str, 
         owners = {n for k, n in holders if k != "tag"}
         for kind, name in holders:
             if kind == cls:
-                branch = out["branches"].setdefault(name, {"alone": {c: space() for c in classes},
-                                                          "shared": {c: space() for c in classes}})
+                branch = out["branches"].setdefault(
+                    name, {"alone": {c: space() for c in classes}, "shared": {c: space() for c in classes}}
+                )
                 add(branch["alone" if owners == {name} else "shared"][cls], size)
     out["branches"] = dict(sorted(out["branches"].items()))
     out["tags"] = dict(sorted(out["tags"].items()))

@@ -29,8 +29,10 @@ def swagger_path() -> Path:
     for c in SWAGGER_CANDIDATES:
         if c and Path(c).is_file():
             return Path(c).resolve()
-    raise FileNotFoundError("lakeFS's swagger.yml not found in .tools/ (run make setup: it takes it from lakeFS's "
-                            "Go module) and LAKEFS_SWAGGER is not set")
+    raise FileNotFoundError(
+        "lakeFS's swagger.yml not found in .tools/ (run make setup: it takes it from lakeFS's "
+        "Go module) and LAKEFS_SWAGGER is not set"
+    )
 
 
 def _to_json_schema(node):
@@ -43,8 +45,16 @@ def _to_json_schema(node):
     for k, v in node.items():
         if k == "$ref":
             out[k] = v.replace("#/components/schemas/", "#/definitions/")
-        elif k in ("nullable", "example", "discriminator", "xml", "externalDocs", "deprecated", "readOnly",
-                   "writeOnly"):
+        elif k in (
+            "nullable",
+            "example",
+            "discriminator",
+            "xml",
+            "externalDocs",
+            "deprecated",
+            "readOnly",
+            "writeOnly",
+        ):
             continue
         else:
             out[k] = _to_json_schema(v)
@@ -128,8 +138,13 @@ def validate_response(rec: Recorded) -> str | None:
     full = dict(_to_json_schema(schema))
     full["definitions"] = comp["definitions"]
     for template, at, allowed in LAKEFS_DEVIATIONS:
-        if template == op.template and isinstance(body, dict) and len(at) == 1 and at[0] in body \
-                and body[at[0]] == allowed:
+        if (
+            template == op.template
+            and isinstance(body, dict)
+            and len(at) == 1
+            and at[0] in body
+            and body[at[0]] == allowed
+        ):
             body = {k: v for k, v in body.items() if k != at[0]} | {at[0]: []}
     try:
         jsonschema.Draft4Validator(full).validate(body)
@@ -154,8 +169,11 @@ class ResponseRecorder:
                 if status:
                     headers = getattr(exc, "headers", None) or {}
                     body = getattr(exc, "body", b"") or b""
-                    self.records.append(Recorded(method, url, int(status), _ctype(headers),
-                                                 body.encode() if isinstance(body, str) else body))
+                    self.records.append(
+                        Recorded(
+                            method, url, int(status), _ctype(headers), body.encode() if isinstance(body, str) else body
+                        )
+                    )
                 raise
             self.records.append(Recorded(method, url, r.status, _ctype(r.getheaders()), r.data or b""))
             return r

@@ -20,8 +20,9 @@ PACKAGE_JOBS = REPO / "include" / "lakefs_gc" / "jobs"
 TOP_LEVEL_JOBS = REPO / "jobs"  # the design's jobs/: thin entry points into the package's
 
 
-def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None,
-            jobs_dir: Path = PACKAGE_JOBS):
+def prepare(
+    step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None, jobs_dir: Path = PACKAGE_JOBS
+):
     """(argv, env, result path) of a spark-submit of ``<jobs_dir>/gc_step.py <step>`` (the package's job by default)
     with ``inputs`` (typed, or a raw dict to test what a job does with a malformed input)."""
     assert ZIP.is_file(), "build/lakefs_gc.zip missing: run scripts/setup.sh"
@@ -30,19 +31,47 @@ def prepare(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | N
     meta_path.write_text(json.dumps(inputs if isinstance(inputs, dict) else inputs_to_wire(inputs)))
     result_path.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    env.update({"PATH": f"{VENV_BIN}:{env.get('PATH', '')}", "PYSPARK_PYTHON": sys.executable,
-                "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"})
+    env.update(
+        {
+            "PATH": f"{VENV_BIN}:{env.get('PATH', '')}",
+            "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+        }
+    )
     env.update(extra_env or {})
-    cmd = [str(VENV_BIN / "spark-submit"), "--master", "local[2]", "--py-files", str(ZIP),
-           "--conf", f"spark.driver.extraJavaOptions={java_options()}",
-           "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=4",
-           "--conf", "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
-           str(jobs_dir / "gc_step.py"), step, "--input", str(meta_path), "--result", str(result_path)]
+    cmd = [
+        str(VENV_BIN / "spark-submit"),
+        "--master",
+        "local[2]",
+        "--py-files",
+        str(ZIP),
+        "--conf",
+        f"spark.driver.extraJavaOptions={java_options()}",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=4",
+        "--conf",
+        "spark.log.level=WARN",  # as the Airflow task passes it (GCSparkSubmitOperator)
+        str(jobs_dir / "gc_step.py"),
+        step,
+        "--input",
+        str(meta_path),
+        "--result",
+        str(result_path),
+    ]
     return cmd, env, result_path
 
 
-def submit(step: str, inputs: StepInputs | dict, tmp: Path, extra_env: dict | None = None, timeout: int = 300,
-           jobs_dir: Path = PACKAGE_JOBS):
+def submit(
+    step: str,
+    inputs: StepInputs | dict,
+    tmp: Path,
+    extra_env: dict | None = None,
+    timeout: int = 300,
+    jobs_dir: Path = PACKAGE_JOBS,
+):
     """Returns (returncode, typed result or None, output). The job's own messages reach stdout:
     spark-submit runs the Python driver under the JVM, which merges its streams."""
     cmd, env, result_path = prepare(step, inputs, tmp, extra_env, jobs_dir)

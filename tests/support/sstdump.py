@@ -40,12 +40,26 @@ def scan(path: str) -> list[tuple[bytes, bytes]]:
 
 def _scan(path: str) -> list[tuple[bytes, bytes]]:
     exe = sst_dump_path()
-    check = subprocess.run([exe, f"--file={path}", "--command=check", "--verify_checksum"],
-                           capture_output=True, text=True, timeout=120, check=False)
-    if check.returncode != 0 or "Corruption" in check.stdout + check.stderr or "not a valid" in check.stdout + check.stderr:
+    check = subprocess.run(
+        [exe, f"--file={path}", "--command=check", "--verify_checksum"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if (
+        check.returncode != 0
+        or "Corruption" in check.stdout + check.stderr
+        or "not a valid" in check.stdout + check.stderr
+    ):
         raise AssertionError(f"sst_dump check failed: {check.stdout}{check.stderr}")
-    res = subprocess.run([exe, f"--file={path}", "--command=scan", "--output_hex"],
-                         capture_output=True, text=True, timeout=120, check=False)
+    res = subprocess.run(
+        [exe, f"--file={path}", "--command=scan", "--output_hex"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     out = []
     for line in res.stdout.splitlines():
         if "not a valid" in line or "Corruption" in line:
@@ -59,6 +73,11 @@ def _scan(path: str) -> list[tuple[bytes, bytes]]:
 
 def properties(path: str) -> str:
     with _as_sst(path) as p:
-        res = subprocess.run([sst_dump_path(), f"--file={p}", "--show_properties"],
-                             capture_output=True, text=True, timeout=120, check=False)
+        res = subprocess.run(
+            [sst_dump_path(), f"--file={p}", "--show_properties"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     return res.stdout + res.stderr

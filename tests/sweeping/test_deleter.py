@@ -101,7 +101,7 @@ def _s3_world(moto_server, bucket, n_candidates=2500, n_live=300):
 def _keys(moto_server, bucket, prefix="repo/"):
     out = set()
     for page in moto_server.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        out.update(o["Key"][len(prefix):] for o in page.get("Contents", ()))
+        out.update(o["Key"][len(prefix) :] for o in page.get("Contents", ()))
     return out
 
 
@@ -109,8 +109,9 @@ def test_s3_deleter_under_faults_retries_counts_and_touches_only_candidates(moto
     cands, live = _s3_world(moto_server, "faults1")
     deny = {f"repo/{k}" for k in cands[100:105]}
     proxy = faulty(p_slowdown=0.2, p_error=0.1, p_key_error=0.05, deny=frozenset(deny))
-    st = open_storage("s3://faults1/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
-                                                     secret_access_key="testing"))
+    st = open_storage(
+        "s3://faults1/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing", secret_access_key="testing")
+    )
     stats = Deleter(st, DeletePolicy(batch_size=500, max_attempts=12, **FAST)).delete(cands)
     assert proxy.stats["slowdown"] > 0
     assert proxy.stats["error500"] > 0
@@ -129,8 +130,9 @@ def test_s3_deleter_under_faults_retries_counts_and_touches_only_candidates(moto
 def test_s3_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(moto_server, faulty):
     cands, _ = _s3_world(moto_server, "faults2", n_candidates=50, n_live=5)
     proxy = faulty(p_slowdown=1.0)
-    st = open_storage("s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing",
-                                                     secret_access_key="testing"))
+    st = open_storage(
+        "s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing", secret_access_key="testing")
+    )
     stats = Deleter(st, DeletePolicy(max_attempts=3, **FAST)).delete(cands)
     assert stats.deleted == 0
     assert len(stats.dead) == 50
@@ -197,6 +199,7 @@ def test_sweep_part_refuses_a_list_with_protected_addresses(tmp_path):
 
 # --- the same faults on Azure Blob (Azurite) and GCS (fake-gcs-server) -----------------------------
 
+
 def _cloud_world(server, container, n_candidates, n_live):
     """Candidates and live blobs under ``repo/``, one object in a sibling namespace."""
     from concurrent.futures import ThreadPoolExecutor
@@ -235,8 +238,9 @@ def test_azure_deleter_under_faults_retries_counts_and_leaves_leased_blobs(azuri
         st.client.get_blob_client(f"repo/{k}").acquire_lease(lease_duration=-1)
     proxy = FaultyAzureProxy(azurite.endpoint_url, p_busy=0.2, p_error=0.1, p_key_error=0.05).start()
     try:
-        stats = Deleter(_through(proxy, azurite, "azfaults1"),
-                        DeletePolicy(batch_size=50, max_attempts=12, **FAST)).delete(cands)
+        stats = Deleter(
+            _through(proxy, azurite, "azfaults1"), DeletePolicy(batch_size=50, max_attempts=12, **FAST)
+        ).delete(cands)
     finally:
         proxy.stop()
     assert proxy.stats["busy"] > 0
@@ -256,11 +260,11 @@ def test_gcs_deleter_under_faults_retries_counts_and_dead_letters_denied_objects
 
     st, sibling, cands, live = _cloud_world(fake_gcs, "gcsfaults1", 400, 40)
     denied = cands[100:105]
-    proxy = FaultyGCSProxy(fake_gcs.endpoint_url, p_busy=0.2, p_error=0.1,
-                           deny=frozenset(f"repo/{k}" for k in denied)).start()
+    proxy = FaultyGCSProxy(
+        fake_gcs.endpoint_url, p_busy=0.2, p_error=0.1, deny=frozenset(f"repo/{k}" for k in denied)
+    ).start()
     try:
-        stats = Deleter(_through(proxy, fake_gcs, "gcsfaults1"),
-                        DeletePolicy(max_attempts=12, **FAST)).delete(cands)
+        stats = Deleter(_through(proxy, fake_gcs, "gcsfaults1"), DeletePolicy(max_attempts=12, **FAST)).delete(cands)
     finally:
         proxy.stop()
     assert proxy.stats["busy"] > 0

@@ -37,18 +37,35 @@ def _mark(st, keys: list[str], start: datetime) -> None:
     buf = io.BytesIO()
     pq.write_table(pa.table({"address": pa.array(keys, pa.string())}), buf)
     st.put(layout.deleted_dir(MARK) + layout.part_name(0), buf.getvalue())
-    st.put(layout.summary_key(MARK), json.dumps({"run_id": MARK, "success": True, "start_time": iso(start),
-                                                 "airflow_run_id": "manual__mark1"}).encode())
+    st.put(
+        layout.summary_key(MARK),
+        json.dumps(
+            {"run_id": MARK, "success": True, "start_time": iso(start), "airflow_run_id": "manual__mark1"}
+        ).encode(),
+    )
 
 
 def _sweep(ns: str, work, sweep_run: str = "manual__sweep1", local_root=None, s3=None, **settings):
-    ctx = make_context(ns, work_dir=str(work), local_root=local_root, airflow_run_id=sweep_run,
-                       s3_endpoint=s3.endpoint_url if s3 else None, s3_region="us-east-1", max_delete_share=1.0,
-                       **settings)
-    inputs = StepInputs(ctx, {"mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
-                              "list_slices": SlicesResult(listed_dir="", first_slice="", slices_listed=0,
-                                                          slices_skipped=0, listed_objects=1000, listed_bytes=0),
-                              "compute_candidates": None})
+    ctx = make_context(
+        ns,
+        work_dir=str(work),
+        local_root=local_root,
+        airflow_run_id=sweep_run,
+        s3_endpoint=s3.endpoint_url if s3 else None,
+        s3_region="us-east-1",
+        max_delete_share=1.0,
+        **settings,
+    )
+    inputs = StepInputs(
+        ctx,
+        {
+            "mark_uncommitted": UncommittedResult(run_id=MARK, locations=(), pages=1),
+            "list_slices": SlicesResult(
+                listed_dir="", first_slice="", slices_listed=0, slices_skipped=0, listed_objects=1000, listed_bytes=0
+            ),
+            "compute_candidates": None,
+        },
+    )
     env = {ENV_ACCESS_KEY: s3.access_key, ENV_SECRET_KEY: s3.secret_key} if s3 else {}
     res = run_in_task("delete", inputs, env, DEFAULT.in_task_max_keys)
     assert res is not None
@@ -85,7 +102,7 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     assert timedelta(days=6, hours=23) < until - datetime.now(UTC) <= timedelta(days=7)
     assert {o.key for o in st.list("data/")} == set(live)  # swept: gone from data/ ...
     sdir = layout.sweep_dir(MARK, "manual__sweep1")
-    quarantined = {o.key[len(layout.quarantine_dir(sdir)):] for o in st.list(layout.quarantine_dir(sdir))}
+    quarantined = {o.key[len(layout.quarantine_dir(sdir)) :] for o in st.list(layout.quarantine_dir(sdir))}
     assert quarantined == set(objs)  # ... kept in the sweep's quarantine, under _lakefs/
     assert formats.read_quarantine(st, layout.quarantine_file(sdir))["until"] == res.restorable.until
 
@@ -98,8 +115,10 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     assert cli(["restore", "local://repo", "--run", MARK, "--dry-run", "--local-root", str(root)]) == 1
     assert {o.key for o in st.list("data/")} == set(live) | {again}
     # --keys: only those; a key the run did not delete is said so
-    assert cli(["restore", "local://repo", "--run", "manual__mark1", "--keys", str(keys_file),
-                "--local-root", str(root)]) == 1
+    assert (
+        cli(["restore", "local://repo", "--run", "manual__mark1", "--keys", str(keys_file), "--local-root", str(root)])
+        == 1
+    )
     out = capsys.readouterr().out
     assert "data/s0/never-deleted  not deleted by this run" in out
     assert f"{again}  written again since" in out
@@ -177,11 +196,20 @@ def test_quarantine_days_are_refused_on_a_namespace_that_is_not_local(tmp_path):
         def grace_period_seconds(self):
             return 60
 
-    with pytest.raises(SettingsError, match=r"quarantine_days \(3\) is for local:// namespaces.*S3 bucket "
-                                            r"versioning.*nothing was deleted"):
-        prepare_run(Client(), "repo", RunSettings(quarantine_days=3), now=datetime.now(UTC),
-                    airflow_run_id="manual__q", work_dir=str(tmp_path), storage_options=S3Options(
-                        endpoint_url="http://127.0.0.1:1", access_key_id="a", secret_access_key="b"))
+    with pytest.raises(
+        SettingsError,
+        match=r"quarantine_days \(3\) is for local:// namespaces.*S3 bucket "
+        r"versioning.*nothing was deleted",
+    ):
+        prepare_run(
+            Client(),
+            "repo",
+            RunSettings(quarantine_days=3),
+            now=datetime.now(UTC),
+            airflow_run_id="manual__q",
+            work_dir=str(tmp_path),
+            storage_options=S3Options(endpoint_url="http://127.0.0.1:1", access_key_id="a", secret_access_key="b"),
+        )
 
 
 def _versioned(moto_server, name: str, versioning: bool = True):
@@ -192,8 +220,7 @@ def _versioned(moto_server, name: str, versioning: bool = True):
     return open_storage(f"s3://{bucket}/repo", moto_server.s3_options())
 
 
-def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_server, tmp_path, capsys,
-                                                                             monkeypatch):
+def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_server, tmp_path, capsys, monkeypatch):
     st = _versioned(moto_server, "restore-versioned")
     objs = _files(8)
     for k, v in objs.items():
@@ -207,9 +234,19 @@ def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_
     assert res.restorable.restorable
     assert res.restorable.until is None
     # a lifecycle rule that expires noncurrent versions bounds it
-    moto_server.client().put_bucket_lifecycle_configuration(Bucket=st.bucket, LifecycleConfiguration={"Rules": [
-        {"ID": "expire", "Status": "Enabled", "Filter": {"Prefix": ""},
-         "NoncurrentVersionExpiration": {"NoncurrentDays": 30}}]})
+    moto_server.client().put_bucket_lifecycle_configuration(
+        Bucket=st.bucket,
+        LifecycleConfiguration={
+            "Rules": [
+                {
+                    "ID": "expire",
+                    "Status": "Enabled",
+                    "Filter": {"Prefix": ""},
+                    "NoncurrentVersionExpiration": {"NoncurrentDays": 30},
+                }
+            ]
+        },
+    )
     r = restore.restorability(st, datetime(2026, 1, 1, tzinfo=UTC))
     assert r.restorable
     assert r.until == "2026-01-31T00:00:00.000000Z"
@@ -244,10 +281,10 @@ def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_ser
     run = restore.swept_run(st, MARK)
     assert run.keys == {"data/s0/a", "data/s0/b"}
     # the same deletions seen from a sweep that ran a day earlier: the markers are not its own
-    earlier = restore.SweptRun(MARK, {}, run.keys, run.sweep_dirs, run.start - timedelta(days=1),
-                               run.end - timedelta(days=1))
-    assert st.restore_key("data/s0/a", earlier, False, datetime.now(UTC))[0] == \
-        restore.DELETED_AGAIN
+    earlier = restore.SweptRun(
+        MARK, {}, run.keys, run.sweep_dirs, run.start - timedelta(days=1), run.end - timedelta(days=1)
+    )
+    assert st.restore_key("data/s0/a", earlier, False, datetime.now(UTC))[0] == restore.DELETED_AGAIN
     assert not st.exists("data/s0/a")
 
 
@@ -270,16 +307,29 @@ def test_restore_refuses_a_run_that_is_not_there_or_never_swept(local_ns, tmp_pa
     _mark(st, ["data/s0/x"], datetime.now(UTC))
     assert cli(["restore", "local://repo", "--run", MARK, "--local-root", str(root)]) == 2
     assert "was never swept" in capsys.readouterr().err
-    assert cli(["restore", "local://repo", "--run", MARK, "--keys", str(tmp_path / "missing.txt"),
-                "--local-root", str(root)]) == 2
+    assert (
+        cli(
+            [
+                "restore",
+                "local://repo",
+                "--run",
+                MARK,
+                "--keys",
+                str(tmp_path / "missing.txt"),
+                "--local-root",
+                str(root),
+            ]
+        )
+        == 2
+    )
     assert "--keys" in capsys.readouterr().err
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("store", ["local", "s3"])
-def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again(store, spark, lakefs_emulator_factory,
-                                                                                  moto_server, tmp_path,
-                                                                                  monkeypatch, capsys):
+def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again(
+    store, spark, lakefs_emulator_factory, moto_server, tmp_path, monkeypatch, capsys
+):
     """The fear the restore answers: a retention rule set too short. A GC run deletes the objects
     only an old commit held; lakeFS can no longer read that commit. The restore brings exactly
     those objects back, byte for byte, and lakeFS reads the old commit again; the objects of the
@@ -301,11 +351,13 @@ def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again
         moto_server.client().put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     ns, repo, c = emu.namespace("undo", bucket=bucket), "undo", emu.client()
     emu.set_clock(offset=-30 * 86400)  # the history: a month ago
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     old = {f"tables/t{i}.csv": f"id,v\n{i},old\n".encode() * 50 for i in range(6)}
-    addresses = {p: ns_rel(ns, c.objects_api.upload_object(repo, "main", p, content=d).physical_address)
-                 for p, d in old.items()}
+    addresses = {
+        p: ns_rel(ns, c.objects_api.upload_object(repo, "main", p, content=d).physical_address) for p, d in old.items()
+    }
     old_commit = c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="the old tables")).id
     new = {p: d.replace(b"old", b"new") for p, d in old.items()}
     emu.set_clock(offset=-10 * 86400)  # replaced ten days ago: the old commit left HEAD then
@@ -324,11 +376,24 @@ def test_a_run_with_a_wrong_rule_is_undone_and_lakefs_reads_the_old_commit_again
         time.sleep(2.5)  # older than the minimum age below
 
     client = LakeFSClient(emu.api_url, emu.access_key, emu.secret_key)
-    settings = RunSettings(min_age_seconds=2, unsafe_min_age_override=True, confirm_after_seconds=0,
-                           max_delete_share=1.0, quarantine_days=7 if store == "local" else 0)
-    ctx = prepare_run(client, repo, settings, now=datetime.now(UTC), airflow_run_id="manual__wrong_rule",
-                      work_dir=str(tmp_path / "work"), local_root=emu.local_root, parallelism=2,
-                      storage_options=s3.s3_options() if s3 else None)
+    settings = RunSettings(
+        min_age_seconds=2,
+        unsafe_min_age_override=True,
+        confirm_after_seconds=0,
+        max_delete_share=1.0,
+        quarantine_days=7 if store == "local" else 0,
+    )
+    ctx = prepare_run(
+        client,
+        repo,
+        settings,
+        now=datetime.now(UTC),
+        airflow_run_id="manual__wrong_rule",
+        work_dir=str(tmp_path / "work"),
+        local_root=emu.local_root,
+        parallelism=2,
+        storage_options=s3.s3_options() if s3 else None,
+    )
     env = {ENV_LAKEFS_ACCESS_KEY: emu.access_key, ENV_LAKEFS_SECRET_KEY: emu.secret_key}
     if s3:
         env.update({ENV_ACCESS_KEY: moto_server.access_key, ENV_SECRET_KEY: moto_server.secret_key})

@@ -73,19 +73,40 @@ def _gcs_answer(method, path, query, body):
         return 200, j, json.dumps({"name": "bkt", "softDeletePolicy": {"retentionDurationSeconds": "604800"}}).encode()
     if method == "GET" and path == "/storage/v1/b/bkt/o" and query.get("softDeleted", "").lower() == "true":
         name = query["prefix"]
-        when = {"repo/data/s/deleted": IN_SWEEP, "repo/data/s/again": IN_SWEEP,
-                "repo/data/s/older": NOW - timedelta(days=3)}[name]
-        items = [{"kind": "storage#object", "bucket": "bkt", "name": name, "generation": "1700000000000001",
-                  "softDeleteTime": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}]
+        when = {
+            "repo/data/s/deleted": IN_SWEEP,
+            "repo/data/s/again": IN_SWEEP,
+            "repo/data/s/older": NOW - timedelta(days=3),
+        }[name]
+        items = [
+            {
+                "kind": "storage#object",
+                "bucket": "bkt",
+                "name": name,
+                "generation": "1700000000000001",
+                "softDeleteTime": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            }
+        ]
         return 200, j, json.dumps({"kind": "storage#objects", "items": items}).encode()
     if method == "GET" and path.startswith("/storage/v1/b/bkt/o/"):
-        name = path[len("/storage/v1/b/bkt/o/"):]
+        name = path[len("/storage/v1/b/bkt/o/") :]
         if name == "repo/data/s/again":  # written again since the sweep
-            return 200, j, json.dumps({"bucket": "bkt", "name": name, "generation": "1700000000000009", "size": "3",
-                                       "updated": NOW.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}).encode()
+            return (
+                200,
+                j,
+                json.dumps(
+                    {
+                        "bucket": "bkt",
+                        "name": name,
+                        "generation": "1700000000000009",
+                        "size": "3",
+                        "updated": NOW.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                    }
+                ).encode(),
+            )
         return 404, j, json.dumps({"error": {"code": 404, "message": "No such object"}}).encode()
     if method == "POST" and path.endswith("/restore"):
-        name = path[len("/storage/v1/b/bkt/o/"):-len("/restore")]
+        name = path[len("/storage/v1/b/bkt/o/") : -len("/restore")]
         return 200, j, json.dumps({"bucket": "bkt", "name": name, "generation": query.get("generation")}).encode()
     return 400, j, b"{}"
 
@@ -107,8 +128,12 @@ def test_gcs_soft_delete_restore_sends_the_restore_call_with_its_generation_and_
         stub.stop()
     posts = [(p, q) for m, p, q in stub.requests if m == "POST"]
     # one restore: the deleted generation, only if no live object has the name (GCS refuses it otherwise)
-    assert posts == [("/storage/v1/b/bkt/o/repo/data/s/deleted/restore",
-                      {"generation": "1700000000000001", "ifGenerationMatch": "0", "prettyPrint": "false"})]
+    assert posts == [
+        (
+            "/storage/v1/b/bkt/o/repo/data/s/deleted/restore",
+            {"generation": "1700000000000001", "ifGenerationMatch": "0", "prettyPrint": "false"},
+        )
+    ]
     lists = [q for m, p, q in stub.requests if m == "GET" and p == "/storage/v1/b/bkt/o"]
     assert all(q["softDeleted"] == "True" and q["prefix"].startswith("repo/data/s/") for q in lists)
 
@@ -116,24 +141,49 @@ def test_gcs_soft_delete_restore_sends_the_restore_call_with_its_generation_and_
 def _azure_answer(method, path, query, body):
     x = {"Content-Type": "application/xml", "x-ms-version": "2021-08-06"}
     if method == "GET" and query.get("comp") == "properties" and query.get("restype") == "service":
-        return 200, x, (b'<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><DeleteRetentionPolicy>'
-                        b'<Enabled>true</Enabled><Days>14</Days></DeleteRetentionPolicy></StorageServiceProperties>')
+        return (
+            200,
+            x,
+            (
+                b'<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><DeleteRetentionPolicy>'
+                b"<Enabled>true</Enabled><Days>14</Days></DeleteRetentionPolicy></StorageServiceProperties>"
+            ),
+        )
     if method == "GET" and query.get("comp") == "list":
         name = query["prefix"]
         when = {"repo/data/s/deleted": IN_SWEEP, "repo/data/s/older": NOW - timedelta(days=3)}.get(name)
-        blobs = "" if when is None else (
-            f"<Blob><Name>{name}</Name><Deleted>true</Deleted><Properties>"
-            f"<Last-Modified>{(when - timedelta(days=1)).strftime('%a, %d %b %Y %H:%M:%S GMT')}</Last-Modified>"
-            f"<Content-Length>3</Content-Length><BlobType>BlockBlob</BlobType>"
-            f"<DeletedTime>{when.strftime('%a, %d %b %Y %H:%M:%S GMT')}</DeletedTime>"
-            f"<RemainingRetentionDays>13</RemainingRetentionDays></Properties></Blob>")
-        return 200, x, (f'<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="x" '
-                        f'ContainerName="ctr"><Prefix>{name}</Prefix><Blobs>{blobs}</Blobs><NextMarker />'
-                        f'</EnumerationResults>').encode()
+        blobs = (
+            ""
+            if when is None
+            else (
+                f"<Blob><Name>{name}</Name><Deleted>true</Deleted><Properties>"
+                f"<Last-Modified>{(when - timedelta(days=1)).strftime('%a, %d %b %Y %H:%M:%S GMT')}</Last-Modified>"
+                f"<Content-Length>3</Content-Length><BlobType>BlockBlob</BlobType>"
+                f"<DeletedTime>{when.strftime('%a, %d %b %Y %H:%M:%S GMT')}</DeletedTime>"
+                f"<RemainingRetentionDays>13</RemainingRetentionDays></Properties></Blob>"
+            )
+        )
+        return (
+            200,
+            x,
+            (
+                f'<?xml version="1.0" encoding="utf-8"?><EnumerationResults ServiceEndpoint="x" '
+                f'ContainerName="ctr"><Prefix>{name}</Prefix><Blobs>{blobs}</Blobs><NextMarker />'
+                f"</EnumerationResults>"
+            ).encode(),
+        )
     if method == "HEAD":
         if path.endswith("/repo/data/s/again"):
-            return 200, {**x, "Content-Length": "3", "x-ms-blob-type": "BlockBlob",
-                         "Last-Modified": NOW.strftime("%a, %d %b %Y %H:%M:%S GMT")}, b""
+            return (
+                200,
+                {
+                    **x,
+                    "Content-Length": "3",
+                    "x-ms-blob-type": "BlockBlob",
+                    "Last-Modified": NOW.strftime("%a, %d %b %Y %H:%M:%S GMT"),
+                },
+                b"",
+            )
         return 404, {**x, "x-ms-error-code": "BlobNotFound"}, b""
     if method == "PUT" and query.get("comp") == "undelete":
         return 200, x, b""
@@ -143,8 +193,11 @@ def _azure_answer(method, path, query, body):
 def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
     stub = Stub(_azure_answer)
     try:
-        opts = AzureOptions(account_url=f"{stub.url}/acct", account_name="acct",
-                            account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5")
+        opts = AzureOptions(
+            account_url=f"{stub.url}/acct",
+            account_name="acct",
+            account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5",
+        )
         st = open_storage("https://acct.blob.core.windows.net/ctr/repo", opts)
         r = restore.restorability(st, NOW)
         assert r.how == "azure soft delete"
@@ -166,14 +219,26 @@ def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
 
 @pytest.mark.parametrize("kind", ["gcs", "azure"])
 def test_a_store_that_cannot_say_is_unknown_not_restorable(kind):
-    stub = Stub(lambda *a: (403, {"Content-Type": "application/json", "x-ms-error-code": "AuthorizationFailure"},
-                            b'{"error": {"code": 403, "message": "denied"}}'))
+    stub = Stub(
+        lambda *a: (
+            403,
+            {"Content-Type": "application/json", "x-ms-error-code": "AuthorizationFailure"},
+            b'{"error": {"code": 403, "message": "denied"}}',
+        )
+    )
     try:
-        st = (open_storage("gs://bkt/repo", GCSOptions(endpoint_url=stub.url, project="p", anonymous=True))
-              if kind == "gcs" else
-              open_storage("https://acct.blob.core.windows.net/ctr/repo",
-                           AzureOptions(account_url=f"{stub.url}/acct", account_name="acct",
-                                        account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5")))
+        st = (
+            open_storage("gs://bkt/repo", GCSOptions(endpoint_url=stub.url, project="p", anonymous=True))
+            if kind == "gcs"
+            else open_storage(
+                "https://acct.blob.core.windows.net/ctr/repo",
+                AzureOptions(
+                    account_url=f"{stub.url}/acct",
+                    account_name="acct",
+                    account_key="a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5",
+                ),
+            )
+        )
         r = restore.restorability(st, NOW)
         assert r.restorable is None
         assert r.until is None

@@ -22,7 +22,6 @@ file: its top level), :mod:`~lakefs_gc.config.entry` (one repository entry) and
 (the discovery refresh's record).
 """
 
-
 from __future__ import annotations
 
 from lakefs_gc.config.model import (

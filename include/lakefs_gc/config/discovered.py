@@ -43,12 +43,17 @@ class Discovered:
 
     refreshed_at: str | None = None
     connections: dict[str, dict[str, Any]] = field(default_factory=dict)  # conn -> {repositories, refreshed_at}
-    sizes: dict[str, dict[str, int]] = field(default_factory=dict)        # conn -> repo -> objects listed
-    removed: dict[str, dict[str, str]] = field(default_factory=dict)      # conn -> repo -> when found gone
+    sizes: dict[str, dict[str, int]] = field(default_factory=dict)  # conn -> repo -> objects listed
+    removed: dict[str, dict[str, str]] = field(default_factory=dict)  # conn -> repo -> when found gone
 
     def to_doc(self) -> dict[str, Any]:
-        return {"format": FORMAT, "refreshed_at": self.refreshed_at, "connections": self.connections,
-                "sizes": self.sizes, "removed": self.removed}
+        return {
+            "format": FORMAT,
+            "refreshed_at": self.refreshed_at,
+            "connections": self.connections,
+            "sizes": self.sizes,
+            "removed": self.removed,
+        }
 
 
 def read_discovered(path: Path) -> Discovered:
@@ -58,19 +63,24 @@ def read_discovered(path: Path) -> Discovered:
     except FileNotFoundError:
         return Discovered()
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read the discovered repositories ({e.strerror or e}); check "
-                          f"discover.state_file") from e
+        raise ConfigError(
+            f"{path}: cannot read the discovered repositories ({e.strerror or e}); check discover.state_file"
+        ) from e
     try:
         doc = json.loads(text)
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError(f"not a format-{FORMAT} record")
-        conns = {str(c): {"repositories": [str(r) for r in v["repositories"]], "refreshed_at": v.get("refreshed_at")}
-                 for c, v in (doc.get("connections") or {}).items()}
+        conns = {
+            str(c): {"repositories": [str(r) for r in v["repositories"]], "refreshed_at": v.get("refreshed_at")}
+            for c, v in (doc.get("connections") or {}).items()
+        }
         sizes = {str(c): {str(r): int(n) for r, n in v.items()} for c, v in (doc.get("sizes") or {}).items()}
         removed = {str(c): {str(r): str(t) for r, t in v.items()} for c, v in (doc.get("removed") or {}).items()}
     except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise ConfigError(f"{path}: the discovered repositories do not read ({e}); delete the file and run the DAG "
-                          f"lakefs_gc_discover again") from None
+        raise ConfigError(
+            f"{path}: the discovered repositories do not read ({e}); delete the file and run the DAG "
+            f"lakefs_gc_discover again"
+        ) from None
     return Discovered(refreshed_at=doc.get("refreshed_at"), connections=conns, sizes=sizes, removed=removed)
 
 
@@ -95,9 +105,12 @@ def priority_weight(objects_listed: int | None) -> int:
     return 1 + round(10 * math.log10(1 + objects_listed))
 
 
-def discovered_entries(discovery: DiscoverySettings, listed: set[str],
-                       parse: Callable[[Mapping[str, Any], str], RepoConfig], path: Path,
-                       ) -> tuple[list[RepoConfig], list[str], tuple[RemovedRepository, ...], str | None]:
+def discovered_entries(
+    discovery: DiscoverySettings,
+    listed: set[str],
+    parse: Callable[[Mapping[str, Any], str], RepoConfig],
+    path: Path,
+) -> tuple[list[RepoConfig], list[str], tuple[RemovedRepository, ...], str | None]:
     """
     Return (entries, bad entries' messages, removed repositories, last refresh) from the refresh's record.
 
@@ -115,8 +128,12 @@ def discovered_entries(discovery: DiscoverySettings, listed: set[str],
         for repo in sorted(conn.get("repositories") or []):
             if repo in taken or not src.matches(repo):
                 continue
-            entry = {**dict(src.defaults), **overrides.get(repo, {}), "repository": repo,
-                     "lakefs_conn_id": src.lakefs_conn_id}
+            entry = {
+                **dict(src.defaults),
+                **overrides.get(repo, {}),
+                "repository": repo,
+                "lakefs_conn_id": src.lakefs_conn_id,
+            }
             try:
                 cfg = parse(entry, f"{path}: discover.sources[{i}] ({repo})")
             except ConfigError as e:
@@ -125,14 +142,18 @@ def discovered_entries(discovery: DiscoverySettings, listed: set[str],
             taken.add(repo)
             size = found.sizes.get(src.lakefs_conn_id, {}).get(repo)
             entries.append(replace(cfg, discovered=True, priority_weight=priority_weight(size)))
-    removed = tuple(RemovedRepository(repository=r, lakefs_conn_id=c, removed_at=t)
-                    for c, repos in sorted(found.removed.items()) for r, t in sorted(repos.items())
-                    if r not in taken and any(s.lakefs_conn_id == c and s.matches(r) for s in discovery.sources))
+    removed = tuple(
+        RemovedRepository(repository=r, lakefs_conn_id=c, removed_at=t)
+        for c, repos in sorted(found.removed.items())
+        for r, t in sorted(repos.items())
+        if r not in taken and any(s.lakefs_conn_id == c and s.matches(r) for s in discovery.sources)
+    )
     return entries, errors, removed, found.refreshed_at
 
 
-def refresh(discovery: DiscoverySettings, list_repositories: Callable[[str], list[str]],
-            now: datetime | None = None) -> tuple[Discovered, list[str]]:
+def refresh(
+    discovery: DiscoverySettings, list_repositories: Callable[[str], list[str]], now: datetime | None = None
+) -> tuple[Discovered, list[str]]:
     """
     List each source's lakeFS, record it, and return (the new record, one line per change).
 
@@ -155,13 +176,17 @@ def refresh(discovery: DiscoverySettings, list_repositories: Callable[[str], lis
         for r in matched:
             if r not in before:
                 changes.append(f"{conn}: new repository {r}: its GC DAG lakefs_gc__{r} is built at the next parse")
-        gone = {r: t for r, t in (old.removed.get(conn) or {}).items()
-                if r not in repos and datetime.fromisoformat(t) > now - timedelta(days=REMOVED_DAYS)}
+        gone = {
+            r: t
+            for r, t in (old.removed.get(conn) or {}).items()
+            if r not in repos and datetime.fromisoformat(t) > now - timedelta(days=REMOVED_DAYS)
+        }
         for r in sorted(before - set(repos)):
             if any(s.matches(r) for s in sources) and r not in gone:
                 gone[r] = stamp
-                changes.append(f"{conn}: repository {r} is gone from lakeFS: its GC DAG lakefs_gc__{r} is no "
-                               f"longer built")
+                changes.append(
+                    f"{conn}: repository {r} is gone from lakeFS: its GC DAG lakefs_gc__{r} is no longer built"
+                )
         if gone:
             new.removed[conn] = gone
         sizes = {r: n for r, n in (old.sizes.get(conn) or {}).items() if r in matched}

@@ -39,19 +39,42 @@ _T = TypeVar("_T")
 # lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
 _REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
 _CONN_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,250}$")
-_PRESETS = frozenset({"@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly",
-                      "@quarterly", "@yearly", "@annually"})
+_PRESETS = frozenset(
+    {"@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@quarterly", "@yearly", "@annually"}
+)
 _CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,\-?LW#]+$")
 
-_ENTRY_FIELDS = frozenset({"repository", "lakefs_conn_id", "storage_conn_id", "spark_conn_id",
-                           "schedule", "min_age_seconds", "mode", "work_dir", "tags", "spark", "sweep", "tasks",
-                           "space", "flow", "clean_run_every", "notify"})
+_ENTRY_FIELDS = frozenset(
+    {
+        "repository",
+        "lakefs_conn_id",
+        "storage_conn_id",
+        "spark_conn_id",
+        "schedule",
+        "min_age_seconds",
+        "mode",
+        "work_dir",
+        "tags",
+        "spark",
+        "sweep",
+        "tasks",
+        "space",
+        "flow",
+        "clean_run_every",
+        "notify",
+    }
+)
 _REQUIRED = ("repository",)
 # What an entry gets when neither it nor ``defaults`` sets the field. storage_conn_id has none: a
 # local:// namespace needs no storage connection, and prepare_run refuses another namespace without
 # one, naming the field.
-ENTRY_DEFAULTS: Mapping[str, Any] = {"lakefs_conn_id": "lakefs_default", "spark_conn_id": "spark_default",
-                                     "min_age_seconds": 86400, "mode": "mark_and_sweep", "schedule": None}
+ENTRY_DEFAULTS: Mapping[str, Any] = {
+    "lakefs_conn_id": "lakefs_default",
+    "spark_conn_id": "spark_default",
+    "min_age_seconds": 86400,
+    "mode": "mark_and_sweep",
+    "schedule": None,
+}
 
 
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
@@ -78,8 +101,9 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
 
     unknown = set(entry) - _ENTRY_FIELDS
     if unknown:
-        problems.append(f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} "
-                        f"(allowed: {sorted(_ENTRY_FIELDS)})")
+        problems.append(
+            f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} (allowed: {sorted(_ENTRY_FIELDS)})"
+        )
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
     for section in ("spark", "sweep", "tasks", "space", "notify"):
         merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
@@ -96,8 +120,11 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
             bad(fld, f"must be an Airflow connection id (letters, digits, _ . -), got {v!r}")
     mode = merged["mode"]
     if mode not in SCHEDULABLE_MODES:
-        hint = (" (sweep_only needs the mark id of an earlier run: trigger it by hand with the Params mode and "
-                "mark_id)") if mode == "sweep_only" else ""
+        hint = (
+            (" (sweep_only needs the mark id of an earlier run: trigger it by hand with the Params mode and mark_id)")
+            if mode == "sweep_only"
+            else ""
+        )
         bad("mode", f"must be one of {', '.join(SCHEDULABLE_MODES)}, got {mode!r}{hint}")
     age = merged["min_age_seconds"]
     if isinstance(age, bool) or not isinstance(age, int) or age < 0:
@@ -123,12 +150,24 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     if problems:
         raise ConfigError("\n".join(problems))
     # no problem: every section parsed (check returns None only after recording one)
-    return RepoConfig(repository=name, lakefs_conn_id=merged["lakefs_conn_id"],
-                      storage_conn_id=merged.get("storage_conn_id"), spark_conn_id=merged["spark_conn_id"],
-                      min_age_seconds=age, mode=mode, schedule=schedule, work_dir=work_dir,
-                      tags=tuple(tags), spark=cast("SparkSettings", spark), sweep=cast("SweepSettings", sweep),
-                      tasks=cast("TaskSettings", tasks), space=cast("SpaceSettings", space), flow=flow, clean_run_every=cast("CleanRunEvery", every),
-                      notify=cast("NotifySettings", notify))
+    return RepoConfig(
+        repository=name,
+        lakefs_conn_id=merged["lakefs_conn_id"],
+        storage_conn_id=merged.get("storage_conn_id"),
+        spark_conn_id=merged["spark_conn_id"],
+        min_age_seconds=age,
+        mode=mode,
+        schedule=schedule,
+        work_dir=work_dir,
+        tags=tuple(tags),
+        spark=cast("SparkSettings", spark),
+        sweep=cast("SweepSettings", sweep),
+        tasks=cast("TaskSettings", tasks),
+        space=cast("SpaceSettings", space),
+        flow=flow,
+        clean_run_every=cast("CleanRunEvery", every),
+        notify=cast("NotifySettings", notify),
+    )
 
 
 def _valid_schedule(s: str) -> bool:

@@ -39,9 +39,15 @@ def project_root() -> Path:
     return Path.cwd()
 
 
-_PRESET_SECONDS = {"@hourly": 3600, "@daily": 86400, "@weekly": 7 * 86400, "@monthly": 28 * 86400,
-                   "@quarterly": 90 * 86400, "@yearly": 365 * 86400, "@annually": 365 * 86400}
-
+_PRESET_SECONDS = {
+    "@hourly": 3600,
+    "@daily": 86400,
+    "@weekly": 7 * 86400,
+    "@monthly": 28 * 86400,
+    "@quarterly": 90 * 86400,
+    "@yearly": 365 * 86400,
+    "@annually": 365 * 86400,
+}
 
 
 class ConfigError(ValueError):
@@ -56,13 +62,13 @@ class SparkSettings:
     driver_memory: str | None = None
     executor_memory: str | None = None
     parallelism: int | None = None
-    binary: str | None = None       # spark-submit path; None: the one next to the running Python
-    python: str | None = None       # PYSPARK_PYTHON; None: the running Python
-    py_files: str | None = None     # None: a zip of the installed package (lakefs_gc.spark.bundle)
-    jobs_dir: str | None = None     # None: the jobs inside the package (lakefs_gc/jobs)
-    fast_start: bool = True         # the driver JVM's start-up options (lakefs_gc.spark.jvm)
+    binary: str | None = None  # spark-submit path; None: the one next to the running Python
+    python: str | None = None  # PYSPARK_PYTHON; None: the running Python
+    py_files: str | None = None  # None: a zip of the installed package (lakefs_gc.spark.bundle)
+    jobs_dir: str | None = None  # None: the jobs inside the package (lakefs_gc/jobs)
+    fast_start: bool = True  # the driver JVM's start-up options (lakefs_gc.spark.jvm)
     in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
-    pool: str | None = None         # the Airflow pool of the Spark steps; None: Airflow's default_pool
+    pool: str | None = None  # the Airflow pool of the Spark steps; None: Airflow's default_pool
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
@@ -83,7 +89,7 @@ class SweepSettings:
     max_delete_count: int = RunSettings.max_delete_count
     mark_max_age_seconds: int = RunSettings.mark_max_age_seconds
     rate: float = RunSettings.delete_rate
-    concurrency: int | None = None            # delete tasks at once; None: spark.parallelism
+    concurrency: int | None = None  # delete tasks at once; None: spark.parallelism
     batch_size: int = RunSettings.delete_batch_size
     quarantine_days: int = RunSettings.quarantine_days  # local:// only
 
@@ -171,11 +177,11 @@ class RepoConfig:
     sweep: SweepSettings = field(default_factory=SweepSettings)
     tasks: TaskSettings = field(default_factory=TaskSettings)
     space: SpaceSettings = field(default_factory=SpaceSettings)
-    flow: str = "auto"                   # the default of the run's Param flow (lakefs_gc.gc.flow)
+    flow: str = "auto"  # the default of the run's Param flow (lakefs_gc.gc.flow)
     clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
     notify: NotifySettings = field(default_factory=NotifySettings)
-    discovered: bool = False             # from a ``discover`` source (the refresh's list), not listed by name
-    priority_weight: int = 1             # the Spark steps' priority in their pool (discovered: by the last run's size)
+    discovered: bool = False  # from a ``discover`` source (the refresh's list), not listed by name
+    priority_weight: int = 1  # the Spark steps' priority in their pool (discovered: by the last run's size)
 
     @property
     def dag_id(self) -> str:
@@ -201,8 +207,9 @@ class DiscoverySource:
     def matches(self, repository: str) -> bool:
         from fnmatch import fnmatchcase
 
-        return (any(fnmatchcase(repository, p) for p in self.include)
-                and not any(fnmatchcase(repository, p) for p in self.exclude))
+        return any(fnmatchcase(repository, p) for p in self.include) and not any(
+            fnmatchcase(repository, p) for p in self.exclude
+        )
 
 
 @dataclass(frozen=True)
@@ -232,14 +239,20 @@ class GCConfig:
     entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
     pools: tuple[tuple[str, int], ...] = ()  # Airflow pools the set-up creates: (name, slots)
     discovery: DiscoverySettings | None = None
-    removed: tuple[RemovedRepository, ...] = ()   # discovered repositories gone from lakeFS
-    refreshed_at: str | None = None               # the discovery refresh's last run (None: never)
+    removed: tuple[RemovedRepository, ...] = ()  # discovered repositories gone from lakeFS
+    refreshed_at: str | None = None  # the discovery refresh's last run (None: never)
 
     def pools_import(self) -> dict[str, dict[str, object]]:
         """Return the ``pools`` as ``airflow pools import FILE`` reads them (what the set-up and ``make airflow`` create)."""
-        return {name: {"slots": slots, "description": "lakeFS GC: the Spark steps of the repositories whose "
-                                                      "spark.pool names it (a few runs at a time)",
-                       "include_deferred": False} for name, slots in self.pools}
+        return {
+            name: {
+                "slots": slots,
+                "description": "lakeFS GC: the Spark steps of the repositories whose "
+                "spark.pool names it (a few runs at a time)",
+                "include_deferred": False,
+            }
+            for name, slots in self.pools
+        }
 
     @property
     def entry_problems(self) -> list[str]:
@@ -256,5 +269,3 @@ def default_config_path() -> Path:
 def resolve_work_dir(configured: str | None) -> str:
     """Return the base work location: the entry's ``work_dir``, else ``$LAKEFS_GC_WORK_DIR``, else /tmp."""
     return configured or os.environ.get(ENV_WORK_DIR) or DEFAULT_WORK_DIR
-
-

@@ -62,8 +62,9 @@ def load_config(path: str | os.PathLike[str] | None = None, *, strict: bool = Tr
     try:
         text = p.read_text()
     except OSError as e:
-        raise ConfigError(f"{p}: cannot read the GC configuration ({e.strerror or e}); "
-                          f"set {ENV_CONFIG} to its path") from e
+        raise ConfigError(
+            f"{p}: cannot read the GC configuration ({e.strerror or e}); set {ENV_CONFIG} to its path"
+        ) from e
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -84,9 +85,11 @@ def raise_entry_errors(path: str | os.PathLike[str] | None = None) -> None:
         return
     if cfg.entry_errors:
         n = len(cfg.entry_errors)
-        raise ConfigError(f"{cfg.path}: {n} bad repository entr{'y' if n == 1 else 'ies'}, whose GC DAG "
-                          f"{'is' if n == 1 else 'are'} not built (every other entry's DAG is); fix "
-                          f"{'it' if n == 1 else 'them'} in the file:\n" + "\n".join(cfg.entry_errors))
+        raise ConfigError(
+            f"{cfg.path}: {n} bad repository entr{'y' if n == 1 else 'ies'}, whose GC DAG "
+            f"{'is' if n == 1 else 'are'} not built (every other entry's DAG is); fix "
+            f"{'it' if n == 1 else 'them'} in the file:\n" + "\n".join(cfg.entry_errors)
+        )
 
 
 def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict: bool = True) -> GCConfig:
@@ -101,8 +104,9 @@ def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict:
     problems: list[str] = []  # the file's own problems, every one of them
     unknown = set(doc) - set(_TOP_LEVEL)
     if unknown:
-        problems.append(f"{p}: unknown top-level key(s) {_unknown(unknown, _TOP_LEVEL)} "
-                        f"(allowed: {', '.join(_TOP_LEVEL)})")
+        problems.append(
+            f"{p}: unknown top-level key(s) {_unknown(unknown, _TOP_LEVEL)} (allowed: {', '.join(_TOP_LEVEL)})"
+        )
     defaults = doc.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         problems.append(f"{p}: 'defaults' must be a mapping")
@@ -139,13 +143,21 @@ def parse_config(doc: Any, path: str | os.PathLike[str] = "<config>", *, strict:
         from lakefs_gc.config.discovered import discovered_entries
 
         found, found_errors, removed, refreshed_at = discovered_entries(
-            discovery, {r.repository for r in repos}, lambda entry, where: _parse_entry(entry, defaults, where), p)
+            discovery, {r.repository for r in repos}, lambda entry, where: _parse_entry(entry, defaults, where), p
+        )
         if found_errors and strict:
             raise ConfigError(found_errors[0])
         repos.extend(found)
         errors.extend(found_errors)
-    return GCConfig(path=p, repositories=tuple(repos), entry_errors=tuple(errors), pools=pools,
-                    discovery=discovery, removed=removed, refreshed_at=refreshed_at)
+    return GCConfig(
+        path=p,
+        repositories=tuple(repos),
+        entry_errors=tuple(errors),
+        pools=pools,
+        discovery=discovery,
+        removed=removed,
+        refreshed_at=refreshed_at,
+    )
 
 
 def _parse_pools(raw: Any, p: Path, problems: list[str]) -> tuple[tuple[str, int], ...]:
@@ -172,8 +184,10 @@ def _patterns(raw: Any, where: str, fld: str, problems: list[str], required: boo
     if isinstance(raw, str):
         raw = [raw]
     if not isinstance(raw, list) or not raw or not all(isinstance(x, str) and x for x in raw):
-        problems.append(f"{where}: field '{fld}': must be a non-empty list of repository name patterns "
-                        f"(shell style: fleet-*, *-prod), got {raw!r}")
+        problems.append(
+            f"{where}: field '{fld}': must be a non-empty list of repository name patterns "
+            f"(shell style: fleet-*, *-prod), got {raw!r}"
+        )
         return ()
     return tuple(raw)
 
@@ -193,12 +207,14 @@ def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings
         return None
     unknown = set(raw) - _DISCOVER_FIELDS
     if unknown:
-        problems.append(f"{where}: unknown key(s) {_unknown(unknown, _DISCOVER_FIELDS)} "
-                        f"(allowed: {sorted(_DISCOVER_FIELDS)})")
+        problems.append(
+            f"{where}: unknown key(s) {_unknown(unknown, _DISCOVER_FIELDS)} (allowed: {sorted(_DISCOVER_FIELDS)})"
+        )
     schedule = raw.get("schedule", DiscoverySettings.schedule)
     if schedule is not None and (not isinstance(schedule, str) or not _valid_schedule(schedule)):
-        problems.append(f"{where}: field 'schedule': must be a cron expression, a preset such as @hourly, or null, "
-                        f"got {schedule!r}")
+        problems.append(
+            f"{where}: field 'schedule': must be a cron expression, a preset such as @hourly, or null, got {schedule!r}"
+        )
     state = raw.get("state_file")
     if state is not None and (not isinstance(state, str) or not state.strip()):
         problems.append(f"{where}: field 'state_file': must be a path, got {state!r}")
@@ -207,8 +223,10 @@ def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings
         state_path = p.parent / state_path
     sources_raw = raw.get("sources")
     if not isinstance(sources_raw, list) or not sources_raw:
-        problems.append(f"{where}: field 'sources': must be a non-empty list of {{lakefs_conn_id, include, "
-                        f"exclude, defaults, overrides}}")
+        problems.append(
+            f"{where}: field 'sources': must be a non-empty list of {{lakefs_conn_id, include, "
+            f"exclude, defaults, overrides}}"
+        )
         return None
     sources = []
     for i, src in enumerate(sources_raw):
@@ -218,7 +236,9 @@ def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings
             continue
         unknown = set(src) - _SOURCE_FIELDS
         if unknown:
-            problems.append(f"{w}: unknown key(s) {_unknown(unknown, _SOURCE_FIELDS)} (allowed: {sorted(_SOURCE_FIELDS)})")
+            problems.append(
+                f"{w}: unknown key(s) {_unknown(unknown, _SOURCE_FIELDS)} (allowed: {sorted(_SOURCE_FIELDS)})"
+            )
         conn = src.get("lakefs_conn_id", ENTRY_DEFAULTS["lakefs_conn_id"])
         if not isinstance(conn, str) or not _CONN_ID_RE.match(conn):
             problems.append(f"{w}: field 'lakefs_conn_id': must be an Airflow connection id, got {conn!r}")
@@ -230,8 +250,10 @@ def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings
             defaults = {}
         bad = set(defaults) - (_ENTRY_FIELDS - {"repository", "lakefs_conn_id"})
         if bad:
-            problems.append(f"{w}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS)} (not repository or "
-                            "lakefs_conn_id: the source sets them)")
+            problems.append(
+                f"{w}: defaults: unknown field(s) {_unknown(bad, _ENTRY_FIELDS)} (not repository or "
+                "lakefs_conn_id: the source sets them)"
+            )
         overrides = src.get("overrides") or {}
         if not isinstance(overrides, Mapping) or not all(isinstance(v, Mapping) for v in overrides.values()):
             problems.append(f"{w}: field 'overrides': must map a repository id to its entry fields")
@@ -240,14 +262,19 @@ def _parse_discover(raw: Any, p: Path, problems: list[str]) -> DiscoverySettings
             bad = set(fields) - (_ENTRY_FIELDS - {"repository", "lakefs_conn_id"})
             if bad:
                 problems.append(f"{w}: overrides: {repo}: unknown field(s) {_unknown(bad, _ENTRY_FIELDS)}")
-        sources.append(DiscoverySource(lakefs_conn_id=str(conn), include=include, exclude=exclude,
-                                       defaults=tuple(defaults.items()),
-                                       overrides=tuple((str(k), tuple(v.items())) for k, v in overrides.items())))
+        sources.append(
+            DiscoverySource(
+                lakefs_conn_id=str(conn),
+                include=include,
+                exclude=exclude,
+                defaults=tuple(defaults.items()),
+                overrides=tuple((str(k), tuple(v.items())) for k, v in overrides.items()),
+            )
+        )
     return DiscoverySettings(sources=tuple(sources), schedule=schedule, state_file=state_path)
 
 
-def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path,
-                        seen: dict[str, int]) -> RepoConfig:
+def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path, seen: dict[str, int]) -> RepoConfig:
     where = f"{p}: repositories[{i}]"
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{where}: each entry must be a mapping")
@@ -256,6 +283,8 @@ def _parse_listed_entry(entry: Any, i: int, defaults: Mapping[str, Any], p: Path
         where = f"{where} ({name})"
     repo = _parse_entry(entry, defaults, where)
     if repo.repository in seen:
-        raise ConfigError(f"{where}: field 'repository': duplicate repository "
-                          f"{repo.repository!r} (also repositories[{seen[repo.repository]}])")
+        raise ConfigError(
+            f"{where}: field 'repository': duplicate repository "
+            f"{repo.repository!r} (also repositories[{seen[repo.repository]}])"
+        )
     return repo

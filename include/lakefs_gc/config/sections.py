@@ -27,10 +27,33 @@ _Err = Callable[[str, str], ConfigError]
 
 _MEMORY_RE = re.compile(r"^[0-9]+[kKmMgGtT]?[bB]?$")
 _POOL_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,256}$")
-_SPARK_FIELDS = frozenset({"conf", "driver_memory", "executor_memory", "parallelism", "binary",
-                           "python", "py_files", "jobs_dir", "fast_start", "in_process_max_keys", "pool"})
-_SWEEP_FIELDS = frozenset({"confirm_after_seconds", "max_delete_share", "max_delete_count",
-                           "mark_max_age_seconds", "rate", "concurrency", "batch_size", "quarantine_days"})
+_SPARK_FIELDS = frozenset(
+    {
+        "conf",
+        "driver_memory",
+        "executor_memory",
+        "parallelism",
+        "binary",
+        "python",
+        "py_files",
+        "jobs_dir",
+        "fast_start",
+        "in_process_max_keys",
+        "pool",
+    }
+)
+_SWEEP_FIELDS = frozenset(
+    {
+        "confirm_after_seconds",
+        "max_delete_share",
+        "max_delete_count",
+        "mark_max_age_seconds",
+        "rate",
+        "concurrency",
+        "batch_size",
+        "quarantine_days",
+    }
+)
 _SPACE_FIELDS = frozenset({"enabled", "stale_branch_days"})
 _TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
 # notifier kind -> (its required options, its allowed options)
@@ -80,9 +103,10 @@ def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
         for j, item in enumerate(items):
             fld = f"notify.{when}[{j}]"
             if not isinstance(item, Mapping) or len(item) != 1:
-                raise err(fld, f"must be one of {{smtp: {{...}}}}, {{slack: {{...}}}}, {{class: {{path: ...}}}}, "
-                               f"got {item!r}")
-            (kind, options), = item.items()
+                raise err(
+                    fld, f"must be one of {{smtp: {{...}}}}, {{slack: {{...}}}}, {{class: {{path: ...}}}}, got {item!r}"
+                )
+            ((kind, options),) = item.items()
             if kind not in NOTIFIER_KINDS:
                 raise err(fld, f"unknown notifier {kind!r} (one of {', '.join(NOTIFIER_KINDS)})")
             required, allowed = NOTIFIER_KINDS[kind]
@@ -90,7 +114,9 @@ def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
                 raise err(f"{fld}.{kind}", "must be a mapping of the notifier's options")
             unknown = set(options) - allowed
             if unknown:
-                raise err(f"{fld}.{kind}", f"unknown option(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
+                raise err(
+                    f"{fld}.{kind}", f"unknown option(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})"
+                )
             missing = sorted(required - set(options))
             if missing:
                 raise err(f"{fld}.{kind}", f"missing {', '.join(missing)}")
@@ -102,15 +128,18 @@ def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
                     raise err(f"{fld}.smtp.to", f"must be a mail address or a list of them, got {options['to']!r}")
                 options = {**options, "to": tuple(to)}
             if kind == "class" and (not isinstance(options["path"], str) or "." not in options["path"]):
-                raise err(f"{fld}.class.path", f"must be a dotted path such as my_pkg.notifiers.MyNotifier, "
-                                                f"got {options['path']!r}")
+                raise err(
+                    f"{fld}.class.path",
+                    f"must be a dotted path such as my_pkg.notifiers.MyNotifier, got {options['path']!r}",
+                )
             if kind == "class" and not isinstance(options.get("args") or {}, Mapping):
                 raise err(f"{fld}.class.args", "must be a mapping of the notifier's keyword arguments")
             module = NOTIFIER_TARGETS[kind][0] if kind in NOTIFIER_TARGETS else str(options["path"]).rpartition(".")[0]
             if not _installed(module):
                 package = NOTIFIER_TARGETS[kind][2] if kind in NOTIFIER_TARGETS else module
-                raise err(f"{fld}.{kind}", f"{module} is not installed here: install {package} into every Airflow "
-                                           "component")
+                raise err(
+                    f"{fld}.{kind}", f"{module} is not installed here: install {package} into every Airflow component"
+                )
             specs.append(NotifierSpec(kind=kind, options=tuple(sorted(options.items()))))
         out[when] = tuple(specs)
     return NotifySettings(**out)
@@ -162,8 +191,10 @@ def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
             raise err(f"spark.{fld}", f"must be a non-empty string, got {v!r}")
     in_process = raw.get("in_process_max_keys", SparkSettings.in_process_max_keys)
     if isinstance(in_process, bool) or not isinstance(in_process, int) or in_process < 0:
-        raise err("spark.in_process_max_keys", f"must be a whole number of keys >= 0 (0: every Spark step is a "
-                                               f"spark-submit), got {in_process!r}")
+        raise err(
+            "spark.in_process_max_keys",
+            f"must be a whole number of keys >= 0 (0: every Spark step is a spark-submit), got {in_process!r}",
+        )
     pool = raw.get("pool")
     if pool is not None and (not isinstance(pool, str) or not _POOL_RE.match(pool)):
         raise err("spark.pool", f"must be an Airflow pool name (letters, digits, _ . -) or null, got {pool!r}")
@@ -171,10 +202,18 @@ def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
     if not isinstance(fast_start, bool):
         raise err("spark.fast_start", f"must be true or false, got {fast_start!r}")
     return SparkSettings(
-        conf={k: _conf_str(v) for k, v in conf.items()}, fast_start=fast_start, in_process_max_keys=in_process,
-        driver_memory=raw.get("driver_memory"), executor_memory=raw.get("executor_memory"),
-        parallelism=par, binary=raw.get("binary"), python=raw.get("python"),
-        py_files=raw.get("py_files"), jobs_dir=raw.get("jobs_dir"), pool=pool)
+        conf={k: _conf_str(v) for k, v in conf.items()},
+        fast_start=fast_start,
+        in_process_max_keys=in_process,
+        driver_memory=raw.get("driver_memory"),
+        executor_memory=raw.get("executor_memory"),
+        parallelism=par,
+        binary=raw.get("binary"),
+        python=raw.get("python"),
+        py_files=raw.get("py_files"),
+        jobs_dir=raw.get("jobs_dir"),
+        pool=pool,
+    )
 
 
 def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
@@ -186,8 +225,12 @@ def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
         if v is None:
             if optional or fld not in raw:
                 return None
-        ok = not isinstance(v, bool) and isinstance(v, int if integer else (int, float)) and v >= lo \
+        ok = (
+            not isinstance(v, bool)
+            and isinstance(v, int if integer else (int, float))
+            and v >= lo
             and (hi is None or v <= hi)
+        )
         if not ok:
             bound = f"{lo}..{hi}" if hi is not None else f">= {lo}"
             raise err(f"sweep.{fld}", f"must be {'an integer' if integer else 'a number'} {bound}, got {v!r}")
@@ -204,8 +247,12 @@ def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
         "batch_size": num("batch_size", 1, 1000),
         "quarantine_days": num("quarantine_days", 0, 3650),
     }
-    return SweepSettings(**{k: (v if v is not None or k in ("confirm_after_seconds", "concurrency")
-                               else getattr(d, k)) for k, v in vals.items()})
+    return SweepSettings(
+        **{
+            k: (v if v is not None or k in ("confirm_after_seconds", "concurrency") else getattr(d, k))
+            for k, v in vals.items()
+        }
+    )
 
 
 def _parse_space(raw: Any, err: _Err) -> SpaceSettings:
@@ -238,9 +285,11 @@ def _parse_tasks(raw: Any, err: _Err) -> TaskSettings:
     return TaskSettings(
         retries=whole("retries", raw.get("retries", d.retries), 0),
         retry_delay_seconds=whole("retry_delay_seconds", raw.get("retry_delay_seconds", d.retry_delay_seconds), 0),
-        execution_timeout_seconds=whole("execution_timeout_seconds",
-                                        raw.get("execution_timeout_seconds", d.execution_timeout_seconds), 1),
-        execution_timeouts={k: whole(f"execution_timeouts.{k}", v, 1) for k, v in per_task.items()})
+        execution_timeout_seconds=whole(
+            "execution_timeout_seconds", raw.get("execution_timeout_seconds", d.execution_timeout_seconds), 1
+        ),
+        execution_timeouts={k: whole(f"execution_timeouts.{k}", v, 1) for k, v in per_task.items()},
+    )
 
 
 def _conf_str(v: Any) -> str:

@@ -16,11 +16,11 @@ from lakefs_gc.errors import ContractError
 class StorageLocation:
     """Where the repository's objects are, without secrets (those come from the connection)."""
 
-    namespace: str                       # as lakeFS reports it: s3://bucket/repo, local://repo, gs://, https://
-    blockstore_type: str                 # s3 | local | azure | gs
-    endpoint_url: str | None = None      # S3-compatible endpoint (None: AWS), Azure account URL, GCS API endpoint
+    namespace: str  # as lakeFS reports it: s3://bucket/repo, local://repo, gs://, https://
+    blockstore_type: str  # s3 | local | azure | gs
+    endpoint_url: str | None = None  # S3-compatible endpoint (None: AWS), Azure account URL, GCS API endpoint
     s3_region: str | None = None
-    local_root: str | None = None        # lakeFS's blockstore.local.path, for local:// namespaces
+    local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class MarkRef:
     mark_id: str
     start_time: str
     cutoff_time: str
-    listed_objects: int                  # what the blast-radius guard compares against
+    listed_objects: int  # what the blast-radius guard compares against
     to_delete: int
 
 
@@ -71,17 +71,17 @@ class IncrementalBase:
 
     mark_id: str
     start_time: str
-    mode: str                            # the base run's mode; its deleted/ is gone only after a real sweep
+    mode: str  # the base run's mode; its deleted/ is gone only after a real sweep
     dry_run: bool
-    last_slice: str                      # the newest slice it listed ("": none)
-    uncommitted_dir: PartsDir            # its staged addresses
+    last_slice: str  # the newest slice it listed ("": none)
+    uncommitted_dir: PartsDir  # its staged addresses
     committed_dirs: tuple[PartsDir, ...]  # every committed address read since the chain's clean run
-    identity_dirs: tuple[PartsDir, ...]   # every committed entry's (size, checksum, path) read since then
-    read_file: str                       # the commit and range ids read since the chain's clean run
+    identity_dirs: tuple[PartsDir, ...]  # every committed entry's (size, checksum, path) read since then
+    read_file: str  # the commit and range ids read since the chain's clean run
     clean_run_id: str
     clean_start_time: str
-    clean_listed_objects: int            # what the chain's clean run listed (the blast-radius guard's base)
-    runs_in_chain: int                   # the clean run and the incremental runs since
+    clean_listed_objects: int  # what the chain's clean run listed (the blast-radius guard's base)
+    runs_in_chain: int  # the clean run and the incremental runs since
 
 
 @dataclass(frozen=True)
@@ -89,21 +89,21 @@ class RunContext:
     """prepare_run: the repository, where its storage is, the run clock and the validated settings, written once."""
 
     repository: str
-    lakefs_endpoint: str                 # http://host:8000/api/v1
+    lakefs_endpoint: str  # http://host:8000/api/v1
     storage: StorageLocation
     grace_period_seconds: int
-    start_time: str                      # ISO 8601 UTC, fixed once per run
-    cutoff_time: str                     # objects modified at or after it are never candidates
+    start_time: str  # ISO 8601 UTC, fixed once per run
+    cutoff_time: str  # objects modified at or after it are never candidates
     effective_min_age_seconds: int
-    work_dir: str                        # Spark-writable place for intermediate Parquet
+    work_dir: str  # Spark-writable place for intermediate Parquet
     airflow_run_id: str
     settings: RunSettings
-    parallelism: int | None = None       # partitions the jobs list and delete with; None: Spark's
-    sweep_mark: MarkRef | None = None    # sweep_only
+    parallelism: int | None = None  # partitions the jobs list and delete with; None: Spark's
+    sweep_mark: MarkRef | None = None  # sweep_only
     lakefs_retries: LakeFSRetries = field(default_factory=LakeFSRetries)
-    flow: str = "clean"                  # clean | incremental: what prepare_run chose (lakefs_gc.gc.flow)
+    flow: str = "clean"  # clean | incremental: what prepare_run chose (lakefs_gc.gc.flow)
     flow_reason: str = ""
-    gc_rules: str = ""                   # fingerprint of the repository's GC rules (lakefs_gc.gc.flow)
+    gc_rules: str = ""  # fingerprint of the repository's GC rules (lakefs_gc.gc.flow)
     base: IncrementalBase | None = None  # incremental: the run it builds on
 
     @property

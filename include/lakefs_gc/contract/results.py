@@ -17,20 +17,20 @@ class UncommittedResult:
     """mark_uncommitted: lakeFS wrote the staged addresses; its run id names this mark."""
 
     run_id: str
-    locations: tuple[str, ...]           # every non-empty page location (hazard H2)
+    locations: tuple[str, ...]  # every non-empty page location (hazard H2)
     pages: int
     seconds: float = 0.0
     # the staged entries read through the API (lakefs_gc.listing.uncommitted.api_staged)
-    staged_branches: int = 0             # branches read, each against its HEAD commit
-    staged_entries_checked: int = 0      # entries a branch reads at an address its HEAD commit lacks
+    staged_branches: int = 0  # branches read, each against its HEAD commit
+    staged_entries_checked: int = 0  # entries a branch reads at an address its HEAD commit lacks
     staged_addresses_lakefs_omitted: int = 0  # live staged addresses lakeFS's mark lacked: kept
-    staged_file: str | None = None       # key of the Parquet holding those (lakeFS's uncommitted format)
-    staged_objects_listed: int = 0       # objects listed to find them (branches and HEAD commits)
+    staged_file: str | None = None  # key of the Parquet holding those (lakeFS's uncommitted format)
+    staged_objects_listed: int = 0  # objects listed to find them (branches and HEAD commits)
     staged_branches_gone: tuple[str, ...] = ()  # deleted during the run (their staged entries are garbage)
-    staged_check: str = "full"           # RunSettings.staged_check as this step ran it
-    lakefs_seconds: float = 0.0          # of seconds: lakeFS's own mark (prepare_uncommited, every page)
-    heads_file: str | None = None        # candidates: every branch's HEAD before and after lakeFS's mark
-    branches_moved: int = 0              # candidates: HEAD moved during lakeFS's mark (listed in full)
+    staged_check: str = "full"  # RunSettings.staged_check as this step ran it
+    lakefs_seconds: float = 0.0  # of seconds: lakeFS's own mark (prepare_uncommited, every page)
+    heads_file: str | None = None  # candidates: every branch's HEAD before and after lakeFS's mark
+    branches_moved: int = 0  # candidates: HEAD moved during lakeFS's mark (listed in full)
     branch_reads_file: str | None = None  # the staged addresses lakeFS's mark lacked, by branch (attribute_space)
 
 
@@ -50,18 +50,18 @@ class SparkStepResult:
 class CommittedResult(SparkStepResult):
     """list_committed: the committed addresses read now, each once, and the commits and ranges read for them."""
 
-    committed_dir: PartsDir              # the addresses read now, each once: the mark's state/committed/
+    committed_dir: PartsDir  # the addresses read now, each once: the mark's state/committed/
     commits_csv: str
     active_commits: int
     metaranges: int
     ranges: int
     committed_addresses: int
-    documented_commits: int = 0          # kept by the documented rules, walked from the API (gc/retention.py)
-    commits_lakefs_lacked: int = 0       # of which commits.csv did not list: kept anyway
+    documented_commits: int = 0  # kept by the documented rules, walked from the API (gc/retention.py)
+    commits_lakefs_lacked: int = 0  # of which commits.csv did not list: kept anyway
     seconds: float = 0.0
-    new_commits: int = 0                 # commits read now (incremental: not read since the chain's clean run)
-    ranges_known: int = 0                # incremental: ranges of new commits read before (skipped)
-    read_file: str = ""                  # key: the commit and range ids read since the chain's clean run
+    new_commits: int = 0  # commits read now (incremental: not read since the chain's clean run)
+    ranges_known: int = 0  # incremental: ranges of new commits read before (skipped)
+    read_file: str = ""  # key: the commit and range ids read since the chain's clean run
     identity_dir: PartsDir | None = None  # (size, checksum, path) of every entry of the ranges read now
 
 
@@ -69,15 +69,15 @@ class CommittedResult(SparkStepResult):
 class SlicesResult(SparkStepResult):
     """list_slices: the namespace's objects listed now (Parquet under ``listed_dir``), and the slices listed."""
 
-    listed_dir: str                      # Parquet: address, size, last_modified_ms, checksum
+    listed_dir: str  # Parquet: address, size, last_modified_ms, checksum
     first_slice: str
     slices_listed: int
     slices_skipped: int
     listed_objects: int
     listed_bytes: int
     seconds: float = 0.0
-    slices_before_base: int = 0          # incremental: older than the base's newest slice, not listed
-    root_listed: bool = True             # the namespace root and loose data/ objects (clean runs only)
+    slices_before_base: int = 0  # incremental: older than the base's newest slice, not listed
+    root_listed: bool = True  # the namespace root and loose data/ objects (clean runs only)
 
 
 @dataclass(frozen=True)
@@ -88,24 +88,24 @@ class CandidatesResult(SparkStepResult):
     uncommitted_files: int
     candidates: int
     candidate_bytes: int
-    to_delete: int                       # after delayed confirmation
+    to_delete: int  # after delayed confirmation
     to_delete_bytes: int
     held_back: int
     confirm_after_seconds: int
     held_back_reason: str | None = None
     confirmed_by_mark: str | None = None
-    unreadable_marks: tuple[str, ...] = ()   # earlier marks not used for confirmation, with the reason
+    unreadable_marks: tuple[str, ...] = ()  # earlier marks not used for confirmation, with the reason
     seconds: float = 0.0
     uncommitted_dir: PartsDir | None = None  # this run's staged addresses, kept for later runs
-    carried_checked: int = 0             # incremental: earlier staged or held-back addresses checked again
-    carried_candidates: int = 0          # ... of which candidates now
+    carried_checked: int = 0  # incremental: earlier staged or held-back addresses checked again
+    carried_candidates: int = 0  # ... of which candidates now
     # the staged check on the candidates (lakefs_gc.listing.staged), when it ran here
     staged_check: str = "full"
-    staged_suspicious: int = 0           # candidates a staged entry could read (size and checksum of an entry)
-    staged_stats: int = 0                # statObject calls made for them
-    staged_kept: int = 0                 # candidates a branch reads now: kept, never deleted
-    commits_since: int = 0               # commits made since list_committed read them, read now
-    committed_since_kept: int = 0        # candidates those commits reference: kept
+    staged_suspicious: int = 0  # candidates a staged entry could read (size and checksum of an entry)
+    staged_stats: int = 0  # statObject calls made for them
+    staged_kept: int = 0  # candidates a branch reads now: kept, never deleted
+    commits_since: int = 0  # commits made since list_committed read them, read now
+    committed_since_kept: int = 0  # candidates those commits reference: kept
     staged_check_seconds: float = 0.0
     branch_reads_file: str | None = None  # what each branch read where the staged check asked (attribute_space)
 
@@ -120,18 +120,18 @@ class SpaceResult(SparkStepResult):
     (an incremental run, switched off, or an input lakeFS could not give: the run goes on).
     """
 
-    space_key: str | None = None         # key of space.json in the namespace
-    objects: int = 0                     # every listed object
+    space_key: str | None = None  # key of space.json in the namespace
+    objects: int = 0  # every listed object
     bytes: int = 0
-    head_bytes: int = 0                  # read by a branch HEAD
-    retention_bytes: int = 0             # only in retention windows (kept commits, not HEAD)
-    staged_bytes: int = 0                # only staged
-    deleted_bytes: int = 0               # unreferenced: deleted this run (marked, in a dry or mark-only run)
-    held_back_bytes: int = 0             # unreferenced: held back (delayed confirmation, the staged check)
-    young_bytes: int = 0                 # unreferenced: newer than the cutoff
+    head_bytes: int = 0  # read by a branch HEAD
+    retention_bytes: int = 0  # only in retention windows (kept commits, not HEAD)
+    staged_bytes: int = 0  # only staged
+    deleted_bytes: int = 0  # unreferenced: deleted this run (marked, in a dry or mark-only run)
+    held_back_bytes: int = 0  # unreferenced: held back (delayed confirmation, the staged check)
+    young_bytes: int = 0  # unreferenced: newer than the cutoff
     branches: int = 0
-    stale_branches: int = 0              # HEAD older than the run's stale_branch_days
-    stale_alone_bytes: int = 0           # what the stale branches alone hold
+    stale_branches: int = 0  # HEAD older than the run's stale_branch_days
+    stale_alone_bytes: int = 0  # what the stale branches alone hold
     seconds: float = 0.0
     skipped: str | None = None
 
@@ -140,18 +140,19 @@ class SpaceResult(SparkStepResult):
 class DeleteCounts:
     """The deleter's counters: one shape for a part, a task and a run."""
 
-    keys: int = 0             # keys asked for: deleted + already_gone + failed
-    deleted: int = 0          # removed by this sweep (dry run: would be removed)
-    already_gone: int = 0     # not there when the sweep asked (storage said "not found")
-    retried: int = 0          # key-attempts retried
+    keys: int = 0  # keys asked for: deleted + already_gone + failed
+    deleted: int = 0  # removed by this sweep (dry run: would be removed)
+    already_gone: int = 0  # not there when the sweep asked (storage said "not found")
+    retried: int = 0  # key-attempts retried
     requests: int = 0
-    failed: int = 0           # still failing after retries: dead letters
+    failed: int = 0  # still failing after retries: dead letters
     parts: int = 0
-    resumed_parts: int = 0    # parts a retry found already done
+    resumed_parts: int = 0  # parts a retry found already done
 
     def __add__(self, other: DeleteCounts) -> DeleteCounts:
-        return DeleteCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                               for f in dataclasses.fields(self)})
+        return DeleteCounts(
+            **{f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)}
+        )
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class Restorability:
     not restorable.
     """
 
-    how: str = "none"          # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
+    how: str = "none"  # s3 versioning | azure soft delete | gcs soft delete | local quarantine | none
     restorable: bool | None = None
     until: str | None = None
     detail: str = ""
@@ -175,8 +176,8 @@ class DeleteResult(SparkStepResult):
     """delete: what the sweep deleted (dry run: would have), how fast, and whether it can be brought back."""
 
     counts: DeleteCounts = field(default_factory=DeleteCounts)
-    skipped: str | None = None           # why nothing ran (mark_only)
-    dry_run: bool = False                # counts.deleted is then what would have gone
+    skipped: str | None = None  # why nothing ran (mark_only)
+    dry_run: bool = False  # counts.deleted is then what would have gone
     concurrency: int = 0
     rate: float = 0.0
     sweep_dir: str | None = None
@@ -184,7 +185,7 @@ class DeleteResult(SparkStepResult):
     seconds: float = 0.0
     soft_delete_days: int | None = None  # Azure: days the account keeps deleted blobs (0: off; None: not Azure/unknown)
     restorable: Restorability | None = None  # whether lakefs-gc restore can bring this sweep's deletions back
-    quarantine_purged: int = 0           # local://: quarantined files of earlier sweeps purged (their days passed)
+    quarantine_purged: int = 0  # local://: quarantined files of earlier sweeps purged (their days passed)
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,6 @@ class ReportResult:
 
     summary_uri: str
     seconds: float = 0.0
-    summary: str = ""                    # the run in a few lines (lakefs_gc.report.render.summary_text)
-    report_url: str | None = None        # a URL a browser can open for summary_uri, when there is one
-    lakefs_url: str | None = None        # the repository in lakeFS's UI
+    summary: str = ""  # the run in a few lines (lakefs_gc.report.render.summary_text)
+    report_url: str | None = None  # a URL a browser can open for summary_uri, when there is one
+    lakefs_url: str | None = None  # the repository in lakeFS's UI

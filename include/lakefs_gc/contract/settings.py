@@ -19,24 +19,25 @@ FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
 STAGED_CHECKS = ("candidates", "full")  # lakefs_gc.listing.staged
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
 
+
 @dataclass(frozen=True)
 class RunSettings:
     """The knobs of one run. The defaults here are the only defaults (config, Params, jobs)."""
 
     mode: str = "mark_and_sweep"
-    flow: str = "auto"                         # clean | incremental | auto (lakefs_gc.gc.flow.choose_flow)
+    flow: str = "auto"  # clean | incremental | auto (lakefs_gc.gc.flow.choose_flow)
     min_age_seconds: int = 86400
     unsafe_min_age_override: bool = False
     dry_run: bool = False
-    mark_id: str = ""                          # sweep_only (required there, ignored elsewhere): the mark to sweep
-    confirm_after_seconds: int = 0             # resolved: never -1 here (see settings_from_params)
-    max_delete_share: float = 0.5              # blast-radius guard: share of listed objects
-    max_delete_count: int = 10_000_000         # ... and absolute count
-    mark_max_age_seconds: int = 7 * 86400      # sweep_only refuses older marks
-    delete_rate: float = 3000.0                # deletes per second in total; 0 = unlimited
-    delete_concurrency: int = 2                # delete tasks at once
-    delete_batch_size: int = 1000              # keys per DeleteObjects request (S3: at most 1,000)
-    delete_max_attempts: int = 8               # per key, including the first
+    mark_id: str = ""  # sweep_only (required there, ignored elsewhere): the mark to sweep
+    confirm_after_seconds: int = 0  # resolved: never -1 here (see settings_from_params)
+    max_delete_share: float = 0.5  # blast-radius guard: share of listed objects
+    max_delete_count: int = 10_000_000  # ... and absolute count
+    mark_max_age_seconds: int = 7 * 86400  # sweep_only refuses older marks
+    delete_rate: float = 3000.0  # deletes per second in total; 0 = unlimited
+    delete_concurrency: int = 2  # delete tasks at once
+    delete_batch_size: int = 1000  # keys per DeleteObjects request (S3: at most 1,000)
+    delete_max_attempts: int = 8  # per key, including the first
     # local:// only: move swept files into the sweep's quarantine folder for this many days instead
     # of deleting them (lakefs-gc restore brings them back; a later sweep purges them); 0: delete
     quarantine_days: int = 0
@@ -56,8 +57,9 @@ class RunSettings:
         if self.flow not in FLOWS:
             raise SettingsError(f"Param 'flow' must be one of {', '.join(FLOWS)}, got {self.flow!r}")
         if self.staged_check not in STAGED_CHECKS:
-            raise SettingsError(f"Param 'staged_check' must be one of {', '.join(STAGED_CHECKS)}, "
-                                f"got {self.staged_check!r}")
+            raise SettingsError(
+                f"Param 'staged_check' must be one of {', '.join(STAGED_CHECKS)}, got {self.staged_check!r}"
+            )
         for name, (lo, hi) in BOUNDS.items():
             _check_range(name, getattr(self, name), lo, hi)
 
@@ -68,7 +70,7 @@ AUTO = -1  # confirm_after_seconds: one schedule interval for scheduled and back
 # the run form gives Airflow the same range to refuse at trigger time (lakefs_gc_airflow.params).
 BOUNDS: dict[str, tuple[float, float | None]] = {
     "min_age_seconds": (0, None),
-    "confirm_after_seconds": (0, None),       # the Param also takes AUTO
+    "confirm_after_seconds": (0, None),  # the Param also takes AUTO
     "max_delete_share": (0.0, 1.0),
     "max_delete_count": (0, None),
     "mark_max_age_seconds": (0, None),
@@ -114,8 +116,9 @@ def _coerce(name: str, value: Any, kind: type) -> Any:
     return value.strip()
 
 
-def settings_from_params(params: Mapping[str, Any], *, run_type: str = "manual",
-                         schedule_interval_seconds: int = 0) -> RunSettings:
+def settings_from_params(
+    params: Mapping[str, Any], *, run_type: str = "manual", schedule_interval_seconds: int = 0
+) -> RunSettings:
     """
     Return the run's settings from its validated Params (``context["params"]``): one pure function.
 

@@ -52,21 +52,57 @@ _MARKING = ("sweep_only",)
 STEP_TABLE: tuple[Step, ...] = (
     Step("prepare_run", RunContext),
     Step("mark_uncommitted", UncommittedResult, skipped_in=_MARKING, timed=True),
-    Step("list_committed", CommittedResult, ("mark_uncommitted",), _MARKING, spark=True, timed=True,
-         hands_over="the ranges to read hold more than {n} entries, or do not say how many"),
-    Step("list_slices", SlicesResult, (), _MARKING, spark=True, timed=True,
-         hands_over="more than {n} objects to list, or a work location that is not a local folder"),
-    Step("compute_candidates", CandidatesResult, ("mark_uncommitted", "list_committed", "list_slices"), _MARKING,
-         spark=True, timed=True,
-         hands_over="more than {n} listed objects or staged addresses, or parts too large to read here"),
-    Step("attribute_space", SpaceResult, ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates"),
-         _MARKING,
-         spark=True, timed=True, hands_over="more than {n} listed objects or entries of kept commits' ranges"),
-    Step("delete", DeleteResult, ("mark_uncommitted", "list_slices", "compute_candidates"), ("mark_only",),
-         after=("attribute_space",),
-         spark=True, timed=True, hands_over="the mark has more than {n} key(s)"),
-    Step("save_report", ReportResult,
-         ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")),
+    Step(
+        "list_committed",
+        CommittedResult,
+        ("mark_uncommitted",),
+        _MARKING,
+        spark=True,
+        timed=True,
+        hands_over="the ranges to read hold more than {n} entries, or do not say how many",
+    ),
+    Step(
+        "list_slices",
+        SlicesResult,
+        (),
+        _MARKING,
+        spark=True,
+        timed=True,
+        hands_over="more than {n} objects to list, or a work location that is not a local folder",
+    ),
+    Step(
+        "compute_candidates",
+        CandidatesResult,
+        ("mark_uncommitted", "list_committed", "list_slices"),
+        _MARKING,
+        spark=True,
+        timed=True,
+        hands_over="more than {n} listed objects or staged addresses, or parts too large to read here",
+    ),
+    Step(
+        "attribute_space",
+        SpaceResult,
+        ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates"),
+        _MARKING,
+        spark=True,
+        timed=True,
+        hands_over="more than {n} listed objects or entries of kept commits' ranges",
+    ),
+    Step(
+        "delete",
+        DeleteResult,
+        ("mark_uncommitted", "list_slices", "compute_candidates"),
+        ("mark_only",),
+        after=("attribute_space",),
+        spark=True,
+        timed=True,
+        hands_over="the mark has more than {n} key(s)",
+    ),
+    Step(
+        "save_report",
+        ReportResult,
+        ("mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete"),
+    ),
 )
 STEP = {s.task_id: s for s in STEP_TABLE}
 STEPS = tuple(STEP)
@@ -107,8 +143,9 @@ class StepInputs:
     def get(self, step: str, required: bool = True) -> Any:
         value = self.results.get(step)
         if value is None and required:
-            raise ContractError(f"the result of task {step!r} is missing (mode {self.context.mode}); "
-                                f"re-run the whole DAG run")
+            raise ContractError(
+                f"the result of task {step!r} is missing (mode {self.context.mode}); re-run the whole DAG run"
+            )
         return value
 
     def mark_id(self) -> str:

@@ -57,8 +57,11 @@ def to_wire(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj):
         omit_none = getattr(obj, "wire_omit_none", False)
         rest = _rest_name(obj)
-        out = {f.name: to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-               if f.name != rest and not (omit_none and getattr(obj, f.name) is None)}
+        out = {
+            f.name: to_wire(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if f.name != rest and not (omit_none and getattr(obj, f.name) is None)
+        }
         if rest is not None:
             kept: Mapping[str, Any] = getattr(obj, rest)
             named = sorted({f.name for f in dataclasses.fields(obj) if f.name != rest} & set(kept))
@@ -131,8 +134,7 @@ def read_result(step: str, value: Any) -> Any:
 
 
 def inputs_to_wire(inputs: StepInputs) -> dict[str, Any]:
-    return {"context": to_wire(inputs.context),
-            "results": {k: to_wire(v) for k, v in inputs.results.items()}}
+    return {"context": to_wire(inputs.context), "results": {k: to_wire(v) for k, v in inputs.results.items()}}
 
 
 def inputs_from_wire(doc: Any) -> StepInputs:
@@ -144,8 +146,9 @@ def inputs_from_wire(doc: Any) -> StepInputs:
     unknown = set(results) - set(RESULT_TYPES)
     if unknown:
         raise ContractError(f"results of unknown task(s) {sorted(unknown)}")
-    return StepInputs(from_wire(RunContext, doc["context"], "context"),
-                      {k: read_result(k, v) for k, v in results.items()})
+    return StepInputs(
+        from_wire(RunContext, doc["context"], "context"), {k: read_result(k, v) for k, v in results.items()}
+    )
 
 
 def write_json(doc: Any, path: str | os.PathLike[str]) -> None:
@@ -159,7 +162,6 @@ def write_json(doc: Any, path: str | os.PathLike[str]) -> None:
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     return json.loads(Path(path).read_text())
-
 
 
 REFUSED, FAILED = "refused", "failed"
@@ -176,7 +178,7 @@ class StepFailure:
     """
 
     kind: str
-    type: str                            # the exception's class name
+    type: str  # the exception's class name
     message: str
 
     def __post_init__(self) -> None:

@@ -43,7 +43,8 @@ def on_spark(spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | 
     return SparkEngine.for_run(spark, ctx, environ, placement.Placement.from_conf(spark.conf.get))
 
 
-def in_task(ctx: RunContext, environ: Mapping[str, str] | None,
-            max_keys: int) -> Engine[list[tuple[Any, ...]], Collection[str]]:
+def in_task(
+    ctx: RunContext, environ: Mapping[str, str] | None, max_keys: int
+) -> Engine[list[tuple[Any, ...]], Collection[str]]:
     """Return the engine of a step its Airflow task runs itself, for inputs of at most ``max_keys`` keys."""
     return LocalEngine.in_task(ctx, environ, dataclasses.replace(placement.DEFAULT, in_task_max_keys=max_keys))

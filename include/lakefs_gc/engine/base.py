@@ -65,8 +65,9 @@ def still_garbage(st: Storage, cutoff_s: float, addresses: Iterable[str]) -> Ite
             yield (address, info.size, info.checksum)
 
 
-def range_addresses(sref: StorageRef, identities_dir: str, index: int, keys: Iterable[str],
-                    ranges_read: Accumulator[int] | None = None) -> Iterator[str]:
+def range_addresses(
+    sref: StorageRef, identities_dir: str, index: int, keys: Iterable[str], ranges_read: Accumulator[int] | None = None
+) -> Iterator[str]:
     """
     Yield the addresses of the ranges at ``keys`` (executors: storage only, no lakeFS client).
 

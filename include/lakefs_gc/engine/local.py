@@ -47,8 +47,15 @@ class LocalEngine(EngineBase):
     takes what this one cannot read here.
     """
 
-    def __init__(self, sref: StorageRef | Callable[[], StorageRef], n: int, placement: Placement, limit: int,
-                 spark: SparkSession | None = None, executors: Engine[Any, Any] | None = None):
+    def __init__(
+        self,
+        sref: StorageRef | Callable[[], StorageRef],
+        n: int,
+        placement: Placement,
+        limit: int,
+        spark: SparkSession | None = None,
+        executors: Engine[Any, Any] | None = None,
+    ):
         super().__init__(sref, n, placement)
         self.limit = limit
         self._spark = spark
@@ -81,8 +88,15 @@ class LocalEngine(EngineBase):
                 raise NeedsSpark(f"more than {self.limit:,} {what}")
         return out
 
-    def map(self, what: str, unit: str, items: Sequence[T], fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
-            concurrency: int, total: int | None = None) -> list[U]:
+    def map(
+        self,
+        what: str,
+        unit: str,
+        items: Sequence[T],
+        fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
+        concurrency: int,
+        total: int | None = None,
+    ) -> list[U]:
         if not items:
             return []
         with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix=what) as pool:
@@ -104,34 +118,42 @@ class LocalEngine(EngineBase):
         listing.write_listed_here(folder, batches)
         return count, nbytes
 
-    def read_ranges(self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str,
-                    identities_dir: str) -> tuple[int, PartsDir, int]:
+    def read_ranges(
+        self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str
+    ) -> tuple[int, PartsDir, int]:
         if entries is None or entries > self.limit:
-            raise NeedsSpark(f"{ranges} range(s) to read hold more than {self.limit:,} entries, or do not say "
-                             f"how many")
+            raise NeedsSpark(f"{ranges} range(s) to read hold more than {self.limit:,} entries, or do not say how many")
         clear(self.sref, state_dir)  # what an earlier attempt left
         clear(self.sref, identities_dir)
-        count, kept = write_parts_here(range_addresses(self.sref, identities_dir, 0, range_keys), self.sref.open(),
-                                       state_dir, self.n)
+        count, kept = write_parts_here(
+            range_addresses(self.sref, identities_dir, 0, range_keys), self.sref.open(), state_dir, self.n
+        )
         return count, kept, 1
 
     def staged(self, files: Sequence[str]) -> set[str]:
         st, roots = self.sref.open(), self.sref.roots
-        return set(self.bounded("staged addresses",
-                                (a for k in files for a in uncommitted.file_addresses(st, k, roots))))
+        return set(
+            self.bounded("staged addresses", (a for k in files for a in uncommitted.file_addresses(st, k, roots)))
+        )
 
     def listed(self, slices: SlicesResult) -> list[Row]:
         # the step gives this engine at most its limit of listed objects (list_slices' count)
         if self._spark is not None:
-            return [tuple(r) for r in self._spark.read.parquet(slices.listed_dir)
-                    .select("address", "size", "last_modified_ms", "checksum").collect()]
+            return [
+                tuple(r)
+                for r in self._spark.read.parquet(slices.listed_dir)
+                .select("address", "size", "last_modified_ms", "checksum")
+                .collect()
+            ]
         folder = listing.local_folder(slices.listed_dir)
         rows = listing.read_listed_here(folder) if folder is not None else None
         if rows is None:
             raise NeedsSpark(f"the listing {slices.listed_dir} is not a finished local folder")
         if len(rows) != slices.listed_objects:
-            raise NeedsSpark(f"the listing {slices.listed_dir} holds {len(rows)} row(s) here, list_slices "
-                             f"counted {slices.listed_objects}")
+            raise NeedsSpark(
+                f"the listing {slices.listed_dir} holds {len(rows)} row(s) here, list_slices "
+                f"counted {slices.listed_objects}"
+            )
         return rows
 
     def committed(self, dirs: Sequence[PartsDir], listed: list[Row], carried: Collection[str] | None) -> set[str]:
@@ -141,12 +163,14 @@ class LocalEngine(EngineBase):
 
     def carried(self, base: IncrementalBase) -> list[str]:
         st = self.sref.open()
-        here = read_parts_here(self.sref, [base.uncommitted_dir], candidate_parts(st, base.mark_id),
-                               placement=self.placement)
+        here = read_parts_here(
+            self.sref, [base.uncommitted_dir], candidate_parts(st, base.mark_id), placement=self.placement
+        )
         swept: set[str] | None = set()
         if here is not None and base.mode == "mark_and_sweep" and not base.dry_run:
-            swept = read_parts_here(self.sref, [], parquet_parts(st, layout.deleted_dir(base.mark_id)),
-                                    placement=self.placement)
+            swept = read_parts_here(
+                self.sref, [], parquet_parts(st, layout.deleted_dir(base.mark_id)), placement=self.placement
+            )
         if here is not None and swept is not None:
             return self.bounded("carried addresses", sorted(here - swept))
         if self._executors is None:
@@ -164,8 +188,15 @@ class LocalEngine(EngineBase):
     def earlier_candidates(self, rows: list[Row], mark_id: str | None) -> list[Row]:
         if mark_id is None:
             return []
-        found = addresses_among(self._spark, self.sref, [], self.n, among={r[0] for r in rows},
-                                keys=candidate_parts(self.sref.open(), mark_id), placement=self.placement)
+        found = addresses_among(
+            self._spark,
+            self.sref,
+            [],
+            self.n,
+            among={r[0] for r in rows},
+            keys=candidate_parts(self.sref.open(), mark_id),
+            placement=self.placement,
+        )
         return [r for r in rows if r[0] in found]
 
     def union(self, a: list[Row], b: list[Row]) -> list[Row]:
@@ -196,17 +227,23 @@ class LocalEngine(EngineBase):
     def identities(self, dirs: Sequence[PartsDir]) -> matching.Identities:
         return matching.Identities(self._spark, self.sref, tuple(dirs), self.n, placement=self.placement)
 
-    def suspicious(self, rows: list[Row], identities: matching.Identities,
-                   link_flow: bool) -> matching.Suspicious:
+    def suspicious(self, rows: list[Row], identities: matching.Identities, link_flow: bool) -> matching.Suspicious:
         return matching.suspicious_rows(self.sref, rows, identities, link_flow)
 
-    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
-                     deleted_keys: Sequence[str], cutoff_ms: int,
-                     tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+    def space_groups(
+        self,
+        ranges: Mapping[str, int],
+        staged: Mapping[str, int],
+        slices: SlicesResult,
+        deleted_keys: Sequence[str],
+        cutoff_ms: int,
+        tag_bits: int,
+    ) -> dict[tuple[int, str | None], tuple[int, int]]:
         listed = [(r[0], r[1], r[2]) for r in self.listed(slices)]
         among = {r[0] for r in listed}
         # the ranges' entries, read here: bounded like every input of this engine
         masks = masks_of_ranges(self.sref.open(), self.sref.roots, ranges, among, self.limit, dict(staged))
-        deleted = addresses_among(self._spark, self.sref, [], self.n, among=among, keys=deleted_keys,
-                                  placement=self.placement)
+        deleted = addresses_among(
+            self._spark, self.sref, [], self.n, among=among, keys=deleted_keys, placement=self.placement
+        )
         return groups(listed, masks, tag_bits, deleted, cutoff_ms)

@@ -62,9 +62,15 @@ class Engine(Protocol[R, A]):
         the seam's types are open.
         """
 
-    def map(self, what: str, unit: str, items: Sequence[T],
-            fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
-            concurrency: int, total: int | None = None) -> list[U]:
+    def map(
+        self,
+        what: str,
+        unit: str,
+        items: Sequence[T],
+        fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
+        concurrency: int,
+        total: int | None = None,
+    ) -> list[U]:
         """Return ``fn(some items, progress)`` over every item, ``concurrency`` at a time, collected."""
 
     def at_once(self, tasks: int) -> int:
@@ -73,8 +79,9 @@ class Engine(Protocol[R, A]):
     def list_into(self, out_dir: str, tasks: Sequence[ListingTask], cutoff_s: float) -> tuple[int, int]:
         """List the namespace by ``tasks`` into the listing ``out_dir``; return (objects, bytes)."""
 
-    def read_ranges(self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str,
-                    identities_dir: str) -> tuple[int, PartsDir, int]:
+    def read_ranges(
+        self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str
+    ) -> tuple[int, PartsDir, int]:
         """
         Read the ranges at ``range_keys`` (``entries`` in all; None: a range does not say).
 
@@ -135,7 +142,13 @@ class Engine(Protocol[R, A]):
         ``link_flow``: also name the candidates whose key carries lakeFS's link signature.
         """
 
-    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
-                     deleted_keys: Sequence[str], cutoff_ms: int,
-                     tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+    def space_groups(
+        self,
+        ranges: Mapping[str, int],
+        staged: Mapping[str, int],
+        slices: SlicesResult,
+        deleted_keys: Sequence[str],
+        cutoff_ms: int,
+        tag_bits: int,
+    ) -> dict[tuple[int, str | None], tuple[int, int]]:
         """Return the listed objects summed by (holder set, what an unreferenced one is): attribute_space."""

@@ -53,8 +53,9 @@ U = TypeVar("U")
 TASK_SCHEMA = "prefix string, recursive boolean, after string, up_to string"  # a ListingTask
 
 
-def _list(sref: StorageRef, cutoff_s: float, task_batches: Iterable[pa.RecordBatch],
-          listed: ListedCounter | None = None) -> Iterator[pa.RecordBatch]:
+def _list(
+    sref: StorageRef, cutoff_s: float, task_batches: Iterable[pa.RecordBatch], listed: ListedCounter | None = None
+) -> Iterator[pa.RecordBatch]:
     """Turn the listing tasks of a partition (Arrow batches of prefix, recursive, after, up_to) into the listing's batches."""
     tasks = [tuple(t.values()) for b in task_batches for t in b.to_pylist()]
     return listing.list_batches(sref.open(), cutoff_s, tasks, listed)
@@ -63,8 +64,7 @@ def _list(sref: StorageRef, cutoff_s: float, task_batches: Iterable[pa.RecordBat
 class SparkEngine(EngineBase):
     """:class:`lakefs_gc.engine.Engine` on a Spark job: executors, and its driver for small inputs."""
 
-    def __init__(self, spark: SparkSession, sref: StorageRef | Callable[[], StorageRef], n: int,
-                 placement: Placement):
+    def __init__(self, spark: SparkSession, sref: StorageRef | Callable[[], StorageRef], n: int, placement: Placement):
         super().__init__(sref, n, placement)
         self.spark = spark
         self._rel = DataFrames()
@@ -74,8 +74,9 @@ class SparkEngine(EngineBase):
         return self._rel
 
     @classmethod
-    def for_run(cls, spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | None,
-                placement: Placement) -> SparkEngine:
+    def for_run(
+        cls, spark: SparkSession, ctx: RunContext, environ: Mapping[str, str] | None, placement: Placement
+    ) -> SparkEngine:
         """Return the engine of a run's Spark job: the run's storage and parallelism."""
         return cls(spark, partial(storage_ref, ctx, environ), parallelism(spark, ctx), placement)
 
@@ -97,13 +98,23 @@ class SparkEngine(EngineBase):
         log.info("%s: deciding on executors: %d listed object(s) (driver_max_addresses: %d)", what, size, limit)
         return fn(self)
 
-    def map(self, what: str, unit: str, items: Sequence[T], fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
-            concurrency: int, total: int | None = None) -> list[U]:
+    def map(
+        self,
+        what: str,
+        unit: str,
+        items: Sequence[T],
+        fn: Callable[[Iterable[T], Accumulator[int] | None], Iterator[U]],
+        concurrency: int,
+        total: int | None = None,
+    ) -> list[U]:
         if not items:
             return []
         with watch(self.spark, what, unit, total=total) as progress:
-            return self.spark.sparkContext.parallelize(items, concurrency).mapPartitions(
-                lambda part: fn(part, progress)).collect()
+            return (
+                self.spark.sparkContext.parallelize(items, concurrency)
+                .mapPartitions(lambda part: fn(part, progress))
+                .collect()
+            )
 
     def at_once(self, tasks: int) -> int:
         return min(tasks, self.spark.sparkContext.defaultParallelism)
@@ -113,36 +124,41 @@ class SparkEngine(EngineBase):
 
         spark, sref = self.spark, self.sref
         with watch(spark, "list_slices", "objects listed") as listed:
-            task_df = spark.createDataFrame(spark.sparkContext.parallelize(list(tasks),
-                                                                           partitions(len(tasks), self.n * 4)),
-                                            TASK_SCHEMA)
-            task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL) \
-                .write.mode("overwrite").parquet(out_dir)
+            task_df = spark.createDataFrame(
+                spark.sparkContext.parallelize(list(tasks), partitions(len(tasks), self.n * 4)), TASK_SCHEMA
+            )
+            task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL).write.mode(
+                "overwrite"
+            ).parquet(out_dir)
         agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
         return int(agg["n"]), int(agg["b"] or 0)
 
-    def read_ranges(self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str,
-                    identities_dir: str) -> tuple[int, PartsDir, int]:
+    def read_ranges(
+        self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str
+    ) -> tuple[int, PartsDir, int]:
         sref = self.sref
         clear(sref, state_dir)  # what an earlier attempt left
         clear(sref, identities_dir)
         # a Spark job's fixed cost is most of the time of a few ranges (an incremental run's new ones)
         if entries is not None and entries <= self.placement.driver_read_max_entries:
-            count, kept = write_parts_here(range_addresses(sref, identities_dir, 0, range_keys), sref.open(),
-                                           state_dir, self.n)
+            count, kept = write_parts_here(
+                range_addresses(sref, identities_dir, 0, range_keys), sref.open(), state_dir, self.n
+            )
             return count, kept, 1
         rdd = self.spark.sparkContext.parallelize(list(range_keys), partitions(len(range_keys), self.n))
         with watch(self.spark, "list_committed", "ranges read", total=ranges) as ranges_read:
             addresses = rdd.mapPartitionsWithIndex(
-                lambda i, keys: range_addresses(sref, identities_dir, i, keys, ranges_read))
+                lambda i, keys: range_addresses(sref, identities_dir, i, keys, ranges_read)
+            )
             count, kept = write_distinct_parts(addresses, sref, state_dir, self.n)
         return count, kept, rdd.getNumPartitions()
 
     def staged(self, files: Sequence[str]) -> DataFrame:
         sref = self.sref
         rdd = self.spark.sparkContext.parallelize(files, partitions(len(files), self.n))
-        return self.spark.createDataFrame(rdd.mapPartitions(lambda ks: staged_addresses(sref, ks)),
-                                          ADDRESS_SCHEMA).distinct()
+        return self.spark.createDataFrame(
+            rdd.mapPartitions(lambda ks: staged_addresses(sref, ks)), ADDRESS_SCHEMA
+        ).distinct()
 
     def listed(self, slices: SlicesResult) -> DataFrame:
         return self.spark.read.parquet(slices.listed_dir)
@@ -152,19 +168,22 @@ class SparkEngine(EngineBase):
 
     def carried(self, base: IncrementalBase) -> DataFrame:
         st = self.sref.open()
-        carried = read_parts(self.spark, self.sref, [base.uncommitted_dir], self.n,
-                             keys=candidate_parts(st, base.mark_id))
+        carried = read_parts(
+            self.spark, self.sref, [base.uncommitted_dir], self.n, keys=candidate_parts(st, base.mark_id)
+        )
         if base.mode == "mark_and_sweep" and not base.dry_run:
             swept = parquet_parts(st, layout.deleted_dir(base.mark_id))
-            carried = carried.join(read_parts(self.spark, self.sref, [], self.n, keys=swept), on="address",
-                                   how="left_anti")
+            carried = carried.join(
+                read_parts(self.spark, self.sref, [], self.n, keys=swept), on="address", how="left_anti"
+            )
         return carried.distinct()
 
     def still_garbage(self, addresses: DataFrame, cutoff_s: float) -> DataFrame:
         sref = self.sref
         return self.spark.createDataFrame(
             addresses.rdd.mapPartitions(lambda rows: still_garbage(sref.open(), cutoff_s, (r[0] for r in rows))),
-            "address string, size long, checksum string")
+            "address string, size long, checksum string",
+        )
 
     def earlier_candidates(self, rows: DataFrame, mark_id: str | None) -> DataFrame:
         if mark_id is None:
@@ -206,8 +225,7 @@ class SparkEngine(EngineBase):
     def identities(self, dirs: Sequence[PartsDir]) -> matching.Identities:
         return matching.Identities(self.spark, self.sref, tuple(dirs), self.n, placement=self.placement)
 
-    def suspicious(self, rows: DataFrame, identities: matching.Identities,
-                   link_flow: bool) -> matching.Suspicious:
+    def suspicious(self, rows: DataFrame, identities: matching.Identities, link_flow: bool) -> matching.Suspicious:
         # few candidates are matched on the driver: the identities filtered where read, one scan
         cap = self.placement.driver_check_max
         few = [tuple(r) for r in rows.select("address", "size", "checksum").limit(cap + 1).collect()]
@@ -215,9 +233,15 @@ class SparkEngine(EngineBase):
             return matching.suspicious_rows(self.sref, few, identities, link_flow)
         return matching.suspicious_frame(self.spark, self.sref, rows, identities, self.n, link_flow)
 
-    def space_groups(self, ranges: Mapping[str, int], staged: Mapping[str, int], slices: SlicesResult,
-                     deleted_keys: Sequence[str], cutoff_ms: int,
-                     tag_bits: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+    def space_groups(
+        self,
+        ranges: Mapping[str, int],
+        staged: Mapping[str, int],
+        slices: SlicesResult,
+        deleted_keys: Sequence[str],
+        cutoff_ms: int,
+        tag_bits: int,
+    ) -> dict[tuple[int, str | None], tuple[int, int]]:
         listed = self.listed(slices).select("address", "size", "last_modified_ms")
         deleted = read_parts(self.spark, self.sref, [], self.n, keys=deleted_keys)
         return spark_groups(self.spark, self.sref, ranges, staged, listed, deleted, cutoff_ms, tag_bits, self.n)

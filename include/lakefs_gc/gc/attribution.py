@@ -113,8 +113,10 @@ class BranchSpace:
         return out
 
     def as_dict(self) -> dict[str, dict[str, dict[str, int]]]:
-        return {"alone": {c: s.as_dict() for c, s in self.alone.items()},
-                "shared": {c: s.as_dict() for c, s in self.shared.items()}}
+        return {
+            "alone": {c: s.as_dict() for c, s in self.alone.items()},
+            "shared": {c: s.as_dict() for c, s in self.shared.items()},
+        }
 
 
 @dataclass
@@ -132,6 +134,7 @@ class Attribution:
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> Attribution:
         """Read :meth:`as_dict`'s output back (``space.json``)."""
+
         def space(d: Mapping[str, Any]) -> Space:
             return Space(int(d["objects"]), int(d["bytes"]))
 
@@ -145,12 +148,15 @@ class Attribution:
         return out
 
     def as_dict(self) -> dict[str, object]:
-        return {"total": self.total.as_dict(), "classes": {c: s.as_dict() for c, s in self.classes.items()},
-                "branches": {b: s.as_dict() for b, s in sorted(self.branches.items())},
-                "tags": {t: s.as_dict() for t, s in sorted(self.tags.items())},
-                "sharing": "each object once in every total, in its first class (head, retention, staged, "
-                           "unreferenced); alone for a branch when no other branch holds it, else in the shared "
-                           "figure of every branch of that class holding it"}
+        return {
+            "total": self.total.as_dict(),
+            "classes": {c: s.as_dict() for c, s in self.classes.items()},
+            "branches": {b: s.as_dict() for b, s in sorted(self.branches.items())},
+            "tags": {t: s.as_dict() for t, s in sorted(self.tags.items())},
+            "sharing": "each object once in every total, in its first class (head, retention, staged, "
+            "unreferenced); alone for a branch when no other branch holds it, else in the shared "
+            "figure of every branch of that class holding it",
+        }
 
 
 DAY = 86400
@@ -168,8 +174,9 @@ class StaleBranch:
         return {"branch": self.branch, "head_age_days": round(self.head_age_days, 3), "alone": self.alone.as_dict()}
 
 
-def stale_branches(attribution: Attribution, head_times: Mapping[str, float], now: float,
-                   older_than_days: float) -> list[StaleBranch]:
+def stale_branches(
+    attribution: Attribution, head_times: Mapping[str, float], now: float, older_than_days: float
+) -> list[StaleBranch]:
     """Return the branches whose HEAD commit is older than ``older_than_days``, most bytes alone first."""
     out = []
     for branch, created in head_times.items():
@@ -251,8 +258,15 @@ class Change:
         return f"{rule} set to {self.days} day(s)"
 
 
-def commit_holders(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
-                   now: float, tags: bool = True, without: str | None = None) -> dict[str, set[Holder]]:
+def commit_holders(
+    client: LakeFSClient,
+    repo: str,
+    default_days: int,
+    branch_days: Mapping[str, int],
+    now: float,
+    tags: bool = True,
+    without: str | None = None,
+) -> dict[str, set[Holder]]:
     """
     {commit id: its holders} of every commit the documented rules keep, and of every tag's commit.
 

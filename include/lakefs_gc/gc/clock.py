@@ -25,13 +25,14 @@ class PlanError(SettingsError):
 class RunClock:
     """The run's start time and cutoff, fixed once per run, and the minimum age between them."""
 
-    start_time: str                  # ISO 8601 UTC
-    cutoff_time: str                 # start - effective min age
+    start_time: str  # ISO 8601 UTC
+    cutoff_time: str  # start - effective min age
     effective_min_age_seconds: int
 
 
-def make_run_clock(now: datetime, min_age_seconds: int, grace_period_seconds: int,
-                   unsafe_override: bool = False) -> RunClock:
+def make_run_clock(
+    now: datetime, min_age_seconds: int, grace_period_seconds: int, unsafe_override: bool = False
+) -> RunClock:
     if now.tzinfo is None:
         raise PlanError("the run clock must be timezone-aware (UTC)")
     if not isinstance(min_age_seconds, int) or isinstance(min_age_seconds, bool) or min_age_seconds < 0:
@@ -42,7 +43,8 @@ def make_run_clock(now: datetime, min_age_seconds: int, grace_period_seconds: in
         raise PlanError(
             f"min_age_seconds={min_age_seconds} is below lakeFS's grace period of {grace_period_seconds}s: objects "
             f"uploaded but not yet linked could be deleted. Use min_age_seconds >= {grace_period_seconds}, or set the "
-            f"Param {OVERRIDE_PARAM}=true (tests and emergencies only; it is written into the report)")
+            f"Param {OVERRIDE_PARAM}=true (tests and emergencies only; it is written into the report)"
+        )
     age = min_age_seconds if unsafe_override else max(min_age_seconds, grace_period_seconds)
     start = now.astimezone(UTC)
     cutoff = start - timedelta(seconds=age)

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from lakefs_gc.report.run_summary import RunSummary
 
 
-def confirming_mark(marks: Iterable[tuple[str, RunSummary | None, str | None]], before: datetime,
-                    exclude: str = "") -> tuple[tuple[str, MarkSummary] | None, list[str]]:
+def confirming_mark(
+    marks: Iterable[tuple[str, RunSummary | None, str | None]], before: datetime, exclude: str = ""
+) -> tuple[tuple[str, MarkSummary] | None, list[str]]:
     """
     Return the most recent successful mark (not a sweep) started at or before ``before``.
 

@@ -91,8 +91,9 @@ def carried_candidates(rel: Relations[R, A], carried: A, listed: R, committed: A
     uncommitted, outside protected paths, are checked in storage by the step (still there, older
     than the cutoff).
     """
-    rest = rel.minus_addresses(rel.minus_addresses(rel.minus_addresses(carried, rel.addresses(listed)), committed),
-                               uncommitted)
+    rest = rel.minus_addresses(
+        rel.minus_addresses(rel.minus_addresses(carried, rel.addresses(listed)), committed), uncommitted
+    )
     return rel.deletable_addresses(rest)
 
 
@@ -132,8 +133,11 @@ class Rows:
     """:class:`Relations` on Python rows: lists of tuples or of addresses, sets of addresses."""
 
     def older_than(self, listed: Iterable[tuple[Any, ...]], cutoff_ms: int) -> list[tuple[Any, ...]]:
-        return [(a, size, checksum) for a, size, modified_ms, checksum in listed
-                if modified_ms is not None and modified_ms < cutoff_ms]
+        return [
+            (a, size, checksum)
+            for a, size, modified_ms, checksum in listed
+            if modified_ms is not None and modified_ms < cutoff_ms
+        ]
 
     def minus(self, rows: Iterable[Any], addresses: Collection[str]) -> list[Any]:
         return [r for r in rows if row_address(r) not in addresses]

@@ -46,8 +46,10 @@ class CleanRunEvery:
         ``runs_in_chain``: the last clean run and the incremental runs since it.
         """
         if self.runs is not None and runs_in_chain >= self.runs:
-            return (f"clean_run_every: {self.runs} runs (the last clean run and {runs_in_chain - 1} incremental "
-                    f"run(s) since)")
+            return (
+                f"clean_run_every: {self.runs} runs (the last clean run and {runs_in_chain - 1} incremental "
+                f"run(s) since)"
+            )
         if self.days is not None and now - clean_started >= timedelta(days=self.days):
             return f"clean_run_every: {self.days:g} days (the last clean run started at {iso(clean_started)})"
         return None
@@ -57,16 +59,17 @@ class CleanRunEvery:
 class FlowChoice:
     """The flow a marking run takes, why, and (incremental) the earlier run it builds on."""
 
-    flow: str                   # clean | incremental
-    reason: str                 # why, in words (written into the report)
-    base: str = ""              # incremental: the mark id whose saved state this run builds on
+    flow: str  # clean | incremental
+    reason: str  # why, in words (written into the report)
+    base: str = ""  # incremental: the mark id whose saved state this run builds on
     base_summary: RunSummary | None = None
 
 
 def rules_fingerprint(default_retention_days: int | None, branches: dict[str, int]) -> str:
     """Return the GC rules as one short string: a base saved under other rules is not used by ``auto``."""
-    text = json.dumps({"default_retention_days": default_retention_days, "branches": dict(sorted(branches.items()))},
-                      sort_keys=True)
+    text = json.dumps(
+        {"default_retention_days": default_retention_days, "branches": dict(sorted(branches.items()))}, sort_keys=True
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -88,8 +91,15 @@ def _unusable(summary: RunSummary, namespace: str, rules: str) -> str | None:
     return None
 
 
-def choose_flow(requested: str, marks: Iterable[tuple[str, RunSummary | None, str | None]], *, namespace: str,
-                rules: str, now: datetime, every: CleanRunEvery) -> FlowChoice:
+def choose_flow(
+    requested: str,
+    marks: Iterable[tuple[str, RunSummary | None, str | None]],
+    *,
+    namespace: str,
+    rules: str,
+    now: datetime,
+    every: CleanRunEvery,
+) -> FlowChoice:
     """
     Choose the flow of a marking run.
 
@@ -105,8 +115,7 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, RunSummary | None, st
         return FlowChoice("clean", "requested (flow=clean)")
     newest: tuple[datetime, str, RunSummary] | None = None
     for mark_id, summary, _problem in marks:
-        if summary is None or summary.success is not True or summary.mode == "sweep_only" or \
-                summary.start_time is None:
+        if summary is None or summary.success is not True or summary.mode == "sweep_only" or summary.start_time is None:
             continue
         try:
             started = parse_iso(summary.start_time)
@@ -122,8 +131,10 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, RunSummary | None, st
         why_not = f"the newest successful run {newest[1]} cannot serve as a base: {problem}" if problem else None
     if newest is None or why_not is not None:  # why_not is set whenever newest is None
         if requested == "incremental":
-            raise Refusal(f"flow=incremental needs an earlier successful run that saved its state: {why_not}. "
-                          f"Run with flow=clean (or auto) first")
+            raise Refusal(
+                f"flow=incremental needs an earlier successful run that saved its state: {why_not}. "
+                f"Run with flow=clean (or auto) first"
+            )
         return FlowChoice("clean", f"auto: {why_not}")
     _, base, summary = newest
     state = summary.incremental_state or IncrementalState()  # _unusable checked it is there, with these fields
@@ -135,5 +146,9 @@ def choose_flow(requested: str, marks: Iterable[tuple[str, RunSummary | None, st
     if due and requested == "auto":
         return FlowChoice("clean", f"auto: {due}")
     reason = "requested (flow=incremental)" if requested == "incremental" else "auto"
-    return FlowChoice("incremental", f"{reason}: builds on run {base} (started {summary.start_time})"
-                      + (f"; note: {due}" if due else ""), base, summary)
+    return FlowChoice(
+        "incremental",
+        f"{reason}: builds on run {base} (started {summary.start_time})" + (f"; note: {due}" if due else ""),
+        base,
+        summary,
+    )

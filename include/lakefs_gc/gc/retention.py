@@ -36,8 +36,14 @@ def branch_window(log: Iterable[Any], threshold: float) -> Iterator[Any]:
             return
 
 
-def branch_windows(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
-                   now: float, without: str | None = None) -> Iterator[tuple[str, int, Any]]:
+def branch_windows(
+    client: LakeFSClient,
+    repo: str,
+    default_days: int,
+    branch_days: Mapping[str, int],
+    now: float,
+    without: str | None = None,
+) -> Iterator[tuple[str, int, Any]]:
     """
     Yield (branch, position in its window (0: its HEAD), commit) of every commit the documented rules keep.
 
@@ -51,11 +57,14 @@ def branch_windows(client: LakeFSClient, repo: str, default_days: int, branch_da
             yield branch, i, commit
 
 
-def documented_commits(client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int],
-                       now: float) -> dict[str, str]:
+def documented_commits(
+    client: LakeFSClient, repo: str, default_days: int, branch_days: Mapping[str, int], now: float
+) -> dict[str, str]:
     """{commit id: metarange id} of every commit the documented rules keep on the live branches."""
-    return {commit.id: commit.meta_range_id or ""
-            for _, _, commit in branch_windows(client, repo, default_days, branch_days, now)}
+    return {
+        commit.id: commit.meta_range_id or ""
+        for _, _, commit in branch_windows(client, repo, default_days, branch_days, now)
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +108,13 @@ def commit_graph(client: LakeFSClient, repo: str, heads: Iterable[str], more: It
     return nodes
 
 
-def lakefs_walk(nodes: Mapping[str, Node], branches: Mapping[str, str], default_days: int,
-                branch_days: Mapping[str, int], now: float) -> set[str]:
+def lakefs_walk(
+    nodes: Mapping[str, Node],
+    branches: Mapping[str, str],
+    default_days: int,
+    branch_days: Mapping[str, int],
+    now: float,
+) -> set[str]:
     """
     Return the commits lakeFS's own walk keeps (``commits.csv``), predicted from the commit graph.
 

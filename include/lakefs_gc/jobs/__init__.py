@@ -31,7 +31,10 @@ def main(argv: list[str]) -> int:
     """
     if not argv or argv[0] not in SPARK_STEPS:
         given = repr(argv[0]) if argv else "none"
-        print(f"lakefs_gc/jobs/gc_step.py: the first argument names the Spark step ({given} given); one of "
-              f"{', '.join(SPARK_STEPS)}", file=sys.stderr)
+        print(
+            f"lakefs_gc/jobs/gc_step.py: the first argument names the Spark step ({given} given); one of "
+            f"{', '.join(SPARK_STEPS)}",
+            file=sys.stderr,
+        )
         return 2
     return shell.run(argv[0], partial(run_on_spark, argv[0]), argv[1:])

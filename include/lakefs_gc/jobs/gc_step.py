@@ -7,6 +7,7 @@ The Spark entry point of every GC step, shipped inside the package.
 ``STEP``: one of :data:`lakefs_gc.contract.SPARK_STEPS` (installed: ``lakefs_gc.spark.bundle.job_path()``;
 the operator finds it by itself): :func:`lakefs_gc.jobs.main`.
 """
+
 from __future__ import annotations
 
 import sys

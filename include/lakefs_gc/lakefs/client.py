@@ -63,16 +63,19 @@ def _connection_failure(exc: BaseException) -> str | None:
         return None
     reason = getattr(exc, "reason", None) if isinstance(exc, urllib3.exceptions.MaxRetryError) else exc
     text = str(reason or exc)
-    for needle, why in (("Connection refused", "connection refused"), ("Name or service not known", "unknown host"),
-                        ("nodename nor servname", "unknown host"), ("Temporary failure in name resolution",
-                                                                     "unknown host"),
-                        ("Connection reset", "connection reset"), ("RemoteDisconnected", "connection closed"),
-                        ("timed out", "timed out")):
+    for needle, why in (
+        ("Connection refused", "connection refused"),
+        ("Name or service not known", "unknown host"),
+        ("nodename nor servname", "unknown host"),
+        ("Temporary failure in name resolution", "unknown host"),
+        ("Connection reset", "connection reset"),
+        ("RemoteDisconnected", "connection closed"),
+        ("timed out", "timed out"),
+    ):
         if needle in text:
             return why
     # (urllib3's NewConnectionError is a ConnectTimeoutError: the reasons above come first)
-    if isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError,
-                           TimeoutError)):
+    if isinstance(reason, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError, TimeoutError)):
         return "timed out"
     if isinstance(exc, (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError)):
         return f"{type(reason or exc).__name__}"
@@ -95,10 +98,20 @@ class LakeFSClient(LakeFSReads):
     come from :class:`~lakefs_gc.lakefs.reads.LakeFSReads`.
     """
 
-    def __init__(self, endpoint: str, access_key: str, secret_key: str, *, max_retries: int = 5,
-                 backoff_base: float = 0.5, backoff_max: float = 20.0, request_timeout: float = 120.0,
-                 connect_timeout: float = 10.0, connection: str | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self,
+        endpoint: str,
+        access_key: str,
+        secret_key: str,
+        *,
+        max_retries: int = 5,
+        backoff_base: float = 0.5,
+        backoff_max: float = 20.0,
+        request_timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+        connection: str | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
         endpoint = api_endpoint(endpoint)
         self.endpoint = endpoint
         cfg = lakefs_sdk.Configuration(host=endpoint, username=access_key, password=secret_key)
@@ -148,8 +161,13 @@ class LakeFSClient(LakeFSReads):
             try:
                 result = fn(*args, **kwargs)
                 if attempt:  # the retries themselves went to DEBUG: one line that there were any
-                    log.info("lakeFS %s succeeded after %d retr%s (last error: %s)", what, attempt,
-                             "y" if attempt == 1 else "ies", last)
+                    log.info(
+                        "lakeFS %s succeeded after %d retr%s (last error: %s)",
+                        what,
+                        attempt,
+                        "y" if attempt == 1 else "ies",
+                        last,
+                    )
                 return result
             except Exception as exc:  # classified right below; non-transient ones re-raise
                 if not _is_transient(exc):
@@ -165,8 +183,9 @@ class LakeFSClient(LakeFSReads):
                         f"{self.connection or 'lakeFS connection'}, that lakeFS is running and that this worker "
                         f"can reach it; the retry budget is the connection's extras max_retries, backoff_base, "
                         f"backoff_max, connect_timeout (now {self.max_retries}, {self.backoff_base}s, "
-                        f"{self.backoff_max}s, {self.connect_timeout}s)") from None
-                delay = random.uniform(0, min(self.backoff_max, self.backoff_base * (2 ** attempt)))
+                        f"{self.backoff_max}s, {self.connect_timeout}s)"
+                    ) from None
+                delay = random.uniform(0, min(self.backoff_max, self.backoff_base * (2**attempt)))
                 attempt += 1
                 last = _connection_failure(exc) or _error_message(exc)
                 log.debug("lakeFS %s failed (%s); retry %d/%d in %.1fs", what, last, attempt, self.max_retries, delay)
@@ -178,11 +197,15 @@ class LakeFSClient(LakeFSReads):
             return self.call("getRepository", self.repositories.get_repository, repo)
         except ApiException as exc:
             if exc.status == 404:
-                raise LakeFSGCError(f"lakeFS repository {repo!r} not found at {self.endpoint}: check the repository "
-                                    f"name in the GC config") from None
+                raise LakeFSGCError(
+                    f"lakeFS repository {repo!r} not found at {self.endpoint}: check the repository "
+                    f"name in the GC config"
+                ) from None
             if exc.status == 401:
-                raise LakeFSGCError(f"lakeFS at {self.endpoint} refused the credentials (401): check the access key "
-                                    f"and secret of the lakeFS connection") from None
+                raise LakeFSGCError(
+                    f"lakeFS at {self.endpoint} refused the credentials (401): check the access key "
+                    f"and secret of the lakeFS connection"
+                ) from None
             raise
 
     def blockstore_type(self, storage_id: str | None = None) -> str:
@@ -214,8 +237,7 @@ class LakeFSClient(LakeFSReads):
         lakefs-sdk's model refuses (a validation error), so the body is parsed here.
         """
         try:
-            resp = self.call("getGCRules", self.repositories.get_gc_rules_with_http_info, repo,
-                             _preload_content=False)
+            resp = self.call("getGCRules", self.repositories.get_gc_rules_with_http_info, repo, _preload_content=False)
         except ApiException as exc:
             if exc.status == 404:
                 raise NoGCRulesError(self._no_rules_message(repo, _error_message(exc))) from None
@@ -237,14 +259,16 @@ class LakeFSClient(LakeFSReads):
         pages = 0
         while True:
             req = lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token) if token else None
-            resp = self.call("prepareGarbageCollectionUncommitted", self.internal.prepare_garbage_collection_uncommitted,
-                             repo, req)
+            resp = self.call(
+                "prepareGarbageCollectionUncommitted", self.internal.prepare_garbage_collection_uncommitted, repo, req
+            )
             pages += 1
             if run_id is None:
                 run_id = resp.run_id
             elif resp.run_id != run_id:
-                raise LakeFSGCError(f"prepare_uncommited changed run id mid-way ({run_id} -> {resp.run_id}); "
-                                    f"re-run the GC")
+                raise LakeFSGCError(
+                    f"prepare_uncommited changed run id mid-way ({run_id} -> {resp.run_id}); re-run the GC"
+                )
             loc = resp.gc_uncommitted_location or ""
             if loc and loc not in locations:
                 locations.append(loc)
@@ -258,8 +282,9 @@ class LakeFSClient(LakeFSReads):
         return run_id, locations, pages
 
     # -- committed (reference 1.3, 4.3 step 4) --------------------------------------------------
-    def prepare_commits(self, repo: str, timeout_seconds: float = 1200.0, poll_initial: float = 0.5,
-                        poll_max: float = 15.0) -> dict[str, str]:
+    def prepare_commits(
+        self, repo: str, timeout_seconds: float = 1200.0, poll_initial: float = 0.5, poll_max: float = 15.0
+    ) -> dict[str, str]:
         """
         Ask lakeFS for the active commits. Returns {run_id, gc_commits_location}.
 
@@ -267,8 +292,9 @@ class LakeFSClient(LakeFSReads):
         starting the task answers 500. No GC rules is an error, never "all commits active".
         """
         try:
-            task = self.call("prepareGarbageCollectionCommitsAsync",
-                             self.internal.prepare_garbage_collection_commits_async, repo)
+            task = self.call(
+                "prepareGarbageCollectionCommitsAsync", self.internal.prepare_garbage_collection_commits_async, repo
+            )
         except ApiException as exc:
             if exc.status == 500:
                 log.warning("async prepare_commits answered 500; falling back to the synchronous call")
@@ -282,11 +308,17 @@ class LakeFSClient(LakeFSReads):
         delay = poll_initial
         while True:
             try:
-                st = self.call("prepareGarbageCollectionCommitsStatus",
-                               self.internal.prepare_garbage_collection_commits_status, repo, task.id)
+                st = self.call(
+                    "prepareGarbageCollectionCommitsStatus",
+                    self.internal.prepare_garbage_collection_commits_status,
+                    repo,
+                    task.id,
+                )
             except ApiException as exc:
                 if exc.status == 404:
-                    raise LakeFSGCError(f"prepare_commits task {task.id} not found on the server; re-run the GC") from None
+                    raise LakeFSGCError(
+                        f"prepare_commits task {task.id} not found on the server; re-run the GC"
+                    ) from None
                 raise
             if st.completed:
                 if st.error is not None and st.error.message:
@@ -298,8 +330,10 @@ class LakeFSClient(LakeFSReads):
                     raise LakeFSGCError(f"prepare_commits task {task.id} completed without a commits location")
                 return {"run_id": st.result.run_id, "gc_commits_location": st.result.gc_commits_location}
             if time.monotonic() + delay > deadline:
-                raise LakeFSGCError(f"prepare_commits task {task.id} did not complete within {timeout_seconds:.0f}s; "
-                                    f"raise the timeout or retry later")
+                raise LakeFSGCError(
+                    f"prepare_commits task {task.id} did not complete within {timeout_seconds:.0f}s; "
+                    f"raise the timeout or retry later"
+                )
             self._sleep(delay)
             delay = min(poll_max, delay * 2)
 
@@ -314,8 +348,10 @@ class LakeFSClient(LakeFSReads):
 
     @staticmethod
     def _no_rules_message(repo: str, detail: str) -> str:
-        return (f"repository {repo!r} has no GC rules ({detail}); GC deletes nothing without them. Set rules "
-                f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)")
+        return (
+            f"repository {repo!r} has no GC rules ({detail}); GC deletes nothing without them. Set rules "
+            f"with lakectl gc set-config or the API (PUT /repositories/{repo}/settings/gc_rules)"
+        )
 
 
 def parse_gc_rules(raw: bytes | str, repo: str) -> lakefs_sdk.GarbageCollectionRules:
@@ -326,9 +362,10 @@ def parse_gc_rules(raw: bytes | str, repo: str) -> lakefs_sdk.GarbageCollectionR
         doc = json.loads(raw)
         return lakefs_sdk.GarbageCollectionRules(
             default_retention_days=int(doc["default_retention_days"]),
-            branches=[lakefs_sdk.GarbageCollectionRule(branch_id=str(b["branch_id"]),
-                                                       retention_days=int(b["retention_days"]))
-                      for b in doc.get("branches") or []])
+            branches=[
+                lakefs_sdk.GarbageCollectionRule(branch_id=str(b["branch_id"]), retention_days=int(b["retention_days"]))
+                for b in doc.get("branches") or []
+            ],
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise LakeFSGCError(f"repository {repo!r}: unreadable GC rules from lakeFS ({exc}): {raw[:200]!r}") from None
-

@@ -25,6 +25,7 @@ METARANGES_TYPE = "metaranges"
 BY_PREFIX_DEPRECATED, RELATIVE, FULL = 0, 1, 2
 ADDRESS_TYPE_NAMES = {BY_PREFIX_DEPRECATED: "BY_PREFIX_DEPRECATED", RELATIVE: "RELATIVE", FULL: "FULL"}
 
+
 class GravelerError(SSTableError):
     """A table that is a valid SSTable but not a valid graveler range/metarange."""
 
@@ -32,6 +33,7 @@ class GravelerError(SSTableError):
 # ---------------------------------------------------------------------------------------------
 # The graveler value: zigzag varint len | identity | zigzag varint len | data (trailing ignored)
 # ---------------------------------------------------------------------------------------------
+
 
 def decode_value(value: bytes) -> tuple[bytes, bytes]:
     """Split a graveler value into (identity, data). Raises ValueError on a malformed value."""
@@ -58,7 +60,7 @@ def decode_value(value: bytes) -> tuple[bytes, bytes]:
     dlen >>= 1
     if pos + dlen > len(value):
         raise ValueError("data length runs past the end of the value")
-    return value[start:iend], value[pos:pos + dlen]
+    return value[start:iend], value[pos : pos + dlen]
 
 
 _NO_METADATA: dict[str, str] = {}  # shared default; entries are read-only values
@@ -96,6 +98,7 @@ class RangeInfo(NamedTuple):
 # Reading
 # ---------------------------------------------------------------------------------------------
 
+
 def table_type(reader: SSTableReader) -> str | None:
     t = reader.properties.get("type")
     return t if isinstance(t, str) else None
@@ -106,7 +109,10 @@ def _require_type(reader: SSTableReader, want: str) -> None:
     if got != want:
         raise GravelerError(reader.path, f"table type property is {got!r}, expected {want!r}")
     if "entity" in reader.properties:
-        raise GravelerError(reader.path, f"table has an 'entity' property ({reader.properties['entity']!r}): a repository dump, not a commit's {want}")
+        raise GravelerError(
+            reader.path,
+            f"table has an 'entity' property ({reader.properties['entity']!r}): a repository dump, not a commit's {want}",
+        )
 
 
 class RangeRecord(NamedTuple):
@@ -132,8 +138,19 @@ def iter_range(reader: SSTableReader) -> Iterator[RangeRecord]:
                 raise GravelerError(path, f"record {key!r}: cannot decode graveler value ({exc})") from None
             ts = pb.last_modified
             md = pb.metadata
-            entry = new_entry(Entry, (pb.address, pb.size, pb.e_tag, ts.seconds, ts.nanos,
-                                      dict(md) if md else _NO_METADATA, pb.address_type, pb.content_type))
+            entry = new_entry(
+                Entry,
+                (
+                    pb.address,
+                    pb.size,
+                    pb.e_tag,
+                    ts.seconds,
+                    ts.nanos,
+                    dict(md) if md else _NO_METADATA,
+                    pb.address_type,
+                    pb.content_type,
+                ),
+            )
             yield new_entry(RangeRecord, (key, identity, entry))
 
 
@@ -204,8 +221,8 @@ def normalize_address(address: str, address_type: int, namespace: str | tuple[st
         raise ValueError(f"unknown address_type {address_type} for address {address!r}")
     if address_type == BY_PREFIX_DEPRECATED and not _SCHEME_RE.match(address):
         return address
-    for root in ((namespace,) if isinstance(namespace, str) else namespace):
+    for root in (namespace,) if isinstance(namespace, str) else namespace:
         prefix = root.rstrip("/") + "/"
         if address.startswith(prefix):
-            return address[len(prefix):] or None
+            return address[len(prefix) :] or None
     return None

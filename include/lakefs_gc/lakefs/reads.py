@@ -31,6 +31,7 @@ class LakeFSReads:
     metadata: lakefs_sdk.MetadataApi
 
     if TYPE_CHECKING:
+
         def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
             """Call ``fn`` retrying transient failures (:meth:`LakeFSClient.call`)."""
             ...
@@ -56,8 +57,14 @@ class LakeFSReads:
         """
         after = ""
         while True:
-            resp = self.call("listBranches", self.branches_api.list_branches, repo, after=after or None, amount=page,
-                             show_hidden=show_hidden or None)
+            resp = self.call(
+                "listBranches",
+                self.branches_api.list_branches,
+                repo,
+                after=after or None,
+                amount=page,
+                show_hidden=show_hidden or None,
+            )
             for ref in resp.results:
                 yield ref.id, ref.commit_id
             if not resp.pagination.has_more:
@@ -81,8 +88,15 @@ class LakeFSReads:
         """
         after = ""
         while True:
-            resp = self.call("logCommits", self.refs_api.log_commits, repo, ref, after=after or None, amount=page,
-                             first_parent=first_parent or None)
+            resp = self.call(
+                "logCommits",
+                self.refs_api.log_commits,
+                repo,
+                ref,
+                after=after or None,
+                amount=page,
+                first_parent=first_parent or None,
+            )
             yield from resp.results
             if not resp.pagination.has_more:
                 return
@@ -103,18 +117,29 @@ class LakeFSReads:
         """
         after = ""
         while True:
-            resp = self.call("listObjects", self.objects_api.list_objects, repo, ref, after=after or None,
-                             amount=page, user_metadata=False)
+            resp = self.call(
+                "listObjects",
+                self.objects_api.list_objects,
+                repo,
+                ref,
+                after=after or None,
+                amount=page,
+                user_metadata=False,
+            )
             for o in resp.results:
                 if o.path_type != "object":
-                    raise LakeFSGCError(f"listObjects of {repo}/{ref} answered a {o.path_type!r} entry "
-                                        f"({o.path!r}) without a delimiter; refusing to guess its objects")
+                    raise LakeFSGCError(
+                        f"listObjects of {repo}/{ref} answered a {o.path_type!r} entry "
+                        f"({o.path!r}) without a delimiter; refusing to guess its objects"
+                    )
                 yield o.path, o.physical_address
             if not resp.pagination.has_more:
                 return
             if not resp.pagination.next_offset or resp.pagination.next_offset <= after:
-                raise LakeFSGCError(f"listObjects of {repo}/{ref} did not advance past {after!r}; "
-                                    f"the objects it reads cannot be listed completely")
+                raise LakeFSGCError(
+                    f"listObjects of {repo}/{ref} did not advance past {after!r}; "
+                    f"the objects it reads cannot be listed completely"
+                )
             after = resp.pagination.next_offset
 
     # -- the staged check on the candidates (lakefs_gc.listing.staged) -------------------------------
@@ -146,8 +171,9 @@ class LakeFSReads:
         from lakefs_sdk.exceptions import NotFoundException
 
         try:
-            return self.call("statObject", self.objects_api.stat_object, repo, ref, path,
-                             user_metadata=False).physical_address
+            return self.call(
+                "statObject", self.objects_api.stat_object, repo, ref, path, user_metadata=False
+            ).physical_address
         except NotFoundException:
             return None
 
@@ -159,8 +185,9 @@ class LakeFSReads:
         """
         after = ""
         while True:
-            resp = self.call("diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None,
-                             amount=page)
+            resp = self.call(
+                "diffBranch", self.branches_api.diff_branch, repo, branch, after=after or None, amount=page
+            )
             for d in resp.results:
                 if d.type in ("added", "changed") and d.path_type == "object":
                     yield d.path, d.size_bytes

@@ -38,13 +38,27 @@ PROP_INDEX_TYPE = b"rocksdb.block.based.table.index.type"
 # rocksdb.* numeric properties are varints; the index type is a fixed32 (reference 3.4.2).
 _FIXED32_PROPS = {PROP_INDEX_TYPE, b"rocksdb.external_sst_file.version"}
 _VARINT_PROPS = {
-    b"rocksdb.data.size", b"rocksdb.index.size", b"rocksdb.filter.size", b"rocksdb.raw.key.size",
-    b"rocksdb.raw.value.size", b"rocksdb.num.data.blocks", b"rocksdb.num.entries",
-    b"rocksdb.deleted.keys", b"rocksdb.merge.operands", b"rocksdb.num.range-deletions",
-    b"rocksdb.format.version", b"rocksdb.fixed.key.length", b"rocksdb.column.family.id",
-    b"rocksdb.index.partitions", b"rocksdb.top-level.index.size", b"rocksdb.index.key.is.user.key",
-    b"rocksdb.index.value.is.delta.encoded", b"rocksdb.creation.time", b"rocksdb.oldest.key.time",
-    b"rocksdb.file.creation.time", b"rocksdb.external_sst_file.global_seqno",
+    b"rocksdb.data.size",
+    b"rocksdb.index.size",
+    b"rocksdb.filter.size",
+    b"rocksdb.raw.key.size",
+    b"rocksdb.raw.value.size",
+    b"rocksdb.num.data.blocks",
+    b"rocksdb.num.entries",
+    b"rocksdb.deleted.keys",
+    b"rocksdb.merge.operands",
+    b"rocksdb.num.range-deletions",
+    b"rocksdb.format.version",
+    b"rocksdb.fixed.key.length",
+    b"rocksdb.column.family.id",
+    b"rocksdb.index.partitions",
+    b"rocksdb.top-level.index.size",
+    b"rocksdb.index.key.is.user.key",
+    b"rocksdb.index.value.is.delta.encoded",
+    b"rocksdb.creation.time",
+    b"rocksdb.oldest.key.time",
+    b"rocksdb.file.creation.time",
+    b"rocksdb.external_sst_file.global_seqno",
 }
 
 
@@ -158,7 +172,9 @@ def iter_block_entries(block: bytes, path: str = "<block>", offset: int = 0) -> 
         raise CorruptBlockError(path, f"block at offset {offset} is too short ({n} bytes)")
     (num_restarts,) = struct.unpack_from("<I", block, n - 4)
     if num_restarts & 0x80000000:
-        raise UnsupportedFormatError(path, f"block at offset {offset} uses a data-block hash index (not written by lakeFS)")
+        raise UnsupportedFormatError(
+            path, f"block at offset {offset} uses a data-block hash index (not written by lakeFS)"
+        )
     limit = n - 4 - 4 * num_restarts
     if num_restarts == 0 or limit < 0:
         raise CorruptBlockError(path, f"block at offset {offset} has an invalid restart count {num_restarts}")
@@ -222,7 +238,9 @@ class SSTableReader:
     are read on demand by ``iter_blocks()`` / iteration.
     """
 
-    def __init__(self, source: str | os.PathLike[str] | IO[bytes], name: str | None = None, verify_checksums: bool = True):
+    def __init__(
+        self, source: str | os.PathLike[str] | IO[bytes], name: str | None = None, verify_checksums: bool = True
+    ):
         if isinstance(source, (str, os.PathLike)):
             self.path = name or os.fspath(source)
             self._f: IO[bytes] = open(source, "rb")
@@ -260,11 +278,19 @@ class SSTableReader:
             f.seek(size - 8)
             magic = f.read(8)
             if magic == LEVELDB_MAGIC:
-                raise LevelDBTableError(self.path, "LevelDB table (magic 57fb808b247547db): lakeFS tables are RocksDB format version 2")
+                raise LevelDBTableError(
+                    self.path, "LevelDB table (magic 57fb808b247547db): lakeFS tables are RocksDB format version 2"
+                )
             if magic != ROCKSDB_MAGIC:
                 if size < FOOTER_LEN:
-                    raise TruncatedTableError(self.path, f"file of {size} bytes is shorter than a table footer ({FOOTER_LEN}) and has no table magic")
-                raise NotRocksDBTableError(self.path, f"bad magic {magic.hex()} (expected RocksDB {ROCKSDB_MAGIC.hex()}): not an SSTable, or truncated")
+                    raise TruncatedTableError(
+                        self.path,
+                        f"file of {size} bytes is shorter than a table footer ({FOOTER_LEN}) and has no table magic",
+                    )
+                raise NotRocksDBTableError(
+                    self.path,
+                    f"bad magic {magic.hex()} (expected RocksDB {ROCKSDB_MAGIC.hex()}): not an SSTable, or truncated",
+                )
         if size < FOOTER_LEN:
             raise TruncatedTableError(self.path, f"file of {size} bytes is shorter than a table footer ({FOOTER_LEN})")
         f.seek(size - FOOTER_LEN)
@@ -272,10 +298,14 @@ class SSTableReader:
         checksum_type = footer[0]
         (self.format_version,) = struct.unpack_from("<I", footer, FOOTER_LEN - 12)
         if self.format_version not in (1, 2):
-            raise UnsupportedFormatError(self.path, f"table format version {self.format_version} is not supported (lakeFS writes version 2)")
+            raise UnsupportedFormatError(
+                self.path, f"table format version {self.format_version} is not supported (lakeFS writes version 2)"
+            )
         if checksum_type != 1:
             raise UnsupportedFormatError(
-                self.path, f"checksum type {checksum_type} ({CHECKSUM_NAMES.get(checksum_type, 'unknown')}) is not supported: only CRC32C")
+                self.path,
+                f"checksum type {checksum_type} ({CHECKSUM_NAMES.get(checksum_type, 'unknown')}) is not supported: only CRC32C",
+            )
         try:
             self.metaindex_handle, pos = BlockHandle.decode(footer, 1)
             self.index_handle, _ = BlockHandle.decode(footer, pos)
@@ -284,7 +314,10 @@ class SSTableReader:
         data_end = size - FOOTER_LEN
         for what, h in (("metaindex", self.metaindex_handle), ("index", self.index_handle)):
             if h.offset + h.size + BLOCK_TRAILER_LEN > data_end:
-                raise TruncatedTableError(self.path, f"{what} block handle (offset {h.offset}, size {h.size}) points past the end of a {size}-byte file: truncated?")
+                raise TruncatedTableError(
+                    self.path,
+                    f"{what} block handle (offset {h.offset}, size {h.size}) points past the end of a {size}-byte file: truncated?",
+                )
 
         meta = iter_block_entries(self.read_block(self.metaindex_handle), self.path, self.metaindex_handle.offset)
         try:
@@ -295,10 +328,13 @@ class SSTableReader:
         if props_handle is None:
             raise CorruptBlockError(self.path, "metaindex has no rocksdb.properties block")
         self.properties = _decode_properties(
-            iter_block_entries(self.read_block(props_handle), self.path, props_handle.offset))
+            iter_block_entries(self.read_block(props_handle), self.path, props_handle.offset)
+        )
         self.index_type = self.properties.get(PROP_INDEX_TYPE.decode(), INDEX_BINARY_SEARCH)
         if self.index_type not in (INDEX_BINARY_SEARCH, INDEX_HASH_SEARCH, INDEX_TWO_LEVEL):
-            raise UnsupportedFormatError(self.path, f"index type {self.index_type} is not supported (0 binary search, 2 two-level)")
+            raise UnsupportedFormatError(
+                self.path, f"index type {self.index_type} is not supported (0 binary search, 2 two-level)"
+            )
         # A hash-search index (1) keeps an ordinary binary-search index block; the hash is a side structure.
         self._top_index = self._decode_index(self.index_handle)
 
@@ -308,7 +344,9 @@ class SSTableReader:
             try:
                 h, _ = BlockHandle.decode(v)
             except ValueError:
-                raise CorruptBlockError(self.path, f"index block at offset {handle.offset} has a malformed block handle") from None
+                raise CorruptBlockError(
+                    self.path, f"index block at offset {handle.offset} has a malformed block handle"
+                ) from None
             out.append((k, h))
         return out
 
@@ -317,7 +355,9 @@ class SSTableReader:
         """Read a block and its trailer, check the CRC; returns (stored bytes, compression type)."""
         off, n = handle
         if off + n + BLOCK_TRAILER_LEN > self.file_size - FOOTER_LEN:
-            raise TruncatedTableError(self.path, f"block at offset {off} (size {n}) runs past the end of the file: truncated?")
+            raise TruncatedTableError(
+                self.path, f"block at offset {off} (size {n}) runs past the end of the file: truncated?"
+            )
         self._f.seek(off)
         buf = self._f.read(n + BLOCK_TRAILER_LEN)
         if len(buf) != n + BLOCK_TRAILER_LEN:
@@ -328,7 +368,10 @@ class SSTableReader:
             actual = mask_crc(_crc32c.crc32c(memoryview(buf)[: n + 1]))
             if stored != actual:
                 raise ChecksumMismatchError(
-                    self.path, f"CRC32C mismatch in block at offset {off} (size {n}): stored {stored:08x}, computed {actual:08x}", off)
+                    self.path,
+                    f"CRC32C mismatch in block at offset {off} (size {n}): stored {stored:08x}, computed {actual:08x}",
+                    off,
+                )
         return buf[:n], btype
 
     def read_block(self, handle: BlockHandle) -> bytes:
@@ -339,9 +382,13 @@ class SSTableReader:
             try:
                 return bytes(cramjam.snappy.decompress_raw(raw))
             except Exception as exc:  # cramjam raises its own error types
-                raise CorruptBlockError(self.path, f"Snappy block at offset {handle.offset} does not decompress ({exc})") from None
+                raise CorruptBlockError(
+                    self.path, f"Snappy block at offset {handle.offset} does not decompress ({exc})"
+                ) from None
         raise UnsupportedFormatError(
-            self.path, f"block at offset {handle.offset} uses compression type {btype} ({COMPRESSION_NAMES.get(btype, 'unknown')}): only none and Snappy are supported")
+            self.path,
+            f"block at offset {handle.offset} uses compression type {btype} ({COMPRESSION_NAMES.get(btype, 'unknown')}): only none and Snappy are supported",
+        )
 
     def data_block_handles(self) -> Iterator[BlockHandle]:
         """Yield the handles of the data blocks in key order (a two-level index is expanded lazily)."""
@@ -362,9 +409,14 @@ class SSTableReader:
             append = out.append
             for ikey, value in entries:
                 if len(ikey) < 8:
-                    raise CorruptBlockError(path, f"block at offset {h.offset}: key shorter than the 8-byte internal-key trailer")
+                    raise CorruptBlockError(
+                        path, f"block at offset {h.offset}: key shorter than the 8-byte internal-key trailer"
+                    )
                 if ikey[-8] != KIND_SET:
-                    raise UnsupportedFormatError(path, f"block at offset {h.offset}: key kind {ikey[-8]} is not SET (1); deletions are not expected in a lakeFS table")
+                    raise UnsupportedFormatError(
+                        path,
+                        f"block at offset {h.offset}: key kind {ikey[-8]} is not SET (1); deletions are not expected in a lakeFS table",
+                    )
                 append((ikey[:-8], value))
             yield out
 

@@ -49,8 +49,10 @@ def parse_commits_csv(data: bytes, where: str) -> list[tuple[str, str]]:
             raise LakeFSGCError(f"{where}: line {n} has {len(row)} fields, expected {len(header)}")
         out.append((row[i_c].strip(), row[i_m].strip()))
     if not out:
-        raise LakeFSGCError(f"{where}: commits.csv lists no active commit; a repository with GC rules always has "
-                            f"at least its branch HEADs. Refusing to treat every object as unreferenced")
+        raise LakeFSGCError(
+            f"{where}: commits.csv lists no active commit; a repository with GC rules always has "
+            f"at least its branch HEADs. Refusing to treat every object as unreferenced"
+        )
     return out
 
 
@@ -85,7 +87,9 @@ def range_addresses(storage: Storage, key: str, namespace: str | tuple[str, ...]
                     yield rel
 
 
-def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) -> Iterator[tuple[str | None, str, int, str]]:
+def range_entries(
+    storage: Storage, key: str, namespace: str | tuple[str, ...]
+) -> Iterator[tuple[str | None, str, int, str]]:
     """
     (namespace-relative address or None outside the namespace, path, size, checksum) of every entry of a range.
 
@@ -96,8 +100,12 @@ def range_entries(storage: Storage, key: str, namespace: str | tuple[str, ...]) 
     with storage.open_input(key) as f, SSTableReader(f, name=storage.full_uri(key)) as r:
         for block in graveler.iter_range_identities(r):
             for address, address_type, path, size, checksum in block:
-                yield (normalize(address, address_type, namespace), path.decode("utf-8", "surrogateescape"),
-                       size, checksum)
+                yield (
+                    normalize(address, address_type, namespace),
+                    path.decode("utf-8", "surrogateescape"),
+                    size,
+                    checksum,
+                )
 
 
 DRIVER_THREADS = 8
@@ -111,8 +119,9 @@ def in_threads(fn: Callable[[str], T], items: list[str]) -> list[T]:
         return list(pool.map(fn, items))
 
 
-def metarange_ranges(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...],
-                     metarange_ids: list[str]) -> dict[str, list[tuple[str, int]]]:
+def metarange_ranges(
+    client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str]
+) -> dict[str, list[tuple[str, int]]]:
     """
     Return each metarange's ranges: metarange id -> its (range id, number of entries), in order.
 
@@ -129,8 +138,14 @@ def range_keys(client: LakeFSClient, repo: str, roots: tuple[str, ...], range_id
     return in_threads(lambda r: relative_key(roots, client.range_location(repo, r)), range_ids)
 
 
-def ranges_to_read(client: LakeFSClient, repo: str, storage: Storage, roots: tuple[str, ...], metarange_ids: list[str],
-                   read_ranges: set[str]) -> tuple[dict[str, int], list[str], list[str]]:
+def ranges_to_read(
+    client: LakeFSClient,
+    repo: str,
+    storage: Storage,
+    roots: tuple[str, ...],
+    metarange_ids: list[str],
+    read_ranges: set[str],
+) -> tuple[dict[str, int], list[str], list[str]]:
     """
     Return the ranges of ``metarange_ids``.
 
@@ -156,8 +171,15 @@ class CommitsSince:
     identities: tuple[tuple[int, str, str], ...]
 
 
-def commits_since(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], read_commits: set[str],
-                  read_ranges: set[str], branches: Iterable[tuple[str, str]]) -> CommitsSince:
+def commits_since(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    read_commits: set[str],
+    read_ranges: set[str],
+    branches: Iterable[tuple[str, str]],
+) -> CommitsSince:
     """
     Every commit reachable from ``branches`` (id, HEAD) that is not in ``read_commits``.
 
@@ -175,21 +197,26 @@ def commits_since(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str
             raise LakeFSGCError(
                 f"more than {MAX_COMMITS_SINCE} commits reachable from the branches of {repo!r} were not read by "
                 f"list_committed (a branch created during the run on an old commit, or many commits meanwhile): "
-                f"their objects cannot be told apart from garbage. Nothing was deleted; run the GC again")
+                f"their objects cannot be told apart from garbage. Nothing was deleted; run the GC again"
+            )
         parents, metarange = client.commit(repo, c)
         seen[c] = metarange
         stack.extend(parents)
     addresses: set[str] = set()
     identities: list[tuple[int, str, str]] = []
     if seen:
-        _, ranges, keys = ranges_to_read(client, repo, st, roots, sorted({m for m in seen.values() if m}),
-                                                   read_ranges)
+        _, ranges, keys = ranges_to_read(client, repo, st, roots, sorted({m for m in seen.values() if m}), read_ranges)
         with ThreadPoolExecutor(max(1, min(SINCE_THREADS, len(keys)))) as pool:
             for entries in pool.map(lambda k: list(range_entries(st, k, roots)), keys):
                 for address, path, size, checksum in entries:
                     identities.append((size, checksum, path))
                     if address is not None:
                         addresses.add(address)
-        log.info("%d commit(s) of %s made since list_committed read them: %d range(s) read, %d address(es)",
-                 len(seen), repo, len(ranges), len(addresses))
+        log.info(
+            "%d commit(s) of %s made since list_committed read them: %d range(s) read, %d address(es)",
+            len(seen),
+            repo,
+            len(ranges),
+            len(addresses),
+        )
     return CommitsSince(len(seen), frozenset(addresses), tuple(identities))

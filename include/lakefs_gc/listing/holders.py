@@ -50,8 +50,14 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
 
 
-def range_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
-                holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
+def range_masks(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    holders_of: Mapping[str, set[Holder]],
+    holders: Holders,
+) -> dict[str, int]:
     """{range key in the namespace: the union of its commits' holders} of every range the commits of ``holders_of`` read."""
     commits = sorted(holders_of)
     metaranges = in_threads(lambda c: client.commit_metarange(repo, c), commits)
@@ -67,14 +73,26 @@ def range_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     return {k: by_range[r] for r, k in zip(rids, range_keys(client, repo, roots, rids))}
 
 
-def address_masks(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...],
-                  holders_of: Mapping[str, set[Holder]], holders: Holders) -> dict[str, int]:
+def address_masks(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    holders_of: Mapping[str, set[Holder]],
+    holders: Holders,
+) -> dict[str, int]:
     """{address: its holder set} of every address the commits of ``holders_of`` read (each range read once, here)."""
     return masks_of_ranges(st, roots, range_masks(client, repo, st, roots, holders_of, holders))
 
 
-def masks_of_ranges(st: Storage, roots: tuple[str, ...], ranges: Mapping[str, int], among: Container[str] | None = None,
-                    limit: int | None = None, into: dict[str, int] | None = None) -> dict[str, int]:
+def masks_of_ranges(
+    st: Storage,
+    roots: tuple[str, ...],
+    ranges: Mapping[str, int],
+    among: Container[str] | None = None,
+    limit: int | None = None,
+    into: dict[str, int] | None = None,
+) -> dict[str, int]:
     """
     {address: the union of its ranges' holder sets} of the ranges ``ranges`` (key -> holder set), read in this process.
 
@@ -105,8 +123,13 @@ def staged_masks(by_branch: Mapping[str, Iterable[str]], holders: Holders) -> di
     return out
 
 
-def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag_bits: int,
-           deleted: Container[str] | None, cutoff_ms: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+def groups(
+    listed: Iterable[tuple[str, int, int]],
+    masks: Mapping[str, int],
+    tag_bits: int,
+    deleted: Container[str] | None,
+    cutoff_ms: int,
+) -> dict[tuple[int, str | None], tuple[int, int]]:
     """
     Objects and bytes by (holder set, what an unreferenced object is): the input of :func:`attribute`.
 
@@ -118,21 +141,33 @@ def groups(listed: Iterable[tuple[str, int, int]], masks: Mapping[str, int], tag
     out: dict[tuple[int, str | None], list[int]] = {}
     for address, size, modified in listed:
         mask = masks.get(address, 0)
-        state = fate(PYTHON_FATES, bool(mask & ~tag_bits), None if deleted is None else address in deleted,
-                     modified, cutoff_ms)
+        state = fate(
+            PYTHON_FATES, bool(mask & ~tag_bits), None if deleted is None else address in deleted, modified, cutoff_ms
+        )
         acc = out.setdefault((mask, state), [0, 0])
         acc[0] += 1
         acc[1] += size
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def attribute_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], local_root: str | None,
-                   listed: Iterable[tuple[str, int, int]], deleted: Container[str] | None, cutoff_ms: int,
-                   default_days: int, branch_days: Mapping[str, int], now: float) -> tuple[Attribution, Holders]:
+def attribute_here(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    local_root: str | None,
+    listed: Iterable[tuple[str, int, int]],
+    deleted: Container[str] | None,
+    cutoff_ms: int,
+    default_days: int,
+    branch_days: Mapping[str, int],
+    now: float,
+) -> tuple[Attribution, Holders]:
     """Return the attribution of a namespace, every input read in this process (a small repository, the tests)."""
     holders = Holders()
-    masks = address_masks(client, repo, st, roots,
-                          commit_holders(client, repo, default_days, branch_days, now), holders)
+    masks = address_masks(
+        client, repo, st, roots, commit_holders(client, repo, default_days, branch_days, now), holders
+    )
     for a, m in staged_masks(api_staged(client, repo, roots, local_root).by_branch, holders).items():
         masks[a] = masks.get(a, 0) | m
     tag_bits = holders.mask(h for h in holders.holders if h.kind == TAG)
@@ -150,7 +185,7 @@ class WhatIf:
     change: Change
     freed: Space
     kept_before: int  # commits the GC keeps now: the documented windows and lakeFS's commits.csv
-    kept_after: int   # after the change: the documented windows and lakeFS's walk, predicted
+    kept_after: int  # after the change: the documented windows and lakeFS's walk, predicted
     model_differs: int  # commits where the walk predicted on today's graph differs from lakeFS's list
 
 
@@ -161,10 +196,21 @@ def lakefs_kept(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     return {c for c, _ in parse_commits_csv(st.get(relative_key(roots, loc)), loc)}
 
 
-def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], local_root: str | None,
-                listed: Iterable[tuple[str, int, int]], cutoff_ms: int, default_days: int,
-                branch_days: Mapping[str, int], now: float, change: Change, collect: set[str] | None = None,
-                lakefs_list: set[str] | None = None) -> WhatIf:
+def whatif_here(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    local_root: str | None,
+    listed: Iterable[tuple[str, int, int]],
+    cutoff_ms: int,
+    default_days: int,
+    branch_days: Mapping[str, int],
+    now: float,
+    change: Change,
+    collect: set[str] | None = None,
+    lakefs_list: set[str] | None = None,
+) -> WhatIf:
     """
     Return what the next run would free after ``change``, nothing deleted: every input read in this process.
 
@@ -188,7 +234,8 @@ def whatif_here(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, 
     # lakeFS walks from dangling commits the API cannot list (an expired branch HEAD's chain can
     # still keep a newer commit's parent): what its list has beyond the predicted walk stays kept
     after |= (lakefs_walk(nodes, after_branches, after_default, after_days, now) | (csv_now - model_now)) - (
-        model_now - csv_now)
+        model_now - csv_now
+    )
     holders = Holders()
     masks = address_masks(client, repo, st, roots, {c: {Holder(COMMIT, c)} for c in before | after}, holders)
     kept_before = holders.mask(Holder(COMMIT, c) for c in before)
@@ -240,12 +287,21 @@ def _range_sets(sref: StorageRef, batches: Iterable[Any]) -> Iterator[Any]:
             if addresses:
                 yield pa.RecordBatch.from_arrays(
                     [pa.array(addresses, pa.string()), pa.array([set_id] * len(addresses), pa.int32())],
-                    names=["address", "set_id"])
+                    names=["address", "set_id"],
+                )
 
 
-def spark_groups(spark: SparkSession, sref: StorageRef, ranges: Mapping[str, int], staged: Mapping[str, int],
-                 listed: DataFrame, deleted: DataFrame | None, cutoff_ms: int, tag_bits: int,
-                 n: int) -> dict[tuple[int, str | None], tuple[int, int]]:
+def spark_groups(
+    spark: SparkSession,
+    sref: StorageRef,
+    ranges: Mapping[str, int],
+    staged: Mapping[str, int],
+    listed: DataFrame,
+    deleted: DataFrame | None,
+    cutoff_ms: int,
+    tag_bits: int,
+    n: int,
+) -> dict[tuple[int, str | None], tuple[int, int]]:
     """
     Objects and bytes by (holder set, what an unreferenced object is), as :func:`groups`, on Spark's executors.
 
@@ -269,30 +325,47 @@ def spark_groups(spark: SparkSession, sref: StorageRef, ranges: Mapping[str, int
     entries_schema = "address string, set_id int"
     keys = spark.createDataFrame(items, "key string, set_id int").repartition(partitions(len(items), n))
     held = keys.mapInArrow(lambda batches: _range_sets(sref, batches), entries_schema).unionByName(
-        spark.createDataFrame([(a, number[m]) for a, m in staged.items()], entries_schema))
+        spark.createDataFrame([(a, number[m]) for a, m in staged.items()], entries_schema)
+    )
     # an address's set numbers as bits of a few longs (WORD bits each): bit_or aggregates them by
     # hash (collect_set would sort every address), and the groups are keyed by plain longs
     words = max(1, -(-len(sets) // WORD))
     bit = F.expr(f"shiftleft(CAST(1 AS BIGINT), set_id % {WORD})")
     zero = F.lit(0).cast("long")
-    word_cols = [F.when((F.col("set_id") / WORD).cast("int") == w, bit).otherwise(zero).alias(f"w{w}")
-                 for w in range(words)]
+    word_cols = [
+        F.when((F.col("set_id") / WORD).cast("int") == w, bit).otherwise(zero).alias(f"w{w}") for w in range(words)
+    ]
     none_long = F.lit(None).cast("long")
-    rows = held.select("address", *word_cols, none_long.alias("size"), none_long.alias("last_modified_ms"),
-                       F.lit(0).alias("deleted")).unionByName(
-        listed.select("address", *[zero.alias(f"w{w}") for w in range(words)],
-                      F.col("size").cast("long").alias("size"),
-                      F.col("last_modified_ms").cast("long").alias("last_modified_ms"), F.lit(0).alias("deleted")))
+    rows = held.select(
+        "address", *word_cols, none_long.alias("size"), none_long.alias("last_modified_ms"), F.lit(0).alias("deleted")
+    ).unionByName(
+        listed.select(
+            "address",
+            *[zero.alias(f"w{w}") for w in range(words)],
+            F.col("size").cast("long").alias("size"),
+            F.col("last_modified_ms").cast("long").alias("last_modified_ms"),
+            F.lit(0).alias("deleted"),
+        )
+    )
     if deleted is not None:
-        rows = rows.unionByName(deleted.select("address", *[zero.alias(f"w{w}") for w in range(words)],
-                                               none_long.alias("size"), none_long.alias("last_modified_ms"),
-                                               F.lit(1).alias("deleted")))
+        rows = rows.unionByName(
+            deleted.select(
+                "address",
+                *[zero.alias(f"w{w}") for w in range(words)],
+                none_long.alias("size"),
+                none_long.alias("last_modified_ms"),
+                F.lit(1).alias("deleted"),
+            )
+        )
     # keyed by a 64-bit hash of the address, not the string: a smaller shuffle (two addresses of one
     # namespace sharing a hash, about one in 10^7 at 10,000,000 objects, would share their holders
     # in this report; nothing is decided by it)
     per_address = rows.groupBy(F.xxhash64("address").alias("key")).agg(
-        *[F.bit_or(f"w{w}").alias(f"w{w}") for w in range(words)], F.max("size").alias("size"),
-        F.max("last_modified_ms").alias("last_modified_ms"), F.max("deleted").alias("deleted"))
+        *[F.bit_or(f"w{w}").alias(f"w{w}") for w in range(words)],
+        F.max("size").alias("size"),
+        F.max("last_modified_ms").alias("last_modified_ms"),
+        F.max("deleted").alias("deleted"),
+    )
     objects = per_address.where(F.col("size").isNotNull())  # the listed ones
     ref_words = [0] * words
     for m in sets:
@@ -302,10 +375,19 @@ def spark_groups(spark: SparkSession, sref: StorageRef, ranges: Mapping[str, int
     for w, ref in enumerate(ref_words):
         if ref:
             referenced = referenced | ((F.col(f"w{w}").bitwiseAND(F.lit(ref).cast("long"))) != 0)
-    state = fate(_SparkFates(), referenced, None if deleted is None else F.col("deleted") == 1,
-                 F.col("last_modified_ms"), cutoff_ms)
-    summed = objects.withColumn("state", state).groupBy(*[f"w{w}" for w in range(words)], "state").agg(
-        F.count(F.lit(1)).alias("objects"), F.sum("size").alias("bytes")).collect()
+    state = fate(
+        _SparkFates(),
+        referenced,
+        None if deleted is None else F.col("deleted") == 1,
+        F.col("last_modified_ms"),
+        cutoff_ms,
+    )
+    summed = (
+        objects.withColumn("state", state)
+        .groupBy(*[f"w{w}" for w in range(words)], "state")
+        .agg(F.count(F.lit(1)).alias("objects"), F.sum("size").alias("bytes"))
+        .collect()
+    )
     out: dict[tuple[int, str | None], tuple[int, int]] = {}
     for row in summed:
         mask = 0

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 MD5_PATTERN = f"^{MD5_HEX.pattern}$"  # as a Spark (and pyarrow) pattern
 THREADS = 16
-LINK_SIGNATURE = ","                 # catalog.LinkAddressSigningDelimiter: in every address getPhysicalAddress hands out
+LINK_SIGNATURE = ","  # catalog.LinkAddressSigningDelimiter: in every address getPhysicalAddress hands out
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,12 @@ class Identities:
     commits read since.
     """
 
-    spark: Any                       # the session, or None (the Airflow task's own process)
+    spark: Any  # the session, or None (the Airflow task's own process)
     sref: StorageRef
     dirs: tuple[PartsDir, ...]
     n: int
     rows: tuple[tuple[int, str, str], ...] = ()
-    placement: Placement = DEFAULT   # where a scan of the folders runs
+    placement: Placement = DEFAULT  # where a scan of the folders runs
 
     def plus(self, rows: Iterable[tuple[int, str, str]]) -> Identities:
         return dataclasses.replace(self, rows=(*self.rows, *rows))
@@ -81,12 +81,17 @@ class Identities:
         """
         import pyarrow as pa
 
-        found = (identities_matching(self.spark, self.sref, self.dirs, self.n, keep, placement=self.placement)
-                 if self.dirs else [])
+        found = (
+            identities_matching(self.spark, self.sref, self.dirs, self.n, keep, placement=self.placement)
+            if self.dirs
+            else []
+        )
         if self.rows:
             size, checksum, path = zip(*self.rows)
-            batch = pa.record_batch([pa.array(size, pa.int64()), pa.array(checksum, pa.string()),
-                                     pa.array(path, pa.string())], names=["size", "checksum", "path"])
+            batch = pa.record_batch(
+                [pa.array(size, pa.int64()), pa.array(checksum, pa.string()), pa.array(path, pa.string())],
+                names=["size", "checksum", "path"],
+            )
             found += [(r["size"], r["checksum"], r["path"]) for b in keep([batch]) for r in b.to_pylist()]
         return found
 
@@ -119,8 +124,9 @@ def _vouched(sref: StorageRef, batches: Iterable[Any]) -> Iterator[Any]:
         yield b.append_column("vouched", pa.array(_content_md5s(st, b.column(0).to_pylist()), pa.string()))
 
 
-def suspicious(spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: DataFrame,
-               n: int) -> tuple[DataFrame, DataFrame, DataFrame]:
+def suspicious(
+    spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: DataFrame, n: int
+) -> tuple[DataFrame, DataFrame, DataFrame]:
     """
     (suspicious candidates, the paths to ask, the candidates at a size of an entry) as DataFrames.
 
@@ -139,30 +145,50 @@ def suspicious(spark: SparkSession, sref: StorageRef, cands: DataFrame, identiti
 
     ident = identities.select("size", F.col("checksum").alias("icheck"), "path")
     other = ~F.col("icheck").rlike(MD5_PATTERN) | F.col("icheck").isNull()
-    sized = cands.select("address", "size", "checksum").join(ident.select("size").distinct(), on="size",
-                                                             how="left_semi")
+    sized = cands.select("address", "size", "checksum").join(
+        ident.select("size").distinct(), on="size", how="left_semi"
+    )
     if not sref.open().listed_md5:  # the listing's word is not enough: ask the store, or read the file
         sized = sized.select("address", "size", "checksum").mapInArrow(
-            lambda batches: _vouched(sref, batches), "address string, size long, checksum string, vouched string")
+            lambda batches: _vouched(sref, batches), "address string, size long, checksum string, vouched string"
+        )
     else:
         sized = sized.withColumn("vouched", F.col("checksum"))
     sized = sized.cache()
-    keys = (sized.select("address", "size", F.col("vouched").alias("icheck"))
-            .unionByName(sized.select("address", "size", F.col("checksum").alias("icheck")))
-            .where(F.col("icheck").isNotNull()))
+    keys = (
+        sized.select("address", "size", F.col("vouched").alias("icheck"))
+        .unionByName(sized.select("address", "size", F.col("checksum").alias("icheck")))
+        .where(F.col("icheck").isNotNull())
+    )
     by_key = keys.join(ident.select("size", "icheck"), on=["size", "icheck"], how="left_semi").select("address")
     by_size = sized.join(ident.where(other).select("size").distinct(), on="size", how="left_semi").select("address")
     unvouched = sized.where(F.col("vouched").isNull()).select("address")
-    sus = sized.join(unvouched.unionByName(by_key).unionByName(by_size).distinct(), on="address",
-                     how="left_semi").select("address", "size", "checksum", "vouched").cache()
-    paths = (ident.where(other).join(sus.select("size").distinct(), on="size", how="left_semi").select("path")
-             .unionByName(ident.join(sus.where(F.col("vouched").isNull()).select("size").distinct(),
-                                     on="size", how="left_semi").select("path"))
-             .unionByName(ident.join(sus.select("size", F.col("vouched").alias("icheck")).distinct(),
-                                     on=["size", "icheck"], how="left_semi").select("path"))
-             .unionByName(ident.join(sus.select("size", F.col("checksum").alias("icheck")).distinct(),
-                                     on=["size", "icheck"], how="left_semi").select("path"))
-             .distinct())
+    sus = (
+        sized.join(unvouched.unionByName(by_key).unionByName(by_size).distinct(), on="address", how="left_semi")
+        .select("address", "size", "checksum", "vouched")
+        .cache()
+    )
+    paths = (
+        ident.where(other)
+        .join(sus.select("size").distinct(), on="size", how="left_semi")
+        .select("path")
+        .unionByName(
+            ident.join(
+                sus.where(F.col("vouched").isNull()).select("size").distinct(), on="size", how="left_semi"
+            ).select("path")
+        )
+        .unionByName(
+            ident.join(
+                sus.select("size", F.col("vouched").alias("icheck")).distinct(), on=["size", "icheck"], how="left_semi"
+            ).select("path")
+        )
+        .unionByName(
+            ident.join(
+                sus.select("size", F.col("checksum").alias("icheck")).distinct(), on=["size", "icheck"], how="left_semi"
+            ).select("path")
+        )
+        .distinct()
+    )
     return sus, paths, sized
 
 
@@ -179,12 +205,15 @@ def _sizes_present(batches: Iterable[Any], sizes: frozenset[int]) -> Iterator[An
     for b in batches:
         present = pc.unique(pc.filter(b.column(0), pc.is_in(b.column(0), value_set=sv)))
         if len(present):
-            yield pa.record_batch([present, pa.nulls(len(present), pa.string()), pa.nulls(len(present), pa.string())],
-                                  names=["size", "checksum", "path"])
+            yield pa.record_batch(
+                [present, pa.nulls(len(present), pa.string()), pa.nulls(len(present), pa.string())],
+                names=["size", "checksum", "path"],
+            )
 
 
-def _matching(batches: Iterable[Any], keys: frozenset[str], sizes: frozenset[int],
-              unvouched_sizes: frozenset[int]) -> Iterator[Any]:
+def _matching(
+    batches: Iterable[Any], keys: frozenset[str], sizes: frozenset[int], unvouched_sizes: frozenset[int]
+) -> Iterator[Any]:
     """
     Yield the identity rows (Arrow batches of size, checksum, path) a candidate could be.
 
@@ -200,13 +229,16 @@ def _matching(batches: Iterable[Any], keys: frozenset[str], sizes: frozenset[int
         size, checksum = b.column(0), b.column(1)
         key = pc.binary_join_element_wise(pc.cast(size, pa.string()), pc.fill_null(checksum, ""), ":")
         other = pc.invert(pc.fill_null(pc.match_substring_regex(checksum, MD5_PATTERN), False))
-        m = pc.or_(pc.or_(pc.is_in(key, value_set=kv), pc.is_in(size, value_set=uv)),
-                   pc.and_(pc.is_in(size, value_set=sv), other))
+        m = pc.or_(
+            pc.or_(pc.is_in(key, value_set=kv), pc.is_in(size, value_set=uv)),
+            pc.and_(pc.is_in(size, value_set=sv), other),
+        )
         yield b.filter(pc.fill_null(m, False))
 
 
-def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
-                    identities: Identities) -> tuple[set[str], set[str]]:
+def suspicious_here(
+    sref: StorageRef, rows: Iterable[Sequence[Any]], identities: Identities
+) -> tuple[set[str], set[str]]:
     """
     :func:`suspicious` for a few candidates (``rows`` of address, size, checksum), on the driver.
 
@@ -225,8 +257,9 @@ def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
         vouched = dict(zip(listed, _content_md5s(st, list(listed))))
     else:
         vouched = {a: c for a, (_, c) in listed.items()}
-    keys = frozenset({f"{s}:{c}" for s, c in listed.values() if c}
-                     | {f"{listed[a][0]}:{v}" for a, v in vouched.items() if v})
+    keys = frozenset(
+        {f"{s}:{c}" for s, c in listed.values() if c} | {f"{listed[a][0]}:{v}" for a, v in vouched.items() if v}
+    )
     sizes = frozenset(s for s, _ in listed.values())
     unvouched = frozenset(listed[a][0] for a, v in vouched.items() if not v)
     matched = identities.matching(lambda bs: _matching(bs, keys, sizes, unvouched))
@@ -272,16 +305,18 @@ def suspicious_here(sref: StorageRef, rows: Iterable[Sequence[Any]],
     return sus, paths
 
 
-def suspicious_rows(sref: StorageRef, rows: Sequence[Sequence[Any]], identities: Identities,
-                    link_flow: bool) -> Suspicious:
+def suspicious_rows(
+    sref: StorageRef, rows: Sequence[Sequence[Any]], identities: Identities, link_flow: bool
+) -> Suspicious:
     """Match a few candidates (``rows`` of address, size, checksum) in this process (:func:`suspicious_here`)."""
     sus, paths = suspicious_here(sref, rows, identities) if rows else (set(), set())
     linked = tuple((r[0], int(r[1])) for r in rows if LINK_SIGNATURE in r[0]) if link_flow else ()
     return Suspicious(len(sus), tuple(sorted(paths)), linked)
 
 
-def suspicious_frame(spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: Identities, n: int,
-                     link_flow: bool) -> Suspicious:
+def suspicious_frame(
+    spark: SparkSession, sref: StorageRef, cands: DataFrame, identities: Identities, n: int, link_flow: bool
+) -> Suspicious:
     """Match many candidates (a DataFrame of address, size, checksum) on executors (:func:`suspicious`)."""
     sus, paths_df, sized = suspicious(spark, sref, cands, identities.frame(), n)
     try:
@@ -290,6 +325,12 @@ def suspicious_frame(spark: SparkSession, sref: StorageRef, cands: DataFrame, id
     finally:
         sus.unpersist()
         sized.unpersist()
-    linked = tuple((r[0], int(r[1])) for r in cands.where(cands.address.contains(LINK_SIGNATURE))
-                   .select("address", "size").collect()) if link_flow else ()
+    linked = (
+        tuple(
+            (r[0], int(r[1]))
+            for r in cands.where(cands.address.contains(LINK_SIGNATURE)).select("address", "size").collect()
+        )
+        if link_flow
+        else ()
+    )
     return Suspicious(count, paths, linked)

@@ -71,7 +71,7 @@ def plan_slices(storage: Storage, cutoff_s: float, since: str | None = None) -> 
     skipped: list[str] = []
     before = 0
     for p in storage.list_prefixes("data/"):
-        sid = p[len("data/"):].rstrip("/")
+        sid = p[len("data/") :].rstrip("/")
         if created_after(sid, cutoff_s):
             skipped.append(sid)
         elif since is not None and (not xid.is_xid(sid) or (since and sid > since)):
@@ -118,8 +118,13 @@ def _ranged(st: Storage, prefix: str, recursive: bool, after: str | None, up_to:
 LISTING_THREADS = 4
 
 
-def list_batches(st: Storage, cutoff_s: float, tasks: Iterable[tuple[str, bool, str | None, str | None]],
-                 listed: ListedCounter | None = None, threads: int = LISTING_THREADS) -> Iterator[Any]:
+def list_batches(
+    st: Storage,
+    cutoff_s: float,
+    tasks: Iterable[tuple[str, bool, str | None, str | None]],
+    listed: ListedCounter | None = None,
+    threads: int = LISTING_THREADS,
+) -> Iterator[Any]:
     """
     Arrow batches (address, size, last_modified_ms, checksum) of the objects ``tasks`` find older than ``cutoff_s``.
 
@@ -202,8 +207,9 @@ def interleaved(sources: list[Callable[[], Iterable[T]]], threads: int, depth: i
         finally:
             put((_DONE, None))
 
-    workers = [threading.Thread(target=work, name=f"listing-{i}", daemon=True)
-               for i in range(min(threads, len(sources)))]
+    workers = [
+        threading.Thread(target=work, name=f"listing-{i}", daemon=True) for i in range(min(threads, len(sources)))
+    ]
     for w in workers:
         w.start()
     try:
@@ -248,8 +254,9 @@ def write_listed_here(folder: str, batches: Iterable[Any]) -> None:
 
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
-    pq.write_table(pa.Table.from_batches(list(batches), schema=listed_schema()),
-                   os.path.join(folder, "part-00000-here.parquet"))
+    pq.write_table(
+        pa.Table.from_batches(list(batches), schema=listed_schema()), os.path.join(folder, "part-00000-here.parquet")
+    )
     open(os.path.join(folder, SUCCESS), "wb").close()
 
 

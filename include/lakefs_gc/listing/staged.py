@@ -75,18 +75,18 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")  # the engine's rows
 A = TypeVar("A")  # the engine's addresses
 
-STAT_BUDGET = 200_000                # statObject calls; above it every branch is listed instead
+STAT_BUDGET = 200_000  # statObject calls; above it every branch is listed instead
 
 
 @dataclass(frozen=True)
 class CheckCounts:
     """What the staged check asked and kept, and its time."""
 
-    suspicious: int = 0              # candidates a staged entry could read
-    stats: int = 0                   # statObject calls
-    kept: int = 0                    # candidates a branch reads now
-    commits_since: int = 0           # commits read now (made since list_committed read them)
-    committed_since_kept: int = 0    # candidates they reference
+    suspicious: int = 0  # candidates a staged entry could read
+    stats: int = 0  # statObject calls
+    kept: int = 0  # candidates a branch reads now
+    commits_since: int = 0  # commits read now (made since list_committed read them)
+    committed_since_kept: int = 0  # candidates they reference
     seconds: float = 0.0
     # what each branch read at the paths asked (or, over the budget, its staged addresses): for the
     # attribution of space, which lakeFS's diffBranch cannot give for an entry re-staged with its
@@ -94,8 +94,14 @@ class CheckCounts:
     branch_reads: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-def check(engine: Engine[R, A], ctx: RunContext, lakefs: LakeFSRef, cands: R, identity_dirs: Sequence[PartsDir],
-          read_file: str) -> tuple[A, CheckCounts]:
+def check(
+    engine: Engine[R, A],
+    ctx: RunContext,
+    lakefs: LakeFSRef,
+    cands: R,
+    identity_dirs: Sequence[PartsDir],
+    read_file: str,
+) -> tuple[A, CheckCounts]:
     """
     Return the kept candidates' addresses and :class:`CheckCounts`, on ``engine``.
 
@@ -111,41 +117,70 @@ def check(engine: Engine[R, A], ctx: RunContext, lakefs: LakeFSRef, cands: R, id
     read_commits, read_ranges = formats.read_read_ids(st, read_file)
     with lakefs.client() as client:
         branches = list(client.branches(repo, show_hidden=True))
-        log.info("staged check: reading the commits made on %d branch(es) since list_committed read them",
-                 len(branches))
+        log.info(
+            "staged check: reading the commits made on %d branch(es) since list_committed read them", len(branches)
+        )
         since = committed.commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
         committed_kept = engine.among(cands, since.addresses)
         n_committed_kept = engine.count(committed_kept) if since.addresses else 0
         rest = engine.without(cands, since.addresses)
         identities = engine.identities(identity_dirs).plus(since.identities)
-        log.info("staged check: %d commit(s) since (%.1fs); finding the suspicious candidates", since.commits,
-                 time.monotonic() - t0)
+        log.info(
+            "staged check: %d commit(s) since (%.1fs); finding the suspicious candidates",
+            since.commits,
+            time.monotonic() - t0,
+        )
         found = engine.suspicious(rest, identities, link_flow=kind.links_unmarked)
         paths = found.paths
         names = [b for b, _ in branches]
         asks = [(b, p) for p in paths for b in names]
-        log.info("staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)", found.count,
-                 len(paths), len(names), time.monotonic() - t0)
+        log.info(
+            "staged check: %d suspicious candidate(s), %d path(s) to ask on %d branch(es) (%.1fs)",
+            found.count,
+            len(paths),
+            len(names),
+            time.monotonic() - t0,
+        )
         linked_sizes = {size for _, size in found.link_flow}
         if linked_sizes and names:  # step 3: each branch's own changes, asked on that branch only
             asks += changed_paths(client, repo, names, linked_sizes)
         if len(asks) > STAT_BUDGET:
-            log.warning("%d statObject call(s) is over the budget of %d: every branch is listed against its HEAD "
-                        "commit instead", len(asks), STAT_BUDGET)
+            log.warning(
+                "%d statObject call(s) is over the budget of %d: every branch is listed against its HEAD "
+                "commit instead",
+                len(asks),
+                STAT_BUDGET,
+            )
             full = api_staged(client, repo, roots, ctx.storage.local_root)
             read, stats = set(full.addresses), full.listed // 1000 + len(names)
             branch_reads = dict(full.by_branch)
         else:
-            branch_reads = {b: frozenset(a) for b, a in read_by_branches(client, repo, asks, roots,
-                                                                         ctx.storage.local_root).items()}
+            branch_reads = {
+                b: frozenset(a) for b, a in read_by_branches(client, repo, asks, roots, ctx.storage.local_root).items()
+            }
             read, stats = set().union(*branch_reads.values()), len(asks)
     staged_kept = engine.among(rest, read)
     n_kept = engine.count(staged_kept) if read else 0
     kept = engine.union_addresses(committed_kept, staged_kept)
-    counts = CheckCounts(suspicious=found.count, stats=stats, kept=n_kept, commits_since=since.commits,
-                         committed_since_kept=n_committed_kept, seconds=round(time.monotonic() - t0, 3),
-                         branch_reads=branch_reads)
-    log.info("staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
-             "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
-             found.count, len(paths), len(names), stats, n_kept, since.commits, n_committed_kept, counts.seconds)
+    counts = CheckCounts(
+        suspicious=found.count,
+        stats=stats,
+        kept=n_kept,
+        commits_since=since.commits,
+        committed_since_kept=n_committed_kept,
+        seconds=round(time.monotonic() - t0, 3),
+        branch_reads=branch_reads,
+    )
+    log.info(
+        "staged check: %d suspicious candidate(s), %d path(s) asked on %d branch(es) (%d call(s)), %d kept as "
+        "staged; %d commit(s) made since list_committed read, %d candidate(s) they reference kept; %.1fs",
+        found.count,
+        len(paths),
+        len(names),
+        stats,
+        n_kept,
+        since.commits,
+        n_committed_kept,
+        counts.seconds,
+    )
     return kept, counts

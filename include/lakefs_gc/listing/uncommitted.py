@@ -44,8 +44,10 @@ def uncommitted_files(storage: Storage, roots: tuple[str, ...], run_id: str, loc
     for p in sorted(prefixes):
         keys.update(o.key for o in storage.list(p, recursive=True))
     if locations and not keys:
-        raise LakeFSGCError(f"lakeFS reported uncommitted data at {list(locations)} but no file is there; "
-                            f"refusing to run without the staged addresses")
+        raise LakeFSGCError(
+            f"lakeFS reported uncommitted data at {list(locations)} but no file is there; "
+            f"refusing to run without the staged addresses"
+        )
     return sorted(keys)
 
 
@@ -99,8 +101,9 @@ def address_keys(physical: str, roots: tuple[str, ...], local_root: str | None) 
     return out
 
 
-def staged_entries(branch_view: Iterable[tuple[str, str]],
-                   committed: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+def staged_entries(
+    branch_view: Iterable[tuple[str, str]], committed: Iterable[tuple[str, str]]
+) -> Iterator[tuple[str, str]]:
     """
     (path, address) of every entry a branch reads at an address its HEAD commit does not have at that path.
 
@@ -121,11 +124,11 @@ def staged_entries(branch_view: Iterable[tuple[str, str]],
 class StagedCheck:
     """What the API says is staged on every branch, by address."""
 
-    addresses: frozenset[str]          # namespace-relative
-    branches: int                      # branches read (hidden ones included)
-    entries: int                       # entries a branch reads at an address its HEAD commit lacks
-    listed: int = 0                    # objects listed (branches and their HEAD commits)
-    outside: int = 0                   # addresses outside the namespace (imports): not GC's business
+    addresses: frozenset[str]  # namespace-relative
+    branches: int  # branches read (hidden ones included)
+    entries: int  # entries a branch reads at an address its HEAD commit lacks
+    listed: int = 0  # objects listed (branches and their HEAD commits)
+    outside: int = 0  # addresses outside the namespace (imports): not GC's business
     branches_gone: tuple[str, ...] = ()
     by_branch: Mapping[str, frozenset[str]] = field(default_factory=dict)  # each branch's staged addresses
 
@@ -149,8 +152,14 @@ class _Listing:
             raise
 
 
-def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_root: str | None,
-               concurrency: int = 8, only: Collection[str] | None = None) -> StagedCheck:
+def api_staged(
+    client: LakeFSClient,
+    repo: str,
+    roots: tuple[str, ...],
+    local_root: str | None,
+    concurrency: int = 8,
+    only: Collection[str] | None = None,
+) -> StagedCheck:
     """
     Every staged address of every branch (hidden ones included), read through lakeFS's API.
 
@@ -174,18 +183,26 @@ def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_ro
             entries = list(staged_entries(view, tree))
         except ApiException as exc:
             if exc.status == 404 and branch not in {b for b, _ in client.branches(repo, show_hidden=True)}:
-                log.info("branch %r of %r was deleted during the run; its staged entries are unreferenced",
-                         branch, repo)
+                log.info(
+                    "branch %r of %r was deleted during the run; its staged entries are unreferenced", branch, repo
+                )
                 return None, view.n + tree.n
             if exc.status is not None and 400 <= exc.status < 500:
-                what = (f"listObjects of branch {branch!r} of {repo!r}" if getattr(exc, "lakefs_gc_ref", None) == branch
-                        else f"listObjects of commit {commit}, the HEAD lakeFS lists for branch {branch!r} of {repo!r},")
-                fix = ("lakeFS 1.84 answers 404 for a merge commit that was cherry-picked, until the server restarts: "
-                       "restart lakeFS" if exc.status == 404 and what.startswith("listObjects of commit")
-                       else "give the GC's lakeFS user fs:ListObjects on the repository")
+                what = (
+                    f"listObjects of branch {branch!r} of {repo!r}"
+                    if getattr(exc, "lakefs_gc_ref", None) == branch
+                    else f"listObjects of commit {commit}, the HEAD lakeFS lists for branch {branch!r} of {repo!r},"
+                )
+                fix = (
+                    "lakeFS 1.84 answers 404 for a merge commit that was cherry-picked, until the server restarts: "
+                    "restart lakeFS"
+                    if exc.status == 404 and what.startswith("listObjects of commit")
+                    else "give the GC's lakeFS user fs:ListObjects on the repository"
+                )
                 raise LakeFSGCError(
                     f"{what} answered {exc.status} {exc.reason or ''}".rstrip() + f": the branch's staged entries "
-                    f"cannot be read, so nothing can be collected safely. To fix: {fix}, then re-run the GC") from None
+                    f"cannot be read, so nothing can be collected safely. To fix: {fix}, then re-run the GC"
+                ) from None
             raise  # after the client's retries: the task fails (and Airflow retries it)
         log.debug("branch %r of %r: %d staged entr(ies) among %d object(s)", branch, repo, len(entries), view.n)
         return entries, view.n + tree.n
@@ -194,8 +211,9 @@ def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_ro
     by_branch: dict[str, frozenset[str]] = {}
     entries = listed = outside = 0
     gone: list[str] = []
-    with ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(branches) or 1)),
-                            thread_name_prefix="staged") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(concurrency, len(branches) or 1)), thread_name_prefix="staged"
+    ) as pool:
         for (branch, _), (staged, n) in zip(branches, pool.map(lambda bc: read(*bc), branches)):
             listed += n
             if staged is None:
@@ -214,8 +232,9 @@ def api_staged(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_ro
     return StagedCheck(frozenset(addresses), len(branches), entries, listed, outside, tuple(gone), by_branch)
 
 
-def lakefs_mark_addresses(storage: Storage, roots: tuple[str, ...], run_id: str,
-                          locations: tuple[str, ...]) -> set[str]:
+def lakefs_mark_addresses(
+    storage: Storage, roots: tuple[str, ...], run_id: str, locations: tuple[str, ...]
+) -> set[str]:
     """Every namespace-relative address in lakeFS's uncommitted mark."""
     out: set[str] = set()
     for key in uncommitted_files(storage, roots, run_id, locations):
@@ -226,8 +245,14 @@ def lakefs_mark_addresses(storage: Storage, roots: tuple[str, ...], run_id: str,
 BRANCH_THREADS = 16  # statObject calls at once
 
 
-def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]], roots: tuple[str, ...],
-                     local_root: str | None, step: str = "compute_candidates") -> dict[str, set[str]]:
+def read_by_branches(
+    client: LakeFSClient,
+    repo: str,
+    asks: list[tuple[str, str]],
+    roots: tuple[str, ...],
+    local_root: str | None,
+    step: str = "compute_candidates",
+) -> dict[str, set[str]]:
     """
     {branch: namespace-relative keys of what it reads at the paths ``asks`` name for it} (statObject).
 
@@ -249,8 +274,9 @@ def read_by_branches(client: LakeFSClient, repo: str, asks: list[tuple[str, str]
     return out
 
 
-def staged_by_branch(client: LakeFSClient, repo: str, roots: tuple[str, ...], local_root: str | None
-                     ) -> dict[str, frozenset[str]]:
+def staged_by_branch(
+    client: LakeFSClient, repo: str, roots: tuple[str, ...], local_root: str | None
+) -> dict[str, frozenset[str]]:
     """
     {branch: the namespace-relative addresses of its staged entries} of every branch, hidden ones included.
 
@@ -262,8 +288,9 @@ def staged_by_branch(client: LakeFSClient, repo: str, roots: tuple[str, ...], lo
     :func:`api_staged` is the one that reads everything.
     """
     names = [b for b, _ in client.branches(repo, show_hidden=True)]
-    read = read_by_branches(client, repo, changed_paths(client, repo, names, set()), roots, local_root,
-                            step="attribute_space")
+    read = read_by_branches(
+        client, repo, changed_paths(client, repo, names, set()), roots, local_root, step="attribute_space"
+    )
     return {b: frozenset(read.get(b, ())) for b in names}
 
 
@@ -274,7 +301,11 @@ def changed_paths(client: LakeFSClient, repo: str, branches: list[str], sizes: s
     out: list[tuple[str, str]] = []
     for branch in branches:
         try:
-            out += [(branch, p) for p, size in client.branch_changes(repo, branch) if not sizes or size is None or size in sizes]
+            out += [
+                (branch, p)
+                for p, size in client.branch_changes(repo, branch)
+                if not sizes or size is None or size in sizes
+            ]
         except NotFoundException:  # deleted since it was listed: its staged entries are garbage
             continue
     return out

@@ -14,14 +14,22 @@ if TYPE_CHECKING:
 
 # The run's figures as metrics and Asset events name them -> the RunSummary field they are
 FIGURES: dict[str, str] = {
-    "objects_listed": "listed_objects", "candidates": "candidates", "deleted": "deleted",
-    "already_gone": "already_gone", "held_back": "held_back", "dead_letters": "delete_failed",
+    "objects_listed": "listed_objects",
+    "candidates": "candidates",
+    "deleted": "deleted",
+    "already_gone": "already_gone",
+    "held_back": "held_back",
+    "dead_letters": "delete_failed",
     "bytes_reclaimed": "reclaimed_bytes",
 }
 # where the bytes go (attribute_space, clean runs) -> the RunSummary field
 SPACE_FIGURES: dict[str, str] = {
-    "head": "space_head_bytes", "retention": "space_retention_bytes", "staged": "space_staged_bytes",
-    "deleted": "space_deleted_bytes", "held_back": "space_held_back_bytes", "young": "space_young_bytes",
+    "head": "space_head_bytes",
+    "retention": "space_retention_bytes",
+    "staged": "space_staged_bytes",
+    "deleted": "space_deleted_bytes",
+    "held_back": "space_held_back_bytes",
+    "young": "space_young_bytes",
 }
 
 

@@ -98,8 +98,12 @@ def part_lists(storage: Storage, key: str, value: str, column: str = ADDRESS) ->
     leaf = f.schema_arrow.get_field_index(column)
     for group in range(f.num_row_groups):
         stats = f.metadata.row_group(group).column(leaf).statistics if leaf >= 0 else None
-        if (stats is not None and stats.has_min_max and isinstance(stats.min, type(value))
-                and not stats.min <= value <= stats.max):
+        if (
+            stats is not None
+            and stats.has_min_max
+            and isinstance(stats.min, type(value))
+            and not stats.min <= value <= stats.max
+        ):
             continue  # this row group cannot hold it
         if pc.any(pc.equal(f.read_row_group(group, columns=[column]).column(0), value)).as_py():
             return True
@@ -127,8 +131,11 @@ def write_staged(storage: Storage, key: str, addresses: list[str], creation_date
     import pyarrow as pa
 
     address, created = STAGED_COLUMNS
-    _put_table(storage, key, {address: pa.array(addresses, pa.string()),
-                              created: pa.array([creation_date] * len(addresses), pa.int64())})
+    _put_table(
+        storage,
+        key,
+        {address: pa.array(addresses, pa.string()), created: pa.array([creation_date] * len(addresses), pa.int64())},
+    )
 
 
 def read_staged(storage: Storage, key: str) -> list[str | None]:
@@ -141,10 +148,16 @@ def write_dead_letters(storage: Storage, key: str, dead: Iterable[Any]) -> None:
     import pyarrow as pa
 
     d = list(dead)
-    _put_table(storage, key, {"key": pa.array([x.key for x in d], pa.string()),
-                              "error_code": pa.array([x.error_code for x in d], pa.string()),
-                              "message": pa.array([x.message for x in d], pa.string()),
-                              "attempts": pa.array([x.attempts for x in d], pa.int32())})
+    _put_table(
+        storage,
+        key,
+        {
+            "key": pa.array([x.key for x in d], pa.string()),
+            "error_code": pa.array([x.error_code for x in d], pa.string()),
+            "message": pa.array([x.message for x in d], pa.string()),
+            "attempts": pa.array([x.attempts for x in d], pa.int32()),
+        },
+    )
 
 
 def read_dead_letter_keys(storage: Storage, key: str) -> list[str]:
@@ -177,8 +190,11 @@ def write_read_ids(storage: Storage, key: str, commits: Iterable[str], ranges: I
     import pyarrow as pa
 
     c, r = sorted(set(commits)), sorted(set(ranges))
-    _put_table(storage, key, {"kind": pa.array(["commit"] * len(c) + ["range"] * len(r), pa.string()),
-                              "id": pa.array(c + r, pa.string())})
+    _put_table(
+        storage,
+        key,
+        {"kind": pa.array(["commit"] * len(c) + ["range"] * len(r), pa.string()), "id": pa.array(c + r, pa.string())},
+    )
 
 
 def read_read_ids(storage: Storage, key: str) -> tuple[set[str], set[str]]:
@@ -200,9 +216,16 @@ def write_identities(storage: Storage, key: str, rows: list[tuple[int, str, str]
     """Write an identity part: (size, checksum, path) of committed entries."""
     import pyarrow as pa
 
-    sizes, checksums, paths = (zip(*rows) if rows else ((), (), ()))
-    _put_table(storage, key, {"size": pa.array(sizes, pa.int64()), "checksum": pa.array(checksums, pa.string()),
-                              "path": pa.array(paths, pa.string())})
+    sizes, checksums, paths = zip(*rows) if rows else ((), (), ())
+    _put_table(
+        storage,
+        key,
+        {
+            "size": pa.array(sizes, pa.int64()),
+            "checksum": pa.array(checksums, pa.string()),
+            "path": pa.array(paths, pa.string()),
+        },
+    )
 
 
 def read_identity_table(storage: Storage, key: str) -> Any:
@@ -225,8 +248,9 @@ def read_heads(storage: Storage, key: str) -> tuple[dict[str, str], dict[str, st
             raise TypeError("not objects")
         return {str(k): str(v) for k, v in before.items()}, {str(k): str(v) for k, v in after.items()}
     except (KeyError, TypeError, ValueError) as exc:
-        raise LakeFSGCError(f"{storage.full_uri(key)}: not the branch HEADs mark_uncommitted wrote ({exc}); "
-                            f"re-run the whole DAG run") from None
+        raise LakeFSGCError(
+            f"{storage.full_uri(key)}: not the branch HEADs mark_uncommitted wrote ({exc}); re-run the whole DAG run"
+        ) from None
 
 
 def write_branch_reads(storage: Storage, key: str, by_branch: Mapping[str, Iterable[str]]) -> None:

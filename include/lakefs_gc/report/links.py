@@ -35,5 +35,11 @@ def report_url(uri: str, storage: StorageLocation) -> str | None:
     does not open the server's files from a web page (the DAG-run summary and ``lakefs-gc report``
     show the path). No credential is ever part of it.
     """
-    return next((url for kind in NAMESPACE_KINDS.values()
-                 if (url := kind.object_url(uri, storage.endpoint_url, storage.s3_region)) is not None), None)
+    return next(
+        (
+            url
+            for kind in NAMESPACE_KINDS.values()
+            if (url := kind.object_url(uri, storage.endpoint_url, storage.s3_region)) is not None
+        ),
+        None,
+    )

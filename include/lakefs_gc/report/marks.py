@@ -56,9 +56,15 @@ class MarkSummary:
         """View a summary; a missing or empty count is 0."""
         s = summary
         listed = s.guard_objects if s.guard_objects is not None else s.listed_objects
-        return cls(run_id=s.run_id or "", success=s.success is True, mode=s.mode or "", start_time=s.start_time,
-                   cutoff_time=s.cutoff_time or "", listed_objects=listed or 0,
-                   to_delete=(s.to_delete if s.to_delete is not None else s.candidates) or 0)
+        return cls(
+            run_id=s.run_id or "",
+            success=s.success is True,
+            mode=s.mode or "",
+            start_time=s.start_time,
+            cutoff_time=s.cutoff_time or "",
+            listed_objects=listed or 0,
+            to_delete=(s.to_delete if s.to_delete is not None else s.candidates) or 0,
+        )
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> MarkSummary:
@@ -123,7 +129,7 @@ def iter_marks(storage: Storage) -> Iterator[tuple[str, RunSummary | None, str |
     The summary when it reads, else None and what is wrong with it (never skipped silently).
     """
     for prefix in storage.list_prefixes(UNIFIED):
-        mark_id = prefix[len(UNIFIED):].rstrip("/")
+        mark_id = prefix[len(UNIFIED) :].rstrip("/")
         if not mark_id:
             continue
         try:
@@ -140,11 +146,11 @@ def newest_listed(storage: Storage, look_at: int = 20) -> int | None:
 
     The newest of the last ``look_at`` mark folders by name, by their summaries' start times.
     """
-    marks = sorted(p for p in storage.list_prefixes(UNIFIED) if p[len(UNIFIED):].rstrip("/"))[-look_at:]
+    marks = sorted(p for p in storage.list_prefixes(UNIFIED) if p[len(UNIFIED) :].rstrip("/"))[-look_at:]
     best: tuple[str, int] | None = None
     for prefix in marks:
         try:
-            summary = read_summary(storage, prefix[len(UNIFIED):].rstrip("/"))
+            summary = read_summary(storage, prefix[len(UNIFIED) :].rstrip("/"))
         except SweepRefused:
             continue
         if summary and summary.listed_objects is not None and str(summary.start_time) > (best[0] if best else ""):
@@ -160,7 +166,7 @@ def iter_sweeps(storage: Storage, mark_id: str) -> Iterator[tuple[str, RunSummar
     """
     base = sweeps_dir(mark_id)
     for prefix in storage.list_prefixes(base):
-        sweep = prefix[len(base):].rstrip("/")
+        sweep = prefix[len(base) :].rstrip("/")
         key = f"{prefix}summary.json"
         if not sweep or not storage.exists(key):
             continue  # a sweep of a mark_and_sweep run: its summary is the mark's own
@@ -175,7 +181,7 @@ class FoundRun:
     """The GC run :func:`find_run` found: its mark, and the summary of the run it was asked for."""
 
     mark_id: str
-    summary_key: str          # the summary of the mark, or of the sweep-only run that ``run`` named
+    summary_key: str  # the summary of the mark, or of the sweep-only run that ``run`` named
     summary: RunSummary
 
 
@@ -196,8 +202,10 @@ def find_run(storage: Storage, run: str) -> FoundRun:
         for sweep, ss, _ in iter_sweeps(storage, mark_id):
             if ss is not None and (ss.airflow_run_id == run or sweep == safe_name(run)):
                 return FoundRun(mark_id, sweep_summary_key(mark_id, sweep), ss)
-    raise LookupError(f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id nor an Airflow run id); "
-                      f"list the runs with: lakefs-gc report {storage.uri}")
+    raise LookupError(
+        f"no GC run {run!r} in {storage.full_uri(UNIFIED)} (neither a mark id nor an Airflow run id); "
+        f"list the runs with: lakefs-gc report {storage.uri}"
+    )
 
 
 def parquet_parts(storage: Storage, prefix: str) -> list[str]:

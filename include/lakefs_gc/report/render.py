@@ -56,34 +56,48 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
     shown_mode = mode + (" (dry run)" if s.dry_run else "")
     if mode == "sweep_only" and s.mark_id:
         shown_mode += f" of mark {s.mark_id}"
-    rows = [("repository", f"{_or(s.repository, '?')}  ({_or(s.storage_namespace, '?')})"),
-            ("run", f"{_or(s.airflow_run_id, '?')}  mark {_or(s.run_id, '?')}"),
-            ("mode", shown_mode)]
+    rows = [
+        ("repository", f"{_or(s.repository, '?')}  ({_or(s.storage_namespace, '?')})"),
+        ("run", f"{_or(s.airflow_run_id, '?')}  mark {_or(s.run_id, '?')}"),
+        ("mode", shown_mode),
+    ]
     if s.flow:
         rows.append(("flow", s.flow + (f"  ({s.flow_reason})" if s.flow_reason else "")))
     rows += [
-            ("result", "success" if s.success is True else "NOT COMPLETE (success: false)"),
-            ("started", _t(s.start_time)),
-            ("cutoff", f"{_t(s.mark_cutoff_time or s.cutoff_time)}  (objects written at or after it are kept)"
-                       + (f"; minimum age {_n(_or(s.effective_min_age_seconds, 0))}s, below lakeFS's grace period "
-                          f"({_n(_or(s.grace_period_seconds, 0))}s), by the Param unsafe_min_age_override"
-                          if s.unsafe_min_age_override else ""))]
+        ("result", "success" if s.success is True else "NOT COMPLETE (success: false)"),
+        ("started", _t(s.start_time)),
+        (
+            "cutoff",
+            f"{_t(s.mark_cutoff_time or s.cutoff_time)}  (objects written at or after it are kept)"
+            + (
+                f"; minimum age {_n(_or(s.effective_min_age_seconds, 0))}s, below lakeFS's grace period "
+                f"({_n(_or(s.grace_period_seconds, 0))}s), by the Param unsafe_min_age_override"
+                if s.unsafe_min_age_override
+                else ""
+            ),
+        ),
+    ]
     if s.listed_objects is not None:
         listed = _n(s.listed_objects)
         if s.listed_bytes is not None:
             listed += f" objects, {human_bytes(s.listed_bytes)}"
         if s.flow == "incremental":
-            listed += (f" in {_n(_or(s.slices_listed, 0))} new slice(s); {_n(_or(s.carried_checked, 0))} earlier "
-                       f"staged or held-back object(s) checked again")
+            listed += (
+                f" in {_n(_or(s.slices_listed, 0))} new slice(s); {_n(_or(s.carried_checked, 0))} earlier "
+                f"staged or held-back object(s) checked again"
+            )
         if s.slices_skipped:
             listed += f"; {_n(s.slices_skipped)} slice(s) created after the cutoff skipped, not listed (too young)"
         rows.append(("listed", listed))
     if s.flow == "incremental":
-        rows.append(("committed", f"{_n(_or(s.new_commits, 0))} new commit(s), {_n(_or(s.ranges, 0))} new range(s) read"))
+        rows.append(
+            ("committed", f"{_n(_or(s.new_commits, 0))} new commit(s), {_n(_or(s.ranges, 0))} new range(s) read")
+        )
         rows.append(("not covered", _or(s.not_covered, "")))
     if s.candidates is not None:
-        rows.append(("candidates", f"{_n(s.candidates)}  (older than the cutoff, referenced by no kept commit "
-                                   f"and not staged)"))
+        rows.append(
+            ("candidates", f"{_n(s.candidates)}  (older than the cutoff, referenced by no kept commit and not staged)")
+        )
     rows.append(("marked", f"{_n(_or(s.num_deleted_objects, 0))}  (the mark's deleted/ list)"))
     if s.held_back:
         until = s.held_back_until
@@ -103,17 +117,30 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
         rows.append(("dead letters", f"{_n(failed)}  ({s.dead_letters})" if failed and s.dead_letters else _n(failed)))
     if s.reclaimed_bytes is not None:
         held = s.soft_delete_days
-        rows.append(("reclaimed", human_bytes(s.reclaimed_bytes) + (
-            f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
-            if held else "")))
+        rows.append(
+            (
+                "reclaimed",
+                human_bytes(s.reclaimed_bytes)
+                + (
+                    f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
+                    if held
+                    else ""
+                ),
+            )
+        )
     if s.space_bytes is not None:
-        rows.append(("space", f"{human_bytes(_or(s.space_head_bytes, 0))} read by branch HEADs, "
-                              f"{human_bytes(_or(s.space_retention_bytes, 0))} only in retention windows, "
-                              f"{human_bytes(_or(s.space_staged_bytes, 0))} only staged, "
-                              f"{human_bytes(_or(s.space_young_bytes, 0))} unreferenced but too young, "
-                              f"{human_bytes(_or(s.space_held_back_bytes, 0))} held back; "
-                              f"{_n(_or(s.stale_branches, 0))} stale branch(es) alone hold "
-                              f"{human_bytes(_or(s.stale_alone_bytes, 0))}  (lakefs-gc report --space)"))
+        rows.append(
+            (
+                "space",
+                f"{human_bytes(_or(s.space_head_bytes, 0))} read by branch HEADs, "
+                f"{human_bytes(_or(s.space_retention_bytes, 0))} only in retention windows, "
+                f"{human_bytes(_or(s.space_staged_bytes, 0))} only staged, "
+                f"{human_bytes(_or(s.space_young_bytes, 0))} unreferenced but too young, "
+                f"{human_bytes(_or(s.space_held_back_bytes, 0))} held back; "
+                f"{_n(_or(s.stale_branches, 0))} stale branch(es) alone hold "
+                f"{human_bytes(_or(s.stale_alone_bytes, 0))}  (lakefs-gc report --space)",
+            )
+        )
     elif s.space_skipped:
         rows.append(("space", f"not attributed: {s.space_skipped}"))
     if s.restorable is not None and s.deleted is not None and not s.dry_run:
@@ -148,32 +175,42 @@ def step_line(step: str, result: Any) -> str:
     if r is None:
         return f"{step}: did not run in this mode"
     if isinstance(r, CommittedResult):
-        text = (f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
-                f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
-                f"{_n(r.ranges)} range(s)")
+        text = (
+            f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
+            f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
+            f"{_n(r.ranges)} range(s)"
+        )
     elif isinstance(r, SlicesResult):
-        text = (f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
-                f"{_n(r.slices_skipped)} skipped")
+        text = (
+            f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
+            f"{_n(r.slices_skipped)} skipped"
+        )
     elif isinstance(r, CandidatesResult):
-        text = (f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
-                f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back")
+        text = (
+            f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
+            f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back"
+        )
         if r.held_back and r.held_back_reason:
             text += f" ({r.held_back_reason})"
     elif isinstance(r, SpaceResult):
-        text = (f"not attributed: {r.skipped}" if r.skipped else
-                f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
-                f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
-                f"staged; {_n(r.stale_branches)} stale branch(es)")
+        text = (
+            f"not attributed: {r.skipped}"
+            if r.skipped
+            else f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
+            f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
+            f"staged; {_n(r.stale_branches)} stale branch(es)"
+        )
     elif isinstance(r, DeleteResult):
         c = r.counts
         if r.skipped:
             text = f"no sweep in {r.skipped}"
         else:
-            text = (f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
-                    f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
-                    f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried")
+            text = (
+                f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
+                f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
+                f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried"
+            )
     else:
         return f"{step}: {r}"
     seconds = getattr(r, "seconds", 0.0)
     return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
-

@@ -46,21 +46,29 @@ class IncrementalState:
 
     wire_omit_none: ClassVar[bool] = True
     # what an incremental run needs of its base (lakefs_gc.gc.flow refuses a state without one)
-    NEEDED: ClassVar[tuple[str, ...]] = ("clean_run_id", "clean_start_time", "runs_in_chain", "last_slice",
-                                         "uncommitted_dir", "committed_dirs", "identity_dirs", "read_file")
+    NEEDED: ClassVar[tuple[str, ...]] = (
+        "clean_run_id",
+        "clean_start_time",
+        "runs_in_chain",
+        "last_slice",
+        "uncommitted_dir",
+        "committed_dirs",
+        "identity_dirs",
+        "read_file",
+    )
 
     format: int | None = None
-    namespace: str | None = None             # the storage namespace the state's keys are in
-    gc_rules: str | None = None              # fingerprint of the GC rules it ran under (lakefs_gc.gc.flow)
+    namespace: str | None = None  # the storage namespace the state's keys are in
+    gc_rules: str | None = None  # fingerprint of the GC rules it ran under (lakefs_gc.gc.flow)
     clean_run_id: str | None = None
     clean_start_time: str | None = None
     clean_listed_objects: int | None = None  # the blast-radius guard's base for the chain
-    runs_in_chain: int | None = None         # the clean run and the incremental runs since, this one included
-    last_slice: str | None = None            # the newest slice listed ("": none)
+    runs_in_chain: int | None = None  # the clean run and the incremental runs since, this one included
+    last_slice: str | None = None  # the newest slice listed ("": none)
     uncommitted_dir: PartsDir | None = None
     committed_dirs: tuple[PartsDir, ...] | None = None
     identity_dirs: tuple[PartsDir, ...] | None = None
-    read_file: str | None = None             # the commit and range ids read since the chain's clean run
+    read_file: str | None = None  # the commit and range ids read since the chain's clean run
     extra: Mapping[str, Any] = rest_field()
 
     def lacks(self) -> str | None:
@@ -77,12 +85,12 @@ class RunSummary:
     # lakeFS's fields: num_deleted_objects counts the addresses the mark listed for deletion (its
     # deleted/ list) in every mode; what a sweep removed is "deleted"
     run_id: str | None = None
-    success: bool | None = None              # true only once the whole run completed
+    success: bool | None = None  # true only once the whole run completed
     first_slice: str | None = None
     start_time: str | None = None
     cutoff_time: str | None = None
     num_deleted_objects: int | None = None
-    note: str | None = None                  # a mark's summary until the run completes (mark_started)
+    note: str | None = None  # a mark's summary until the run completes (mark_started)
     # the run and its settings
     repository: str | None = None
     storage_namespace: str | None = None
@@ -136,7 +144,7 @@ class RunSummary:
     to_delete_bytes: int | None = None
     held_back: int | None = None
     compute_candidates_seconds: float | None = None
-    staged_suspicious: int | None = None     # the staged check on the candidates, when it ran there
+    staged_suspicious: int | None = None  # the staged check on the candidates, when it ran there
     staged_stats: int | None = None
     staged_kept: int | None = None
     commits_since: int | None = None
@@ -184,7 +192,7 @@ class RunSummary:
     # the flow: which ran, why, what it read, and the state later incremental runs build on
     flow: str | None = None
     flow_reason: str | None = None
-    guard_objects: int | None = None         # the blast-radius guard's denominator (read back by sweep_only)
+    guard_objects: int | None = None  # the blast-radius guard's denominator (read back by sweep_only)
     new_commits: int | None = None
     ranges_known: int | None = None
     slices_before_base: int | None = None
@@ -237,7 +245,15 @@ class RunSummary:
             raise ContractError(f"{where}: the summary has none")
         state: dict[str, Any] = to_wire(self.incremental_state)
         base = {f.name for f in dataclasses.fields(IncrementalBase)}
-        return from_wire(IncrementalBase, {
-            **{k: v for k, v in state.items() if k in base},
-            "mark_id": mark_id, "start_time": self.start_time, "mode": self.mode or "", "dry_run": bool(self.dry_run),
-            "clean_listed_objects": self.incremental_state.clean_listed_objects or 0}, where)
+        return from_wire(
+            IncrementalBase,
+            {
+                **{k: v for k, v in state.items() if k in base},
+                "mark_id": mark_id,
+                "start_time": self.start_time,
+                "mode": self.mode or "",
+                "dry_run": bool(self.dry_run),
+                "clean_listed_objects": self.incremental_state.clean_listed_objects or 0,
+            },
+            where,
+        )

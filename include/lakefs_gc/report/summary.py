@@ -55,8 +55,15 @@ def mark_started(ctx: RunContext, mark_id: str, first_slice: str) -> RunSummary:
 
     lakeFS tooling sees a failed mark until the run completes.
     """
-    return RunSummary(run_id=mark_id, success=False, first_slice=first_slice, start_time=ctx.start_time,
-                      cutoff_time=ctx.cutoff_time, num_deleted_objects=0, note="mark in progress or failed")
+    return RunSummary(
+        run_id=mark_id,
+        success=False,
+        first_slice=first_slice,
+        start_time=ctx.start_time,
+        cutoff_time=ctx.cutoff_time,
+        num_deleted_objects=0,
+        note="mark in progress or failed",
+    )
 
 
 def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
@@ -82,64 +89,93 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
     reclaimable = cand.to_delete_bytes if cand else 0
     flow = _flow(ctx, inputs.mark_id(), com, sl, cand)
     return RunSummary(
-        run_id=inputs.mark_id(), success=bool(success), first_slice=sl.first_slice if sl else "",
-        start_time=ctx.start_time, cutoff_time=ctx.cutoff_time,
+        run_id=inputs.mark_id(),
+        success=bool(success),
+        first_slice=sl.first_slice if sl else "",
+        start_time=ctx.start_time,
+        cutoff_time=ctx.cutoff_time,
         num_deleted_objects=cand.to_delete if cand else (mark.to_delete if mark else 0),
-        repository=ctx.repository, storage_namespace=ctx.storage.namespace, mode=ctx.mode,
-        airflow_run_id=ctx.airflow_run_id, min_age_seconds=s.min_age_seconds,
-        grace_period_seconds=ctx.grace_period_seconds, effective_min_age_seconds=ctx.effective_min_age_seconds,
-        unsafe_min_age_override=s.unsafe_min_age_override, dry_run=s.dry_run, max_delete_share=s.max_delete_share,
-        max_delete_count=s.max_delete_count, delete_batch_size=s.delete_batch_size,
-        mark_id=mark.mark_id if mark else None, mark_start_time=mark.start_time if mark else None,
+        repository=ctx.repository,
+        storage_namespace=ctx.storage.namespace,
+        mode=ctx.mode,
+        airflow_run_id=ctx.airflow_run_id,
+        min_age_seconds=s.min_age_seconds,
+        grace_period_seconds=ctx.grace_period_seconds,
+        effective_min_age_seconds=ctx.effective_min_age_seconds,
+        unsafe_min_age_override=s.unsafe_min_age_override,
+        dry_run=s.dry_run,
+        max_delete_share=s.max_delete_share,
+        max_delete_count=s.max_delete_count,
+        delete_batch_size=s.delete_batch_size,
+        mark_id=mark.mark_id if mark else None,
+        mark_start_time=mark.start_time if mark else None,
         mark_cutoff_time=mark.cutoff_time if mark else None,
-        uncommitted_pages=unc.pages if unc else None, mark_uncommitted_seconds=unc.seconds if unc else None,
+        uncommitted_pages=unc.pages if unc else None,
+        mark_uncommitted_seconds=unc.seconds if unc else None,
         staged_branches=unc.staged_branches if unc else None,
         staged_entries_checked=unc.staged_entries_checked if unc else None,
         staged_addresses_lakefs_omitted=unc.staged_addresses_lakefs_omitted if unc else None,
         staged_objects_listed=unc.staged_objects_listed if unc else None,
-        staged_check=unc.staged_check if unc else None, branches_moved=unc.branches_moved if unc else None,
+        staged_check=unc.staged_check if unc else None,
+        branches_moved=unc.branches_moved if unc else None,
         lakefs_mark_seconds=unc.lakefs_seconds if unc else None,
         staged_file=unc.staged_file if unc and unc.staged_file else None,
         staged_branches_gone=unc.staged_branches_gone if unc and unc.staged_branches_gone else None,
-        active_commits=com.active_commits if com else None, metaranges=com.metaranges if com else None,
-        ranges=com.ranges if com else None, committed_addresses=com.committed_addresses if com else None,
+        active_commits=com.active_commits if com else None,
+        metaranges=com.metaranges if com else None,
+        ranges=com.ranges if com else None,
+        committed_addresses=com.committed_addresses if com else None,
         documented_commits=com.documented_commits if com else None,
         commits_lakefs_lacked=com.commits_lakefs_lacked if com else None,
-        list_committed_seconds=com.seconds if com else None, commits_csv=com.commits_csv if com else None,
-        slices_listed=sl.slices_listed if sl else None, slices_skipped=sl.slices_skipped if sl else None,
+        list_committed_seconds=com.seconds if com else None,
+        commits_csv=com.commits_csv if com else None,
+        slices_listed=sl.slices_listed if sl else None,
+        slices_skipped=sl.slices_skipped if sl else None,
         listed_objects=sl.listed_objects if sl else (mark.listed_objects if mark else None),
-        listed_bytes=sl.listed_bytes if sl else None, list_slices_seconds=sl.seconds if sl else None,
-        uncommitted_files=cand.uncommitted_files if cand else None, candidates=cand.candidates if cand else None,
+        listed_bytes=sl.listed_bytes if sl else None,
+        list_slices_seconds=sl.seconds if sl else None,
+        uncommitted_files=cand.uncommitted_files if cand else None,
+        candidates=cand.candidates if cand else None,
         candidate_bytes=cand.candidate_bytes if cand else None,
         confirm_after_seconds=cand.confirm_after_seconds if cand else None,
         to_delete=cand.to_delete if cand else (mark.to_delete if mark else None),
-        to_delete_bytes=cand.to_delete_bytes if cand else None, held_back=cand.held_back if cand else None,
+        to_delete_bytes=cand.to_delete_bytes if cand else None,
+        held_back=cand.held_back if cand else None,
         compute_candidates_seconds=cand.seconds if cand else None,
         staged_suspicious=checked.staged_suspicious if checked else None,
-        staged_stats=checked.staged_stats if checked else None, staged_kept=checked.staged_kept if checked else None,
+        staged_stats=checked.staged_stats if checked else None,
+        staged_kept=checked.staged_kept if checked else None,
         commits_since=checked.commits_since if checked else None,
         committed_since_kept=checked.committed_since_kept if checked else None,
         staged_check_seconds=checked.staged_check_seconds if checked else None,
         held_back_reason=cand.held_back_reason if cand else None,
         confirmed_by_mark=cand.confirmed_by_mark if cand else None,
-        held_back_until=held_back_until(ctx.start_time, cand.confirm_after_seconds) if cand and cand.held_back
+        held_back_until=held_back_until(ctx.start_time, cand.confirm_after_seconds)
+        if cand and cand.held_back
         else None,
         unreadable_marks=cand.unreadable_marks if cand and cand.unreadable_marks else None,
-        deleted=(c.deleted if swept else 0) if c else None, already_gone=(c.already_gone if swept else 0) if c else None,
-        delete_failed=c.failed if c else None, delete_keys=c.keys if c else None,
-        delete_retried=c.retried if c else None, delete_requests=c.requests if c else None,
-        delete_parts=c.parts if c else None, delete_resumed_parts=c.resumed_parts if c else None,
-        delete_concurrency=dele.concurrency if dele else None, delete_rate=dele.rate if dele else None,
+        deleted=(c.deleted if swept else 0) if c else None,
+        already_gone=(c.already_gone if swept else 0) if c else None,
+        delete_failed=c.failed if c else None,
+        delete_keys=c.keys if c else None,
+        delete_retried=c.retried if c else None,
+        delete_requests=c.requests if c else None,
+        delete_parts=c.parts if c else None,
+        delete_resumed_parts=c.resumed_parts if c else None,
+        delete_concurrency=dele.concurrency if dele else None,
+        delete_rate=dele.rate if dele else None,
         delete_seconds=dele.seconds if dele else None,
         would_delete=c.deleted if dele and c and dele.dry_run else None,
-        sweep_dir=dele.sweep_dir if dele else None, dead_letters=dele.dead_letters if dele else None,
+        sweep_dir=dele.sweep_dir if dele else None,
+        dead_letters=dele.dead_letters if dele else None,
         soft_delete_days=dele.soft_delete_days if dele else None,
         restorable=dele.restorable if dele and not dele.skipped else None,
         quarantine_purged=dele.quarantine_purged if dele and dele.quarantine_purged else None,
         delete_skipped=dele.skipped if dele and dele.skipped else None,
         space_skipped=space.skipped if space and space.skipped else None,
         space_file=attributed.space_key if attributed else None,
-        space_objects=attributed.objects if attributed else None, space_bytes=attributed.bytes if attributed else None,
+        space_objects=attributed.objects if attributed else None,
+        space_bytes=attributed.bytes if attributed else None,
         space_head_bytes=attributed.head_bytes if attributed else None,
         space_retention_bytes=attributed.retention_bytes if attributed else None,
         space_staged_bytes=attributed.staged_bytes if attributed else None,
@@ -151,13 +187,16 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         stale_alone_bytes=attributed.stale_alone_bytes if attributed else None,
         attribute_space_seconds=attributed.seconds if attributed else None,
         reclaimed_bytes=reclaimable if swept and c is not None and not c.failed else 0,
-        **flow)
+        **flow,
+    )
 
 
 # What an incremental run leaves to clean runs (written into its report).
-NOT_COVERED = ("objects at the namespace root and directly under data/ (legacy layouts), objects written late "
-               "into slices older than the base run's newest slice, and objects only commits that expired "
-               "since the chain's clean run referenced: the next clean run collects them")
+NOT_COVERED = (
+    "objects at the namespace root and directly under data/ (legacy layouts), objects written late "
+    "into slices older than the base run's newest slice, and objects only commits that expired "
+    "since the chain's clean run referenced: the next clean run collects them"
+)
 
 
 class _Flow(TypedDict, total=False):
@@ -177,8 +216,9 @@ class _Flow(TypedDict, total=False):
     incremental_state: IncrementalState
 
 
-def _flow(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None,
-          cand: CandidatesResult | None) -> _Flow:
+def _flow(
+    ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: SlicesResult | None, cand: CandidatesResult | None
+) -> _Flow:
     """
     Which flow ran, what it read and why; and the state later incremental runs build on.
 
@@ -201,14 +241,19 @@ def _flow(ctx: RunContext, mark_id: str, com: CommittedResult | None, sl: Slices
     if not (com and com.read_file and com.identity_dir and sl and cand and cand.uncommitted_dir):
         return out  # a step kept nothing (a step run by hand without its mark): no base for later runs
     out["incremental_state"] = IncrementalState(
-        format=STATE_FORMAT, namespace=ctx.storage.namespace, gc_rules=ctx.gc_rules,
+        format=STATE_FORMAT,
+        namespace=ctx.storage.namespace,
+        gc_rules=ctx.gc_rules,
         clean_run_id=base.clean_run_id if base else mark_id,
         clean_start_time=base.clean_start_time if base else ctx.start_time,
         clean_listed_objects=base.clean_listed_objects if base else sl.listed_objects,
         runs_in_chain=base.runs_in_chain + 1 if base else 1,
-        last_slice=sl.first_slice, uncommitted_dir=cand.uncommitted_dir,
+        last_slice=sl.first_slice,
+        uncommitted_dir=cand.uncommitted_dir,
         committed_dirs=(*(base.committed_dirs if base else ()), com.committed_dir),
-        identity_dirs=(*(base.identity_dirs if base else ()), com.identity_dir), read_file=com.read_file)
+        identity_dirs=(*(base.identity_dirs if base else ()), com.identity_dir),
+        read_file=com.read_file,
+    )
     return out
 
 

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
     Keep = Callable[[Iterable[pa.RecordBatch]], Iterable[pa.RecordBatch]]
 
 
-def _write_part(sref: StorageRef, part_dir: str, index: int, rows: Iterable[Sequence[Any]]) -> Iterator[tuple[int, int]]:
+def _write_part(
+    sref: StorageRef, part_dir: str, index: int, rows: Iterable[Sequence[Any]]
+) -> Iterator[tuple[int, int]]:
     addresses: list[str] = []
     total = 0
     for r in rows:
@@ -64,8 +66,9 @@ def clear(sref: StorageRef, part_dir: str) -> None:
 PART_COUNTS = "rows long, bytes long"  # what each part written by write_parts reports
 
 
-def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...],
-                      batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _write_arrow_part(
+    sref: StorageRef, part_dirs: tuple[str, ...], batches: Iterable[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     """
     Write one partition's (address[, size]) batches as the part of its index in each of ``part_dirs``.
 
@@ -85,8 +88,9 @@ def _write_arrow_part(sref: StorageRef, part_dirs: tuple[str, ...],
     st = sref.open()
     for part_dir in part_dirs:
         formats.write_addresses(st, part_dir + layout.part_name(index), addresses)
-    yield pa.RecordBatch.from_pydict({"rows": [len(addresses)], "bytes": [total]},
-                                     schema=pa.schema([("rows", pa.int64()), ("bytes", pa.int64())]))
+    yield pa.RecordBatch.from_pydict(
+        {"rows": [len(addresses)], "bytes": [total]}, schema=pa.schema([("rows", pa.int64()), ("bytes", pa.int64())])
+    )
 
 
 def write_parts(df: DataFrame, sref: StorageRef, part_dir: str, n: int, *more_dirs: str) -> tuple[int, int, PartsDir]:
@@ -97,8 +101,11 @@ def write_parts(df: DataFrame, sref: StorageRef, part_dir: str, n: int, *more_di
     part written even when empty). Arrow batches straight to Parquet, no Python object per row.
     """
     dirs = (part_dir, *more_dirs)
-    parts = (df.repartition(max(1, n)).mapInArrow(lambda batches: _write_arrow_part(sref, dirs, batches), PART_COUNTS)
-             .collect())
+    parts = (
+        df.repartition(max(1, n))
+        .mapInArrow(lambda batches: _write_arrow_part(sref, dirs, batches), PART_COUNTS)
+        .collect()
+    )
     return _written([(r["rows"], r["bytes"]) for r in parts], part_dir)
 
 
@@ -112,13 +119,15 @@ def write_distinct_parts(addresses: RDD[str], sref: StorageRef, part_dir: str, n
     """
     by_address = addresses.map(lambda a: (a, None)).reduceByKey(lambda a, _: a, max(1, n))
     parts = by_address.mapPartitionsWithIndex(
-        lambda i, pairs: _write_part(sref, part_dir, i, ((a,) for a, _ in pairs))).collect()
+        lambda i, pairs: _write_part(sref, part_dir, i, ((a,) for a, _ in pairs))
+    ).collect()
     count, _, kept = _written(parts, part_dir)
     return count, kept
 
 
-def write_parts_here(addresses: Iterable[str], st: Storage, part_dir: str, n: int,
-                     *more_dirs: str) -> tuple[int, PartsDir]:
+def write_parts_here(
+    addresses: Iterable[str], st: Storage, part_dir: str, n: int, *more_dirs: str
+) -> tuple[int, PartsDir]:
     """
     Write what :func:`write_distinct_parts` writes, from this process (no Spark job).
 
@@ -146,14 +155,17 @@ def kept_parts(st: Storage, kept: PartsDir) -> list[str]:
     """
     files = parquet_parts(st, kept.dir)
     if len(files) != kept.parts:
-        raise LakeFSGCError(f"{st.full_uri(kept.dir)} holds {len(files)} address part(s), the run that wrote it "
-                            f"wrote {kept.parts}: an incremental run cannot trust it. Nothing was deleted; run with "
-                            f"the Param flow=clean")
+        raise LakeFSGCError(
+            f"{st.full_uri(kept.dir)} holds {len(files)} address part(s), the run that wrote it "
+            f"wrote {kept.parts}: an incremental run cannot trust it. Nothing was deleted; run with "
+            f"the Param flow=clean"
+        )
     return files
 
 
-def _read_identities(sref: StorageRef, keep: Keep | None,
-                     batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def _read_identities(
+    sref: StorageRef, keep: Keep | None, batches: Iterable[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
     st = sref.open()
     for batch in batches:
         for key in batch.column(0).to_pylist():
@@ -161,8 +173,9 @@ def _read_identities(sref: StorageRef, keep: Keep | None,
             yield from (keep(tables) if keep is not None else tables)
 
 
-def read_identities(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], n: int,
-                    keep: Keep | None = None) -> DataFrame:
+def read_identities(
+    spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], n: int, keep: Keep | None = None
+) -> DataFrame:
     """
     Return every (size, checksum, path) in the identity folders ``kept`` (each checked complete), as one DataFrame.
 
@@ -173,8 +186,9 @@ def read_identities(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsD
     files = _part_files(st, kept)
     if not files:
         return spark.createDataFrame([], formats.IDENTITY_SCHEMA)
-    keys = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
-                                 "key string")
+    keys = spark.createDataFrame(
+        spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)), "key string"
+    )
     return keys.mapInArrow(lambda batches: _read_identities(sref, keep, batches), formats.IDENTITY_SCHEMA)
 
 
@@ -214,20 +228,24 @@ def _part_files(st: Storage, kept: Iterable[PartsDir], keys: Iterable[str] = ())
     return [*keys, *(k for d in kept for k in kept_parts(st, d))]
 
 
-def _scan_here(st: Storage, files: list[str], read_table: Callable[[Storage, str], Any],
-               keep: Keep) -> list[pa.RecordBatch]:
+def _scan_here(
+    st: Storage, files: list[str], read_table: Callable[[Storage, str], Any], keep: Keep
+) -> list[pa.RecordBatch]:
     """Return the Arrow batches ``keep`` keeps of each part, read on the driver (threads)."""
+
     def one(key: str) -> list[pa.RecordBatch]:
         batches = read_table(st, key).to_batches()
         return list(keep(batches))
+
     if not files:
         return []
     with ThreadPoolExecutor(min(THREADS, len(files)), thread_name_prefix="scan") as pool:
         return [b for batches in pool.map(one, files) for b in batches]
 
 
-def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = (),
-                    placement: Placement = DEFAULT) -> set[str] | None:
+def read_parts_here(
+    sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[str] = (), placement: Placement = DEFAULT
+) -> set[str] | None:
     """
     Return every address in the folders ``kept`` (checked complete) and the part files ``keys``, read on the driver.
 
@@ -238,12 +256,22 @@ def read_parts_here(sref: StorageRef, kept: Iterable[PartsDir], keys: Iterable[s
     files = _part_files(st, kept, keys)
     if not _small(st, files, placement):
         return None
-    return {a for b in _scan_here(st, files, formats.read_address_table, lambda batches: batches)
-            for a in b.column(0).to_pylist()}
+    return {
+        a
+        for b in _scan_here(st, files, formats.read_address_table, lambda batches: batches)
+        for a in b.column(0).to_pylist()
+    }
 
 
-def addresses_among(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
-                    among: Iterable[str], keys: Iterable[str] = (), placement: Placement = DEFAULT) -> set[str]:
+def addresses_among(
+    spark: SparkSession | None,
+    sref: StorageRef,
+    kept: Iterable[PartsDir],
+    n: int,
+    among: Iterable[str],
+    keys: Iterable[str] = (),
+    placement: Placement = DEFAULT,
+) -> set[str]:
     """
     Return the addresses of ``among`` that the folders ``kept`` and the part files ``keys`` hold.
 
@@ -262,13 +290,21 @@ def addresses_among(spark: SparkSession | None, sref: StorageRef, kept: Iterable
     if _small(st, files, placement):
         return {a for b in _scan_here(st, files, formats.read_address_table, keep) for a in b.column(0).to_pylist()}
     if spark is None:
-        raise NeedsSpark(f"{len(files)} address part(s) over {placement.driver_scan_bytes:,} bytes or "
-                         f"{placement.driver_scan_parts} parts")
+        raise NeedsSpark(
+            f"{len(files)} address part(s) over {placement.driver_scan_bytes:,} bytes or "
+            f"{placement.driver_scan_parts} parts"
+        )
     return {r[0] for r in read_parts(spark, sref, [], n, files, keep=keep).collect()}
 
 
-def identities_matching(spark: SparkSession | None, sref: StorageRef, kept: Iterable[PartsDir], n: int,
-                        keep: Keep, placement: Placement = DEFAULT) -> list[tuple[int, str, str]]:
+def identities_matching(
+    spark: SparkSession | None,
+    sref: StorageRef,
+    kept: Iterable[PartsDir],
+    n: int,
+    keep: Keep,
+    placement: Placement = DEFAULT,
+) -> list[tuple[int, str, str]]:
     """
     Return the (size, checksum, path) rows of the identity folders ``kept`` that ``keep(batches) -> batches`` keeps.
 
@@ -278,16 +314,27 @@ def identities_matching(spark: SparkSession | None, sref: StorageRef, kept: Iter
     st = sref.open()
     files = _part_files(st, kept)
     if _small(st, files, placement):
-        return [(r["size"], r["checksum"], r["path"])
-                for b in _scan_here(st, files, formats.read_identity_table, keep) for r in b.to_pylist()]
+        return [
+            (r["size"], r["checksum"], r["path"])
+            for b in _scan_here(st, files, formats.read_identity_table, keep)
+            for r in b.to_pylist()
+        ]
     if spark is None:
-        raise NeedsSpark(f"{len(files)} identity part(s) over {placement.driver_scan_bytes:,} bytes or "
-                         f"{placement.driver_scan_parts} parts")
+        raise NeedsSpark(
+            f"{len(files)} identity part(s) over {placement.driver_scan_bytes:,} bytes or "
+            f"{placement.driver_scan_parts} parts"
+        )
     return [tuple(r) for r in read_identities(spark, sref, kept, n, keep).collect()]
 
 
-def read_parts(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], n: int, keys: Iterable[str] = (),
-               keep: Keep | None = None) -> DataFrame:
+def read_parts(
+    spark: SparkSession,
+    sref: StorageRef,
+    kept: Iterable[PartsDir],
+    n: int,
+    keys: Iterable[str] = (),
+    keep: Keep | None = None,
+) -> DataFrame:
     """
     Return every address in the folders an earlier run ``kept`` and in the part files ``keys``, as one DataFrame.
 
@@ -298,6 +345,7 @@ def read_parts(spark: SparkSession, sref: StorageRef, kept: Iterable[PartsDir], 
     files = _part_files(st, kept, keys)
     if not files:
         return spark.createDataFrame([], ADDRESS_SCHEMA)
-    key_rows = spark.createDataFrame(spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)),
-                                     "key string")
+    key_rows = spark.createDataFrame(
+        spark.sparkContext.parallelize([(k,) for k in files], partitions(len(files), n)), "key string"
+    )
     return key_rows.mapInArrow(lambda batches: _read(sref, keep, batches), ADDRESS_SCHEMA)

@@ -57,8 +57,9 @@ def job_args(step: str) -> list[str]:
 
 
 def _package_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                  and p.suffix not in (".pyc", ".pyo"))
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
 
 
 def _digest(root: Path, files: list[Path]) -> str:
@@ -105,8 +106,10 @@ def private_dir(d: Path, what: str, env: str) -> Path:
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = d.lstat()
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise RuntimeError(f"{what} {d} is not a directory owned by this user (uid {os.getuid()}) "
-                           f"and writable by it alone: remove it, or set {env} to a private directory")
+        raise RuntimeError(
+            f"{what} {d} is not a directory owned by this user (uid {os.getuid()}) "
+            f"and writable by it alone: remove it, or set {env} to a private directory"
+        )
     return d
 
 

@@ -106,14 +106,26 @@ def archive_path(spark_binary: str, cache: Path | None = None) -> Path:
 def _make(spark_binary: str, python: str, archive: Path) -> str | None:
     """Make the archive; None, or why it could not be made."""
     binary = shutil.which(spark_binary) or spark_binary
-    env = {**os.environ, "PYSPARK_PYTHON": python, "PYSPARK_DRIVER_PYTHON": python,
-           "PATH": os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+        "PATH": os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")]),
+    }
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     with tempfile.TemporaryDirectory(prefix="lakefs-gc-jvm-") as tmp:
         job, partial = Path(tmp) / "job.py", Path(tmp) / "spark.jsa"
         job.write_text(_JOB)
-        cmd = [binary, "--master", "local[2]", "--conf", "spark.ui.enabled=false", "--conf",
-               f"spark.driver.extraJavaOptions={C1_ONLY} -XX:ArchiveClassesAtExit={partial}", str(job)]
+        cmd = [
+            binary,
+            "--master",
+            "local[2]",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            f"spark.driver.extraJavaOptions={C1_ONLY} -XX:ArchiveClassesAtExit={partial}",
+            str(job),
+        ]
         try:
             r = subprocess.run(cmd, env=env, capture_output=True, timeout=MAKE_TIMEOUT_S, cwd=tmp, check=False)
         except subprocess.TimeoutExpired:
@@ -152,8 +164,12 @@ def class_archive(spark_binary: str, python: str | None = None, cache: Path | No
         why = _make(spark_binary, python or sys.executable, archive)
         if why is not None:
             failed.write_text(why + "\n")
-            log.warning("no class archive for the Spark driver (%s); the jobs start without it. Next attempt in "
-                        "a day, or remove %s", why, failed)
+            log.warning(
+                "no class archive for the Spark driver (%s); the jobs start without it. Next attempt in "
+                "a day, or remove %s",
+                why,
+                failed,
+            )
             return None
         failed.unlink(missing_ok=True)
         log.info("class archive made in %.1f s", time.monotonic() - t0)

@@ -73,9 +73,15 @@ class LakeFSRef:
         from lakefs_gc.lakefs.client import LakeFSClient
 
         r = self.retries
-        return LakeFSClient(self.endpoint, self.access_key, self.secret_key, max_retries=r.max_retries,
-                            backoff_base=r.backoff_base, backoff_max=r.backoff_max,
-                            connect_timeout=r.connect_timeout)
+        return LakeFSClient(
+            self.endpoint,
+            self.access_key,
+            self.secret_key,
+            max_retries=r.max_retries,
+            backoff_base=r.backoff_base,
+            backoff_max=r.backoff_max,
+            connect_timeout=r.connect_timeout,
+        )
 
     def __repr__(self) -> str:
         return f"LakeFSRef({self.endpoint!r})"
@@ -98,9 +104,11 @@ def lakefs_ref(ctx: RunContext, environ: Mapping[str, str] | None = None) -> Lak
     env = os.environ if environ is None else environ
     access, secret = env.get(ENV_LAKEFS_ACCESS_KEY), env.get(ENV_LAKEFS_SECRET_KEY)
     if not access or not secret:
-        raise Refusal(f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
-                      f"in the job's environment, or pass --secrets FILE (the Airflow task does this from the "
-                      f"lakeFS connection)")
+        raise Refusal(
+            f"lakeFS credentials missing: set {ENV_LAKEFS_ACCESS_KEY} and {ENV_LAKEFS_SECRET_KEY} "
+            f"in the job's environment, or pass --secrets FILE (the Airflow task does this from the "
+            f"lakeFS connection)"
+        )
     return LakeFSRef(ctx.lakefs_endpoint, access, secret, ctx.lakefs_retries)
 
 
@@ -138,16 +146,18 @@ def read_secrets(path: str | os.PathLike[str]) -> dict[str, str]:
     """
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if mode & 0o077:
-        raise Refusal(f"secrets file {path} has mode {mode:o}: others may read it; make it readable by its "
-                      f"owner only (chmod 600)")
+        raise Refusal(
+            f"secrets file {path} has mode {mode:o}: others may read it; make it readable by its owner only (chmod 600)"
+        )
     doc = json.loads(Path(path).read_text())
     if not isinstance(doc, dict) or set(doc) - set(SECRET_ENV) or not all(isinstance(v, str) for v in doc.values()):
         raise Refusal(f"secrets file {path} must be a JSON object of strings keyed by {', '.join(SECRET_ENV)}")
     return doc
 
 
-def job_environ(secrets_file: str | os.PathLike[str] | None,
-                environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def job_environ(
+    secrets_file: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Return where a job's driver reads its secrets: the environment, overlaid with the secrets file when one is given."""
     env = dict(os.environ if environ is None else environ)
     if secrets_file:

@@ -60,7 +60,7 @@ StepFn = Callable[["SparkSession", StepInputs, Mapping[str, str]], SparkResult]
 
 
 LOG_LEVEL_CONF = "spark.log.level"  # Spark's own logging from the SparkContext's start (the task sets it)
-DEFAULT_SPARK_LOG_LEVEL = "WARN"    # our lines (lakefs_gc.*, Python logging) stay at INFO
+DEFAULT_SPARK_LOG_LEVEL = "WARN"  # our lines (lakefs_gc.*, Python logging) stay at INFO
 
 
 class StepFailed(RuntimeError):
@@ -89,8 +89,9 @@ def record_failure(step: str, exc: BaseException, result_path: str, where: str =
     return 1
 
 
-def run_step(step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str],
-             result_path: str) -> int:
+def run_step(
+    step: str, fn: StepFn, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str], result_path: str
+) -> int:
     """Run one step on ``spark``; write its result, or its failure, to ``result_path``; return the job's exit status."""
     t0 = time.monotonic()
     try:

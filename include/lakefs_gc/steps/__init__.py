@@ -37,7 +37,8 @@ _MODULES = {step: importlib.import_module(f"{__name__}.{step}") for step in STEP
 
 # a Python step's function is named by its task id, a Spark step's is ``run``
 STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    step: _MODULES[step].run if step in SPARK_STEPS else getattr(_MODULES[step], step) for step in STEPS}
+    step: _MODULES[step].run if step in SPARK_STEPS else getattr(_MODULES[step], step) for step in STEPS
+}
 
 
 def run_on_spark(step: str, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> Any:

@@ -66,8 +66,9 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     if not ctx.settings.attribute_space:
         return SpaceResult(skipped="switched off (Param attribute_space)")
     if ctx.flow == "incremental":
-        return SpaceResult(skipped="an incremental run lists only new slices: the attribution of its chain's clean "
-                                   "run stands")
+        return SpaceResult(
+            skipped="an incremental run lists only new slices: the attribution of its chain's clean run stands"
+        )
     slices: SlicesResult = inputs.get("list_slices")
     engine.admit("listed object(s)", slices.listed_objects)
     from lakefs_sdk.exceptions import ApiException
@@ -78,8 +79,7 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     except (LakeFSGCError, ApiException) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         log.warning("no attribution of space this run: %s", reason)
-        return SpaceResult(skipped=f"lakeFS could not give an input: {reason}",
-                           seconds=round(time.monotonic() - t0, 3))
+        return SpaceResult(skipped=f"lakeFS could not give an input: {reason}", seconds=round(time.monotonic() - t0, 3))
     holders, ranges, staged, heads, rules = gathered
     t_lakefs = time.monotonic() - t0
     tag_bits = holders.mask(h for h in holders.holders if h.kind == TAG)
@@ -87,32 +87,67 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     st = engine.sref.open()
     deleted_keys = parquet_parts(st, layout.deleted_dir(mark_id))
     cutoff_ms = int(cutoff_seconds(ctx) * 1000)
-    summed = engine.placed("attribute_space", slices.listed_objects,
-                           lambda on: on.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits))
+    summed = engine.placed(
+        "attribute_space",
+        slices.listed_objects,
+        lambda on: on.space_groups(ranges, staged, slices, deleted_keys, cutoff_ms, tag_bits),
+    )
     attribution = attribute(((mask, state, n, b) for (mask, state), (n, b) in summed.items()), holders)
     now = parse_iso(ctx.start_time).timestamp()
     days = ctx.settings.stale_branch_days
     stale = stale_branches(attribution, {b: t for b, (_, t) in heads.items()}, now, days)
     key = layout.space_key(mark_id)
-    formats.write_space(st, key, {
-        "mark_id": mark_id, "repository": ctx.repository, "computed_at": ctx.start_time, "cutoff": ctx.cutoff_time,
-        "rules": rules, "heads": {b: {"commit": c, "created": iso(datetime.fromtimestamp(t, UTC))} for b, (c, t) in sorted(heads.items())},
-        "stale_branch_days": days, "stale": [s.as_dict() for s in stale], "attribution": attribution.as_dict()})
+    formats.write_space(
+        st,
+        key,
+        {
+            "mark_id": mark_id,
+            "repository": ctx.repository,
+            "computed_at": ctx.start_time,
+            "cutoff": ctx.cutoff_time,
+            "rules": rules,
+            "heads": {
+                b: {"commit": c, "created": iso(datetime.fromtimestamp(t, UTC))} for b, (c, t) in sorted(heads.items())
+            },
+            "stale_branch_days": days,
+            "stale": [s.as_dict() for s in stale],
+            "attribution": attribution.as_dict(),
+        },
+    )
     seconds = round(time.monotonic() - t0, 3)
-    log.info("where the bytes go: %d object(s), %d byte(s) attributed to %d holder(s) of %d branch(es), %d range(s) "
-             "read; %d stale branch(es); %.1fs (%.1fs asking lakeFS)", attribution.total.objects,
-             attribution.total.bytes, len(holders.holders), len(heads), len(ranges), len(stale), seconds, t_lakefs)
+    log.info(
+        "where the bytes go: %d object(s), %d byte(s) attributed to %d holder(s) of %d branch(es), %d range(s) "
+        "read; %d stale branch(es); %.1fs (%.1fs asking lakeFS)",
+        attribution.total.objects,
+        attribution.total.bytes,
+        len(holders.holders),
+        len(heads),
+        len(ranges),
+        len(stale),
+        seconds,
+        t_lakefs,
+    )
     return result(attribution, key, len(heads), stale, seconds)
 
 
 def result(attribution: Attribution, key: str, branches: int, stale: list[Any], seconds: float) -> SpaceResult:
     """Return the step's result: the attribution's totals."""
     c = attribution.classes
-    return SpaceResult(space_key=key, objects=attribution.total.objects, bytes=attribution.total.bytes,
-                       head_bytes=c[HEAD].bytes, retention_bytes=c[RETENTION].bytes, staged_bytes=c[STAGED].bytes,
-                       deleted_bytes=c[DELETED].bytes, held_back_bytes=c[HELD_BACK].bytes, young_bytes=c[YOUNG].bytes,
-                       branches=branches, stale_branches=len(stale),
-                       stale_alone_bytes=sum(s.alone.bytes for s in stale), seconds=seconds)
+    return SpaceResult(
+        space_key=key,
+        objects=attribution.total.objects,
+        bytes=attribution.total.bytes,
+        head_bytes=c[HEAD].bytes,
+        retention_bytes=c[RETENTION].bytes,
+        staged_bytes=c[STAGED].bytes,
+        deleted_bytes=c[DELETED].bytes,
+        held_back_bytes=c[HELD_BACK].bytes,
+        young_bytes=c[YOUNG].bytes,
+        branches=branches,
+        stale_branches=len(stale),
+        stale_alone_bytes=sum(s.alone.bytes for s in stale),
+        seconds=seconds,
+    )
 
 
 def _branch_reads(inputs: StepInputs, engine: Engine[Any, Any]) -> dict[str, set[str]]:
@@ -133,8 +168,9 @@ def _branch_reads(inputs: StepInputs, engine: Engine[Any, Any]) -> dict[str, set
     return out
 
 
-def _holders(client: LakeFSClient, repo: str, engine: Engine[Any, Any], ctx: Any, reads: Mapping[str, set[str]]
-             ) -> tuple[Holders, dict[str, int], dict[str, int], dict[str, tuple[str, float]], dict[str, Any]]:
+def _holders(
+    client: LakeFSClient, repo: str, engine: Engine[Any, Any], ctx: Any, reads: Mapping[str, set[str]]
+) -> tuple[Holders, dict[str, int], dict[str, int], dict[str, tuple[str, float]], dict[str, Any]]:
     """
     Return what lakeFS says holds what: the holders, each range's and each staged address's holder set.
 
@@ -147,8 +183,7 @@ def _holders(client: LakeFSClient, repo: str, engine: Engine[Any, Any], ctx: Any
     holders = Holders()
     roots = engine.sref.roots
     st = engine.sref.open()
-    ranges = range_masks(client, repo, st, roots, commit_holders(client, repo, default_days, branch_days, now),
-                         holders)
+    ranges = range_masks(client, repo, st, roots, commit_holders(client, repo, default_days, branch_days, now), holders)
     by_branch = {b: set(a) for b, a in staged_by_branch(client, repo, roots, ctx.storage.local_root).items()}
     for b, a in reads.items():
         if b in by_branch:  # a branch deleted since the check stages nothing

@@ -55,6 +55,7 @@ R = TypeVar("R")  # the engine's rows
 A = TypeVar("A")  # the engine's addresses
 H = TypeVar("H")
 
+
 def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], IncrementalBase | None]:
     """Return the staged files to read and the base run, checked (fails closed on a missing input)."""
     ctx = inputs.context
@@ -63,15 +64,24 @@ def _inputs(inputs: StepInputs, sref: StorageRef) -> tuple[list[str], Incrementa
     files = uncommitted.uncommitted_files(st, sref.roots, unc.run_id, unc.locations)
     if unc.staged_file:  # live staged addresses lakeFS's mark lacked (mark_uncommitted)
         if not st.exists(unc.staged_file):
-            raise LakeFSGCError(f"the staged addresses lakeFS's mark lacked ({st.full_uri(unc.staged_file)}) are "
-                                f"gone; re-run the whole DAG run")
+            raise LakeFSGCError(
+                f"the staged addresses lakeFS's mark lacked ({st.full_uri(unc.staged_file)}) are "
+                f"gone; re-run the whole DAG run"
+            )
         files.append(unc.staged_file)
     base = ctx.incremental_base()
-    if ctx.settings.staged_check == "candidates" and unc.heads_file and (
+    if (
+        ctx.settings.staged_check == "candidates"
+        and unc.heads_file
+        and (
             inputs.get("list_committed").identity_dir is None
-            or (base is not None and len(base.identity_dirs) != len(base.committed_dirs))):
-        raise LakeFSGCError("list_committed kept no identities of the entries it read; the staged check cannot run. "
-                            "Nothing was deleted; re-run the whole DAG run (flow=clean)")
+            or (base is not None and len(base.identity_dirs) != len(base.committed_dirs))
+        )
+    ):
+        raise LakeFSGCError(
+            "list_committed kept no identities of the entries it read; the staged check cannot run. "
+            "Nothing was deleted; re-run the whole DAG run (flow=clean)"
+        )
     return files, base
 
 
@@ -85,12 +95,16 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     """
     files, base = _inputs(inputs, engine.sref)
     listed_objects = inputs.get("list_slices").listed_objects
-    return engine.placed("compute_candidates", listed_objects,
-                         lambda on: _decide(on, inputs, environ, files, base))
+    return engine.placed("compute_candidates", listed_objects, lambda on: _decide(on, inputs, environ, files, base))
 
 
-def _decide(engine: Engine[R, A], inputs: StepInputs, environ: Mapping[str, str] | None, files: list[str],
-            base: IncrementalBase | None) -> CandidatesResult:
+def _decide(
+    engine: Engine[R, A],
+    inputs: StepInputs,
+    environ: Mapping[str, str] | None,
+    files: list[str],
+    base: IncrementalBase | None,
+) -> CandidatesResult:
     """
     Return the mark written: the decision (:mod:`lakefs_gc.gc.decision`) on ``engine``.
 
@@ -103,6 +117,7 @@ def _decide(engine: Engine[R, A], inputs: StepInputs, environ: Mapping[str, str]
     unc, committed, slices = inputs.get("mark_uncommitted"), inputs.get("list_committed"), inputs.get("list_slices")
     cutoff_s = cutoff_seconds(ctx)
     with ExitStack() as stack:
+
         def held(rows: H) -> H:  # computed once, kept until the mark is written (Spark: cached)
             return stack.enter_context(engine.hold(rows))
 
@@ -110,8 +125,9 @@ def _decide(engine: Engine[R, A], inputs: StepInputs, environ: Mapping[str, str]
         listed = engine.listed(slices)
         staged = held(engine.staged(files))
         # what list_committed read now and, incremental, every address the chain's committed listings found
-        committed_found = engine.committed([committed.committed_dir, *(base.committed_dirs if base else ())], listed,
-                                           carried)
+        committed_found = engine.committed(
+            [committed.committed_dir, *(base.committed_dirs if base else ())], listed, carried
+        )
         cands = compute_candidates(rel, listed, committed_found, staged, int(cutoff_s * 1000))
         carried_checked = carried_found = 0
         if carried is not None:
@@ -125,21 +141,30 @@ def _decide(engine: Engine[R, A], inputs: StepInputs, environ: Mapping[str, str]
             cands = held(cands)
             t0 = time.monotonic()  # computed first, so that the check's seconds are the check's own
             log.info("%d candidate(s) before the staged check (%.1fs)", engine.count(cands), time.monotonic() - t0)
-            kept, check = staged_check.check(engine, ctx, lakefs_ref(ctx, environ), cands, _identity_dirs(committed, base),
-                                             committed.read_file)
+            kept, check = staged_check.check(
+                engine, ctx, lakefs_ref(ctx, environ), cands, _identity_dirs(committed, base), committed.read_file
+            )
             kept = held(kept)
             cands = rel.minus(cands, kept)
             staged = held(engine.union_addresses(staged, kept))
         bad = engine.sample_undeletable(cands, 5)
         if bad:  # cannot happen by construction; checked anyway before anything is written
             raise LakeFSGCError(f"refusing: candidates outside data/ or the namespace root: {bad}")
-        return _save(engine, ctx, unc.run_id, slices, files, staged, held(cands), carried_checked, carried_found,
-                     check)
+        return _save(engine, ctx, unc.run_id, slices, files, staged, held(cands), carried_checked, carried_found, check)
 
 
-def _save(engine: Engine[R, A], ctx: RunContext, mark_id: str, slices: SlicesResult, files: list[str], staged: A,
-          cands: R, carried_checked: int, carried_found: int,
-          check: staged_check.CheckCounts | None) -> CandidatesResult:
+def _save(
+    engine: Engine[R, A],
+    ctx: RunContext,
+    mark_id: str,
+    slices: SlicesResult,
+    files: list[str],
+    staged: A,
+    cands: R,
+    carried_checked: int,
+    carried_found: int,
+    check: staged_check.CheckCounts | None,
+) -> CandidatesResult:
     """
     Write the mark, on either engine.
 
@@ -162,8 +187,11 @@ def _save(engine: Engine[R, A], ctx: RunContext, mark_id: str, slices: SlicesRes
             confirmed_by = prev[0]
             reason = f"not yet a candidate in mark {prev[0]} (started {prev[1].start_time})"
     # a retried attempt must not leave parts of an earlier attempt behind
-    for part_dir in (layout.candidates_dir(mark_id), layout.deleted_dir(mark_id),
-                     layout.state_uncommitted_dir(mark_id)):
+    for part_dir in (
+        layout.candidates_dir(mark_id),
+        layout.deleted_dir(mark_id),
+        layout.state_uncommitted_dir(mark_id),
+    ):
         clear(engine.sref, part_dir)
     write_summary(st, layout.summary_key(mark_id), mark_started(ctx, mark_id, slices.first_slice))
     reads_file = None
@@ -177,14 +205,25 @@ def _save(engine: Engine[R, A], ctx: RunContext, mark_id: str, slices: SlicesRes
     else:
         total, total_bytes, _ = engine.write(cands, layout.candidates_dir(mark_id))
         count, nbytes, _ = engine.write(to_delete, layout.deleted_dir(mark_id))
-    return CandidatesResult(report_dir=st.full_uri(layout.report_dir(mark_id)), uncommitted_files=len(files),
-                            candidates=total, candidate_bytes=total_bytes, to_delete=count, to_delete_bytes=nbytes,
-                            held_back=total - count, confirm_after_seconds=confirm, held_back_reason=reason,
-                            confirmed_by_mark=confirmed_by, unreadable_marks=tuple(unreadable),
-                            uncommitted_dir=kept_staged, carried_checked=carried_checked,
-                            carried_candidates=carried_found, staged_check=ctx.settings.staged_check,
-                            branch_reads_file=reads_file,
-                            **(_check_fields(check) if check else {}))
+    return CandidatesResult(
+        report_dir=st.full_uri(layout.report_dir(mark_id)),
+        uncommitted_files=len(files),
+        candidates=total,
+        candidate_bytes=total_bytes,
+        to_delete=count,
+        to_delete_bytes=nbytes,
+        held_back=total - count,
+        confirm_after_seconds=confirm,
+        held_back_reason=reason,
+        confirmed_by_mark=confirmed_by,
+        unreadable_marks=tuple(unreadable),
+        uncommitted_dir=kept_staged,
+        carried_checked=carried_checked,
+        carried_candidates=carried_found,
+        staged_check=ctx.settings.staged_check,
+        branch_reads_file=reads_file,
+        **(_check_fields(check) if check else {}),
+    )
 
 
 def _identity_dirs(committed: CommittedResult, base: IncrementalBase | None) -> tuple[PartsDir, ...]:
@@ -193,6 +232,11 @@ def _identity_dirs(committed: CommittedResult, base: IncrementalBase | None) -> 
 
 
 def _check_fields(check: staged_check.CheckCounts) -> dict[str, Any]:
-    return {"staged_suspicious": check.suspicious, "staged_stats": check.stats, "staged_kept": check.kept,
-            "commits_since": check.commits_since, "committed_since_kept": check.committed_since_kept,
-            "staged_check_seconds": check.seconds}
+    return {
+        "staged_suspicious": check.suspicious,
+        "staged_stats": check.stats,
+        "staged_kept": check.kept,
+        "commits_since": check.commits_since,
+        "committed_since_kept": check.committed_since_kept,
+        "staged_check_seconds": check.seconds,
+    }

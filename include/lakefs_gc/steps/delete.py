@@ -35,8 +35,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _sweep_parts(sref: StorageRef, sdir: str, policy: DeletePolicy, part_keys: Iterable[str], swept: Any = None,
-                 quarantine: bool = False) -> Iterator[Any]:
+def _sweep_parts(
+    sref: StorageRef,
+    sdir: str,
+    policy: DeletePolicy,
+    part_keys: Iterable[str],
+    swept: Any = None,
+    quarantine: bool = False,
+) -> Iterator[Any]:
     st = sref.open()
     for key in part_keys:
         counts = sweep_part(st, key, sdir, policy, quarantine=quarantine)
@@ -53,8 +59,12 @@ def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
     never exceed it.
     """
     s = inputs.context.settings
-    return DeletePolicy(rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
-                        batch_size=s.delete_batch_size, max_attempts=s.delete_max_attempts, dry_run=s.dry_run)
+    return DeletePolicy(
+        rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
+        batch_size=s.delete_batch_size,
+        max_attempts=s.delete_max_attempts,
+        dry_run=s.dry_run,
+    )
 
 
 def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], int, str]:
@@ -69,8 +79,9 @@ def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], 
     mark_id = inputs.mark_id()
     st = sref.open()
     if not st.exists(layout.summary_key(mark_id)):
-        raise SweepRefused(f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: "
-                           f"nothing to sweep")
+        raise SweepRefused(
+            f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: nothing to sweep"
+        )
     files = parquet_parts(st, layout.deleted_dir(mark_id))
     to_delete = sum(formats.count_rows(st, k) for k in files)
     blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
@@ -94,26 +105,45 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     concurrency = max(1, min(s.delete_concurrency or engine.n, max(1, len(files))))
     policy = delete_policy(inputs, engine.at_once(concurrency))
     quarantine = bool(s.quarantine_days)
-    results = engine.map("delete", "keys swept", files,
-                         lambda keys, swept: _sweep_parts(sref, sdir, policy, keys, swept, quarantine),
-                         concurrency, total=to_delete)
+    results = engine.map(
+        "delete",
+        "keys swept",
+        files,
+        lambda keys, swept: _sweep_parts(sref, sdir, policy, keys, swept, quarantine),
+        concurrency,
+        total=to_delete,
+    )
     return _result(inputs, st, sdir, add_counts(results), concurrency)
 
 
 def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, concurrency: int) -> DeleteResult:
     s = inputs.context.settings
     dead_letters = st.full_uri(layout.dead_letters_dir(sdir)) if counts.failed else None
-    incomplete = (f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
-                  f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
-                  f"fails so they are not forgotten") if counts.failed else None
+    incomplete = (
+        (
+            f"{counts.failed} keys could not be deleted after retries; dead letters (key, error_code, "
+            f"message, attempts) at {dead_letters}; a later sweep of the same mark retries them. The task "
+            f"fails so they are not forgotten"
+        )
+        if counts.failed
+        else None
+    )
     # a store's soft delete (Azure's blob soft delete) keeps deleted objects (and bills them) for its retention period
     soft_delete = st.soft_delete_days() if counts.deleted else None
     now = datetime.now(UTC)
     purged = 0 if s.dry_run else _purge(st, now)
-    return DeleteResult(counts=counts, dry_run=s.dry_run, concurrency=concurrency, rate=s.delete_rate,
-                        sweep_dir=st.full_uri(sdir), dead_letters=dead_letters, incomplete=incomplete,
-                        soft_delete_days=soft_delete, restorable=_restorability(st, now, s.quarantine_days, sdir),
-                        quarantine_purged=purged)
+    return DeleteResult(
+        counts=counts,
+        dry_run=s.dry_run,
+        concurrency=concurrency,
+        rate=s.delete_rate,
+        sweep_dir=st.full_uri(sdir),
+        dead_letters=dead_letters,
+        incomplete=incomplete,
+        soft_delete_days=soft_delete,
+        restorable=_restorability(st, now, s.quarantine_days, sdir),
+        quarantine_purged=purged,
+    )
 
 
 def _restorability(st: Storage, now: datetime, quarantine_days: int, sdir: str) -> Restorability:

@@ -60,9 +60,13 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
         csv_loc = prep["gc_commits_location"]
         rows = committed.parse_commits_csv(st.get(committed.relative_key(roots, csv_loc)), csv_loc)
         rules = client.require_gc_rules(repo)
-        documented = documented_commits(client, repo, rules.default_retention_days,
-                                        {r.branch_id: r.retention_days for r in rules.branches or ()},
-                                        parse_iso(ctx.start_time).timestamp())
+        documented = documented_commits(
+            client,
+            repo,
+            rules.default_retention_days,
+            {r.branch_id: r.retention_days for r in rules.branches or ()},
+            parse_iso(ctx.start_time).timestamp(),
+        )
         listed = {c for c, _ in rows}
         lacked = {c: m for c, m in documented.items() if c not in listed}
         keep = {c: m for c, m in rows} | lacked
@@ -79,11 +83,21 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     state = layout.state_committed_dir(inputs.mark_id())
     identities = layout.state_identities_dir(inputs.mark_id())
     count, kept, identity_parts = engine.read_ranges(
-        range_keys, len(to_read), sum(entries[r] for r in to_read) if entries_known else None, state, identities)
+        range_keys, len(to_read), sum(entries[r] for r in to_read) if entries_known else None, state, identities
+    )
     read_file = layout.state_read_file(inputs.mark_id())
     formats.write_read_ids(st, read_file, read_commits | set(keep), read_ranges | set(all_ranges))
-    return CommittedResult(committed_dir=kept, commits_csv=csv_loc, active_commits=len(rows),
-                           metaranges=len(metarange_ids), ranges=len(to_read), committed_addresses=count,
-                           documented_commits=len(documented), commits_lakefs_lacked=len(lacked),
-                           new_commits=len(new), ranges_known=len(all_ranges) - len(to_read),
-                           read_file=read_file, identity_dir=PartsDir(identities, identity_parts))
+    return CommittedResult(
+        committed_dir=kept,
+        commits_csv=csv_loc,
+        active_commits=len(rows),
+        metaranges=len(metarange_ids),
+        ranges=len(to_read),
+        committed_addresses=count,
+        documented_commits=len(documented),
+        commits_lakefs_lacked=len(lacked),
+        new_commits=len(new),
+        ranges_known=len(all_ranges) - len(to_read),
+        read_file=read_file,
+        identity_dir=PartsDir(identities, identity_parts),
+    )

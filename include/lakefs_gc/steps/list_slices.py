@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     from lakefs_gc.engine.protocol import ListingTask
 
 
-def _plan(ctx: RunContext,
-          sref: StorageRef) -> tuple[float, bool, str | None, list[str], list[str], int, list[ListingTask]]:
+def _plan(
+    ctx: RunContext, sref: StorageRef
+) -> tuple[float, bool, str | None, list[str], list[str], int, list[ListingTask]]:
     cutoff_s = cutoff_seconds(ctx)
     incremental = ctx.flow == "incremental" and ctx.base is not None
     since = ctx.base.last_slice if incremental and ctx.base is not None else None
@@ -40,12 +41,27 @@ def _plan(ctx: RunContext,
     return cutoff_s, incremental, since, to_list, skipped, before, slices.listing_tasks(to_list, root=not incremental)
 
 
-def _result(out_dir: str, to_list: list[str], skipped: list[str], before: int, since: str | None, incremental: bool,
-            count: int, nbytes: int) -> SlicesResult:
-    xids = [s for s in (p[len("data/"):].rstrip("/") for p in to_list) if xid.is_xid(s)]
-    return SlicesResult(listed_dir=out_dir, first_slice=min(xids) if xids else (since or ""),
-                        slices_listed=len(to_list), slices_skipped=len(skipped), listed_objects=count,
-                        listed_bytes=nbytes, slices_before_base=before, root_listed=not incremental)
+def _result(
+    out_dir: str,
+    to_list: list[str],
+    skipped: list[str],
+    before: int,
+    since: str | None,
+    incremental: bool,
+    count: int,
+    nbytes: int,
+) -> SlicesResult:
+    xids = [s for s in (p[len("data/") :].rstrip("/") for p in to_list) if xid.is_xid(s)]
+    return SlicesResult(
+        listed_dir=out_dir,
+        first_slice=min(xids) if xids else (since or ""),
+        slices_listed=len(to_list),
+        slices_skipped=len(skipped),
+        listed_objects=count,
+        listed_bytes=nbytes,
+        slices_before_base=before,
+        root_listed=not incremental,
+    )
 
 
 def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str] | None = None) -> SlicesResult:

@@ -61,34 +61,62 @@ def mark_uncommitted(client: LakeFSClient, ctx: RunContext, storage: Storage) ->
         moved = sorted(b for b in before.keys() & after.keys() if before[b] != after[b])
         heads_file = layout.state_heads_file(run_id)
         formats.write_heads(storage, heads_file, before, after)
-        log.info("staged check on the candidates: %d branch HEAD(s) recorded around lakeFS's mark, %d moved meanwhile "
-                 "(listed in full)", len(after), len(moved))
+        log.info(
+            "staged check on the candidates: %d branch HEAD(s) recorded around lakeFS's mark, %d moved meanwhile "
+            "(listed in full)",
+            len(after),
+            len(moved),
+        )
     if not fast:
         check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root)
     elif moved:
         check = uncommitted.api_staged(client, ctx.repository, roots, ctx.storage.local_root, only=moved)
     else:
         check = uncommitted.StagedCheck(frozenset(), 0, 0)
-    omitted = sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations))
-                     ) if check.addresses else []
+    omitted = (
+        sorted(check.addresses - uncommitted.lakefs_mark_addresses(storage, roots, run_id, tuple(locations)))
+        if check.addresses
+        else []
+    )
     staged_file = reads_file = None
     if omitted:
         for address in omitted:
-            log.warning("staged address %s is live on a branch of %s but lakeFS's uncommitted mark lacks it: kept",
-                        address, ctx.repository)
+            log.warning(
+                "staged address %s is live on a branch of %s but lakeFS's uncommitted mark lacks it: kept",
+                address,
+                ctx.repository,
+            )
         staged_file = layout.staged_file(run_id)
         formats.write_staged(storage, staged_file, omitted, int(parse_iso(ctx.start_time).timestamp()))
         reads_file = layout.state_branch_reads_file(run_id, "mark_uncommitted")
         lacked = set(omitted)
-        formats.write_branch_reads(storage, reads_file, {b: a & lacked for b, a in check.by_branch.items() if a & lacked})
+        formats.write_branch_reads(
+            storage, reads_file, {b: a & lacked for b, a in check.by_branch.items() if a & lacked}
+        )
     if check.branches:
-        log.info("staged entries through the API: %d branch(es) and their HEAD commits listed (%d objects), %d staged "
-                 "entr(ies), %d outside the namespace; %d address(es) lakeFS's mark lacked", check.branches,
-                 check.listed, check.entries, check.outside, len(omitted))
-    return UncommittedResult(run_id=run_id, locations=tuple(locations), pages=int(pages),
-                             seconds=round(time.monotonic() - t0, 3), staged_branches=check.branches,
-                             staged_entries_checked=check.entries, staged_addresses_lakefs_omitted=len(omitted),
-                             staged_file=staged_file, staged_objects_listed=check.listed,
-                             staged_branches_gone=check.branches_gone, staged_check=ctx.settings.staged_check,
-                             heads_file=heads_file, branches_moved=len(moved), lakefs_seconds=lakefs_seconds,
-                             branch_reads_file=reads_file)
+        log.info(
+            "staged entries through the API: %d branch(es) and their HEAD commits listed (%d objects), %d staged "
+            "entr(ies), %d outside the namespace; %d address(es) lakeFS's mark lacked",
+            check.branches,
+            check.listed,
+            check.entries,
+            check.outside,
+            len(omitted),
+        )
+    return UncommittedResult(
+        run_id=run_id,
+        locations=tuple(locations),
+        pages=int(pages),
+        seconds=round(time.monotonic() - t0, 3),
+        staged_branches=check.branches,
+        staged_entries_checked=check.entries,
+        staged_addresses_lakefs_omitted=len(omitted),
+        staged_file=staged_file,
+        staged_objects_listed=check.listed,
+        staged_branches_gone=check.branches_gone,
+        staged_check=ctx.settings.staged_check,
+        heads_file=heads_file,
+        branches_moved=len(moved),
+        lakefs_seconds=lakefs_seconds,
+        branch_reads_file=reads_file,
+    )

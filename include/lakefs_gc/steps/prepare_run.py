@@ -32,11 +32,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *, now: datetime, airflow_run_id: str,
-                work_dir: str, storage_options: StorageOptions | None = None, local_root: str | None = None,
-                parallelism: int | None = None, storage_conn_id: str | None = None,
-                lakefs_conn_id: str | None = None, lakefs_retries: Mapping[str, Any] | None = None,
-                clean_run_every: CleanRunEvery | None = None) -> RunContext:
+def prepare_run(
+    client: LakeFSClient,
+    repository: str,
+    settings: RunSettings,
+    *,
+    now: datetime,
+    airflow_run_id: str,
+    work_dir: str,
+    storage_options: StorageOptions | None = None,
+    local_root: str | None = None,
+    parallelism: int | None = None,
+    storage_conn_id: str | None = None,
+    lakefs_conn_id: str | None = None,
+    lakefs_retries: Mapping[str, Any] | None = None,
+    clean_run_every: CleanRunEvery | None = None,
+) -> RunContext:
     """
     Return the run context every later task reads.
 
@@ -59,8 +70,13 @@ def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *,
     grace = int(client.grace_period_seconds())
     clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
     if settings.unsafe_min_age_override and settings.min_age_seconds < grace:
-        log.warning("unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
-                    "this is recorded in the report", clock.cutoff_time, settings.min_age_seconds, grace)
+        log.warning(
+            "unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
+            "this is recorded in the report",
+            clock.cutoff_time,
+            settings.min_age_seconds,
+            grace,
+        )
     ns = repo.storage_namespace
     location = _location(ns, blockstore, storage_options, local_root, repository, storage_conn_id, lakefs_conn_id)
     try:
@@ -74,39 +90,72 @@ def prepare_run(client: LakeFSClient, repository: str, settings: RunSettings, *,
             f"repository {repository!r}: quarantine_days ({settings.quarantine_days}) is for local:// namespaces "
             f"(lakeFS's local blockstore), and {ns!r} is not one: to keep what a sweep deletes restorable there, "
             f"turn on the store's own (S3 bucket versioning, Azure blob soft delete, GCS soft delete) and set "
-            f"quarantine_days to 0; nothing was deleted")
+            f"quarantine_days to 0; nothing was deleted"
+        )
     sweep_mark = None
     choice, fingerprint = FlowChoice("clean", ""), ""
     if settings.mode != "sweep_only":
-        fingerprint = rules_fingerprint(getattr(rules, "default_retention_days", None),
-                                        {r.branch_id: r.retention_days for r in getattr(rules, "branches", None) or ()})
-        choice = choose_flow(settings.flow, iter_marks(storage), namespace=ns, rules=fingerprint,
-                             now=parse_iso(clock.start_time), every=clean_run_every or CleanRunEvery())
+        fingerprint = rules_fingerprint(
+            getattr(rules, "default_retention_days", None),
+            {r.branch_id: r.retention_days for r in getattr(rules, "branches", None) or ()},
+        )
+        choice = choose_flow(
+            settings.flow,
+            iter_marks(storage),
+            namespace=ns,
+            rules=fingerprint,
+            now=parse_iso(clock.start_time),
+            every=clean_run_every or CleanRunEvery(),
+        )
         log.info("flow %s: %s", choice.flow, choice.reason)
     if settings.mode == "sweep_only":
         mark = check_mark(storage, settings.mark_id, parse_iso(clock.start_time), settings.mark_max_age_seconds)
-        sweep_mark = MarkRef(mark_id=settings.mark_id, start_time=str(mark.start_time), cutoff_time=mark.cutoff_time,
-                             listed_objects=mark.listed_objects, to_delete=mark.to_delete)
+        sweep_mark = MarkRef(
+            mark_id=settings.mark_id,
+            start_time=str(mark.start_time),
+            cutoff_time=mark.cutoff_time,
+            listed_objects=mark.listed_objects,
+            to_delete=mark.to_delete,
+        )
     return RunContext(
-        repository=repository, lakefs_endpoint=client.endpoint, storage=location, grace_period_seconds=grace,
-        start_time=clock.start_time, cutoff_time=clock.cutoff_time,
+        repository=repository,
+        lakefs_endpoint=client.endpoint,
+        storage=location,
+        grace_period_seconds=grace,
+        start_time=clock.start_time,
+        cutoff_time=clock.cutoff_time,
         effective_min_age_seconds=clock.effective_min_age_seconds,
-        work_dir=layout.run_work_dir(work_dir, repository, airflow_run_id), airflow_run_id=airflow_run_id,
-        settings=settings, parallelism=parallelism, sweep_mark=sweep_mark,
-        lakefs_retries=LakeFSRetries(**(lakefs_retries or {})), flow=choice.flow, flow_reason=choice.reason,
+        work_dir=layout.run_work_dir(work_dir, repository, airflow_run_id),
+        airflow_run_id=airflow_run_id,
+        settings=settings,
+        parallelism=parallelism,
+        sweep_mark=sweep_mark,
+        lakefs_retries=LakeFSRetries(**(lakefs_retries or {})),
+        flow=choice.flow,
+        flow_reason=choice.reason,
         gc_rules=fingerprint,
         # choose_flow gives every incremental choice its base's summary (none: a ContractError)
-        base=(choice.base_summary or RunSummary()).incremental_base(choice.base) if choice.flow == "incremental"
-        else None)
+        base=(choice.base_summary or RunSummary()).incremental_base(choice.base)
+        if choice.flow == "incremental"
+        else None,
+    )
 
 
-def _location(ns: str, blockstore: str, options: StorageOptions | None, local_root: str | None, repository: str,
-              storage_conn_id: str | None, lakefs_conn_id: str | None) -> StorageLocation:
+def _location(
+    ns: str,
+    blockstore: str,
+    options: StorageOptions | None,
+    local_root: str | None,
+    repository: str,
+    storage_conn_id: str | None,
+    lakefs_conn_id: str | None,
+) -> StorageLocation:
     named = kind_named(ns)
     if named is not None and named.needs_local_root:
         if not local_root:
-            raise SettingsError(f"repository {repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} "
-                                f"(connection {lakefs_conn_id!r})")
+            raise SettingsError(
+                f"repository {repository!r} has namespace {ns!r}: {LOCAL_ROOT_HELP} (connection {lakefs_conn_id!r})"
+            )
         try:
             parse_namespace(ns, local_root)
         except ValueError as e:
@@ -119,11 +168,13 @@ def _location(ns: str, blockstore: str, options: StorageOptions | None, local_ro
     if options is None:
         raise SettingsError(
             f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
-            f"not defined: define it ({kind.connection_help}) or fix storage_conn_id in the GC config")
+            f"not defined: define it ({kind.connection_help}) or fix storage_conn_id in the GC config"
+        )
     if kind.options_type is None or not isinstance(options, kind.options_type):
         raise SettingsError(
             f"repository {repository!r} has namespace {ns!r}, but the storage connection {storage_conn_id!r} is "
-            f"for another store ({type(options).__name__}): it must be {kind.connection_help}")
+            f"for another store ({type(options).__name__}): it must be {kind.connection_help}"
+        )
     return StorageLocation(ns, blockstore, **kind.recorded(options))
 
 
@@ -143,4 +194,5 @@ def check_namespace(storage: Storage, ns: str) -> None:
         raise LakeFSGCError(
             f"storage namespace {ns!r} has no lakeFS marker (_lakefs/dummy) at {where}: the GC is not looking "
             f"where lakeFS keeps this repository. Check the storage connection (endpoint, bucket) or, for "
-            f"local://, the lakeFS connection's \"local_blockstore_root\"; nothing was deleted")
+            f'local://, the lakeFS connection\'s "local_blockstore_root"; nothing was deleted'
+        )

@@ -30,6 +30,10 @@ def save_report(storage: Storage, inputs: StepInputs) -> ReportResult:
     ctx = inputs.context
     summary = build_summary(inputs, success=True)
     uri = write_summary(storage, summary_location(inputs), summary)
-    return ReportResult(summary_uri=uri, seconds=round(time.monotonic() - t0, 3), summary=summary_text(summary, uri),
-                        report_url=report_url(uri, ctx.storage),
-                        lakefs_url=lakefs_ui_url(ctx.lakefs_endpoint, ctx.repository))
+    return ReportResult(
+        summary_uri=uri,
+        seconds=round(time.monotonic() - t0, 3),
+        summary=summary_text(summary, uri),
+        report_url=report_url(uri, ctx.storage),
+        lakefs_url=lakefs_ui_url(ctx.lakefs_endpoint, ctx.repository),
+    )

@@ -32,18 +32,46 @@ from lakefs_gc.storage.namespace import (
 from lakefs_gc.storage.s3 import S3_MAX_DELETE, S3Storage, make_s3_client
 from lakefs_gc.storage.settings import DEFAULT_REGION, AzureOptions, GCSOptions, S3Options, StorageOptions
 
-__all__ = ["AZURE", "GCS", "KINDS", "LOCAL", "NAMESPACE_KINDS", "OPTIONS_FOR", "NamespaceKind", "kind_for_connection",
-           "kind_named", "kind_of", "S3", "DEFAULT_REGION", "AzureOptions", "GCSOptions", "StorageOptions",
-           "LOCAL_ROOT_HELP", "S3_MAX_DELETE", "LocalStorage", "NamespaceURI", "ObjectInfo",
-           "ObjectNotFound", "S3Options", "S3Storage", "Storage", "StorageError", "make_s3_client", "open_storage",
-           "parse_namespace", "relative_to", "resolve_local"]
+__all__ = [
+    "AZURE",
+    "GCS",
+    "KINDS",
+    "LOCAL",
+    "NAMESPACE_KINDS",
+    "OPTIONS_FOR",
+    "NamespaceKind",
+    "kind_for_connection",
+    "kind_named",
+    "kind_of",
+    "S3",
+    "DEFAULT_REGION",
+    "AzureOptions",
+    "GCSOptions",
+    "StorageOptions",
+    "LOCAL_ROOT_HELP",
+    "S3_MAX_DELETE",
+    "LocalStorage",
+    "NamespaceURI",
+    "ObjectInfo",
+    "ObjectNotFound",
+    "S3Options",
+    "S3Storage",
+    "Storage",
+    "StorageError",
+    "make_s3_client",
+    "open_storage",
+    "parse_namespace",
+    "relative_to",
+    "resolve_local",
+]
 
 
 OPTIONS_FOR = {k.scheme: k.options_type for k in NAMESPACE_KINDS.values() if k.options_type is not None}
 
 
-def open_storage(uri: str, options: StorageOptions | None = None,
-                 local_root: str | os.PathLike[str] | None = None) -> Storage:
+def open_storage(
+    uri: str, options: StorageOptions | None = None, local_root: str | os.PathLike[str] | None = None
+) -> Storage:
     """
     Return the storage for a namespace URI.
 
@@ -55,6 +83,8 @@ def open_storage(uri: str, options: StorageOptions | None = None,
     kind, ns = kind_of(uri, None if local_root is None else str(local_root))
     want = kind.options_type
     if want is not None and options is not None and not isinstance(options, want):
-        raise ValueError(f"{uri!r} is a {ns.scheme} namespace, but the storage settings given are "
-                         f"{type(options).__name__} (a {want.__name__} is needed): check the storage connection's type")
+        raise ValueError(
+            f"{uri!r} is a {ns.scheme} namespace, but the storage settings given are "
+            f"{type(options).__name__} (a {want.__name__} is needed): check the storage connection's type"
+        )
     return kind.open(ns, options if want is not None else None)

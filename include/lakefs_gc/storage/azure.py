@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.settings import AzureOptions
 
 AZURE_MAX_DELETE = 256  # Blob Batch's limit of sub-requests per request
-CLIENT_RETRIES = 3      # the SDK's own retries for reads and writes (the deleter retries by itself)
+CLIENT_RETRIES = 3  # the SDK's own retries for reads and writes (the deleter retries by itself)
 
 
 class StaticTokenCredential:
@@ -92,8 +92,13 @@ def make_service_client(options: AzureOptions, retries: int | None = None) -> Bl
 
     retries = CLIENT_RETRIES if retries is None else retries
     policy = ExponentialRetry(initial_backoff=1, increment_base=2, retry_total=retries)
-    return BlobServiceClient(account_url=options.account_url, credential=azure_credential(options),
-                             retry_policy=policy, connection_timeout=20, read_timeout=120)
+    return BlobServiceClient(
+        account_url=options.account_url,
+        credential=azure_credential(options),
+        retry_policy=policy,
+        connection_timeout=20,
+        read_timeout=120,
+    )
 
 
 def _azure_connection_errors() -> tuple[type[BaseException], ...]:
@@ -103,10 +108,15 @@ def _azure_connection_errors() -> tuple[type[BaseException], ...]:
 
 
 def _unreachable_message(self: AzureStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
-    return unreachable_line(f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts",
-                            method, where(self, args), f"{type(exc).__name__}: {exc}", "the account URL the wasb "
-                            "storage connection gives (storage_conn_id in the GC config: host, or BlobEndpoint in its "
-                            "connection string)")
+    return unreachable_line(
+        f"Azure Blob endpoint {self.options.account_url} is unreachable after the SDK's attempts",
+        method,
+        where(self, args),
+        f"{type(exc).__name__}: {exc}",
+        "the account URL the wasb "
+        "storage connection gives (storage_conn_id in the GC config: host, or BlobEndpoint in its "
+        "connection string)",
+    )
 
 
 _reaching = reaching(_azure_connection_errors, _unreachable_message)
@@ -129,7 +139,8 @@ class AzureStorage(CloudStorage):
         if options.account_name and options.account_name != account:
             raise StorageError(
                 f"namespace {uri!r} is in storage account {account!r}, but the storage connection reaches account "
-                f"{options.account_name!r} ({options.account_url}): fix the wasb connection (storage_conn_id)")
+                f"{options.account_name!r} ({options.account_url}): fix the wasb connection (storage_conn_id)"
+            )
         self._root(uri, prefix)
         self.container, self.options, self._account = container, options, account
         self.client = make_service_client(options).get_container_client(container)
@@ -160,8 +171,11 @@ class AzureStorage(CloudStorage):
         """Return the blob in a seekable temporary file (in memory up to 64 MiB)."""
         from azure.core.exceptions import ResourceNotFoundError
 
-        return spool_download(lambda f: self.client.download_blob(self._name(key)).readinto(f),
-                              lambda e: isinstance(e, ResourceNotFoundError), self.full_uri(key))
+        return spool_download(
+            lambda f: self.client.download_blob(self._name(key)).readinto(f),
+            lambda e: isinstance(e, ResourceNotFoundError),
+            self.full_uri(key),
+        )
 
     @_reaching
     def stat(self, key: str) -> ObjectInfo | None:
@@ -194,13 +208,17 @@ class AzureStorage(CloudStorage):
 
         strip = len(self._base)
         after = self._base + start_after if start_after else None
-        items = (self.client.list_blobs(name_starts_with=self._base + prefix) if recursive else
-                 self.client.walk_blobs(name_starts_with=self._base + prefix, delimiter="/"))
+        items = (
+            self.client.list_blobs(name_starts_with=self._base + prefix)
+            if recursive
+            else self.client.walk_blobs(name_starts_with=self._base + prefix, delimiter="/")
+        )
         for b in items:
             if isinstance(b, BlobPrefix) or (after is not None and b.name <= after):
                 continue
-            yield ObjectInfo(b.name[strip:], int(b.size), b.last_modified.timestamp(),
-                             hex_md5(b.content_settings.content_md5))
+            yield ObjectInfo(
+                b.name[strip:], int(b.size), b.last_modified.timestamp(), hex_md5(b.content_settings.content_md5)
+            )
 
     @_reaching
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
@@ -235,7 +253,7 @@ class AzureStorage(CloudStorage):
         seen: set[str] = set()
         for r in answers:
             path = unquote(urlsplit(r.request.url).path)
-            name = path[len(self._path_base):] if path.startswith(self._path_base) else None
+            name = path[len(self._path_base) :] if path.startswith(self._path_base) else None
             key = names.get(name) if name is not None else None
             if key is None:
                 continue
@@ -243,8 +261,11 @@ class AzureStorage(CloudStorage):
             if not 200 <= r.status_code < 300:
                 code = r.headers.get("x-ms-error-code") or str(r.status_code)
                 failed.append((key, code, f"HTTP {r.status_code} {r.reason or ''}".strip()))
-        failed += [(k, "BatchResponseUnmatched", "no sub-response for this key in the batch answer")
-                   for k in keys if k not in seen]
+        failed += [
+            (k, "BatchResponseUnmatched", "no sub-response for this key in the batch answer")
+            for k in keys
+            if k not in seen
+        ]
         return failed
 
     def soft_delete_days(self) -> int | None:
@@ -259,25 +280,37 @@ class AzureStorage(CloudStorage):
             return None
         return int(policy.days or 0) if policy is not None and policy.enabled else 0
 
-    def restorability(self, now: datetime, quarantine_days: int = 0,
-                      quarantine_until: str | None = None) -> Restorability:
+    def restorability(
+        self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None
+    ) -> Restorability:
         """Return what the account's blob soft delete keeps (:meth:`soft_delete_days`)."""
         days = self.soft_delete_days()
         if days is None:
-            return Restorability("azure soft delete", None, None,
-                                 "the credential may not read the account's blob service properties: unknown")
+            return Restorability(
+                "azure soft delete",
+                None,
+                None,
+                "the credential may not read the account's blob service properties: unknown",
+            )
         if not days:
             return Restorability("none", False, None, "blob soft delete is off for the account: deleted blobs are gone")
-        return Restorability("azure soft delete", True, iso(now + timedelta(days=days)),
-                             f"blob soft delete keeps deleted blobs {days} day(s)")
+        return Restorability(
+            "azure soft delete",
+            True,
+            iso(now + timedelta(days=days)),
+            f"blob soft delete keeps deleted blobs {days} day(s)",
+        )
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Undelete the blob soft-deleted while the sweep ran, only when no blob of that name exists."""
         name = self._name(key)
         if self.exists(key):
             return WRITTEN_SINCE, "a blob of that name exists: left alone"
-        deleted = [b for b in self.client.list_blobs(name_starts_with=name, include=["deleted"])
-                   if b.name == name and getattr(b, "deleted", False)]
+        deleted = [
+            b
+            for b in self.client.list_blobs(name_starts_with=name, include=["deleted"])
+            if b.name == name and getattr(b, "deleted", False)
+        ]
         if not deleted:
             return NO_VERSION, "no soft-deleted blob of that name (soft delete off, or its retention passed)"
         ours = [b for b in deleted if run.in_window(getattr(b, "deleted_time", None))]

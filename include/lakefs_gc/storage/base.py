@@ -64,6 +64,7 @@ class Storage(Protocol):
     def stat(self, key: str) -> ObjectInfo | None:
         """Return the object's size and last modification, None when it does not exist."""
         ...
+
     def content_md5(self, key: str) -> str | None:
         """
         Return the content's MD5 (hex) when the store vouches for it (or, local, computes it), else None.
@@ -71,9 +72,11 @@ class Storage(Protocol):
         None: missing, or a store checksum that is not the content's MD5. The staged check's.
         """
         ...
+
     def list(self, prefix: str = "", recursive: bool = True, start_after: str | None = None) -> Iterator[ObjectInfo]:
         """Objects under ``prefix`` sorted by key (UTF-8 byte order), only those after ``start_after``."""
         ...
+
     def list_prefixes(self, prefix: str = "") -> Iterator[str]: ...
     def list_batches(self, prefix: str) -> Iterator[pa.RecordBatch]:
         """
@@ -82,6 +85,7 @@ class Storage(Protocol):
         Batches of :func:`lakefs_gc.storage.native.listed_schema`: the GC's listing of a slice.
         """
         ...
+
     def delete(self, key: str) -> None: ...
 
     def delete_batch(self, keys: builtins.list[str]) -> builtins.list[tuple[str, str, str]]:
@@ -102,8 +106,9 @@ class Storage(Protocol):
         """
         ...
 
-    def restorability(self, now: datetime, quarantine_days: int = 0,
-                      quarantine_until: str | None = None) -> Restorability:
+    def restorability(
+        self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None
+    ) -> Restorability:
         """
         Say what the store does with the objects a sweep deletes ``now`` (read from the store itself).
 
@@ -132,8 +137,10 @@ class StorageUnreachable(Unreachable):
 
 def unreachable_line(what: str, method: str, place: str, error: str, check: str) -> str:
     """Return the one line of a :class:`StorageUnreachable`: the endpoint, the call, the error, what to check."""
-    return (f"{what} ({method} {place}: {error}): check {check}, that the endpoint is running and that this worker "
-            f"can reach it")
+    return (
+        f"{what} ({method} {place}: {error}): check {check}, that the endpoint is running and that this worker "
+        f"can reach it"
+    )
 
 
 _S = TypeVar("_S")  # the storage a decorated method belongs to
@@ -141,9 +148,10 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
-             message: Callable[[_S, BaseException, str, tuple[object, ...]], str],
-             ) -> Callable[[Callable[Concatenate[_S, _P], _R]], Callable[Concatenate[_S, _P], _R]]:
+def reaching(
+    connection_errors: Callable[[], tuple[type[BaseException], ...]],
+    message: Callable[[_S, BaseException, str, tuple[object, ...]], str],
+) -> Callable[[Callable[Concatenate[_S, _P], _R]], Callable[Concatenate[_S, _P], _R]]:
     """
     Make a decorator for a storage method that turns "could not connect" into one clear error.
 
@@ -169,6 +177,7 @@ def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
                     if isinstance(exc, connection_errors()):
                         raise unreachable(self, exc, args) from None
                     raise
+
             return cast("Callable[Concatenate[_S, _P], _R]", gen)  # a generator function's result is its iterator
 
         @functools.wraps(method)
@@ -179,7 +188,9 @@ def reaching(connection_errors: Callable[[], tuple[type[BaseException], ...]],
                 if isinstance(exc, connection_errors()):
                     raise unreachable(self, exc, args) from None
                 raise
+
         return call
+
     return wrap
 
 
@@ -210,8 +221,9 @@ def where(storage: CloudStorage, args: tuple[object, ...]) -> str:
     return storage.full_uri(args[0]) if args and isinstance(args[0], str) and args[0] else storage.uri
 
 
-def spool_download(download: Callable[[IO[bytes]], object], is_missing: Callable[[Exception], bool],
-                   uri: str) -> IO[bytes]:
+def spool_download(
+    download: Callable[[IO[bytes]], object], is_missing: Callable[[Exception], bool], uri: str
+) -> IO[bytes]:
     """
     Run ``download`` (writing the object into the file it is given) into a seekable temporary file.
 
@@ -249,9 +261,11 @@ class CloudStorage:
     _native: ObjectStore | None = None  # the obstore store, made on first use
 
     if TYPE_CHECKING:  # each subclass's own
+
         def stat(self, key: str) -> ObjectInfo | None: ...
-        def list(self, prefix: str = "", recursive: bool = True,
-                 start_after: str | None = None) -> Iterator[ObjectInfo]: ...
+        def list(
+            self, prefix: str = "", recursive: bool = True, start_after: str | None = None
+        ) -> Iterator[ObjectInfo]: ...
 
     @property
     def listed_md5(self) -> bool:

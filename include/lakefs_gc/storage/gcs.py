@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from google.cloud.storage import Client
     from obstore.store import GCSStore
 
-GCS_MAX_DELETE = 100   # keys per delete_batch call (as many as a JSON batch would carry)
-DELETE_THREADS = 16    # parallel delete calls (one process, 2 cores, 2,000 deletes on fake-gcs-server: 16 threads
-                       # 590/s, 8 threads 304/s, 32 threads 502/s, the sequential library loop 271/s)
+GCS_MAX_DELETE = 100  # keys per delete_batch call (as many as a JSON batch would carry)
+DELETE_THREADS = 16  # parallel delete calls (one process, 2 cores, 2,000 deletes on fake-gcs-server: 16 threads
+# 590/s, 8 threads 304/s, 32 threads 502/s, the sequential library loop 271/s)
 DEFAULT_PROJECT = "lakefs-gc"  # listing and reading a bucket need no project; the client wants one
 READ_RETRY_SECONDS = 30  # the library's retries of reads and writes (its default: 120 s), then a clear error
 
@@ -81,8 +81,9 @@ def make_gcs_client(options: GCSOptions) -> Client:
     else:
         credentials = None
     client_options = {"api_endpoint": options.endpoint_url} if options.endpoint_url else None
-    return storage.Client(project=options.project or DEFAULT_PROJECT, credentials=credentials,
-                          client_options=client_options)
+    return storage.Client(
+        project=options.project or DEFAULT_PROJECT, credentials=credentials, client_options=client_options
+    )
 
 
 def _code(exc: BaseException) -> str:
@@ -108,10 +109,15 @@ def _gcs_connection_errors() -> tuple[type[BaseException], ...]:
 
 def _unreachable_message(self: GCSStorage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     endpoint = self.options.endpoint_url or "Google Cloud Storage"
-    return unreachable_line(f"GCS endpoint {endpoint} is unreachable or kept failing for {READ_RETRY_SECONDS} s of "
-                            f"retries", method, where(self, args), f"{type(exc).__name__}: {exc}", "the "
-                            "google_cloud_platform storage connection (storage_conn_id in the GC config; "
-                            "STORAGE_EMULATOR_HOST for an emulator)")
+    return unreachable_line(
+        f"GCS endpoint {endpoint} is unreachable or kept failing for {READ_RETRY_SECONDS} s of retries",
+        method,
+        where(self, args),
+        f"{type(exc).__name__}: {exc}",
+        "the "
+        "google_cloud_platform storage connection (storage_conn_id in the GC config; "
+        "STORAGE_EMULATOR_HOST for an emulator)",
+    )
 
 
 _reaching = reaching(_gcs_connection_errors, _unreachable_message)
@@ -163,8 +169,11 @@ class GCSStorage(CloudStorage):
         """Return the object in a seekable temporary file (in memory up to 64 MiB)."""
         from google.api_core.exceptions import NotFound
 
-        return spool_download(lambda f: self.bucket.blob(self._name(key)).download_to_file(f, retry=_retry()),
-                              lambda e: isinstance(e, NotFound), self.full_uri(key))
+        return spool_download(
+            lambda f: self.bucket.blob(self._name(key)).download_to_file(f, retry=_retry()),
+            lambda e: isinstance(e, NotFound),
+            self.full_uri(key),
+        )
 
     @_reaching
     def stat(self, key: str) -> ObjectInfo | None:
@@ -242,8 +251,9 @@ class GCSStorage(CloudStorage):
         """None: the bucket's soft delete is :meth:`restorability`'s to report."""
         return None
 
-    def restorability(self, now: datetime, quarantine_days: int = 0,
-                      quarantine_until: str | None = None) -> Restorability:
+    def restorability(
+        self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None
+    ) -> Restorability:
         """Return what the bucket's soft delete policy keeps."""
         try:
             self.bucket.reload()
@@ -252,16 +262,23 @@ class GCSStorage(CloudStorage):
             return Restorability("gcs soft delete", None, None, f"cannot read the bucket's soft delete policy ({exc})")
         if not seconds:
             return Restorability("none", False, None, "the bucket's soft delete is off: deleted objects are gone")
-        return Restorability("gcs soft delete", True, iso(now + timedelta(seconds=seconds)),
-                             f"soft delete keeps deleted objects {seconds // 86400} day(s)")
+        return Restorability(
+            "gcs soft delete",
+            True,
+            iso(now + timedelta(seconds=seconds)),
+            f"soft delete keeps deleted objects {seconds // 86400} day(s)",
+        )
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Restore the generation soft-deleted while the sweep ran, only when no object of that name exists."""
         name = self._name(key)
         gens = [b for b in self.client.list_blobs(self.bucket_name, prefix=name, soft_deleted=True) if b.name == name]
         if not gens:
-            return (WRITTEN_SINCE, "an object of that name exists: left alone") if self.exists(key) else \
-                (NO_VERSION, "no soft-deleted generation (soft delete off, or its retention passed)")
+            return (
+                (WRITTEN_SINCE, "an object of that name exists: left alone")
+                if self.exists(key)
+                else (NO_VERSION, "no soft-deleted generation (soft delete off, or its retention passed)")
+            )
         ours = [b for b in gens if run.in_window(getattr(b, "soft_delete_time", None))]
         if not ours:
             return DELETED_AGAIN, "soft-deleted outside the sweep's time"

@@ -97,18 +97,21 @@ def _open_gcs(ns: NamespaceURI, options: GCSOptions | None) -> Storage:
     return GCSStorage(ns.bucket, ns.prefix, options)
 
 
-def _s3_job(ns: NamespaceURI, endpoint_url: str | None, region: str | None,
-            environ: Mapping[str, str] | None) -> S3Options:
+def _s3_job(
+    ns: NamespaceURI, endpoint_url: str | None, region: str | None, environ: Mapping[str, str] | None
+) -> S3Options:
     return replace(S3Options.from_env(environ), endpoint_url=endpoint_url, region=region or DEFAULT_REGION)
 
 
-def _azure_job(ns: NamespaceURI, endpoint_url: str | None, region: str | None,
-               environ: Mapping[str, str] | None) -> AzureOptions:
+def _azure_job(
+    ns: NamespaceURI, endpoint_url: str | None, region: str | None, environ: Mapping[str, str] | None
+) -> AzureOptions:
     return AzureOptions.from_env(environ, account_url=endpoint_url, account_name=ns.host.partition(".")[0])
 
 
-def _gcs_job(ns: NamespaceURI, endpoint_url: str | None, region: str | None,
-             environ: Mapping[str, str] | None) -> GCSOptions:
+def _gcs_job(
+    ns: NamespaceURI, endpoint_url: str | None, region: str | None, environ: Mapping[str, str] | None
+) -> GCSOptions:
     return GCSOptions.from_env(environ, endpoint_url=endpoint_url)
 
 
@@ -125,8 +128,10 @@ def _s3_object_url(uri: str, endpoint_url: str | None, region: str | None) -> st
     bucket, key = parts.netloc, parts.path.lstrip("/")
     if not endpoint_url:
         region = region or "us-east-1"
-        return (f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
-                f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}")
+        return (
+            f"https://s3.console.aws.amazon.com/s3/object/{quote(bucket, safe='')}"
+            f"?region={quote(region, safe='')}&prefix={quote(key, safe='')}"
+        )
     endpoint = urlsplit(endpoint_url)
     if endpoint.scheme not in ("http", "https"):
         return None
@@ -141,31 +146,71 @@ def _no_url(uri: str, endpoint_url: str | None, region: str | None) -> None:
 
 def _azure_env(ns: NamespaceURI, environ: Mapping[str, str] | None) -> AzureOptions:
     env = os.environ if environ is None else environ
-    return AzureOptions.from_env(environ, account_url=env.get(ENV_AZURE_ACCOUNT_URL) or f"https://{ns.host}",
-                                 account_name=ns.host.partition(".")[0])
+    return AzureOptions.from_env(
+        environ,
+        account_url=env.get(ENV_AZURE_ACCOUNT_URL) or f"https://{ns.host}",
+        account_name=ns.host.partition(".")[0],
+    )
 
 
-NAMESPACE_KINDS: dict[str, NamespaceKind] = {k.scheme: k for k in (
-    NamespaceKind(LOCAL, None, (), None, "no connection: lakeFS's blockstore root (the lakeFS connection's "
-                  "\"local_blockstore_root\")", _open_local, lambda ns, endpoint, region, environ: None,
-                  lambda options: {}, adapter=LocalStorage, env_options=lambda ns, environ: None,
-                  object_url=_no_url, links_unmarked=True),
-    NamespaceKind(S3, S3Options, ("aws", "s3"), None,
-                  "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible storage)",
-                  _open_s3, _s3_job,
-                  lambda o: {"endpoint_url": o.endpoint_url, "s3_region": o.region or DEFAULT_REGION},
-                  adapter=S3Storage, env_options=lambda ns, environ: S3Options.from_env(environ),
-                  object_url=_s3_object_url),
-    NamespaceKind(AZURE, AzureOptions, ("wasb",), "azure",
-                  "a 'wasb' connection (connection string, account key, SAS token, service principal or managed "
-                  "identity)", _open_azure, _azure_job, lambda o: {"endpoint_url": o.account_url},
-                  adapter=AzureStorage, env_options=_azure_env, object_url=_no_url),
-    NamespaceKind(GCS, GCSOptions, ("google_cloud_platform", "gcpcloudstorage", "gcs"), "gcp",
-                  "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)",
-                  _open_gcs, _gcs_job, lambda o: {"endpoint_url": o.endpoint_url},
-                  adapter=GCSStorage, env_options=lambda ns, environ: GCSOptions.from_env(environ),
-                  object_url=_no_url),
-)}
+NAMESPACE_KINDS: dict[str, NamespaceKind] = {
+    k.scheme: k
+    for k in (
+        NamespaceKind(
+            LOCAL,
+            None,
+            (),
+            None,
+            "no connection: lakeFS's blockstore root (the lakeFS connection's \"local_blockstore_root\")",
+            _open_local,
+            lambda ns, endpoint, region, environ: None,
+            lambda options: {},
+            adapter=LocalStorage,
+            env_options=lambda ns, environ: None,
+            object_url=_no_url,
+            links_unmarked=True,
+        ),
+        NamespaceKind(
+            S3,
+            S3Options,
+            ("aws", "s3"),
+            None,
+            "an 'aws' connection (keys, role or profile; endpoint_url in its extra for S3-compatible storage)",
+            _open_s3,
+            _s3_job,
+            lambda o: {"endpoint_url": o.endpoint_url, "s3_region": o.region or DEFAULT_REGION},
+            adapter=S3Storage,
+            env_options=lambda ns, environ: S3Options.from_env(environ),
+            object_url=_s3_object_url,
+        ),
+        NamespaceKind(
+            AZURE,
+            AzureOptions,
+            ("wasb",),
+            "azure",
+            "a 'wasb' connection (connection string, account key, SAS token, service principal or managed identity)",
+            _open_azure,
+            _azure_job,
+            lambda o: {"endpoint_url": o.account_url},
+            adapter=AzureStorage,
+            env_options=_azure_env,
+            object_url=_no_url,
+        ),
+        NamespaceKind(
+            GCS,
+            GCSOptions,
+            ("google_cloud_platform", "gcpcloudstorage", "gcs"),
+            "gcp",
+            "a 'google_cloud_platform' connection (key file, key JSON, or is_anonymous for an emulator)",
+            _open_gcs,
+            _gcs_job,
+            lambda o: {"endpoint_url": o.endpoint_url},
+            adapter=GCSStorage,
+            env_options=lambda ns, environ: GCSOptions.from_env(environ),
+            object_url=_no_url,
+        ),
+    )
+}
 
 
 def kind_of(namespace: str, local_root: str | None = None) -> tuple[NamespaceKind, NamespaceURI]:

@@ -152,8 +152,9 @@ class LocalStorage:
         """Yield the common prefixes (``<prefix><dir>/``) directly under ``prefix``: S3 delimiter semantics."""
         base, name_prefix, key_base = self._dir_and_name_prefix(prefix)
         try:
-            names = sorted(e.name for e in os.scandir(base)
-                           if e.is_dir(follow_symlinks=False) and e.name.startswith(name_prefix))
+            names = sorted(
+                e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False) and e.name.startswith(name_prefix)
+            )
         except (FileNotFoundError, NotADirectoryError):
             return
         for n in names:
@@ -199,7 +200,7 @@ class LocalStorage:
         dest = str(self.root / to_prefix)
 
         def move(path: str) -> None:
-            target = os.path.join(dest, path[len(str(self.root)) + 1:])
+            target = os.path.join(dest, path[len(str(self.root)) + 1 :])
             try:
                 os.rename(path, target)
             except FileNotFoundError:
@@ -207,10 +208,12 @@ class LocalStorage:
                     raise
                 os.makedirs(os.path.dirname(target), exist_ok=True)
                 os.rename(path, target)
+
         return self._remove_batch(keys, move)
 
-    def _remove_batch(self, keys: builtins.list[str],
-                      remove: Callable[[str], None]) -> builtins.list[tuple[str, str, str]]:
+    def _remove_batch(
+        self, keys: builtins.list[str], remove: Callable[[str], None]
+    ) -> builtins.list[tuple[str, str, str]]:
         failed: builtins.list[tuple[str, str, str]] = []
         parents: set[str] = set()
         root = str(self.root)
@@ -242,15 +245,21 @@ class LocalStorage:
         """None: files have no soft delete (a sweep's quarantine is :meth:`restorability`'s)."""
         return None
 
-    def restorability(self, now: datetime, quarantine_days: int = 0,
-                      quarantine_until: str | None = None) -> Restorability:
+    def restorability(
+        self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None
+    ) -> Restorability:
         """Return what the sweep's quarantine keeps (``quarantine_days``, to its record's end); none without it."""
         if quarantine_days:
             until = quarantine_until if quarantine_until is not None else iso(now + timedelta(days=quarantine_days))
-            return Restorability("local quarantine", True, until,
-                                 f"swept files go to the sweep's quarantine/ folder for {quarantine_days} day(s)")
-        return Restorability("none", False, None,
-                             "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)")
+            return Restorability(
+                "local quarantine",
+                True,
+                until,
+                f"swept files go to the sweep's quarantine/ folder for {quarantine_days} day(s)",
+            )
+        return Restorability(
+            "none", False, None, "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)"
+        )
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Link the file back from the first sweep's quarantine that has it, never over a file written since."""

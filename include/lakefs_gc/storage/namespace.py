@@ -62,9 +62,11 @@ class NamespaceURI:
 AZURE_DOMAINS = ("blob.core.windows.net", "blob.core.chinacloudapi.cn", "blob.core.usgovcloudapi.net", "azurite.test")
 _AZURE_ACCOUNT = re.compile(r"[a-z0-9_-]+")
 
-LOCAL_ROOT_HELP = ("a local:// storage namespace is relative to the lakeFS server's blockstore.local.path "
-                   "(local://repo1 is <blockstore.local.path>/repo1): set it as \"local_blockstore_root\" in the "
-                   "extra of the lakeFS connection (the same directory, as the GC workers see it)")
+LOCAL_ROOT_HELP = (
+    "a local:// storage namespace is relative to the lakeFS server's blockstore.local.path "
+    '(local://repo1 is <blockstore.local.path>/repo1): set it as "local_blockstore_root" in the '
+    "extra of the lakeFS connection (the same directory, as the GC workers see it)"
+)
 
 
 def blockstore_root(local_root: str | os.PathLike[str]) -> str:
@@ -106,7 +108,7 @@ def parse_namespace(uri: str, local_root: str | os.PathLike[str] | None = None) 
     ``https://<account>.<domain>/<container>[/prefix]`` (Azure Blob; a trailing ``/`` is ignored).
     """
     if uri.startswith("local://"):
-        path = uri[len("local://"):].rstrip("/")
+        path = uri[len("local://") :].rstrip("/")
         if not path.strip("/"):
             raise ValueError(f"local namespace needs a path: {uri!r}")
         return NamespaceURI(LOCAL, "", resolve_local(path, local_root, uri), uri.rstrip("/"))
@@ -121,8 +123,10 @@ def parse_namespace(uri: str, local_root: str | os.PathLike[str] | None = None) 
         return NamespaceURI(GCS, parts.netloc, parts.path.strip("/"), uri.rstrip("/"))
     if parts.scheme in ("http", "https"):
         return _parse_azure(uri, parts)
-    raise ValueError(f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local://, s3://, gs:// or "
-                     f"https://<account>.blob.core.windows.net/<container>)")
+    raise ValueError(
+        f"unsupported storage namespace scheme {parts.scheme!r} in {uri!r} (local://, s3://, gs:// or "
+        f"https://<account>.blob.core.windows.net/<container>)"
+    )
 
 
 def _parse_azure(uri: str, parts: SplitResult) -> NamespaceURI:
@@ -134,8 +138,10 @@ def _parse_azure(uri: str, parts: SplitResult) -> NamespaceURI:
     """
     account, _, domain = parts.netloc.partition(".")
     if not _AZURE_ACCOUNT.fullmatch(account) or domain not in AZURE_DOMAINS or parts.port is not None:
-        raise ValueError(f"Azure namespace {uri!r} must read https://<account>.<domain>/<container>[/<path>] with a "
-                         f"lower-case account and a domain lakeFS accepts ({', '.join(AZURE_DOMAINS)})")
+        raise ValueError(
+            f"Azure namespace {uri!r} must read https://<account>.<domain>/<container>[/<path>] with a "
+            f"lower-case account and a domain lakeFS accepts ({', '.join(AZURE_DOMAINS)})"
+        )
     container, _, prefix = parts.path.strip("/").partition("/")
     if not container:
         raise ValueError(f"Azure namespace {uri!r} needs a container: https://{parts.netloc}/<container>[/<path>]")
@@ -154,18 +160,18 @@ def address_forms(physical: str, local_root: str | None) -> list[str]:
     forms = [physical]
     if physical.startswith("local://") and local_root:
         root = blockstore_root(local_root)
-        path = physical[len("local://"):]
+        path = physical[len("local://") :]
         if path.startswith(root + "/"):
-            forms.append("local://" + path[len(root):])
+            forms.append("local://" + path[len(root) :])
     return forms
 
 
 def relative_to(roots: str | tuple[str, ...] | list[str], uri: str) -> str | None:
     """``uri`` relative to the namespace (one of its ``roots``), or None when it lies outside."""
-    for given in ((roots,) if isinstance(roots, str) else roots):
+    for given in (roots,) if isinstance(roots, str) else roots:
         root = given.rstrip("/") + "/"
         if uri.startswith(root):
-            return uri[len(root):]
+            return uri[len(root) :]
     return None
 
 

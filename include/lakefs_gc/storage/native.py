@@ -118,8 +118,11 @@ def is_connection_error(exc: BaseException) -> bool:
 
 
 def _client_options(url: str | None) -> ClientConfig:
-    return {"allow_http": bool(url and url.startswith("http://")), "connect_timeout": CONNECT_TIMEOUT,
-            "timeout": REQUEST_TIMEOUT}
+    return {
+        "allow_http": bool(url and url.startswith("http://")),
+        "connect_timeout": CONNECT_TIMEOUT,
+        "timeout": REQUEST_TIMEOUT,
+    }
 
 
 def _retry() -> RetryConfig:
@@ -138,8 +141,11 @@ class StaticToken:
         self._token, self._expires_on = token, int(expires_on or 0)
 
     def __call__(self) -> AzureBearerToken:  # GCS's GCSCredential is the same dict
-        expires = (datetime.fromtimestamp(self._expires_on, UTC) if self._expires_on
-                   else datetime.now(UTC) + timedelta(minutes=5))
+        expires = (
+            datetime.fromtimestamp(self._expires_on, UTC)
+            if self._expires_on
+            else datetime.now(UTC) + timedelta(minutes=5)
+        )
         return {"token": self._token, "expires_at": expires}
 
     def __repr__(self) -> str:  # never print secrets
@@ -170,8 +176,14 @@ def s3_store(bucket: str, prefix: str, options: S3Options) -> S3Store:
         provider = Boto3CredentialProvider(ttl=timedelta(minutes=5))
         config.update(provider.config)
         config["region"] = options.region
-    return S3Store(bucket, prefix=prefix or None, config=config, client_options=_client_options(options.endpoint_url),
-                   retry_config=_retry(), credential_provider=provider)
+    return S3Store(
+        bucket,
+        prefix=prefix or None,
+        config=config,
+        client_options=_client_options(options.endpoint_url),
+        retry_config=_retry(),
+        credential_provider=provider,
+    )
 
 
 def azure_store(container: str, prefix: str, options: AzureOptions) -> AzureStore:
@@ -195,9 +207,14 @@ def azure_store(container: str, prefix: str, options: AzureOptions) -> AzureStor
         from obstore.auth.azure import AzureCredentialProvider
 
         provider = AzureCredentialProvider()
-    return AzureStore(container, prefix=prefix or None, config=config,
-                      client_options=_client_options(options.account_url), retry_config=_retry(),
-                      credential_provider=provider)
+    return AzureStore(
+        container,
+        prefix=prefix or None,
+        config=config,
+        client_options=_client_options(options.account_url),
+        retry_config=_retry(),
+        credential_provider=provider,
+    )
 
 
 def gcs_store(bucket: str, prefix: str, options: GCSOptions, for_deletes: bool = False) -> GCSStore:
@@ -227,8 +244,14 @@ def gcs_store(bucket: str, prefix: str, options: GCSOptions, for_deletes: bool =
 
         provider = GoogleCredentialProvider()
     retry: RetryConfig = {"max_retries": 0, "retry_timeout": RETRY_TIMEOUT} if for_deletes else _retry()
-    return GCSStore(bucket, prefix=prefix or None, config=config, client_options=_client_options(options.endpoint_url),
-                    retry_config=retry, credential_provider=provider)
+    return GCSStore(
+        bucket,
+        prefix=prefix or None,
+        config=config,
+        client_options=_client_options(options.endpoint_url),
+        retry_config=retry,
+        credential_provider=provider,
+    )
 
 
 def plain_key(key: str) -> bool:
@@ -288,9 +311,10 @@ def _shape(batch: RecordBatch, prefix: str, etag_checksum: bool) -> pa.RecordBat
         checksum = pc.if_else(pc.equal(etag, ""), pa.scalar(None, pa.string()), etag)
     else:
         checksum = pa.nulls(len(b), pa.string())
-    return pa.record_batch([pc.cast(path, pa.string()), pc.cast(b.column("size"), pa.int64()), ms,
-                            pc.cast(checksum, pa.string())],
-                           names=["address", "size", "last_modified_ms", "checksum"])
+    return pa.record_batch(
+        [pc.cast(path, pa.string()), pc.cast(b.column("size"), pa.int64()), ms, pc.cast(checksum, pa.string())],
+        names=["address", "size", "last_modified_ms", "checksum"],
+    )
 
 
 class OutOfOrder(Exception):
@@ -355,8 +379,12 @@ def sdk_batches(infos: Iterable[ObjectInfo], size: int = CHUNK) -> Iterator[pa.R
         yield pa.record_batch([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema)
 
 
-def listing_batches(native: Callable[[], ObjectStore] | None, sdk_list: Callable[..., Iterator[ObjectInfo]],
-                    prefix: str, etag_checksum: bool) -> Iterator[pa.RecordBatch]:
+def listing_batches(
+    native: Callable[[], ObjectStore] | None,
+    sdk_list: Callable[..., Iterator[ObjectInfo]],
+    prefix: str,
+    etag_checksum: bool,
+) -> Iterator[pa.RecordBatch]:
     """
     Every object under ``prefix`` as Arrow batches.
 

@@ -17,17 +17,28 @@ from lakefs_gc.timestamps import parse_iso
 if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
 
-__all__ = ["DELETED_AGAIN", "NOT_IN_RUN", "NO_VERSION", "OUTCOMES", "PRESENT", "RESTORED", "RETENTION_PASSED",
-           "SweptKeys", "WOULD_RESTORE", "WRITTEN_SINCE", "parse_time"]
+__all__ = [
+    "DELETED_AGAIN",
+    "NOT_IN_RUN",
+    "NO_VERSION",
+    "OUTCOMES",
+    "PRESENT",
+    "RESTORED",
+    "RETENTION_PASSED",
+    "SweptKeys",
+    "WOULD_RESTORE",
+    "WRITTEN_SINCE",
+    "parse_time",
+]
 
 RESTORED = "restored"
-WOULD_RESTORE = "would restore"            # --dry-run
-WRITTEN_SINCE = "written again since"      # never replaced: the newer object stays
-PRESENT = "present"                        # not deleted (a dead letter, a dry-run sweep): nothing to do
-NO_VERSION = "no version kept"             # the store kept nothing of it (versioning or soft delete off)
-RETENTION_PASSED = "retention passed"      # kept once, purged or expired since
-DELETED_AGAIN = "deleted again since"      # gone, but not by this run's sweep: not ours to bring back
-NOT_IN_RUN = "not deleted by this run"     # --keys named a key the run did not delete
+WOULD_RESTORE = "would restore"  # --dry-run
+WRITTEN_SINCE = "written again since"  # never replaced: the newer object stays
+PRESENT = "present"  # not deleted (a dead letter, a dry-run sweep): nothing to do
+NO_VERSION = "no version kept"  # the store kept nothing of it (versioning or soft delete off)
+RETENTION_PASSED = "retention passed"  # kept once, purged or expired since
+DELETED_AGAIN = "deleted again since"  # gone, but not by this run's sweep: not ours to bring back
+NOT_IN_RUN = "not deleted by this run"  # --keys named a key the run did not delete
 OUTCOMES = (RESTORED, WOULD_RESTORE, WRITTEN_SINCE, PRESENT, NO_VERSION, RETENTION_PASSED, DELETED_AGAIN, NOT_IN_RUN)
 
 

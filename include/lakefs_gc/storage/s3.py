@@ -64,12 +64,19 @@ def _botocore_connection_errors() -> tuple[type[BaseException], ...]:
 
 def _unreachable_message(self: S3Storage, exc: BaseException, method: str, args: tuple[object, ...]) -> str:
     endpoint = self.options.endpoint_url or f"AWS S3 ({self.options.region})"
-    why = {"EndpointConnectionError": "connection failed", "ConnectTimeoutError": "connect timed out",
-           "ReadTimeoutError": "read timed out", "ConnectionClosedError": "connection closed"}.get(
-        type(exc).__name__, "connection error")
-    return unreachable_line(f"S3 endpoint {endpoint} is unreachable ({why}) after the client's attempts", method,
-                            where(self, args), str(exc), "endpoint_url and region_name in the extra of the storage "
-                            "connection (storage_conn_id in the GC config)")
+    why = {
+        "EndpointConnectionError": "connection failed",
+        "ConnectTimeoutError": "connect timed out",
+        "ReadTimeoutError": "read timed out",
+        "ConnectionClosedError": "connection closed",
+    }.get(type(exc).__name__, "connection error")
+    return unreachable_line(
+        f"S3 endpoint {endpoint} is unreachable ({why}) after the client's attempts",
+        method,
+        where(self, args),
+        str(exc),
+        "endpoint_url and region_name in the extra of the storage connection (storage_conn_id in the GC config)",
+    )
 
 
 _reaching = reaching(_botocore_connection_errors, _unreachable_message)
@@ -108,9 +115,13 @@ def make_s3_client(options: S3Options, max_attempts: int = S3_MAX_ATTEMPTS) -> A
         response_checksum_validation="when_required",
         retries={"total_max_attempts": max_attempts, "mode": "standard"},
     )
-    kwargs = dict(endpoint_url=options.endpoint_url, aws_access_key_id=options.access_key_id,
-                  aws_secret_access_key=options.secret_access_key, aws_session_token=options.session_token,
-                  config=cfg)
+    kwargs = dict(
+        endpoint_url=options.endpoint_url,
+        aws_access_key_id=options.access_key_id,
+        aws_secret_access_key=options.secret_access_key,
+        aws_session_token=options.session_token,
+        config=cfg,
+    )
     if not options.access_key_id:  # the default chain: resolved as a new session resolves it, every time
         return boto3.session.Session().client("s3", **kwargs)
     with _shared_lock:  # a session is not thread-safe; the clients it makes are
@@ -158,9 +169,12 @@ class S3Storage(CloudStorage):
     def open_input(self, key: str) -> IO[bytes]:
         """Return the object in a seekable temporary file (in memory up to 64 MiB)."""
         return spool_download(
-            lambda f: shutil.copyfileobj(self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"], f,
-                                         1 << 20),
-            lambda e: isinstance(e, self.client.exceptions.ClientError) and self._is_missing(e), self.full_uri(key))
+            lambda f: shutil.copyfileobj(
+                self.client.get_object(Bucket=self.bucket, Key=self._name(key))["Body"], f, 1 << 20
+            ),
+            lambda e: isinstance(e, self.client.exceptions.ClientError) and self._is_missing(e),
+            self.full_uri(key),
+        )
 
     @_reaching
     def exists(self, key: str) -> bool:
@@ -216,7 +230,8 @@ class S3Storage(CloudStorage):
     def list_prefixes(self, prefix: str = "") -> Iterator[str]:
         strip = len(self._base)
         for page in self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=self._base + prefix, Delimiter="/"):
+            Bucket=self.bucket, Prefix=self._base + prefix, Delimiter="/"
+        ):
             for cp in page.get("CommonPrefixes", ()):
                 yield cp["Prefix"][strip:]
 
@@ -237,7 +252,8 @@ class S3Storage(CloudStorage):
         if self._raw_client is None:
             self._raw_client = make_s3_client(self.options, max_attempts=1)
         resp = self._raw_client.delete_objects(
-            Bucket=self.bucket, Delete={"Objects": [{"Key": self._name(k)} for k in keys], "Quiet": True})
+            Bucket=self.bucket, Delete={"Objects": [{"Key": self._name(k)} for k in keys], "Quiet": True}
+        )
         strip = len(self._base)
         return [(e["Key"][strip:], str(e.get("Code", "")), str(e.get("Message", ""))) for e in resp.get("Errors", ())]
 
@@ -245,27 +261,41 @@ class S3Storage(CloudStorage):
         """None: S3 keeps deleted objects by versioning (:meth:`restorability`), not soft delete."""
         return None
 
-    def restorability(self, now: datetime, quarantine_days: int = 0,
-                      quarantine_until: str | None = None) -> Restorability:
+    def restorability(
+        self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None
+    ) -> Restorability:
         """Return what bucket versioning keeps: the deleted versions, to the fewest NoncurrentDays of its lifecycle rules."""
         try:
             status = self.client.get_bucket_versioning(Bucket=self.bucket).get("Status")
         except Exception as exc:
             return Restorability("s3 versioning", None, None, f"cannot read the bucket's versioning ({exc})")
         if status != "Enabled":
-            return Restorability("none", False, None,
-                                 f"bucket versioning is {(status or 'off').lower()}: deleted objects are gone")
+            return Restorability(
+                "none", False, None, f"bucket versioning is {(status or 'off').lower()}: deleted objects are gone"
+            )
         try:
             days = self._noncurrent_days()
         except Exception as exc:
-            return Restorability("s3 versioning", True, None, f"bucket versioning keeps the deleted versions; the "
-                                                              f"lifecycle rules could not be read ({exc})")
+            return Restorability(
+                "s3 versioning",
+                True,
+                None,
+                f"bucket versioning keeps the deleted versions; the lifecycle rules could not be read ({exc})",
+            )
         if days is None:
-            return Restorability("s3 versioning", True, None,
-                                 "bucket versioning keeps the deleted versions; no lifecycle rule expires them")
-        return Restorability("s3 versioning", True, iso(now + timedelta(days=days)),
-                             f"bucket versioning keeps the deleted versions; a lifecycle rule expires noncurrent "
-                             f"versions after {days} day(s)")
+            return Restorability(
+                "s3 versioning",
+                True,
+                None,
+                "bucket versioning keeps the deleted versions; no lifecycle rule expires them",
+            )
+        return Restorability(
+            "s3 versioning",
+            True,
+            iso(now + timedelta(days=days)),
+            f"bucket versioning keeps the deleted versions; a lifecycle rule expires noncurrent "
+            f"versions after {days} day(s)",
+        )
 
     def _noncurrent_days(self) -> int | None:
         """
@@ -279,8 +309,11 @@ class S3Storage(CloudStorage):
             if "NoSuchLifecycleConfiguration" in str(exc):
                 return None
             raise
-        days = [int(r["NoncurrentVersionExpiration"]["NoncurrentDays"]) for r in rules
-                if r.get("Status") == "Enabled" and (r.get("NoncurrentVersionExpiration") or {}).get("NoncurrentDays")]
+        days = [
+            int(r["NoncurrentVersionExpiration"]["NoncurrentDays"])
+            for r in rules
+            if r.get("Status") == "Enabled" and (r.get("NoncurrentVersionExpiration") or {}).get("NoncurrentDays")
+        ]
         return min(days) if days else None
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
@@ -304,17 +337,25 @@ class S3Storage(CloudStorage):
         if latest in versions:
             # a delete marker of the sweep below the current version: written again since
             if any(run.in_window(m["LastModified"]) and m["LastModified"] <= latest["LastModified"] for m in markers):
-                return WRITTEN_SINCE, f"version {latest['VersionId']} written {iso(latest['LastModified'])} stays current"
+                return (
+                    WRITTEN_SINCE,
+                    f"version {latest['VersionId']} written {iso(latest['LastModified'])} stays current",
+                )
             return PRESENT, f"version {latest['VersionId']} is current (not deleted, or restored already)"
         if not run.in_window(latest["LastModified"]):
             start, end = run.window()
-            return DELETED_AGAIN, (f"its delete marker {latest['VersionId']} is from {iso(latest['LastModified'])}, "
-                                   f"outside the sweep ({start} to {end})")
+            return DELETED_AGAIN, (
+                f"its delete marker {latest['VersionId']} is from {iso(latest['LastModified'])}, "
+                f"outside the sweep ({start} to {end})"
+            )
         hidden = [v for v in versions if v["LastModified"] <= latest["LastModified"]]
         if not hidden:
             return RETENTION_PASSED, "only the sweep's delete marker is left: the version it hid has expired"
         prev = max(hidden, key=lambda v: v["LastModified"])
         if dry_run:
-            return WOULD_RESTORE, f"remove delete marker {latest['VersionId']}: version {prev['VersionId']} current again"
+            return (
+                WOULD_RESTORE,
+                f"remove delete marker {latest['VersionId']}: version {prev['VersionId']} current again",
+            )
         self.client.delete_object(Bucket=self.bucket, Key=full, VersionId=latest["VersionId"])
         return RESTORED, f"delete marker {latest['VersionId']} removed: version {prev['VersionId']} is current again"

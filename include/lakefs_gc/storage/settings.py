@@ -23,7 +23,8 @@ def env_names(prefix: str, *names: str) -> tuple[str, ...]:
 
 ENV_PREFIX = "LAKEFS_GC_S3_"
 ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN, ENV_ENDPOINT_URL, ENV_REGION = env_names(
-    ENV_PREFIX, "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN", "ENDPOINT_URL", "REGION")
+    ENV_PREFIX, "ACCESS_KEY_ID", "SECRET_ACCESS_KEY", "SESSION_TOKEN", "ENDPOINT_URL", "REGION"
+)
 SECRET_ENV = (ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN)
 
 
@@ -39,14 +40,20 @@ class S3Options:
     path_style: bool = True
 
     def __repr__(self) -> str:  # never print secrets
-        return (f"S3Options(endpoint_url={self.endpoint_url!r}, region={self.region!r}, "
-                f"has_keys={bool(self.access_key_id)})")
+        return (
+            f"S3Options(endpoint_url={self.endpoint_url!r}, region={self.region!r}, "
+            f"has_keys={bool(self.access_key_id)})"
+        )
 
     def to_env(self) -> dict[str, str]:
         """Return the environment a Spark job reads these settings from (:meth:`from_env`)."""
         env = {ENV_REGION: self.region}
-        for name, value in ((ENV_ENDPOINT_URL, self.endpoint_url), (ENV_ACCESS_KEY, self.access_key_id),
-                            (ENV_SECRET_KEY, self.secret_access_key), (ENV_SESSION_TOKEN, self.session_token)):
+        for name, value in (
+            (ENV_ENDPOINT_URL, self.endpoint_url),
+            (ENV_ACCESS_KEY, self.access_key_id),
+            (ENV_SECRET_KEY, self.secret_access_key),
+            (ENV_SESSION_TOKEN, self.session_token),
+        ):
             if value:
                 env[name] = value
         return env
@@ -54,16 +61,33 @@ class S3Options:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> S3Options:
         env = os.environ if environ is None else environ
-        return cls(endpoint_url=env.get(ENV_ENDPOINT_URL) or None, access_key_id=env.get(ENV_ACCESS_KEY) or None,
-                   secret_access_key=env.get(ENV_SECRET_KEY) or None, session_token=env.get(ENV_SESSION_TOKEN) or None,
-                   region=env.get(ENV_REGION) or DEFAULT_REGION)
+        return cls(
+            endpoint_url=env.get(ENV_ENDPOINT_URL) or None,
+            access_key_id=env.get(ENV_ACCESS_KEY) or None,
+            secret_access_key=env.get(ENV_SECRET_KEY) or None,
+            session_token=env.get(ENV_SESSION_TOKEN) or None,
+            region=env.get(ENV_REGION) or DEFAULT_REGION,
+        )
 
 
 # --- Azure Blob ---------------------------------------------------------------------------------
 AZURE_ENV_PREFIX = "LAKEFS_GC_AZURE_"
-(ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES, ENV_AZURE_ACCOUNT_URL,
- ENV_AZURE_ACCOUNT_NAME) = env_names(AZURE_ENV_PREFIX, "ACCOUNT_KEY", "SAS_TOKEN", "ACCESS_TOKEN",
-                                     "ACCESS_TOKEN_EXPIRES_ON", "ACCOUNT_URL", "ACCOUNT_NAME")
+(
+    ENV_AZURE_ACCOUNT_KEY,
+    ENV_AZURE_SAS_TOKEN,
+    ENV_AZURE_TOKEN,
+    ENV_AZURE_TOKEN_EXPIRES,
+    ENV_AZURE_ACCOUNT_URL,
+    ENV_AZURE_ACCOUNT_NAME,
+) = env_names(
+    AZURE_ENV_PREFIX,
+    "ACCOUNT_KEY",
+    "SAS_TOKEN",
+    "ACCESS_TOKEN",
+    "ACCESS_TOKEN_EXPIRES_ON",
+    "ACCOUNT_URL",
+    "ACCOUNT_NAME",
+)
 # What a job reads from its secrets file (the token's expiry goes with the token); the account URL
 # travels in the run context, the account name in the namespace
 AZURE_SECRET_ENV = (ENV_AZURE_ACCOUNT_KEY, ENV_AZURE_SAS_TOKEN, ENV_AZURE_TOKEN, ENV_AZURE_TOKEN_EXPIRES)
@@ -89,14 +113,24 @@ class AzureOptions:
     access_token_expires_on: int = 0  # epoch seconds
 
     def __repr__(self) -> str:  # never print secrets
-        kind = ("account key" if self.account_key else "SAS token" if self.sas_token
-                else "access token" if self.access_token else "DefaultAzureCredential")
+        kind = (
+            "account key"
+            if self.account_key
+            else "SAS token"
+            if self.sas_token
+            else "access token"
+            if self.access_token
+            else "DefaultAzureCredential"
+        )
         return f"AzureOptions(account_url={self.account_url!r}, credential={kind!r})"
 
     def to_env(self) -> dict[str, str]:
         env = {ENV_AZURE_ACCOUNT_URL: self.account_url, ENV_AZURE_ACCOUNT_NAME: self.account_name}
-        for name, value in ((ENV_AZURE_ACCOUNT_KEY, self.account_key), (ENV_AZURE_SAS_TOKEN, self.sas_token),
-                            (ENV_AZURE_TOKEN, self.access_token)):
+        for name, value in (
+            (ENV_AZURE_ACCOUNT_KEY, self.account_key),
+            (ENV_AZURE_SAS_TOKEN, self.sas_token),
+            (ENV_AZURE_TOKEN, self.access_token),
+        ):
             if value:
                 env[name] = value
         if self.access_token:
@@ -104,20 +138,25 @@ class AzureOptions:
         return env
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, account_url: str | None = None,
-                 account_name: str | None = None) -> AzureOptions:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, account_url: str | None = None, account_name: str | None = None
+    ) -> AzureOptions:
         env = os.environ if environ is None else environ
-        return cls(account_url=account_url or env.get(ENV_AZURE_ACCOUNT_URL) or "",
-                   account_name=account_name or env.get(ENV_AZURE_ACCOUNT_NAME) or "",
-                   account_key=env.get(ENV_AZURE_ACCOUNT_KEY) or None, sas_token=env.get(ENV_AZURE_SAS_TOKEN) or None,
-                   access_token=env.get(ENV_AZURE_TOKEN) or None,
-                   access_token_expires_on=int(env.get(ENV_AZURE_TOKEN_EXPIRES) or 0))
+        return cls(
+            account_url=account_url or env.get(ENV_AZURE_ACCOUNT_URL) or "",
+            account_name=account_name or env.get(ENV_AZURE_ACCOUNT_NAME) or "",
+            account_key=env.get(ENV_AZURE_ACCOUNT_KEY) or None,
+            sas_token=env.get(ENV_AZURE_SAS_TOKEN) or None,
+            access_token=env.get(ENV_AZURE_TOKEN) or None,
+            access_token_expires_on=int(env.get(ENV_AZURE_TOKEN_EXPIRES) or 0),
+        )
 
 
 # --- Google Cloud Storage -----------------------------------------------------------------------
 GCS_ENV_PREFIX = "LAKEFS_GC_GCS_"
 ENV_GCS_TOKEN, ENV_GCS_ENDPOINT_URL, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS = env_names(
-    GCS_ENV_PREFIX, "ACCESS_TOKEN", "ENDPOINT_URL", "PROJECT", "ANONYMOUS")
+    GCS_ENV_PREFIX, "ACCESS_TOKEN", "ENDPOINT_URL", "PROJECT", "ANONYMOUS"
+)
 # What a job reads from its secrets file: the token, and the project and anonymous choice that go with it
 GCS_SECRET_ENV = (ENV_GCS_TOKEN, ENV_GCS_PROJECT, ENV_GCS_ANONYMOUS)
 
@@ -144,8 +183,11 @@ class GCSOptions:
 
     def to_env(self) -> dict[str, str]:
         env = {}
-        for name, value in ((ENV_GCS_ENDPOINT_URL, self.endpoint_url), (ENV_GCS_PROJECT, self.project),
-                            (ENV_GCS_TOKEN, self.access_token)):
+        for name, value in (
+            (ENV_GCS_ENDPOINT_URL, self.endpoint_url),
+            (ENV_GCS_PROJECT, self.project),
+            (ENV_GCS_TOKEN, self.access_token),
+        ):
             if value:
                 env[name] = value
         if self.anonymous:
@@ -155,9 +197,12 @@ class GCSOptions:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, endpoint_url: str | None = None) -> GCSOptions:
         env = os.environ if environ is None else environ
-        return cls(endpoint_url=endpoint_url or env.get(ENV_GCS_ENDPOINT_URL) or None,
-                   project=env.get(ENV_GCS_PROJECT) or None, access_token=env.get(ENV_GCS_TOKEN) or None,
-                   anonymous=env.get(ENV_GCS_ANONYMOUS) == "1")
+        return cls(
+            endpoint_url=endpoint_url or env.get(ENV_GCS_ENDPOINT_URL) or None,
+            project=env.get(ENV_GCS_PROJECT) or None,
+            access_token=env.get(ENV_GCS_TOKEN) or None,
+            anonymous=env.get(ENV_GCS_ANONYMOUS) == "1",
+        )
 
 
 StorageOptions = S3Options | AzureOptions | GCSOptions

@@ -24,23 +24,40 @@ from typing import Protocol
 # Codes treated as "the key is already gone" and as "try again later": S3 error codes, Azure's
 # x-ms-error-code values, HTTP statuses (GCS, and any answer without a code).
 MISSING_CODES = frozenset({"NoSuchKey", "NotFound", "404", "BlobNotFound", "ContainerNotFound"})
-RETRYABLE_CODES = frozenset({
-    "SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "Throttling", "ThrottlingException",
-    "RequestLimitExceeded", "TooManyRequests", "500", "502", "503", "504", "429", "408", "ConnectionError",
-    "ServerBusy", "OperationTimedOut", "BatchResponseUnmatched",
-})
+RETRYABLE_CODES = frozenset(
+    {
+        "SlowDown",
+        "InternalError",
+        "ServiceUnavailable",
+        "RequestTimeout",
+        "Throttling",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TooManyRequests",
+        "500",
+        "502",
+        "503",
+        "504",
+        "429",
+        "408",
+        "ConnectionError",
+        "ServerBusy",
+        "OperationTimedOut",
+        "BatchResponseUnmatched",
+    }
+)
 
 
 @dataclass(frozen=True)
 class DeletePolicy:
     """How a :class:`Deleter` deletes: its rate, batches, retries with backoff, and whether for real."""
 
-    rate: float = 3000.0          # keys per second for this deleter; 0 = unlimited
-    batch_size: int = 1000        # keys per request (S3 allows at most 1,000)
-    max_attempts: int = 8         # per key, including the first
-    backoff_base: float = 0.2     # seconds; delay before retry n is uniform(0, min(max, base * 2**n))
+    rate: float = 3000.0  # keys per second for this deleter; 0 = unlimited
+    batch_size: int = 1000  # keys per request (S3 allows at most 1,000)
+    max_attempts: int = 8  # per key, including the first
+    backoff_base: float = 0.2  # seconds; delay before retry n is uniform(0, min(max, base * 2**n))
     backoff_max: float = 20.0
-    dry_run: bool = False         # follow the code path, delete nothing
+    dry_run: bool = False  # follow the code path, delete nothing
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= 1000:
@@ -63,9 +80,9 @@ class DeadLetter:
 class DeleteStats:
     """What a :class:`Deleter` did with its keys, and the keys it could not delete."""
 
-    deleted: int = 0          # keys this deleter removed (dry run: would remove)
-    already_gone: int = 0     # keys the storage said were not there ("not found")
-    retried: int = 0          # key-attempts that were retried
+    deleted: int = 0  # keys this deleter removed (dry run: would remove)
+    already_gone: int = 0  # keys the storage said were not there ("not found")
+    retried: int = 0  # key-attempts that were retried
     requests: int = 0
     dead: list[DeadLetter] = field(default_factory=list)
 
@@ -80,8 +97,9 @@ class DeleteStats:
 class TokenBucket:
     """At most ``rate`` tokens per second on average, bursts of at most one second's worth."""
 
-    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self, rate: float, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+    ):
         self.rate = float(rate)
         self.capacity = max(1.0, self.rate)
         self.tokens = 0.0  # start empty: the first second is not a free burst
@@ -120,8 +138,12 @@ def error_code(exc: BaseException) -> str:
         if status:
             return str(status)
     name = type(exc).__name__
-    if name in ("ServiceRequestError", "ServiceResponseError", "ServiceRequestTimeoutError",
-                "ServiceResponseTimeoutError"):  # azure-core: the request did not get an answer
+    if name in (
+        "ServiceRequestError",
+        "ServiceResponseError",
+        "ServiceRequestTimeoutError",
+        "ServiceResponseTimeoutError",
+    ):  # azure-core: the request did not get an answer
         return "ConnectionError"
     azure_code = getattr(exc, "error_code", None) or getattr(exc, "status_code", None)
     if azure_code:
@@ -145,15 +167,22 @@ class DeleteTarget(Protocol):
 class Deleter:
     """Deletes keys through ``storage.delete_batch`` as its :class:`DeletePolicy` says."""
 
-    def __init__(self, storage: DeleteTarget, policy: DeletePolicy, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic, rng: Callable[[], float] = random.random):
+    def __init__(
+        self,
+        storage: DeleteTarget,
+        policy: DeletePolicy,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ):
         self.storage, self.policy = storage, policy
         self.sleep, self.rng = sleep, rng
         self.bucket = TokenBucket(policy.rate, clock=clock, sleep=sleep)
 
     def _backoff(self, attempt: int) -> None:
         p = self.policy
-        self.sleep(self.rng() * min(p.backoff_max, p.backoff_base * (2 ** attempt)))
+        self.sleep(self.rng() * min(p.backoff_max, p.backoff_base * (2**attempt)))
 
     def delete(self, keys: Iterable[str]) -> DeleteStats:
         stats = DeleteStats()

@@ -41,8 +41,10 @@ def read_addresses(storage: Storage, key: str) -> list[str]:
     addresses = formats.read_addresses(storage, key)
     refused = [a for a in addresses if a is None or not is_deletable(a)]
     if refused:
-        raise LakeFSGCError(f"{storage.full_uri(key)} lists addresses GC must never delete: {refused[:5]}; "
-                            f"nothing in this part was deleted")
+        raise LakeFSGCError(
+            f"{storage.full_uri(key)} lists addresses GC must never delete: {refused[:5]}; "
+            f"nothing in this part was deleted"
+        )
     return cast("list[str]", addresses)  # no None left: refused above
 
 
@@ -57,8 +59,9 @@ class _Quarantine:
         return self.storage.move_batch(keys, self.to_prefix)
 
 
-def sweep_part(storage: Storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False,
-               **deleter_kw: Any) -> DeleteCounts:
+def sweep_part(
+    storage: Storage, part_key: str, sdir: str, policy: DeletePolicy, quarantine: bool = False, **deleter_kw: Any
+) -> DeleteCounts:
     """
     Delete the addresses of one report part (or return its recorded counts if already done).
 
@@ -74,8 +77,15 @@ def sweep_part(storage: Storage, part_key: str, sdir: str, policy: DeletePolicy,
     stats = Deleter(target, policy, **deleter_kw).delete(addresses)
     if stats.dead:
         formats.write_dead_letters(storage, layout.dead_letters_file(sdir, part_key), stats.dead)
-    counts = DeleteCounts(keys=len(addresses), deleted=stats.deleted, already_gone=stats.already_gone, retried=stats.retried,
-                          requests=stats.requests, failed=len(stats.dead), parts=1)
+    counts = DeleteCounts(
+        keys=len(addresses),
+        deleted=stats.deleted,
+        already_gone=stats.already_gone,
+        retried=stats.retried,
+        requests=stats.requests,
+        failed=len(stats.dead),
+        parts=1,
+    )
     if not policy.dry_run:
         formats.write_done_marker(storage, marker, {k: getattr(counts, k) for k in PART_COUNTS})
     return counts

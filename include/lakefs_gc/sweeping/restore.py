@@ -55,9 +55,26 @@ if TYPE_CHECKING:
     from lakefs_gc.contract import Restorability
     from lakefs_gc.storage.base import Storage
 
-__all__ = ["CLOCK_SLACK", "DELETED_AGAIN", "NOT_IN_RUN", "NO_VERSION", "OUTCOMES", "PRESENT", "RESTORED",
-           "RETENTION_PASSED", "WOULD_RESTORE", "WRITTEN_SINCE", "RestoreReport", "SweptRun", "find_mark",
-           "purge_quarantine", "restorability", "restore_run", "start_quarantine", "swept_run"]
+__all__ = [
+    "CLOCK_SLACK",
+    "DELETED_AGAIN",
+    "NOT_IN_RUN",
+    "NO_VERSION",
+    "OUTCOMES",
+    "PRESENT",
+    "RESTORED",
+    "RETENTION_PASSED",
+    "WOULD_RESTORE",
+    "WRITTEN_SINCE",
+    "RestoreReport",
+    "SweptRun",
+    "find_mark",
+    "purge_quarantine",
+    "restorability",
+    "restore_run",
+    "start_quarantine",
+    "swept_run",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +87,7 @@ CLOCK_SLACK = timedelta(minutes=2)
 # At sweep time: does the store keep what the sweep deletes, and until when
 # ---------------------------------------------------------------------------------------------
 
+
 def restorability(storage: Storage, now: datetime, quarantine_days: int = 0, sdir: str | None = None) -> Restorability:
     """
     Say what the store does with the objects a sweep deletes now (read from the store itself).
@@ -77,8 +95,11 @@ def restorability(storage: Storage, now: datetime, quarantine_days: int = 0, sdi
     ``sdir``: the sweep's folder, whose quarantine record says until when (a store that quarantines:
     ``local://``).
     """
-    record = (formats.read_quarantine(storage, layout.quarantine_file(sdir))
-              if storage.quarantines and quarantine_days and sdir else None)
+    record = (
+        formats.read_quarantine(storage, layout.quarantine_file(sdir))
+        if storage.quarantines and quarantine_days and sdir
+        else None
+    )
     return storage.restorability(now, quarantine_days, record["until"] if record else None)
 
 
@@ -86,20 +107,25 @@ def restorability(storage: Storage, now: datetime, quarantine_days: int = 0, sdi
 # What a run deleted
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class SweptRun:
     """What the sweeps of one mark deleted: the keys, the sweep folders, and when."""
 
     mark_id: str
     summary: RunSummary
-    keys: set[str] = field(default_factory=set)           # deleted (or quarantined) by its sweeps
+    keys: set[str] = field(default_factory=set)  # deleted (or quarantined) by its sweeps
     sweep_dirs: list[str] = field(default_factory=list)
-    start: datetime | None = None                         # the window the deletions happened in
+    start: datetime | None = None  # the window the deletions happened in
     end: datetime | None = None
 
     def in_window(self, t: datetime | None) -> bool:
-        return t is not None and self.start is not None and self.end is not None and \
-            self.start - CLOCK_SLACK <= t <= self.end + CLOCK_SLACK
+        return (
+            t is not None
+            and self.start is not None
+            and self.end is not None
+            and self.start - CLOCK_SLACK <= t <= self.end + CLOCK_SLACK
+        )
 
     def window(self) -> tuple[str, str]:
         """Return the sweeps' window as ISO times (:func:`swept_run` sets both ends)."""
@@ -134,8 +160,11 @@ def swept_run(storage: Storage, mark_id: str) -> SweptRun:
     times: list[datetime | None] = []
     sweep_summaries = {sweep: doc for sweep, doc, _ in iter_sweeps(storage, mark_id)}  # sweep_only runs
     for sdir in storage.list_prefixes(base):
-        done = {o.key.rsplit("/", 1)[1].removesuffix(".json"): o for o in storage.list(sdir + "done/")
-                if o.key.endswith(".json")}  # done/<part id>.json (layout.done_marker)
+        done = {
+            o.key.rsplit("/", 1)[1].removesuffix(".json"): o
+            for o in storage.list(sdir + "done/")
+            if o.key.endswith(".json")
+        }  # done/<part id>.json (layout.done_marker)
         if not done:
             continue
         run.sweep_dirs.append(sdir)
@@ -146,12 +175,13 @@ def swept_run(storage: Storage, mark_id: str) -> SweptRun:
             if layout.part_id(part) in done:
                 run.keys.update(a for a in formats.read_addresses(storage, part) if a and a not in dead)
         times += [datetime.fromtimestamp(o.last_modified, UTC) for o in done.values()]
-        sweep_summary = sweep_summaries.get(sdir[len(base):].rstrip("/"))
+        sweep_summary = sweep_summaries.get(sdir[len(base) :].rstrip("/"))
         if sweep_summary is not None and sweep_summary.start_time is not None:
             times.append(_parse(sweep_summary.start_time))
     if not run.sweep_dirs:
-        raise LakeFSGCError(f"mark {mark_id} was never swept ({storage.full_uri(base)} has no finished part): "
-                            f"nothing to restore")
+        raise LakeFSGCError(
+            f"mark {mark_id} was never swept ({storage.full_uri(base)} has no finished part): nothing to restore"
+        )
     start = _parse(summary.start_time) if summary.start_time is not None else None
     run.start = min([t for t in times + [start] if t is not None])
     run.end = max(t for t in times if t is not None)
@@ -164,6 +194,7 @@ _parse = parse_time
 # ---------------------------------------------------------------------------------------------
 # One restore
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class RestoreReport:
@@ -178,13 +209,25 @@ class RestoreReport:
     window: tuple[str, str]
 
     def summary(self) -> dict[str, Any]:
-        return {"mark_id": self.mark_id, "restore_id": self.restore_id, "dry_run": self.dry_run,
-                "keys": len(self.rows), "counts": self.counts, "sweep_window": list(self.window),
-                "outcomes": "outcomes.parquet"}
+        return {
+            "mark_id": self.mark_id,
+            "restore_id": self.restore_id,
+            "dry_run": self.dry_run,
+            "keys": len(self.rows),
+            "counts": self.counts,
+            "sweep_window": list(self.window),
+            "outcomes": "outcomes.parquet",
+        }
 
 
-def restore_run(storage: Storage, run: str, keys: Iterable[str] | None = None, dry_run: bool = False,
-                restore_id: str | None = None, now: datetime | None = None) -> RestoreReport:
+def restore_run(
+    storage: Storage,
+    run: str,
+    keys: Iterable[str] | None = None,
+    dry_run: bool = False,
+    restore_id: str | None = None,
+    now: datetime | None = None,
+) -> RestoreReport:
     """
     Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it.
 
@@ -206,8 +249,7 @@ def restore_run(storage: Storage, run: str, keys: Iterable[str] | None = None, d
     rid = restore_id or f"restore-{now.strftime('%Y%m%dT%H%M%SZ')}{'-dry-run' if dry_run else ''}"
     rdir = layout.restore_dir(mark_id, rid)
     formats.write_restore_outcomes(storage, rdir + "outcomes.parquet", rows)
-    report = RestoreReport(mark_id, rid, dry_run, counts, rows, storage.full_uri(rdir + "summary.json"),
-                           swept.window())
+    report = RestoreReport(mark_id, rid, dry_run, counts, rows, storage.full_uri(rdir + "summary.json"), swept.window())
     storage.put(rdir + "summary.json", json.dumps({**report.summary(), "time": iso(now)}, indent=2).encode())
     log.info("restore %s of mark %s: %s", rid, mark_id, counts)
     return report
@@ -216,12 +258,13 @@ def restore_run(storage: Storage, run: str, keys: Iterable[str] | None = None, d
 def _relative(storage: Storage, key: str) -> str:
     key = key.strip()
     prefix = storage.uri.rstrip("/") + "/"
-    return key[len(prefix):] if key.startswith(prefix) else key
+    return key[len(prefix) :] if key.startswith(prefix) else key
 
 
 # ---------------------------------------------------------------------------------------------
 # Quarantine: written by the sweep, purged by a later one
 # ---------------------------------------------------------------------------------------------
+
 
 def start_quarantine(storage: Storage, sdir: str, days: int, now: datetime) -> str:
     """Record the sweep's quarantine before it moves anything; returns its end (ISO)."""
@@ -251,6 +294,6 @@ def purge_quarantine(storage: Storage, now: datetime) -> int:
             qdir = layout.quarantine_dir(sdir)
             keys = [o.key for o in storage.list(qdir)]
             for i in range(0, len(keys), 1000):
-                storage.delete_batch(keys[i:i + 1000])
+                storage.delete_batch(keys[i : i + 1000])
             purged += len(keys)
     return purged

@@ -66,8 +66,9 @@ def starting_points(commits: Mapping[str, CommitNode], branches: Mapping[str, st
     return sorted(heads | leaves)
 
 
-def active_commits(commits: Mapping[str, CommitNode], branches: Mapping[str, str], rules: Rules,
-                   now: float) -> dict[str, str]:
+def active_commits(
+    commits: Mapping[str, CommitNode], branches: Mapping[str, str], rules: Rules, now: float
+) -> dict[str, str]:
     """
     Return {active commit id: its metarange id}.
 

@@ -28,9 +28,24 @@ from .errors import APIError, ImportFailed, MergeConflict, not_found
 from .settings import Settings
 
 __all__ = [
-    "BRANCH_NAME_RE", "DELETE_OBJECTS_MAX", "DUMMY_CONTENT", "DUMMY_KEY", "NANOID_ALPHABET", "RAW_URL_B64",
-    "REPO_NAME_RE", "RULES_KEY", "APIError", "Catalog", "ImportFailed", "MergeConflict", "Settings", "_now_iso",
-    "entry_from_json", "entry_mtime", "entry_to_json", "not_found",
+    "BRANCH_NAME_RE",
+    "DELETE_OBJECTS_MAX",
+    "DUMMY_CONTENT",
+    "DUMMY_KEY",
+    "NANOID_ALPHABET",
+    "RAW_URL_B64",
+    "REPO_NAME_RE",
+    "RULES_KEY",
+    "APIError",
+    "Catalog",
+    "ImportFailed",
+    "MergeConflict",
+    "Settings",
+    "_now_iso",
+    "entry_from_json",
+    "entry_mtime",
+    "entry_to_json",
+    "not_found",
 ]
 
 

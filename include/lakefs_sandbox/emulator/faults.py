@@ -103,12 +103,20 @@ class FaultMiddleware:
         if rule.through:
             return await self.app(scope, receive, send)
         if rule.drop:  # promise a body, send half of it, give up: the client sees the connection break
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"100")],
+                }
+            )
             await send({"type": "http.response.body", "body": b'{"truncated": ', "more_body": True})
             raise ConnectionAbortedError(f"injected: connection dropped on {scope['method']} {path}")
-        body = rule.body if rule.body is not None else {
-            "message": f"injected fault: {rule.status} on {scope['method']} {path}"}
+        body = (
+            rule.body
+            if rule.body is not None
+            else {"message": f"injected fault: {rule.status} on {scope['method']} {path}"}
+        )
         await JSONResponse(body, status_code=rule.status)(scope, receive, send)
 
 

@@ -33,9 +33,12 @@ class RunningEmulator:
 
     def set_clock(self, offset: float) -> None:
         auth = base64.b64encode(f"{self.access_key}:{self.secret_key}".encode()).decode()
-        req = urllib.request.Request(self.url + "/_emulator/clock", method="PUT",
-                                     data=json.dumps({"offset": offset}).encode(),
-                                     headers={"Content-Type": "application/json", "Authorization": "Basic " + auth})
+        req = urllib.request.Request(
+            self.url + "/_emulator/clock",
+            method="PUT",
+            data=json.dumps({"offset": offset}).encode(),
+            headers={"Content-Type": "application/json", "Authorization": "Basic " + auth},
+        )
         urllib.request.urlopen(req, timeout=30).read()
 
     def stop(self, timeout: float = 15) -> None:
@@ -77,17 +80,29 @@ def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 30.0
     raise TimeoutError(f"{url} not ready after {timeout}s:\n{log.read_text()[-3000:]}")
 
 
-def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = None,
-                 timeout: float = 30.0, cwd: Path = ROOT, inherit_env: bool = True) -> subprocess.Popen:
+def start_server(
+    cmd: list[str],
+    log: Path,
+    ready_url: str,
+    env: dict | None = None,
+    timeout: float = 30.0,
+    cwd: Path = ROOT,
+    inherit_env: bool = True,
+) -> subprocess.Popen:
     """
     Start ``cmd`` in its own session in ``cwd`` (output to ``log``); wait until ``ready_url`` answers.
 
     ``env`` is added to this process's environment, or is the whole of it without ``inherit_env``.
     """
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
-                                env={**os.environ, **(env or {})} if inherit_env else dict(env or {}),
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env={**os.environ, **(env or {})} if inherit_env else dict(env or {}),
+            start_new_session=True,
+        )
     try:
         wait_http(ready_url, proc, log, timeout)
     except BaseException:
@@ -98,7 +113,21 @@ def start_server(cmd: list[str], log: Path, ready_url: str, env: dict | None = N
 
 def start(log: Path, *flags: str, access_key: str, secret_key: str, timeout: float = 60) -> RunningEmulator:
     port = free_port()
-    proc = start_server([sys.executable, "-m", "lakefs_sandbox.emulator", "--listen", f"127.0.0.1:{port}",
-                         "--access-key", access_key, "--secret-key", secret_key, *flags],
-                        log, f"http://127.0.0.1:{port}/api/v1/healthcheck", timeout=timeout)
+    proc = start_server(
+        [
+            sys.executable,
+            "-m",
+            "lakefs_sandbox.emulator",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--access-key",
+            access_key,
+            "--secret-key",
+            secret_key,
+            *flags,
+        ],
+        log,
+        f"http://127.0.0.1:{port}/api/v1/healthcheck",
+        timeout=timeout,
+    )
     return RunningEmulator(f"http://127.0.0.1:{port}", access_key, secret_key, proc)

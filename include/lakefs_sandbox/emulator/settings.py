@@ -18,12 +18,13 @@ class Settings:
     local_path: str | None = None  # blockstore.local.path: local://<ns> lives at <local_path>/<ns>
     s3: S3Options = field(default_factory=S3Options)
     azure: AzureOptions | None = None  # the account the azure blockstore writes to (Azurite in tests)
-    gcs: GCSOptions | None = None      # the endpoint the gs blockstore writes to (fake-gcs-server in tests)
+    gcs: GCSOptions | None = None  # the endpoint the gs blockstore writes to (fake-gcs-server in tests)
 
     def options(self, uri: str):
         """Return the storage settings for a namespace or address of this blockstore's kind."""
         scheme = parse_namespace(uri, self.local_path).scheme
         return {"s3": self.s3, "azure": self.azure, "gs": self.gcs}.get(scheme)
+
     grace_period: int = 86400  # seconds: link-address validity and /config/garbage-collection
     slice_size: int = 50_000  # data partition roll-over by count (DefaultDataPartitionSize)
     slice_interval: int = 3600  # ... and by time, seconds (DefaultDataInterval)

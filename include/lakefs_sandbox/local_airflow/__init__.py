@@ -71,10 +71,23 @@ from lakefs_sandbox.local_airflow.settings import SetupError, component_env, pla
 
 COMMAND = "make airflow"  # how its messages name it
 
-__all__ = ["COMMAND", "COMPONENTS", "AirflowProcesses", "SetupError", "airflow_env", "component_env",
-           "lakefs_settings", "main", "plan", "run", "seed_sample", "start_lakefs"]
+__all__ = [
+    "COMMAND",
+    "COMPONENTS",
+    "AirflowProcesses",
+    "SetupError",
+    "airflow_env",
+    "component_env",
+    "lakefs_settings",
+    "main",
+    "plan",
+    "run",
+    "seed_sample",
+    "start_lakefs",
+]
 
 # ---------------------------------------------------------------- the command
+
 
 class _Stop(Exception):
     pass
@@ -84,8 +97,14 @@ def _on_signal(signum, _frame):
     raise _Stop(signal.Signals(signum).name)
 
 
-def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.stdout,
-        environ: Mapping[str, str] | None = None, lakefs: str = "settings") -> int:
+def run(
+    env_file: Path | None,
+    state: Path,
+    port: int | None = None,
+    out=sys.stdout,
+    environ: Mapping[str, str] | None = None,
+    lakefs: str = "settings",
+) -> int:
     """
     Start everything, print where to sign in, wait for Ctrl-C or a component's exit, stop everything.
 
@@ -110,17 +129,28 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             except FileNotFoundError as e:
                 raise SetupError(str(e)) from None
             # every other setting checked before lakeFS starts (its URL and keys: placeholders here)
-            p = plan(env_file, environ, state, port, lakefs={
-                "LAKEFS_ENDPOINT": f"http://{LOOPBACK}:1", "LAKEFS_ACCESS_KEY_ID": "-", "LAKEFS_SECRET_ACCESS_KEY": "-",
-                "LAKEFS_LOCAL_BLOCKSTORE_ROOT": str(lakefs_home / "block")})
+            p = plan(
+                env_file,
+                environ,
+                state,
+                port,
+                lakefs={
+                    "LAKEFS_ENDPOINT": f"http://{LOOPBACK}:1",
+                    "LAKEFS_ACCESS_KEY_ID": "-",
+                    "LAKEFS_SECRET_ACCESS_KEY": "-",
+                    "LAKEFS_LOCAL_BLOCKSTORE_ROOT": str(lakefs_home / "block"),
+                },
+            )
         else:
             p = plan(env_file, environ, state, port)
     except SetupError as e:
         say(f"{COMMAND}: error: {e}")
         return 2
     if not port_free(p.port):
-        say(f"{COMMAND}: error: port {p.port} on {LOOPBACK} is in use: set AIRFLOW_PORT "
-            f"(in {env_file or 'the environment'}) or --port to a free one")
+        say(
+            f"{COMMAND}: error: port {p.port} on {LOOPBACK} is in use: set AIRFLOW_PORT "
+            f"(in {env_file or 'the environment'}) or --port to a free one"
+        )
         return 2
     state.mkdir(parents=True, exist_ok=True)
     (state / "logs").mkdir(exist_ok=True)
@@ -131,8 +161,10 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
     url = f"http://{LOOPBACK}:{p.port}"
     try:
         if real:
-            say(f"{COMMAND}: starting lakeFS {real_lakefs.VERSION} (local blockstore) in {lakefs_home} "
-                f"(log: {lakefs_home}/lakefs.log)")
+            say(
+                f"{COMMAND}: starting lakeFS {real_lakefs.VERSION} (local blockstore) in {lakefs_home} "
+                f"(log: {lakefs_home}/lakefs.log)"
+            )
             server = start_lakefs(lakefs_home)
             say(f"{COMMAND}: lakeFS at {server.url} (pid {server.proc.pid}); looking for {SAMPLE_REPO}")
             seeded, created = seed_sample(server)
@@ -150,8 +182,10 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         wait_http(f"{url}/api/v2/monitor/health", procs, START_TIMEOUT)
         wrong = [x for x in listeners(procs.pids() | ({server.proc.pid} if server else set())) if x[2] != LOOPBACK]
         if wrong:
-            say(f"{COMMAND}: error: listening beyond 127.0.0.1, stopping: "
-                + "; ".join(f"{name} (pid {pid}) on {ip}:{port_}" for pid, name, ip, port_ in wrong))
+            say(
+                f"{COMMAND}: error: listening beyond 127.0.0.1, stopping: "
+                + "; ".join(f"{name} (pid {pid}) on {ip}:{port_}" for pid, name, ip, port_ in wrong)
+            )
             return 1
         say()
         say(f"  Airflow UI   {url}")
@@ -171,19 +205,25 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
         for warning in p.warnings:
             say(f"  WARNING      {warning}")
         say(f"  logs         {state}/*.log, task logs in {state}/logs")
-        say("  The DAGs start paused: unpause one to let its schedule run. Ctrl-C stops everything"
-            + (", lakeFS too." if server else "."))
+        say(
+            "  The DAGs start paused: unpause one to let its schedule run. Ctrl-C stops everything"
+            + (", lakeFS too." if server else ".")
+        )
         say()
         while True:
             dead = procs.dead()
             if dead:
                 name, code = next(iter(dead.items()))
-                say(f"{COMMAND}: error: airflow {name} exited with {code}; stopping the others. "
-                    f"The end of {state}/{name}.log:\n{procs.tail(name, 2000)}")
+                say(
+                    f"{COMMAND}: error: airflow {name} exited with {code}; stopping the others. "
+                    f"The end of {state}/{name}.log:\n{procs.tail(name, 2000)}"
+                )
                 return 1
             if server is not None and server.proc.poll() is not None:
-                say(f"{COMMAND}: error: lakeFS exited with {server.proc.returncode}; stopping Airflow. "
-                    f"The end of {lakefs_home}/lakefs.log:\n{server.log_tail(2000)}")
+                say(
+                    f"{COMMAND}: error: lakeFS exited with {server.proc.returncode}; stopping Airflow. "
+                    f"The end of {lakefs_home}/lakefs.log:\n{server.log_tail(2000)}"
+                )
                 return 1
             time.sleep(1)
     except _Stop as e:
@@ -208,8 +248,9 @@ def run(env_file: Path | None, state: Path, port: int | None = None, out=sys.std
             say(f"{COMMAND}: stopped " + ", ".join(stopped))
 
 
-def main(env_file: str | None = None, state_dir: str | None = None, port: int | None = None,
-         lakefs: str | None = None) -> int:
+def main(
+    env_file: str | None = None, state_dir: str | None = None, port: int | None = None, lakefs: str | None = None
+) -> int:
     """
     Run ``make airflow``: paths relative to the working directory, defaults under the project.
 
@@ -225,4 +266,3 @@ def main(env_file: str | None = None, state_dir: str | None = None, port: int | 
         env = None
     state = Path(state_dir) if state_dir else root / "var" / "airflow"
     return run(env, state.resolve(), port, lakefs=lakefs)
-

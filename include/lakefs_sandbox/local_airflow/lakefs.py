@@ -31,21 +31,28 @@ def start_lakefs(home: Path, timeout: float = 60.0):
     key_id, secret = real_lakefs.new_keys()
     keys = private_json(home / "keys.json", {"access_key_id": key_id, "secret_access_key": secret})
     try:
-        return real_lakefs.start(home, "local", timeout=timeout, access_key=keys["access_key_id"],
-                                 secret_key=keys["secret_access_key"])
+        return real_lakefs.start(
+            home, "local", timeout=timeout, access_key=keys["access_key_id"], secret_key=keys["secret_access_key"]
+        )
     except FileNotFoundError as e:  # no binary: the set-up builds it
         raise RuntimeError(str(e)) from None
     except RuntimeError as e:
         if "refuses the given keys" not in str(e):
             raise
-        raise RuntimeError(f"{e}: {home}/keys.json is not the one of the lakeFS in {home}; put that one back, "
-                           f"or remove {home} to start lakeFS over (its repositories go with it)") from None
+        raise RuntimeError(
+            f"{e}: {home}/keys.json is not the one of the lakeFS in {home}; put that one back, "
+            f"or remove {home} to start lakeFS over (its repositories go with it)"
+        ) from None
 
 
 def lakefs_settings(server) -> dict[str, str]:
     """Return the ``LAKEFS_*`` settings of a lakeFS this command runs (``plan(..., lakefs=...)``)."""
-    return {"LAKEFS_ENDPOINT": server.url, "LAKEFS_ACCESS_KEY_ID": server.access_key,
-            "LAKEFS_SECRET_ACCESS_KEY": server.secret_key, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": server.local_root}
+    return {
+        "LAKEFS_ENDPOINT": server.url,
+        "LAKEFS_ACCESS_KEY_ID": server.access_key,
+        "LAKEFS_SECRET_ACCESS_KEY": server.secret_key,
+        "LAKEFS_LOCAL_BLOCKSTORE_ROOT": server.local_root,
+    }
 
 
 def seed_sample(server) -> tuple[bool, int]:
@@ -68,8 +75,10 @@ def seed_sample(server) -> tuple[bool, int]:
         seed(client, SAMPLE_REPO, SAMPLE_NAMESPACE, backdate=True, local_root=server.local_root)
         return True, int(client.repositories_api.get_repository(SAMPLE_REPO).creation_date)
     except ApiException as e:
-        raise RuntimeError(f"seeding {SAMPLE_REPO} on {SAMPLE_NAMESPACE} failed: lakeFS answered {e.status} "
-                           f"{e.reason}: {str(e.body)[:300]}") from None
+        raise RuntimeError(
+            f"seeding {SAMPLE_REPO} on {SAMPLE_NAMESPACE} failed: lakeFS answered {e.status} "
+            f"{e.reason}: {str(e.body)[:300]}"
+        ) from None
 
 
 def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
@@ -82,29 +91,32 @@ def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> lis
     from lakefs_sandbox.real_lakefs import VERSION
 
     keys = home / "keys.json"
-    creds = ("$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1])); "
-             "print(k[\"access_key_id\"]+\":\"+k[\"secret_access_key\"])' " + f"{keys})")
+    creds = (
+        "$(python3 -c 'import json,sys; k=json.load(open(sys.argv[1])); "
+        'print(k["access_key_id"]+":"+k["secret_access_key"])\' ' + f"{keys})"
+    )
     lines = [
         f"  lakeFS API   {server.api_url}   (lakeFS {VERSION} run by this command, pid {server.proc.pid}; "
         f"state in {home}, log {home}/lakefs.log)",
-        f"  its login    access key id {server.access_key}, secret access key in {keys} (0600); HTTP basic "
-        f"auth, e.g.",
-        f"               curl -u \"{creds}\" {server.api_url}/repositories",
+        f"  its login    access key id {server.access_key}, secret access key in {keys} (0600); HTTP basic auth, e.g.",
+        f'               curl -u "{creds}" {server.api_url}/repositories',
         f"  lakeFS UI    none: {server.url}/ is a placeholder page (this lakeFS is built without its web UI); "
         f"use the API",
     ]
     when = "seeded now" if seeded else "seeded at an earlier start"
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
-    lines.append(f"  {SAMPLE_REPO}  {when} ({stamp}) on {SAMPLE_NAMESPACE}, in {server.local_root}/{SAMPLE_REPO}: "
-                 f"commits dated back ten days, GC retention 1 day")
+    lines.append(
+        f"  {SAMPLE_REPO}  {when} ({stamp}) on {SAMPLE_NAMESPACE}, in {server.local_root}/{SAMPLE_REPO}: "
+        f"commits dated back ten days, GC retention 1 day"
+    )
     if SAMPLE_REPO in p.min_ages:
         age = p.min_ages[SAMPLE_REPO]
         ready = time.strftime("%Y-%m-%d %H:%M", time.localtime(created + age))
-        lines.append(f"               a GC run deletes its garbage once the objects are older than the minimum age "
-                     f"(min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
-                     f"before that it deletes nothing")
+        lines.append(
+            f"               a GC run deletes its garbage once the objects are older than the minimum age "
+            f"(min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
+            f"before that it deletes nothing"
+        )
     else:
         lines.append(f"               not in {p.config_path}: no DAG collects it")
     return lines
-
-

@@ -29,13 +29,14 @@ COMPONENTS: dict[str, tuple[str, ...]] = {
 }
 LOOPBACK = "127.0.0.1"
 SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-START_TIMEOUT = 240.0   # db migrate excepted: four components on 2 busy cores take about a minute
+START_TIMEOUT = 240.0  # db migrate excepted: four components on 2 busy cores take about a minute
 MIGRATE_TIMEOUT = 600.0
-STOP_TIMEOUT = 20.0     # per component, then SIGKILL
+STOP_TIMEOUT = 20.0  # per component, then SIGKILL
 
 
-def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Mapping[str, str] | None = None,
-                **settings: str) -> dict[str, str]:
+def airflow_env(
+    home: Path, port: int, db_url: str, config: Path | str, base: Mapping[str, str] | None = None, **settings: str
+) -> dict[str, str]:
     """
     Return the environment of an Airflow of our own.
 
@@ -46,22 +47,24 @@ def airflow_env(home: Path, port: int, db_url: str, config: Path | str, base: Ma
     root = project_root()
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if not k.startswith(("AIRFLOW", "LAKEFS_GC_"))}
-    env.update({
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__DAGS_FOLDER": str(root / "dags"),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "plugins"),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
-        "AIRFLOW__API__HOST": LOOPBACK,
-        "AIRFLOW__API__PORT": str(port),
-        "AIRFLOW__API__WORKERS": "1",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(16),
-        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{LOOPBACK}:{port}/execution/",
-        "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
-        "LAKEFS_GC_CONFIG": str(config),
-        "SPARK_LOCAL_IP": LOOPBACK,  # the Spark driver's ports and its UI, when enabled
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', os.defpath)}",
-    })
+    env.update(
+        {
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(root / "dags"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "plugins"),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": db_url,
+            "AIRFLOW__API__HOST": LOOPBACK,
+            "AIRFLOW__API__PORT": str(port),
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(16),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{LOOPBACK}:{port}/execution/",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "LAKEFS_GC_CONFIG": str(config),
+            "SPARK_LOCAL_IP": LOOPBACK,  # the Spark driver's ports and its UI, when enabled
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{base.get('PATH', os.defpath)}",
+        }
+    )
     env.update(settings)
     return env
 
@@ -80,11 +83,19 @@ class AirflowProcesses:
 
     def cli(self, *args: str, timeout: float = 180) -> str:
         """``airflow <args>``; its stdout. Raises naming the command and its output's end on failure."""
-        r = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True,
-                           timeout=timeout, cwd=self.home, check=False)
+        r = subprocess.run(
+            [sys.executable, "-m", "airflow", *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=self.home,
+            check=False,
+        )
         if r.returncode != 0:
-            raise RuntimeError(f"airflow {' '.join(args)} failed (exit {r.returncode}):\n"
-                               f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+            raise RuntimeError(
+                f"airflow {' '.join(args)} failed (exit {r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+            )
         return r.stdout
 
     def create_pools(self, config: Path | str) -> list[str]:
@@ -108,9 +119,15 @@ class AirflowProcesses:
         """Start component ``name`` (``args``: its airflow arguments; default :data:`COMPONENTS`)."""
         args = args or COMPONENTS[name]
         with open(self.home / f"{name}.log", "ab") as log:
-            self.procs[name] = subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env, stdout=log,
-                                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.home,
-                                                start_new_session=True)
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "airflow", *args],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.home,
+                start_new_session=True,
+            )
         return self.procs[name]
 
     def dead(self) -> dict[str, int]:
@@ -151,8 +168,10 @@ class AirflowProcesses:
         for pid in self.pids():
             with contextlib.suppress(psutil.NoSuchProcess):
                 left.append(psutil.Process(pid))
-        order = sorted(self.procs, key=lambda n: ["scheduler", "triggerer", "dag-processor", "api-server"].index(n)
-                       if n in COMPONENTS else -1)
+        order = sorted(
+            self.procs,
+            key=lambda n: ["scheduler", "triggerer", "dag-processor", "api-server"].index(n) if n in COMPONENTS else -1,
+        )
         for name in order:
             p = self.procs[name]
             if p.poll() is None:
@@ -205,7 +224,7 @@ def wait_http(url: str, procs: AirflowProcesses, timeout: float) -> None:
         except (OSError, urllib.error.HTTPError) as e:
             last = str(e)
         time.sleep(0.5)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s (last: {last});\n"
-                       + "\n".join(f"--- {n}.log\n{procs.tail(n, 1500)}" for n in procs.procs))
-
-
+    raise TimeoutError(
+        f"{url} did not answer within {timeout:.0f}s (last: {last});\n"
+        + "\n".join(f"--- {n}.log\n{procs.tail(n, 1500)}" for n in procs.procs)
+    )

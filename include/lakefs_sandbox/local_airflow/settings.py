@@ -34,22 +34,28 @@ class Setting:
     secret: bool = False
 
 
-SETTINGS = {s.name: s for s in (
-    Setting("LAKEFS_GC_CONFIG", "the repositories file", "config/gc_repositories.yaml"),
-    Setting("LAKEFS_ENDPOINT", "lakeFS's URL, e.g. http://127.0.0.1:8000 (/api/v1 is added)"),
-    Setting("LAKEFS_ACCESS_KEY_ID", "lakeFS access key id"),
-    Setting("LAKEFS_SECRET_ACCESS_KEY", "lakeFS secret access key", secret=True),
-    Setting("LAKEFS_LOCAL_BLOCKSTORE_ROOT", "local:// namespaces: lakeFS's blockstore.local.path as this machine "
-                                            "sees it (relative: from the project root)"),
-    Setting("S3_ENDPOINT_URL", "s3:// namespaces: an S3-compatible endpoint (empty: AWS)"),
-    Setting("S3_ACCESS_KEY_ID", "s3:// namespaces: access key id (empty: boto3's default chain)"),
-    Setting("S3_SECRET_ACCESS_KEY", "s3:// namespaces: secret access key", secret=True),
-    Setting("S3_REGION", "s3:// namespaces: region", "us-east-1"),
-    Setting("SPARK_MASTER", "the Spark master of spark_default", "local[*]"),
-    Setting("LAKEFS_GC_WORK_DIR", "the runs' work files", "var/airflow/work"),
-    Setting("AIRFLOW_PORT", "the UI's port on 127.0.0.1", "8080"),
-    Setting("AIRFLOW_USER", "the UI's user (admin role)", "admin"),
-)}
+SETTINGS = {
+    s.name: s
+    for s in (
+        Setting("LAKEFS_GC_CONFIG", "the repositories file", "config/gc_repositories.yaml"),
+        Setting("LAKEFS_ENDPOINT", "lakeFS's URL, e.g. http://127.0.0.1:8000 (/api/v1 is added)"),
+        Setting("LAKEFS_ACCESS_KEY_ID", "lakeFS access key id"),
+        Setting("LAKEFS_SECRET_ACCESS_KEY", "lakeFS secret access key", secret=True),
+        Setting(
+            "LAKEFS_LOCAL_BLOCKSTORE_ROOT",
+            "local:// namespaces: lakeFS's blockstore.local.path as this machine "
+            "sees it (relative: from the project root)",
+        ),
+        Setting("S3_ENDPOINT_URL", "s3:// namespaces: an S3-compatible endpoint (empty: AWS)"),
+        Setting("S3_ACCESS_KEY_ID", "s3:// namespaces: access key id (empty: boto3's default chain)"),
+        Setting("S3_SECRET_ACCESS_KEY", "s3:// namespaces: secret access key", secret=True),
+        Setting("S3_REGION", "s3:// namespaces: region", "us-east-1"),
+        Setting("SPARK_MASTER", "the Spark master of spark_default", "local[*]"),
+        Setting("LAKEFS_GC_WORK_DIR", "the runs' work files", "var/airflow/work"),
+        Setting("AIRFLOW_PORT", "the UI's port on 127.0.0.1", "8080"),
+        Setting("AIRFLOW_USER", "the UI's user (admin role)", "admin"),
+    )
+}
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
@@ -73,8 +79,10 @@ def read_env_file(path: Path) -> dict[str, str]:
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
         if key not in SETTINGS and not key.startswith(("AIRFLOW_CONN_", "AIRFLOW__")):
-            raise SetupError(f"{path}:{n}: unknown setting {key} (known: {', '.join(SETTINGS)}; or any "
-                             f"AIRFLOW_CONN_<ID> connection, or AIRFLOW__<SECTION>__<KEY> Airflow setting)")
+            raise SetupError(
+                f"{path}:{n}: unknown setting {key} (known: {', '.join(SETTINGS)}; or any "
+                f"AIRFLOW_CONN_<ID> connection, or AIRFLOW__<SECTION>__<KEY> Airflow setting)"
+            )
         out[key] = value
     return out
 
@@ -89,12 +97,12 @@ class Plan:
     config_path: Path
     dag_ids: list[str]
     entry_errors: list[str]
-    connections: dict[str, str]        # AIRFLOW_CONN_<ID> -> JSON (holds secrets: never printed)
-    described: dict[str, str]          # conn id -> what it points at, secrets left out
-    airflow_settings: dict[str, str]   # AIRFLOW__* from the file
+    connections: dict[str, str]  # AIRFLOW_CONN_<ID> -> JSON (holds secrets: never printed)
+    described: dict[str, str]  # conn id -> what it points at, secrets left out
+    airflow_settings: dict[str, str]  # AIRFLOW__* from the file
     work_dir: str
     warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)       # settings replaced by the lakeFS this command runs
+    notes: list[str] = field(default_factory=list)  # settings replaced by the lakeFS this command runs
     min_ages: dict[str, int] = field(default_factory=dict)  # repository -> min_age_seconds
 
 
@@ -121,8 +129,13 @@ def ui_connections(state: Path) -> set[str]:
         con.close()
 
 
-def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: int | None = None,
-         lakefs: Mapping[str, str] | None = None) -> Plan:
+def plan(
+    env_file: Path | None,
+    environ: Mapping[str, str],
+    state: Path,
+    port: int | None = None,
+    lakefs: Mapping[str, str] | None = None,
+) -> Plan:
     """
     Resolve the settings (environment over file over defaults) into a :class:`Plan`.
 
@@ -134,8 +147,10 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     from_file: dict[str, str] = {}
     if env_file is not None:
         if not env_file.is_file():
-            raise SetupError(f"{env_file}: no such file: copy config/airflow.env.example to it and fill it in "
-                             f"(or give the settings as environment variables and no --env-file)")
+            raise SetupError(
+                f"{env_file}: no such file: copy config/airflow.env.example to it and fill it in "
+                f"(or give the settings as environment variables and no --env-file)"
+            )
         from_file = read_env_file(env_file)
     where = str(env_file) if env_file else "the environment"
 
@@ -162,8 +177,9 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     try:
         cfg = load_config(cfg_path, strict=False)
     except ConfigError as e:
-        raise SetupError(f"{e} (LAKEFS_GC_CONFIG in {where}; relative paths are from the project root, "
-                         f"{root})") from None
+        raise SetupError(
+            f"{e} (LAKEFS_GC_CONFIG in {where}; relative paths are from the project root, {root})"
+        ) from None
 
     conns = {k: v for k, v in from_file.items() if k.startswith("AIRFLOW_CONN_")}
     conns.update({k: v for k, v in environ.items() if k.startswith("AIRFLOW_CONN_")})
@@ -172,8 +188,9 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     def own(conn_id: str, value: dict, text: str) -> None:
         key = "AIRFLOW_CONN_" + conn_id.upper()
         if key in conns:
-            raise SetupError(f"{where}: {key} and the {text.split(' ')[0]} settings both define {conn_id}: "
-                             f"keep one of them")
+            raise SetupError(
+                f"{where}: {key} and the {text.split(' ')[0]} settings both define {conn_id}: keep one of them"
+            )
         conns[key] = json.dumps(value)
         described[conn_id] = text
 
@@ -181,36 +198,50 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     key_id, secret = get("LAKEFS_ACCESS_KEY_ID"), get("LAKEFS_SECRET_ACCESS_KEY")
     if endpoint:
         if not re.match(r"^https?://[^/\s]+", endpoint):
-            raise SetupError(f"{where}: LAKEFS_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, "
-                             f"got {endpoint!r}")
+            raise SetupError(
+                f"{where}: LAKEFS_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, got {endpoint!r}"
+            )
         missing = [n for n, v in (("LAKEFS_ACCESS_KEY_ID", key_id), ("LAKEFS_SECRET_ACCESS_KEY", secret)) if not v]
         if missing:
-            raise SetupError(f"{where}: LAKEFS_ENDPOINT is set but {' and '.join(missing)} "
-                             f"{'is' if len(missing) == 1 else 'are'} not: set the keys of a lakeFS user")
+            raise SetupError(
+                f"{where}: LAKEFS_ENDPOINT is set but {' and '.join(missing)} "
+                f"{'is' if len(missing) == 1 else 'are'} not: set the keys of a lakeFS user"
+            )
         extra = {}
         blockroot = get("LAKEFS_LOCAL_BLOCKSTORE_ROOT")
         if blockroot:
             blockroot = str(root / blockroot)  # relative: from the project root (an absolute path stays)
             extra["local_blockstore_root"] = blockroot
-        own("lakefs_default", {"conn_type": "lakefs_gc", "host": endpoint, "login": key_id, "password": secret,
-                               **({"extra": extra} if extra else {})},
-            f"lakeFS {endpoint}" + (f", local blockstore root {blockroot}" if blockroot else ""))
+        own(
+            "lakefs_default",
+            {
+                "conn_type": "lakefs_gc",
+                "host": endpoint,
+                "login": key_id,
+                "password": secret,
+                **({"extra": extra} if extra else {}),
+            },
+            f"lakeFS {endpoint}" + (f", local blockstore root {blockroot}" if blockroot else ""),
+        )
     elif key_id or secret:
         raise SetupError(f"{where}: lakeFS keys are set but LAKEFS_ENDPOINT is not: set lakeFS's URL")
 
     s3_endpoint, s3_key, s3_secret = get("S3_ENDPOINT_URL"), get("S3_ACCESS_KEY_ID"), get("S3_SECRET_ACCESS_KEY")
     if bool(s3_key) != bool(s3_secret):
-        raise SetupError(f"{where}: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither "
-                         f"(boto3's default chain)")
+        raise SetupError(
+            f"{where}: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither (boto3's default chain)"
+        )
     if s3_endpoint or s3_key:
         extra = {"region_name": get_defaulted("S3_REGION")}
         if s3_endpoint:
             if not re.match(r"^https?://[^/\s]+", s3_endpoint):
                 raise SetupError(f"{where}: S3_ENDPOINT_URL must be an http(s) URL, got {s3_endpoint!r}")
             extra["endpoint_url"] = s3_endpoint
-        own("aws_default", {"conn_type": "aws", **({"login": s3_key, "password": s3_secret} if s3_key else {}),
-                            "extra": extra},
-            f"S3 {s3_endpoint or 'AWS'} ({'keys given' if s3_key else 'default credentials chain'})")
+        own(
+            "aws_default",
+            {"conn_type": "aws", **({"login": s3_key, "password": s3_secret} if s3_key else {}), "extra": extra},
+            f"S3 {s3_endpoint or 'AWS'} ({'keys given' if s3_key else 'default credentials chain'})",
+        )
     if "AIRFLOW_CONN_SPARK_DEFAULT" not in conns or environ.get("SPARK_MASTER") or from_file.get("SPARK_MASTER"):
         own("spark_default", {"conn_type": "spark", "host": get("SPARK_MASTER")}, f"Spark {get('SPARK_MASTER')}")
 
@@ -220,10 +251,15 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
         for kind, conn_id in (("lakeFS", repo.lakefs_conn_id), ("Spark", repo.spark_conn_id)):
             # AIRFLOW_CONN_<ID>: Airflow upper-cases the id; or added in the UI at an earlier start
             if conn_id.lower() not in described and conn_id not in in_ui:
-                hint = ("LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY"
-                        if conn_id == "lakefs_default" else f"AIRFLOW_CONN_{conn_id.upper()}")
-                warnings.append(f"{repo.repository}: its {kind} connection {conn_id!r} is not defined: its runs fail "
-                                f"until you set {hint} in {where} or add it in the UI (Admin > Connections)")
+                hint = (
+                    "LAKEFS_ENDPOINT, LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY"
+                    if conn_id == "lakefs_default"
+                    else f"AIRFLOW_CONN_{conn_id.upper()}"
+                )
+                warnings.append(
+                    f"{repo.repository}: its {kind} connection {conn_id!r} is not defined: its runs fail "
+                    f"until you set {hint} in {where} or add it in the UI (Admin > Connections)"
+                )
 
     port_text = str(port) if port is not None else get_defaulted("AIRFLOW_PORT")
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
@@ -235,13 +271,25 @@ def plan(env_file: Path | None, environ: Mapping[str, str], state: Path, port: i
     if not work_dir.startswith(("/", "s3://", "s3a://", "file:")):
         work_dir = str(root / work_dir)
     settings = {k: v for k, v in from_file.items() if k.startswith("AIRFLOW__")}
-    return Plan(state=state, port=int(port_text), user=user, config_path=cfg.path,
-                dag_ids=[r.dag_id for r in cfg.repositories], entry_errors=list(cfg.entry_errors),
-                connections=conns, described=described, airflow_settings=settings, work_dir=work_dir,
-                warnings=warnings, notes=notes, min_ages={r.repository: r.min_age_seconds for r in cfg.repositories})
+    return Plan(
+        state=state,
+        port=int(port_text),
+        user=user,
+        config_path=cfg.path,
+        dag_ids=[r.dag_id for r in cfg.repositories],
+        entry_errors=list(cfg.entry_errors),
+        connections=conns,
+        described=described,
+        airflow_settings=settings,
+        work_dir=work_dir,
+        warnings=warnings,
+        notes=notes,
+        min_ages={r.repository: r.min_age_seconds for r in cfg.repositories},
+    )
 
 
 # ---------------------------------------------------------------- the state directory
+
 
 def private_json(path: Path, make: dict[str, str]) -> dict[str, str]:
     """Read a JSON object only its owner can read, add the keys of ``make`` it lacks, write it back."""
@@ -269,22 +317,28 @@ def port_free(port: int) -> bool:
 def component_env(p: Plan, base: Mapping[str, str]) -> dict[str, str]:
     from cryptography.fernet import Fernet
 
-    keys = private_json(p.state / "secrets.json", {"jwt_secret": secrets.token_hex(32),
-                                                    "fernet_key": Fernet.generate_key().decode()})
-    env = airflow_env(p.state, p.port, f"sqlite:///{p.state / 'airflow.db'}", p.config_path, base=base, **{
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{p.user}:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(p.state / "passwords.json"),
-        "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],  # kept: a restart keeps the UI's sessions
-        "AIRFLOW__CORE__FERNET_KEY": keys["fernet_key"],      # connections added in the UI, encrypted
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        # the connection form's Test button (Airflow's default: Disabled); the file may set it back
-        "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
-        "LAKEFS_GC_WORK_DIR": p.work_dir,
-    })
+    keys = private_json(
+        p.state / "secrets.json", {"jwt_secret": secrets.token_hex(32), "fernet_key": Fernet.generate_key().decode()}
+    )
+    env = airflow_env(
+        p.state,
+        p.port,
+        f"sqlite:///{p.state / 'airflow.db'}",
+        p.config_path,
+        base=base,
+        **{
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{p.user}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(p.state / "passwords.json"),
+            "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],  # kept: a restart keeps the UI's sessions
+            "AIRFLOW__CORE__FERNET_KEY": keys["fernet_key"],  # connections added in the UI, encrypted
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            # the connection form's Test button (Airflow's default: Disabled); the file may set it back
+            "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
+            "LAKEFS_GC_WORK_DIR": p.work_dir,
+        },
+    )
     env.update(p.airflow_settings)
     env.update(p.connections)
     return env
-
-

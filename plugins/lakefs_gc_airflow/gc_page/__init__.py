@@ -18,7 +18,8 @@ import sys
 from airflow.plugins_manager import AirflowPlugin
 
 RUNNING_ON_APISERVER = (len(sys.argv) > 1 and sys.argv[1] == "api-server") or (
-    len(sys.argv) > 2 and sys.argv[2].endswith("airflow/api_fastapi/main.py"))
+    len(sys.argv) > 2 and sys.argv[2].endswith("airflow/api_fastapi/main.py")
+)
 
 URL_ROUTE = "lakefs-gc"
 
@@ -47,10 +48,19 @@ def react_apps() -> list[dict]:
     # the bundle sets right after; one URL for both would leave the second without its component
     bundle = bundle_path()
     return [
-        {"name": "lakeFS GC", "bundle_url": f"{bundle}?view=all", "destination": "nav", "url_route": URL_ROUTE,
-         "category": "browse"},
-        {"name": "lakeFS GC (DAG)", "bundle_url": f"{bundle}?view=dag", "destination": "dag",
-         "url_route": f"{URL_ROUTE}-dag"},
+        {
+            "name": "lakeFS GC",
+            "bundle_url": f"{bundle}?view=all",
+            "destination": "nav",
+            "url_route": URL_ROUTE,
+            "category": "browse",
+        },
+        {
+            "name": "lakeFS GC (DAG)",
+            "bundle_url": f"{bundle}?view=dag",
+            "destination": "dag",
+            "url_route": f"{URL_ROUTE}-dag",
+        },
     ]
 
 

@@ -54,26 +54,49 @@ def _repo(dag_id: str):
 def _may_read(user, dag_id: str) -> bool:
     from airflow.api_fastapi.app import get_auth_manager
 
-    return get_auth_manager().is_authorized_dag(method="GET", access_entity=DagAccessEntity.RUN,
-                                                details=DagDetails(id=dag_id), user=user)
+    return get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.RUN, details=DagDetails(id=dag_id), user=user
+    )
 
 
-@app.get("/api/repositories", response_model=models.ReposAnswer, response_model_exclude_unset=True,
-         dependencies=[Depends(requires_access_view(AccessView.PLUGINS))])
+@app.get(
+    "/api/repositories",
+    response_model=models.ReposAnswer,
+    response_model_exclude_unset=True,
+    dependencies=[Depends(requires_access_view(AccessView.PLUGINS))],
+)
 def repositories(user: GetUserDep) -> dict[str, Any]:
     """Return the configured repositories whose DAG this user may read, and the config's own errors."""
     try:
         cfg = _config()
     except Exception as e:
         return {"repositories": [], "errors": [str(e)]}
-    return {"repositories": [{"repository": r.repository, "dag_id": r.dag_id, "schedule": r.schedule,
-                              "lakefs_conn_id": r.lakefs_conn_id, "storage_conn_id": r.storage_conn_id}
-                             for r in cfg.repositories if _may_read(user, r.dag_id)],
-            "errors": list(cfg.entry_errors), "config": str(cfg.path),
-            # discovered repositories gone from lakeFS: their DAG is no longer built
-            "removed": [{"repository": r.repository, "dag_id": f"lakefs_gc__{r.repository}",
-                         "lakefs_conn_id": r.lakefs_conn_id, "removed_at": r.removed_at} for r in cfg.removed],
-            "refreshed_at": cfg.refreshed_at}
+    return {
+        "repositories": [
+            {
+                "repository": r.repository,
+                "dag_id": r.dag_id,
+                "schedule": r.schedule,
+                "lakefs_conn_id": r.lakefs_conn_id,
+                "storage_conn_id": r.storage_conn_id,
+            }
+            for r in cfg.repositories
+            if _may_read(user, r.dag_id)
+        ],
+        "errors": list(cfg.entry_errors),
+        "config": str(cfg.path),
+        # discovered repositories gone from lakeFS: their DAG is no longer built
+        "removed": [
+            {
+                "repository": r.repository,
+                "dag_id": f"lakefs_gc__{r.repository}",
+                "lakefs_conn_id": r.lakefs_conn_id,
+                "removed_at": r.removed_at,
+            }
+            for r in cfg.removed
+        ],
+        "refreshed_at": cfg.refreshed_at,
+    }
 
 
 def _storage(repo):
@@ -88,34 +111,56 @@ def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
     from airflow.models.taskinstance import TaskInstance
     from sqlalchemy import select
 
-    rows = session.execute(select(DagRun.run_id, DagRun.state, DagRun.run_type, DagRun.logical_date,
-                                  DagRun.start_date, DagRun.end_date)
-                           .where(DagRun.dag_id == dag_id).order_by(DagRun.id.desc()).limit(MAX_DAG_RUNS)).all()
+    rows = session.execute(
+        select(DagRun.run_id, DagRun.state, DagRun.run_type, DagRun.logical_date, DagRun.start_date, DagRun.end_date)
+        .where(DagRun.dag_id == dag_id)
+        .order_by(DagRun.id.desc())
+        .limit(MAX_DAG_RUNS)
+    ).all()
     failed: dict[str, list[str]] = {}
-    for run_id, task_id in session.execute(select(TaskInstance.run_id, TaskInstance.task_id)
-                                           .where(TaskInstance.dag_id == dag_id,
-                                                  TaskInstance.state == "failed")):  # not upstream_failed
+    for run_id, task_id in session.execute(
+        select(TaskInstance.run_id, TaskInstance.task_id).where(
+            TaskInstance.dag_id == dag_id, TaskInstance.state == "failed"
+        )
+    ):  # not upstream_failed
         failed.setdefault(run_id, []).append(task_id)
 
     def iso(t):
         return t.isoformat() if t is not None else None
 
-    return [{"run_id": r.run_id, "state": str(r.state.value if hasattr(r.state, "value") else r.state),
-             "run_type": str(r.run_type.value if hasattr(r.run_type, "value") else r.run_type),
-             "logical_date": iso(r.logical_date), "start_date": iso(r.start_date), "end_date": iso(r.end_date),
-             "failed_tasks": sorted(failed.get(r.run_id, []))} for r in rows]
+    return [
+        {
+            "run_id": r.run_id,
+            "state": str(r.state.value if hasattr(r.state, "value") else r.state),
+            "run_type": str(r.run_type.value if hasattr(r.run_type, "value") else r.run_type),
+            "logical_date": iso(r.logical_date),
+            "start_date": iso(r.start_date),
+            "end_date": iso(r.end_date),
+            "failed_tasks": sorted(failed.get(r.run_id, [])),
+        }
+        for r in rows
+    ]
 
 
-@app.get("/api/dags/{dag_id}/runs", response_model=models.RunsAnswer, response_model_exclude_unset=True,
-         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get(
+    "/api/dags/{dag_id}/runs",
+    response_model=models.RunsAnswer,
+    response_model_exclude_unset=True,
+    dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))],
+)
 def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     """Return the repository's GC runs, newest first: its reports merged with its DAG's runs."""
     repo = _repo(dag_id)
     dag_runs = _dag_runs(session, dag_id)
     from lakefs_gc import __version__
 
-    out: dict[str, Any] = {"repository": repo.repository, "dag_id": dag_id, "namespace": None, "error": None,
-                           "version": __version__}
+    out: dict[str, Any] = {
+        "repository": repo.repository,
+        "dag_id": dag_id,
+        "namespace": None,
+        "error": None,
+        "version": __version__,
+    }
     try:
         namespace, storage = _storage(repo)
         out["namespace"] = namespace
@@ -160,8 +205,12 @@ def _lakefs_and_namespace(repo, what: str) -> Iterator[tuple[Any, Any, tuple[str
         client.close()
 
 
-@app.get("/api/dags/{dag_id}/explain", response_model=models.ExplainAnswer, response_model_exclude_unset=True,
-         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get(
+    "/api/dags/{dag_id}/explain",
+    response_model=models.ExplainAnswer,
+    response_model_exclude_unset=True,
+    dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))],
+)
 def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str, Any]:
     """
     ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on ``ref``.
@@ -174,12 +223,23 @@ def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str
     with _lakefs_and_namespace(repo, f"explain {target!r}") as (client, storage, roots, _):
         address, path, note = resolve(roots, target, client, repo.repository, ref)
         ex = explain(storage, address, roots, client, repo.repository, path=path)
-    return {"target": target, "address": address, "note": note, "verdict": ex.verdict, "reason": ex.reason,
-            "fates": ex.fates, "lines": ex.lines()}
+    return {
+        "target": target,
+        "address": address,
+        "note": note,
+        "verdict": ex.verdict,
+        "reason": ex.reason,
+        "fates": ex.fates,
+        "lines": ex.lines(),
+    }
 
 
-@app.get("/api/dags/{dag_id}/whatif", response_model=models.WhatIfAnswer, response_model_exclude_unset=True,
-         dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get(
+    "/api/dags/{dag_id}/whatif",
+    response_model=models.WhatIfAnswer,
+    response_model_exclude_unset=True,
+    dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))],
+)
 def dag_gc_whatif(dag_id: str, delete_branch: str | None = None, rule: str | None = None) -> dict[str, Any]:
     """
     ``lakefs-gc whatif`` for the repository of ``dag_id``: what the next run would free after a change.

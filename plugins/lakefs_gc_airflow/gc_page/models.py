@@ -34,6 +34,7 @@ class _Open(BaseModel):
 
 # /api/repositories
 
+
 class Repo(BaseModel):
     """A configured repository whose DAG the user may read."""
 
@@ -64,6 +65,7 @@ class ReposAnswer(BaseModel):
 
 
 # /api/dags/{dag_id}/runs
+
 
 class DagRun(BaseModel):
     """A run of the repository's DAG in Airflow's database."""
@@ -206,6 +208,7 @@ class RunsAnswer(BaseModel):
 
 
 # /api/dags/{dag_id}/explain, /api/dags/{dag_id}/whatif
+
 
 class ExplainAnswer(BaseModel):
     """``lakefs-gc explain``'s answer: the verdict on one address, its reason and the facts found."""

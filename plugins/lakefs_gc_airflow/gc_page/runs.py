@@ -26,12 +26,19 @@ STEPS = TIMED_STEPS  # the steps whose seconds a report records
 MAX_RUNS = 500  # newest first; older reports stay in the namespace (lakefs-gc report lists them all)
 
 
-def run_record(mark_id: str, summary: RunSummary | None, problem: str | None, uri: str,
-               sweep: str | None = None) -> dict[str, Any]:
+def run_record(
+    mark_id: str, summary: RunSummary | None, problem: str | None, uri: str, sweep: str | None = None
+) -> dict[str, Any]:
     """One GC run as the page shows it. ``summary`` None: the report does not read (``problem``)."""
     if summary is None:
-        return {"mark_id": mark_id, "sweep": sweep, "report": uri, "problem": problem or "no summary.json",
-                "rows": [], "seconds": {}}
+        return {
+            "mark_id": mark_id,
+            "sweep": sweep,
+            "report": uri,
+            "problem": problem or "no summary.json",
+            "rows": [],
+            "seconds": {},
+        }
     s = summary
     rec: dict[str, Any] = {
         "mark_id": mark_id,
@@ -49,17 +56,28 @@ def run_record(mark_id: str, summary: RunSummary | None, problem: str | None, ur
         "dead_letters": s.dead_letters,
         "delete_skipped": s.delete_skipped,
         "guard": {"max_delete_share": s.max_delete_share, "max_delete_count": s.max_delete_count},
-        "rules": {"min_age_seconds": s.min_age_seconds, "effective_min_age_seconds": s.effective_min_age_seconds,
-                  "grace_period_seconds": s.grace_period_seconds, "confirm_after_seconds": s.confirm_after_seconds,
-                  "active_commits": s.active_commits, "staged_check": s.staged_check},
+        "rules": {
+            "min_age_seconds": s.min_age_seconds,
+            "effective_min_age_seconds": s.effective_min_age_seconds,
+            "grace_period_seconds": s.grace_period_seconds,
+            "confirm_after_seconds": s.confirm_after_seconds,
+            "active_commits": s.active_commits,
+            "staged_check": s.staged_check,
+        },
         "report": uri,
         "problem": None,
         "rows": [list(r) for r in summary_rows(s, uri)],
         "seconds": s.step_seconds(),
         # the counts plotted over time, as the report names them
-        "listed_objects": s.listed_objects, "candidates": s.candidates, "to_delete": s.to_delete,
-        "deleted": s.deleted, "already_gone": s.already_gone, "held_back": s.held_back,
-        "delete_failed": s.delete_failed, "reclaimed_bytes": s.reclaimed_bytes, "candidate_bytes": s.candidate_bytes,
+        "listed_objects": s.listed_objects,
+        "candidates": s.candidates,
+        "to_delete": s.to_delete,
+        "deleted": s.deleted,
+        "already_gone": s.already_gone,
+        "held_back": s.held_back,
+        "delete_failed": s.delete_failed,
+        "reclaimed_bytes": s.reclaimed_bytes,
+        "candidate_bytes": s.candidate_bytes,
         "space_file": s.space_file,
     }
     if s.dry_run and s.would_delete is not None:
@@ -91,8 +109,11 @@ def newest_space(storage, records: Iterable[Mapping[str, Any]]) -> dict[str, Any
             except ValidationError as e:
                 first = e.errors()[0]
                 where = ".".join(str(part) for part in first["loc"])
-                return {**ids, "problem": f"{storage.full_uri(r['space_file'])}: not the space.json attribute_space "
-                                         f"writes ({where}: {first['msg']})"}
+                return {
+                    **ids,
+                    "problem": f"{storage.full_uri(r['space_file'])}: not the space.json attribute_space "
+                    f"writes ({where}: {first['msg']})",
+                }
             return doc
     return None
 
@@ -107,8 +128,9 @@ def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
     for mark_id, summary, problem in iter_marks(storage):
         out.append(run_record(mark_id, summary, problem, storage.full_uri(layout.summary_key(mark_id))))
         for sweep, ss, sp in iter_sweeps(storage, mark_id):
-            out.append(run_record(mark_id, ss, sp, storage.full_uri(layout.sweep_summary_key(mark_id, sweep)),
-                                  sweep=sweep))
+            out.append(
+                run_record(mark_id, ss, sp, storage.full_uri(layout.sweep_summary_key(mark_id, sweep)), sweep=sweep)
+            )
     out.sort(key=lambda r: str(r.get("start_time") or ""), reverse=True)
     return out[:limit]
 
@@ -131,8 +153,18 @@ def merge(records: Iterable[dict[str, Any]], dag_runs: Iterable[Mapping[str, Any
         out.append({**r, "dag_run": dict(d) if d else None})
     for run_id, d in by_run.items():
         if run_id not in seen:
-            out.append({"mark_id": None, "sweep": None, "airflow_run_id": run_id, "start_time": d.get("start_date")
-                        or d.get("logical_date"), "report": None, "problem": None, "rows": [], "seconds": {},
-                        "dag_run": dict(d)})
+            out.append(
+                {
+                    "mark_id": None,
+                    "sweep": None,
+                    "airflow_run_id": run_id,
+                    "start_time": d.get("start_date") or d.get("logical_date"),
+                    "report": None,
+                    "problem": None,
+                    "rows": [],
+                    "seconds": {},
+                    "dag_run": dict(d),
+                }
+            )
     out.sort(key=lambda r: str(r.get("start_time") or ""), reverse=True)
     return out

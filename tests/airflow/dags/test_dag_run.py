@@ -28,8 +28,9 @@ class FakeLakeFSClient:
         FakeLakeFSClient.instances.append(self)
 
     def get_repository(self, repo):
-        return lakefs_sdk.Repository(id=repo, creation_date=0, default_branch="main",
-                                     storage_namespace=self.namespace, storage_id="")
+        return lakefs_sdk.Repository(
+            id=repo, creation_date=0, default_branch="main", storage_namespace=self.namespace, storage_id=""
+        )
 
     def blockstore_type(self, storage_id=None):
         return "local"
@@ -63,14 +64,22 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
     # what lakeFS's prepare_uncommited writes for the run the fake reports (lakeFS's Parquet format)
     write_staged(LocalStorage(ns_dir), "_lakefs/retention/gc/uncommitted/gcrun0001/uncommitted/f1", [], 0)
     FakeLakeFSClient.namespace = "local://ns"  # under the blockstore root tmp_path, as lakeFS resolves it
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
-                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
-                                 extra={"local_blockstore_root": str(tmp_path)}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+            extra={"local_blockstore_root": str(tmp_path)},
+        )
+    )
     FakeLakeFSClient.instances = []
     monkeypatch.setattr(api, "LakeFSClient", FakeLakeFSClient)
     binary = fake_spark_submit(tmp_path)
     cfg = tmp_path / "gc.yaml"
-    cfg.write_text(textwrap.dedent(f"""
+    cfg.write_text(
+        textwrap.dedent(f"""
         repositories:
           - repository: sample-repo
             lakefs_conn_id: lakefs_default
@@ -81,7 +90,8 @@ def gc_dag(tmp_path, monkeypatch, connections, airflow_db):
             work_dir: {tmp_path / "work"}
             spark: {{binary: {binary}, fast_start: false, in_process_max_keys: 0}}  # every Spark step a (fake) spark-submit
             tasks: {{retries: 1, retry_delay_seconds: 1}}
-    """))
+    """)
+    )
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
@@ -100,8 +110,18 @@ def test_full_run_wires_the_eight_tasks_and_writes_the_report_last(gc_dag):
     assert dr.state == "success", _states(dr)
     tis = {ti.task_id: ti for ti in dr.get_task_instances()}
     assert {k: v.state for k, v in tis.items()} == dict.fromkeys(
-        ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
-         "save_report"], "success")
+        [
+            "prepare_run",
+            "mark_uncommitted",
+            "list_committed",
+            "list_slices",
+            "compute_candidates",
+            "attribute_space",
+            "delete",
+            "save_report",
+        ],
+        "success",
+    )
     assert tis["mark_uncommitted"].end_date <= tis["list_committed"].start_date
     assert tis["delete"].end_date <= tis["save_report"].start_date
 
@@ -122,7 +142,8 @@ def test_full_run_wires_the_eight_tasks_and_writes_the_report_last(gc_dag):
 
     [control] = (ns_dir.parent / "work" / "sample-repo").glob("*/_control")
     assert sorted(p.name for p in control.glob("*.input.json")) == sorted(
-        f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete"))
+        f"{s}.input.json" for s in ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")
+    )
     inputs = inputs_from_wire(json.loads((control / "compute_candidates.input.json").read_text()))
     assert inputs.mark_id() == "gcrun0001"
     assert inputs.context.cutoff_time
@@ -154,9 +175,18 @@ def _assert_run_summary_and_links(dag, dr, ti, summary_path):
     text = result["summary"]
     uri = "local://ns/_lakefs/retention/gc/unified/gcrun0001/summary.json"  # the namespace as lakeFS names it
     assert result["summary_uri"] == uri
-    for line in ("mode: mark_and_sweep", "result: success", "listed: 3 objects, 30 B", "marked: 3",
-                 "held back: 0", "deleted: 3", "already gone: 0", "dead letters: 0", "reclaimed: 30 B",
-                 f"report: {uri}"):
+    for line in (
+        "mode: mark_and_sweep",
+        "result: success",
+        "listed: 3 objects, 30 B",
+        "marked: 3",
+        "held back: 0",
+        "deleted: 3",
+        "already gone: 0",
+        "dead letters: 0",
+        "reclaimed: 30 B",
+        f"report: {uri}",
+    ):
         assert f"\n{line}" in text, (line, text)
     assert "candidates: 3  (" in text
     assert f"cutoff: {json.loads(summary_path.read_text())['cutoff_time'][:19]}Z" in text
@@ -165,9 +195,11 @@ def _assert_run_summary_and_links(dag, dr, ti, summary_path):
     serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag)).get_task("save_report")
     # as GET .../taskInstances/save_report/links serves them (``link or None``; None: the UI shows no button)
     links = {name: serialized.get_extra_links(ti, name) or None for name in serialized.extra_links}
-    assert links == {"GC report (summary.json)": None,  # a local:// report: no URL a browser opens
-                     "lakeFS repository": "http://127.0.0.1:8000/repositories/sample-repo",
-                     "GC page": f"/dags/{dag.dag_id}/plugin/lakefs-gc-dag"}, links
+    assert links == {
+        "GC report (summary.json)": None,  # a local:// report: no URL a browser opens
+        "lakeFS repository": "http://127.0.0.1:8000/repositories/sample-repo",
+        "GC page": f"/dags/{dag.dag_id}/plugin/lakefs-gc-dag",
+    }, links
     shown = json.dumps([text, rendered, links, result])
     assert not any(s in shown for s in (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET))
 
@@ -201,14 +233,20 @@ def test_invalid_params_are_rejected_before_anything_runs(gc_dag):
     assert FakeLakeFSClient.instances == []
 
 
-def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there(gc_dag, monkeypatch, tmp_path,
-                                                                                   capfd):
+def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there(gc_dag, monkeypatch, tmp_path, capfd):
     """lakeFS keeps local://ns at <blockstore.local.path>/ns: without the root the run refuses
     (naming the connection extra); with a wrong root (no lakeFS marker there) it refuses too, and
     the files in the wrong place are untouched."""
     dag, ns_dir = gc_dag
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
-                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+        )
+    )
     dr = dag.test()
     states = _states(dr)
     assert dr.state == "failed", states
@@ -222,9 +260,16 @@ def test_local_namespace_needs_the_blockstore_root_and_finds_lakefs_marker_there
     stranger = elsewhere / "ns" / "data" / "slice" / "not-lakefs.bin"
     stranger.parent.mkdir(parents=True)
     stranger.write_bytes(b"someone else's file")
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000",
-                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
-                                 extra={"local_blockstore_root": str(elsewhere)}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+            extra={"local_blockstore_root": str(elsewhere)},
+        )
+    )
     dr = dag.test()
     assert dr.state == "failed"
     assert _states(dr)["prepare_run"] == "failed"
@@ -253,8 +298,12 @@ def test_a_spark_job_failure_that_may_pass_is_retried(gc_dag, tmp_path, failure)
     """A failure the job records as "failed" (a storage error), or a job that died without a record."""
     dag, _ = gc_dag
     if failure == "recorded":
-        fake_spark_submit(tmp_path, failures={"list_slices": {"kind": "failed", "type": "StorageError",
-                                                              "message": "s3://b/r/data/: 503 SlowDown"}})
+        fake_spark_submit(
+            tmp_path,
+            failures={
+                "list_slices": {"kind": "failed", "type": "StorageError", "message": "s3://b/r/data/: 503 SlowDown"}
+            },
+        )
     else:
         fake_spark_submit(tmp_path, exit_code=137, write_result=False)
     dr = dag.test()

@@ -28,13 +28,15 @@ EXPECTED_UPSTREAM = {
 def dagbag(tmp_path_factory):
     """One DagBag over dags/, with a two-repository config (the checked-in one has one entry)."""
     cfg = tmp_path_factory.mktemp("cfg") / "gc.yaml"
-    cfg.write_text(textwrap.dedent("""
+    cfg.write_text(
+        textwrap.dedent("""
         defaults: {lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default,
                    min_age_seconds: 86400, mode: mark_and_sweep}
         repositories:
           - {repository: sample-repo, schedule: "@daily"}
           - {repository: other-repo, mode: mark_only, min_age_seconds: 172800, schedule: null, tags: [team-x]}
-    """))
+    """)
+    )
     mp = pytest.MonkeyPatch()
     mp.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
@@ -64,12 +66,15 @@ def test_dags_folder_parses_in_a_fresh_interpreter_like_the_dag_processor(tmp_pa
     import subprocess
     import sys
 
-    code = ("import json; from airflow.dag_processing.dagbag import DagBag; "
-            f"b = DagBag(dag_folder={str(REPO / 'dags')!r}); "
-            "print(json.dumps({'errors': {k: str(v)[-300:] for k, v in b.import_errors.items()}, 'ids': sorted(b.dag_ids)}))")
+    code = (
+        "import json; from airflow.dag_processing.dagbag import DagBag; "
+        f"b = DagBag(dag_folder={str(REPO / 'dags')!r}); "
+        "print(json.dumps({'errors': {k: str(v)[-300:] for k, v in b.import_errors.items()}, 'ids': sorted(b.dag_ids)}))"
+    )
     env = {**os.environ, "LAKEFS_GC_CONFIG": str(REPO / "config" / "gc_repositories.yaml")}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
-                       cwd=tmp_path, check=False)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, check=False
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out == {"errors": {}, "ids": ["lakefs_gc__sample-repo", "lakefs_gc_restore"]}
@@ -130,27 +135,58 @@ def test_spark_tasks_use_the_configured_connection_and_job_files(dagbag):
 
 def test_params_accept_valid_values(dagbag):
     dag = dagbag.dags["lakefs_gc__sample-repo"]
-    assert validate_params(dag, {}) == {"mode": "mark_and_sweep", "flow": "auto", "staged_check": "candidates",
-                                  "min_age_seconds": 86400,
-                                  "unsafe_min_age_override": False, "mark_id": None, "dry_run": False,
-                                  "confirm_after_seconds": -1, "max_delete_share": 0.5,
-                                  "max_delete_count": 10_000_000, "mark_max_age_seconds": 7 * 86400,
-                                  "delete_rate": 3000.0, "delete_concurrency": 2, "delete_batch_size": 1000,
-                                  "delete_max_attempts": 8, "prepare_commits_timeout_seconds": 1200,
-                                  "quarantine_days": 0, "attribute_space": True, "stale_branch_days": 30}
-    conf = {"mode": "sweep_only", "mark_id": "ft0abc", "min_age_seconds": 0, "unsafe_min_age_override": True,
-            "delete_rate": 0, "confirm_after_seconds": 0}
+    assert validate_params(dag, {}) == {
+        "mode": "mark_and_sweep",
+        "flow": "auto",
+        "staged_check": "candidates",
+        "min_age_seconds": 86400,
+        "unsafe_min_age_override": False,
+        "mark_id": None,
+        "dry_run": False,
+        "confirm_after_seconds": -1,
+        "max_delete_share": 0.5,
+        "max_delete_count": 10_000_000,
+        "mark_max_age_seconds": 7 * 86400,
+        "delete_rate": 3000.0,
+        "delete_concurrency": 2,
+        "delete_batch_size": 1000,
+        "delete_max_attempts": 8,
+        "prepare_commits_timeout_seconds": 1200,
+        "quarantine_days": 0,
+        "attribute_space": True,
+        "stale_branch_days": 30,
+    }
+    conf = {
+        "mode": "sweep_only",
+        "mark_id": "ft0abc",
+        "min_age_seconds": 0,
+        "unsafe_min_age_override": True,
+        "delete_rate": 0,
+        "confirm_after_seconds": 0,
+    }
     assert {k: v for k, v in validate_params(dag, conf).items() if k in conf} == conf
 
 
-@pytest.mark.parametrize(("conf", "message"), [
-    ({"mode": "sweep"}, r"Invalid input for param mode: 'sweep' is not one of \['mark_and_sweep', 'mark_only', 'sweep_only'\]"),
-    ({"delete_batch_size": 5000}, r"Invalid input for param delete_batch_size: 5000 is greater than the maximum of 1000"),
-    ({"max_delete_share": 1.5}, r"Invalid input for param max_delete_share: 1.5 is greater than the maximum of 1"),
-    ({"min_age_seconds": -1}, r"Invalid input for param min_age_seconds: -1 is less than the minimum of 0"),
-    ({"min_age_seconds": "3600"}, r"Invalid input for param min_age_seconds: '3600' is not of type 'integer'"),
-    ({"unsafe_min_age_override": "yes"}, r"Invalid input for param unsafe_min_age_override: 'yes' is not of type 'boolean'"),
-])
+@pytest.mark.parametrize(
+    ("conf", "message"),
+    [
+        (
+            {"mode": "sweep"},
+            r"Invalid input for param mode: 'sweep' is not one of \['mark_and_sweep', 'mark_only', 'sweep_only'\]",
+        ),
+        (
+            {"delete_batch_size": 5000},
+            r"Invalid input for param delete_batch_size: 5000 is greater than the maximum of 1000",
+        ),
+        ({"max_delete_share": 1.5}, r"Invalid input for param max_delete_share: 1.5 is greater than the maximum of 1"),
+        ({"min_age_seconds": -1}, r"Invalid input for param min_age_seconds: -1 is less than the minimum of 0"),
+        ({"min_age_seconds": "3600"}, r"Invalid input for param min_age_seconds: '3600' is not of type 'integer'"),
+        (
+            {"unsafe_min_age_override": "yes"},
+            r"Invalid input for param unsafe_min_age_override: 'yes' is not of type 'boolean'",
+        ),
+    ],
+)
 def test_params_reject_invalid_values_with_a_clear_message(dagbag, conf, message):
     from airflow.sdk.exceptions import ParamValidationError
 
@@ -164,8 +200,11 @@ def test_params_have_a_ui_form(dagbag):
     for knob in ("delete_rate", "delete_concurrency", "delete_batch_size", "max_delete_share", "confirm_after_seconds"):
         assert params.get_param(knob).schema.get("title")
     age = params.get_param("min_age_seconds")
-    assert (age.schema["type"], age.schema["allOf"], age.schema["title"]) == \
-        ("integer", [{"minimum": 0}], "Minimum object age (s)")
+    assert (age.schema["type"], age.schema["allOf"], age.schema["title"]) == (
+        "integer",
+        [{"minimum": 0}],
+        "Minimum object age (s)",
+    )
     assert "grace period" in age.description
     assert params.get_param("unsafe_min_age_override").schema["type"] == "boolean"
 
@@ -182,8 +221,10 @@ def test_dag_file_does_no_io_beyond_the_config(monkeypatch, tmp_path):
 
 def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     cfg = tmp_path / "gc.yaml"
-    cfg.write_text("repositories:\n  - {repository: repo-a, lakefs_conn_id: a, storage_conn_id: b, "
-                   "spark_conn_id: c, min_age_seconds: 1, mode: sweep}\n")
+    cfg.write_text(
+        "repositories:\n  - {repository: repo-a, lakefs_conn_id: a, storage_conn_id: b, "
+        "spark_conn_id: c, min_age_seconds: 1, mode: sweep}\n"
+    )
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
@@ -201,7 +242,8 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
     cleanly, so Airflow keeps them), the bad ones are one import error of gc_config_errors.py naming
     each entry and field."""
     cfg = tmp_path / "gc.yaml"
-    cfg.write_text(textwrap.dedent("""
+    cfg.write_text(
+        textwrap.dedent("""
         defaults: {lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default,
                    min_age_seconds: 86400, mode: mark_and_sweep}
         repositories:
@@ -209,13 +251,18 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
           - {repository: typo-repo, shedule: "@daily"}
           - {repository: good-two, mode: mark_only}
           - {repository: bad-sweep, sweep: {max_delete_share: 5}}
-    """))
+    """)
+    )
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(REPO / "dags"))
-    assert sorted(bag.dag_ids) == ["lakefs_gc__good-one", "lakefs_gc__good-two", "lakefs_gc_config_errors",
-                                   "lakefs_gc_restore"]
+    assert sorted(bag.dag_ids) == [
+        "lakefs_gc__good-one",
+        "lakefs_gc__good-two",
+        "lakefs_gc_config_errors",
+        "lakefs_gc_restore",
+    ]
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py"), bag.import_errors
     assert "2 bad repository entries" in err
@@ -282,7 +329,8 @@ def test_the_restore_dag_offers_every_configured_repository(dagbag):
     assert [t.task_id for t in dag.tasks] == ["restore"]
     assert dag.get_task("restore").repositories == {
         "sample-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"},
-        "other-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"}}
+        "other-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"},
+    }
     schema = {k: dag.params.get_param(k).schema for k in dag.params}
     assert schema["repository"]["enum"] == ["other-repo", "sample-repo"]
     assert schema["run_id"]["minLength"] == 1

@@ -49,13 +49,19 @@ def test_airflow_refuses_out_of_range_values_naming_the_param(dag, name):
 
     lo, hi = _bounds(name)
     below = lo - 1 if isinstance(lo, int) else lo - 0.5
-    with pytest.raises(ParamValidationError, match=rf"Invalid input for param {name}: {below} is less than the "
-                                                   rf"minimum of {lo}"):
+    with pytest.raises(
+        ParamValidationError,
+        match=rf"Invalid input for param {name}: {below} is less than the "
+        rf"minimum of {lo}",
+    ):
         validate_params(dag, {name: below})
     if hi is not None:
         above = 5 if name == "max_delete_share" else hi + 1
-        with pytest.raises(ParamValidationError, match=rf"Invalid input for param {name}: {above} is greater "
-                                                       rf"than the maximum of {hi}"):
+        with pytest.raises(
+            ParamValidationError,
+            match=rf"Invalid input for param {name}: {above} is greater "
+            rf"than the maximum of {hi}",
+        ):
             validate_params(dag, {name: above})
         assert validate_params(dag, {name: hi})[name] == hi
     assert validate_params(dag, {name: lo})[name] == lo

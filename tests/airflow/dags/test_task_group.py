@@ -35,10 +35,18 @@ def test_the_readmes_own_dag_example_runs_as_written(tmp_path, monkeypatch, lake
     seeded = time.time()
     storage = ns_storage(ns)
     before = {o.key for o in storage.list("", recursive=True)}
-    for k, v in (conn_env("lakefs_default", conn_type="lakefs_gc", host=emu.url, login=emu.access_key,
-                          password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),
-                 conn_env("aws_default", conn_type="aws"),
-                 conn_env("spark_default", conn_type="spark", host="local[1]")):
+    for k, v in (
+        conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host=emu.url,
+            login=emu.access_key,
+            password=emu.secret_key,
+            extra={"local_blockstore_root": emu.local_root},
+        ),
+        conn_env("aws_default", conn_type="aws"),
+        conn_env("spark_default", conn_type="spark", host="local[1]"),
+    ):
         monkeypatch.setenv(k, v)
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path / "work"))
     dags = tmp_path / "dags"
@@ -52,8 +60,16 @@ def test_the_readmes_own_dag_example_runs_as_written(tmp_path, monkeypatch, lake
     bag = DagBag(dag_folder=str(dags))
     assert bag.import_errors == {}
     dag = bag.dags["nightly_lake"]
-    steps = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates",
-             "attribute_space", "delete", "save_report"]
+    steps = [
+        "prepare_run",
+        "mark_uncommitted",
+        "list_committed",
+        "list_slices",
+        "compute_candidates",
+        "attribute_space",
+        "delete",
+        "save_report",
+    ]
     assert {t.task_id for t in dag.tasks} == {"export_tables", "tell_finance"} | {f"lakefs_gc.{s}" for s in steps}
     assert dag.get_task("lakefs_gc.prepare_run").upstream_task_ids == {"export_tables"}
     assert dag.get_task("tell_finance").upstream_task_ids == {"lakefs_gc.save_report"}

@@ -52,26 +52,44 @@ def airflow_cluster(tmp_path, metadata_db, lakefs_emulator_factory):
     home = tmp_path / "airflow-home"
     home.mkdir()
     port = free_port()
-    cfg = gc_config(tmp_path / "gc.yaml", REPO_NAME, f"""
+    cfg = gc_config(
+        tmp_path / "gc.yaml",
+        REPO_NAME,
+        f"""
         schedule: "@daily"
         min_age_seconds: {MIN_AGE}
         sweep: {{confirm_after_seconds: 0}}  # scheduled/backfill runs would wait one interval (a day) by default
-        work_dir: {tmp_path / 'work'}
+        work_dir: {tmp_path / "work"}
         tasks: {{retry_delay_seconds: 5}}
         spark:
           parallelism: 2
           conf: {{spark.ui.enabled: "false", spark.driver.extraJavaOptions: "{java_options()}"}}
-    """)
-    env = airflow_env(home, port, metadata_db.sqlalchemy_url, cfg, **{
-        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-        # one parse of the DAG file, not one every 30 s (each takes seconds of CPU the runs need)
-        "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
-    })
-    for k, v in (conn_env("lakefs_default", conn_type="lakefs", host=emu.url, login=emu.access_key,
-                          password=emu.secret_key, extra={"local_blockstore_root": emu.local_root}),
-                 conn_env("spark_default", conn_type="spark", host="local[2]")):
+    """,
+    )
+    env = airflow_env(
+        home,
+        port,
+        metadata_db.sqlalchemy_url,
+        cfg,
+        **{
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+            # one parse of the DAG file, not one every 30 s (each takes seconds of CPU the runs need)
+            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
+        },
+    )
+    for k, v in (
+        conn_env(
+            "lakefs_default",
+            conn_type="lakefs",
+            host=emu.url,
+            login=emu.access_key,
+            password=emu.secret_key,
+            extra={"local_blockstore_root": emu.local_root},
+        ),
+        conn_env("spark_default", conn_type="spark", host="local[2]"),
+    ):
         env[k] = v
     af = Airflow(home, env, metadata_db)
     try:
@@ -87,8 +105,9 @@ def test_backfill_over_two_dates(airflow_cluster):
     af, emu = airflow_cluster
     ns = emu.namespace(REPO_NAME)
     offsets = {"old": -10 * DAY, "recent": -3600}
-    manifest = seed(emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]),
-                    local_root=emu.local_root)
+    manifest = seed(
+        emu.client(), REPO_NAME, ns, phase=lambda p: emu.set_clock(offset=offsets[p]), local_root=emu.local_root
+    )
     emu.set_clock(offset=0)
     storage = ns_storage(ns)
     seeded_at = time.time()
@@ -104,13 +123,26 @@ def test_backfill_over_two_dates(airflow_cluster):
 
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     dates = [today - timedelta(days=d) for d in (1, 0)]
-    af.cli("backfill", "create", "--dag-id", DAG_ID, "--from-date", dates[0].isoformat(),
-           "--to-date", dates[-1].isoformat(), "--max-active-runs", "1")
+    af.cli(
+        "backfill",
+        "create",
+        "--dag-id",
+        DAG_ID,
+        "--from-date",
+        dates[0].isoformat(),
+        "--to-date",
+        dates[-1].isoformat(),
+        "--max-active-runs",
+        "1",
+    )
     af.cli("dags", "unpause", DAG_ID)
 
     def finished():
-        rows = af.query("SELECT run_id, state, logical_date, start_date, end_date, run_type FROM dag_run "
-                        "WHERE dag_id=%s ORDER BY logical_date", DAG_ID)
+        rows = af.query(
+            "SELECT run_id, state, logical_date, start_date, end_date, run_type FROM dag_run "
+            "WHERE dag_id=%s ORDER BY logical_date",
+            DAG_ID,
+        )
         backfill = [r for r in rows if r[5] == "backfill"]
         done = len(backfill) == 2 and all(r[1] in ("success", "failed") for r in rows)
         return rows if done else None

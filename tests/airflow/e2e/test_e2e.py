@@ -41,8 +41,16 @@ pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 DAY = 86400
 GRACE = 5
 MIN_AGE = 25  # above the time from the fresh garbage to the DAG run's start (the run clock's) on a busy machine
-TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
-         "save_report"]
+TASKS = [
+    "prepare_run",
+    "mark_uncommitted",
+    "list_committed",
+    "list_slices",
+    "compute_candidates",
+    "attribute_space",
+    "delete",
+    "save_report",
+]
 
 
 def is_real(emu) -> bool:
@@ -59,8 +67,10 @@ def clock_for(emu):
 
 def needs(kind: str):
     """Skip when a real lakeFS target serves the other namespace kind."""
-    return pytest.mark.skipif(TARGET is not None and TARGET.blockstore_type != kind,
-                              reason=f"the target lakeFS's namespace root is not {kind}://")
+    return pytest.mark.skipif(
+        TARGET is not None and TARGET.blockstore_type != kind,
+        reason=f"the target lakeFS's namespace root is not {kind}://",
+    )
 
 
 class GCEnv:
@@ -112,10 +122,12 @@ def _assert_no_secrets(secrets: list[str], tis, output: str, *dirs: Path) -> Non
                 assert not any(s.encode() in data for s in secrets), f"a secret in {f}"
 
 
-def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default", in_process_max_keys: int = 10_000
-                  ) -> Path:
+def _write_config(
+    tmp_path: Path, repo: str, storage_conn_id: str = "aws_default", in_process_max_keys: int = 10_000
+) -> Path:
     cfg = tmp_path / "gc.yaml"
-    cfg.write_text(textwrap.dedent(f"""
+    cfg.write_text(
+        textwrap.dedent(f"""
         repositories:
           - repository: {repo}
             lakefs_conn_id: lakefs_default
@@ -132,12 +144,21 @@ def _write_config(tmp_path: Path, repo: str, storage_conn_id: str = "aws_default
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "{java_options()}"
                 spark.executor.extraJavaOptions: "{java_options()}"
-    """))
+    """)
+    )
     return cfg
 
 
-def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | None,
-              storage_conn_id: str = "aws_default", spark_master: str = "local[2]", in_process: int | None = None):
+def _load_dag(
+    monkeypatch,
+    tmp_path: Path,
+    repo: str,
+    lakefs: dict,
+    aws: dict | None,
+    storage_conn_id: str = "aws_default",
+    spark_master: str = "local[2]",
+    in_process: int | None = None,
+):
     """``in_process``: the config's ``spark.in_process_max_keys``; by default 0 on a cluster (every
     Spark step an application of it, the sweep too), else the product's default."""
     if in_process is None:
@@ -156,8 +177,17 @@ def _load_dag(monkeypatch, tmp_path: Path, repo: str, lakefs: dict, aws: dict | 
     return bag.dags[f"lakefs_gc__{repo}"]
 
 
-def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=None, cloud=None,
-              server=None, spark_master: str = "local[2]", in_process: int | None = None) -> GCEnv:
+def _seed_env(
+    lakefs_emulator_factory,
+    monkeypatch,
+    tmp_path,
+    repo: str,
+    moto=None,
+    cloud=None,
+    server=None,
+    spark_master: str = "local[2]",
+    in_process: int | None = None,
+) -> GCEnv:
     """A seeded repository on the local blockstore, on moto (``moto``), or on Azurite or
     fake-gcs-server (``cloud``: then the storage connection is a ``wasb`` one with Azurite's
     connection string, or a ``google_cloud_platform`` one, anonymous, with ``STORAGE_EMULATOR_HOST``
@@ -178,8 +208,9 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
         sibling = TARGET.storage(TARGET.namespace(repo + "-sibling"))
         lakefs, aws = TARGET.lakefs_conn(), TARGET.aws_conn()
     else:
-        emu = server or lakefs_emulator_factory("--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto,
-                                                cloud=cloud)
+        emu = server or lakefs_emulator_factory(
+            "--uncommitted-page-size", "1", "--grace-period", str(GRACE), s3=moto, cloud=cloud
+        )
         client, local_root = emu.client(), emu.local_root
         if cloud is not None:
             container = cloud.create(f"gc-e2e-{repo}")
@@ -198,15 +229,24 @@ def _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, repo: str, moto=No
             ns = emu.namespace(repo, bucket=bucket)
             storage = ns_storage(ns, moto)
             sibling = ns_storage(f"s3://{bucket}/{repo}-sibling", moto)
-            aws = {"conn_type": "aws", "login": moto.access_key, "password": moto.secret_key,
-                   "extra": {"endpoint_url": moto.endpoint_url, "region_name": moto.region}}
+            aws = {
+                "conn_type": "aws",
+                "login": moto.access_key,
+                "password": moto.secret_key,
+                "extra": {"endpoint_url": moto.endpoint_url, "region_name": moto.region},
+            }
         else:
             ns = emu.namespace(repo)
             storage = ns_storage(ns)
             sibling = ns_storage(emu.namespace(f"{repo}-sibling"))
             aws = None
-        lakefs = {"conn_type": "lakefs_gc", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
-                  "extra": {"local_blockstore_root": local_root} if local_root else {}}
+        lakefs = {
+            "conn_type": "lakefs_gc",
+            "host": emu.url,
+            "login": emu.access_key,
+            "password": emu.secret_key,
+            "extra": {"local_blockstore_root": local_root} if local_root else {},
+        }
     manifest = seed(client, repo, ns, phase=clock_for(emu), backdate=is_real(emu), local_root=local_root)
     # outside the namespace: same bucket (or parent directory), a prefix that starts with the namespace's name
     sibling.put("data/slice/not-ours.bin", b"not in the namespace")
@@ -223,7 +263,9 @@ def _assert_swept(env: GCEnv, before: set[str], tis) -> dict:
     expected_deleted = env.manifest.expected(DELETED)
     assert expected_deleted, "the seeded repository must contain garbage"
     gone = before - after
-    assert gone == expected_deleted, {o.label: o.address for o in env.manifest.objects if o.address in gone ^ expected_deleted}
+    assert gone == expected_deleted, {
+        o.label: o.address for o in env.manifest.objects if o.address in gone ^ expected_deleted
+    }
     for o in env.manifest.objects:
         assert (o.address in after) == (o.expect == KEPT), (o.label, o.path, o.address)
     assert {k for k in before if k.startswith("_lakefs/")} <= after  # _lakefs/ untouched
@@ -240,8 +282,12 @@ def _assert_ordered(tis) -> None:
     assert tis["mark_uncommitted"].end_date <= tis["list_committed"].start_date
     assert tis["prepare_run"].end_date <= tis["list_slices"].start_date
     assert max(tis["list_committed"].end_date, tis["list_slices"].end_date) <= tis["compute_candidates"].start_date
-    assert tis["compute_candidates"].end_date <= tis["delete"].start_date <= tis["delete"].end_date \
+    assert (
+        tis["compute_candidates"].end_date
+        <= tis["delete"].start_date
+        <= tis["delete"].end_date
         <= tis["save_report"].start_date
+    )
 
 
 def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None, **conf) -> dict:
@@ -256,8 +302,9 @@ def _fresh_garbage_then_sweep(env: GCEnv, before: set[str] | None = None, **conf
     return _assert_swept(env, before, tis)
 
 
-def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(lakefs_emulator_factory, monkeypatch,
-                                                                         tmp_path, airflow_db, capfd):
+def test_repository_without_gc_rules_fails_clearly_and_deletes_nothing(
+    lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db, capfd
+):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-norules")
     env.client.repositories_api.delete_gc_rules(env.manifest.repository)
     before = env.keys()

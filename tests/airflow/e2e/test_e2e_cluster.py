@@ -61,8 +61,10 @@ def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, out
     application of the master, each with executors in the
     workers (an ``<app-id>/<executor-id>/stderr`` in a worker's work directory), both workers used;
     no secret anywhere the run or the cluster wrote."""
-    ran = {app: {w.name for w in cluster.worker_dirs if any((w / app).glob("*/stderr"))}
-           for app in _apps(cluster) - apps_before}
+    ran = {
+        app: {w.name for w in cluster.worker_dirs if any((w / app).glob("*/stderr"))}
+        for app in _apps(cluster) - apps_before
+    }
     assert len(ran) == SPARK_STEPS, ran
     assert all(ran.values()), ran
     assert set().union(*ran.values()) == {w.name for w in cluster.worker_dirs}, ran
@@ -72,8 +74,9 @@ def _on_the_cluster(cluster, apps_before: set[str], secrets: list[str], env, out
 
 
 @needs("local")
-def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(cluster, lakefs_emulator_factory,
-                                                                           monkeypatch, tmp_path, airflow_db, capfd):
+def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(
+    cluster, lakefs_emulator_factory, monkeypatch, tmp_path, airflow_db, capfd
+):
     env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-local", spark_master=cluster.master_url)
     env.wait_until_old()
     before = env.keys()
@@ -93,6 +96,7 @@ def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(clust
     assert summary["deleted"] == 0
     assert summary["candidates"] == len(env.manifest.expected(DELETED))
     import pyarrow.parquet as pq  # the mark's list, in lakeFS's layout
+
     marked = set()
     for o in env.storage.list(f"_lakefs/retention/gc/unified/{mark['run_id']}/deleted/", recursive=True):
         marked.update(pq.read_table(env.storage.open_input(o.key)).column("address").to_pylist())
@@ -110,27 +114,38 @@ def test_local_namespace_mark_only_then_sweep_only_on_a_standalone_cluster(clust
     assert _states(tis) == dict.fromkeys(TASKS, "success"), _states(tis)
     assert before - env.keys() == env.manifest.expected(DELETED)
     assert json.loads(env.storage.get(f"_lakefs/retention/gc/unified/{mark['run_id']}/summary.json")) == summary
-    [sweep_summary] = [k for k in env.keys() if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/")
-                       and k.endswith("/summary.json")]
+    [sweep_summary] = [
+        k
+        for k in env.keys()
+        if k.startswith(f"_lakefs/retention/gc/unified/{mark['run_id']}/sweeps/") and k.endswith("/summary.json")
+    ]
     assert json.loads(env.storage.get(sweep_summary))["deleted"] == len(env.manifest.expected(DELETED))
 
     # the mark's three Spark steps and the sweep's one ran on the cluster
     out, err = capfd.readouterr()
-    _on_the_cluster(cluster, apps_before, [env.lakefs_conn["login"], env.lakefs_conn["password"]], env, out + err,
-                    tmp_path)
+    _on_the_cluster(
+        cluster, apps_before, [env.lakefs_conn["login"], env.lakefs_conn["password"]], env, out + err, tmp_path
+    )
 
 
 @needs("s3")
-def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(cluster, lakefs_emulator_factory,
-                                                                              request, monkeypatch, tmp_path,
-                                                                              airflow_db, capfd):
+def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(
+    cluster, lakefs_emulator_factory, request, monkeypatch, tmp_path, airflow_db, capfd
+):
     """A full run on s3:// with fresh garbage (kept: newer than the cutoff); with the emulator, the
     same run is then opened in Airflow's UI in a real browser (``tests/airflow/gc_page/run_page.py``)."""
     moto = request.getfixturevalue("moto_server") if TARGET is None else None
     # the first run's Spark steps in their tasks (the product's default for a small repository): the
     # sweep is the run whose steps are the cluster's applications
-    env = _seed_env(lakefs_emulator_factory, monkeypatch, tmp_path, "e2e-s3", moto=moto,
-                    spark_master=cluster.master_url, in_process=10_000)
+    env = _seed_env(
+        lakefs_emulator_factory,
+        monkeypatch,
+        tmp_path,
+        "e2e-s3",
+        moto=moto,
+        spark_master=cluster.master_url,
+        in_process=10_000,
+    )
     env.wait_until_old()
     n = len(env.manifest.expected(DELETED))
     # 1. delayed confirmation: no mark started an hour before this run, so every candidate is held back
@@ -147,8 +162,9 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
     assert _apps(cluster) == apps_before_held, "the first run's steps ran in their tasks"
     # 2. the sweep (confirmation off, as for a manual run), every Spark step on the cluster: exactly the
     # garbage goes
-    env.dag = _load_dag(monkeypatch, tmp_path, env.manifest.repository, env.lakefs_conn, env.aws_conn,
-                        spark_master=cluster.master_url)
+    env.dag = _load_dag(
+        monkeypatch, tmp_path, env.manifest.repository, env.lakefs_conn, env.aws_conn, spark_master=cluster.master_url
+    )
     apps_before = _apps(cluster)
     # a clean run again (auto would build on the first: incremental); dag.test() keeps the last run's conf
     # every branch whose HEAD is older than now is stale (the GC page's table then has rows)
@@ -176,12 +192,34 @@ def test_s3_namespace_on_a_standalone_cluster_and_the_run_as_the_ui_shows_it(clu
 
     from tests.airflow.gc_page import run_page
 
-    conns = {"lakefs_default": env.lakefs_conn, "aws_default": env.aws_conn,
-             "spark_default": {"conn_type": "spark", "host": cluster.master_url}}
-    with run_page.api_server(tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"),
-                             tmp_path / "gc.yaml", conns) as (base, password):
-        run_page.check_run_page(base, password, env.dag.dag_id, env.manifest.repository, n, moto,
-                                summary["storage_namespace"], secrets, tmp_path / "chromium-profile",
-                                summary["airflow_run_id"])
-        run_page.check_gc_page(base, password, env.dag.dag_id, env.storage, held, summary, refused_run_id, secrets,
-                               tmp_path / "chromium-profile-gc")
+    conns = {
+        "lakefs_default": env.lakefs_conn,
+        "aws_default": env.aws_conn,
+        "spark_default": {"conn_type": "spark", "host": cluster.master_url},
+    }
+    with run_page.api_server(
+        tmp_path / "ui-home", conf.get("database", "sql_alchemy_conn"), tmp_path / "gc.yaml", conns
+    ) as (base, password):
+        run_page.check_run_page(
+            base,
+            password,
+            env.dag.dag_id,
+            env.manifest.repository,
+            n,
+            moto,
+            summary["storage_namespace"],
+            secrets,
+            tmp_path / "chromium-profile",
+            summary["airflow_run_id"],
+        )
+        run_page.check_gc_page(
+            base,
+            password,
+            env.dag.dag_id,
+            env.storage,
+            held,
+            summary,
+            refused_run_id,
+            secrets,
+            tmp_path / "chromium-profile-gc",
+        )

@@ -32,14 +32,21 @@ def test_random_histories_through_the_dag(lakefs_emulator_factory, monkeypatch, 
     roots = parse_namespace(ns, emu.local_root).roots()
     history.create(client, repo, ns)
     outside = str(Path(emu.local_root) / "outside")  # objects imported from here are never the GC's
-    histories = [history.apply(client, repo, ns, roots, history.ops(seed, 24), prefix=f"h{seed}-", outside=outside)
-                 for seed in (1001, 1002, 1003, 1004)]
+    histories = [
+        history.apply(client, repo, ns, roots, history.ops(seed, 24), prefix=f"h{seed}-", outside=outside)
+        for seed in (1001, 1002, 1003, 1004)
+    ]
     history.set_rules(client, repo, histories)
     # every object written, and every slice made, older than the run's minimum age (slice ids carry
     # their creation time: backdating the files alone would not do)
     time.sleep(MIN_AGE + 3)
-    lakefs = {"conn_type": "lakefs", "host": emu.url, "login": emu.access_key, "password": emu.secret_key,
-              "extra": {"local_blockstore_root": emu.local_root}}
+    lakefs = {
+        "conn_type": "lakefs",
+        "host": emu.url,
+        "login": emu.access_key,
+        "password": emu.secret_key,
+        "extra": {"local_blockstore_root": emu.local_root},
+    }
     dag = _load_dag(monkeypatch, tmp_path, repo, lakefs, None)
     dr = dag.test(run_conf={"mode": "mark_and_sweep"})
     tis = {ti.task_id: ti for ti in dr.get_task_instances()}

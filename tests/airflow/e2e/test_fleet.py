@@ -103,7 +103,7 @@ class StatsD:
             name, _, rest = line.partition(":")
             value, _, kind = rest.partition("|")
             if name.startswith(prefix) and kind.startswith("g"):
-                out[name[len(prefix):]] = float(value)
+                out[name[len(prefix) :]] = float(value)
         return out
 
     def stop(self):
@@ -151,15 +151,19 @@ class Api:
         if self._token is None:
             with urllib.request.urlopen(self.base + "/auth/token", timeout=timeout) as r:
                 self._token = json.load(r)["access_token"]
-        req = urllib.request.Request(self.base + path, method=method,
-                                     data=None if body is None else json.dumps(body).encode(),
-                                     headers={"Authorization": f"Bearer {self._token}",
-                                              "Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.base + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self._token}", "Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return json.load(r)
 
     def trigger(self, dag_id: str, conf: dict | None = None) -> str:
-        return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf or {}})["dag_run_id"]
+        return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", {"logical_date": None, "conf": conf or {}})[
+            "dag_run_id"
+        ]
 
     def get(self, path: str):
         return self._call("GET", path)
@@ -185,7 +189,7 @@ pools:
   {POOL}: {SLOTS}
 defaults:
   spark_conn_id: spark_default
-  work_dir: {tmp_path / 'work'}
+  work_dir: {tmp_path / "work"}
   spark: {{pool: {POOL}}}
   tasks: {{retries: 0}}
 discover:
@@ -205,24 +209,43 @@ discover:
         home = tmp_path / "airflow-home"
         home.mkdir()
         port = free_port()
-        env = airflow_env(home, port, pg.sqlalchemy_url, cfg, **{
-            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
-            "AIRFLOW__CORE__PARALLELISM": "6",  # more than the pool's slots: the pool is the limit
-            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-            "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
-            "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
-            "AIRFLOW__METRICS__STATSD_ON": "True",
-            "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
-            "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
-            "AIRFLOW__METRICS__STATSD_PREFIX": "airflow",
-        })
-        for k, v in (conn_env("lakefs_default", conn_type="lakefs_gc", host=server.url, login=server.access_key,
-                              password=server.secret_key, extra={"local_blockstore_root": server.local_root}),
-                     conn_env("spark_default", conn_type="spark", host="local[1]"),
-                     conn_env("smtp_default", conn_type="smtp", host="127.0.0.1", port=mailbox.port,
-                              extra={"disable_tls": True, "disable_ssl": True, "timeout": 10, "retry_limit": 1})):
+        env = airflow_env(
+            home,
+            port,
+            pg.sqlalchemy_url,
+            cfg,
+            **{
+                "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+                "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+                "AIRFLOW__CORE__PARALLELISM": "6",  # more than the pool's slots: the pool is the limit
+                "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+                "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
+                "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
+                "AIRFLOW__METRICS__STATSD_ON": "True",
+                "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+                "AIRFLOW__METRICS__STATSD_PORT": str(statsd.port),
+                "AIRFLOW__METRICS__STATSD_PREFIX": "airflow",
+            },
+        )
+        for k, v in (
+            conn_env(
+                "lakefs_default",
+                conn_type="lakefs_gc",
+                host=server.url,
+                login=server.access_key,
+                password=server.secret_key,
+                extra={"local_blockstore_root": server.local_root},
+            ),
+            conn_env("spark_default", conn_type="spark", host="local[1]"),
+            conn_env(
+                "smtp_default",
+                conn_type="smtp",
+                host="127.0.0.1",
+                port=mailbox.port,
+                extra={"disable_tls": True, "disable_ssl": True, "timeout": 10, "retry_limit": 1},
+            ),
+        ):
             env[k] = v
         af = Airflow(home, env, pg)
         try:
@@ -231,8 +254,18 @@ discover:
             for component in ("api-server", "scheduler", "dag-processor"):
                 af.start(component)
             wait_http(f"http://127.0.0.1:{port}/api/v2/monitor/health", af, START_TIMEOUT)
-            yield {"af": af, "api": Api(f"http://127.0.0.1:{port}"), "tmp": tmp_path, "server": server, "client": client,
-                   "manifests": manifests, "statsd": statsd, "mailbox": mailbox, "events": events, "mail_to": mail_to}
+            yield {
+                "af": af,
+                "api": Api(f"http://127.0.0.1:{port}"),
+                "tmp": tmp_path,
+                "server": server,
+                "client": client,
+                "manifests": manifests,
+                "statsd": statsd,
+                "mailbox": mailbox,
+                "events": events,
+                "mail_to": mail_to,
+            }
         finally:
             af.stop()
             statsd.stop()
@@ -271,8 +304,11 @@ def _sweep_matches(fx, repo: str, summary: dict) -> None:
 def _newest_summary(fx, repo: str) -> dict:
     m = fx["manifests"][repo] if repo in fx["manifests"] else fx["new_manifest"]
     storage = ns_storage(m.namespace)
-    docs = [json.loads(storage.get(o.key)) for o in storage.list("_lakefs/retention/gc/unified/", recursive=True)
-            if o.key.endswith("/summary.json") and "/sweeps/" not in o.key]
+    docs = [
+        json.loads(storage.get(o.key))
+        for o in storage.list("_lakefs/retention/gc/unified/", recursive=True)
+        if o.key.endswith("/summary.json") and "/sweeps/" not in o.key
+    ]
     return max(docs, key=lambda d: d["start_time"])
 
 
@@ -290,8 +326,11 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
     runs = {f"lakefs_gc__{r}": api.trigger(f"lakefs_gc__{r}", RUN_CONF) for r in MATCHED}
     states = _wait("8 GC runs finished", lambda: _finished(af, runs), af)
     assert set(states.values()) == {"success"}, states
-    spans = af.query("SELECT start_date, end_date FROM task_instance WHERE pool=%s AND run_id = ANY(%s) "
-                     "AND start_date IS NOT NULL", POOL, list(runs.values()))
+    spans = af.query(
+        "SELECT start_date, end_date FROM task_instance WHERE pool=%s AND run_id = ANY(%s) AND start_date IS NOT NULL",
+        POOL,
+        list(runs.values()),
+    )
     assert len(spans) == 8 * 5, spans  # the five Spark steps of each run ran in the pool
     edges = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans], key=lambda x: (x[0], x[1]))
     running, most = 0, 0
@@ -315,6 +354,7 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
     def downstream_done():
         rows = af.query("SELECT dag_id, state FROM dag_run WHERE dag_id LIKE 'after_gc\\_\\_%%'")
         return rows if len(rows) == len(MATCHED) and all(s == "success" for _, s in rows) else None
+
     _wait("the downstream DAGs ran", downstream_done, af, timeout=300)
     for repo in MATCHED:
         files = list(fx["events"].glob(f"{repo}.*.json"))
@@ -333,8 +373,7 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
     client.repositories_api.delete_repository(GONE)
     _discover(fx)
     want = {f"lakefs_gc__{r}" for r in MATCHED if r != GONE} | {f"lakefs_gc__{NEW}"}
-    _wait("the new repository's DAG, and the deleted one's gone", lambda: _gc_dags(af) == want or None, af,
-          timeout=300)
+    _wait("the new repository's DAG, and the deleted one's gone", lambda: _gc_dags(af) == want or None, af, timeout=300)
     page = api.get("/lakefs-gc/api/repositories")
     assert [r["repository"] for r in page["removed"]] == [GONE], page
     listed = {r["repository"] for r in page["repositories"]}
@@ -344,14 +383,16 @@ def test_a_fleet_discovered_pooled_measured_announced(fleet):
 
     with gc_page(api.base, fx["tmp"] / "browser") as browser:  # what a person sees: the line above the repositories
         expect(browser.get_by_test_id("gc-removed-repository")).to_contain_text(
-            f"{GONE}: gone from lakeFS (lakefs_default) since")
+            f"{GONE}: gone from lakeFS (lakefs_default) since"
+        )
         expect(browser.get_by_role("button", name=NEW)).to_be_visible()
         FLEET_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         browser.screenshot(path=str(FLEET_SCREENSHOT), full_page=True)
     time.sleep(MIN_AGE + 1)
     new_run = {f"lakefs_gc__{NEW}": api.trigger(f"lakefs_gc__{NEW}", RUN_CONF)}
     assert _wait("the new repository's first run", lambda: _finished(af, new_run), af) == {
-        f"lakefs_gc__{NEW}": "success"}
+        f"lakefs_gc__{NEW}": "success"
+    }
     _sweep_matches(fx, NEW, _newest_summary(fx, NEW))
 
     # --- a refused run mails its one-line reason

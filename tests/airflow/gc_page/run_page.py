@@ -38,8 +38,8 @@ from tests.airflow.helpers import REPO, Airflow, airflow_api, gc_page, sign_in
 from tests.airflow.ui.test_forms import CHROMIUM, UI_TIMEOUT_MS, _browser
 
 USER, ROLE = "gc-viewer", "admin"
-SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"          # tab Rendered Templates
-GC_PAGE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page.png"      # Browse > lakeFS GC
+SCREENSHOT = REPO / "docs" / "screenshots" / "run-summary.png"  # tab Rendered Templates
+GC_PAGE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page.png"  # Browse > lakeFS GC
 GC_SPACE_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-space.png"  # where the bytes go, stale, what if
 GC_TAB_SCREENSHOT = REPO / "docs" / "screenshots" / "gc-page-dag-tab.png"  # the GC DAG's "lakeFS GC (DAG)" tab
 LINKS_SCREENSHOT = REPO / "docs" / "screenshots" / "run-report-links.png"  # tab Details: the extra links
@@ -53,30 +53,53 @@ def api_server(home: Path, db_url: str, config: Path, conns: dict[str, dict]):
     home.mkdir(parents=True)
     port, password = free_port(), secrets.token_urlsafe(12)
     (home / "passwords.json").write_text(json.dumps({USER: password}))
-    env = airflow_env(home, port, db_url, config, **{
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:{ROLE}",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
-    })
+    env = airflow_env(
+        home,
+        port,
+        db_url,
+        config,
+        **{
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:{ROLE}",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+        },
+    )
     env.update(conn_env(k, **v) for k, v in conns.items())
     af = Airflow(home, env, None)
     try:
         af.start("api-server", "api-server")
-        wait_http(f"http://127.0.0.1:{port}/api/v2/monitor/health", af.procs["api-server"], home / "api-server.log",
-                  timeout=90)
+        wait_http(
+            f"http://127.0.0.1:{port}/api/v2/monitor/health",
+            af.procs["api-server"],
+            home / "api-server.log",
+            timeout=90,
+        )
         yield f"http://127.0.0.1:{port}", password
     finally:
         af.stop()
 
 
-def check_run_page(base: str, password: str, dag_id: str, repository: str, deleted: int, moto, namespace: str,
-                   secret_values: list[str], profile: Path, dag_run_id: str) -> None:
+def check_run_page(
+    base: str,
+    password: str,
+    dag_id: str,
+    repository: str,
+    deleted: int,
+    moto,
+    namespace: str,
+    secret_values: list[str],
+    profile: Path,
+    dag_run_id: str,
+) -> None:
     """The DAG's run ``dag_run_id``, as the REST API and a browser show it: its summary, its links, its report."""
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=UI_TIMEOUT_MS)  # a loaded machine: the UI's answers take seconds
 
-    [run] = [r for r in airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", USER, password)["dag_runs"]
-             if r["dag_run_id"] == dag_run_id]
+    [run] = [
+        r
+        for r in airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", USER, password)["dag_runs"]
+        if r["dag_run_id"] == dag_run_id
+    ]
     assert run["state"] == "success", run
     q = urllib.parse.quote(run["dag_run_id"], safe="")
     task = f"/api/v2/dags/{dag_id}/dagRuns/{q}/taskInstances/save_report"
@@ -101,10 +124,22 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     with pytest.raises(urllib.error.HTTPError, match="403"):
         urllib.request.urlopen(report_link, timeout=60)
     bucket, _, prefix = namespace.removeprefix("s3://").partition("/")
-    moto.client().put_bucket_policy(Bucket=bucket, Policy=json.dumps({
-        "Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject",
-            "Resource": f"arn:aws:s3:::{bucket}/{prefix}/_lakefs/retention/gc/unified/*/summary.json"}]}))
+    moto.client().put_bucket_policy(
+        Bucket=bucket,
+        Policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": "*",
+                        "Action": "s3:GetObject",
+                        "Resource": f"arn:aws:s3:::{bucket}/{prefix}/_lakefs/retention/gc/unified/*/summary.json",
+                    }
+                ],
+            }
+        ),
+    )
     with urllib.request.urlopen(report_link, timeout=60) as r:  # the link opens the report itself
         report = json.load(r)
     assert report["run_id"] == result["summary_uri"].split("/")[-2]
@@ -133,7 +168,8 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
             link = page.get_by_role("link", name="GC report (summary.json)")
             expect(link).to_have_attribute("href", report_link)
             expect(page.get_by_role("link", name="lakeFS repository")).to_have_attribute(
-                "href", links["lakeFS repository"])
+                "href", links["lakeFS repository"]
+            )
             link.scroll_into_view_if_needed()
             page.screenshot(path=str(LINKS_SCREENSHOT), full_page=True)
             html += page.content()
@@ -152,12 +188,29 @@ def check_run_page(base: str, password: str, dag_id: str, repository: str, delet
     print("screenshots:", SCREENSHOT, LINKS_SCREENSHOT)
 
 
-GC_COUNTS = ("listed_objects", "candidates", "to_delete", "deleted", "already_gone", "held_back", "delete_failed",
-             "reclaimed_bytes")
+GC_COUNTS = (
+    "listed_objects",
+    "candidates",
+    "to_delete",
+    "deleted",
+    "already_gone",
+    "held_back",
+    "delete_failed",
+    "reclaimed_bytes",
+)
 
 
-def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, swept: dict, refused_run_id: str,
-                  secret_values: list[str], profile: Path) -> None:
+def check_gc_page(
+    base: str,
+    password: str,
+    dag_id: str,
+    storage,
+    held: dict,
+    swept: dict,
+    refused_run_id: str,
+    secret_values: list[str],
+    profile: Path,
+) -> None:
     """The GC page (``lakefs_gc_airflow.gc_page``) after three real runs of the DAG: one that held back
     every candidate, one that deleted, one refused by ``prepare_run``. Its API refuses a request without
     Airflow's auth and answers each run with the counts of its report, read here from the namespace;
@@ -169,8 +222,11 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
     from lakefs_gc.report.marks import parquet_parts
 
     api = f"/lakefs-gc/api/dags/{dag_id}/runs"
-    gone = next(a for part in parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # one the sweep deleted
-                for a in formats.read_addresses(storage, part))
+    gone = next(
+        a
+        for part in parquet_parts(storage, layout.deleted_dir(swept["run_id"]))  # one the sweep deleted
+        for a in formats.read_addresses(storage, part)
+    )
     explain_api = f"/lakefs-gc/api/dags/{dag_id}/explain?target={urllib.parse.quote(gone)}"
     whatif_api = f"/lakefs-gc/api/dags/{dag_id}/whatif?rule=0"
     for path in (api, "/lakefs-gc/api/repositories", explain_api, whatif_api):
@@ -231,7 +287,8 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         refused_row = page.locator(f'tr[data-run="{refused_run_id}"]')
         expect(refused_row).to_contain_text("refused or failed: no report")
         expect(refused_row.get_by_role("link", name="prepare_run log")).to_have_attribute(
-            "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$"))
+            "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$")
+        )
         newest = page.get_by_test_id("gc-newest")
         expect(newest).to_contain_text("prepare_run log")
         expect(newest).not_to_contain_text("delete log")  # failed tasks only, not those upstream_failed
@@ -277,7 +334,8 @@ def check_gc_page(base: str, password: str, dag_id: str, storage, held: dict, sw
         tab = page.locator(f'[data-testid="gc-repository"][data-dag="{dag_id}"]')
         tab.wait_for()
         expect(tab.locator(f'tr[data-run="{sw["airflow_run_id"]}"] td[data-col="deleted"]')).to_contain_text(
-            fmt(sw["deleted"]))
+            fmt(sw["deleted"])
+        )
         page.wait_for_timeout(500)
         page.screenshot(path=str(GC_TAB_SCREENSHOT), full_page=True)
         html += page.content()

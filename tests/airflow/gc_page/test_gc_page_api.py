@@ -29,26 +29,59 @@ T1, T2, T3 = "2026-11-01T00:00:00+00:00", "2026-11-02T00:00:00+00:00", "2026-11-
 
 
 def _repo(name: str) -> SimpleNamespace:
-    return SimpleNamespace(repository=name, dag_id=f"lakefs_gc__{name}", schedule=None, lakefs_conn_id="lakefs_default",
-                           storage_conn_id=None, min_age_seconds=0)
+    return SimpleNamespace(
+        repository=name,
+        dag_id=f"lakefs_gc__{name}",
+        schedule=None,
+        lakefs_conn_id="lakefs_default",
+        storage_conn_id=None,
+        min_age_seconds=0,
+    )
 
 
 def _summary(run_id: str, start: str, **kw) -> RunSummary:
-    base = {"run_id": run_id, "success": True, "start_time": start, "cutoff_time": start, "mode": "mark_and_sweep",
-            "flow": "clean", "repository": "repo", "airflow_run_id": f"manual__{start}", "listed_objects": 10,
-            "candidates": 4, "to_delete": 4, "held_back": 0, "deleted": 4, "already_gone": 0, "delete_failed": 0,
-            "reclaimed_bytes": 400, "dry_run": False, "min_age_seconds": 0, "staged_check": "lakefs",
-            "mark_uncommitted_seconds": 1.5, "delete_seconds": 0.5, "max_delete_share": 0.5, "some_new_field": [1, 2]}
+    base = {
+        "run_id": run_id,
+        "success": True,
+        "start_time": start,
+        "cutoff_time": start,
+        "mode": "mark_and_sweep",
+        "flow": "clean",
+        "repository": "repo",
+        "airflow_run_id": f"manual__{start}",
+        "listed_objects": 10,
+        "candidates": 4,
+        "to_delete": 4,
+        "held_back": 0,
+        "deleted": 4,
+        "already_gone": 0,
+        "delete_failed": 0,
+        "reclaimed_bytes": 400,
+        "dry_run": False,
+        "min_age_seconds": 0,
+        "staged_check": "lakefs",
+        "mark_uncommitted_seconds": 1.5,
+        "delete_seconds": 0.5,
+        "max_delete_share": 0.5,
+        "some_new_field": [1, 2],
+    }
     return RunSummary.from_doc({**base, **kw})
 
 
 def _space_doc() -> dict[str, Any]:
     attribution = Attribution(total=Space(10, 1000))
     attribution.branch("main").alone["head"] = Space(6, 600)
-    return {"mark_id": "m1", "repository": "repo", "computed_at": T1, "cutoff": T1,
-            "rules": {"default_days": 7, "branches": {"main": 30}},
-            "heads": {"main": {"commit": "c1", "created": T1}}, "stale_branch_days": 30,
-            "stale": [StaleBranch("old", 40.25, Space(3, 300)).as_dict()], "attribution": attribution.as_dict()}
+    return {
+        "mark_id": "m1",
+        "repository": "repo",
+        "computed_at": T1,
+        "cutoff": T1,
+        "rules": {"default_days": 7, "branches": {"main": 30}},
+        "heads": {"main": {"commit": "c1", "created": T1}},
+        "stale_branch_days": 30,
+        "stale": [StaleBranch("old", 40.25, Space(3, 300)).as_dict()],
+        "attribution": attribution.as_dict(),
+    }
 
 
 @pytest.fixture
@@ -59,15 +92,23 @@ def namespace(tmp_path):
     formats.write_space(st, layout.space_key("m1"), _space_doc())
     write_summary(st, layout.summary_key("m1"), _summary("m1", T1, space_file=layout.space_key("m1")))
     write_summary(st, layout.sweep_summary_key("m1", "s1"), _summary("m1", T2, mode="sweep_only", airflow_run_id=None))
-    write_summary(st, layout.summary_key("m2"), _summary("m2", T2, dry_run=True, would_delete=4, mode=None,
-                                                         held_back_until=T3))
+    write_summary(
+        st, layout.summary_key("m2"), _summary("m2", T2, dry_run=True, would_delete=4, mode=None, held_back_until=T3)
+    )
     st.put(layout.summary_key("m3"), b"{not json")
     return st
 
 
 def _dag_run(run_id: str, state: str, start: str | None, failed: list[str]) -> dict[str, Any]:
-    return {"run_id": run_id, "state": state, "run_type": "manual", "logical_date": start, "start_date": start,
-            "end_date": None, "failed_tasks": failed}
+    return {
+        "run_id": run_id,
+        "state": state,
+        "run_type": "manual",
+        "logical_date": start,
+        "start_date": start,
+        "end_date": None,
+        "failed_tasks": failed,
+    }
 
 
 @pytest.fixture
@@ -77,15 +118,25 @@ def api(monkeypatch, namespace):
 
     from lakefs_gc_airflow.gc_page import app as module
 
-    cfg = SimpleNamespace(repositories=(_repo("repo"), _repo("hidden")), entry_errors=("entry 3: bad",),
-                          path=Path("/etc/lakefs-gc/gc.yaml"), refreshed_at=T2,
-                          removed=(RemovedRepository("gone", "lakefs_default", T1),))
+    cfg = SimpleNamespace(
+        repositories=(_repo("repo"), _repo("hidden")),
+        entry_errors=("entry 3: bad",),
+        path=Path("/etc/lakefs-gc/gc.yaml"),
+        refreshed_at=T2,
+        removed=(RemovedRepository("gone", "lakefs_default", T1),),
+    )
     monkeypatch.setattr(module, "_config", lambda: cfg)
     monkeypatch.setattr(module, "_may_read", lambda user, dag_id: dag_id != "lakefs_gc__hidden")
     monkeypatch.setattr(module, "_storage", lambda repo: ("local://repo", namespace))
-    monkeypatch.setattr(module, "_dag_runs", lambda session, dag_id: [
-        _dag_run(f"manual__{T1}", "success", T1, []), _dag_run("manual__refused", "failed", T3, ["prepare_run"]),
-        _dag_run("manual__queued", "queued", None, [])])
+    monkeypatch.setattr(
+        module,
+        "_dag_runs",
+        lambda session, dag_id: [
+            _dag_run(f"manual__{T1}", "success", T1, []),
+            _dag_run("manual__refused", "failed", T3, ["prepare_run"]),
+            _dag_run("manual__queued", "queued", None, []),
+        ],
+    )
 
     @contextmanager
     def lakefs_and_namespace(repo, what):
@@ -130,8 +181,14 @@ def test_the_runs_are_served_as_built_with_every_field_of_their_reports(api):
     module, client = api
     got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
     by = {(r["mark_id"], r["sweep"], r["airflow_run_id"] if "airflow_run_id" in r else "-"): r for r in got["runs"]}
-    assert set(by) == {("m1", None, f"manual__{T1}"), ("m1", "s1", None), ("m2", None, f"manual__{T2}"),
-                       ("m3", None, "-"), (None, None, "manual__refused"), (None, None, "manual__queued")}
+    assert set(by) == {
+        ("m1", None, f"manual__{T1}"),
+        ("m1", "s1", None),
+        ("m2", None, f"manual__{T2}"),
+        ("m3", None, "-"),
+        (None, None, "manual__refused"),
+        (None, None, "manual__queued"),
+    }
     clean, dry, unreadable = by["m1", None, f"manual__{T1}"], by["m2", None, f"manual__{T2}"], by["m3", None, "-"]
     assert clean["dag_run"]["state"] == "success"
     assert "would_delete" not in clean  # a dry run's alone
@@ -160,7 +217,9 @@ def test_a_space_json_not_as_the_page_reads_it_is_its_problem(api, namespace):
     namespace.put(layout.space_key("m1"), json.dumps({"version": 1, "attribution": {"total": {"objects": 1}}}).encode())
     got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
     assert set(got["space"]) == {"mark_id", "airflow_run_id", "problem"}
-    assert "not the space.json attribute_space writes (attribution.total.bytes: Field required)" in got["space"]["problem"]
+    assert (
+        "not the space.json attribute_space writes (attribution.total.bytes: Field required)" in got["space"]["problem"]
+    )
     records = runs.repository_runs(namespace)
     assert runs.newest_space(namespace, records) == got["space"]
 
@@ -170,8 +229,9 @@ def test_explain_and_whatif_are_served_as_built(api, monkeypatch):
     import lakefs_gc.space
 
     module, client = api
-    ex = lakefs_gc.explain.Explanation("data/abc", verdict="kept", reason="a branch HEAD reads it",
-                                       facts=[("held by", "main")], fates=["kept"])
+    ex = lakefs_gc.explain.Explanation(
+        "data/abc", verdict="kept", reason="a branch HEAD reads it", facts=[("held by", "main")], fates=["kept"]
+    )
     monkeypatch.setattr(lakefs_gc.explain, "resolve", lambda roots, target, *a: ("data/abc", None, None))
     monkeypatch.setattr(lakefs_gc.explain, "explain", lambda *a, **kw: ex)
     monkeypatch.setattr(lakefs_gc.space, "whatif_now", lambda *a: ["deleting feature frees 3 objects"])

@@ -22,10 +22,25 @@ from lakefs_gc_airflow.gc_page import runs
 
 TYPES = Path(runs.__file__).parent / "www" / "src" / "types.ts"
 # the types the page reads from our API; each is the OpenAPI schema of the same name
-CHECKED = ("Repo", "DagRun", "Run", "ExplainAnswer", "WhatIfAnswer", "RunsAnswer", "ReposAnswer", "Removed",
-           "SpaceDoc", "Amount", "HeldBy")
-ROUTES = {"/api/repositories": "ReposAnswer", "/api/dags/{dag_id}/runs": "RunsAnswer",
-          "/api/dags/{dag_id}/explain": "ExplainAnswer", "/api/dags/{dag_id}/whatif": "WhatIfAnswer"}
+CHECKED = (
+    "Repo",
+    "DagRun",
+    "Run",
+    "ExplainAnswer",
+    "WhatIfAnswer",
+    "RunsAnswer",
+    "ReposAnswer",
+    "Removed",
+    "SpaceDoc",
+    "Amount",
+    "HeldBy",
+)
+ROUTES = {
+    "/api/repositories": "ReposAnswer",
+    "/api/dags/{dag_id}/runs": "RunsAnswer",
+    "/api/dags/{dag_id}/explain": "ExplainAnswer",
+    "/api/dags/{dag_id}/whatif": "WhatIfAnswer",
+}
 REF = "#/components/schemas/"
 SCALARS = {"string", "number", "boolean", "null"}
 
@@ -61,7 +76,7 @@ def ts_types(text: str) -> dict[str, dict[str, tuple[bool, str]]]:
     text = re.sub(r"//[^\n]*", "", text)
     out = {}
     for m in re.finditer(r"export type (\w+) = ", text):
-        body, depth, end = text[m.end():], 0, 0
+        body, depth, end = text[m.end() :], 0, 0
         if not body.startswith("{"):
             continue
         while end == 0 or depth:
@@ -72,8 +87,11 @@ def ts_types(text: str) -> dict[str, dict[str, tuple[bool, str]]]:
 
 
 def _alternatives(schema: dict[str, Any]) -> list[dict[str, Any]]:
-    return [a for s in schema.get("anyOf", schema.get("oneOf", [schema])) for a in _alternatives(s)] \
-        if ("anyOf" in schema or "oneOf" in schema) else [schema]
+    return (
+        [a for s in schema.get("anyOf", schema.get("oneOf", [schema])) for a in _alternatives(s)]
+        if ("anyOf" in schema or "oneOf" in schema)
+        else [schema]
+    )
 
 
 def _resolve(schema: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +128,9 @@ def ts_kinds(typ: str, named: set[str]) -> set[str] | None:
     return kinds
 
 
-def _check_type(where: str, typ: str, schema: dict[str, Any], schemas: dict[str, Any], named: set[str],
-                problems: list[str]) -> None:
+def _check_type(
+    where: str, typ: str, schema: dict[str, Any], schemas: dict[str, Any], named: set[str], problems: list[str]
+) -> None:
     api, ts = api_kinds(schema, schemas), ts_kinds(typ, named)
     if api is not None and ts is not None and not api <= ts:
         problems.append(f"{where}: the API sends {sorted(api)}, types.ts says {typ!r}")
@@ -122,7 +141,7 @@ def _check_type(where: str, typ: str, schema: dict[str, Any], schemas: dict[str,
                 if a.get("type") == "array" and "items" in a:
                     _check_type(f"{where}[]", part[:-2].strip("()"), a["items"], schemas, named, problems)
         elif part.startswith("Record<"):
-            value = _split(part[len("Record<"):-1], ",")[1]
+            value = _split(part[len("Record<") : -1], ",")[1]
             for a in alts:
                 if a.get("type") == "object" and isinstance(a.get("additionalProperties"), dict):
                     _check_type(f"{where}{{}}", value, a["additionalProperties"], schemas, named, problems)
@@ -136,8 +155,14 @@ def _check_type(where: str, typ: str, schema: dict[str, Any], schemas: dict[str,
                     _check_fields(where, _fields(part), a, schemas, named, problems)
 
 
-def _check_fields(where: str, fields: dict[str, tuple[bool, str]], schema: dict[str, Any], schemas: dict[str, Any],
-                  named: set[str], problems: list[str]) -> None:
+def _check_fields(
+    where: str,
+    fields: dict[str, tuple[bool, str]],
+    schema: dict[str, Any],
+    schemas: dict[str, Any],
+    named: set[str],
+    problems: list[str],
+) -> None:
     props, required = schema.get("properties", {}), set(schema.get("required", ()))
     for name, (optional, typ) in fields.items():
         at = f"{where}.{name}"
@@ -184,6 +209,7 @@ def _rename(schema: str, old: str, new: str):
         s = schemas[schema]
         s["properties"][new] = s["properties"].pop(old)
         s["required"] = [new if f == old else f for f in s.get("required", ())]
+
     return change
 
 
@@ -191,6 +217,7 @@ def _ts(old: str, new: str):
     def change(text: str, openapi: dict[str, Any]) -> str:
         assert text.count(old) == 1, old
         return text.replace(old, new)
+
     return change
 
 
@@ -198,25 +225,41 @@ def _api(change_api):
     def change(text: str, openapi: dict[str, Any]) -> str:
         change_api(openapi["components"]["schemas"])
         return text
+
     return change
 
 
-@pytest.mark.parametrize(("change", "found"), [
-    # a field renamed on either side
-    (_ts("failed_tasks: string[]", "failed_task: string[]"), "DagRun.failed_task: types.ts names it"),
-    (_ts("removed_at: string", "removed_on: string"), "Removed.removed_on: types.ts names it"),
-    (_ts("max_delete_share: number | null", "max_share: number | null"), "Run.guard.max_share: types.ts names it"),
-    (_api(_rename("Run", "report", "report_uri")), "Run.report: types.ts names it"),
-    (_api(_rename("StaleBranch", "head_age_days", "age_days")), "SpaceDoc.stale[].head_age_days: types.ts names it"),
-    # optional on one side only, a type the page does not expect, another named type
-    (_ts("error: string | null; runs", "error?: string | null; runs"), "RunsAnswer.error: optional in types.ts"),
-    (_ts("config?: string;", "config: string;"), "ReposAnswer.config: required in types.ts"),
-    (_ts("verdict: string;", "verdict: number;"), "ExplainAnswer.verdict: the API sends ['string']"),
-    (_api(lambda s: s["SpaceDoc"]["properties"].update(computed_at={"anyOf": [{"type": "string"}, {"type": "null"}]})),
-     "SpaceDoc.computed_at: the API sends ['null', 'string']"),
-    (_ts("alone: Record<string, Amount>", "alone: Record<string, number>"), "HeldBy.alone{}: the API sends ['object']"),
-    (_ts("dag_run: DagRun | null", "dag_run: Removed | null"), "Run.dag_run: types.ts says Removed"),
-])
+@pytest.mark.parametrize(
+    ("change", "found"),
+    [
+        # a field renamed on either side
+        (_ts("failed_tasks: string[]", "failed_task: string[]"), "DagRun.failed_task: types.ts names it"),
+        (_ts("removed_at: string", "removed_on: string"), "Removed.removed_on: types.ts names it"),
+        (_ts("max_delete_share: number | null", "max_share: number | null"), "Run.guard.max_share: types.ts names it"),
+        (_api(_rename("Run", "report", "report_uri")), "Run.report: types.ts names it"),
+        (
+            _api(_rename("StaleBranch", "head_age_days", "age_days")),
+            "SpaceDoc.stale[].head_age_days: types.ts names it",
+        ),
+        # optional on one side only, a type the page does not expect, another named type
+        (_ts("error: string | null; runs", "error?: string | null; runs"), "RunsAnswer.error: optional in types.ts"),
+        (_ts("config?: string;", "config: string;"), "ReposAnswer.config: required in types.ts"),
+        (_ts("verdict: string;", "verdict: number;"), "ExplainAnswer.verdict: the API sends ['string']"),
+        (
+            _api(
+                lambda s: s["SpaceDoc"]["properties"].update(
+                    computed_at={"anyOf": [{"type": "string"}, {"type": "null"}]}
+                )
+            ),
+            "SpaceDoc.computed_at: the API sends ['null', 'string']",
+        ),
+        (
+            _ts("alone: Record<string, Amount>", "alone: Record<string, number>"),
+            "HeldBy.alone{}: the API sends ['object']",
+        ),
+        (_ts("dag_run: DagRun | null", "dag_run: Removed | null"), "Run.dag_run: types.ts says Removed"),
+    ],
+)
 def test_a_disagreement_is_found(openapi, change, found):
     api = copy.deepcopy(openapi)
     text = change(TYPES.read_text(), api)

@@ -20,32 +20,68 @@ WWW = Path(runs.__file__).parent / "www"
 
 
 def _summary(run_id: str, start: str, **kw) -> RunSummary:
-    base = {"run_id": run_id, "success": True, "start_time": start, "cutoff_time": start, "mode": "mark_and_sweep",
-            "repository": "repo", "storage_namespace": "local://repo", "airflow_run_id": f"manual__{start}",
-            "num_deleted_objects": 0, "listed_objects": 10, "candidates": 4, "to_delete": 4, "held_back": 0,
-            "deleted": 4, "already_gone": 0, "delete_failed": 0, "reclaimed_bytes": 400, "dry_run": False,
-            "mark_uncommitted_seconds": 1.0, "list_committed_seconds": 2.0, "list_slices_seconds": 3.0,
-            "compute_candidates_seconds": 4.0, "delete_seconds": 0.5, "max_delete_share": 0.5}
+    base = {
+        "run_id": run_id,
+        "success": True,
+        "start_time": start,
+        "cutoff_time": start,
+        "mode": "mark_and_sweep",
+        "repository": "repo",
+        "storage_namespace": "local://repo",
+        "airflow_run_id": f"manual__{start}",
+        "num_deleted_objects": 0,
+        "listed_objects": 10,
+        "candidates": 4,
+        "to_delete": 4,
+        "held_back": 0,
+        "deleted": 4,
+        "already_gone": 0,
+        "delete_failed": 0,
+        "reclaimed_bytes": 400,
+        "dry_run": False,
+        "mark_uncommitted_seconds": 1.0,
+        "list_committed_seconds": 2.0,
+        "list_slices_seconds": 3.0,
+        "compute_candidates_seconds": 4.0,
+        "delete_seconds": 0.5,
+        "max_delete_share": 0.5,
+    }
     return RunSummary.from_doc({**base, **kw})
 
 
 def test_the_reports_of_a_namespace_are_its_runs_newest_first_and_none_is_left_out(tmp_path):
     (tmp_path / "repo").mkdir()
     st = open_storage("local://repo", None, tmp_path)
-    write_summary(st, layout.summary_key("m1"), _summary("m1", "2026-11-01T00:00:00+00:00", held_back=4, deleted=0,
-                                                         to_delete=0, reclaimed_bytes=0,
-                                                         held_back_until="2026-11-02T00:00:00+00:00"))
-    write_summary(st, layout.summary_key("m2"), _summary("m2", "2026-11-02T00:00:00+00:00", unsafe_min_age_override=True))
+    write_summary(
+        st,
+        layout.summary_key("m1"),
+        _summary(
+            "m1",
+            "2026-11-01T00:00:00+00:00",
+            held_back=4,
+            deleted=0,
+            to_delete=0,
+            reclaimed_bytes=0,
+            held_back_until="2026-11-02T00:00:00+00:00",
+        ),
+    )
+    write_summary(
+        st, layout.summary_key("m2"), _summary("m2", "2026-11-02T00:00:00+00:00", unsafe_min_age_override=True)
+    )
     st.put(layout.summary_key("m3"), b"{not json")
     got = runs.repository_runs(st)
     assert [r["mark_id"] for r in got[:2]] == ["m2", "m1"]
     m2, m1 = got[0], got[1]
     assert (m2["deleted"], m2["reclaimed_bytes"], m2["unsafe_min_age_override"]) == (4, 400, True)
-    assert m2["seconds"] == {"mark_uncommitted": 1.0, "list_committed": 2.0, "list_slices": 3.0,
-                             "compute_candidates": 4.0, "delete": 0.5}
+    assert m2["seconds"] == {
+        "mark_uncommitted": 1.0,
+        "list_committed": 2.0,
+        "list_slices": 3.0,
+        "compute_candidates": 4.0,
+        "delete": 0.5,
+    }
     assert ["deleted", "4"] in m2["rows"]
-    assert any(label == "cutoff" and "unsafe_min_age_override" in value
-                                                   for label, value in m2["rows"])
+    assert any(label == "cutoff" and "unsafe_min_age_override" in value for label, value in m2["rows"])
     assert (m1["held_back"], m1["deleted"], m1["held_back_until"]) == (4, 0, "2026-11-02T00:00:00+00:00")
     [bad] = [r for r in got if r["mark_id"] == "m3"]  # never skipped: shown with what is wrong
     assert bad["problem"]
@@ -55,10 +91,20 @@ def test_the_reports_of_a_namespace_are_its_runs_newest_first_and_none_is_left_o
 
 def test_a_dag_run_without_a_report_is_a_run_of_its_own():
     records = [runs.run_record("m1", _summary("m1", "2026-11-01T00:00:00+00:00"), None, "local://repo/x")]
-    dag_runs = [{"run_id": "manual__2026-11-01T00:00:00+00:00", "state": "success", "start_date": "2026-11-01T00:00:00+00:00",
-                 "failed_tasks": []},
-                {"run_id": "manual__refused", "state": "failed", "start_date": "2026-11-03T00:00:00+00:00",
-                 "failed_tasks": ["prepare_run"]}]
+    dag_runs = [
+        {
+            "run_id": "manual__2026-11-01T00:00:00+00:00",
+            "state": "success",
+            "start_date": "2026-11-01T00:00:00+00:00",
+            "failed_tasks": [],
+        },
+        {
+            "run_id": "manual__refused",
+            "state": "failed",
+            "start_date": "2026-11-03T00:00:00+00:00",
+            "failed_tasks": ["prepare_run"],
+        },
+    ]
     merged = runs.merge(records, dag_runs)
     assert [r["airflow_run_id"] for r in merged] == ["manual__refused", "manual__2026-11-01T00:00:00+00:00"]
     refused, swept = merged

@@ -22,7 +22,9 @@ def test_every_package_is_pinned_exactly_and_locked_as_pinned():
     for kind in ("dependencies", "devDependencies"):
         for name, version in package[kind].items():
             assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} {version}: pin an exact version"
-            assert lock["packages"][f"node_modules/{name}"]["version"] == version, f"{name}: the lock is not at {version}"
+            assert lock["packages"][f"node_modules/{name}"]["version"] == version, (
+                f"{name}: the lock is not at {version}"
+            )
         assert root[kind] == package[kind], f"package-lock.json's {kind} differ from package.json's: npm install"
     assert package["scripts"]["test"] == "vitest run"
     assert "ajv" in package["dependencies"], "the trigger form's field checks are Ajv's"

@@ -44,15 +44,19 @@ def test_both_providers_register_their_own_connection_type_without_a_clash(tmp_p
                           "lakefs_gc_name": hooks["lakefs_gc"].hook_name}))
     """)
     env = {**os.environ, "AIRFLOW_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     said = out.stdout + out.stderr
     assert "already registered" not in said, said[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
-    assert found == {"providers": ["airflow-provider-lakefs", "lakefs-gc"],
-                     "lakefs": "lakefs_provider.hooks.lakefs_hook.LakeFSHook",
-                     "lakefs_gc": "lakefs_gc_airflow.hooks.LakeFSHook",
-                     "lakefs_gc_name": "lakeFS (garbage collection)"}, found
+    assert found == {
+        "providers": ["airflow-provider-lakefs", "lakefs-gc"],
+        "lakefs": "lakefs_provider.hooks.lakefs_hook.LakeFSHook",
+        "lakefs_gc": "lakefs_gc_airflow.hooks.LakeFSHook",
+        "lakefs_gc_name": "lakeFS (garbage collection)",
+    }, found
 
 
 @pytest.fixture
@@ -61,8 +65,9 @@ def repo(lakefs_emulator):
 
     emu = lakefs_emulator
     name = f"both-{uuid.uuid4().hex[:8]}"
-    emu.client().repositories_api.create_repository(lakefs_sdk.RepositoryCreation(
-        name=name, storage_namespace=f"local://{name}", default_branch="main"))
+    emu.client().repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=f"local://{name}", default_branch="main")
+    )
     return name
 
 
@@ -76,8 +81,11 @@ def test_their_hook_writes_and_our_gc_reads_through_one_connection(lakefs_emulat
     if shape == "lakefs":  # their documented form: host is what lakefs-sdk is given, /api/v1 included
         fields = dict(conn_type="lakefs", host=emu.url + "/api/v1", login=emu.access_key, password=emu.secret_key)
     else:  # their other form: an http connection with the keys as extras
-        fields = dict(conn_type="http", host=emu.url + "/api/v1",
-                      extra={"access_key_id": emu.access_key, "secret_access_key": emu.secret_key})
+        fields = dict(
+            conn_type="http",
+            host=emu.url + "/api/v1",
+            extra={"access_key_id": emu.access_key, "secret_access_key": emu.secret_key},
+        )
     monkeypatch.setenv(*conn_env("lakefs_shared", **fields))
 
     theirs = TheirHook(lakefs_conn_id="lakefs_shared")
@@ -103,8 +111,17 @@ def test_an_http_connection_with_a_bare_host_takes_its_scheme_from_schema(monkey
     """Airflow's HTTP connections keep the scheme in ``schema``; ours reads it there for ``http``."""
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_http", conn_type="http", host="lakefs.example.com", schema="https",
-                                 port=8443, login="key", password="secret"))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_http",
+            conn_type="http",
+            host="lakefs.example.com",
+            schema="https",
+            port=8443,
+            login="key",
+            password="secret",
+        )
+    )
     assert LakeFSHook(lakefs_conn_id="lakefs_http").endpoint == "https://lakefs.example.com:8443/api/v1"
 
 
@@ -112,6 +129,9 @@ def test_a_connection_of_another_type_is_refused_by_name(monkeypatch):
     from lakefs_gc_airflow.hooks import LakeFSHook
 
     monkeypatch.setenv(*conn_env("not_lakefs", conn_type="aws", login="key", password="secret"))
-    with pytest.raises(ValueError, match=r"connection 'not_lakefs' has type 'aws', not a lakeFS connection: give "
-                                         r"it type 'lakefs_gc'"):
+    with pytest.raises(
+        ValueError,
+        match=r"connection 'not_lakefs' has type 'aws', not a lakeFS connection: give "
+        r"it type 'lakefs_gc'",
+    ):
         LakeFSHook(lakefs_conn_id="not_lakefs").endpoint

@@ -15,9 +15,13 @@ from lakefs_sandbox.emulator.launcher import free_port
 from tests.airflow.conftest import conn_env
 
 LABELS = {"host": "lakeFS endpoint", "login": "Access key ID", "password": "Secret access key"}
-EXTRA_LABELS = {"local_blockstore_root": "Local blockstore root", "max_retries": "Max retries",
-                "backoff_base": "Backoff base (seconds)", "backoff_max": "Backoff max (seconds)",
-                "connect_timeout": "Connect timeout (seconds)"}
+EXTRA_LABELS = {
+    "local_blockstore_root": "Local blockstore root",
+    "max_retries": "Max retries",
+    "backoff_base": "Backoff base (seconds)",
+    "backoff_max": "Backoff max (seconds)",
+    "connect_timeout": "Connect timeout (seconds)",
+}
 
 
 def test_the_connection_form_is_provider_metadata_not_deprecated_hook_methods():
@@ -57,9 +61,16 @@ def test_blank_extra_fields_mean_the_defaults(monkeypatch):
     """The form saves a field left blank as "" or null: the client's defaults apply."""
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_blank", conn_type="lakefs_gc", host="http://127.0.0.1:8000", login="a",
-                                 password="b", extra={"max_retries": "", "backoff_base": None, "backoff_max": "3",
-                                                      "local_blockstore_root": ""}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_blank",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login="a",
+            password="b",
+            extra={"max_retries": "", "backoff_base": None, "backoff_max": "3", "local_blockstore_root": ""},
+        )
+    )
     hook = LakeFSHook(lakefs_conn_id="lakefs_blank")
     assert hook.retries() == {"backoff_max": 3.0}
     assert hook.local_blockstore_root() is None
@@ -70,8 +81,12 @@ def lakefs_conns(lakefs_emulator, monkeypatch):
     emu = lakefs_emulator
     conns = {
         "lakefs_ok": dict(host=emu.url, login=emu.access_key, password=emu.secret_key),
-        "lakefs_ok_root": dict(host=emu.url + "/api/v1", login=emu.access_key, password=emu.secret_key,
-                               extra={"local_blockstore_root": str(emu.root)}),
+        "lakefs_ok_root": dict(
+            host=emu.url + "/api/v1",
+            login=emu.access_key,
+            password=emu.secret_key,
+            extra={"local_blockstore_root": str(emu.root)},
+        ),
         "lakefs_badkey": dict(host=emu.url, login=emu.access_key, password="not-the-secret"),
         "lakefs_down": dict(host=f"http://127.0.0.1:{free_port()}", login="a", password="b"),
         "lakefs_notlakefs": dict(host=emu.url + "/somewhere-else", login=emu.access_key, password=emu.secret_key),
@@ -82,17 +97,32 @@ def lakefs_conns(lakefs_emulator, monkeypatch):
     return emu
 
 
-@pytest.mark.parametrize(("conn_id", "ok", "message"), [
-    ("lakefs_ok", True, r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\); "
-                        r"set Local blockstore root to collect its local:// repositories"),
-    ("lakefs_ok_root", True, r"accepted the keys \(blockstore: local\)$"),
-    ("lakefs_badkey", False, r"refused the keys \(HTTP 401\): check Access key ID and Secret access key"),
-    ("lakefs_down", False, r"cannot reach lakeFS at http://127\.0\.0\.1:\d+/api/v1: NewConnectionError: "
-                           r"Failed to establish a new connection: \[Errno 111\] Connection refused\. Check the lakeFS endpoint"),
-    ("lakefs_notlakefs", False, r"/somewhere-else/api/v1/config answered HTTP (404|501) .*: no lakeFS API at this "
-                                r"address\? Give the lakeFS server's URL"),
-    ("lakefs_nokeys", False, r"'lakefs_nokeys' needs login \(access key id\) and password"),
-])
+@pytest.mark.parametrize(
+    ("conn_id", "ok", "message"),
+    [
+        (
+            "lakefs_ok",
+            True,
+            r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\); "
+            r"set Local blockstore root to collect its local:// repositories",
+        ),
+        ("lakefs_ok_root", True, r"accepted the keys \(blockstore: local\)$"),
+        ("lakefs_badkey", False, r"refused the keys \(HTTP 401\): check Access key ID and Secret access key"),
+        (
+            "lakefs_down",
+            False,
+            r"cannot reach lakeFS at http://127\.0\.0\.1:\d+/api/v1: NewConnectionError: "
+            r"Failed to establish a new connection: \[Errno 111\] Connection refused\. Check the lakeFS endpoint",
+        ),
+        (
+            "lakefs_notlakefs",
+            False,
+            r"/somewhere-else/api/v1/config answered HTTP (404|501) .*: no lakeFS API at this "
+            r"address\? Give the lakeFS server's URL",
+        ),
+        ("lakefs_nokeys", False, r"'lakefs_nokeys' needs login \(access key id\) and password"),
+    ],
+)
 def test_the_test_button_calls_lakefs_and_says_what_failed(lakefs_conns, conn_id, ok, message):
     import re
     import time
@@ -112,6 +142,7 @@ def test_the_test_button_calls_lakefs_and_says_what_failed(lakefs_conns, conn_id
 # ---------------------------------------------------------------------------------------------
 # The storage connection, resolved by the official providers' hooks (storage_options)
 
+
 @pytest.fixture
 def masked(monkeypatch):
     import lakefs_gc_airflow.hooks as hooks
@@ -127,11 +158,15 @@ def test_a_wasb_connection_string_reaches_azurite_through_wasbhook(azurite, monk
     from lakefs_gc_airflow.hooks import storage_options
     from lakefs_sandbox.cloud_servers import AZURITE_KEY
 
-    monkeypatch.setenv(*conn_env("azure_storage", conn_type="wasb",
-                                 extra={"connection_string": azurite.connection_string}))
+    monkeypatch.setenv(
+        *conn_env("azure_storage", conn_type="wasb", extra={"connection_string": azurite.connection_string})
+    )
     options = storage_options("azure_storage")
-    assert (options.account_url, options.account_name, options.account_key) == \
-        (azurite.account_url, "devstoreaccount1", AZURITE_KEY)
+    assert (options.account_url, options.account_name, options.account_key) == (
+        azurite.account_url,
+        "devstoreaccount1",
+        AZURITE_KEY,
+    )
     assert masked == [AZURITE_KEY]
     assert AZURITE_KEY not in repr(options)
     st = open_storage(azurite.namespace(azurite.create("hookcheck"), "repo"), options)
@@ -139,10 +174,13 @@ def test_a_wasb_connection_string_reaches_azurite_through_wasbhook(azurite, monk
     assert [o.key for o in st.list()] == ["_lakefs/dummy"]
 
 
-@pytest.mark.parametrize(("extra", "expect"), [
-    ({"shared_access_key": "a2V5a2V5"}, ("account_key", "a2V5a2V5")),
-    ({"sas_token": "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl"}, ("sas_token", "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl")),
-])
+@pytest.mark.parametrize(
+    ("extra", "expect"),
+    [
+        ({"shared_access_key": "a2V5a2V5"}, ("account_key", "a2V5a2V5")),
+        ({"sas_token": "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl"}, ("sas_token", "sv=2024-11-04&ss=b&sig=c2lnbmF0dXJl")),
+    ],
+)
 def test_wasb_keys_and_sas_tokens_are_taken_as_wasbhook_builds_them(monkeypatch, masked, extra, expect):
     """WasbHook's own rules: a dot-less host is the account (``<login>.blob.core.windows.net``)."""
     from lakefs_gc_airflow.hooks import storage_options
@@ -156,16 +194,20 @@ def test_wasb_keys_and_sas_tokens_are_taken_as_wasbhook_builds_them(monkeypatch,
     assert expect[1] not in repr(options)
 
 
-def test_an_anonymous_gcp_connection_uses_the_emulator_host_as_the_google_provider_does(fake_gcs, monkeypatch,
-                                                                                     masked):
+def test_an_anonymous_gcp_connection_uses_the_emulator_host_as_the_google_provider_does(fake_gcs, monkeypatch, masked):
     from lakefs_gc_airflow.hooks import storage_options
 
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", fake_gcs.endpoint_url)
-    monkeypatch.setenv(*conn_env("gcs_storage", conn_type="google_cloud_platform",
-                                 extra={"is_anonymous": True, "project": "test"}))
+    monkeypatch.setenv(
+        *conn_env("gcs_storage", conn_type="google_cloud_platform", extra={"is_anonymous": True, "project": "test"})
+    )
     options = storage_options("gcs_storage")
-    assert (options.endpoint_url, options.project, options.anonymous, options.access_token) == \
-        (fake_gcs.endpoint_url, "test", True, None)
+    assert (options.endpoint_url, options.project, options.anonymous, options.access_token) == (
+        fake_gcs.endpoint_url,
+        "test",
+        True,
+        None,
+    )
     assert masked == []
 
 
@@ -184,8 +226,9 @@ def test_a_gcp_key_json_becomes_a_masked_access_token(monkeypatch, masked):
     class Token(BaseHTTPRequestHandler):
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = json.dumps({"access_token": "ya29.from-the-token-endpoint", "expires_in": 3600,
-                               "token_type": "Bearer"}).encode()
+            body = json.dumps(
+                {"access_token": "ya29.from-the-token-endpoint", "expires_in": 3600, "token_type": "Bearer"}
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -198,13 +241,27 @@ def test_a_gcp_key_json_becomes_a_masked_access_token(monkeypatch, masked):
     server = HTTPServer(("127.0.0.1", 0), Token)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        pem = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
-        key = {"type": "service_account", "project_id": "proj", "private_key_id": "k1", "private_key": pem,
-               "client_email": "gc@proj.iam.gserviceaccount.com", "client_id": "1",
-               "token_uri": f"http://127.0.0.1:{server.server_address[1]}/token"}
-        monkeypatch.setenv(*conn_env("gcs_storage", conn_type="google_cloud_platform",
-                                     extra={"keyfile_dict": json.dumps(key), "project": "proj"}))
+        pem = (
+            rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            .private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+            .decode()
+        )
+        key = {
+            "type": "service_account",
+            "project_id": "proj",
+            "private_key_id": "k1",
+            "private_key": pem,
+            "client_email": "gc@proj.iam.gserviceaccount.com",
+            "client_id": "1",
+            "token_uri": f"http://127.0.0.1:{server.server_address[1]}/token",
+        }
+        monkeypatch.setenv(
+            *conn_env(
+                "gcs_storage",
+                conn_type="google_cloud_platform",
+                extra={"keyfile_dict": json.dumps(key), "project": "proj"},
+            )
+        )
         options = storage_options("gcs_storage")
     finally:
         server.shutdown()

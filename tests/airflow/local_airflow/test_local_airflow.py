@@ -32,14 +32,17 @@ from tests.conftest import free_port
 
 COMMAND = (sys.executable, "-m", "lakefs_sandbox.local_airflow")  # what `make airflow` runs
 KEY, SECRET = "AKIAIOSFOLEMULATOR", "local-airflow-secret-5c1e"
-GOOD = ("{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, "
-        "min_age_seconds: 86400, mode: mark_and_sweep")
+GOOD = (
+    "{lakefs_conn_id: lakefs_default, storage_conn_id: aws_default, spark_conn_id: spark_default, "
+    "min_age_seconds: 86400, mode: mark_and_sweep"
+)
 
 
 def repositories(tmp_path: Path) -> Path:
     p = tmp_path / "gc.yaml"
-    p.write_text(f"repositories:\n  - {GOOD}, repository: emu-repo}}\n  - {GOOD}, repository: typo-repo, "
-                 f"shedule: '@daily'}}\n")
+    p.write_text(
+        f"repositories:\n  - {GOOD}, repository: emu-repo}}\n  - {GOOD}, repository: typo-repo, shedule: '@daily'}}\n"
+    )
     return p
 
 
@@ -51,7 +54,9 @@ def env_file(tmp_path: Path, text: str) -> Path:
 
 def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed(tmp_path):
     cfg = repositories(tmp_path)
-    f = env_file(tmp_path, f"""\
+    f = env_file(
+        tmp_path,
+        f"""\
         # comment
         LAKEFS_GC_CONFIG={cfg}
         export LAKEFS_ENDPOINT=http://127.0.0.1:8000
@@ -63,15 +68,23 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
         S3_SECRET_ACCESS_KEY=s3-secret-value
         AIRFLOW_CONN_OTHER_LAKEFS='{{"conn_type": "lakefs", "host": "http://lakefs2:8000"}}'
         AIRFLOW__CORE__PARALLELISM=8
-    """)
+    """,
+    )
     p = plan(f, {"SPARK_MASTER": "local[2]", "AIRFLOW_PORT": "18080"}, tmp_path / "state")
     conns = {k: json.loads(v) for k, v in p.connections.items()}
     assert conns["AIRFLOW_CONN_LAKEFS_DEFAULT"] == {
-        "conn_type": "lakefs_gc", "host": "http://127.0.0.1:8000", "login": KEY, "password": SECRET,
-        "extra": {"local_blockstore_root": "/data/block"}}
+        "conn_type": "lakefs_gc",
+        "host": "http://127.0.0.1:8000",
+        "login": KEY,
+        "password": SECRET,
+        "extra": {"local_blockstore_root": "/data/block"},
+    }
     assert conns["AIRFLOW_CONN_AWS_DEFAULT"] == {
-        "conn_type": "aws", "login": "s3-key", "password": "s3-secret-value",
-        "extra": {"region_name": "us-east-1", "endpoint_url": "http://127.0.0.1:9000"}}
+        "conn_type": "aws",
+        "login": "s3-key",
+        "password": "s3-secret-value",
+        "extra": {"region_name": "us-east-1", "endpoint_url": "http://127.0.0.1:9000"},
+    }
     assert conns["AIRFLOW_CONN_SPARK_DEFAULT"] == {"conn_type": "spark", "host": "local[2]"}  # the environment wins
     assert conns["AIRFLOW_CONN_OTHER_LAKEFS"]["host"] == "http://lakefs2:8000"
     assert (p.port, p.user, p.airflow_settings) == (18080, "admin", {"AIRFLOW__CORE__PARALLELISM": "8"})
@@ -89,8 +102,10 @@ def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(t
     from lakefs_sandbox.local_airflow import component_env
 
     cfg = repositories(tmp_path)
-    lakefs = (f"LAKEFS_GC_CONFIG={cfg}\nLAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID={KEY}\n"
-              f"LAKEFS_SECRET_ACCESS_KEY={SECRET}\n")
+    lakefs = (
+        f"LAKEFS_GC_CONFIG={cfg}\nLAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID={KEY}\n"
+        f"LAKEFS_SECRET_ACCESS_KEY={SECRET}\n"
+    )
     on = plan(env_file(tmp_path, lakefs), {}, tmp_path / "s1")
     on.state.mkdir(parents=True)
     assert component_env(on, {})["AIRFLOW__CORE__TEST_CONNECTION"] == "Enabled"
@@ -99,22 +114,37 @@ def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(t
     assert component_env(off, {})["AIRFLOW__CORE__TEST_CONNECTION"] == "Disabled"
 
 
-@pytest.mark.parametrize(("text", "environ", "expected"), [
-    ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
-    ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
-    ("LAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID=\n", {},
-     r"LAKEFS_ENDPOINT is set but LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY are not"),
-    ("LAKEFS_ENDPOINT=127.0.0.1:8000\n", {}, r"LAKEFS_ENDPOINT must be an http\(s\) URL"),
-    ("", {"LAKEFS_ACCESS_KEY_ID": "k"}, r"lakeFS keys are set but LAKEFS_ENDPOINT is not"),
-    ("S3_ACCESS_KEY_ID=k\n", {}, r"set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither"),
-    ("AIRFLOW_PORT=eighty\n", {}, r"AIRFLOW_PORT must be a port number, got 'eighty'"),
-    ("AIRFLOW_CONN_LAKEFS_DEFAULT='{}'\nLAKEFS_ENDPOINT=http://h\nLAKEFS_ACCESS_KEY_ID=k\nLAKEFS_SECRET_ACCESS_KEY=s\n",
-     {}, r"AIRFLOW_CONN_LAKEFS_DEFAULT and the lakeFS settings both define lakefs_default"),
-    ("LAKEFS_GC_CONFIG=nope.yaml\n", {}, r"(?s)nope.yaml: cannot read the GC configuration.*\(LAKEFS_GC_CONFIG in .*airflow.env; "
-     r"relative paths are from the project root"),
-])
+@pytest.mark.parametrize(
+    ("text", "environ", "expected"),
+    [
+        ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
+        ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
+        (
+            "LAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID=\n",
+            {},
+            r"LAKEFS_ENDPOINT is set but LAKEFS_ACCESS_KEY_ID and LAKEFS_SECRET_ACCESS_KEY are not",
+        ),
+        ("LAKEFS_ENDPOINT=127.0.0.1:8000\n", {}, r"LAKEFS_ENDPOINT must be an http\(s\) URL"),
+        ("", {"LAKEFS_ACCESS_KEY_ID": "k"}, r"lakeFS keys are set but LAKEFS_ENDPOINT is not"),
+        ("S3_ACCESS_KEY_ID=k\n", {}, r"set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither"),
+        ("AIRFLOW_PORT=eighty\n", {}, r"AIRFLOW_PORT must be a port number, got 'eighty'"),
+        (
+            "AIRFLOW_CONN_LAKEFS_DEFAULT='{}'\nLAKEFS_ENDPOINT=http://h\nLAKEFS_ACCESS_KEY_ID=k\nLAKEFS_SECRET_ACCESS_KEY=s\n",
+            {},
+            r"AIRFLOW_CONN_LAKEFS_DEFAULT and the lakeFS settings both define lakefs_default",
+        ),
+        (
+            "LAKEFS_GC_CONFIG=nope.yaml\n",
+            {},
+            r"(?s)nope.yaml: cannot read the GC configuration.*\(LAKEFS_GC_CONFIG in .*airflow.env; "
+            r"relative paths are from the project root",
+        ),
+    ],
+)
 def test_a_wrong_setting_is_refused_naming_it(tmp_path, text, environ, expected):
-    f = env_file(tmp_path, text if "LAKEFS_GC_CONFIG" in text else f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n" + text)
+    f = env_file(
+        tmp_path, text if "LAKEFS_GC_CONFIG" in text else f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\n" + text
+    )
     with pytest.raises(SetupError, match=expected):
         plan(f, environ, tmp_path / "state")
 
@@ -144,18 +174,29 @@ def test_a_connection_added_in_the_ui_at_an_earlier_start_is_no_warning(tmp_path
 
 
 def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and_says_so(tmp_path):
-    f = env_file(tmp_path, f"""\
+    f = env_file(
+        tmp_path,
+        f"""\
         LAKEFS_GC_CONFIG={repositories(tmp_path)}
         LAKEFS_ENDPOINT=http://127.0.0.1:8000
         LAKEFS_ACCESS_KEY_ID=file-key
         LAKEFS_SECRET_ACCESS_KEY=file-secret-value
-    """)
-    own = {"LAKEFS_ENDPOINT": "http://127.0.0.1:41234", "LAKEFS_ACCESS_KEY_ID": KEY,
-           "LAKEFS_SECRET_ACCESS_KEY": SECRET, "LAKEFS_LOCAL_BLOCKSTORE_ROOT": "/state/lakefs/block"}
+    """,
+    )
+    own = {
+        "LAKEFS_ENDPOINT": "http://127.0.0.1:41234",
+        "LAKEFS_ACCESS_KEY_ID": KEY,
+        "LAKEFS_SECRET_ACCESS_KEY": SECRET,
+        "LAKEFS_LOCAL_BLOCKSTORE_ROOT": "/state/lakefs/block",
+    }
     p = plan(f, {"LAKEFS_ACCESS_KEY_ID": "env-key"}, tmp_path / "state", lakefs=own)
     assert json.loads(p.connections["AIRFLOW_CONN_LAKEFS_DEFAULT"]) == {
-        "conn_type": "lakefs_gc", "host": "http://127.0.0.1:41234", "login": KEY, "password": SECRET,
-        "extra": {"local_blockstore_root": "/state/lakefs/block"}}
+        "conn_type": "lakefs_gc",
+        "host": "http://127.0.0.1:41234",
+        "login": KEY,
+        "password": SECRET,
+        "extra": {"local_blockstore_root": "/state/lakefs/block"},
+    }
     notes = "\n".join(p.notes)
     assert f"LAKEFS_ENDPOINT=http://127.0.0.1:8000 in {f} is replaced by the lakeFS this command runs" in notes
     assert "LAKEFS_ACCESS_KEY_ID=env-key in the environment is replaced" in notes
@@ -192,22 +233,23 @@ class Output:
         raise TimeoutError(f"{pattern!r} not printed after {timeout}s:\n{self.text()}")
 
 
-
-
 @pytest.mark.e2e
 def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, lakefs_emulator_factory):
     import psutil
 
     emu = lakefs_emulator_factory()
     cfg = repositories(tmp_path)
-    settings = env_file(tmp_path, f"""\
+    settings = env_file(
+        tmp_path,
+        f"""\
         LAKEFS_GC_CONFIG={cfg}
         LAKEFS_ENDPOINT={emu.url}
         LAKEFS_ACCESS_KEY_ID={emu.access_key}
         LAKEFS_SECRET_ACCESS_KEY={emu.secret_key}
         LAKEFS_LOCAL_BLOCKSTORE_ROOT={emu.local_root}
         SPARK_MASTER=local[1]
-    """)
+    """,
+    )
     proc, out, port, state = _start_command(tmp_path, settings, *COMMAND)
     tree: set[int] = set()
     try:
@@ -241,8 +283,11 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         sockets = []
         for pid in tree:
             with contextlib.suppress(psutil.NoSuchProcess):
-                sockets += [(pid, c.laddr) for c in psutil.Process(pid).net_connections(kind="inet")
-                            if c.status == psutil.CONN_LISTEN]
+                sockets += [
+                    (pid, c.laddr)
+                    for c in psutil.Process(pid).net_connections(kind="inet")
+                    if c.status == psutil.CONN_LISTEN
+                ]
         assert ("127.0.0.1", port) in {(a.ip, a.port) for _, a in sockets}, sockets
         assert all(a.ip == "127.0.0.1" for _, a in sockets), f"listening beyond 127.0.0.1: {sockets}"
         assert len(tree) >= 5, tree  # the command and its four components at least
@@ -269,13 +314,16 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
 
     cfg = tmp_path / "gc.yaml"
     cfg.write_text(f"repositories:\n  - {GOOD}, repository: sample-repo}}\n")
-    settings = env_file(tmp_path, f"""\
+    settings = env_file(
+        tmp_path,
+        f"""\
         LAKEFS_GC_CONFIG={cfg}
         LAKEFS_ENDPOINT=http://127.0.0.1:8000
         LAKEFS_ACCESS_KEY_ID=file-key
         LAKEFS_SECRET_ACCESS_KEY=file-secret-value
         SPARK_MASTER=local[1]
-    """)
+    """,
+    )
     proc, out, port, state = _start_command(tmp_path, settings, *COMMAND, "--lakefs", "real")
     tree: set[int] = set()
     try:
@@ -292,9 +340,13 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         assert psutil.Process(lakefs_pid).cwd() == str(home)
         assert "lakefs" in psutil.Process(lakefs_pid).name()
         conn = json.loads(psutil.Process(int(started.group(2))).environ()["AIRFLOW_CONN_LAKEFS_DEFAULT"])
-        assert conn == {"conn_type": "lakefs_gc", "host": lakefs_url, "login": keys["access_key_id"],
-                        "password": keys["secret_access_key"],
-                        "extra": {"local_blockstore_root": str(home / "block")}}, conn
+        assert conn == {
+            "conn_type": "lakefs_gc",
+            "host": lakefs_url,
+            "login": keys["access_key_id"],
+            "password": keys["secret_access_key"],
+            "extra": {"local_blockstore_root": str(home / "block")},
+        }, conn
         auth = "Basic " + base64.b64encode(f"{keys['access_key_id']}:{keys['secret_access_key']}".encode()).decode()
 
         def api(path: str):
@@ -311,7 +363,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
     text = out.text()
     assert code == 0, text
     assert not left, f"still running after Ctrl-C: {left}\n{text}"
-    assert (f"stopped api-server, scheduler, dag-processor, triggerer, lakeFS (pid {lakefs_pid})" in text), text
+    assert f"stopped api-server, scheduler, dag-processor, triggerer, lakeFS (pid {lakefs_pid})" in text, text
     assert keys["secret_access_key"] not in text
     assert "file-secret-value" not in text
 
@@ -356,7 +408,13 @@ def _start_command(tmp_path: Path, settings: Path, *command: str):
     (the process, its :class:`Output`, the port, the state directory)."""
     port, state = free_port(), tmp_path / "state"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "S3_", "SPARK_MASTER"))}
-    proc = subprocess.Popen([*command, "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [*command, "--env-file", str(settings), "--state-dir", str(state), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
     return proc, Output(proc), port, state

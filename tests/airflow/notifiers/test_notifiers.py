@@ -40,8 +40,10 @@ def test_a_failure_names_the_repository_the_run_the_task_and_the_reason():
     n.notify({"ti": FakeTI(), "run_id": "manual__1", "exception": exc})
     [(channel, subject, text)] = Recorder.sent
     assert channel == "#gc"
-    assert subject == ("lakeFS GC my-repo: run manual__1 failed at prepare_run: min_age_seconds=5 is below lakeFS's "
-                       "grace period of 86400s. Nothing was deleted")
+    assert subject == (
+        "lakeFS GC my-repo: run manual__1 failed at prepare_run: min_age_seconds=5 is below lakeFS's "
+        "grace period of 86400s. Nothing was deleted"
+    )
     assert "Reason: min_age_seconds=5 is below" in text
 
 
@@ -56,12 +58,22 @@ def test_a_success_carries_the_runs_summary():
 def test_a_missing_provider_is_a_bad_entry_naming_the_package():
     from lakefs_gc.config import parse_config
 
-    cfg = parse_config({"repositories": [{"repository": "abc", "notify": {"on_failure": [{"slack": {"channel": "#x"}}]}},
-                                         {"repository": "def"}]}, "gc.yaml", strict=False)
+    cfg = parse_config(
+        {
+            "repositories": [
+                {"repository": "abc", "notify": {"on_failure": [{"slack": {"channel": "#x"}}]}},
+                {"repository": "def"},
+            ]
+        },
+        "gc.yaml",
+        strict=False,
+    )
     assert [r.repository for r in cfg.repositories] == ["def"]
-    assert cfg.entry_problems == ["gc.yaml: repositories[0] (abc): field 'notify.on_failure[0].slack': "
-                                  "airflow.providers.slack.notifications.slack is not installed here: install "
-                                  "apache-airflow-providers-slack into every Airflow component"]
+    assert cfg.entry_problems == [
+        "gc.yaml: repositories[0] (abc): field 'notify.on_failure[0].slack': "
+        "airflow.providers.slack.notifications.slack is not installed here: install "
+        "apache-airflow-providers-slack into every Airflow component"
+    ]
     with pytest.raises(ImportError, match="install apache-airflow-providers-slack into every Airflow component"):
         GCRunNotifier(NotifierSpec("slack", (("channel", "#gc"),)), "my-repo", "on_failure")
 

@@ -24,26 +24,50 @@ SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "attribute
 def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", **settings) -> contract.RunContext:
     from tests.support.contract import make_context
 
-    return make_context(namespace, repository="sample-repo", work_dir=str(tmp_path / "work" / "sample-repo" / "run1"),
-                        airflow_run_id="manual__1", lakefs_endpoint="http://127.0.0.1:8000/api/v1",
-                        s3_endpoint="http://127.0.0.1:5000",
-                        local_root="/data/lakefs" if namespace.startswith("local://") else None, **settings)
+    return make_context(
+        namespace,
+        repository="sample-repo",
+        work_dir=str(tmp_path / "work" / "sample-repo" / "run1"),
+        airflow_run_id="manual__1",
+        lakefs_endpoint="http://127.0.0.1:8000/api/v1",
+        s3_endpoint="http://127.0.0.1:5000",
+        local_root="/data/lakefs" if namespace.startswith("local://") else None,
+        **settings,
+    )
 
 
 UNCOMMITTED = contract.UncommittedResult(run_id="gc-run-1", locations=("x",), pages=1)
-COMMITTED = contract.CommittedResult(committed_dir=contract.PartsDir("s/committed/", 2), commits_csv="c", active_commits=1, metaranges=1,
-                                     ranges=1, committed_addresses=5)
-SLICES = contract.SlicesResult(listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0,
-                               listed_objects=7, listed_bytes=70)
-CANDIDATES = contract.CandidatesResult(report_dir="r", uncommitted_files=1, candidates=3, candidate_bytes=30,
-                                       to_delete=3, to_delete_bytes=30, held_back=0, confirm_after_seconds=0)
+COMMITTED = contract.CommittedResult(
+    committed_dir=contract.PartsDir("s/committed/", 2),
+    commits_csv="c",
+    active_commits=1,
+    metaranges=1,
+    ranges=1,
+    committed_addresses=5,
+)
+SLICES = contract.SlicesResult(
+    listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0, listed_objects=7, listed_bytes=70
+)
+CANDIDATES = contract.CandidatesResult(
+    report_dir="r",
+    uncommitted_files=1,
+    candidates=3,
+    candidate_bytes=30,
+    to_delete=3,
+    to_delete_bytes=30,
+    held_back=0,
+    confirm_after_seconds=0,
+)
 
 
 def base_inputs(tmp_path: Path, step: str, namespace: str = "s3://bucket/repos/sample-repo") -> contract.StepInputs:
-    known = {"mark_uncommitted": UNCOMMITTED, "list_committed": COMMITTED, "list_slices": SLICES,
-             "compute_candidates": CANDIDATES}
-    return contract.StepInputs(base_ctx(tmp_path, namespace),
-                               {k: known.get(k) for k in contract.STEP_INPUTS[step]})
+    known = {
+        "mark_uncommitted": UNCOMMITTED,
+        "list_committed": COMMITTED,
+        "list_slices": SLICES,
+        "compute_candidates": CANDIDATES,
+    }
+    return contract.StepInputs(base_ctx(tmp_path, namespace), {k: known.get(k) for k in contract.STEP_INPUTS[step]})
 
 
 def wire(ctx: contract.RunContext, **results) -> dict:
@@ -54,13 +78,21 @@ def wire(ctx: contract.RunContext, **results) -> dict:
 # ---------------------------------------------------------------------------------------------
 # LakeFSHook
 
+
 def test_lakefs_hook_builds_a_client_from_a_json_env_connection(monkeypatch, connections):
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc_airflow.hooks import LakeFSHook
 
-    monkeypatch.setenv(*conn_env("lakefs_test", conn_type="lakefs_gc", host="http://127.0.0.1:8123/",
-                                 login="AKIATEST", password="sekret",
-                                 extra={"max_retries": 2, "backoff_base": 0.01}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_test",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8123/",
+            login="AKIATEST",
+            password="sekret",
+            extra={"max_retries": 2, "backoff_base": 0.01},
+        )
+    )
     hook = LakeFSHook(lakefs_conn_id="lakefs_test")
     client = hook.get_conn()
     assert isinstance(client, LakeFSClient)
@@ -79,8 +111,12 @@ def test_lakefs_hook_passes_exact_arguments_to_the_client(monkeypatch, connectio
     calls = []
     monkeypatch.setattr(api, "LakeFSClient", lambda *a, **kw: calls.append((a, kw)) or "client")
     assert LakeFSHook().get_conn() == "client"
-    assert calls == [(("http://127.0.0.1:8000/api/v1", LAKEFS_ACCESS, LAKEFS_SECRET),
-                      {"connection": "lakeFS connection 'lakefs_default'"})]
+    assert calls == [
+        (
+            ("http://127.0.0.1:8000/api/v1", LAKEFS_ACCESS, LAKEFS_SECRET),
+            {"connection": "lakeFS connection 'lakefs_default'"},
+        )
+    ]
 
 
 def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(monkeypatch, connections):
@@ -93,14 +129,22 @@ def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(m
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host=f"http://127.0.0.1:{port}",
-                                 login=LAKEFS_ACCESS, password=LAKEFS_SECRET,
-                                 extra={"max_retries": 1, "backoff_base": 0.01}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host=f"http://127.0.0.1:{port}",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+            extra={"max_retries": 1, "backoff_base": 0.01},
+        )
+    )
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     with pytest.raises(AirflowFailException) as err:
         op.execute(context({}))
-    assert str(err.value).startswith(f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection "
-                                     f"refused) after 2 attempt(s)")
+    assert str(err.value).startswith(
+        f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection refused) after 2 attempt(s)"
+    )
     assert "lakeFS connection 'lakefs_default'" in str(err.value)
     assert "\n" not in str(err.value)
     assert err.value.__cause__ is None
@@ -113,19 +157,25 @@ def test_lakefs_hook_errors_are_clear(monkeypatch):
     monkeypatch.setenv(*conn_env("lakefs_nokeys", conn_type="lakefs_gc", host="http://127.0.0.1:8000"))
     with pytest.raises(ValueError, match="'lakefs_nokeys' needs login .access key id. and password"):
         LakeFSHook(lakefs_conn_id="lakefs_nokeys").get_conn()
-    monkeypatch.setenv(*conn_env("lakefs_badextra", conn_type="lakefs_gc", host="h", login="a", password="b",
-                                 extra={"max_retries": "many"}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_badextra", conn_type="lakefs_gc", host="h", login="a", password="b", extra={"max_retries": "many"}
+        )
+    )
     with pytest.raises(ValueError, match="extra 'max_retries' must be a int"):
         LakeFSHook(lakefs_conn_id="lakefs_badextra").get_conn()
 
 
-@pytest.mark.parametrize(("host", "port", "schema", "expected"), [
-    ("http://127.0.0.1:8000", None, None, "http://127.0.0.1:8000/api/v1"),
-    ("https://lakefs.example.com/api/v1/", None, None, "https://lakefs.example.com/api/v1"),
-    ("http://lakefs", 8000, None, "http://lakefs:8000/api/v1"),
-    ("lakefs", 8000, None, "http://lakefs:8000/api/v1"),
-    ("lakefs", None, "prefix", "http://lakefs/prefix/api/v1"),
-])
+@pytest.mark.parametrize(
+    ("host", "port", "schema", "expected"),
+    [
+        ("http://127.0.0.1:8000", None, None, "http://127.0.0.1:8000/api/v1"),
+        ("https://lakefs.example.com/api/v1/", None, None, "https://lakefs.example.com/api/v1"),
+        ("http://lakefs", 8000, None, "http://lakefs:8000/api/v1"),
+        ("lakefs", 8000, None, "http://lakefs:8000/api/v1"),
+        ("lakefs", None, "prefix", "http://lakefs/prefix/api/v1"),
+    ],
+)
 def test_lakefs_endpoint_normalisation(host, port, schema, expected):
     from lakefs_gc_airflow.hooks import lakefs_endpoint
 
@@ -136,8 +186,12 @@ def test_storage_options_from_the_aws_connection(connections, monkeypatch):
     from lakefs_gc_airflow.hooks import storage_options
 
     s = storage_options("aws_default")
-    assert (s.endpoint_url, s.region, s.access_key_id, s.secret_access_key) == \
-        ("http://127.0.0.1:5000", "us-east-1", S3_ACCESS, S3_SECRET)
+    assert (s.endpoint_url, s.region, s.access_key_id, s.secret_access_key) == (
+        "http://127.0.0.1:5000",
+        "us-east-1",
+        S3_ACCESS,
+        S3_SECRET,
+    )
     assert S3_SECRET not in repr(s)
     assert S3_ACCESS not in repr(s)
     assert storage_options("no_such_conn") is None  # absent: the caller decides (an error for s3://)
@@ -145,6 +199,7 @@ def test_storage_options_from_the_aws_connection(connections, monkeypatch):
 
 # ---------------------------------------------------------------------------------------------
 # GCSparkSubmitOperator: the command line and the environment
+
 
 @pytest.mark.parametrize("step", SPARK_STEPS)
 def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connections, step):
@@ -163,8 +218,15 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     assert {"lakefs_gc/__init__.py", "lakefs_gc/contract/__init__.py", "lakefs_gc/jobs/gc_step.py"} <= names
     assert not any(n.startswith(("lakefs_gc_airflow/", "lakefs_sandbox/")) or "__pycache__" in n for n in names)
     job = str(REPO / "include" / "lakefs_gc" / "jobs" / "gc_step.py")
-    assert cmd[cmd.index(job) + 1:] == [step, "--input", str(meta_path), "--result", str(result_path),
-                                        "--secrets", str(op.secrets_file)]
+    assert cmd[cmd.index(job) + 1 :] == [
+        step,
+        "--input",
+        str(meta_path),
+        "--result",
+        str(result_path),
+        "--secrets",
+        str(op.secrets_file),
+    ]
     assert "--driver-memory" in cmd
     assert "spark.ui.enabled=false" in cmd
     assert "spark.default.parallelism=2" in cmd
@@ -183,9 +245,12 @@ def test_spark_submit_command_has_files_and_args_but_no_secrets(tmp_path, connec
     assert env["PYSPARK_PYTHON"] == sys.executable
     assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
     assert oct(op.secrets_file.stat().st_mode & 0o777) == "0o600"
-    assert json.loads(op.secrets_file.read_text()) == {ENV_LAKEFS_ACCESS_KEY: LAKEFS_ACCESS,
-                                                       ENV_LAKEFS_SECRET_KEY: LAKEFS_SECRET,
-                                                       ENV_S3_ACCESS_KEY: S3_ACCESS, ENV_S3_SECRET_KEY: S3_SECRET}
+    assert json.loads(op.secrets_file.read_text()) == {
+        ENV_LAKEFS_ACCESS_KEY: LAKEFS_ACCESS,
+        ENV_LAKEFS_SECRET_KEY: LAKEFS_SECRET,
+        ENV_S3_ACCESS_KEY: S3_ACCESS,
+        ENV_S3_SECRET_KEY: S3_SECRET,
+    }
     path = op.secrets_file
     op.remove_secrets()
     assert not path.exists()
@@ -254,6 +319,7 @@ def test_missing_spark_connection_fails_clearly_instead_of_defaulting_to_yarn(tm
 # ---------------------------------------------------------------------------------------------
 # GCSparkSubmitOperator.execute with a stand-in spark-submit (real subprocess, no JVM)
 
+
 def _spark_dag(tmp_path, **spark):
     """The DAG with its Spark steps as spark-submits (a sweep too, however few its keys), no class archive
     made for a stand-in spark-submit."""
@@ -272,16 +338,20 @@ def test_execute_reads_its_inputs_by_task_id_runs_the_job_and_returns_its_typed_
 
     # pulled by task id: the context and exactly the results this step reads
     assert ctx["ti"].pulled == [["prepare_run", "mark_uncommitted", "list_committed", "list_slices"]]
-    written = contract.inputs_from_wire(json.loads(
-        Path(ctx_.work_dir, "_control", "compute_candidates.input.json").read_text()))
+    written = contract.inputs_from_wire(
+        json.loads(Path(ctx_.work_dir, "_control", "compute_candidates.input.json").read_text())
+    )
     assert written.results["list_committed"] == COMMITTED
     assert written.results["list_slices"].listed_objects == 7
     assert written.context == ctx_
     # the job read the secrets from its 0600 file, removed after it; none in argv or its environment
     seen = json.loads(Path(tmp_path, "fake-job-seen.json").read_text())
-    assert seen["secrets_file"] == {ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS),
-                                    ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
-                                    ENV_S3_ACCESS_KEY: digest(S3_ACCESS), ENV_S3_SECRET_KEY: digest(S3_SECRET)}
+    assert seen["secrets_file"] == {
+        ENV_LAKEFS_ACCESS_KEY: digest(LAKEFS_ACCESS),
+        ENV_LAKEFS_SECRET_KEY: digest(LAKEFS_SECRET),
+        ENV_S3_ACCESS_KEY: digest(S3_ACCESS),
+        ENV_S3_SECRET_KEY: digest(S3_SECRET),
+    }
     assert seen["secrets_mode"] == "0o600"
     assert seen["secret_env"] == {}
     assert not Path(seen["argv"][seen["argv"].index("--secrets") + 1]).exists()
@@ -295,7 +365,8 @@ def test_a_result_of_the_wrong_shape_fails_the_task(tmp_path, connections):
     from airflow.sdk.exceptions import AirflowException
 
     op = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path, result={"listed_objects": 3}))).get_task(
-        "list_slices")
+        "list_slices"
+    )
     with pytest.raises(AirflowException, match=r"list_slices: result file .*missing field 'listed_dir'"):
         op.execute(context(wire(base_ctx(tmp_path))))
 
@@ -323,8 +394,13 @@ def test_failed_job_fails_the_task_without_leaking_secrets(tmp_path, connections
 
     op = _spark_dag(tmp_path, binary=str(fake_spark_submit(tmp_path, exit_code=3))).get_task("delete")
     with pytest.raises(AirflowException) as e:
-        op.execute(context(wire(base_ctx(tmp_path), mark_uncommitted=UNCOMMITTED, list_slices=SLICES,
-                                compute_candidates=CANDIDATES)))
+        op.execute(
+            context(
+                wire(
+                    base_ctx(tmp_path), mark_uncommitted=UNCOMMITTED, list_slices=SLICES, compute_candidates=CANDIDATES
+                )
+            )
+        )
     assert "Error code is: 3" in str(e.value)
     assert not any(s in str(e.value) for s in SECRETS)
 
@@ -344,6 +420,7 @@ def test_job_without_result_file_fails_and_stale_results_are_not_reused(tmp_path
 # ---------------------------------------------------------------------------------------------
 # PrepareRunOperator / MarkUncommittedOperator (lakeFS client stood in for)
 
+
 class _Client:
     def __init__(self, endpoint, *a, **kw):
         self.endpoint = endpoint
@@ -351,8 +428,9 @@ class _Client:
     def get_repository(self, repo):
         import lakefs_sdk
 
-        return lakefs_sdk.Repository(id=repo, creation_date=0, default_branch="main",
-                                     storage_namespace="s3://bucket/sample-repo", storage_id="")
+        return lakefs_sdk.Repository(
+            id=repo, creation_date=0, default_branch="main", storage_namespace="s3://bucket/sample-repo", storage_id=""
+        )
 
     def blockstore_type(self, storage_id=None):
         return "s3"
@@ -377,14 +455,22 @@ def fake_client(monkeypatch, connections):
 def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, tmp_path):
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    raw = op.execute(context({}, run_id="manual__2024-05-01T00:00:00+00:00",
-                             params={"mode": "mark_only", "min_age_seconds": 90000, "flow": "clean"}))
+    raw = op.execute(
+        context(
+            {},
+            run_id="manual__2024-05-01T00:00:00+00:00",
+            params={"mode": "mark_only", "min_age_seconds": 90000, "flow": "clean"},
+        )
+    )
     ctx = contract.from_wire(contract.RunContext, raw)
     assert (ctx.flow, ctx.flow_reason, ctx.base) == ("clean", "requested (flow=clean)", None)
     assert ctx.work_dir == f"{tmp_path}/sample-repo/manual__2024-05-01T00_00_00_00_00"
     assert (ctx.mode, ctx.settings.min_age_seconds, ctx.settings.unsafe_min_age_override) == ("mark_only", 90000, False)
-    assert (ctx.storage.namespace, ctx.storage.blockstore_type, ctx.grace_period_seconds) == \
-        ("s3://bucket/sample-repo", "s3", 86400)
+    assert (ctx.storage.namespace, ctx.storage.blockstore_type, ctx.grace_period_seconds) == (
+        "s3://bucket/sample-repo",
+        "s3",
+        86400,
+    )
     assert (ctx.storage.endpoint_url, ctx.storage.s3_region) == ("http://127.0.0.1:5000", "us-east-1")
     assert ctx.lakefs_endpoint == "http://127.0.0.1:8000/api/v1"
     assert ctx.start_time > ctx.cutoff_time
@@ -416,8 +502,10 @@ def test_prepare_run_refuses_min_age_below_grace_naming_the_override(fake_client
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     with pytest.raises(AirflowFailException, match="unsafe_min_age_override"):
         op.execute(context({}, params={"min_age_seconds": 60}))
-    ctx = contract.from_wire(contract.RunContext, op.execute(
-        context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True, "flow": "clean"})))
+    ctx = contract.from_wire(
+        contract.RunContext,
+        op.execute(context({}, params={"min_age_seconds": 60, "unsafe_min_age_override": True, "flow": "clean"})),
+    )
     assert ctx.settings.unsafe_min_age_override is True
     assert ctx.effective_min_age_seconds == 60
 
@@ -431,15 +519,18 @@ def test_prepare_run_refuses_an_s3_namespace_without_its_storage_connection(fake
         op.execute(context({}))
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ({"mode": "sweep_everything"}, r"Param 'mode' must be one of"),
-    ({"delete_batch_size": 5000}, r"Param 'delete_batch_size' must be between 1 and 1000"),
-    ({"dry_run": "yes"}, r"Param 'dry_run' must be true or false"),
-    ({"confirm_after_seconds": -2}, r"Param 'confirm_after_seconds' must be >= -1"),
-    # a run created with a value the form would have clamped (a hand-made conf, an old serialized DAG)
-    ({"max_delete_share": 5}, r"Param 'max_delete_share' must be between 0.0 and 1.0, got 5.0"),
-    ({"mode": "sweep_only", "mark_id": None}, r"mode sweep_only needs the Param mark_id"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"mode": "sweep_everything"}, r"Param 'mode' must be one of"),
+        ({"delete_batch_size": 5000}, r"Param 'delete_batch_size' must be between 1 and 1000"),
+        ({"dry_run": "yes"}, r"Param 'dry_run' must be true or false"),
+        ({"confirm_after_seconds": -2}, r"Param 'confirm_after_seconds' must be >= -1"),
+        # a run created with a value the form would have clamped (a hand-made conf, an old serialized DAG)
+        ({"max_delete_share": 5}, r"Param 'max_delete_share' must be between 0.0 and 1.0, got 5.0"),
+        ({"mode": "sweep_only", "mark_id": None}, r"mode sweep_only needs the Param mark_id"),
+    ],
+)
 def test_prepare_run_refuses_bad_params_naming_them(fake_client, params, message):
     from airflow.sdk.exceptions import AirflowFailException
 
@@ -454,18 +545,28 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     import lakefs_sdk
 
     emu = lakefs_emulator
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host=emu.url, login=emu.access_key,
-                                 password=emu.secret_key, extra={"local_blockstore_root": str(emu.root)}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host=emu.url,
+            login=emu.access_key,
+            password=emu.secret_key,
+            extra={"local_blockstore_root": str(emu.root)},
+        )
+    )
     from lakefs_gc.storage import open_storage, parse_namespace
     from lakefs_sandbox.seed import link_object
 
     c, name = emu.client(), "op-mark"
     ns = emu.namespace(name)
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns,
-                                                                      default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch="main")
+    )
     c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
-    linked = link_object(c, name, "main", "x.bin", b"x", open_storage(ns, None, emu.root),
-                         parse_namespace(ns, emu.root).roots())
+    linked = link_object(
+        c, name, "main", "x.bin", b"x", open_storage(ns, None, emu.root), parse_namespace(ns, emu.root).roots()
+    )
     c.objects_api.upload_object(name, "main", "plain.bin", content=b"p")
     dag = dag_module().build_gc_dag(repo_config(repository=name))
     ctx = dag.get_task("prepare_run").execute(context({}, params={"min_age_seconds": 90000, "staged_check": "full"}))
@@ -477,15 +578,17 @@ def test_mark_uncommitted_keeps_the_live_staged_addresses_lakefs_omits(lakefs_em
     logger = logging.getLogger("lakefs_gc.steps.mark_uncommitted")
     logger.addHandler(handler)
     try:
-        out = contract.read_result("mark_uncommitted", dag.get_task("mark_uncommitted").execute(context(
-            {"prepare_run": ctx})))
+        out = contract.read_result(
+            "mark_uncommitted", dag.get_task("mark_uncommitted").execute(context({"prepare_run": ctx}))
+        )
     finally:
         logger.removeHandler(handler)
     assert (out.staged_branches, out.staged_entries_checked, out.staged_addresses_lakefs_omitted) == (1, 2, 1)
     address = "data/" + linked.rsplit("/data/", 1)[1]
     logged = [r.getMessage() for r in records if address in r.getMessage()]
-    assert logged == [f"staged address {address} is live on a branch of {name} but lakeFS's uncommitted mark lacks "
-                      f"it: kept"], logged
+    assert logged == [
+        f"staged address {address} is live on a branch of {name} but lakeFS's uncommitted mark lacks it: kept"
+    ], logged
 
 
 def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypatch):
@@ -506,14 +609,28 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
     """The jobs call lakeFS too (prepare_commits, ranges): they retry as the connection says."""
     from lakefs_gc.spark.runtime import lakefs_ref
 
-    monkeypatch.setenv(*conn_env("lakefs_default", conn_type="lakefs_gc", host="http://127.0.0.1:8000", login=LAKEFS_ACCESS,
-                                 password=LAKEFS_SECRET, extra={"max_retries": 2, "backoff_base": 0.1}))
+    monkeypatch.setenv(
+        *conn_env(
+            "lakefs_default",
+            conn_type="lakefs_gc",
+            host="http://127.0.0.1:8000",
+            login=LAKEFS_ACCESS,
+            password=LAKEFS_SECRET,
+            extra={"max_retries": 2, "backoff_base": 0.1},
+        )
+    )
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000,
-                                                                                  "flow": "clean"})))
-    assert (ctx.lakefs_retries.max_retries, ctx.lakefs_retries.backoff_base, ctx.lakefs_retries.backoff_max) == \
-        (2, 0.1, 20.0)
-    ref = lakefs_ref(ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"})
+    ctx = contract.from_wire(
+        contract.RunContext, op.execute(context({}, params={"min_age_seconds": 90000, "flow": "clean"}))
+    )
+    assert (ctx.lakefs_retries.max_retries, ctx.lakefs_retries.backoff_base, ctx.lakefs_retries.backoff_max) == (
+        2,
+        0.1,
+        20.0,
+    )
+    ref = lakefs_ref(
+        ctx, {"LAKEFS_GC_LAKEFS_ACCESS_KEY_ID": "AKIAXYZ", "LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY": "sekrit-77"}
+    )
     assert ref.retries == ctx.lakefs_retries  # what LakeFSRef.client() builds its client with
     assert "sekrit-77" not in repr(ref)
     assert "AKIAXYZ" not in repr(ref)
@@ -522,13 +639,17 @@ def test_the_lakefs_connections_retry_extras_reach_the_spark_jobs(fake_client, m
 # ---------------------------------------------------------------------------------------------
 # a sweep of few keys in the delete task's own process (spark.in_process_max_keys), no spark-submit
 
+
 def _sweep_task(tmp_path, max_keys: int = 10_000, **settings):
     from tests.spark.test_job_failures import delete_inputs
 
     inputs = delete_inputs(tmp_path, **settings)
     op = _spark_dag(tmp_path, binary="/bin/false", in_process_max_keys=max_keys).get_task("delete")
-    ctx = context(wire(inputs.context, **{k: v for k, v in inputs.results.items() if v is not None},
-                       compute_candidates=CANDIDATES))
+    ctx = context(
+        wire(
+            inputs.context, **{k: v for k, v in inputs.results.items() if v is not None}, compute_candidates=CANDIDATES
+        )
+    )
     return op, ctx, tmp_path / "ns" / "repo"
 
 
@@ -551,7 +672,9 @@ def test_a_sweep_of_more_keys_than_in_process_max_keys_is_a_spark_submit(tmp_pat
     op, ctx, root = _sweep_task(tmp_path, max_keys=2, listed=100)
     with pytest.raises(AirflowException, match="Cannot execute"):  # /bin/false as spark-submit: it was started
         op.execute(ctx)
-    assert "delete: the mark has more than 2 key(s) (in_process_max_keys): run by spark-submit" in "".join(capfd.readouterr())
+    assert "delete: the mark has more than 2 key(s) (in_process_max_keys): run by spark-submit" in "".join(
+        capfd.readouterr()
+    )
     assert all((root / f"data/s1/c{i}").exists() for i in range(3))
 
 
@@ -562,8 +685,9 @@ def test_a_refused_sweep_in_the_task_fails_it_without_retry_and_deletes_nothing(
     with pytest.raises(AirflowFailException) as e:
         op.execute(ctx)
     assert str(e.value).startswith("delete refused: refusing to sweep mark")
-    assert "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5. Nothing was deleted" in \
-        str(e.value)
+    assert "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5. Nothing was deleted" in str(
+        e.value
+    )
     assert all((root / f"data/s1/c{i}").exists() for i in range(3))
 
 

@@ -42,9 +42,15 @@ STANDALONE = "spark://127.0.0.1:7077"
 @pytest.fixture
 def cluster_connections(monkeypatch, connections):
     """The test connections, the storage one with a session token too."""
-    monkeypatch.setenv(*conn_env("aws_default", conn_type="aws", login=S3_ACCESS, password=S3_SECRET,
-                                 extra={"endpoint_url": "http://127.0.0.1:5000", "region_name": "us-east-1",
-                                        "aws_session_token": S3_TOKEN}))
+    monkeypatch.setenv(
+        *conn_env(
+            "aws_default",
+            conn_type="aws",
+            login=S3_ACCESS,
+            password=S3_SECRET,
+            extra={"endpoint_url": "http://127.0.0.1:5000", "region_name": "us-east-1", "aws_session_token": S3_TOKEN},
+        )
+    )
 
 
 def _spark_conn(monkeypatch, master: str, deploy_mode: str | None = None) -> None:
@@ -55,12 +61,22 @@ def _spark_conn(monkeypatch, master: str, deploy_mode: str | None = None) -> Non
 # ---------------------------------------------------------------------------------------------
 # secrets on every master
 
-@pytest.mark.parametrize(("master", "deploy_mode"), [
-    ("local[*]", None), ("yarn", None), ("yarn", "client"), (K8S, None), (K8S, "client"), (STANDALONE, None),
-    (STANDALONE, "client"),
-])
-def test_no_secret_in_argv_environment_or_spark_properties_on_any_master(tmp_path, cluster_connections, monkeypatch,
-                                                                         master, deploy_mode):
+
+@pytest.mark.parametrize(
+    ("master", "deploy_mode"),
+    [
+        ("local[*]", None),
+        ("yarn", None),
+        ("yarn", "client"),
+        (K8S, None),
+        (K8S, "client"),
+        (STANDALONE, None),
+        (STANDALONE, "client"),
+    ],
+)
+def test_no_secret_in_argv_environment_or_spark_properties_on_any_master(
+    tmp_path, cluster_connections, monkeypatch, master, deploy_mode
+):
     _spark_conn(monkeypatch, master, deploy_mode)
     op = dag_module().build_gc_dag(repo_config()).get_task("list_committed")
     op.prepare_submit(base_inputs(tmp_path, "list_committed"))
@@ -84,20 +100,30 @@ def test_no_secret_in_argv_environment_or_spark_properties_on_any_master(tmp_pat
         assert cmd[cmd.index("--secrets") + 1] == str(path)
         assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
         assert json.loads(path.read_text()) == {
-            ENV_LAKEFS_ACCESS_KEY: LAKEFS_ACCESS, ENV_LAKEFS_SECRET_KEY: LAKEFS_SECRET,
-            ENV_ACCESS_KEY: S3_ACCESS, ENV_SECRET_KEY: S3_SECRET, ENV_SESSION_TOKEN: S3_TOKEN}
+            ENV_LAKEFS_ACCESS_KEY: LAKEFS_ACCESS,
+            ENV_LAKEFS_SECRET_KEY: LAKEFS_SECRET,
+            ENV_ACCESS_KEY: S3_ACCESS,
+            ENV_SECRET_KEY: S3_SECRET,
+            ENV_SESSION_TOKEN: S3_TOKEN,
+        }
     finally:
         op.remove_secrets()
     assert not path.exists()
     assert not path.parent.exists()
 
 
-@pytest.mark.parametrize(("master", "deploy_mode", "conf"), [
-    ("yarn", "cluster", {}), (K8S, "cluster", {}), (STANDALONE, "cluster", {}),
-    ("yarn", None, {"spark.submit.deployMode": "cluster"}),
-])
-def test_cluster_deploy_mode_is_refused_before_anything_is_written(tmp_path, cluster_connections, monkeypatch,
-                                                                    master, deploy_mode, conf):
+@pytest.mark.parametrize(
+    ("master", "deploy_mode", "conf"),
+    [
+        ("yarn", "cluster", {}),
+        (K8S, "cluster", {}),
+        (STANDALONE, "cluster", {}),
+        ("yarn", None, {"spark.submit.deployMode": "cluster"}),
+    ],
+)
+def test_cluster_deploy_mode_is_refused_before_anything_is_written(
+    tmp_path, cluster_connections, monkeypatch, master, deploy_mode, conf
+):
     from airflow.sdk.exceptions import AirflowFailException
 
     from lakefs_gc.config import SparkSettings
@@ -106,9 +132,14 @@ def test_cluster_deploy_mode_is_refused_before_anything_is_written(tmp_path, clu
     (tmp_path / "tmp").mkdir()
     _spark_conn(monkeypatch, master, deploy_mode)
     op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(conf=conf))).get_task("delete")
-    where = "the conf spark.submit.deployMode" if conf else "the extra 'deploy-mode' of Spark connection 'spark_default'"
-    with pytest.raises(AirflowFailException, match=rf"delete: {where} asks for deploy mode 'cluster'; the GC's "
-                                                   r"Spark steps run in client deploy mode only .*Set it to 'client'"):
+    where = (
+        "the conf spark.submit.deployMode" if conf else "the extra 'deploy-mode' of Spark connection 'spark_default'"
+    )
+    with pytest.raises(
+        AirflowFailException,
+        match=rf"delete: {where} asks for deploy mode 'cluster'; the GC's "
+        r"Spark steps run in client deploy mode only .*Set it to 'client'",
+    ):
         op.prepare_submit(base_inputs(tmp_path, "delete"))
     assert op.secrets_file is None
     assert not any((tmp_path / "tmp").iterdir())
@@ -133,16 +164,22 @@ def test_every_secret_the_hooks_read_is_masked(cluster_connections, monkeypatch)
 # ---------------------------------------------------------------------------------------------
 # a job's failure record -> the task's fate (a stand-in spark-submit: real subprocess, no JVM)
 
-ALL_RESULTS = {"mark_uncommitted": UNCOMMITTED, "list_committed": COMMITTED, "list_slices": SLICES,
-               "compute_candidates": CANDIDATES}
+ALL_RESULTS = {
+    "mark_uncommitted": UNCOMMITTED,
+    "list_committed": COMMITTED,
+    "list_slices": SLICES,
+    "compute_candidates": CANDIDATES,
+}
 
 
 def _execute(tmp_path, step, binary):
     from lakefs_gc.config import SparkSettings
 
-    op = dag_module().build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary), in_process_max_keys=0,
-                                                                                 fast_start=False))
-                                   ).get_task(step)
+    op = (
+        dag_module()
+        .build_gc_dag(repo_config(spark=SparkSettings(binary=str(binary), in_process_max_keys=0, fast_start=False)))
+        .get_task(step)
+    )
     try:
         return op, op.execute(context(wire(base_ctx(tmp_path), **ALL_RESULTS)))
     finally:
@@ -154,8 +191,9 @@ def test_a_refusal_the_job_records_fails_the_task_without_retry(tmp_path, connec
     from airflow.sdk.exceptions import AirflowFailException
 
     message = f"refusing in {step}: trigger the run again with the Param max_delete_share >= 0.760"
-    binary = fake_spark_submit(tmp_path, failures={step: {"kind": "refused", "type": "SweepRefused",
-                                                          "message": message}})
+    binary = fake_spark_submit(
+        tmp_path, failures={step: {"kind": "refused", "type": "SweepRefused", "message": message}}
+    )
     with pytest.raises(AirflowFailException) as e:
         _execute(tmp_path, step, binary)
     assert str(e.value) == f"{step} refused: {message}"
@@ -171,7 +209,9 @@ def test_a_failure_that_may_pass_is_retried(tmp_path, connections, capfd, step):
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
     message = "s3://bucket/repo/data/: 503 SlowDown after 5 attempts"
-    binary = fake_spark_submit(tmp_path, failures={step: {"kind": "failed", "type": "StorageError", "message": message}})
+    binary = fake_spark_submit(
+        tmp_path, failures={step: {"kind": "failed", "type": "StorageError", "message": message}}
+    )
     with pytest.raises(AirflowException) as e:
         _execute(tmp_path, step, binary)
     assert not isinstance(e.value, AirflowFailException)
@@ -197,8 +237,10 @@ def test_a_job_that_dies_without_a_readable_record_is_retried(tmp_path, connecti
 def test_a_failure_record_fails_the_task_even_when_spark_submit_exits_zero(tmp_path, connections):
     from airflow.sdk.exceptions import AirflowFailException
 
-    binary = fake_spark_submit(tmp_path, result={"failure": {"kind": "refused", "type": "ContractError",
-                                                             "message": "a context of another version"}})
+    binary = fake_spark_submit(
+        tmp_path,
+        result={"failure": {"kind": "refused", "type": "ContractError", "message": "a context of another version"}},
+    )
     with pytest.raises(AirflowFailException, match="list_slices refused: a context of another version"):
         _execute(tmp_path, "list_slices", binary)
 
@@ -206,9 +248,11 @@ def test_a_failure_record_fails_the_task_even_when_spark_submit_exits_zero(tmp_p
 # ---------------------------------------------------------------------------------------------
 # the delete job for real: spark-submit, its blast-radius guard, the Spark event log
 
+
 @pytest.mark.spark
 def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_leaks_no_secret(
-        tmp_path, connections, capfd, monkeypatch):
+    tmp_path, connections, capfd, monkeypatch
+):
     from airflow.sdk.exceptions import AirflowFailException
 
     from lakefs_gc.config import SparkSettings
@@ -221,13 +265,25 @@ def test_the_delete_jobs_refusal_through_spark_submit_fails_the_task_once_and_le
     inputs = delete_inputs(tmp_path, listed=4, max_delete_share=0.5)
     events = tmp_path / "spark-events"
     events.mkdir()
-    spark = SparkSettings(driver_memory="1g", parallelism=2, in_process_max_keys=0, conf={
-        "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
-        "spark.driver.extraJavaOptions": java_options(),
-        "spark.eventLog.enabled": "true", "spark.eventLog.dir": events.as_uri(), "spark.eventLog.compress": "false"})
+    spark = SparkSettings(
+        driver_memory="1g",
+        parallelism=2,
+        in_process_max_keys=0,
+        conf={
+            "spark.ui.enabled": "false",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.extraJavaOptions": java_options(),
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": events.as_uri(),
+            "spark.eventLog.compress": "false",
+        },
+    )
     op = dag_module().build_gc_dag(repo_config(spark=spark)).get_task("delete")
-    ctx = context(wire(inputs.context, **{k: v for k, v in inputs.results.items() if v is not None},
-                       compute_candidates=CANDIDATES))
+    ctx = context(
+        wire(
+            inputs.context, **{k: v for k, v in inputs.results.items() if v is not None}, compute_candidates=CANDIDATES
+        )
+    )
     with pytest.raises(AirflowFailException) as e:
         op.execute(ctx)
     message = "3 objects to delete are 75.0% of 4 listed objects, above max_delete_share=0.5. Nothing was deleted"
@@ -261,5 +317,6 @@ def test_spark_logs_at_warn_unless_the_entry_sets_its_level(tmp_path, connection
         cmd = op._get_hook()._build_spark_submit_command(op.application)
     finally:
         op.remove_secrets()
-    assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf" and cmd[i + 1].startswith("spark.log.level=")] \
-        == [f"spark.log.level={level}"]
+    assert [cmd[i + 1] for i, a in enumerate(cmd) if a == "--conf" and cmd[i + 1].startswith("spark.log.level=")] == [
+        f"spark.log.level={level}"
+    ]

@@ -6,9 +6,11 @@ import logging
 
 from lakefs_gc_airflow.task_io import REASON_WIDTH, log_reason, reason_lines
 
-LONG = ("repository 'sample-repo' has namespace 's3://a-bucket/sample-repo', but the storage connection "
-        "'aws_default' is not defined: define it (an aws connection: keys, role or profile, extra endpoint_url "
-        "for S3-compatible stores) or fix storage_conn_id in the GC config. Nothing was deleted")
+LONG = (
+    "repository 'sample-repo' has namespace 's3://a-bucket/sample-repo', but the storage connection "
+    "'aws_default' is not defined: define it (an aws connection: keys, role or profile, extra endpoint_url "
+    "for S3-compatible stores) or fix storage_conn_id in the GC config. Nothing was deleted"
+)
 
 
 def test_a_long_reason_becomes_short_lines_and_keeps_every_word():

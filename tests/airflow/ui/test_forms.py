@@ -46,8 +46,16 @@ from tests.airflow.helpers import Airflow, airflow_api, gc_config, sign_in
 pytestmark = [pytest.mark.e2e]
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 REPO_NAME = "form-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
 USER, ROLE = "gc-operator", "admin"
@@ -74,8 +82,12 @@ EXTRAS_SCREENSHOT_NAME = "lakefs-connection-form-extras.png"
 TESTED_SCREENSHOT_NAME = "lakefs-connection-tested.png"
 STANDARD_LABELS = ["lakeFS endpoint", "Access key ID", "Secret access key"]
 EXTRA_LABELS = ["Local blockstore root", "Max retries", "Backoff base (seconds)", "Backoff max (seconds)"]
-HELP = ["lakeFS keeps local://repo1 at <root>/repo1", "Retries of one lakeFS call after a 5xx, 429 or connection error",
-        "doubling each retry", "The longest wait between two retries"]
+HELP = [
+    "lakeFS keeps local://repo1 at <root>/repo1",
+    "Retries of one lakeFS call after a 5xx, 429 or connection error",
+    "doubling each retry",
+    "The longest wait between two retries",
+]
 CONN_ID = "lakefs_from_form"
 
 
@@ -88,18 +100,28 @@ def airflow_ui(tmp_path_factory):
     port, password = free_port(), secrets.token_urlsafe(12)
     (home / "passwords.json").write_text(json.dumps({USER: password}))
     cfg = gc_config(tmp / "gc.yaml", REPO_NAME, "schedule: null\nmin_age_seconds: 86400")
-    env = airflow_env(home, port, f"sqlite:///{home}/airflow.db", cfg, **{
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:{ROLE}",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
-        "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
-    })
+    env = airflow_env(
+        home,
+        port,
+        f"sqlite:///{home}/airflow.db",
+        cfg,
+        **{
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:{ROLE}",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+            "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
+        },
+    )
     af = Airflow(home, env)  # no metadata-DB queries here: the REST API is asked
     try:
         af.cli("db", "migrate", timeout=120)
         af.start("api-server")
         af.cli("dags", "reserialize", timeout=120)  # the DAG into the DB, while the api-server starts
-        wait_http(f"http://127.0.0.1:{port}/api/v2/monitor/health", af.procs["api-server"], home / "api-server.log",
-                  timeout=90)
+        wait_http(
+            f"http://127.0.0.1:{port}/api/v2/monitor/health",
+            af.procs["api-server"],
+            home / "api-server.log",
+            timeout=90,
+        )
         ui = UI(af, port, password)
         errors = ui.api("/api/v2/importErrors")["import_errors"]
         assert not errors, f"the DAG file did not import: {errors}"
@@ -111,8 +133,12 @@ def airflow_ui(tmp_path_factory):
 def _browser(playwright, profile: Path):
     """Debian's Chromium by path, a fresh profile, nothing that would call beyond 127.0.0.1."""
     return playwright.chromium.launch_persistent_context(
-        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True,
-        viewport={"width": 1400, "height": 1000})
+        str(profile),
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport={"width": 1400, "height": 1000},
+    )
 
 
 def _signed_in(browser, ui: UI, path: str):
@@ -152,8 +178,9 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
             except AssertionError:
                 page.screenshot(path=str(tmp_path / "1-default-form-disabled.png"), full_page=True)
                 raise AssertionError(f"the default form cannot be submitted: {tmp_path}/1-default-form-disabled.png")
-            with page.expect_response(lambda r: r.url.endswith(f"/dags/{DAG_ID}/dagRuns")
-                                      and r.request.method == "POST") as answer:
+            with page.expect_response(
+                lambda r: r.url.endswith(f"/dags/{DAG_ID}/dagRuns") and r.request.method == "POST"
+            ) as answer:
                 button.click()
             assert answer.value.status == 200, answer.value.text()
             page.get_by_text("Dag run has been successfully triggered").first.wait_for()
@@ -171,8 +198,9 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
             share.fill("5")
             share.press("Tab")  # the field loses focus: Airflow's form clamps here when a Param has a maximum
             assert share.input_value() == "5", f"the form changed 5 into {share.input_value()!r}"
-            with page.expect_response(lambda r: r.url.endswith(f"/dags/{DAG_ID}/dagRuns")
-                                      and r.request.method == "POST") as answer:
+            with page.expect_response(
+                lambda r: r.url.endswith(f"/dags/{DAG_ID}/dagRuns") and r.request.method == "POST"
+            ) as answer:
                 dialog.get_by_role("button", name="Trigger").click()
             sent = json.loads(answer.value.request.post_data)["conf"]["max_delete_share"]
             assert (answer.value.status, sent) == (400, 5), answer.value.text()
@@ -202,6 +230,7 @@ def test_the_default_form_submits_and_an_out_of_range_share_is_refused_not_clamp
 
 # ---------------------------------------------------------------------------------------------
 # the lakeFS connection form
+
 
 def _diagnose(page, tmp_path: Path, name: str) -> str:
     shot = tmp_path / f"{name}.png"
@@ -235,8 +264,9 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
     from playwright.sync_api import sync_playwright
 
     ui, emu = airflow_ui, lakefs_emulator
-    shots = [tmp_path / n for n in (TYPES_SCREENSHOT_NAME, SCREENSHOT_NAME, EXTRAS_SCREENSHOT_NAME,
-                                    TESTED_SCREENSHOT_NAME)]
+    shots = [
+        tmp_path / n for n in (TYPES_SCREENSHOT_NAME, SCREENSHOT_NAME, EXTRAS_SCREENSHOT_NAME, TESTED_SCREENSHOT_NAME)
+    ]
     with sync_playwright() as p:
         browser = _browser(p, tmp_path / "chromium-profile")
         try:
@@ -255,7 +285,9 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
                 page.keyboard.press("Enter")
                 dialog.get_by_text("lakeFS endpoint", exact=True).wait_for()
             except Exception as e:
-                raise AssertionError(f"the lakeFS form did not open as expected ({e}); {_diagnose(page, tmp_path, 'open')}")
+                raise AssertionError(
+                    f"the lakeFS form did not open as expected ({e}); {_diagnose(page, tmp_path, 'open')}"
+                )
 
             def field(label, name: str):
                 by_label = dialog.get_by_label(label)
@@ -266,8 +298,9 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             missing = [s for s in STANDARD_LABELS if s not in text]
             assert not missing, f"not on the form: {missing}; {_diagnose(page, tmp_path, 'labels')}"
             for generic in ("Host", "Login", "Schema"):  # relabelled or hidden
-                assert not dialog.get_by_text(generic, exact=True).count(), \
+                assert not dialog.get_by_text(generic, exact=True).count(), (
                     f"generic field {generic!r} shown; {_diagnose(page, tmp_path, 'generic')}"
+                )
             field(re.compile("^Connection ID"), "connection_id").fill(CONN_ID)
             field("lakeFS endpoint", "host").fill(emu.url)
             field("Port", "port").fill(emu.url.rsplit(":", 1)[1])  # the list's Test needs it (Airflow 3.3)
@@ -285,8 +318,9 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             field("Local blockstore root", "element_local_blockstore_root").fill(str(emu.root))
             page.screenshot(path=str(shots[2]))
 
-            with page.expect_response(lambda r: r.url.endswith("/api/v2/connections")
-                                      and r.request.method == "POST") as saved:
+            with page.expect_response(
+                lambda r: r.url.endswith("/api/v2/connections") and r.request.method == "POST"
+            ) as saved:
                 dialog.get_by_role("button", name="Save").click()
             assert saved.value.status in (200, 201), saved.value.text()
 
@@ -299,8 +333,10 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
             result = answer.value.json()
             assert answer.value.status == 200, (result, answer.value.request.post_data)
             assert result["status"] is True, (result, answer.value.request.post_data)
-            assert re.search(r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\)$",
-                             result["message"]), result
+            assert re.search(
+                r"lakeFS \S+ at http://127\.0\.0\.1:\d+/api/v1 accepted the keys \(blockstore: local\)$",
+                result["message"],
+            ), result
             try:
                 page.get_by_text("accepted the keys").first.wait_for()
             except Exception as e:
@@ -317,8 +353,12 @@ def test_the_lakefs_connection_form_shows_our_labels_and_tests_against_lakefs(ai
 
     # what the form saved is what the hook reads: the extras by their own names
     conn = ui.api(f"/api/v2/connections/{CONN_ID}")
-    assert (conn["conn_type"], conn["host"], conn["login"], conn["port"]) == \
-        ("lakefs_gc", emu.url, emu.access_key, int(emu.url.rsplit(":", 1)[1]))
+    assert (conn["conn_type"], conn["host"], conn["login"], conn["port"]) == (
+        "lakefs_gc",
+        emu.url,
+        emu.access_key,
+        int(emu.url.rsplit(":", 1)[1]),
+    )
     extra = json.loads(conn["extra"])
     assert extra.get("max_retries") in (3, "3"), extra
     assert extra.get("local_blockstore_root") == str(emu.root), extra

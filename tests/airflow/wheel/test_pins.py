@@ -31,7 +31,7 @@ def _stub_wheel(folder: Path, name: str, version: str, requires: list[str] = ())
     info = f"{dist}-{version}.dist-info"
     files = {
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-                            + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        + "".join(f"Requires-Dist: {r}\n" for r in requires),
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: lakefs-gc-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
@@ -63,8 +63,23 @@ def _requires_dist(wheel: Path) -> list[Requirement]:
 def test_pyspark_and_pyspark_client_resolve_to_one_version(tmp_path):
     uv, env = _uv(), _clean_env()
     dist = tmp_path / "dist"
-    _run([uv, "build", "--wheel", "--no-build-isolation", "--offline", "-p", sys.executable, "--out-dir", str(dist),
-          str(REPO)], BUILD_TIMEOUT, cwd=REPO, env=env)
+    _run(
+        [
+            uv,
+            "build",
+            "--wheel",
+            "--no-build-isolation",
+            "--offline",
+            "-p",
+            sys.executable,
+            "--out-dir",
+            str(dist),
+            str(REPO),
+        ],
+        BUILD_TIMEOUT,
+        cwd=REPO,
+        env=env,
+    )
     (wheel,) = dist.glob("lakefs_gc-*-py3-none-any.whl")
     index = tmp_path / "index"
     index.mkdir()
@@ -81,9 +96,29 @@ def test_pyspark_and_pyspark_client_resolve_to_one_version(tmp_path):
         _stub_wheel(index, name, version)
     req_in = tmp_path / "requirements.in"
     req_in.write_text(f"lakefs-gc @ {wheel.as_uri()}\n")
-    out = subprocess.run([uv, "pip", "compile", "--no-index", "--find-links", str(index), "--python-version", "3.11",
-                          "--no-header", "--no-annotate", str(req_in)], capture_output=True, text=True, timeout=120,
-                         env=env, cwd=tmp_path, check=False)
+    out = subprocess.run(
+        [
+            uv,
+            "pip",
+            "compile",
+            "--no-index",
+            "--find-links",
+            str(index),
+            "--python-version",
+            "3.11",
+            "--no-header",
+            "--no-annotate",
+            str(req_in),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     pins = dict(ln.split("==", 1) for ln in out.stdout.splitlines() if "==" in ln)
-    assert pins["pyspark"] == pins["pyspark-client"], f"pyspark {pins['pyspark']} beside pyspark-client {pins['pyspark-client']}"
+    assert pins["pyspark"] == pins["pyspark-client"], (
+        f"pyspark {pins['pyspark']} beside pyspark-client {pins['pyspark-client']}"
+    )

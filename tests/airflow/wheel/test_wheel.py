@@ -37,8 +37,16 @@ GRACE = 3
 MIN_AGE = 5  # no fresh garbage here: the seeded objects only need to be older than the cutoff
 REPO_NAME = "wheel-repo"
 DAG_ID = f"lakefs_gc__{REPO_NAME}"
-TASKS = ["prepare_run", "mark_uncommitted", "list_committed", "list_slices", "compute_candidates", "attribute_space", "delete",
-         "save_report"]
+TASKS = [
+    "prepare_run",
+    "mark_uncommitted",
+    "list_committed",
+    "list_slices",
+    "compute_candidates",
+    "attribute_space",
+    "delete",
+    "save_report",
+]
 
 
 def _uv() -> str:
@@ -53,10 +61,12 @@ def _run(cmd: list[str], timeout: float, **kwargs) -> str:
     except subprocess.TimeoutExpired as e:  # say where it stood, not only that it timed out
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-        raise AssertionError(f"{' '.join(map(str, cmd))[:300]} timed out after {timeout:.0f} s:\n{out[-6000:]}\n"
-                             f"{err[-4000:]}") from None
-    assert proc.returncode == 0, (f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n"
-                                  f"{proc.stderr[-5000:]}")
+        raise AssertionError(
+            f"{' '.join(map(str, cmd))[:300]} timed out after {timeout:.0f} s:\n{out[-6000:]}\n{err[-4000:]}"
+        ) from None
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    )
     return proc.stdout
 
 
@@ -65,11 +75,15 @@ def _clean_env(**extra: str) -> dict[str, str]:
     venv or a pytest setting on its path."""
     main_bin = str(Path(sys.executable).parent)
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != main_bin)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST", "AIRFLOW", "LAKEFS_GC", "PYTHON", "VIRTUAL_ENV", "SPARK", "PYSPARK"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST", "AIRFLOW", "LAKEFS_GC", "PYTHON", "VIRTUAL_ENV", "SPARK", "PYSPARK"))
+    }
     # pyspark and pyspark-client as scripts/setup.sh built them once (PyPI has only their source)
-    env.update({"PATH": path, "UV_OFFLINE": "1", "UV_NO_PROGRESS": "1", "UV_FIND_LINKS": str(TOOLS_CACHE / "wheels"),
-                **extra})
+    env.update(
+        {"PATH": path, "UV_OFFLINE": "1", "UV_NO_PROGRESS": "1", "UV_FIND_LINKS": str(TOOLS_CACHE / "wheels"), **extra}
+    )
     return env
 
 
@@ -90,7 +104,10 @@ class Installed:
 # installed into a plain Airflow of each. The newest is our own set-up's (its pins are the constraints);
 # the oldest's whole environment is locked in constraints/ (scripts/setup.sh puts it in uv's cache).
 OLDEST_AIRFLOW = "3.2.2"
-AIRFLOW_VERSIONS = {"newest": None, "oldest": REPO / "tests" / "airflow" / "constraints" / f"airflow-{OLDEST_AIRFLOW}.txt"}
+AIRFLOW_VERSIONS = {
+    "newest": None,
+    "oldest": REPO / "tests" / "airflow" / "constraints" / f"airflow-{OLDEST_AIRFLOW}.txt",
+}
 
 
 @pytest.fixture(scope="module", params=sorted(AIRFLOW_VERSIONS))
@@ -99,8 +116,12 @@ def installed(tmp_path_factory, request) -> Installed:
     tmp = tmp_path_factory.mktemp(f"wheel-{request.param}")
     uv, env = _uv(), _clean_env()
     dist = tmp / "dist"
-    _run([uv, "build", "--no-build-isolation", "--offline", "-p", sys.executable, "--out-dir", str(dist), str(REPO)],
-         BUILD_TIMEOUT, cwd=REPO, env=env)
+    _run(
+        [uv, "build", "--no-build-isolation", "--offline", "-p", sys.executable, "--out-dir", str(dist), str(REPO)],
+        BUILD_TIMEOUT,
+        cwd=REPO,
+        env=env,
+    )
     (wheel,) = dist.glob("lakefs_gc-*-py3-none-any.whl")
 
     locked = AIRFLOW_VERSIONS[request.param]
@@ -118,8 +139,11 @@ def installed(tmp_path_factory, request) -> Installed:
     _run([uv, "venv", "-q", "-p", sys.executable, str(venv)], 60, env=env)
     python = venv / "bin" / "python"
     for what in (airflow_pin, str(wheel)):  # a plain Airflow 3, then the provider with its own dependencies
-        _run([uv, "pip", "install", "-q", "--offline", "-p", str(python), "-c", str(constraints), what],
-             BUILD_TIMEOUT, env=env)
+        _run(
+            [uv, "pip", "install", "-q", "--offline", "-p", str(python), "-c", str(constraints), what],
+            BUILD_TIMEOUT,
+            env=env,
+        )
     work = tmp / "work"
     work.mkdir()
     print(f"wheel built and installed into {airflow_pin} in {time.monotonic() - t0:.1f}s: {wheel.name}")
@@ -168,8 +192,11 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     leaks = [p for p in out["sys_path"] if p.startswith((str(REPO), main_site))]
     assert not leaks, f"the repository or the main venv is on the new venv's path: {leaks}"
     assert out["airflow"] == installed.airflow
-    assert out["version"] == out["dist_version"] == re.search(
-        r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert (
+        out["version"]
+        == out["dist_version"]
+        == re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    )
     assert out["provider_entry_points"] == ["lakefs_gc_airflow:get_provider_info"]
     assert "lakefs-gc" in out["providers"]
     assert out["hook"] == "lakefs_gc_airflow.hooks.LakeFSHook"
@@ -232,7 +259,8 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
         d.mkdir()
     shutil.copy(REPO / "dags" / "gc_dags.py", dags / "gc_dags.py")
     config = tmp_path / "gc_repositories.yaml"
-    config.write_text(textwrap.dedent(f"""\
+    config.write_text(
+        textwrap.dedent(f"""\
         repositories:
           # a bad entry: its DAG is not built, the DAG lakefs_gc_config_errors names it
           - repository: Not_A_Repo
@@ -254,28 +282,36 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
               conf:
                 spark.ui.enabled: "false"
                 spark.driver.extraJavaOptions: "-XX:TieredStopAtLevel=1"
-        """))
-    env = _clean_env(**{
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-        "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-        "AIRFLOW__CORE__PARALLELISM": "4",
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
-        "LAKEFS_GC_CONFIG": str(config),
-        "LAKEFS_GC_CACHE_DIR": str(cache),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps({"conn_type": "lakefs_gc", "host": emu.url, "login": emu.access_key,
-                                                   "password": emu.secret_key}),
-        "AIRFLOW_CONN_AWS_DEFAULT": json.dumps({"conn_type": "aws", "login": moto_server.access_key,
-                                                "password": moto_server.secret_key,
-                                                "extra": {"endpoint_url": moto_server.endpoint_url,
-                                                          "region_name": moto_server.region}}),
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-    })
+        """)
+    )
+    env = _clean_env(
+        **{
+            "AIRFLOW_HOME": str(home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+            "LAKEFS_GC_CONFIG": str(config),
+            "LAKEFS_GC_CACHE_DIR": str(cache),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "AIRFLOW_CONN_LAKEFS_DEFAULT": json.dumps(
+                {"conn_type": "lakefs_gc", "host": emu.url, "login": emu.access_key, "password": emu.secret_key}
+            ),
+            "AIRFLOW_CONN_AWS_DEFAULT": json.dumps(
+                {
+                    "conn_type": "aws",
+                    "login": moto_server.access_key,
+                    "password": moto_server.secret_key,
+                    "extra": {"endpoint_url": moto_server.endpoint_url, "region_name": moto_server.region},
+                }
+            ),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        }
+    )
     time.sleep(max(0.0, seeded_at + MIN_AGE + 1 - time.time()))  # everything seeded is older than the cutoff
     out = installed.run(DRIVER % {"dag_id": DAG_ID}, float(os.environ.get("LAKEFS_GC_WHEEL_RUN_TIMEOUT", "1200")), env)
-    result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT "):])
+    result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("RESULT "))[len("RESULT ") :])
 
     venv = str(installed.venv)
     assert result["lakefs_gc"].startswith(venv)
@@ -313,12 +349,20 @@ def _the_page_reads_the_report(installed: Installed, env: dict, tmp_path: Path, 
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    api_env = {**env, "AIRFLOW__CORE__AUTH_MANAGER":
-               "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
-               "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True"}
-    server = start_server([str(installed.venv / "bin" / "airflow"), "api-server", "--host", "127.0.0.1", "--port",
-                           str(port)], tmp_path / "api-server.log", f"{base}/api/v2/version", env=api_env,
-                          timeout=BUILD_TIMEOUT, cwd=installed.work, inherit_env=False)
+    api_env = {
+        **env,
+        "AIRFLOW__CORE__AUTH_MANAGER": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+    }
+    server = start_server(
+        [str(installed.venv / "bin" / "airflow"), "api-server", "--host", "127.0.0.1", "--port", str(port)],
+        tmp_path / "api-server.log",
+        f"{base}/api/v2/version",
+        env=api_env,
+        timeout=BUILD_TIMEOUT,
+        cwd=installed.work,
+        inherit_env=False,
+    )
     try:
         with gc_page(base, tmp_path / "profile") as page:
             row = page.locator("tr[data-run]").first  # the one run, dag.test()'s

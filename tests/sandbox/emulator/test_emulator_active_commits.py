@@ -57,8 +57,7 @@ def test_branch_rule_overrides_default_and_longest_retention_wins_on_shared_hist
 
 # m0 <- m1 <------------- m2 (merge: parents [m1, x2]; main parent m1)
 #          \- x1 <- x2 -/            (feature branch deleted: x2 is a dangling ancestry leaf)
-MERGE = graph(("m0", (), 40), ("m1", ("m0",), 30), ("x1", ("m1",), 25), ("x2", ("x1",), 20),
-              ("m2", ("m1", "x2"), 3))
+MERGE = graph(("m0", (), 40), ("m1", ("m0",), 30), ("x1", ("m1",), 25), ("x2", ("x1",), 20), ("m2", ("m1", "x2"), 3))
 
 
 def test_merge_follows_first_parent_only():
@@ -84,8 +83,9 @@ def test_walk_order_quirk_of_lakefs_is_kept():
     the Go code (pkg/graveler/retention/active_commits.go)."""
     # the dangling leaf "a2" sorts before main's HEAD "m2": its walk marks m1 processed (not active,
     # since a2 is older than 7 days) and main's walk then stops before keeping m1
-    merge = graph(("m0", (), 40), ("m1", ("m0",), 30), ("a1", ("m1",), 25), ("a2", ("a1",), 20),
-                  ("m2", ("m1", "a2"), 3))
+    merge = graph(
+        ("m0", (), 40), ("m1", ("m0",), 30), ("a1", ("m1",), 25), ("a2", ("a1",), 20), ("m2", ("m1", "a2"), 3)
+    )
     assert active(merge, {"main": "m2"}, 7) == {"m2"}
 
 

@@ -31,7 +31,8 @@ def new_repo(client, emu, default_branch="main") -> tuple[str, str]:
     name = "repo-" + uuid.uuid4().hex[:10]
     ns = emu.namespace(name)
     client.repositories_api.create_repository(
-        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch=default_branch))
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=ns, default_branch=default_branch)
+    )
     return name, ns
 
 
@@ -48,6 +49,7 @@ def commit(client, repo, branch, msg="c", **kw):
 
 # ---------------------------------------------------------------------------------------------- config, auth
 
+
 @pytest.mark.filterwarnings("ignore:GET /config:DeprecationWarning")
 def test_config_endpoints(lakefs_client):
     cfg = lakefs_client.config_api.get_config()
@@ -59,8 +61,9 @@ def test_config_endpoints(lakefs_client):
 
 
 def test_bad_credentials_are_401(lakefs_emulator):
-    c = lakefs_sdk.client.LakeFSClient(lakefs_sdk.Configuration(host=lakefs_emulator.api_url, username="nobody",
-                                                                 password="wrong"))
+    c = lakefs_sdk.client.LakeFSClient(
+        lakefs_sdk.Configuration(host=lakefs_emulator.api_url, username="nobody", password="wrong")
+    )
     rec = ResponseRecorder(c)
     status, body = status_of(c.repositories_api.list_repositories)
     assert status == 401
@@ -78,6 +81,7 @@ def test_unimplemented_operations_answer_501(lakefs_client, lakefs_emulator):
 
 # ---------------------------------------------------------------------------------------------- repositories
 
+
 def test_repository_lifecycle(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     r = lakefs_client.repositories_api.get_repository(repo)
@@ -90,12 +94,27 @@ def test_repository_lifecycle(lakefs_client, lakefs_emulator):
     c = lakefs_client.commits_api.get_commit(repo, head.commit_id)
     assert (c.message, c.meta_range_id, c.parents) == ("Repository created", "", [])
     # conflicts and bad input
-    assert status_of(lakefs_client.repositories_api.create_repository,
-                     lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns + "-2"))[0] == 409
-    assert status_of(lakefs_client.repositories_api.create_repository,
-                     lakefs_sdk.RepositoryCreation(name="other-" + repo, storage_namespace=ns))[0] == 400
-    assert status_of(lakefs_client.repositories_api.create_repository,
-                     lakefs_sdk.RepositoryCreation(name="x" + repo, storage_namespace="s3://bucket/x"))[0] == 400
+    assert (
+        status_of(
+            lakefs_client.repositories_api.create_repository,
+            lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns + "-2"),
+        )[0]
+        == 409
+    )
+    assert (
+        status_of(
+            lakefs_client.repositories_api.create_repository,
+            lakefs_sdk.RepositoryCreation(name="other-" + repo, storage_namespace=ns),
+        )[0]
+        == 400
+    )
+    assert (
+        status_of(
+            lakefs_client.repositories_api.create_repository,
+            lakefs_sdk.RepositoryCreation(name="x" + repo, storage_namespace="s3://bucket/x"),
+        )[0]
+        == 400
+    )
     lakefs_client.repositories_api.delete_repository(repo)
     assert status_of(lakefs_client.repositories_api.get_repository, repo)[0] == 404
     assert status_of(lakefs_client.repositories_api.delete_repository, repo)[0] == 404
@@ -106,7 +125,8 @@ def test_repository_list_pagination(lakefs_client, lakefs_emulator):
     names = sorted(f"{prefix}-{i}" for i in range(5))
     for n in names:
         lakefs_client.repositories_api.create_repository(
-            lakefs_sdk.RepositoryCreation(name=n, storage_namespace=lakefs_emulator.namespace(n)))
+            lakefs_sdk.RepositoryCreation(name=n, storage_namespace=lakefs_emulator.namespace(n))
+        )
     seen, after = [], ""
     while True:
         page = lakefs_client.repositories_api.list_repositories(prefix=prefix, after=after, amount=2)
@@ -118,6 +138,7 @@ def test_repository_list_pagination(lakefs_client, lakefs_emulator):
 
 
 # ---------------------------------------------------------------------------------------------- branches
+
 
 def test_branches(lakefs_client, lakefs_emulator):
     repo, _ = new_repo(lakefs_client, lakefs_emulator)
@@ -154,6 +175,7 @@ def test_reset_branch_drops_staging(lakefs_client, lakefs_emulator):
 
 
 # ---------------------------------------------------------------------------------------------- objects
+
 
 def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
@@ -210,6 +232,7 @@ def test_objects_upload_stat_get_list_delete(lakefs_client, lakefs_emulator):
 
 # ---------------------------------------------------------------------------------------------- staging
 
+
 def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     """As lakeFS 1.84 (pkg/api/controller.go LinkPhysicalAddress): the address handed out carries
     ",<signature>" and is the object key the client writes; under "<namespace>/data/" it links as
@@ -221,12 +244,16 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     addr, sig = loc.physical_address.rsplit(",", 1)
     assert re.fullmatch(re.escape(f"local://{ns_storage(ns).root}") + rf"/data/{XID}/{XID}", addr)
     assert sig
-    written = loc.physical_address[len("local://"):]  # the client writes the object itself, at the signed key
+    written = loc.physical_address[len("local://") :]  # the client writes the object itself, at the signed key
     os.makedirs(os.path.dirname(written), exist_ok=True)
     with open(written, "wb") as f:
         f.write(b"direct bytes")
-    stats = sa.link_physical_address(repo, "main", "linked/obj", lakefs_sdk.StagingMetadata(
-        staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}))
+    stats = sa.link_physical_address(
+        repo,
+        "main",
+        "linked/obj",
+        lakefs_sdk.StagingMetadata(staging=loc, checksum="etag-1", size_bytes=12, user_metadata={"owner": "me"}),
+    )
     assert stats.physical_address == loc.physical_address
     assert stats.metadata == {"owner": "me"}
     assert bytes(lakefs_client.objects_api.get_object(repo, "main", "linked/obj")) == b"direct bytes"
@@ -239,8 +266,15 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     rel = ns_rel(ns, sa.get_physical_address(repo, "main", "rel").physical_address)
 
     def link(path, address, branch="main"):
-        return sa.link_physical_address(repo, branch, path, lakefs_sdk.StagingMetadata(
-            staging=lakefs_sdk.StagingLocation(physical_address=address), checksum="e", size_bytes=1))
+        return sa.link_physical_address(
+            repo,
+            branch,
+            path,
+            lakefs_sdk.StagingMetadata(
+                staging=lakefs_sdk.StagingLocation(physical_address=address), checksum="e", size_bytes=1
+            ),
+        )
+
     _branch(lakefs_client, repo, "dev")
     for path, branch in (("other", "main"), ("rel", "dev")):
         status, body = status_of(link, path, f"{ns}/{rel}", branch)
@@ -251,8 +285,14 @@ def test_physical_address_link_and_signature(lakefs_client, lakefs_emulator):
     assert status == 400
     assert body["message"].startswith('malformed address signature: {"Repository":"')
     # an external (full) address outside the namespace is linked as FULL without signature
-    ext = sa.link_physical_address(repo, "main", "ext", lakefs_sdk.StagingMetadata(
-        staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1))
+    ext = sa.link_physical_address(
+        repo,
+        "main",
+        "ext",
+        lakefs_sdk.StagingMetadata(
+            staging=lakefs_sdk.StagingLocation(physical_address="local:///elsewhere/file"), checksum="e", size_bytes=1
+        ),
+    )
     assert ext.physical_address == "local:///elsewhere/file"
     # a missing branch gets an address (lakeFS 1.84 looks up the repository only); linking it does not
     missing = sa.get_physical_address(repo, "nope", "p").physical_address
@@ -280,17 +320,24 @@ def test_physical_address_expires_after_grace_period(lakefs_emulator_factory):
 
     loc = as_written(client.staging_api.get_physical_address(repo, "main", "p"))
     emu.set_clock(advance=3700)
-    status, body = status_of(client.staging_api.link_physical_address, repo, "main", "p",
-                             lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=1))
+    status, body = status_of(
+        client.staging_api.link_physical_address,
+        repo,
+        "main",
+        "p",
+        lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=1),
+    )
     assert status == 400
     assert "expired" in body["message"]
     fresh = as_written(client.staging_api.get_physical_address(repo, "main", "p"))
-    client.staging_api.link_physical_address(repo, "main", "p", lakefs_sdk.StagingMetadata(
-        staging=fresh, checksum="e", size_bytes=1))
+    client.staging_api.link_physical_address(
+        repo, "main", "p", lakefs_sdk.StagingMetadata(staging=fresh, checksum="e", size_bytes=1)
+    )
     assert not rec.problems()
 
 
 # ---------------------------------------------------------------------------------------------- commits
+
 
 def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
@@ -330,12 +377,14 @@ def test_commits_date_metadata_get_and_log(lakefs_client, lakefs_emulator):
 
 # ---------------------------------------------------------------------------------------------- GC
 
+
 def test_gc_rules(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     ra = lakefs_client.repositories_api
     assert status_of(ra.get_gc_rules, repo)[0] == 404
-    rules = lakefs_sdk.GarbageCollectionRules(default_retention_days=14, branches=[
-        lakefs_sdk.GarbageCollectionRule(branch_id="main", retention_days=21)])
+    rules = lakefs_sdk.GarbageCollectionRules(
+        default_retention_days=14, branches=[lakefs_sdk.GarbageCollectionRule(branch_id="main", retention_days=21)]
+    )
     ra.set_gc_rules(repo, rules)
     assert ra.get_gc_rules(repo) == rules
     # without branch rules lakeFS 1.84 answers "branches": null, which lakefs-sdk's model refuses;
@@ -368,17 +417,20 @@ def test_prepare_commits_without_rules(lakefs_client, lakefs_emulator):
     assert st.error.message == "get gc rules: not found"
     assert status_of(ia.prepare_garbage_collection_commits_status, repo, "GCPCunknown")[0] == 404
     from lakefs_gc.errors import NoGCRulesError
+
     with pytest.raises(NoGCRulesError, match="has no GC rules"):
-        LakeFSClient(lakefs_emulator.api_url, lakefs_emulator.access_key, lakefs_emulator.secret_key
-                     ).prepare_commits(repo, poll_initial=0.01)
+        LakeFSClient(lakefs_emulator.api_url, lakefs_emulator.access_key, lakefs_emulator.secret_key).prepare_commits(
+            repo, poll_initial=0.01
+        )
 
 
 def test_prepare_commits_writes_commits_csv(lakefs_client, lakefs_emulator):
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     lakefs_client.objects_api.upload_object(repo, "main", "a", content=b"1")
     c1 = commit(lakefs_client, repo, "main")
-    lakefs_client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
-        default_retention_days=7, branches=[]))
+    lakefs_client.repositories_api.set_gc_rules(
+        repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=7, branches=[])
+    )
     ia = lakefs_client.internal_api
     res = ia.prepare_garbage_collection_commits(repo)
     assert re.fullmatch(XID, res.run_id)
@@ -403,8 +455,7 @@ def test_async_prepare_reports_running_first(lakefs_emulator_factory):
     client = emu.client()
     rec = ResponseRecorder(client)
     repo, _ = new_repo(client, emu)
-    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1,
-                                                                                  branches=[]))
+    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
     task = client.internal_api.prepare_garbage_collection_commits_async(repo)
     first = client.internal_api.prepare_garbage_collection_commits_status(repo, task.id)
     assert not first.completed
@@ -447,7 +498,8 @@ def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
     responses, token = [], None
     for _ in range(10):
         resp = ia.prepare_garbage_collection_uncommitted(
-            repo, lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token))
+            repo, lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token)
+        )
         responses.append(resp)
         token = resp.continuation_token
         if not token:
@@ -472,12 +524,19 @@ def test_prepare_uncommitted_pages_and_empty_last_page(lakefs_emulator_factory):
     assert meta.metadata.row_group(0).column(0).compression == "GZIP"
     # invalid token
     bad = base64.b64encode(b"not json").decode()
-    assert status_of(ia.prepare_garbage_collection_uncommitted, repo,
-                     lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=bad))[0] == 400
+    assert (
+        status_of(
+            ia.prepare_garbage_collection_uncommitted,
+            repo,
+            lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=bad),
+        )[0]
+        == 400
+    )
     assert not rec.problems()
 
 
 # ---------------------------------------------------------------------------------------------- behaviour
+
 
 def test_slices_roll_over_by_count_and_time(lakefs_emulator_factory):
     emu = lakefs_emulator_factory("--slice-size", "3", "--slice-interval", "600")
@@ -504,17 +563,19 @@ def test_state_survives_restart(lakefs_emulator_factory, tmp_path):
     client.objects_api.upload_object(repo, "main", "committed", content=b"c")
     c1 = commit(client, repo, "main", "persisted")
     client.objects_api.upload_object(repo, "main", "staged", content=b"s")
-    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=3,
-                                                                                  branches=[]))
+    client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=3, branches=[]))
     emu.set_clock(offset=86400.0)
     from tests.conftest import stop_process
+
     stop_process(emu.proc)
     emu2 = lakefs_emulator_factory(state=state, root=emu.root)
     c2 = emu2.client()
     assert c2.branches_api.get_branch(repo, "main").commit_id == c1.id
     assert bytes(c2.objects_api.get_object(repo, "main", "staged")) == b"s"
     assert bytes(c2.objects_api.get_object(repo, "main", "committed")) == b"c"
-    assert LakeFSClient(emu2.api_url, emu2.access_key, emu2.secret_key).require_gc_rules(repo).default_retention_days == 3
+    assert (
+        LakeFSClient(emu2.api_url, emu2.access_key, emu2.secret_key).require_gc_rules(repo).default_retention_days == 3
+    )
     assert abs(emu2.set_clock(advance=0)["offset"] - 86400.0) < 1e-6
 
 
@@ -528,12 +589,15 @@ def test_import_commits_full_addresses(lakefs_client, lakefs_emulator, tmp_path)
     commit(lakefs_client, repo, "main")
     creation = lakefs_sdk.ImportCreation(
         paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="imported/")],
-        commit=lakefs_sdk.CommitCreation(message="import"))
+        commit=lakefs_sdk.CommitCreation(message="import"),
+    )
     head = lakefs_client.branches_api.get_branch(repo, "main").commit_id
     # a dirty branch (a staged object, or a staged delete of a committed one) is refused as lakeFS
     # 1.84 refuses it: the start answers 202, the status an error and not completed
-    for make_dirty in (lambda: lakefs_client.objects_api.upload_object(repo, "main", "staged", content=b"s"),
-                       lambda: lakefs_client.objects_api.delete_object(repo, "main", "imported/old")):
+    for make_dirty in (
+        lambda: lakefs_client.objects_api.upload_object(repo, "main", "staged", content=b"s"),
+        lambda: lakefs_client.objects_api.delete_object(repo, "main", "imported/old"),
+    ):
         make_dirty()
         task = lakefs_client.import_api.import_start(repo, "main", creation)
         st = lakefs_client.import_api.import_status(repo, "main", task.id)
@@ -590,9 +654,15 @@ def test_import_from_the_repository_namespace_is_refused_as_lakefs_does(lakefs_c
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
 
     def start(path, kind="common_prefix"):
-        return status_of(lakefs_client.import_api.import_start, repo, "main", lakefs_sdk.ImportCreation(
-            paths=[lakefs_sdk.ImportLocation(type=kind, path=path, destination="imp/")],
-            commit=lakefs_sdk.CommitCreation(message="import")))
+        return status_of(
+            lakefs_client.import_api.import_start,
+            repo,
+            "main",
+            lakefs_sdk.ImportCreation(
+                paths=[lakefs_sdk.ImportLocation(type=kind, path=path, destination="imp/")],
+                commit=lakefs_sdk.CommitCreation(message="import"),
+            ),
+        )
 
     status, body = start(f"{ns}/data/")
     assert status == 400
@@ -602,17 +672,26 @@ def test_import_from_the_repository_namespace_is_refused_as_lakefs_does(lakefs_c
     resolved = ns_storage(ns).root
     (resolved / "data" / "s").mkdir(parents=True)
     (resolved / "data" / "s" / "o").write_bytes(b"o")
-    task = lakefs_client.import_api.import_start(repo, "main", lakefs_sdk.ImportCreation(
-        paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{resolved}/data/", destination="imp/")],
-        commit=lakefs_sdk.CommitCreation(message="import")))
+    task = lakefs_client.import_api.import_start(
+        repo,
+        "main",
+        lakefs_sdk.ImportCreation(
+            paths=[
+                lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{resolved}/data/", destination="imp/")
+            ],
+            commit=lakefs_sdk.CommitCreation(message="import"),
+        ),
+    )
     assert lakefs_client.import_api.import_status(repo, "main", task.id).completed
 
 
 # ---------------------------------------------------------------------------------------------- copies, merges, tags
 
+
 def _put(client, repo, branch, path, data: bytes, **meta):
-    return client.objects_api.upload_object(repo, branch, path, content=data,
-                                            _headers={f"x-lakefs-meta-{k}": v for k, v in meta.items()})
+    return client.objects_api.upload_object(
+        repo, branch, path, content=data, _headers={f"x-lakefs-meta-{k}": v for k, v in meta.items()}
+    )
 
 
 def _read(client, repo, ref, path) -> bytes:
@@ -629,23 +708,31 @@ def test_copy_object_makes_a_full_copy_as_lakefs_does(lakefs_client, lakefs_emul
     copied = o.copy_object(repo, "main", "same-branch", lakefs_sdk.ObjectCopyCreation(src_path="src"))  # staged source
     assert copied.physical_address != src.physical_address
     assert ns_rel(ns, copied.physical_address).startswith("data/")
-    assert (copied.checksum, copied.size_bytes, copied.metadata, copied.content_type) == \
-        (src.checksum, src.size_bytes, {"owner": "me"}, src.content_type)
+    assert (copied.checksum, copied.size_bytes, copied.metadata, copied.content_type) == (
+        src.checksum,
+        src.size_bytes,
+        {"owner": "me"},
+        src.content_type,
+    )
     assert ns_storage(ns).get(ns_rel(ns, copied.physical_address)) == b"one"
     c1 = commit(lakefs_client, repo, "main")
     lakefs_client.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
     _put(lakefs_client, repo, "main", "src", b"two")  # staged overwrite on main
     lakefs_client.tags_api.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref=c1.id))
-    for dest, src_ref, want in (("from-branch", "main", b"two"), ("from-commit", c1.id, b"one"),
-                                ("from-tag", "v1", b"one")):
+    for dest, src_ref, want in (
+        ("from-branch", "main", b"two"),
+        ("from-commit", c1.id, b"one"),
+        ("from-tag", "v1", b"one"),
+    ):
         st = o.copy_object(repo, "dev", dest, lakefs_sdk.ObjectCopyCreation(src_path="src", src_ref=src_ref))
         assert _read(lakefs_client, repo, "dev", dest) == want
         assert ns_rel(ns, st.physical_address) not in {ns_rel(ns, x.physical_address) for x in (src, copied)}
     # a copy's address is new: overwriting or deleting the source leaves it readable
     o.delete_object(repo, "main", "src")
     assert _read(lakefs_client, repo, "main", "same-branch") == b"one"
-    status, body = status_of(o.copy_object, repo, "main", "shallow",
-                             lakefs_sdk.ObjectCopyCreation(src_path="same-branch", shallow=True))
+    status, body = status_of(
+        o.copy_object, repo, "main", "shallow", lakefs_sdk.ObjectCopyCreation(src_path="same-branch", shallow=True)
+    )
     assert status == 501
     assert body["message"] == "Not Implemented"
     assert status_of(o.copy_object, repo, "main", "x", lakefs_sdk.ObjectCopyCreation(src_path="nope"))[0] == 404
@@ -660,12 +747,13 @@ def test_copy_of_a_linked_object_reads_the_linked_bytes(lakefs_client, lakefs_em
     repo, ns = new_repo(lakefs_client, lakefs_emulator)
     sa = lakefs_client.staging_api
     loc = sa.get_physical_address(repo, "main", "linked")
-    path = loc.physical_address[len("local://"):]
+    path = loc.physical_address[len("local://") :]
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(b"linked bytes")
-    sa.link_physical_address(repo, "main", "linked", lakefs_sdk.StagingMetadata(staging=loc, checksum="e",
-                                                                                  size_bytes=12))
+    sa.link_physical_address(
+        repo, "main", "linked", lakefs_sdk.StagingMetadata(staging=loc, checksum="e", size_bytes=12)
+    )
     st = lakefs_client.objects_api.copy_object(repo, "main", "copy", lakefs_sdk.ObjectCopyCreation(src_path="linked"))
     assert ns_storage(ns).get(ns_rel(ns, st.physical_address)) == b"linked bytes"
 
@@ -731,8 +819,7 @@ def test_merge_commit_has_the_destination_as_first_parent(lakefs_client, lakefs_
     assert _read(lakefs_client, repo, "main", "a") == b"a-main"
     refs.merge_into_branch(repo, "feat", "main2", merge=lakefs_sdk.Merge(strategy="source-wins"))
     assert _read(lakefs_client, repo, "main2", "a") == b"a-feat-2"
-    assert status_of(refs.merge_into_branch, repo, "feat", "main2",
-                     merge=lakefs_sdk.Merge(strategy="theirs"))[0] == 400
+    assert status_of(refs.merge_into_branch, repo, "feat", "main2", merge=lakefs_sdk.Merge(strategy="theirs"))[0] == 400
     # squash merge: one parent, the destination's HEAD
     _put(lakefs_client, repo, "feat", "s", b"s")
     f3 = commit(lakefs_client, repo, "feat")
@@ -784,11 +871,14 @@ def test_revert_and_cherry_pick_as_lakefs_does(lakefs_client, lakefs_emulator):
     # a merge commit: revert needs parent_number (409 without), cherry-pick too (400 without)
     _put(lakefs_client, repo, "feat", "g", b"g")
     commit(lakefs_client, repo, "feat")
-    merged = lakefs_client.commits_api.get_commit(repo, lakefs_client.refs_api.merge_into_branch(
-        repo, "feat", "main").reference)
+    merged = lakefs_client.commits_api.get_commit(
+        repo, lakefs_client.refs_api.merge_into_branch(repo, "feat", "main").reference
+    )
     for parent, status in ((0, 409), (3, 400)):
-        assert status_of(br.revert_branch, repo, "main",
-                         lakefs_sdk.RevertCreation(ref=merged.id, parent_number=parent))[0] == status
+        assert (
+            status_of(br.revert_branch, repo, "main", lakefs_sdk.RevertCreation(ref=merged.id, parent_number=parent))[0]
+            == status
+        )
     _branch(lakefs_client, repo, "other", source=a1.id)
     assert status_of(br.cherry_pick, repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id))[0] == 400
     on_other = br.cherry_pick(repo, "other", lakefs_sdk.CherryPickCreation(ref=merged.id, parent_number=1))
@@ -838,8 +928,9 @@ def test_tags_are_refs_but_not_gc_starting_points(lakefs_client, lakefs_emulator
     assert lakefs_client.branches_api.get_branch(repo, "from-tag").commit_id == x1.id
     lakefs_client.branches_api.delete_branch(repo, "from-tag")
     # retention 7 days: x2 (20 days old) is a dangling leaf outside the window, tagged or not
-    lakefs_client.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(
-        default_retention_days=7, branches=[]))
+    lakefs_client.repositories_api.set_gc_rules(
+        repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=7, branches=[])
+    )
     res = lakefs_client.internal_api.prepare_garbage_collection_commits(repo)
     rows = ns_storage(ns).get(ns_rel(ns, res.gc_commits_location)).decode().splitlines()[1:]
     kept = {line.split(",")[0] for line in rows}

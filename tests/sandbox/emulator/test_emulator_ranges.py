@@ -36,9 +36,14 @@ def test_100k_object_commit_splits_into_shared_ranges(lakefs_emulator_factory, t
     rec = ResponseRecorder(client)
     ns = emu.namespace("big")
     client.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name="big", storage_namespace=ns))
-    task = client.import_api.import_start("big", "main", lakefs_sdk.ImportCreation(
-        paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="tables/")],
-        commit=lakefs_sdk.CommitCreation(message="100k objects")))
+    task = client.import_api.import_start(
+        "big",
+        "main",
+        lakefs_sdk.ImportCreation(
+            paths=[lakefs_sdk.ImportLocation(type="common_prefix", path=f"local://{src}/", destination="tables/")],
+            commit=lakefs_sdk.CommitCreation(message="100k objects"),
+        ),
+    )
     status = client.import_api.import_status("big", "main", task.id)
     assert status.completed
     assert status.ingested_objects == N

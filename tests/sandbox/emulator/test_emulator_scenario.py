@@ -60,20 +60,25 @@ def test_scenario(env):
     recorder = ResponseRecorder(c)
     repo = "scenario"
     now = int(time.time())
-    c.repositories_api.create_repository(lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns,
-                                                                       default_branch="main"))
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=repo, storage_namespace=ns, default_branch="main")
+    )
     o, br = c.objects_api, c.branches_api
 
     def rel(uri: str) -> str:
         return ns_rel(ns, uri)
 
     def put(branch: str, path: str) -> str:
-        return rel(o.upload_object(repo, branch, path, content=f"{branch}:{path}:{uuid.uuid4()}".encode())
-                   .physical_address)
+        return rel(
+            o.upload_object(repo, branch, path, content=f"{branch}:{path}:{uuid.uuid4()}".encode()).physical_address
+        )
 
     def commit(branch: str, age_days: float, msg: str):
-        return c.commits_api.commit(repo, branch, lakefs_sdk.CommitCreation(
-            message=msg, date=int(now - age_days * DAY), metadata={"scenario": msg}))
+        return c.commits_api.commit(
+            repo,
+            branch,
+            lakefs_sdk.CommitCreation(message=msg, date=int(now - age_days * DAY), metadata={"scenario": msg}),
+        )
 
     def branch(name: str, source: str, hidden: bool = False) -> None:
         br.create_branch(repo, lakefs_sdk.BranchCreation(name=name, source=source, hidden=hidden))
@@ -132,16 +137,35 @@ def test_scenario(env):
     loc = c.staging_api.get_physical_address(repo, "main", "linked")
     linked = rel(loc.physical_address)  # the object key includes ",<signature>", as in lakeFS
     storage.put(linked, b"written by the client")
-    c.staging_api.link_physical_address(repo, "main", "linked", lakefs_sdk.StagingMetadata(
-        staging=lakefs_sdk.StagingLocation(physical_address=f"{ns}/{linked}"), checksum="abc", size_bytes=21))
+    c.staging_api.link_physical_address(
+        repo,
+        "main",
+        "linked",
+        lakefs_sdk.StagingMetadata(
+            staging=lakefs_sdk.StagingLocation(physical_address=f"{ns}/{linked}"), checksum="abc", size_bytes=21
+        ),
+    )
     s2 = put("dev", "s2")
     external = "s3://somewhere-else/x" if ns.startswith("s3://") else "local:///somewhere/else/x"
-    c.staging_api.link_physical_address(repo, "dev", "ext", lakefs_sdk.StagingMetadata(
-        staging=lakefs_sdk.StagingLocation(physical_address=external), checksum="e", size_bytes=1))
+    c.staging_api.link_physical_address(
+        repo,
+        "dev",
+        "ext",
+        lakefs_sdk.StagingMetadata(
+            staging=lakefs_sdk.StagingLocation(physical_address=external), checksum="e", size_bytes=1
+        ),
+    )
 
-    c.repositories_api.set_gc_rules(repo, lakefs_sdk.GarbageCollectionRules(default_retention_days=7, branches=[
-        lakefs_sdk.GarbageCollectionRule(branch_id="main", retention_days=30),
-        lakefs_sdk.GarbageCollectionRule(branch_id="dev", retention_days=14)]))
+    c.repositories_api.set_gc_rules(
+        repo,
+        lakefs_sdk.GarbageCollectionRules(
+            default_retention_days=7,
+            branches=[
+                lakefs_sdk.GarbageCollectionRule(branch_id="main", retention_days=30),
+                lakefs_sdk.GarbageCollectionRule(branch_id="dev", retention_days=14),
+            ],
+        ),
+    )
 
     # ---------------------------------------------------------------- commits.csv
     task = c.internal_api.prepare_garbage_collection_commits_async(repo)
@@ -152,8 +176,9 @@ def test_scenario(env):
     rows = list(csv.DictReader(io.StringIO(text)))
     assert text.splitlines()[0] == "commit_id,expired,metarange_id"
     active_names = {"M4", "M3", "M2", "M1", "D2", "D1", "S1", "K1", "G1"}
-    assert {r["commit_id"]: r["metarange_id"] for r in rows} == \
-        {commits[n].id: commits[n].meta_range_id for n in active_names}
+    assert {r["commit_id"]: r["metarange_id"] for r in rows} == {
+        commits[n].id: commits[n].meta_range_id for n in active_names
+    }
     assert {r["expired"] for r in rows} == {"false"}
     assert initial not in {r["commit_id"] for r in rows}
 
@@ -185,7 +210,8 @@ def test_scenario(env):
     locations, token, run_ids = [], None, set()
     for _ in range(20):
         resp = c.internal_api.prepare_garbage_collection_uncommitted(
-            repo, lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token))
+            repo, lakefs_sdk.PrepareGCUncommittedRequest(continuation_token=token)
+        )
         run_ids.add(resp.run_id)
         locations.append(resp.gc_uncommitted_location)
         token = resp.continuation_token

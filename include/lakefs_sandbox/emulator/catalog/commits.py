@@ -24,8 +24,16 @@ def _apply_overrides(commit: dict, overrides: dict | None) -> None:
 class Commits(Staging):
     """Commit, import, merge, revert, cherry-pick."""
 
-    def commit(self, repo: str, branch: str, message: str, metadata: dict[str, str] | None, date: int | None,
-               allow_empty: bool = False, committer: str = "") -> dict:
+    def commit(
+        self,
+        repo: str,
+        branch: str,
+        message: str,
+        metadata: dict[str, str] | None,
+        date: int | None,
+        allow_empty: bool = False,
+        committer: str = "",
+    ) -> dict:
         with self.lock:
             r = self._repo_row(repo)
             head, _ = self._branch(repo, branch)
@@ -44,8 +52,16 @@ class Commits(Staging):
                 self._unstage(repo, branch)
             return c
 
-    def import_objects(self, repo: str, branch: str, paths: list[dict], message: str, metadata: dict | None,
-                       date: int | None, committer: str) -> dict:
+    def import_objects(
+        self,
+        repo: str,
+        branch: str,
+        paths: list[dict],
+        message: str,
+        metadata: dict | None,
+        date: int | None,
+        committer: str,
+    ) -> dict:
         """
         Import, as lakeFS does (``Catalog.importAsync``, then ``Graveler.Import``).
 
@@ -67,8 +83,11 @@ class Commits(Staging):
             for loc in paths:  # lakeFS's verifyImportPaths: plain string prefixes of the namespace as written
                 src, kind = loc["path"], loc["type"]
                 if src.startswith(ns) or (kind == "common_prefix" and ns.startswith(src)):
-                    what = "import path ({}) in repository namespace ({}) is prohibited" if src.startswith(ns) \
+                    what = (
+                        "import path ({}) in repository namespace ({}) is prohibited"
+                        if src.startswith(ns)
                         else "prefix ({}) contains repository namespace: ({}),"
+                    )
                     raise APIError(400, what.format(src, ns) + ": invalid import source")
             for loc in paths:
                 src, dest, kind = loc["path"], loc["destination"], loc["type"]
@@ -95,8 +114,16 @@ class Commits(Staging):
                 for dpath, uri, info in items:
                     etag = _import_checksum(st, info, uri)
                     sec = int(info.last_modified)
-                    new[dpath] = Entry(uri, info.size, etag, sec, int((info.last_modified - sec) * 1e9), {}, FULL,
-                                       "application/octet-stream")
+                    new[dpath] = Entry(
+                        uri,
+                        info.size,
+                        etag,
+                        sec,
+                        int((info.last_modified - sec) * 1e9),
+                        {},
+                        FULL,
+                        "application/octet-stream",
+                    )
             if self._diff_uncommitted(ns, base, self._staged(repo, branch)):
                 raise ImportFailed("merge import: uncommitted changes (dirty branch)", len(new))
             changes: dict[str, Entry | None] = {}
@@ -107,8 +134,15 @@ class Commits(Staging):
                     changes[p] = None
             changes.update(new)
             mr_id = self._apply(ns, base, sorted((p.encode(), e) for p, e in changes.items()))
-            c = self._new_commit(repo, [head], message or "Import objects",
-                                 {**(metadata or {}), ".lakefs.merge.strategy": "source-wins"}, date, mr_id, committer)
+            c = self._new_commit(
+                repo,
+                [head],
+                message or "Import objects",
+                {**(metadata or {}), ".lakefs.merge.strategy": "source-wins"},
+                date,
+                mr_id,
+                committer,
+            )
             self._move_branch(repo, branch, c)
             return {"commit": c, "ingested_objects": len(new), "metarange_id": mr_id}
 
@@ -116,11 +150,22 @@ class Commits(Staging):
         if root.startswith("local://"):
             from lakefs_gc.storage import LocalStorage
 
-            return LocalStorage(root[len("local://"):])
+            return LocalStorage(root[len("local://") :])
         return open_storage(root, self.s.options(root))
 
-    def merge(self, repo: str, source_ref: str, destination: str, message: str, metadata: dict | None,
-              strategy: str, force: bool, allow_empty: bool, squash: bool, committer: str) -> str:
+    def merge(
+        self,
+        repo: str,
+        source_ref: str,
+        destination: str,
+        message: str,
+        metadata: dict | None,
+        strategy: str,
+        force: bool,
+        allow_empty: bool,
+        squash: bool,
+        committer: str,
+    ) -> str:
         """
         Merge, as lakeFS's ``Graveler.Merge``; return the new commit id.
 
@@ -139,16 +184,28 @@ class Commits(Staging):
             if base_id is None:
                 raise APIError(500, "find merge base: no merge base")
             try:
-                mr = self._merge_trees(r["storage_namespace"], to_commit["meta_range_id"],
-                                       from_commit["meta_range_id"], self._commit(repo, base_id)["meta_range_id"],
-                                       strategy, allow_empty or force)
+                mr = self._merge_trees(
+                    r["storage_namespace"],
+                    to_commit["meta_range_id"],
+                    from_commit["meta_range_id"],
+                    self._commit(repo, base_id)["meta_range_id"],
+                    strategy,
+                    allow_empty or force,
+                )
             except MergeConflict:
                 raise
             except APIError as exc:  # lakeFS: "update branch <destination>: no changes"
                 raise APIError(exc.status, f"update branch {destination}: {exc.message}") from None
             meta = {**(metadata or {}), ".lakefs.merge.strategy": strategy or "default"}
-            c = self._new_commit(repo, [to_id] if squash else [to_id, from_id],
-                                 message or f"Merge '{source_ref}' into '{destination}'", meta, None, mr, committer)
+            c = self._new_commit(
+                repo,
+                [to_id] if squash else [to_id, from_id],
+                message or f"Merge '{source_ref}' into '{destination}'",
+                meta,
+                None,
+                mr,
+                committer,
+            )
             c["generation"] = max(to_commit["generation"], from_commit["generation"]) + 1
             c["id"] = self._commit_id(c)
             self._move_branch(repo, destination, c)
@@ -160,8 +217,17 @@ class Commits(Staging):
         cid, _ = self.resolve_ref(repo, ref)
         return r, cid, self._commit(repo, cid)
 
-    def revert(self, repo: str, branch: str, ref: str, parent_number: int, allow_empty: bool,
-               overrides: dict | None, force: bool, committer: str) -> dict:
+    def revert(
+        self,
+        repo: str,
+        branch: str,
+        ref: str,
+        parent_number: int,
+        allow_empty: bool,
+        overrides: dict | None,
+        force: bool,
+        committer: str,
+    ) -> dict:
         """
         Revert, as lakeFS's ``Graveler.Revert``.
 
@@ -181,8 +247,14 @@ class Commits(Staging):
             _, head, head_commit = self._clean_branch(repo, branch)
             parent_mr = self._commit(repo, parents[index])["meta_range_id"] if parents else ""
             try:
-                mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], parent_mr,
-                                       commit["meta_range_id"], "", allow_empty)
+                mr = self._merge_trees(
+                    r["storage_namespace"],
+                    head_commit["meta_range_id"],
+                    parent_mr,
+                    commit["meta_range_id"],
+                    "",
+                    allow_empty,
+                )
             except APIError as exc:  # lakeFS: "update branch: conflict found", "update branch: no changes"
                 raise APIError(exc.status, f"update branch: {exc.message}") from None
             if mr == head_commit["meta_range_id"] and not allow_empty:
@@ -193,8 +265,16 @@ class Commits(Staging):
             self._move_branch(repo, branch, c)
             return c
 
-    def cherry_pick(self, repo: str, branch: str, ref: str, parent_number: int | None, overrides: dict | None,
-                    force: bool, committer: str) -> dict:
+    def cherry_pick(
+        self,
+        repo: str,
+        branch: str,
+        ref: str,
+        parent_number: int | None,
+        overrides: dict | None,
+        force: bool,
+        committer: str,
+    ) -> dict:
         """
         Cherry-pick, as lakeFS's ``Graveler.CherryPick``.
 
@@ -215,8 +295,9 @@ class Commits(Staging):
             _, head, head_commit = self._clean_branch(repo, branch)
             parent_mr = self._commit(repo, parents[pn - 1])["meta_range_id"]
             try:
-                mr = self._merge_trees(r["storage_namespace"], head_commit["meta_range_id"], commit["meta_range_id"],
-                                       parent_mr, "")
+                mr = self._merge_trees(
+                    r["storage_namespace"], head_commit["meta_range_id"], commit["meta_range_id"], parent_mr, ""
+                )
             except APIError as exc:  # lakeFS: "update branch: conflict found", "update branch: no changes"
                 raise APIError(exc.status, f"update branch: {exc.message}") from None
             c = self._new_commit(repo, [head], commit["message"], dict(commit["metadata"]), None, mr, committer)

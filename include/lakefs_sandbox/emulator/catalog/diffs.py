@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 class Diffs(Staging):
     """``diffBranch``, ``diffRefs`` and ``findMergeBase``."""
 
-    def diff_branch(self, repo: str, branch: str, prefix: str, after: str, amount: int,
-                    delimiter: str = "") -> tuple[list[tuple[str, str, int | None]], bool]:
+    def diff_branch(
+        self, repo: str, branch: str, prefix: str, after: str, amount: int, delimiter: str = ""
+    ) -> tuple[list[tuple[str, str, int | None]], bool]:
         """
         Diff a branch's uncommitted changes against its HEAD, as lakeFS's ``diffBranch`` (``Catalog.DiffUncommitted``).
 
@@ -30,13 +31,17 @@ class Diffs(Staging):
             head, _ = self._branch(repo, branch)
             ns = r["storage_namespace"]
             mr = self._commit(repo, head)["meta_range_id"]
-            diffs = [(path, "removed", 0) if e is None else
-                     (path, "changed" if self._lookup(ns, mr, path) is not None else "added", e.size)
-                     for path, e in self._diff_uncommitted(ns, mr, self._staged(repo, branch))]
+            diffs = [
+                (path, "removed", 0)
+                if e is None
+                else (path, "changed" if self._lookup(ns, mr, path) is not None else "added", e.size)
+                for path, e in self._diff_uncommitted(ns, mr, self._staged(repo, branch))
+            ]
             return _page_diff(diffs, prefix, after, amount, delimiter)
 
-    def diff_refs(self, repo: str, left: str, right: str, kind: str, prefix: str, after: str, amount: int,
-                  delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
+    def diff_refs(
+        self, repo: str, left: str, right: str, kind: str, prefix: str, after: str, amount: int, delimiter: str
+    ) -> tuple[list[tuple[str, str, int | None]], bool]:
         """
         Diff two refs, as lakeFS's ``diffRefs``; paged as :meth:`_page_diff`.
 
@@ -52,8 +57,11 @@ class Diffs(Staging):
             ns = r["storage_namespace"]
             if kind == "two_dot":
                 left_id, _ = self.resolve_ref(repo, left)
-                staging = right.endswith("$") and self.db.execute(
-                    "SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, right[:-1])).fetchone() is not None
+                staging = (
+                    right.endswith("$")
+                    and self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, right[:-1])).fetchone()
+                    is not None
+                )
                 right_id, _ = self.resolve_ref(repo, right[:-1] if staging else right)
                 lt, base = self._tree(repo, ns, left_id), None
                 rt = self._tree(repo, ns, right_id, right[:-1] if staging else None)
@@ -67,6 +75,7 @@ class Diffs(Staging):
 
             def ident(e: Entry | None) -> bytes | None:
                 return None if e is None else entry_identity(e)
+
             diffs: list[tuple[str, str, int | None]] = []
             for path in sorted(set(lt) | set(rt), key=lambda k: k.encode("utf-8", "surrogateescape")):
                 lv, rv = lt.get(path), rt.get(path)
@@ -113,8 +122,9 @@ class Diffs(Staging):
             return from_id, to_id, base
 
 
-def _page_diff(diffs: Sequence[tuple[str, str, int | None]], prefix: str, after: str, amount: int,
-               delimiter: str) -> tuple[list[tuple[str, str, int | None]], bool]:
+def _page_diff(
+    diffs: Sequence[tuple[str, str, int | None]], prefix: str, after: str, amount: int, delimiter: str
+) -> tuple[list[tuple[str, str, int | None]], bool]:
     """
     Page diffs as lakeFS's ``listDiffHelper``; return the page and whether more follow.
 
@@ -123,6 +133,7 @@ def _page_diff(diffs: Sequence[tuple[str, str, int | None]], prefix: str, after:
     into one ``prefix_changed`` entry (size None; lakeFS reports every common prefix as changed),
     at most ``amount``.
     """
+
     def started(p: str) -> bool:
         if not after or after < prefix:
             return p >= prefix
@@ -140,7 +151,7 @@ def _page_diff(diffs: Sequence[tuple[str, str, int | None]], prefix: str, after:
             continue
         if not path.startswith(prefix):
             break
-        rest = path[len(prefix):]
+        rest = path[len(prefix) :]
         if delimiter and delimiter in rest:
             common = prefix + rest.split(delimiter, 1)[0] + delimiter
             out.append((common, "prefix_changed", None))

@@ -50,11 +50,15 @@ class GarbageCollection(Staging):
             if rules is None:
                 raise APIError(404, "get gc rules: not found")
             ns = r["storage_namespace"]
-            commits = {cid: CommitNode(cid, tuple(c["parents"]), c["creation_date"], c["meta_range_id"], c["version"])
-                       for cid, c in self._all_commits(repo).items()}
+            commits = {
+                cid: CommitNode(cid, tuple(c["parents"]), c["creation_date"], c["meta_range_id"], c["version"])
+                for cid, c in self._all_commits(repo).items()
+            }
             branches = {n: c for n, c in self.db.execute("SELECT name, commit_id FROM branches WHERE repo=?", (repo,))}
-            rr = Rules(int(rules["default_retention_days"]),
-                       {b["branch_id"]: int(b["retention_days"]) for b in rules.get("branches") or []})
+            rr = Rules(
+                int(rules["default_retention_days"]),
+                {b["branch_id"]: int(b["retention_days"]) for b in rules.get("branches") or []},
+            )
             active = active_commits(commits, branches, rr, self.now())
             run_id = new_descending_xid(self.now())
             buf = io.StringIO()
@@ -65,8 +69,11 @@ class GarbageCollection(Staging):
             key = f"_lakefs/retention/gc/commits/run_id={run_id}/commits.csv"
             st = self.storage(ns)
             st.put(key, buf.getvalue().encode())
-            out = {"run_id": run_id, "gc_commits_location": self.full_uri(ns, key),
-                   "gc_addresses_location": self.full_uri(ns, "_lakefs/retention/gc/addresses/")}
+            out = {
+                "run_id": run_id,
+                "gc_commits_location": self.full_uri(ns, key),
+                "gc_addresses_location": self.full_uri(ns, "_lakefs/retention/gc/addresses/"),
+            }
             url = self._presign_get(ns, key)
             if url:
                 out["gc_commits_presigned_url"] = url
@@ -91,14 +98,22 @@ class GarbageCollection(Staging):
 
             o = st.options
             presigner = boto3.session.Session().client(
-                "s3", endpoint_url=o.endpoint_url, aws_access_key_id=o.access_key_id,
-                aws_secret_access_key=o.secret_access_key, aws_session_token=o.session_token,
-                config=Config(region_name=o.region, signature_version="s3v4",
-                              s3={"addressing_style": "path" if o.path_style else "auto"}))
+                "s3",
+                endpoint_url=o.endpoint_url,
+                aws_access_key_id=o.access_key_id,
+                aws_secret_access_key=o.secret_access_key,
+                aws_session_token=o.session_token,
+                config=Config(
+                    region_name=o.region,
+                    signature_version="s3v4",
+                    s3={"addressing_style": "path" if o.path_style else "auto"},
+                ),
+            )
             presigner.meta.events.register("before-sign.s3", _x_id)
             self._presigners[ns] = presigner
-        return presigner.generate_presigned_url(operation, Params={"Bucket": st.bucket, "Key": st._name(key)},
-                                                ExpiresIn=expiry)
+        return presigner.generate_presigned_url(
+            operation, Params={"Bucket": st.bucket, "Key": st._name(key)}, ExpiresIn=expiry
+        )
 
     def start_prepare_commits_task(self, repo: str) -> str:
         with self.lock:
@@ -120,8 +135,11 @@ class GarbageCollection(Staging):
                 raise not_found("task")
             body = json.loads(row[0])
             now = time.time()
-            out: dict = {"task_id": task_id, "completed": now >= body["done_at"],
-                         "update_time": _now_iso(min(now, body["done_at"]) if now >= body["done_at"] else body["created"])}
+            out: dict = {
+                "task_id": task_id,
+                "completed": now >= body["done_at"],
+                "update_time": _now_iso(min(now, body["done_at"]) if now >= body["done_at"] else body["created"]),
+            }
             if out["completed"]:
                 if "result" in body:
                     out["result"] = body["result"]
@@ -145,12 +163,16 @@ class GarbageCollection(Staging):
             rows: list[tuple[str, int]] = []
             next_mark = None
             page = self.s.uncommitted_page_size
-            for (branch,) in self.db.execute("SELECT name FROM branches WHERE repo=? AND name >= ? ORDER BY name",
-                                             (repo, mark_branch)).fetchall():
+            for (branch,) in self.db.execute(
+                "SELECT name FROM branches WHERE repo=? AND name >= ? ORDER BY name", (repo, mark_branch)
+            ).fetchall():
                 head, _ = self._branch(repo, branch)
                 mr = self._commit(repo, head)["meta_range_id"]
-                staged = [(p, e) for p, e in self._staged(repo, branch)
-                          if e is not None and (branch != mark_branch or p >= mark_path)]
+                staged = [
+                    (p, e)
+                    for p, e in self._staged(repo, branch)
+                    if e is not None and (branch != mark_branch or p >= mark_path)
+                ]
                 for path, e in self._diff_uncommitted(ns, mr, staged):
                     if len(rows) == page:
                         next_mark = {"branch": branch, "path": path, "run_id": run_id, "key": ""}
@@ -158,7 +180,7 @@ class GarbageCollection(Staging):
                     if e.address_type == RELATIVE:
                         addr = e.address
                     elif e.address.startswith(prefix):
-                        addr = e.address[len(prefix):]
+                        addr = e.address[len(prefix) :]
                     else:
                         continue  # external address: not GC's business
                     rows.append((addr, entry_mtime(e)))
@@ -171,10 +193,19 @@ class GarbageCollection(Staging):
             if rows:
                 import pyarrow as pa
                 import pyarrow.parquet as pq
-                table = pa.table({"physical_address": pa.array([a for a, _ in rows], pa.string()),
-                                  "creation_date": pa.array([t for _, t in rows], pa.int64())},
-                                 schema=pa.schema([pa.field("physical_address", pa.string(), nullable=False),
-                                                   pa.field("creation_date", pa.int64(), nullable=False)]))
+
+                table = pa.table(
+                    {
+                        "physical_address": pa.array([a for a, _ in rows], pa.string()),
+                        "creation_date": pa.array([t for _, t in rows], pa.int64()),
+                    },
+                    schema=pa.schema(
+                        [
+                            pa.field("physical_address", pa.string(), nullable=False),
+                            pa.field("creation_date", pa.int64(), nullable=False),
+                        ]
+                    ),
+                )
                 buf = io.BytesIO()
                 pq.write_table(table, buf, compression="GZIP")
                 loc_key = f"_lakefs/retention/gc/uncommitted/{run_id}/uncommitted/"

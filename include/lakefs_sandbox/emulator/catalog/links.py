@@ -21,9 +21,20 @@ from lakefs_sandbox.emulator.xid import xid_time
 RAW_URL_B64 = re.compile(r"[A-Za-z0-9_-]*")
 
 
-_GO_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                    "\t": "\\t", "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                    "\u2029": "\\u2029"}
+_GO_JSON_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 
 
 def _go_json_string(s: str) -> str:
@@ -86,8 +97,17 @@ class Links(Staging):
             key = address + "," + self._sign(repo, branch, path, address)
             return r, key, self.full_uri(r["storage_namespace"], key)
 
-    def link_physical_address(self, repo: str, branch: str, path: str, physical: str, checksum: str, size: int,
-                              content_type: str, metadata: dict[str, str] | None) -> tuple[dict, Entry]:
+    def link_physical_address(
+        self,
+        repo: str,
+        branch: str,
+        path: str,
+        physical: str,
+        checksum: str,
+        size: int,
+        content_type: str,
+        metadata: dict[str, str] | None,
+    ) -> tuple[dict, Entry]:
         """
         Link an address, as lakeFS's ``LinkPhysicalAddress``.
 
@@ -102,7 +122,7 @@ class Links(Staging):
             # blockstore the address lakeFS hands out is the resolved form, so it links as FULL.
             prefix = r["storage_namespace"].rstrip("/") + "/"
             if physical.startswith(prefix + "data/"):  # lakeFS's Catalog.VerifyLinkAddress
-                address = physical[len(prefix):]
+                address = physical[len(prefix) :]
                 unsigned, sep, sig = address.rpartition(",")
                 if not sep:
                     raise APIError(400, "address is not signed: link address invalid")
@@ -127,7 +147,15 @@ class Links(Staging):
             self._branch(repo, branch)
             now = self.now()
             sec = int(now)
-            e = Entry(address, int(size), checksum, sec, int((now - sec) * 1e9), dict(metadata or {}), address_type,
-                      content_type or "application/octet-stream")
+            e = Entry(
+                address,
+                int(size),
+                checksum,
+                sec,
+                int((now - sec) * 1e9),
+                dict(metadata or {}),
+                address_type,
+                content_type or "application/octet-stream",
+            )
             self._stage(repo, branch, path, e)
             return r, e

@@ -24,9 +24,14 @@ class Objects(Staging):
             r = self._repo_row(repo)
             cid, branch = self.resolve_ref(repo, ref)
             if branch is not None:
-                row = self.db.execute("SELECT entry FROM staging WHERE repo=? AND branch=? AND path=?",
-                                      (repo, branch, path)).fetchone() or self.db.execute(
-                    "SELECT entry FROM compacted WHERE repo=? AND branch=? AND path=?", (repo, branch, path)).fetchone()
+                row = (
+                    self.db.execute(
+                        "SELECT entry FROM staging WHERE repo=? AND branch=? AND path=?", (repo, branch, path)
+                    ).fetchone()
+                    or self.db.execute(
+                        "SELECT entry FROM compacted WHERE repo=? AND branch=? AND path=?", (repo, branch, path)
+                    ).fetchone()
+                )
                 if row is not None:
                     if row[0] is None:
                         raise not_found()
@@ -42,10 +47,10 @@ class Objects(Staging):
         if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
             return e, self.storage(ns).get(e.address)
         if e.address.startswith("local://"):  # full local addresses are absolute paths (VerifyAbsPath)
-            with open(e.address[len("local://"):], "rb") as f:
+            with open(e.address[len("local://") :], "rb") as f:
                 return e, f.read()
         parsed = parse_namespace(e.address)
-        root = parsed.canonical()[:-len(parsed.prefix)].rstrip("/") if parsed.prefix else parsed.canonical()
+        root = parsed.canonical()[: -len(parsed.prefix)].rstrip("/") if parsed.prefix else parsed.canonical()
         st = open_storage(root, self.s.options(e.address))
         return e, st.get(parsed.prefix)
 
@@ -61,12 +66,13 @@ class Objects(Staging):
         if e.address_type == RELATIVE or (e.address_type != FULL and "://" not in e.address):
             return self.full_uri(ns, e.address)
         if e.address.startswith("local://") and self.s.local_path:
-            host, _, path = e.address[len("local://"):].partition("/")
+            host, _, path = e.address[len("local://") :].partition("/")
             return "local://" + posixpath.normpath(posixpath.join(blockstore_root(self.s.local_path), host, path))
         return e.address
 
-    def upload(self, repo: str, branch: str, path: str, data: bytes, content_type: str,
-               metadata: dict[str, str] | None = None) -> tuple[dict, Entry]:
+    def upload(
+        self, repo: str, branch: str, path: str, data: bytes, content_type: str, metadata: dict[str, str] | None = None
+    ) -> tuple[dict, Entry]:
         with self.lock:
             r = self._repo_row(repo)
             self._branch(repo, branch)
@@ -76,8 +82,16 @@ class Objects(Staging):
             self.storage(r["storage_namespace"]).put(address, data)
             now = self.now()
             sec = int(now)
-            e = Entry(address, len(data), hashlib.md5(data).hexdigest(), sec, int((now - sec) * 1e9),
-                      dict(metadata or {}), RELATIVE, content_type or "application/octet-stream")
+            e = Entry(
+                address,
+                len(data),
+                hashlib.md5(data).hexdigest(),
+                sec,
+                int((now - sec) * 1e9),
+                dict(metadata or {}),
+                RELATIVE,
+                content_type or "application/octet-stream",
+            )
             self._stage(repo, branch, path, e)
             return r, e
 
@@ -124,15 +138,19 @@ class Objects(Staging):
                 self.delete_object(repo, branch, p)
             return []
 
-    def list_objects(self, repo: str, ref: str, prefix: str, after: str, amount: int,
-                     delimiter: str) -> tuple[dict, list[tuple[str, Entry | None]], bool]:
+    def list_objects(
+        self, repo: str, ref: str, prefix: str, after: str, amount: int, delimiter: str
+    ) -> tuple[dict, list[tuple[str, Entry | None]], bool]:
         """[(path, entry)] where entry None marks a common prefix; stops after ``amount`` (+1 to know has_more)."""
         with self.lock:
             r = self._repo_row(repo)
             cid, branch = self.resolve_ref(repo, ref)
             mr = self._commit(repo, cid)["meta_range_id"]
-            staged = [(p, e) for p, e in (self._staged(repo, branch) if branch is not None else [])
-                      if p.startswith(prefix) and p > after]
+            staged = [
+                (p, e)
+                for p, e in (self._staged(repo, branch) if branch is not None else [])
+                if p.startswith(prefix) and p > after
+            ]
             committed = self._iter_committed(r["storage_namespace"], mr, max(prefix, after).encode())
 
             def merged() -> Iterator[tuple[str, Entry]]:
@@ -164,9 +182,9 @@ class Objects(Staging):
             for p, e in merged():
                 item: tuple[str, Entry | None] = (p, e)
                 if delimiter:
-                    rest = p[len(prefix):]
+                    rest = p[len(prefix) :]
                     if delimiter in rest:
-                        cp = prefix + rest[:rest.index(delimiter) + len(delimiter)]
+                        cp = prefix + rest[: rest.index(delimiter) + len(delimiter)]
                         if cp == last_prefix or cp <= after:
                             continue
                         last_prefix = cp
@@ -177,8 +195,16 @@ class Objects(Staging):
                 results.append(item)
             return r, results, has_more
 
-    def copy_object(self, repo: str, branch: str, dest_path: str, src_ref: str, src_path: str,
-                    force: bool = False, shallow: bool = False) -> tuple[dict, Entry]:
+    def copy_object(
+        self,
+        repo: str,
+        branch: str,
+        dest_path: str,
+        src_ref: str,
+        src_path: str,
+        force: bool = False,
+        shallow: bool = False,
+    ) -> tuple[dict, Entry]:
         """
         Copy an object, as lakeFS 1.84's ``copyObject`` (``Catalog.CopyEntry`` without clone).
 
@@ -200,7 +226,8 @@ class Objects(Staging):
             self.storage(r["storage_namespace"]).put(address, data)
             now = self.now()
             sec = int(now)
-            e = Entry(address, src.size, src.etag, sec, int((now - sec) * 1e9), dict(src.metadata), RELATIVE,
-                      src.content_type)
+            e = Entry(
+                address, src.size, src.etag, sec, int((now - sec) * 1e9), dict(src.metadata), RELATIVE, src.content_type
+            )
             self._stage(repo, branch, dest_path, e)
             return r, e

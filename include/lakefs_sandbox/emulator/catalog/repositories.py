@@ -20,8 +20,13 @@ def _validate_tag_id(tag: str) -> None:
     """LakeFS's ``graveler.ValidateTagID`` (git-check-ref-format, ``~`` allowed)."""
     if not tag:
         raise APIError(400, "tagID: required value: validation error")
-    if tag == "@" or tag.endswith((".", ".lock")) or any(x in tag for x in ("..", "/", "@{")) or \
-            any(ch in tag for ch in "^:?*[\\") or any(ord(ch) <= 0x20 for ch in tag):
+    if (
+        tag == "@"
+        or tag.endswith((".", ".lock"))
+        or any(x in tag for x in ("..", "/", "@{"))
+        or any(ch in tag for ch in "^:?*[\\")
+        or any(ord(ch) <= 0x20 for ch in tag)
+    ):
         raise APIError(400, "argument tagID: tag id: invalid value: validation error")
 
 
@@ -39,8 +44,11 @@ class Repositories(Staging):
             except ValueError as exc:
                 raise APIError(400, f"storage namespace: {exc}") from None
             if parsed.scheme != self.s.blockstore_type:
-                raise APIError(400, f"storage namespace {ns!r}: expected a {self.s.blockstore_type}:// namespace "
-                                    f"(blockstore type {self.s.blockstore_type})")
+                raise APIError(
+                    400,
+                    f"storage namespace {ns!r}: expected a {self.s.blockstore_type}:// namespace "
+                    f"(blockstore type {self.s.blockstore_type})",
+                )
             if self.db.execute("SELECT 1 FROM repos WHERE name=?", (name,)).fetchone():
                 raise APIError(409, "error creating repository: not unique")
             ns = ns.rstrip("/")
@@ -50,16 +58,29 @@ class Repositories(Staging):
             except Exception as exc:
                 raise APIError(400, f"failed to access storage namespace {ns}: {exc}") from None
             if in_use:
-                raise APIError(400, f"failed to create repository: found lakeFS objects in the storage (:{ns}) "
-                                    f"key({DUMMY_KEY}): storage namespace already in use")
+                raise APIError(
+                    400,
+                    f"failed to create repository: found lakeFS objects in the storage (:{ns}) "
+                    f"key({DUMMY_KEY}): storage namespace already in use",
+                )
             st.put(DUMMY_KEY, DUMMY_CONTENT)
             now = int(self.now())
-            commit = {"id": "", "parents": [], "committer": "", "message": "Repository created",
-                      "creation_date": now, "meta_range_id": "", "metadata": {}, "generation": 1, "version": 1}
+            commit = {
+                "id": "",
+                "parents": [],
+                "committer": "",
+                "message": "Repository created",
+                "creation_date": now,
+                "meta_range_id": "",
+                "metadata": {},
+                "generation": 1,
+                "version": 1,
+            }
             commit["id"] = self._commit_id(commit)
             with self._tx():
-                self.db.execute("INSERT INTO repos VALUES (?,?,?,?,?,NULL)", (name, ns, default_branch, now,
-                                                                             int(read_only)))
+                self.db.execute(
+                    "INSERT INTO repos VALUES (?,?,?,?,?,NULL)", (name, ns, default_branch, now, int(read_only))
+                )
                 self.db.execute("INSERT INTO commits VALUES (?,?,?)", (name, commit["id"], json.dumps(commit)))
                 self.db.execute("INSERT INTO branches VALUES (?,?,?,0)", (name, default_branch, commit["id"]))
             return self.repo_json(self._repo_row(name))
@@ -70,8 +91,11 @@ class Repositories(Staging):
 
     def list_repositories(self, prefix: str, after: str, amount: int) -> tuple[list[dict], bool]:
         with self.lock:
-            names = [r[0] for r in self.db.execute("SELECT name FROM repos WHERE name > ? ORDER BY name", (after,))
-                     if r[0].startswith(prefix)]
+            names = [
+                r[0]
+                for r in self.db.execute("SELECT name FROM repos WHERE name > ? ORDER BY name", (after,))
+                if r[0].startswith(prefix)
+            ]
             page = names[:amount]
             return [self.repo_json(self._repo_row(n)) for n in page], len(names) > amount
 
@@ -106,6 +130,7 @@ class Repositories(Staging):
 
             def rank(cid: str) -> tuple[int, int]:
                 return -commits[cid]["creation_date"], -created[cid]
+
             queue, reached, ordered = [(rank(head), head)], set(), []
             while queue:
                 cid = heapq.heappop(queue)[1]
@@ -116,15 +141,18 @@ class Repositories(Staging):
                         reached.add(p)
                         heapq.heappush(queue, (rank(p), p))
             if after_id:  # lakeFS skips up to and including it; never reached: nothing left
-                ordered = ordered[ordered.index(after_id) + 1:] if after_id in ordered else []
+                ordered = ordered[ordered.index(after_id) + 1 :] if after_id in ordered else []
             return [commits[c] for c in ordered[:amount]], len(ordered) > amount
 
     def create_branch(self, repo: str, name: str, source: str, hidden: bool = False) -> str:
         with self.lock:
             self._repo_row(repo)
             if not BRANCH_NAME_RE.match(name or ""):
-                raise APIError(400, "argument branch: branch id: invalid value: validation error: branch id must "
-                                    "consist of letters, digits, underscores and dashes, and cannot start with a dash")
+                raise APIError(
+                    400,
+                    "argument branch: branch id: invalid value: validation error: branch id must "
+                    "consist of letters, digits, underscores and dashes, and cannot start with a dash",
+                )
             if self.db.execute("SELECT 1 FROM branches WHERE repo=? AND name=?", (repo, name)).fetchone():
                 raise APIError(409, "branch already exists: not unique")
             cid, _ = self.resolve_ref(repo, source, f"source reference '{source}': not found")
@@ -137,12 +165,19 @@ class Repositories(Staging):
             cid, _ = self._branch(repo, name)
             return {"id": name, "commit_id": cid}
 
-    def list_branches(self, repo: str, prefix: str, after: str, amount: int, show_hidden: bool) -> tuple[list[dict], bool]:
+    def list_branches(
+        self, repo: str, prefix: str, after: str, amount: int, show_hidden: bool
+    ) -> tuple[list[dict], bool]:
         with self.lock:
             self._repo_row(repo)
-            rows = [(n, c) for n, c, h in self.db.execute(
-                "SELECT name, commit_id, hidden FROM branches WHERE repo=? AND name > ? ORDER BY name", (repo, after))
-                if n.startswith(prefix) and (show_hidden or not h)]
+            rows = [
+                (n, c)
+                for n, c, h in self.db.execute(
+                    "SELECT name, commit_id, hidden FROM branches WHERE repo=? AND name > ? ORDER BY name",
+                    (repo, after),
+                )
+                if n.startswith(prefix) and (show_hidden or not h)
+            ]
             return [{"id": n, "commit_id": c} for n, c in rows[:amount]], len(rows) > amount
 
     def delete_branch(self, repo: str, name: str) -> None:
@@ -203,7 +238,11 @@ class Repositories(Staging):
     def list_tags(self, repo: str, prefix: str, after: str, amount: int) -> tuple[list[dict], bool]:
         with self.lock:
             self._repo_row(repo)
-            rows = [(n, c) for n, c in self.db.execute(
-                "SELECT name, commit_id FROM tags WHERE repo=? AND name > ? ORDER BY name", (repo, after))
-                if n.startswith(prefix)]
+            rows = [
+                (n, c)
+                for n, c in self.db.execute(
+                    "SELECT name, commit_id FROM tags WHERE repo=? AND name > ? ORDER BY name", (repo, after)
+                )
+                if n.startswith(prefix)
+            ]
             return [{"id": n, "commit_id": c} for n, c in rows[:amount]], len(rows) > amount

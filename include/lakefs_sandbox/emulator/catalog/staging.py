@@ -22,16 +22,30 @@ _Staged = TypeVar("_Staged", Entry, Entry | None)
 
 
 def entry_to_json(e: Entry) -> dict:
-    return {"address": e.address, "address_type": e.address_type, "size": e.size, "etag": e.etag,
-            "mtime": e.last_modified_seconds + e.last_modified_nanos / 1e9, "metadata": dict(e.metadata),
-            "content_type": e.content_type}
+    return {
+        "address": e.address,
+        "address_type": e.address_type,
+        "size": e.size,
+        "etag": e.etag,
+        "mtime": e.last_modified_seconds + e.last_modified_nanos / 1e9,
+        "metadata": dict(e.metadata),
+        "content_type": e.content_type,
+    }
 
 
 def entry_from_json(d: dict) -> Entry:
     mt = float(d["mtime"])
     sec = int(mt)
-    return Entry(d["address"], int(d["size"]), d["etag"], sec, int(round((mt - sec) * 1e9)) % 1_000_000_000,
-                 dict(d.get("metadata") or {}), int(d["address_type"]), d.get("content_type") or "")
+    return Entry(
+        d["address"],
+        int(d["size"]),
+        d["etag"],
+        sec,
+        int(round((mt - sec) * 1e9)) % 1_000_000_000,
+        dict(d.get("metadata") or {}),
+        int(d["address_type"]),
+        d.get("content_type") or "",
+    )
 
 
 def entry_mtime(e: Entry) -> int:
@@ -58,7 +72,9 @@ class Staging(Trees):
             if which is None:
                 self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=?", (repo, branch))
                 continue
-            for (p,) in self.db.execute(f"SELECT path FROM {table} WHERE repo=? AND branch=?", (repo, branch)).fetchall():
+            for (p,) in self.db.execute(
+                f"SELECT path FROM {table} WHERE repo=? AND branch=?", (repo, branch)
+            ).fetchall():
                 if which(p):
                     self.db.execute(f"DELETE FROM {table} WHERE repo=? AND branch=? AND path=?", (repo, branch, p))
 
@@ -71,14 +87,18 @@ class Staging(Trees):
         with self.lock:
             self._repo_row(repo)
             self._branch(repo, branch)
-            rows = self.db.execute("SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)).fetchall()
+            rows = self.db.execute(
+                "SELECT path, entry FROM staging WHERE repo=? AND branch=?", (repo, branch)
+            ).fetchall()
             with self._tx():
                 for p, e in rows:
                     self.db.execute("INSERT OR REPLACE INTO compacted VALUES (?,?,?,?)", (repo, branch, p, e))
                 self.db.execute("DELETE FROM staging WHERE repo=? AND branch=?", (repo, branch))
             return len(rows)
 
-    def _diff_uncommitted(self, ns: str, mr_id: str, staged: Sequence[tuple[str, _Staged]]) -> list[tuple[str, _Staged]]:
+    def _diff_uncommitted(
+        self, ns: str, mr_id: str, staged: Sequence[tuple[str, _Staged]]
+    ) -> list[tuple[str, _Staged]]:
         """
         Return the staged changes that differ from the committed tree.
 
@@ -95,8 +115,10 @@ class Staging(Trees):
         return out
 
     def _stage(self, repo: str, branch: str, path: str, entry: Entry | None) -> None:
-        self.db.execute("INSERT OR REPLACE INTO staging VALUES (?,?,?,?)",
-                        (repo, branch, path, json.dumps(entry_to_json(entry)) if entry else None))
+        self.db.execute(
+            "INSERT OR REPLACE INTO staging VALUES (?,?,?,?)",
+            (repo, branch, path, json.dumps(entry_to_json(entry)) if entry else None),
+        )
 
     def new_address(self) -> str:
         """``data/<slice>/<object>``: descending-xid slices rolled over by count and time, ascending object xids."""
@@ -117,12 +139,28 @@ class Staging(Trees):
                 tree[path] = e
         return tree
 
-    def _new_commit(self, repo: str, parents: list[str], message: str, metadata: dict | None, date: int | None,
-                    mr_id: str, committer: str) -> dict:
+    def _new_commit(
+        self,
+        repo: str,
+        parents: list[str],
+        message: str,
+        metadata: dict | None,
+        date: int | None,
+        mr_id: str,
+        committer: str,
+    ) -> dict:
         gen = 1 + max((self._commit(repo, p)["generation"] for p in parents), default=0)
-        c = {"id": "", "parents": parents, "committer": committer, "message": message,
-             "creation_date": int(date) if date is not None else int(self.now()), "meta_range_id": mr_id,
-             "metadata": dict(metadata or {}), "generation": gen, "version": 1}
+        c = {
+            "id": "",
+            "parents": parents,
+            "committer": committer,
+            "message": message,
+            "creation_date": int(date) if date is not None else int(self.now()),
+            "meta_range_id": mr_id,
+            "metadata": dict(metadata or {}),
+            "generation": gen,
+            "version": 1,
+        }
         c["id"] = self._commit_id(c)
         return c
 

@@ -146,17 +146,32 @@ class Store:
         return ns.rstrip("/") + "/" + key
 
     def _repo_row(self, name: str) -> dict:
-        row = self.db.execute("SELECT name, storage_namespace, default_branch, creation_date, read_only, gc_rules "
-                              "FROM repos WHERE name=?", (name,)).fetchone()
+        row = self.db.execute(
+            "SELECT name, storage_namespace, default_branch, creation_date, read_only, gc_rules "
+            "FROM repos WHERE name=?",
+            (name,),
+        ).fetchone()
         if row is None:
             raise not_found("repository")
-        return {"id": row[0], "storage_namespace": row[1], "default_branch": row[2], "creation_date": row[3],
-                "read_only": bool(row[4]), "gc_rules": json.loads(row[5]) if row[5] else None}
+        return {
+            "id": row[0],
+            "storage_namespace": row[1],
+            "default_branch": row[2],
+            "creation_date": row[3],
+            "read_only": bool(row[4]),
+            "gc_rules": json.loads(row[5]) if row[5] else None,
+        }
 
     @staticmethod
     def repo_json(r: dict) -> dict:
-        return {"id": r["id"], "creation_date": r["creation_date"], "default_branch": r["default_branch"],
-                "storage_namespace": r["storage_namespace"], "storage_id": "", "read_only": r["read_only"]}
+        return {
+            "id": r["id"],
+            "creation_date": r["creation_date"],
+            "default_branch": r["default_branch"],
+            "storage_namespace": r["storage_namespace"],
+            "storage_id": "",
+            "read_only": r["read_only"],
+        }
 
     def _writable(self, repo: str, force: bool) -> dict:
         """Return the repository's row; 403 when it is read-only and ``force`` is not set."""
@@ -166,8 +181,22 @@ class Store:
         return r
 
     def _commit_id(self, c: dict) -> str:
-        body = json.dumps({k: c[k] for k in ("parents", "committer", "message", "creation_date", "meta_range_id",
-                                               "metadata", "generation", "version")}, sort_keys=True)
+        body = json.dumps(
+            {
+                k: c[k]
+                for k in (
+                    "parents",
+                    "committer",
+                    "message",
+                    "creation_date",
+                    "meta_range_id",
+                    "metadata",
+                    "generation",
+                    "version",
+                )
+            },
+            sort_keys=True,
+        )
         return hashlib.sha256(body.encode() + str(time.time_ns()).encode()).hexdigest()
 
     def _commit(self, repo: str, cid: str) -> dict:
@@ -186,9 +215,13 @@ class Store:
         stamp = tuple(self.db.execute("SELECT COUNT(*), MAX(rowid) FROM commits WHERE repo=?", (repo,)).fetchone())
         cached = self._commits_cache.get(repo)
         if cached is None or cached[0] != stamp:
-            cached = (stamp, {r[0]: json.loads(r[1])
-                              for r in self.db.execute("SELECT id, body FROM commits WHERE repo=? ORDER BY rowid",
-                                                       (repo,))})
+            cached = (
+                stamp,
+                {
+                    r[0]: json.loads(r[1])
+                    for r in self.db.execute("SELECT id, body FROM commits WHERE repo=? ORDER BY rowid", (repo,))
+                },
+            )
             self._commits_cache[repo] = cached
         return cached[1]
 

@@ -34,6 +34,7 @@ class Trees(Store):
         def load():
             with self.storage(ns).open_input(f"_lakefs/{mr_id}") as f:
                 return [ri for _, ri in iter_metarange(SSTableReader(f, name=mr_id))]
+
         return self._metaranges.get_or((ns, mr_id), load)
 
     def _range(self, ns: str, range_id: str) -> tuple[list[bytes], list]:
@@ -41,6 +42,7 @@ class Trees(Store):
             with self.storage(ns).open_input(f"_lakefs/{range_id}") as f:
                 recs = list(iter_range(SSTableReader(f, name=range_id)))
             return [r.key for r in recs], recs
+
         return self._ranges.get_or((ns, range_id), load)
 
     def _lookup(self, ns: str, mr_id: str, path: str) -> Entry | None:
@@ -127,8 +129,7 @@ class Trees(Store):
         self._write_table(ns, mr_id, data)
         return mr_id
 
-    def _merge_trees(self, ns: str, dest: str, source: str, base: str, strategy: str,
-                     allow_empty: bool = False) -> str:
+    def _merge_trees(self, ns: str, dest: str, source: str, base: str, strategy: str, allow_empty: bool = False) -> str:
         """
         Merge three trees key by key, as lakeFS's ``committedManager.Merge``; return the merged metarange id.
 

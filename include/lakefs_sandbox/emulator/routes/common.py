@@ -45,8 +45,9 @@ def auth(request: Request) -> str:
             user, _, pw = base64.b64decode(header[6:].strip(), validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError):
             user, pw = "", ""
-        if hmac.compare_digest(user.encode(), s.access_key.encode()) and \
-                hmac.compare_digest(pw.encode(), s.secret_key.encode()):
+        if hmac.compare_digest(user.encode(), s.access_key.encode()) and hmac.compare_digest(
+            pw.encode(), s.secret_key.encode()
+        ):
             return user
     raise APIError(401, "error authenticating request")
 
@@ -61,8 +62,12 @@ def json_response(status: int, body: Any) -> JSONResponse:
 
 
 def pagination(results: int, has_more: bool, next_offset: str) -> dict:
-    return {"has_more": has_more, "next_offset": next_offset if has_more else "", "results": results,
-            "max_per_page": MAX_AMOUNT}
+    return {
+        "has_more": has_more,
+        "next_offset": next_offset if has_more else "",
+        "results": results,
+        "max_per_page": MAX_AMOUNT,
+    }
 
 
 def query_amount(request: Request) -> int:
@@ -111,24 +116,42 @@ def body_field(body: dict, name: str, kind: type | tuple[type, ...]) -> Any:
     return v
 
 
-def object_stats(cat: Catalog, ns: str, path: str, e: Entry, user_metadata: bool = True,
-                 listing: bool = False) -> dict:
+def object_stats(cat: Catalog, ns: str, path: str, e: Entry, user_metadata: bool = True, listing: bool = False) -> dict:
     """
     Answer lakeFS's ObjectStats of an entry.
 
     ``metadata`` is always in a stat (``{}`` without ``user_metadata``), in a listing only when the
     entry has some (and ``user_metadata``).
     """
-    out = {"path": path, "path_type": "object", "physical_address": cat.address_uri(ns, e), "checksum": e.etag,
-           "size_bytes": e.size, "mtime": int(e.last_modified_seconds), "content_type": e.content_type}
+    out = {
+        "path": path,
+        "path_type": "object",
+        "physical_address": cat.address_uri(ns, e),
+        "checksum": e.etag,
+        "size_bytes": e.size,
+        "mtime": int(e.last_modified_seconds),
+        "content_type": e.content_type,
+    }
     if not listing or (user_metadata and e.metadata):
         out["metadata"] = dict(e.metadata) if user_metadata else {}
     return out
 
 
 def commit_json(c: dict) -> dict:
-    return {k: c[k] for k in ("id", "parents", "committer", "message", "creation_date", "meta_range_id", "metadata",
-                              "generation", "version")}
+    return {
+        k: c[k]
+        for k in (
+            "id",
+            "parents",
+            "committer",
+            "message",
+            "creation_date",
+            "meta_range_id",
+            "metadata",
+            "generation",
+            "version",
+        )
+    }
 
 
 def storage_config(s: Settings) -> dict:
@@ -136,11 +159,19 @@ def storage_config(s: Settings) -> dict:
         example, regex, prefix = "s3://example-bucket/", "^s3://", ""
     else:  # lakeFS's local adapter suggests local:// (pkg/block/local DefaultNamespacePrefix)
         example, regex, prefix = "local://example-bucket/", "^local://", "local://"
-    return {"blockstore_type": s.blockstore_type, "blockstore_namespace_example": example,
-            "blockstore_namespace_ValidityRegex": regex, "default_namespace_prefix": prefix,
-            "pre_sign_support": s.blockstore_type == "s3", "pre_sign_support_ui": False,
-            "import_support": True, "import_validity_regex": regex, "pre_sign_multipart_upload": False,
-            "blockstore_id": "", "blockstore_description": ""}
+    return {
+        "blockstore_type": s.blockstore_type,
+        "blockstore_namespace_example": example,
+        "blockstore_namespace_ValidityRegex": regex,
+        "default_namespace_prefix": prefix,
+        "pre_sign_support": s.blockstore_type == "s3",
+        "pre_sign_support_ui": False,
+        "import_support": True,
+        "import_validity_regex": regex,
+        "pre_sign_multipart_upload": False,
+        "blockstore_id": "",
+        "blockstore_description": "",
+    }
 
 
 def http_date(seconds: int) -> str:

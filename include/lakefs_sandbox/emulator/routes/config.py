@@ -19,9 +19,13 @@ def healthcheck():
 @router.get("/config")
 def get_config(settings: SettingsDep):
     # as lakeFS 1.84 with one blockstore: an empty storage_config_list, no capabilities listed
-    return {"version_config": {"version": VERSION, "version_context": "lakeFS"},
-            "storage_config": storage_config(settings), "storage_config_list": [],
-            "ui_config": {}, "capabilities_config": {}}
+    return {
+        "version_config": {"version": VERSION, "version_context": "lakeFS"},
+        "storage_config": storage_config(settings),
+        "storage_config_list": [],
+        "ui_config": {},
+        "capabilities_config": {},
+    }
 
 
 @router.get("/config/storage")

@@ -17,8 +17,11 @@ def _rules_body(body: dict) -> dict:
     branches = body_field(body, "branches", list)
     out = []
     for b in branches:
-        if not isinstance(b, dict) or not isinstance(b.get("branch_id"), str) or \
-                not isinstance(b.get("retention_days"), int):
+        if (
+            not isinstance(b, dict)
+            or not isinstance(b.get("branch_id"), str)
+            or not isinstance(b.get("retention_days"), int)
+        ):
             raise APIError(400, "branches: invalid value")
         out.append({"branch_id": b["branch_id"], "retention_days": b["retention_days"]})
     return {"default_retention_days": days, "branches": out}

@@ -46,8 +46,9 @@ router = APIRouter()
 
 
 @router.post("/repositories/{repository}/branches/{branch}/import")
-async def import_start(repository: str, branch: str, request: Request, cat: CatalogDep, imports: ImportTasksDep,
-                       user: User):
+async def import_start(
+    repository: str, branch: str, request: Request, cat: CatalogDep, imports: ImportTasksDep, user: User
+):
     body = await json_body(request)
     paths = body_field(body, "paths", list)
     creation = body_field(body, "commit", dict)
@@ -56,8 +57,9 @@ async def import_start(repository: str, branch: str, request: Request, cat: Cata
             raise APIError(400, "paths: invalid value")
     try:
         # the commit's date is not taken: lakeFS's catalog.ImportCommit has no date (now, always)
-        res = cat.import_objects(repository, branch, paths, body_field(creation, "message", str),
-                                 creation.get("metadata"), None, user)
+        res = cat.import_objects(
+            repository, branch, paths, body_field(creation, "message", str), creation.get("metadata"), None, user
+        )
     except ImportFailed as exc:  # lakeFS fails it after the 202: the status tells
         res = {"error": exc.message, "ingested_objects": exc.ingested}
     task_id = new_xid(cat.now())  # lakeFS's import id: xid.New()
@@ -73,7 +75,16 @@ def import_status(repository: str, branch: str, request: Request, cat: CatalogDe
     if t is None or t["repo"] != repository or t["branch"] != branch:
         raise APIError(404, "import: not found")
     if "error" in t:  # lakeFS's importStatusToResponse of a failed import: not completed, ErrImport
-        return {"completed": False, "update_time": _now_iso(t["time"]), "ingested_objects": t["ingested_objects"],
-                "error": {"message": f"import error: {t['error']}"}}
-    return {"completed": True, "update_time": _now_iso(t["time"]), "ingested_objects": t["ingested_objects"],
-            "metarange_id": t["metarange_id"], "commit": commit_json(t["commit"])}
+        return {
+            "completed": False,
+            "update_time": _now_iso(t["time"]),
+            "ingested_objects": t["ingested_objects"],
+            "error": {"message": f"import error: {t['error']}"},
+        }
+    return {
+        "completed": True,
+        "update_time": _now_iso(t["time"]),
+        "ingested_objects": t["ingested_objects"],
+        "metarange_id": t["metarange_id"],
+        "commit": commit_json(t["commit"]),
+    }

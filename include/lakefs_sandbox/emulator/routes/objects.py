@@ -41,8 +41,9 @@ async def upload_object(repository: str, branch: str, request: Request, cat: Cat
     else:
         data = await request.body()
         content_type = ctype or content_type
-    metadata = {k[len("x-lakefs-meta-"):]: v for k, v in request.headers.items()
-                if k.lower().startswith("x-lakefs-meta-")}
+    metadata = {
+        k[len("x-lakefs-meta-") :]: v for k, v in request.headers.items() if k.lower().startswith("x-lakefs-meta-")
+    }
     if request.headers.get("if-none-match") == "*":
         try:
             cat.get_entry(repository, branch, path)
@@ -79,26 +80,39 @@ def stat_object(repository: str, ref: str, request: Request, cat: CatalogDep):
 @router.get("/repositories/{repository}/refs/{ref}/objects")
 def get_object(repository: str, ref: str, request: Request, cat: CatalogDep):
     e, data = cat.read_object(repository, ref, query_required(request, "path"))
-    return Response(content=data, media_type=e.content_type or "application/octet-stream",
-                    headers={"ETag": f'"{e.etag}"', "Last-Modified": http_date(e.last_modified_seconds)})
+    return Response(
+        content=data,
+        media_type=e.content_type or "application/octet-stream",
+        headers={"ETag": f'"{e.etag}"', "Last-Modified": http_date(e.last_modified_seconds)},
+    )
 
 
 @router.head("/repositories/{repository}/refs/{ref}/objects")
 def head_object(repository: str, ref: str, request: Request, cat: CatalogDep):
     _, e = cat.get_entry(repository, ref, query_required(request, "path"))
-    return Response(status_code=200, headers={"Content-Length": str(e.size), "ETag": f'"{e.etag}"',
-                                              "Last-Modified": http_date(e.last_modified_seconds)})
+    return Response(
+        status_code=200,
+        headers={
+            "Content-Length": str(e.size),
+            "ETag": f'"{e.etag}"',
+            "Last-Modified": http_date(e.last_modified_seconds),
+        },
+    )
 
 
 @router.get("/repositories/{repository}/refs/{ref}/objects/ls")
 def list_objects(repository: str, ref: str, request: Request, cat: CatalogDep):
     q = request.query_params
-    r, items, more = cat.list_objects(repository, ref, q.get("prefix", ""), q.get("after", ""),
-                                      query_amount(request), q.get("delimiter", ""))
+    r, items, more = cat.list_objects(
+        repository, ref, q.get("prefix", ""), q.get("after", ""), query_amount(request), q.get("delimiter", "")
+    )
     um = query_bool(request, "user_metadata", True)
-    results = [object_stats(cat, r["storage_namespace"], p, e, um, listing=True) if e is not None else
-               {"path": p, "path_type": "common_prefix", "physical_address": "", "checksum": "", "mtime": 0}
-               for p, e in items]
+    results = [
+        object_stats(cat, r["storage_namespace"], p, e, um, listing=True)
+        if e is not None
+        else {"path": p, "path_type": "common_prefix", "physical_address": "", "checksum": "", "mtime": 0}
+        for p, e in items
+    ]
     return {"pagination": pagination(len(results), more, items[-1][0] if items else ""), "results": results}
 
 
@@ -127,8 +141,15 @@ async def link_physical_address(repository: str, branch: str, request: Request, 
     physical = staging.get("physical_address")
     if not isinstance(physical, str) or not physical:
         raise APIError(400, "staging.physical_address: required")
-    r, e = cat.link_physical_address(repository, branch, path, physical, body_field(body, "checksum", str),
-                                     body_field(body, "size_bytes", int), body.get("content_type") or "",
-                                     body.get("user_metadata"))
+    r, e = cat.link_physical_address(
+        repository,
+        branch,
+        path,
+        physical,
+        body_field(body, "checksum", str),
+        body_field(body, "size_bytes", int),
+        body.get("content_type") or "",
+        body.get("user_metadata"),
+    )
     # lakeFS answers the address as the client sent it; stat and listing print it resolved
     return {**object_stats(cat, r["storage_namespace"], path, e), "physical_address": physical}

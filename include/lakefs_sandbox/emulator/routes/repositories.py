@@ -23,8 +23,9 @@ router = APIRouter()
 @router.get("/repositories")
 def list_repositories(request: Request, cat: CatalogDep):
     amount = query_amount(request)
-    repos, more = cat.list_repositories(request.query_params.get("prefix", ""),
-                                        request.query_params.get("after", ""), amount)
+    repos, more = cat.list_repositories(
+        request.query_params.get("prefix", ""), request.query_params.get("after", ""), amount
+    )
     return {"pagination": pagination(len(repos), more, repos[-1]["id"] if repos else ""), "results": repos}
 
 
@@ -33,8 +34,12 @@ async def create_repository(request: Request, cat: CatalogDep):
     if query_bool(request, "bare"):
         raise APIError(501, "bare repositories are not implemented by the lakeFS emulator")
     body = await json_body(request)
-    repo = cat.create_repository(body_field(body, "name", str), body_field(body, "storage_namespace", str),
-                                 body.get("default_branch") or "main", bool(body.get("read_only", False)))
+    repo = cat.create_repository(
+        body_field(body, "name", str),
+        body_field(body, "storage_namespace", str),
+        body.get("default_branch") or "main",
+        bool(body.get("read_only", False)),
+    )
     return json_response(201, repo)
 
 
@@ -53,16 +58,22 @@ def delete_repository(repository: str, cat: CatalogDep):
 @router.get("/repositories/{repository}/branches")
 def list_branches(repository: str, request: Request, cat: CatalogDep):
     amount = query_amount(request)
-    refs, more = cat.list_branches(repository, request.query_params.get("prefix", ""),
-                                   request.query_params.get("after", ""), amount, query_bool(request, "show_hidden"))
+    refs, more = cat.list_branches(
+        repository,
+        request.query_params.get("prefix", ""),
+        request.query_params.get("after", ""),
+        amount,
+        query_bool(request, "show_hidden"),
+    )
     return {"pagination": pagination(len(refs), more, refs[-1]["id"] if refs else ""), "results": refs}
 
 
 @router.post("/repositories/{repository}/branches")
 async def create_branch(repository: str, request: Request, cat: CatalogDep):
     body = await json_body(request)
-    cid = cat.create_branch(repository, body_field(body, "name", str), body_field(body, "source", str),
-                            bool(body.get("hidden", False)))
+    cid = cat.create_branch(
+        repository, body_field(body, "name", str), body_field(body, "source", str), bool(body.get("hidden", False))
+    )
     return Response(status_code=201, content=cid, media_type="text/html")
 
 
@@ -72,16 +83,23 @@ def get_branch(repository: str, branch: str, cat: CatalogDep):
 
 
 def _diff_list(diffs: list, more: bool) -> dict:
-    results = [{"path": p, "type": t, "path_type": "common_prefix"} if n is None else
-               {"path": p, "type": t, "path_type": "object", "size_bytes": n} for p, t, n in diffs]
+    results = [
+        {"path": p, "type": t, "path_type": "common_prefix"}
+        if n is None
+        else {"path": p, "type": t, "path_type": "object", "size_bytes": n}
+        for p, t, n in diffs
+    ]
     return {"pagination": pagination(len(results), more, diffs[-1][0] if diffs else ""), "results": results}
 
 
 @router.get("/repositories/{repository}/branches/{branch}/diff")
 def diff_branch(repository: str, branch: str, request: Request, cat: CatalogDep):
     q = request.query_params
-    return _diff_list(*cat.diff_branch(repository, branch, q.get("prefix", ""), q.get("after", ""),
-                                       query_amount(request), q.get("delimiter", "")))
+    return _diff_list(
+        *cat.diff_branch(
+            repository, branch, q.get("prefix", ""), q.get("after", ""), query_amount(request), q.get("delimiter", "")
+        )
+    )
 
 
 @router.get("/repositories/{repository}/refs/{left_ref}/diff/{right_ref}")
@@ -90,8 +108,18 @@ def diff_refs(repository: str, left_ref: str, right_ref: str, request: Request, 
     kind = q.get("type") or "three_dot"
     if kind not in ("two_dot", "three_dot"):
         raise APIError(400, "type: invalid value")
-    return _diff_list(*cat.diff_refs(repository, left_ref, right_ref, kind, q.get("prefix", ""),
-                                     q.get("after", ""), query_amount(request), q.get("delimiter", "")))
+    return _diff_list(
+        *cat.diff_refs(
+            repository,
+            left_ref,
+            right_ref,
+            kind,
+            q.get("prefix", ""),
+            q.get("after", ""),
+            query_amount(request),
+            q.get("delimiter", ""),
+        )
+    )
 
 
 @router.get("/repositories/{repository}/refs/{source_ref}/merge/{destination_branch}")

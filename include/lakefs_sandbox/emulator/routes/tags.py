@@ -20,8 +20,9 @@ router = APIRouter()
 
 @router.get("/repositories/{repository}/tags")
 def list_tags(repository: str, request: Request, cat: CatalogDep):
-    tags, more = cat.list_tags(repository, request.query_params.get("prefix", ""),
-                               request.query_params.get("after", ""), query_amount(request))
+    tags, more = cat.list_tags(
+        repository, request.query_params.get("prefix", ""), request.query_params.get("after", ""), query_amount(request)
+    )
     return {"pagination": pagination(len(tags), more, tags[-1]["id"] if tags else ""), "results": tags}
 
 
