@@ -3,7 +3,7 @@
 import { Box, Button, HStack, Heading, Spinner, Text } from "@chakra-ui/react";
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { Props, Removed, Repo } from "../types";
+import type { Props, Removed, Repo, ReposAnswer } from "../types";
 import { Repository } from "./Repository";
 
 const GCPage = ({ dagId }: Props) => {
@@ -13,7 +13,7 @@ const GCPage = ({ dagId }: Props) => {
   const [chosen, setChosen] = useState<string | undefined>(dagId);
   useEffect(() => {
     if (dagId) return;
-    api<{ repositories: Repo[]; errors: string[]; removed?: Removed[] }>("/repositories")
+    api<ReposAnswer>("/repositories")
       .then((a) => {
         setRepos(a.repositories);
         setErrors(a.errors ?? []);
