@@ -106,7 +106,11 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         )
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
     for section in ("spark", "sweep", "tasks", "space", "notify"):
-        merged[section] = {**(defaults.get(section) or {}), **(entry.get(section) or {})}
+        given = [v for v in (defaults.get(section), entry.get(section)) if v]
+        if any(not isinstance(v, Mapping) for v in given):
+            bad(section, f"must be a mapping, got {next(v for v in given if not isinstance(v, Mapping))!r}")
+            given = [v for v in given if isinstance(v, Mapping)]
+        merged[section] = {k: v for g in given for k, v in g.items()}
     for fld in _REQUIRED:
         if merged.get(fld) is None:
             bad(fld, "missing (required; set it in the entry or under 'defaults')")

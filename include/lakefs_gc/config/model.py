@@ -7,9 +7,11 @@ Part of :mod:`lakefs_gc.config` (import from there).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import MISSING, dataclass, field
 from datetime import UTC
 from pathlib import Path
+from typing import Any
 
 from lakefs_gc.contract import RunSettings
 from lakefs_gc.gc.flow import CleanRunEvery
@@ -54,21 +56,67 @@ class ConfigError(ValueError):
     """The GC configuration file is missing, unreadable or invalid (the message says where)."""
 
 
+# The field metadata of a field made by setting: its Rule
+RULE = "lakefs_gc.config.rule"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """
+    What a section's field must be besides its type (``from_wire`` checks that): its bounds or pattern.
+
+    A value of the wrong type or out of bounds gets one message, ``must be <words>, got <value>``;
+    the words are ``must_be``, else ``true or false`` (a bool) or ``an integer`` / ``a number`` and
+    the bounds (``0..1``, ``>= 1``), then ``note``.
+    """
+
+    lo: float | None = None
+    hi: float | None = None
+    above: float | None = None  # an exclusive lower bound (the words are then must_be's)
+    pattern: str | None = None  # re.match on the string
+    must_be: str | None = None
+    note: str = ""
+
+    def ok(self, v: Any) -> bool:
+        """Whether ``v`` (of the field's type) is in bounds and matches."""
+        if self.lo is not None and v < self.lo or self.hi is not None and v > self.hi:
+            return False
+        if self.above is not None and v <= self.above:
+            return False
+        return self.pattern is None or re.match(self.pattern, v) is not None
+
+
+def setting(default: Any = MISSING, **rule: Any) -> Any:
+    """Return a section's field read from the file: its default, and its :class:`Rule` (bounds, pattern, words)."""
+    return field(default=default, metadata={RULE: Rule(**rule)})
+
+
+_MEMORY = r"^[0-9]+[kKmMgGtT]?[bB]?$"
+POOL_PATTERN = r"^[A-Za-z0-9_.\-]{1,256}$"  # an Airflow pool name
+_NON_EMPTY = dict(pattern=r"(?s).", must_be="a non-empty string")
+
+
 @dataclass(frozen=True)
 class SparkSettings:
     """How a run's Spark steps run: Spark properties, memory, parallelism, and where spark-submit and its inputs are."""
 
-    conf: dict[str, str] = field(default_factory=dict)
-    driver_memory: str | None = None
-    executor_memory: str | None = None
-    parallelism: int | None = None
-    binary: str | None = None  # spark-submit path; None: the one next to the running Python
-    python: str | None = None  # PYSPARK_PYTHON; None: the running Python
-    py_files: str | None = None  # None: a zip of the installed package (lakefs_gc.spark.bundle)
-    jobs_dir: str | None = None  # None: the jobs inside the package (lakefs_gc/jobs)
-    fast_start: bool = True  # the driver JVM's start-up options (lakefs_gc.spark.jvm)
-    in_process_max_keys: int = 10_000  # a step of at most this many keys runs in its task, without Spark (0: never)
-    pool: str | None = None  # the Airflow pool of the Spark steps; None: Airflow's default_pool
+    conf: dict[str, str] = field(default_factory=dict)  # read by hand: any scalar, as a string
+    driver_memory: str | None = setting(None, pattern=_MEMORY, must_be="a Spark memory size such as 1g or 512m")
+    executor_memory: str | None = setting(None, pattern=_MEMORY, must_be="a Spark memory size such as 1g or 512m")
+    parallelism: int | None = setting(None, lo=1)
+    binary: str | None = setting(None, **_NON_EMPTY)  # spark-submit path; None: the one next to the running Python
+    python: str | None = setting(None, **_NON_EMPTY)  # PYSPARK_PYTHON; None: the running Python
+    py_files: str | None = setting(None, **_NON_EMPTY)  # None: a zip of the installed package (lakefs_gc.spark.bundle)
+    jobs_dir: str | None = setting(None, **_NON_EMPTY)  # None: the jobs inside the package (lakefs_gc/jobs)
+    fast_start: bool = setting(True)  # the driver JVM's start-up options (lakefs_gc.spark.jvm)
+    # a step of at most this many keys runs in its task, without Spark (0: never)
+    in_process_max_keys: int = setting(
+        10_000, lo=0, must_be="a whole number of keys >= 0 (0: every Spark step is a spark-submit)"
+    )
+    # the Airflow pool of the Spark steps; None: Airflow's default_pool
+    pool: str | None = setting(
+        None, pattern=POOL_PATTERN, must_be="an Airflow pool name (letters, digits, _ . -) or null"
+    )
 
     def spark_conf(self) -> dict[str, str]:
         """``conf`` plus the parallelism as Spark properties (explicit conf keys win)."""
@@ -84,22 +132,23 @@ class SparkSettings:
 class SweepSettings:
     """How a run deletes: the defaults of the run's Params (their own defaults: ``RunSettings``)."""
 
-    confirm_after_seconds: int | None = None  # None: one schedule interval for scheduled runs, 0 for manual
-    max_delete_share: float = RunSettings.max_delete_share
-    max_delete_count: int = RunSettings.max_delete_count
-    mark_max_age_seconds: int = RunSettings.mark_max_age_seconds
-    rate: float = RunSettings.delete_rate
-    concurrency: int | None = None  # delete tasks at once; None: spark.parallelism
-    batch_size: int = RunSettings.delete_batch_size
-    quarantine_days: int = RunSettings.quarantine_days  # local:// only
+    # None: one schedule interval for scheduled runs, 0 for manual
+    confirm_after_seconds: int | None = setting(None, lo=0)
+    max_delete_share: float = setting(RunSettings.max_delete_share, lo=0, hi=1)
+    max_delete_count: int = setting(RunSettings.max_delete_count, lo=0)
+    mark_max_age_seconds: int = setting(RunSettings.mark_max_age_seconds, lo=0)
+    rate: float = setting(RunSettings.delete_rate, lo=0)
+    concurrency: int | None = setting(None, lo=1)  # delete tasks at once; None: spark.parallelism
+    batch_size: int = setting(RunSettings.delete_batch_size, lo=1, hi=1000)
+    quarantine_days: int = setting(RunSettings.quarantine_days, lo=0, hi=3650)  # local:// only
 
 
 @dataclass(frozen=True)
 class SpaceSettings:
     """Where the bytes go (``attribute_space``): the defaults of the run's Params of the same names."""
 
-    enabled: bool = RunSettings.attribute_space
-    stale_branch_days: int = RunSettings.stale_branch_days
+    enabled: bool = setting(RunSettings.attribute_space)
+    stale_branch_days: int = setting(RunSettings.stale_branch_days, lo=0, hi=36500, note=" (days)")
 
 
 @dataclass(frozen=True)
@@ -136,10 +185,11 @@ class TaskSettings:
     retry.
     """
 
-    retries: int = 2
-    retry_delay_seconds: int = 120
-    execution_timeout_seconds: int = 6 * 3600
-    execution_timeouts: dict[str, int] = field(default_factory=dict)  # per task id, overriding the above
+    retries: int = setting(2, lo=0)
+    retry_delay_seconds: int = setting(120, lo=0)
+    execution_timeout_seconds: int = setting(6 * 3600, lo=1)
+    # per task id, overriding the above (read by hand: its keys are task ids)
+    execution_timeouts: dict[str, int] = field(default_factory=dict)
 
     def timeout(self, task_id: str) -> int:
         return self.execution_timeouts.get(task_id, self.execution_timeout_seconds)

@@ -6,56 +6,42 @@ Part of :mod:`lakefs_gc.config` (import from there).
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefs_gc.config.model import (
+    POOL_PATTERN,
+    RULE,
     ConfigError,
     NotifierSpec,
     NotifySettings,
+    Rule,
     SpaceSettings,
     SparkSettings,
     SweepSettings,
     TaskSettings,
 )
-from lakefs_gc.contract import STEPS
+from lakefs_gc.contract import STEPS, from_wire
+from lakefs_gc.contract.wire import value_from_wire
+from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.flow import CleanRunEvery
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # How a section's parser names a problem: ConfigError("<where>: field '<field>': <message>")
 _Err = Callable[[str, str], ConfigError]
+_S = TypeVar("_S", bound="DataclassInstance")
 
-_MEMORY_RE = re.compile(r"^[0-9]+[kKmMgGtT]?[bB]?$")
-_POOL_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,256}$")
-_SPARK_FIELDS = frozenset(
-    {
-        "conf",
-        "driver_memory",
-        "executor_memory",
-        "parallelism",
-        "binary",
-        "python",
-        "py_files",
-        "jobs_dir",
-        "fast_start",
-        "in_process_max_keys",
-        "pool",
-    }
-)
-_SWEEP_FIELDS = frozenset(
-    {
-        "confirm_after_seconds",
-        "max_delete_share",
-        "max_delete_count",
-        "mark_max_age_seconds",
-        "rate",
-        "concurrency",
-        "batch_size",
-        "quarantine_days",
-    }
-)
-_SPACE_FIELDS = frozenset({"enabled", "stale_branch_days"})
-_TASK_FIELDS = frozenset({"retries", "retry_delay_seconds", "execution_timeout_seconds", "execution_timeouts"})
+_POOL_RE = re.compile(POOL_PATTERN)
+# The rules of a class the config does not own (lakefs_gc.gc.flow): per field, as setting() gives the others
+_CLEAN_RUN_EVERY_RULES: Mapping[str, Rule] = {
+    "runs": Rule(lo=1, must_be="an integer >= 1 (1: every run is clean)"),
+    "days": Rule(above=0, must_be="a number of days > 0"),
+}
 # notifier kind -> (its required options, its allowed options)
 NOTIFIER_KINDS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
     "smtp": (frozenset({"to"}), frozenset({"to", "from_email", "smtp_conn_id", "subject"})),
@@ -153,13 +139,7 @@ def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
     """
     if raw is None:
         return CleanRunEvery()
-    _check_section(raw, "clean_run_every", frozenset({"runs", "days"}), err)
-    runs, days = raw.get("runs"), raw.get("days")
-    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
-        raise err("clean_run_every.runs", f"must be an integer >= 1 (1: every run is clean), got {runs!r}")
-    if days is not None and (isinstance(days, bool) or not isinstance(days, (int, float)) or days <= 0):
-        raise err("clean_run_every.days", f"must be a number of days > 0, got {days!r}")
-    return CleanRunEvery(runs=runs, days=days)
+    return read_section(CleanRunEvery, raw, "clean_run_every", err, rules=_CLEAN_RUN_EVERY_RULES)
 
 
 def _check_section(raw: Any, name: str, allowed: frozenset[str], err: _Err) -> None:
@@ -170,126 +150,84 @@ def _check_section(raw: Any, name: str, allowed: frozenset[str], err: _Err) -> N
         raise err(name, f"unknown key(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
 
 
+def read_section(
+    cls: type[_S], raw: Any, name: str, err: _Err, rules: Mapping[str, Rule] | None = None, **by_hand: Any
+) -> _S:
+    """
+    Read section ``name`` into ``cls`` through the wire codec, each field by its type hint and :class:`Rule`.
+
+    A field of the wrong type or against its rule: ``field '<name>.<field>': must be <words>, got <value>``
+    (the first such field, in the class's order). ``rules``: the rules of a class the config does not
+    own, by field, instead of its :func:`setting` metadata. ``by_hand``: the fields the section reads
+    itself (those without a rule), already read.
+    """
+    _check_section(raw, name, _names(cls), err)
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        rule = rules.get(f.name) if rules is not None else f.metadata.get(RULE)
+        if rule is None or f.name not in raw:
+            continue
+        v = raw[f.name]
+        try:
+            value = value_from_wire(hints[f.name], v, f"{name}.{f.name}")
+        except ContractError:
+            value, ok = None, False
+        else:
+            ok = value is None or rule.ok(value)
+        if not ok:
+            raise err(f"{name}.{f.name}", f"must be {_words(hints[f.name], rule)}, got {v!r}")
+        values[f.name] = value
+    return dataclasses.replace(from_wire(cls, values, name), **by_hand)
+
+
+def _names(cls: type[DataclassInstance]) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
+def _words(tp: Any, rule: Rule) -> str:
+    """Return what a field must be, as its message says it: the rule's words, else from the type and bounds."""
+    if rule.must_be is not None:
+        return rule.must_be + rule.note
+    base = next(a for a in typing.get_args(tp) or (tp,) if a is not type(None))
+    if base is bool:
+        return "true or false" + rule.note
+    bound = f"{rule.lo}..{rule.hi}" if rule.hi is not None else f">= {rule.lo}"
+    return f"{'an integer' if base is int else 'a number'} {bound}{rule.note}"
+
+
 def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
-    _check_section(raw, "spark", _SPARK_FIELDS, err)
+    _check_section(raw, "spark", _names(SparkSettings), err)
     conf = raw.get("conf") or {}
     if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
         raise err("spark.conf", "must be a mapping of Spark property names to values")
     for k, v in conf.items():
         if isinstance(v, (dict, list)) or v is None:
             raise err(f"spark.conf.{k}", f"must be a scalar, got {v!r}")
-    for fld in ("driver_memory", "executor_memory"):
-        v = raw.get(fld)
-        if v is not None and (not isinstance(v, str) or not _MEMORY_RE.match(v)):
-            raise err(f"spark.{fld}", f"must be a Spark memory size such as 1g or 512m, got {v!r}")
-    par = raw.get("parallelism")
-    if par is not None and (isinstance(par, bool) or not isinstance(par, int) or par < 1):
-        raise err("spark.parallelism", f"must be an integer >= 1, got {par!r}")
-    for fld in ("binary", "python", "py_files", "jobs_dir"):
-        v = raw.get(fld)
-        if v is not None and (not isinstance(v, str) or not v):
-            raise err(f"spark.{fld}", f"must be a non-empty string, got {v!r}")
-    in_process = raw.get("in_process_max_keys", SparkSettings.in_process_max_keys)
-    if isinstance(in_process, bool) or not isinstance(in_process, int) or in_process < 0:
-        raise err(
-            "spark.in_process_max_keys",
-            f"must be a whole number of keys >= 0 (0: every Spark step is a spark-submit), got {in_process!r}",
-        )
-    pool = raw.get("pool")
-    if pool is not None and (not isinstance(pool, str) or not _POOL_RE.match(pool)):
-        raise err("spark.pool", f"must be an Airflow pool name (letters, digits, _ . -) or null, got {pool!r}")
-    fast_start = raw.get("fast_start", True)
-    if not isinstance(fast_start, bool):
-        raise err("spark.fast_start", f"must be true or false, got {fast_start!r}")
-    return SparkSettings(
-        conf={k: _conf_str(v) for k, v in conf.items()},
-        fast_start=fast_start,
-        in_process_max_keys=in_process,
-        driver_memory=raw.get("driver_memory"),
-        executor_memory=raw.get("executor_memory"),
-        parallelism=par,
-        binary=raw.get("binary"),
-        python=raw.get("python"),
-        py_files=raw.get("py_files"),
-        jobs_dir=raw.get("jobs_dir"),
-        pool=pool,
-    )
+    return read_section(SparkSettings, raw, "spark", err, conf={k: _conf_str(v) for k, v in conf.items()})
 
 
 def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
-    _check_section(raw, "sweep", _SWEEP_FIELDS, err)
-
-    def num(fld: str, lo: float, hi: float | None = None, integer: bool = True, optional: bool = False) -> Any:
-        """Return the field as the file has it: in range, an int (a number when not ``integer``); None when absent (or null and ``optional``)."""
-        v = raw.get(fld)
-        if v is None:
-            if optional or fld not in raw:
-                return None
-        ok = (
-            not isinstance(v, bool)
-            and isinstance(v, int if integer else (int, float))
-            and v >= lo
-            and (hi is None or v <= hi)
-        )
-        if not ok:
-            bound = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-            raise err(f"sweep.{fld}", f"must be {'an integer' if integer else 'a number'} {bound}, got {v!r}")
-        return v
-
-    d = SweepSettings()
-    vals = {
-        "confirm_after_seconds": num("confirm_after_seconds", 0, optional=True),
-        "max_delete_share": num("max_delete_share", 0, 1, integer=False),
-        "max_delete_count": num("max_delete_count", 0),
-        "mark_max_age_seconds": num("mark_max_age_seconds", 0),
-        "rate": num("rate", 0, integer=False),
-        "concurrency": num("concurrency", 1, optional=True),
-        "batch_size": num("batch_size", 1, 1000),
-        "quarantine_days": num("quarantine_days", 0, 3650),
-    }
-    return SweepSettings(
-        **{
-            k: (v if v is not None or k in ("confirm_after_seconds", "concurrency") else getattr(d, k))
-            for k, v in vals.items()
-        }
-    )
+    return read_section(SweepSettings, raw, "sweep", err)
 
 
 def _parse_space(raw: Any, err: _Err) -> SpaceSettings:
-    _check_section(raw, "space", _SPACE_FIELDS, err)
-    d = SpaceSettings()
-    enabled = raw.get("enabled", d.enabled)
-    if not isinstance(enabled, bool):
-        raise err("space.enabled", f"must be true or false, got {enabled!r}")
-    days = raw.get("stale_branch_days", d.stale_branch_days)
-    if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= 36500:
-        raise err("space.stale_branch_days", f"must be an integer 0..36500 (days), got {days!r}")
-    return SpaceSettings(enabled=enabled, stale_branch_days=days)
+    return read_section(SpaceSettings, raw, "space", err)
 
 
 def _parse_tasks(raw: Any, err: _Err) -> TaskSettings:
-    _check_section(raw, "tasks", _TASK_FIELDS, err)
-
-    def whole(name: str, v: object, lo: int) -> int:
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise err(f"tasks.{name}", f"must be an integer >= {lo}, got {v!r}")
-        return v
-
-    d = TaskSettings()
+    _check_section(raw, "tasks", _names(TaskSettings), err)
     per_task = raw.get("execution_timeouts") or {}
     if not isinstance(per_task, Mapping):
         raise err("tasks.execution_timeouts", "must be a mapping of task id to seconds")
     bad = set(per_task) - set(STEPS)
     if bad:
         raise err("tasks.execution_timeouts", f"unknown task id(s) {sorted(bad)} (tasks: {', '.join(STEPS)})")
-    return TaskSettings(
-        retries=whole("retries", raw.get("retries", d.retries), 0),
-        retry_delay_seconds=whole("retry_delay_seconds", raw.get("retry_delay_seconds", d.retry_delay_seconds), 0),
-        execution_timeout_seconds=whole(
-            "execution_timeout_seconds", raw.get("execution_timeout_seconds", d.execution_timeout_seconds), 1
-        ),
-        execution_timeouts={k: whole(f"execution_timeouts.{k}", v, 1) for k, v in per_task.items()},
-    )
+    settings = read_section(TaskSettings, raw, "tasks", err)
+    for k, v in per_task.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise err(f"tasks.execution_timeouts.{k}", f"must be an integer >= 1, got {v!r}")
+    return dataclasses.replace(settings, execution_timeouts=dict(per_task))
 
 
 def _conf_str(v: Any) -> str:

@@ -105,6 +105,11 @@ def from_wire(cls: type[T], data: Any, where: str = "") -> T:
         raise ContractError(f"{where}: {e}") from e
 
 
+def value_from_wire(tp: Any, v: Any, where: str = "value") -> Any:
+    """Read one value of type ``tp`` (a type hint) as :func:`from_wire` reads a field: ContractError if mistyped."""
+    return _value(tp, v, where)
+
+
 def _value(tp: Any, v: Any, where: str) -> Any:
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
