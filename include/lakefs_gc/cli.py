@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
@@ -262,7 +263,17 @@ def main(argv: list[str] | None = None) -> int:
 
     space.add_parsers(sub, _storage_arguments)
     args = parser.parse_args(argv)
+    try:
+        rc = _run(args)
+        sys.stdout.flush()  # a reader gone early shows here, not as a traceback when Python exits
+    except BrokenPipeError:  # the reader stopped reading (| head): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return rc
 
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; return its exit status."""
     if args.command == "config" and args.config_command == "pools":
         return _config_pools(args.file, sys.stdout)
     if args.command == "config":
@@ -282,8 +293,6 @@ def main(argv: list[str] | None = None) -> int:
         except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
             print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
             return 2
-        except BrokenPipeError:  # e.g. piped into head
-            return 0
         except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
             if not type(exc).__module__.startswith("botocore"):
                 raise
@@ -298,11 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)
+        except BrokenPipeError:
+            raise  # main stops quietly
         except (SSTableError, OSError) as exc:
             print(f"lakefs-gc: error: {exc}", file=sys.stderr)
             return 2
-        except BrokenPipeError:  # e.g. piped into head
-            return 0
     return 0
 
 

@@ -166,3 +166,34 @@ def test_config_check_of_the_checked_in_file_passes():
     r = run("config", "check", str(Path(__file__).resolve().parents[2] / "config" / "gc_repositories.yaml"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1].endswith(": 1 good, 0 bad"), r.stdout + r.stderr
+
+
+def test_config_check_names_the_file_in_a_yaml_error(tmp_path):
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n  - repository: my-repo\n   storage_conn_id: [unclosed\n")
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{cfg}: not valid YAML" in r.stdout + r.stderr
+    assert f'in "{cfg}", line' in r.stdout + r.stderr
+    assert "<unicode string>" not in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("command", [["config", "check"], ["sst", "dump"]])
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path, command):
+    """``lakefs-gc ... | head -1``: the pipe closes after the first line; the command stops quietly."""
+    if command[0] == "config":
+        target = tmp_path / "gc.yaml"  # a line per repository, many more than a pipe holds
+        target.write_text("repositories:\n" + "".join(f"  - repository: repo-{i}\n" for i in range(20_000)))
+    else:
+        target = LAKEFS_SST / "range.sst"
+    proc = subprocess.run(
+        f"'{EXE}' {' '.join(command)} '{target}' | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert len(proc.stdout.splitlines()) == 1, proc.stdout[:500]
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "BrokenPipeError" not in proc.stderr, proc.stderr[-2000:]

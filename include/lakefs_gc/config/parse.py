@@ -68,7 +68,8 @@ def load_config(path: str | os.PathLike[str] | None = None, *, strict: bool = Tr
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"{p}: not valid YAML: {e}") from e
+        # PyYAML names a text it was given "<unicode string>": name the file instead
+        raise ConfigError(f"{p}: not valid YAML: {str(e).replace('<unicode string>', str(p))}") from e
     return parse_config(doc, p, strict=strict)
 
 
