@@ -158,7 +158,10 @@ def _config_pools(path: str | None, out: TextIO) -> int:
     cfg = _read_config(path, "pools")
     if cfg is None:
         return 2
-    out.write(json.dumps(cfg.pools_import(), indent=1, sort_keys=True) + "\n")
+    pools = cfg.pools_import()
+    if not pools:  # still valid input for `airflow pools import`; said where a person reads it
+        print(f"{cfg.path} names no pools (pools: {{name: slots}}): nothing to create", file=sys.stderr)
+    out.write(json.dumps(pools, indent=1, sort_keys=True) + "\n")
     return 0
 
 

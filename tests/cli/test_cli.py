@@ -197,3 +197,17 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path, command):
     assert len(proc.stdout.splitlines()) == 1, proc.stdout[:500]
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
     assert "BrokenPipeError" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_config_pools_says_when_the_file_names_none_and_fails_on_a_bad_one(tmp_path):
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("repositories:\n  - repository: my-repo\n    storage_conn_id: aws_default\n")
+    r = run("config", "pools", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {}
+    assert f"{cfg} names no pools" in r.stderr
+    cfg.write_text("pools:\n  lakefs_gc_spark: -3\n" + cfg.read_text())
+    r = run("config", "pools", str(cfg))
+    assert r.returncode == 2
+    assert "slots must be an integer >= 1, got -3" in r.stderr
+    assert r.stdout == ""
