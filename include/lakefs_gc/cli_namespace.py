@@ -252,10 +252,15 @@ def restore_command(args: argparse.Namespace, out: TextIO) -> int:
     for key, outcome, detail in report.rows[: args.limit] if args.limit else report.rows:
         out.write(f"{key.ljust(width)}  {outcome}: {detail}\n")
     if args.limit and len(report.rows) > args.limit:
-        out.write(f"({len(report.rows) - args.limit} more in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet)\n")
+        where = (
+            f"in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet"
+            if report.report_uri
+            else "not shown: a dry run writes no report; --limit 0 shows every key"
+        )
+        out.write(f"({len(report.rows) - args.limit} more {where})\n")
     counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
     out.write(f"{'dry run: ' if report.dry_run else ''}mark {report.mark_id}, {len(report.rows):,} key(s): {counts}\n")
-    out.write(f"report: {report.report_uri}\n")
+    out.write(f"report: {report.report_uri or 'none (a dry run writes nothing)'}\n")
     ok = {RESTORED, WOULD_RESTORE, PRESENT}
     return 0 if all(o in ok for _, o, _ in report.rows) else 1
 

@@ -85,14 +85,17 @@ class RestoreOperator(BaseOperator):
             report.mark_id,
             namespace,
             counts,
-            report.report_uri,
+            report.report_uri or "none (a dry run writes nothing)",
         )
         not_done = sum(n for o, n in report.counts.items() if o not in (RESTORED, WOULD_RESTORE, PRESENT))
         if not_done:
+            where = (
+                f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet"
+                if report.report_uri
+                else "every key's outcome is in this task's log (a dry run writes no report)"
+            )
             raise AirflowFailException(
-                f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); "
-                f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/"
-                f"outcomes.parquet"
+                f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); {where}"
             )
         return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}
 

@@ -111,15 +111,18 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     keys_file = tmp_path / "keys.txt"
     keys_file.write_text(f"{st.full_uri('data/s0/obj000')}\ndata/s1/obj001\n{again}\ndata/s0/never-deleted\n")
 
-    # a dry run changes nothing
+    # a dry run changes nothing, and writes nothing anywhere in the namespace (no report either)
+    everything = {o.key for o in st.list("", recursive=True)}
     assert cli(["restore", "local://repo", "--run", MARK, "--dry-run", "--local-root", str(root)]) == 1
     assert {o.key for o in st.list("data/")} == set(live) | {again}
+    assert {o.key for o in st.list("", recursive=True)} == everything
     # --keys: only those; a key the run did not delete is said so
     assert (
         cli(["restore", "local://repo", "--run", "manual__mark1", "--keys", str(keys_file), "--local-root", str(root)])
         == 1
     )
     out = capsys.readouterr().out
+    assert "report: none (a dry run writes nothing)" in out  # the dry run's
     assert "data/s0/never-deleted  not deleted by this run" in out
     assert f"{again}  written again since" in out
     assert st.get("data/s0/obj000") == objs["data/s0/obj000"]

@@ -205,7 +205,7 @@ class RestoreReport:
     dry_run: bool
     counts: dict[str, int]
     rows: list[tuple[str, str, str]]
-    report_uri: str
+    report_uri: str | None  # None: a dry run, which writes nothing
     window: tuple[str, str]
 
     def summary(self) -> dict[str, Any]:
@@ -231,7 +231,7 @@ def restore_run(
     """
     Restore what run ``run`` (a mark id or an Airflow run id) deleted, or only ``keys`` of it.
 
-    Writes the restore's report (also for a dry run) and returns it.
+    Writes the restore's report and returns it; a dry run writes nothing (its report is returned only).
     """
     now = now or datetime.now(UTC)
     mark_id = find_mark(storage, run)
@@ -248,9 +248,11 @@ def restore_run(
     counts = {k: v for k, v in counts.items() if v}
     rid = restore_id or f"restore-{now.strftime('%Y%m%dT%H%M%SZ')}{'-dry-run' if dry_run else ''}"
     rdir = layout.restore_dir(mark_id, rid)
-    formats.write_restore_outcomes(storage, rdir + "outcomes.parquet", rows)
-    report = RestoreReport(mark_id, rid, dry_run, counts, rows, storage.full_uri(rdir + "summary.json"), swept.window())
-    storage.put(rdir + "summary.json", json.dumps({**report.summary(), "time": iso(now)}, indent=2).encode())
+    uri = None if dry_run else storage.full_uri(rdir + "summary.json")
+    report = RestoreReport(mark_id, rid, dry_run, counts, rows, uri, swept.window())
+    if not dry_run:
+        formats.write_restore_outcomes(storage, rdir + "outcomes.parquet", rows)
+        storage.put(rdir + "summary.json", json.dumps({**report.summary(), "time": iso(now)}, indent=2).encode())
     log.info("restore %s of mark %s: %s", rid, mark_id, counts)
     return report
 
