@@ -220,13 +220,11 @@ def _repository_now(
         """Return the paths at which a metarange's ranges hold ``address`` (each range read once)."""
         if not metarange_id:
             return []
-        out: list[str] = []
-        for rid, _ in metarange_ranges(client, repository, storage, roots, [metarange_id])[metarange_id]:
-            if rid not in range_paths:
-                (rk,) = range_keys(client, repository, roots, [rid])
-                range_paths[rid] = [p for a, p, _, _ in range_entries(storage, rk, roots) if a == address]
-            out += range_paths[rid]
-        return out
+        rids = [rid for rid, _ in metarange_ranges(client, repository, storage, roots, [metarange_id])[metarange_id]]
+        new = [rid for rid in rids if rid not in range_paths]
+        for rid, rk in zip(new, range_keys(client, repository, roots, new)):  # their locations asked at once
+            range_paths[rid] = [p for a, p, _, _ in range_entries(storage, rk, roots) if a == address]
+        return [p for rid in rids for p in range_paths[rid]]
 
     heads = dict(client.branches(repository, show_hidden=True))
     kept: dict[str, str] = {}

@@ -121,8 +121,9 @@ def check(
             "staged check: reading the commits made on %d branch(es) since list_committed read them", len(branches)
         )
         since = committed.commits_since(client, repo, st, roots, read_commits, read_ranges, branches)
-        committed_kept = engine.among(cands, since.addresses)
-        n_committed_kept = engine.count(committed_kept) if since.addresses else 0
+        # usually no commit was made since: no join, and below no union of the kept
+        committed_kept = engine.among(cands, since.addresses) if since.addresses else None
+        n_committed_kept = engine.count(committed_kept) if committed_kept is not None else 0
         rest = engine.without(cands, since.addresses)
         identities = engine.identities(identity_dirs).plus(since.identities)
         log.info(
@@ -161,7 +162,7 @@ def check(
             read, stats = set().union(*branch_reads.values()), len(asks)
     staged_kept = engine.among(rest, read)
     n_kept = engine.count(staged_kept) if read else 0
-    kept = engine.union_addresses(committed_kept, staged_kept)
+    kept = staged_kept if committed_kept is None else engine.union_addresses(committed_kept, staged_kept)
     counts = CheckCounts(
         suspicious=found.count,
         stats=stats,
