@@ -118,7 +118,7 @@ def test_slices_skipped_as_too_young_and_the_unsafe_override_are_said():
         }
     )
     rows = dict(summary_rows(s))
-    assert rows["listed"] == "0 objects, 0 B; 1 slice(s) created after the cutoff skipped, not listed (too young)"
+    assert rows["listed"] == "0 objects, 0 B; 1 slice created after the cutoff skipped, not listed (too young)"
     assert rows["cutoff"] == (
         "2026-11-22T17:00:00Z  (objects written at or after it are kept); minimum age 45s, "
         "below lakeFS's grace period (21,600s), by the Param unsafe_min_age_override"
@@ -239,14 +239,14 @@ def test_each_step_result_is_one_readable_line():
         seconds=2.04,
     )
     assert step_line("list_committed", committed) == (
-        "list_committed: 1,234 committed address(es) from 3 commit(s) to keep (1 lakeFS's list lacked), "
-        "3 metarange(s), 5 range(s); 2.0 s"
+        "list_committed: 1,234 committed addresses from 3 commits to keep (1 lakeFS's list lacked), "
+        "3 metaranges, 5 ranges; 2.0 s"
     )
-    assert step_line("list_slices", SLICES) == "list_slices: 1,200 object(s) (3.0 MiB) in 2 slice(s), 0 skipped"
+    assert step_line("list_slices", SLICES) == "list_slices: 1,200 objects (3.0 MiB) in 2 slices, 0 skipped"
     assert step_line(
         "compute_candidates", _candidates(10, 4, held_back_reason="no successful mark started at or before T")
     ) == (
-        "compute_candidates: 10 candidate(s) (100 B), 4 marked for deletion (40 B), 6 held back "
+        "compute_candidates: 10 candidates (100 B), 4 marked for deletion (40 B), 6 held back "
         "(no successful mark started at or before T)"
     )
     assert step_line(
@@ -257,7 +257,7 @@ def test_each_step_result_is_one_readable_line():
             )
         ),
     ) == (
-        "delete: deleted 37, already gone 2, dead letters 1 of 40 key(s) in 2 part(s) (1 resumed), 3 request(s), "
+        "delete: deleted 37, already gone 2, dead letters 1 of 40 keys in 2 parts (1 resumed), 3 requests, "
         "4 retried"
     )
     assert step_line("delete", DeleteResult(skipped="mark_only")) == "delete: no sweep in mark_only"

@@ -209,7 +209,7 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
         assert all(i < level_set for i in info), (name, out[:3000])
     ours = [line for line in outputs["delete"].splitlines() if line.startswith("lakefs-gc delete: ")]
     assert ours, outputs["delete"][-3000:]
-    assert ours[-1].startswith("lakefs-gc delete: deleted 3, already gone 0, dead letters 0 of 3 key(s) in "), outputs[
+    assert ours[-1].startswith("lakefs-gc delete: deleted 3, already gone 0, dead letters 0 of 3 keys in "), outputs[
         "delete"
     ][-3000:]
     assert re.search(

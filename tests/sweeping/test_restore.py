@@ -253,7 +253,7 @@ def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_
     r = restore.restorability(st, datetime(2026, 1, 1, tzinfo=UTC))
     assert r.restorable
     assert r.until == "2026-01-31T00:00:00.000000Z"
-    assert "30 day(s)" in r.detail
+    assert "30 days" in r.detail
 
     again = "data/s1/obj001"
     st.put(again, b"a newer write")

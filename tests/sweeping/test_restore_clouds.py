@@ -118,7 +118,7 @@ def test_gcs_soft_delete_restore_sends_the_restore_call_with_its_generation_and_
         r = restore.restorability(st, NOW)
         assert r.how == "gcs soft delete"
         assert r.restorable
-        assert "7 day(s)" in r.detail
+        assert "7 days" in r.detail
         run = _window()
         assert st.restore_key("data/s/deleted", run, False, NOW)[0] == restore.RESTORED
         assert st.restore_key("data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE
@@ -202,7 +202,7 @@ def test_azure_soft_delete_restore_undeletes_only_a_blob_deleted_in_the_sweep():
         r = restore.restorability(st, NOW)
         assert r.how == "azure soft delete"
         assert r.restorable
-        assert "14 day(s)" in r.detail
+        assert "14 days" in r.detail
         run = _window()
         assert st.restore_key("data/s/deleted", run, False, NOW)[0] == restore.RESTORED
         assert st.restore_key("data/s/again", run, False, NOW)[0] == restore.WRITTEN_SINCE

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from lakefs_gc.gc.retention import branch_windows
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -254,8 +255,8 @@ class Change:
     def describe(self) -> str:
         if self.delete_branch is not None:
             return f"branch {self.delete_branch!r} deleted"
-        rule = f"branch {self.branch!r}'s rule" if self.branch is not None else "the default rule"
-        return f"{rule} set to {self.days} day(s)"
+        rule = f"the rule of branch {self.branch!r}" if self.branch is not None else "the default rule"
+        return f"{rule} set to {plural(self.days, 'day')}"
 
 
 def commit_holders(

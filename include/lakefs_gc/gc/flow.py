@@ -25,6 +25,7 @@ from lakefs_gc.contract import FLOWS
 from lakefs_gc.errors import Refusal
 from lakefs_gc.report.run_summary import STATE_FORMAT, IncrementalState, RunSummary
 from lakefs_gc.timestamps import iso, parse_iso
+from lakefs_gc.words import noun
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class CleanRunEvery:
                 f"run(s) since)"
             )
         if self.days is not None and now - clean_started >= timedelta(days=self.days):
-            return f"clean_run_every: {self.days:g} days (the last clean run started at {iso(clean_started)})"
+            return f"clean_run_every: {self.days:g} {noun(1 if self.days == 1 else 2, 'day')} (the last clean run started at {iso(clean_started)})"
         return None
 
 

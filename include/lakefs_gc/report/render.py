@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefs_gc.contract import CandidatesResult, CommittedResult, DeleteResult, SlicesResult, SpaceResult
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from lakefs_gc.contract import Restorability
@@ -80,18 +81,21 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
     if s.listed_objects is not None:
         listed = _n(s.listed_objects)
         if s.listed_bytes is not None:
-            listed += f" objects, {human_bytes(s.listed_bytes)}"
+            listed = f"{plural(s.listed_objects, 'object')}, {human_bytes(s.listed_bytes)}"
         if s.flow == "incremental":
             listed += (
-                f" in {_n(_or(s.slices_listed, 0))} new slice(s); {_n(_or(s.carried_checked, 0))} earlier "
-                f"staged or held-back object(s) checked again"
+                f" in {plural(_or(s.slices_listed, 0), 'new slice')}; {plural(_or(s.carried_checked, 0), 'earlier staged or held-back object')} "
+                f"checked again"
             )
         if s.slices_skipped:
-            listed += f"; {_n(s.slices_skipped)} slice(s) created after the cutoff skipped, not listed (too young)"
+            listed += f"; {plural(s.slices_skipped, 'slice')} created after the cutoff skipped, not listed (too young)"
         rows.append(("listed", listed))
     if s.flow == "incremental":
         rows.append(
-            ("committed", f"{_n(_or(s.new_commits, 0))} new commit(s), {_n(_or(s.ranges, 0))} new range(s) read")
+            (
+                "committed",
+                f"{plural(_or(s.new_commits, 0), 'new commit')}, {plural(_or(s.ranges, 0), 'new range')} read",
+            )
         )
         rows.append(("not covered", _or(s.not_covered, "")))
     if s.candidates is not None:
@@ -122,7 +126,7 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
                 "reclaimed",
                 human_bytes(s.reclaimed_bytes)
                 + (
-                    f"  (the storage account's soft delete keeps deleted blobs {held} days: not freed until then)"
+                    f"  (the storage account's soft delete keeps deleted blobs {plural(held, 'day')}: not freed until then)"
                     if held
                     else ""
                 ),
@@ -137,7 +141,7 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
                 f"{human_bytes(_or(s.space_staged_bytes, 0))} only staged, "
                 f"{human_bytes(_or(s.space_young_bytes, 0))} unreferenced but too young, "
                 f"{human_bytes(_or(s.space_held_back_bytes, 0))} held back; "
-                f"{_n(_or(s.stale_branches, 0))} stale branch(es) alone hold "
+                f"{plural(_or(s.stale_branches, 0), 'stale branch', 'stale branches')} alone hold "
                 f"{human_bytes(_or(s.stale_alone_bytes, 0))}  (lakefs-gc report --space)",
             )
         )
@@ -176,18 +180,18 @@ def step_line(step: str, result: Any) -> str:
         return f"{step}: did not run in this mode"
     if isinstance(r, CommittedResult):
         text = (
-            f"{_n(r.committed_addresses)} committed address(es) from {_n(r.active_commits)} commit(s) to keep "
-            f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {_n(r.metaranges)} metarange(s), "
-            f"{_n(r.ranges)} range(s)"
+            f"{plural(r.committed_addresses, 'committed address', 'committed addresses')} from {plural(r.active_commits, 'commit')} to keep "
+            f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {plural(r.metaranges, 'metarange')}, "
+            f"{plural(r.ranges, 'range')}"
         )
     elif isinstance(r, SlicesResult):
         text = (
-            f"{_n(r.listed_objects)} object(s) ({human_bytes(r.listed_bytes)}) in {_n(r.slices_listed)} slice(s), "
+            f"{plural(r.listed_objects, 'object')} ({human_bytes(r.listed_bytes)}) in {plural(r.slices_listed, 'slice')}, "
             f"{_n(r.slices_skipped)} skipped"
         )
     elif isinstance(r, CandidatesResult):
         text = (
-            f"{_n(r.candidates)} candidate(s) ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
+            f"{plural(r.candidates, 'candidate')} ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "
             f"deletion ({human_bytes(r.to_delete_bytes)}), {_n(r.held_back)} held back"
         )
         if r.held_back and r.held_back_reason:
@@ -196,9 +200,9 @@ def step_line(step: str, result: Any) -> str:
         text = (
             f"not attributed: {r.skipped}"
             if r.skipped
-            else f"{_n(r.objects)} object(s) ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
+            else f"{plural(r.objects, 'object')} ({human_bytes(r.bytes)}) attributed: {human_bytes(r.head_bytes)} read by "
             f"HEADs, {human_bytes(r.retention_bytes)} only in retention windows, {human_bytes(r.staged_bytes)} only "
-            f"staged; {_n(r.stale_branches)} stale branch(es)"
+            f"staged; {plural(r.stale_branches, 'stale branch', 'stale branches')}"
         )
     elif isinstance(r, DeleteResult):
         c = r.counts
@@ -207,8 +211,8 @@ def step_line(step: str, result: Any) -> str:
         else:
             text = (
                 f"{'would delete' if r.dry_run else 'deleted'} {_n(c.deleted)}, already gone {_n(c.already_gone)}, "
-                f"dead letters {_n(c.failed)} of {_n(c.keys)} key(s) in {_n(c.parts)} part(s) "
-                f"({_n(c.resumed_parts)} resumed), {_n(c.requests)} request(s), {_n(c.retried)} retried"
+                f"dead letters {_n(c.failed)} of {plural(c.keys, 'key')} in {plural(c.parts, 'part')} "
+                f"({_n(c.resumed_parts)} resumed), {plural(c.requests, 'request')}, {_n(c.retried)} retried"
             )
     else:
         return f"{step}: {r}"

@@ -34,6 +34,7 @@ from lakefs_gc.storage.base import (
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
 from lakefs_gc.timestamps import iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from azure.core.credentials import AccessToken, AzureSasCredential, TokenCredential
@@ -298,7 +299,7 @@ class AzureStorage(CloudStorage):
             "azure soft delete",
             True,
             iso(now + timedelta(days=days)),
-            f"blob soft delete keeps deleted blobs {days} day(s)",
+            f"blob soft delete keeps deleted blobs {plural(days, 'day')}",
         )
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:

@@ -39,6 +39,7 @@ from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
 from lakefs_gc.storage.settings import GCSOptions
 from lakefs_gc.timestamps import iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     import google.auth.credentials
@@ -266,7 +267,7 @@ class GCSStorage(CloudStorage):
             "gcs soft delete",
             True,
             iso(now + timedelta(seconds=seconds)),
-            f"soft delete keeps deleted objects {seconds // 86400} day(s)",
+            f"soft delete keeps deleted objects {plural(seconds // 86400, 'day')}",
         )
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:

@@ -36,6 +36,7 @@ from lakefs_gc.storage.restoring import (
     parse_time,
 )
 from lakefs_gc.timestamps import iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -255,7 +256,7 @@ class LocalStorage:
                 "local quarantine",
                 True,
                 until,
-                f"swept files go to the sweep's quarantine/ folder for {quarantine_days} day(s)",
+                f"swept files go to the sweep's quarantine/ folder for {plural(quarantine_days, 'day')}",
             )
         return Restorability(
             "none", False, None, "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)"

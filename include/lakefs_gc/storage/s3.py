@@ -42,6 +42,7 @@ from lakefs_gc.storage.restoring import (
 )
 from lakefs_gc.storage.settings import S3Options
 from lakefs_gc.timestamps import iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from obstore.store import S3Store
@@ -294,7 +295,7 @@ class S3Storage(CloudStorage):
             True,
             iso(now + timedelta(days=days)),
             f"bucket versioning keeps the deleted versions; a lifecycle rule expires noncurrent "
-            f"versions after {days} day(s)",
+            f"versions after {plural(days, 'day')}",
         )
 
     def _noncurrent_days(self) -> int | None:

@@ -267,8 +267,8 @@ def check_gc_page(
     assert space_summary["space_bytes"] == doc["attribution"]["total"]["bytes"] > 0
     assert space_summary["space_head_bytes"] == doc["attribution"]["classes"]["head"]["bytes"]
     priced = airflow_api(base, whatif_api, USER, password)  # lakefs-gc whatif, for this repository
-    assert priced["change"] == "the default rule set to 0 day(s)", priced
-    assert priced["lines"][0].startswith("If the default rule set to 0 day(s), the next GC run would free "), priced
+    assert priced["change"] == "the default rule set to 0 days", priced
+    assert priced["lines"][0].startswith("If the default rule set to 0 days, the next GC run would free "), priced
     why = airflow_api(base, explain_api, USER, password)  # lakefs-gc explain, for this repository
     assert why["address"] == gone, why
     assert why["verdict"] == "deleted", why

@@ -662,7 +662,7 @@ def test_a_sweep_of_few_keys_runs_in_the_task_without_spark_submit(tmp_path, con
     assert (root / "data/s1/live").exists()
     out = "".join(capfd.readouterr())
     assert "delete: run in this task's process, without Spark (at most 10000 key(s): in_process_max_keys)" in out
-    assert "deleted 3, already gone 0, dead letters 0 of 3 key(s)" in out
+    assert "deleted 3, already gone 0, dead letters 0 of 3 keys" in out
     assert not any(s in out for s in (LAKEFS_ACCESS, LAKEFS_SECRET))
 
 
