@@ -213,7 +213,7 @@ def test_the_jobs_through_spark_submit_keep_every_live_object(world):
         "delete"
     ][-3000:]
     assert re.search(
-        r"^lakefs-gc list_slices: 6 object\(s\) \([^)]+\) in 1 slice\(s\), 1 skipped; [\d.]+ s$",
+        r"^lakefs-gc list_slices: 6 objects \([^)]+\) in 1 slice, 1 skipped; [\d.]+ s$",
         outputs["list_slices"],
         re.M,
     ), outputs["list_slices"][-3000:]
