@@ -1,0 +1,101 @@
+"""An S3 Inventory's rows read into Arrow: gzip CSV with URL-encoded keys and Parquet, only the keys
+under a prefix, only current objects of an all-versions inventory, sizes and times typed."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from lakefs_gc.inventory import InventorySource
+from lakefs_gc.inventory.rows import iter_rows, read_rows, rows_schema
+from lakefs_gc.storage import LocalStorage
+from tests.inventory.builders import azure_inventory, s3_inventory
+
+TAKEN = datetime(2024, 3, 4, 1, tzinfo=UTC)
+PREFIX = "inventories/lakefs-data/gc-daily"
+
+
+def _ms(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def _inventory(tmp_path, files, **kw):
+    store = LocalStorage(tmp_path)
+    key = s3_inventory(store, TAKEN, files=files, **kw)
+    return store, InventorySource("s3", store, PREFIX).load(key)
+
+
+def test_csv_gzip_url_encoded_keys_under_a_prefix(tmp_path):
+    csv = (
+        '"lakefs-data","repo1/data/a%20b","3","2024-01-01T00:00:00.000Z","e1","STANDARD"\n'
+        '"lakefs-data","repo1/data/c+d","10","2024-01-02T03:04:05.678Z","e2","STANDARD"\n'
+        '"lakefs-data","repo1/data/e%2Bf%C3%A9","0","2024-01-03T00:00:00.000Z","e3","STANDARD"\n'
+        '"lakefs-data","repo1/_lakefs/x","5","2024-01-04T00:00:00.000Z","e4","STANDARD"\n'
+        '"lakefs-data","repo10/data/y","6","2024-01-05T00:00:00.000Z","e5","STANDARD"\n'
+        '"lakefs-data","repo1%2Fdata%2Fz","7","2024-01-06T00:00:00.000Z","e6","STANDARD"\n'
+    )
+    store, manifest = _inventory(tmp_path, (gzip.compress(csv.encode()),))
+    table = read_rows(manifest, store, manifest.files[0], "repo1/data/")
+    assert table.schema == rows_schema()
+    assert table.to_pylist() == [
+        {"key": "repo1/data/a b", "size": 3, "last_modified": _ms("2024-01-01T00:00:00+00:00")},
+        {"key": "repo1/data/c d", "size": 10, "last_modified": _ms("2024-01-02T03:04:05.678+00:00")},
+        {"key": "repo1/data/e+fé", "size": 0, "last_modified": _ms("2024-01-03T00:00:00+00:00")},
+        {"key": "repo1/data/z", "size": 7, "last_modified": _ms("2024-01-06T00:00:00+00:00")},
+    ]
+    assert read_rows(manifest, store, manifest.files[0]).num_rows == 6  # no prefix: every row
+
+
+def test_csv_of_all_versions_keeps_the_latest_not_deleted(tmp_path):
+    schema = "Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag"
+    csv = (
+        "lakefs-data,repo1/data/a,v2,true,false,4,2024-01-02T00:00:00.000Z,e\n"
+        "lakefs-data,repo1/data/a,v1,false,false,3,2024-01-01T00:00:00.000Z,e\n"
+        "lakefs-data,repo1/data/b,v9,true,true,,2024-01-03T00:00:00.000Z,\n"
+        "lakefs-data,repo1/data/b,v8,false,false,5,2024-01-01T00:00:00.000Z,e\n"
+    )
+    store, manifest = _inventory(tmp_path, (gzip.compress(csv.encode()),), schema=schema)
+    assert manifest.all_versions
+    assert read_rows(manifest, store, manifest.files[0], "repo1/").to_pylist() == [
+        {"key": "repo1/data/a", "size": 4, "last_modified": _ms("2024-01-02T00:00:00+00:00")}
+    ]
+
+
+def test_parquet_rows(tmp_path):
+    table = pa.table(
+        {
+            "bucket": ["lakefs-data"] * 3,
+            "key": ["repo1/data/a%20b", "repo1/data/c", "other/d"],  # Parquet keys are not URL-encoded
+            "size": pa.array([1, 2, 3], pa.int64()),
+            "last_modified_date": pa.array([1_704_067_200_000, 1_704_153_600_000, 0], pa.timestamp("ms", tz="UTC")),
+            "e_tag": ["x", "y", "z"],
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf, row_group_size=2)
+    schema = (
+        "message s3.inventory { required binary bucket (UTF8); required binary key (UTF8); optional int64 size; "
+        "optional int64 last_modified_date (TIMESTAMP_MILLIS); optional binary e_tag (UTF8); }"
+    )
+    store, manifest = _inventory(tmp_path, (buf.getvalue(),), schema=schema, file_format="Parquet")
+    batches = list(iter_rows(manifest, store, manifest.files[0], "repo1/data/"))
+    assert [b.num_rows for b in batches] == [2]  # the row group with only other/d yields nothing
+    assert pa.Table.from_batches(batches).to_pylist() == [
+        {"key": "repo1/data/a%20b", "size": 1, "last_modified": _ms("2024-01-01T00:00:00+00:00")},
+        {"key": "repo1/data/c", "size": 2, "last_modified": _ms("2024-01-02T00:00:00+00:00")},
+    ]
+
+
+def test_what_is_not_read_yet(tmp_path):
+    store = LocalStorage(tmp_path)
+    key = azure_inventory(store, TAKEN)
+    manifest = InventorySource("azure", store, "", "lakefs-gc").load(key)
+    with pytest.raises(
+        ValueError, match=r"its CSV data files are not read yet \(only S3 Inventory's CSV and Parquet are\)"
+    ):
+        read_rows(manifest, store, manifest.files[0])
