@@ -146,19 +146,27 @@ site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pur
 [ "$(cat "$site/lakefs_sandbox.pth" 2>/dev/null)" = "$ROOT/include" ] || printf '%s\n' "$ROOT/include" > "$site/lakefs_sandbox.pth"
 "$VENV/bin/python" -c 'import lakefs_sandbox' || die "lakefs_sandbox is not importable from .venv ($site/lakefs_sandbox.pth)"
 
-# --- the oldest Airflow the provider supports, as the wheel test installs it offline: its locked
-#     environment (tests/airflow/constraints/) fetched into uv's cache once per lock ---
-oldest=tests/airflow/constraints/airflow-3.2.2.txt
-oldest_stamp=$TOOLS_CACHE/airflow-oldest.sha
-if [ "$(cat "$oldest_stamp" 2>/dev/null)" != "$(sha256sum < "$oldest" | cut -d' ' -f1)" ]; then
-  echo "setup: fetching the oldest supported Airflow's packages into uv's cache (the wheel test's)"
-  rm -rf "$TOOLS_CACHE/airflow-oldest-venv"
-  uv venv -q -p "$VENV/bin/python" "$TOOLS_CACHE/airflow-oldest-venv"
-  uv pip install -q -p "$TOOLS_CACHE/airflow-oldest-venv/bin/python" -r "$oldest" \
-    || die "could not install $oldest (the wheel test's oldest Airflow)"
-  rm -rf "$TOOLS_CACHE/airflow-oldest-venv"
-  sha256sum < "$oldest" | cut -d' ' -f1 > "$oldest_stamp"
-fi
+# --- the supported Airflow versions as the wheel test installs them offline, following docs/install.md:
+#     Airflow with its constraints (a stand-in of Airflow's file per version, tests/airflow/constraints/),
+#     then the provider's requirements without them, against PyPI as of the lock's "pypi-as-of" day (as
+#     the test resolves them). Fetched into uv's cache once per lock and pyproject.toml ---
+for lock in tests/airflow/constraints/airflow-*.txt; do
+  av=$(basename "$lock" .txt) && av=${av#airflow-}
+  as_of=$(sed -n 's/^# pypi-as-of: \([^ ]*\).*/\1/p' "$lock")
+  [ -n "$as_of" ] || die "$lock has no '# pypi-as-of:' line (tests/airflow/constraints/lock.sh writes one)"
+  av_stamp=$TOOLS_CACHE/airflow-$av.sha
+  av_want=$(cat "$lock" pyproject.toml | sha256sum | cut -d' ' -f1)
+  [ "$(cat "$av_stamp" 2>/dev/null)" = "$av_want" ] && continue
+  echo "setup: fetching Airflow $av's packages and the provider's into uv's cache (the wheel test's)"
+  av_venv=$TOOLS_CACHE/airflow-$av-venv
+  rm -rf "$av_venv" && uv venv -q -p "$VENV/bin/python" "$av_venv"
+  UV_EXCLUDE_NEWER=$as_of uv pip install -q -p "$av_venv/bin/python" "apache-airflow==$av" --constraint "$lock" \
+    && UV_EXCLUDE_NEWER=$as_of uv pip install -q -p "$av_venv/bin/python" "apache-airflow==$av" -r pyproject.toml \
+    || die "could not install Airflow $av with $lock, then the provider's requirements (the wheel test's)"
+  rm -rf "$av_venv"
+  echo "$av_want" > "$av_stamp"
+done
+rm -f "$TOOLS_CACHE/airflow-oldest.sha"  # an older set-up's stamp
 
 # --- bytecode for everything installed, as pip would have written it (uv does not by default).
 #     Without it a process that may not write .pyc files (PYTHONDONTWRITEBYTECODE) compiles every

@@ -15,11 +15,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
+from tests.airflow.wheel import install_doc
 from tests.airflow.wheel.test_wheel import BUILD_TIMEOUT, _clean_env, _run, _uv
 
 REPO = Path(__file__).resolve().parents[3]
@@ -122,3 +125,46 @@ def test_pyspark_and_pyspark_client_resolve_to_one_version(tmp_path):
     assert pins["pyspark"] == pins["pyspark-client"], (
         f"pyspark {pins['pyspark']} beside pyspark-client {pins['pyspark-client']}"
     )
+
+
+def _requirements() -> list[Requirement]:
+    return [Requirement(r) for r in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]]
+
+
+def test_the_requirements_install_md_names_above_each_supported_airflows_constraints_are_those():
+    """docs/install.md's reason for installing the provider without Airflow's constraints: per supported
+    Airflow, the provider's requirements that the stand-in of its constraints file holds at a version
+    outside their range (with ``--constraint``, pip refuses the provider naming one of them)."""
+    documented = install_doc.table("the provider's requirements above its constraints")
+    assert set(documented) == set(install_doc.AIRFLOW_VERSIONS.values())
+    for airflow in install_doc.AIRFLOW_VERSIONS.values():
+        lock = install_doc.pins(install_doc.lock(airflow))
+        above = [
+            r.name
+            for r in _requirements()
+            if canonicalize_name(r.name) in lock and lock[canonicalize_name(r.name)] not in r.specifier
+        ]
+        assert sorted(documented[airflow]) == sorted(above), airflow
+        # the exact pins fit: the constraints hold pyspark-client at the version both pins name
+        exact = {r.name: next(iter(r.specifier)).version for r in _requirements() if r.name.startswith("pyspark")}
+        assert exact == {"pyspark": "4.2.0", "pyspark-client": "4.2.0"}
+        assert lock["pyspark-client"] == exact["pyspark-client"], airflow
+
+
+def test_the_stand_ins_of_airflows_constraints_are_the_supported_versions_and_install_md_installs_the_newest():
+    locks = {p.name for p in install_doc.CONSTRAINTS_DIR.glob("airflow-*.txt")}  # setup.sh fetches each
+    assert locks == {f"airflow-{v}.txt" for v in install_doc.AIRFLOW_VERSIONS.values()}
+    oldest, newest = install_doc.AIRFLOW_VERSIONS["oldest"], install_doc.AIRFLOW_VERSIONS["newest"]
+    for airflow in (oldest, newest):
+        lock = install_doc.pins(install_doc.lock(airflow))
+        assert lock["apache-airflow"] == lock["apache-airflow-core"] == airflow
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT00:00:00Z", install_doc.pypi_as_of(airflow))
+    (airflow_req,) = [r for r in _requirements() if r.name == "apache-airflow"]
+    assert f">={oldest}" in str(airflow_req.specifier), airflow_req  # the lower bound is the oldest tested
+    # our own set-up's Airflow (requirements.txt), the install block's and the compose image's are the newest
+    assert f"apache-airflow=={newest}\n" in (REPO / "requirements.txt").read_text()
+    assert f'"apache-airflow=={newest}" --constraint' in install_doc.block("install")
+    major, minor = newest.split(".")[:2]
+    range_ = f"{oldest} to {major}.{minor}.x"
+    for doc in ("README.md", "docs/install.md", "docs/compatibility.md"):
+        assert range_ in (REPO / doc).read_text(), f"{doc} does not say Airflow {range_}"

@@ -1,13 +1,26 @@
 """The provider as a user gets it: the wheel built from this repository, installed into a fresh
-virtual environment with Airflow and nothing of the repository on the path, runs a GC DAG end to
-end against the lakeFS emulator on an ``s3://`` namespace (moto server on 127.0.0.1).
+virtual environment by following docs/install.md word for word, for the oldest and the newest
+supported Airflow; then ``config check`` on the documented two-line entry and the DAGs listed with no
+import error (the doc's next block, as written), and a GC DAG run end to end against the lakeFS
+emulator on an ``s3://`` namespace (moto server on 127.0.0.1).
 
-No network beyond 127.0.0.1: the sdist and the wheel are built with the main venv's setuptools
-(``uv build --no-build-isolation --offline``), and the new venv is filled from uv's cache
-(``--offline``, pyspark's wheel from set-up's ``~/.cache/lakefs-gc/wheels``), held to the versions of the main venv (its ``uv pip freeze`` as constraints:
-the same files setup.sh installed, so nothing new is fetched). First a plain Airflow 3
-(``apache-airflow`` at our pin), then the wheel: everything else it needs must come from its own
-``Requires-Dist``. The DAG file is copied into a DAGS_FOLDER of its own, as the README says.
+No network beyond 127.0.0.1. The wheel is built with the main venv's setuptools (``uv build --wheel
+--no-build-isolation --offline``; docs/install.md says ``uv build --wheel``). docs/install.md's
+install block runs in a new venv, activated (its ``bin`` first on PATH), from the folder the wheel is
+in, as the doc says, with these substitutions and no other (``install_doc.install_script``):
+
+- Airflow's constraints URL (``https://raw.githubusercontent.com/apache/airflow/constraints-<v>/
+  constraints-3.11.txt``, out of this machine's reach) -> its stand-in, the lock
+  ``tests/airflow/constraints/airflow-<v>.txt`` (resolved the way Airflow makes its own: lock.sh);
+- the block's Airflow version (3.3.2) -> the version under test (3.2.2 or 3.3.2);
+- ``pip install`` -> ``uv pip install --offline -p <venv python>`` (from uv's cache, which
+  scripts/setup.sh fills), and ``pip check`` -> ``uv pip check -p <venv python>``.
+
+The wheel's path is not substituted: the block names ``./lakefs_gc-<version>-py3-none-any.whl`` and
+the test asserts that is the file the build made. The provider's step, without constraints, resolves
+as on PyPI; offline, PyPI is uv's cache, held to the day in the lock's header (``UV_EXCLUDE_NEWER``,
+the one uv setting the test adds to the environment), so that it picks what setup.sh fetched. The DAG
+run's DAG file is copied into a DAGS_FOLDER of its own, as the README says.
 """
 
 from __future__ import annotations
@@ -20,12 +33,15 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
+import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from packaging.utils import canonicalize_name
 
 from tests.airflow.helpers import REPO
+from tests.airflow.wheel import install_doc
 from tests.stack.engine import TOOLS_CACHE
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
@@ -94,60 +110,55 @@ class Installed:
     wheel: Path
     work: Path
     airflow: str  # its Airflow version
+    transcript: install_doc.Transcript = field(default_factory=lambda: install_doc.Transcript([]))
+    frozen: dict[str, str] = field(default_factory=dict)  # the new venv's packages, by canonical name
 
     def run(self, script: str, timeout: float, env: dict[str, str]) -> str:
         """Run ``script`` with the new venv's Python from a directory outside the repository."""
         return _run([str(self.python), "-c", script], timeout, cwd=self.work, env=env)
 
+    def shell_env(self, **extra: str) -> dict[str, str]:
+        """A shell's environment with the new venv activated, PyPI as of its lock's day."""
+        env = _clean_env(**extra)
+        env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env['PATH']}"
+        env["VIRTUAL_ENV"] = str(self.venv)
+        env["UV_EXCLUDE_NEWER"] = install_doc.pypi_as_of(self.airflow)
+        return env
 
-# The Airflow versions the provider supports, oldest and newest (docs/compatibility.md): the wheel is
-# installed into a plain Airflow of each. The newest is our own set-up's (its pins are the constraints);
-# the oldest's whole environment is locked in constraints/ (scripts/setup.sh puts it in uv's cache).
-OLDEST_AIRFLOW = "3.2.2"
-AIRFLOW_VERSIONS = {
-    "newest": None,
-    "oldest": REPO / "tests" / "airflow" / "constraints" / f"airflow-{OLDEST_AIRFLOW}.txt",
-}
+
+# The Airflow versions the provider supports, oldest and newest (docs/compatibility.md): docs/install.md
+# is followed for each, with the stand-in of its constraints file (constraints/, fetched by setup.sh).
+OLDEST_AIRFLOW = install_doc.AIRFLOW_VERSIONS["oldest"]
+AIRFLOW_VERSIONS = install_doc.AIRFLOW_VERSIONS
+
+
+def _freeze(uv: str, python: Path, env: dict[str, str]) -> dict[str, str]:
+    lines = _run([uv, "pip", "freeze", "-p", str(python)], 60, env=env).split()
+    return {canonicalize_name(ln.split("==")[0]): ln.split("==")[1] for ln in lines if "==" in ln}
 
 
 @pytest.fixture(scope="module", params=sorted(AIRFLOW_VERSIONS))
 def installed(tmp_path_factory, request) -> Installed:
     t0 = time.monotonic()
+    airflow = AIRFLOW_VERSIONS[request.param]
     tmp = tmp_path_factory.mktemp(f"wheel-{request.param}")
     uv, env = _uv(), _clean_env()
     dist = tmp / "dist"
-    _run(
-        [uv, "build", "--no-build-isolation", "--offline", "-p", sys.executable, "--out-dir", str(dist), str(REPO)],
-        BUILD_TIMEOUT,
-        cwd=REPO,
-        env=env,
-    )
+    build = [uv, "build", "--wheel", "--no-build-isolation", "--offline", "-p", sys.executable]
+    _run([*build, "--out-dir", str(dist), str(REPO)], BUILD_TIMEOUT, cwd=REPO, env=env)
     (wheel,) = dist.glob("lakefs_gc-*-py3-none-any.whl")
-
-    locked = AIRFLOW_VERSIONS[request.param]
-    if locked is None:
-        frozen = _run([uv, "pip", "freeze", "-p", sys.executable], 60, env=env).splitlines()
-        ours = [ln for ln in frozen if ln.startswith("-e") or re.match(r"lakefs[-_]gc\b", ln)]  # the editable install
-        frozen = [ln for ln in frozen if ln not in ours]
-    else:
-        frozen = [ln for ln in locked.read_text().splitlines() if ln and not ln.startswith("#")]
-    constraints = tmp / "constraints.txt"
-    constraints.write_text("\n".join(frozen) + "\n")
-    airflow_pin = next(ln for ln in frozen if ln.startswith("apache-airflow=="))
 
     venv = tmp / "venv"
     _run([uv, "venv", "-q", "-p", sys.executable, str(venv)], 60, env=env)
-    python = venv / "bin" / "python"
-    for what in (airflow_pin, str(wheel)):  # a plain Airflow 3, then the provider with its own dependencies
-        _run(
-            [uv, "pip", "install", "-q", "--offline", "-p", str(python), "-c", str(constraints), what],
-            BUILD_TIMEOUT,
-            env=env,
-        )
     work = tmp / "work"
     work.mkdir()
-    print(f"wheel built and installed into {airflow_pin} in {time.monotonic() - t0:.1f}s: {wheel.name}")
-    return Installed(venv, python, wheel, work, airflow_pin.split("==")[1])
+    new = Installed(venv, venv / "bin" / "python", wheel, work, airflow)
+    # docs/install.md's install block, from the wheel's folder: Airflow with its constraints, then the wheel
+    script = install_doc.install_script(airflow, uv, new.python, wheel)
+    new.transcript = install_doc.run(script, new.shell_env(AIRFLOW_HOME=str(tmp / "home")), dist, BUILD_TIMEOUT)
+    new.frozen = _freeze(uv, new.python, env)
+    print(f"docs/install.md installed Airflow {airflow} and {wheel.name} in {time.monotonic() - t0:.1f}s")
+    return new
 
 
 PROBE = """
@@ -215,6 +226,55 @@ def test_the_wheel_installs_into_a_plain_airflow_with_its_dependencies_and_provi
     assert not [f for f in out["installed_py"] if f.startswith("lakefs_sandbox/")]
     assert any(f.startswith("lakefs_gc/") for f in out["installed_py"])
     assert out["importing_sandbox"] == [], out["importing_sandbox"]
+
+
+def test_install_md_gives_airflow_with_its_constraints_then_the_provider_changing_what_it_says(installed):
+    t, lock = installed.transcript, install_doc.pins(install_doc.lock(installed.airflow))
+    # Airflow with its constraints: each package of the first step at its constraint's version
+    _, first = install_doc.changes(t.output(r"pip install .*apache-airflow==[0-9.]+ --constraint "))
+    assert first.get("apache-airflow") == installed.airflow, first
+    assert {n: v for n, v in first.items() if lock.get(n) != v} == {}, "the first step left its constraints"
+    # the provider's step: the dry run's replacements are the ones docs/install.md names, never Airflow's
+    removed, _ = install_doc.changes(t.output(r"pip install .*--dry-run"))
+    documented = install_doc.table("installed packages the provider's step replaces")[installed.airflow]
+    assert not removed.keys() & install_doc.AIRFLOW_ITSELF, removed
+    assert install_doc.unmatched(set(removed), documented) == (set(), set()), (removed, documented)
+    # and the install does what its dry run said
+    replaced, added = install_doc.changes(t.output(r"pip install (?!.*--dry-run).*lakefs_gc-\S+\.whl"))
+    assert replaced == removed
+    assert "lakefs-gc" in added
+    assert installed.frozen["apache-airflow"] == installed.airflow
+    held = {n: installed.frozen[n] for n in first if n not in replaced}
+    assert held == {n: lock[n] for n in held}, "the provider's step moved a constrained package it did not list"
+    assert "All installed packages are compatible" in t.output(r"pip check")
+    version = re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert t.output(r"^lakefs-gc --version").strip() == f"lakefs-gc {version}"
+    # what the wheel holds (docs/install.md, "The wheel"): two packages, the DAGs as a module, no DAG file
+    with zipfile.ZipFile(installed.wheel) as z:
+        names = z.namelist()
+    assert {n.split("/")[0] for n in names} == {"lakefs_gc", "lakefs_gc_airflow", f"lakefs_gc-{version}.dist-info"}
+    assert "lakefs_gc_airflow/dags.py" in names
+    assert not [n for n in names if n.endswith(("gc_dags.py", "gc_config_errors.py"))], names
+
+
+def test_install_md_first_check_passes_and_the_dags_list_without_import_errors(installed, tmp_path):
+    """docs/install.md's next block as written, in the installed venv: the two-line repositories entry
+    passes ``config check``, the two-line DAG file goes into Airflow's DAGS_FOLDER, and Airflow lists
+    its DAGs with no import error. Your Airflow has a metadata database: the test migrates one first."""
+    home = tmp_path / "airflow-home"
+    env = installed.shell_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False")
+    _run([str(installed.venv / "bin" / "airflow"), "db", "migrate"], BUILD_TIMEOUT, cwd=tmp_path, env=env)
+    t = install_doc.run(install_doc.block("first-check"), env, tmp_path, BUILD_TIMEOUT)
+
+    check = t.output(r"^lakefs-gc config check")
+    assert re.search(r"^ok\s+my-repo\b", check, re.M), check
+    assert not re.search(r"^error\b", check, re.M), check
+    dag_file = home / "dags" / "lakefs_gc_dags.py"  # Airflow's default DAGS_FOLDER
+    code = [ln for ln in (REPO / "dags" / "gc_dags.py").read_text().splitlines() if ln.startswith(("from", "glob"))]
+    assert [ln for ln in dag_file.read_text().splitlines() if ln] == code, "the doc's DAG file is not dags/gc_dags.py"
+    assert "No data found" in t.output(r"airflow dags list-import-errors"), str(t)
+    listed = re.findall(r"^(lakefs_gc\S*)\s*\|", t.output(r"airflow dags list --local"), re.M)
+    assert listed == ["lakefs_gc__my-repo", "lakefs_gc_restore"], str(t)
 
 
 DRIVER = """
