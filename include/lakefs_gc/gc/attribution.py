@@ -256,7 +256,7 @@ class Change:
         if self.delete_branch is not None:
             return f"branch {self.delete_branch!r} deleted"
         rule = f"the rule of branch {self.branch!r}" if self.branch is not None else "the default rule"
-        return f"{rule} set to {plural(self.days, 'day')}"
+        return f"{rule} set to {plural(self.days or 0, 'day')}"
 
 
 def commit_holders(
