@@ -256,10 +256,7 @@ def test_each_step_result_is_one_readable_line():
                 keys=40, deleted=37, already_gone=2, failed=1, parts=2, resumed_parts=1, requests=3, retried=4
             )
         ),
-    ) == (
-        "delete: deleted 37, already gone 2, dead letters 1 of 40 keys in 2 parts (1 resumed), 3 requests, "
-        "4 retried"
-    )
+    ) == ("delete: deleted 37, already gone 2, dead letters 1 of 40 keys in 2 parts (1 resumed), 3 requests, 4 retried")
     assert step_line("delete", DeleteResult(skipped="mark_only")) == "delete: no sweep in mark_only"
     assert step_line("delete", DeleteResult(counts=DeleteCounts(keys=2, deleted=2), dry_run=True)).startswith(
         "delete: would delete 2, already gone 0"
