@@ -1,5 +1,7 @@
 """lakefs_gc.words: the one helper for counts and possessives."""
 
+from __future__ import annotations
+
 import doctest
 
 import lakefs_gc.words as words

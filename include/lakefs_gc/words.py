@@ -25,7 +25,7 @@ def plural(n: int, singular: str, many: str | None = None) -> str:
 
 
 def verb(n: int, one: str, many: str) -> str:
-    """The verb that agrees with ``n`` subjects: ``verb(n, "is", "are")``."""
+    """Return the verb that agrees with ``n`` subjects: ``verb(n, "is", "are")``."""
     return one if n == 1 else many
 
 
