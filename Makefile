@@ -1,4 +1,6 @@
-# The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first.
+# The two commands: `make demo` (the main job) and `make test` (the tests). Both set up first; only
+# `make test` sets up the compose stack too (setup.sh --stack: its tools, its images, the project's
+# Docker engine), for the stack's test: no other command touches Docker.
 .PHONY: setup demo test lint bench histories proto airflow ui
 PY := .venv/bin/python
 WWW := plugins/lakefs_gc_airflow/gc_page/www
@@ -7,8 +9,9 @@ setup:
 	@bash scripts/setup.sh
 
 # LAKEFS=real: against lakeFS 1.84 itself (the server the set-up builds) instead of the emulator.
+# ARGS=--keep: leave lakeFS running after the run, with lakefs-gc commands to try on it (Ctrl-C stops it).
 demo: setup
-	@bash scripts/demo.sh $(if $(LAKEFS),--lakefs $(LAKEFS))
+	@bash scripts/demo.sh $(if $(LAKEFS),--lakefs $(LAKEFS)) $(ARGS)
 
 # ruff and mypy (scripts/lint.sh): the gates make test runs first, and pre-commit (.pre-commit-config.yaml)
 lint: setup
@@ -19,7 +22,8 @@ lint: setup
 # one test file each at a time: the end-to-end files mostly wait (Airflow, clocks, servers), so they
 # overlap with the Spark-bound ones; the longest files first (tests/conftest.py). Module-scoped
 # servers stay per file.
-test: setup
+test:
+	@bash scripts/setup.sh --stack
 	@bash scripts/lint.sh
 	@cd $(WWW) && npm test
 	@$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder --durations=25

@@ -1,8 +1,8 @@
 """Bad entries of the GC repositories file, as an Airflow import error of this file.
 
 `gc_dags.py` builds the DAG of every good entry of `config/gc_repositories.yaml`
-(`$LAKEFS_GC_CONFIG`) and leaves the bad ones out. This file raises one error naming each bad
-entry and field, which Airflow lists under "Dag Import Errors". It is a file of its own because
+(`$LAKEFS_GC_CONFIG`) and leaves the bad ones out. This file raises one error naming every problem
+of each bad entry (`FILE:LINE: entry: field: ...`), which Airflow lists under "Dag Import Errors". It is a file of its own because
 Airflow marks every DAG of a file that fails to import as stale: raised in `gc_dags.py`, one typo
 would hide every repository's DAG. With a good file it defines no DAG and imports cleanly.
 """

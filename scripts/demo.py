@@ -14,8 +14,15 @@
    that must be kept;
 4. runs ``airflow dags test lakefs_gc__sample-repo`` (Airflow on SQLite in a scratch home, the
    checked-in ``config/gc_repositories.yaml``, Spark ``local[*]``);
-5. prints a short report and checks every seeded object against its expected outcome;
+5. prints the run's figures from its report (``summary.json``, ``space.json``), each one saying what
+   it counts and adding up (listed = HEAD + retention + staged + candidates + too young; candidates =
+   marked + held back; deleted = marked - already gone - dead letters), the namespace before and
+   after, and every seeded object (one row each, in the groups those figures count); it checks every
+   object against its expected outcome and every group against the run's figure;
 6. stops everything it started (by PID). Scratch files stay in ``build/demo/`` for inspection.
+   With ``--keep`` (``make demo ARGS=--keep``) it leaves lakeFS running on what the run left, prints
+   ``lakefs-gc explain``, ``space`` and ``whatif`` commands against it (their lakeFS endpoint and
+   keys in ``build/demo/lakefs-gc.env``), and stops everything on Ctrl-C.
 
 Exit status 0 only if the run succeeded and storage matches the expectations.
 """
@@ -26,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -56,14 +64,135 @@ def gc_command(command: str, ns: str, local_root: str | None, rest: str) -> str:
     local:// namespace needs lakeFS's blockstore root: a relative path when it is under the project)."""
     root = ""
     if ns.startswith("local://") and local_root:
-        p = Path(local_root).resolve()
-        root = f" --local-root {p.relative_to(ROOT) if p.is_relative_to(ROOT) else p}"
-    return f".venv/bin/lakefs-gc {command} {ns}{root} {rest}"
+        root = f" --local-root {relative(local_root)}"
+    return f"lakefs-gc {command} {ns}{root} {rest}"
+
+
+def relative(path: str | Path) -> Path:
+    p = Path(path).resolve()
+    return p.relative_to(ROOT) if p.is_relative_to(ROOT) else p
+
+
+def figures(
+    s, classes: dict, data_before: int, data_after: int, meta_before: int, meta_kept: int, meta_new: int
+) -> str:
+    """The run's figures as its report has them (``s``: its RunSummary; ``classes``: space.json's
+    objects per class), each saying what it counts, and the sums that join them."""
+    from lakefs_gc.report.render import human_bytes
+    from lakefs_gc.words import plural
+
+    def n(c: str) -> int:
+        return int(classes.get(c, {}).get("objects", 0))
+
+    listed, candidates, marked = s.listed_objects or 0, s.candidates or 0, s.num_deleted_objects or 0
+    gone, failed = s.already_gone or 0, s.delete_failed or 0
+    skipped = f"; {plural(s.slices_skipped, 'slice')} created after it skipped" if s.slices_skipped else ""
+    return f"""
+  The run's figures (its report: summary.json, space.json), and how they add up:
+  listed        {plural(listed, "object")} ({human_bytes(s.listed_bytes or 0)}): every data object older than the cutoff{skipped}
+                = {n("head")} read by a branch HEAD + {n("retention")} only in a retention window + {n("staged")} only staged
+                + {candidates} candidates + {n("young")} unreferenced but too young
+  candidates    {candidates} ({human_bytes(s.candidate_bytes or 0)}): listed, referenced by no kept commit and not staged
+                = {marked} marked (the mark's deleted/ list) + {s.held_back or 0} held back
+  deleted       {s.deleted} ({human_bytes(s.reclaimed_bytes or 0)} reclaimed) = {marked} marked - {gone} already gone - {failed} dead letters
+
+  The namespace ({s.storage_namespace}), every file before and after the run:
+  data/         {plural(data_before, "object")} before = {listed} listed + {data_before - listed} written after the cutoff (not listed)
+                {data_after} after = {data_before} - {s.deleted} deleted
+  _lakefs/      {plural(meta_before, "file")} of lakeFS's own before (ranges, metaranges, ...): {meta_kept} of them still there;
+                + {plural(meta_new, "file")} of this run's report
+"""
+
+
+def table(manifest, deleted: set[str], s, data_before: int) -> tuple[str, list[str]]:
+    """Every seeded object, one row each, in the groups the run's figures count (``s``: its
+    RunSummary); and each group whose number of rows is not the run's figure."""
+    listed, candidates = s.listed_objects or 0, s.candidates or 0
+    groups: dict[str, list] = {"deleted": [], "referenced": [], "not listed": []}
+    for o in manifest.objects:
+        g = "deleted" if o.address in deleted else "not listed" if o.phase == "fresh" else "referenced"
+        groups[g].append(o)
+    figure = {"deleted": s.deleted, "referenced": listed - candidates, "not listed": data_before - listed}
+    heads = {
+        "deleted": f"deleted, {len(groups['deleted'])} (the figure 'deleted': candidates marked and swept)",
+        "referenced": f"kept, {len(groups['referenced'])} (listed {listed} - {candidates} candidates: held by a "
+        "HEAD, a retention window or staging)",
+        "not listed": f"kept, {len(groups['not listed'])} (not listed: written after the cutoff)",
+    }
+    rows = [
+        f"  The {len(manifest.objects)} objects the seeding wrote (every object under data/), one row each, "
+        "grouped as the figures count them:"
+    ]
+    wrong = []
+    for g, objs in groups.items():
+        rows.append(f"  {heads[g]}")
+        rows += [f"    {o.path:34} {o.label}" for o in objs]
+        if len(objs) != figure[g]:
+            wrong.append(f"{len(objs)} rows {g}, the run's figures say {figure[g]}")
+    return "\n".join(rows), wrong
+
+
+def interrupted(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def keep(started, target, repo: str, ns: str, scratch: Path, manifest, deleted: set[str], min_age: int) -> int:
+    """``--keep``: print commands to try on what the run left (their env in a file), and wait for
+    Ctrl-C with lakeFS running; the caller stops what it started."""
+    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
+    from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_ENDPOINT_URL, ENV_REGION, ENV_SECRET_KEY
+
+    env = {"LAKEFS_GC_LAKEFS_ENDPOINT": target.url, ENV_LAKEFS_ACCESS_KEY: target.access_key}
+    env[ENV_LAKEFS_SECRET_KEY] = target.secret_key
+    if ns.startswith("s3://"):
+        env.update({ENV_ACCESS_KEY: target.s3_access_key or "", ENV_SECRET_KEY: target.s3_secret_key or ""})
+        env.update({ENV_ENDPOINT_URL: target.s3_endpoint or "", ENV_REGION: target.s3_region})
+    env_file = scratch / "lakefs-gc.env"
+    env_file.touch(mode=0o600)
+    env_file.write_text(
+        "# lakeFS as `make demo ARGS=--keep` left it (scripts/demo.py): for the lakefs-gc commands it printed\n"
+        + "".join(f"{k}={v}\n" for k, v in env.items() if v)
+    )
+    # a path whose object the run deleted and that its branch no longer reads (the seed's gone.csv)
+    kept_paths = {o.path for o in manifest.objects if o.address not in deleted}
+    gone = next(o for o in manifest.objects if o.address in deleted and o.path not in kept_paths)
+    branch, path = gone.path.split(":", 1)
+    lake = f"--repository {repo} --min-age-seconds {min_age}"
+    print(f"""
+  lakeFS is left running (--keep) at {target.url} on what the run left; in another shell, from {ROOT}:
+    source .venv/bin/activate                  # the lakefs-gc command (once per shell)
+    set -a; . {relative(env_file)}; set +a     # lakeFS's endpoint and keys for lakefs-gc
+    {gc_command("explain", ns, target.local_root, f"--repository {repo} --ref {branch} {path}")}
+    {gc_command("explain", ns, target.local_root, f"--repository {repo} {gone.address}")}
+    {gc_command("explain", ns, target.local_root, f"--repository {repo} tables/keep.csv")}
+    {gc_command("space", ns, target.local_root, lake)}
+    {gc_command("whatif", ns, target.local_root, lake + " --rule recent=0")}
+  (min age {min_age}s, the run's: lakeFS's default of a day counts every object here as too young)
+""")
+    if started is None:
+        log("the lakeFS is not this demo's (LAKEFS_GC_TARGET_ENDPOINT): nothing to keep running")
+        return 0
+    log(f"lakeFS (pid {started.pid}) runs until Ctrl-C")
+    signal.signal(signal.SIGTERM, interrupted)  # a kill stops it as Ctrl-C does
+    try:
+        while started.poll() is None:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        log(f"Ctrl-C: stopping lakeFS (pid {started.pid})")
+        return 0
+    log(f"lakeFS (pid {started.pid}) exited by itself ({started.returncode})")
+    return 1
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--min-age", type=int, default=45, help="the run's min_age_seconds Param (>= 10, the grace period)")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="after the run, leave lakeFS running on what it left and print lakefs-gc explain, space and "
+        "whatif commands to try on it; Ctrl-C stops everything",
+    )
     p.add_argument(
         "--lakefs",
         choices=("emulator", "real"),
@@ -176,6 +305,10 @@ def main() -> int:
             log(f"waiting {remaining:.0f}s so the seeded objects are older than the minimum age ({a.min_age}s)")
             time.sleep(remaining)
         seed_fresh(client, manifest, phase=phase, local_root=target.local_root)
+        log(
+            f"wrote {manifest.objects[-1].path} (garbage newer than the run's cutoff will be): "
+            f"{len(manifest.objects)} objects seeded in all"
+        )
         storage = target.storage(ns)
         before = {o.key: o.size for o in storage.list("", recursive=True)}
 
@@ -199,36 +332,55 @@ def main() -> int:
                 check=False,
             )
         took = time.monotonic() - t0
-        after = {o.key for o in storage.list("", recursive=True)}
-        summaries = [json.loads(storage.get(k)) for k in after if k.endswith("/summary.json")]
-        if run.returncode != 0 or not summaries or not summaries[0].get("success"):
+        from lakefs_gc.report import formats
+        from lakefs_gc.report.marks import iter_marks
+
+        marks = [summary for _, summary, _ in iter_marks(storage) if summary is not None]
+        if run.returncode != 0 or not marks or not marks[0].success:
             log(f"the DAG run failed (exit {run.returncode}); last lines of {scratch / 'dag-test.log'}:")
             print((scratch / "dag-test.log").read_text(errors="replace")[-4000:])
             return 1
-        s = summaries[0]
+        s = marks[0]
+        after = {o.key for o in storage.list("", recursive=True)}
         deleted = set(before) - after
-        wrong = [o for o in manifest.objects if (o.address in after) != (o.expect == KEPT)]
-        report = storage.full_uri(f"_lakefs/retention/gc/unified/{s['run_id']}/")
+        classes = formats.read_space(storage, s.space_file)["attribution"]["classes"] if s.space_file else {}
+        data_before = {k for k in before if k.startswith("data/")}
+        meta_before = set(before) - data_before
+        report = storage.full_uri(f"_lakefs/retention/gc/unified/{s.run_id}/")
+        rules = f"lakeFS's rules keep {s.active_commits} commits"
         print(f"""
 GC of lakeFS repository {repo} ({ns}) -- DAG run took {took:.0f}s
-  mode {s["mode"]}, cutoff {s["cutoff_time"]} (min age {s["effective_min_age_seconds"]}s)
-  active commits kept:     {s.get("active_commits")}
-  objects listed (old):    {s.get("listed_objects")} ({human(int(s.get("listed_bytes") or 0))})
-  objects deleted:         {s["deleted"]} ({human(int(s.get("reclaimed_bytes") or 0))} reclaimed)
-  objects kept:            {len(after & set(before))} of {len(before)} in the namespace
-  report:                  {report}summary.json (+ deleted/*.parquet)
-  read it again:           {gc_command("report", ns, target.local_root, "--run " + s["run_id"])}
+  mode {s.mode}, cutoff {s.cutoff_time} (min age {s.effective_min_age_seconds}s); {rules}""")
+        print(
+            figures(
+                s,
+                classes,
+                len(data_before),
+                len(data_before & after),
+                len(meta_before),
+                len(meta_before & after),
+                len({k for k in after - meta_before if not k.startswith("data/")}),
+            )
+        )
+        rows, mismatched = table(manifest, deleted, s, len(data_before))
+        print(rows)
+        print(f"""
+  report:                  {report}summary.json (+ deleted/*.parquet, space.json)
+  lakefs-gc:               source .venv/bin/activate first (once per shell), from {ROOT}
+  read it again:           {gc_command("report", ns, target.local_root, "--run " + str(s.run_id))}
   why one went:            {gc_command("explain", ns, target.local_root, sorted(deleted)[0] if deleted else "")}
-  undo the run:            {gc_command("restore", ns, target.local_root, "--run " + s["run_id"])}
+  undo the run:            {gc_command("restore", ns, target.local_root, "--run " + str(s.run_id))}
 """)
-        for o in manifest.objects:
-            status = "deleted" if o.address in deleted else "kept"
-            print(f"  {status:8} {o.path:34} {o.label}")
-        if wrong or len(deleted) != len(manifest.expected(DELETED)):
-            log(f"UNEXPECTED: {len(wrong)} object(s) not as expected: {[o.path for o in wrong]}")
+        wrong = [o for o in manifest.objects if (o.address in after) != (o.expect == KEPT)]
+        if wrong or len(deleted) != len(manifest.expected(DELETED)) or mismatched:
+            log(f"UNEXPECTED: {len(wrong)} object(s) not as expected: {[o.path for o in wrong]}; {mismatched}")
             return 1
-        log("every seeded object ended as expected; nothing is left running")
-        return 0
+        if not a.keep:
+            log("every seeded object ended as expected; nothing is left running")
+            return 0
+        log("every seeded object ended as expected")
+        started = emu.proc if emu else server.proc if server else None
+        return keep(started, target, repo, ns, scratch, manifest, deleted, a.min_age)
     finally:
         if migrate is not None and migrate.poll() is None:
             launcher.stop_group(migrate)

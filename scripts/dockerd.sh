@@ -23,7 +23,7 @@ answers() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 case "${1:-}" in
   env) echo "DOCKER_HOST=$DOCKER_HOST" ;;
   start)
-    command -v dockerd >/dev/null 2>&1 || die "dockerd not found: apt-get install docker.io (scripts/setup.sh does), and re-run"
+    command -v dockerd >/dev/null 2>&1 || die "dockerd not found: apt-get install docker.io (scripts/setup.sh --stack does), and re-run"
     command -v docker >/dev/null 2>&1 || die "docker (the client) not found: apt-get install docker.io"
     [ "$(id -u)" = 0 ] || die "dockerd needs root here (no rootless set-up)"
     echo "DOCKER_HOST=$DOCKER_HOST"

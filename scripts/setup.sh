@@ -3,8 +3,19 @@
 # pinned requirements and the project package (editable), and builds the --py-files zip for Spark
 # (build/lakefs_gc.zip, for running a job by hand), and builds lakeFS itself once per machine.
 # A second run only checks stamps and takes a second or two.
+#
+#   scripts/setup.sh           what `make demo`, `make airflow` and the rest need: no Docker
+#   scripts/setup.sh --stack   also the compose stack's tools and images (`make test`: the stack's
+#                              test), which starts the project's Docker engine (scripts/dockerd.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+STACK=
+for arg in "$@"; do
+  case "$arg" in
+    --stack) STACK=1 ;;
+    *) echo "setup: unknown option $arg (usage: scripts/setup.sh [--stack])" >&2; exit 2 ;;
+  esac
+done
 ROOT=$PWD
 VENV=$ROOT/.venv
 PY=${PYTHON:-python3}
@@ -59,7 +70,7 @@ if [ ! -x "$lk/lakefs" ]; then
 fi
 
 # --- apt tools used by tests: RocksDB's sst_dump reads our SSTables independently of our code;
-#     a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
+#     with --stack, a compose client parses docker-compose.yaml (`config` needs no Docker engine) ---
 apt_install() {  # apt_install REQUIRED|OPTIONAL PKG [WHAT FAILS WITHOUT IT]
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing $2 with apt"
@@ -79,23 +90,25 @@ command -v sst_dump >/dev/null 2>&1 || apt_install REQUIRED rocksdb-tools
 # Debian's PostgreSQL server binaries: the scheduler-driven tests start their own throwaway cluster
 # (tests/airflow/postgres.py); the package's default cluster is never used
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install REQUIRED postgresql "the scheduler-driven backfill test"
-# The compose stack test: Debian's Docker engine (started by the tests as root, without systemd:
-# scripts/dockerd.sh), docker-compose 1.29, and debootstrap for the images' Debian base
-command -v dockerd >/dev/null 2>&1 || apt_install REQUIRED docker.io "the compose stack test"
-command -v docker-compose >/dev/null 2>&1 || apt_install REQUIRED docker-compose "the compose stack test"
-command -v debootstrap >/dev/null 2>&1 || apt_install REQUIRED debootstrap "the compose stack's image build"
-
-# --- the compose stack's images (scripts/stack_images.sh), in the background like lakeFS's build: a
-#     Debian base by debootstrap, stand-ins for the official images, the stack's own image. Kept in
-#     the project's Docker engine's data root under ~/.cache/lakefs-gc/docker: only a new machine pays
-#     (7m21s measured on 2 cores, mostly downloads); later runs check labels in seconds. It waits for lakeFS's
-#     binary before building lakeFS's image. ---
+# --- --stack only (`make test`): the compose stack's test needs Debian's Docker engine (started by
+#     the tests as root, without systemd: scripts/dockerd.sh), docker-compose 1.29, and debootstrap
+#     for the images' Debian base; then its images (scripts/stack_images.sh), in the background like
+#     lakeFS's build: a Debian base by debootstrap, stand-ins for the official images, the stack's own
+#     image. Kept in the project's Docker engine's data root under ~/.cache/lakefs-gc/docker: only a new
+#     machine pays (7m21s measured on 2 cores, mostly downloads); later runs start the engine and check
+#     labels (8 to 35 s), which is why the other commands' set-up leaves Docker alone. It waits for
+#     lakeFS's binary before building lakeFS's image. ---
 st_pid=
-if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; then
-  bash scripts/stack_images.sh "$lk/lakefs" > "$TOOLS_CACHE/stack-images.log" 2>&1 &
-  st_pid=$!
-else
-  echo "setup: warning: not root, or no dockerd/debootstrap: the compose stack's images are not built and its test will fail" >&2
+if [ -n "$STACK" ]; then
+  command -v dockerd >/dev/null 2>&1 || apt_install REQUIRED docker.io "the compose stack test"
+  command -v docker-compose >/dev/null 2>&1 || apt_install REQUIRED docker-compose "the compose stack test"
+  command -v debootstrap >/dev/null 2>&1 || apt_install REQUIRED debootstrap "the compose stack's image build"
+  if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; then
+    bash scripts/stack_images.sh "$lk/lakefs" > "$TOOLS_CACHE/stack-images.log" 2>&1 &
+    st_pid=$!
+  else
+    echo "setup: warning: not root, or no dockerd/debootstrap: the compose stack's images are not built and its test will fail" >&2
+  fi
 fi
 
 # --- uv ---

@@ -32,7 +32,7 @@ label_of() { docker image inspect --format '{{index .Config.Labels "lakefs-gc.re
 # --- the base: debootstrap, the host's CA certificates, pip and OpenSSL pointed at them ---
 base_recipe=$(printf '%s\n' bookworm minbase v1 | sha256sum | cut -c1-16)
 if [ "$(label_of "$BASE")" != "$base_recipe" ]; then
-  command -v debootstrap >/dev/null 2>&1 || die "debootstrap not found: apt-get install debootstrap (scripts/setup.sh does)"
+  command -v debootstrap >/dev/null 2>&1 || die "debootstrap not found: apt-get install debootstrap (scripts/setup.sh --stack does)"
   say "making the base image $BASE with debootstrap (once per machine, a few minutes)"
   rm -rf "$STACK/rootfs.tmp" && mkdir -p "$STACK"
   debootstrap --variant=minbase \

@@ -11,10 +11,8 @@ prints one JSON object per record of a lakeFS range, a metarange or a plain Rock
 
 lists a repository's recent GC marks (id, start, flow, success, counts, and their sweep-only runs)
 so a ``sweep_only`` run can be given a mark id, or prints one run's report as a table (``--run``: a
-mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). S3 keys come from
-``LAKEFS_GC_S3_ACCESS_KEY_ID`` / ``LAKEFS_GC_S3_SECRET_ACCESS_KEY`` (else boto3's default chain),
-as for a Spark step run by hand (Azure: ``LAKEFS_GC_AZURE_*``; GCS: ``LAKEFS_GC_GCS_*``);
-``local://`` needs lakeFS's ``blockstore.local.path``.
+mark id or an Airflow run id; a ``.../summary.json`` URI names the run itself). ``local://`` needs
+lakeFS's ``blockstore.local.path``.
 
     lakefs-gc restore NAMESPACE --run RUN_ID [--keys FILE] [--dry-run] [--restore-id ID]
                       [--local-root DIR] [--s3-endpoint URL] [--s3-region REGION]
@@ -23,18 +21,29 @@ brings back what one GC run deleted, where the store still keeps it (S3 versioni
 soft delete, GCS soft delete, ``local://`` quarantine: ``lakefs_gc.sweeping.restore``), never over a
 key written since; ``--keys``: only these keys (one per line, relative to the namespace or full
 URIs). Prints one line per outcome and writes the restore's report under the mark
-(``restores/<id>/``). Exit status 0 when every key asked for was restored (or would be, dry run)
-or is present, 1 when some could not be, 2 on bad input.
+(``restores/<id>/``; a dry run writes nothing); a key an earlier restore brought back is "already
+restored by <its id>". Exit status 0 when every key asked for was restored (or would be, dry run),
+already restored or present, 1 when some could not be, 2 on bad input.
 
     lakefs-gc explain NAMESPACE ADDRESS|PATH [--run RUN_ID] [--repository REPO --lakefs-endpoint URL]
-                      [--ref REF] [--local-root DIR] [--s3-endpoint URL] [--s3-region REGION]
+                      [--ref REF] [--max-commits N] [--local-root DIR] [--s3-endpoint URL]
+                      [--s3-region REGION]
 
 says what the GC decided about one physical address (or the one a logical path reads on ``--ref``,
-default the repository's default branch) and why: from every mark's report (candidate, held back,
-deleted by which sweep, restorable, restored; kept as committed or staged) and, with
-``--repository``, from lakeFS now (branch HEADs, the commits the rules keep, tags, staged
-entries). lakeFS's keys come from ``LAKEFS_GC_LAKEFS_ACCESS_KEY_ID`` /
-``LAKEFS_GC_LAKEFS_SECRET_ACCESS_KEY`` (``lakefs_gc.explain``).
+default the repository's default branch; for a path the ref no longer reads, the one it had in the
+newest commit of the ref that had it, at most ``--max-commits`` searched, or that none had it) and
+why: from every mark's report (candidate, held back, deleted by which sweep, restorable,
+restored; kept as committed or staged) and, with ``--repository``, from lakeFS now (branch HEADs,
+the commits the rules keep, tags, staged entries).
+
+Where these commands find lakeFS and the store (``lakefs_gc.credentials``), setting by setting:
+flags (``--lakefs-endpoint``, ``--local-root``, ``--s3-endpoint``, ``--s3-region``), then, where
+Airflow is installed, its connections (``--conn-id`` for lakeFS, ``--storage-conn-id`` for the store;
+default the GC config's, else ``lakefs_default`` and ``aws_default``), then environment variables
+(``LAKEFS_GC_LAKEFS_*``, ``LAKEFS_GC_S3_*``, ``LAKEFS_GC_AZURE_*``, ``LAKEFS_GC_GCS_*``,
+``LAKEFS_GC_LOCAL_ROOT``, else ``make airflow``'s ``LAKEFS_ENDPOINT``, ``LAKEFS_ACCESS_KEY_ID``,
+``LAKEFS_SECRET_ACCESS_KEY``, ``LAKEFS_LOCAL_BLOCKSTORE_ROOT``, ``S3_*``). ``-v`` says on stderr
+where each came from, as an error does after a refused key; a secret is never printed.
 
 Bad input: one line on stderr saying what to fix, and exit status 2.
 """
@@ -48,7 +57,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TextIO
 
-from lakefs_gc.cli_namespace import UsageError, explain_command, report_command, restore_command, space_command
+from lakefs_gc.cli_namespace import namespace_command
 from lakefs_gc.lakefs import graveler
 from lakefs_gc.lakefs.sstable import SSTableError, SSTableReader
 
@@ -127,28 +136,46 @@ def _read_config(path: str | None, command: str) -> GCConfig | None:
 
 def _config_check(path: str | None, out: TextIO) -> int:
     """
-    ``lakefs-gc config check``: every entry good or bad, as the DAG files will build them.
+    ``lakefs-gc config check``: every good entry as the DAG files will build it, then every problem.
 
-    0 when all are good, 2 otherwise (the file's own errors too).
+    A good entry: ``ok     <repository>: DAG ...``; a problem, the way linters print them, in the
+    file's order: ``FILE:LINE: error: <block>: <what is wrong>`` (every bad field of every entry, of
+    ``defaults`` and of the other blocks; a duplicate repository, even of a bad entry); then a count.
+    0 when all is good, 2 otherwise.
     """
-    cfg = _read_config(path, "check")
-    if cfg is None:
+    from lakefs_gc.config import ConfigError, check_config
+    from lakefs_gc.words import plural, verb
+
+    try:
+        checked = check_config(path)
+    except ConfigError as e:  # not readable, not YAML
+        for line in str(e).splitlines():
+            print(f"lakefs-gc config check: error: {line}", file=sys.stderr)
         return 2
+    cfg = checked.config
     for r in cfg.repositories:
         print(
             f"ok     {r.repository}: DAG {r.dag_id}, mode {r.mode}, schedule {r.schedule or 'none (manual runs)'}, "
             f"min age {r.min_age_seconds}s",
             file=out,
         )
-    problems = cfg.entry_problems
-    for line in problems:
-        print(f"error  {line}", file=out)
+    problems = checked.problems
+    for problem in problems:
+        where = f"{problem.path}:{problem.line}" if problem.line is not None else str(problem.path)
+        print(f"{where}: error: {problem.message}", file=out)
+    whole = len(checked.file_problems)
     print(
         f"{cfg.path}: {len(cfg.repositories)} good, {len(cfg.entry_errors)} bad"
-        + (f" ({len(problems)} problem{'s' if len(problems) != 1 else ''})" if problems else ""),
+        + (f" ({plural(len(problems), 'problem')})" if problems else "")
+        + (
+            f"; {plural(whole, 'problem')} of the file as a whole: no GC DAG is built until "
+            f"{verb(whole, 'it is', 'they are')} fixed"
+            if whole
+            else ""
+        ),
         file=out,
     )
-    return 2 if cfg.entry_errors else 0
+    return 2 if problems else 0
 
 
 def _config_pools(path: str | None, out: TextIO) -> int:
@@ -166,14 +193,36 @@ def _config_pools(path: str | None, out: TextIO) -> int:
 
 
 def _storage_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where the namespace's store is (the keys come from the environment: the module's doc)."""
+    """Where lakeFS and the namespace's store are: flags, then Airflow's connections, then the environment."""
     parser.add_argument(
-        "--local-root", help="local:// namespaces: lakeFS's blockstore.local.path (default: $LAKEFS_GC_LOCAL_ROOT)"
+        "--local-root",
+        help="local:// namespaces: lakeFS's blockstore.local.path (default: the lakeFS connection's "
+        "local_blockstore_root, else $LAKEFS_GC_LOCAL_ROOT, else $LAKEFS_LOCAL_BLOCKSTORE_ROOT)",
     )
     parser.add_argument(
-        "--s3-endpoint", help="S3-compatible endpoint URL (default: $LAKEFS_GC_S3_ENDPOINT_URL; none: AWS)"
+        "--s3-endpoint",
+        help="S3-compatible endpoint URL (default: the storage connection's, else $LAKEFS_GC_S3_ENDPOINT_URL "
+        "or $S3_ENDPOINT_URL; none: AWS)",
     )
-    parser.add_argument("--s3-region", help="S3 region (default: $LAKEFS_GC_S3_REGION, else us-east-1)")
+    parser.add_argument(
+        "--s3-region",
+        help="S3 region (default: the storage connection's, else $LAKEFS_GC_S3_REGION or $S3_REGION, else us-east-1)",
+    )
+    parser.add_argument(
+        "--conn-id",
+        metavar="ID",
+        help="the Airflow connection of lakeFS, where Airflow is installed (default: the GC config's "
+        "lakefs_conn_id, else lakefs_default; one Airflow does not know: the environment's settings)",
+    )
+    parser.add_argument(
+        "--storage-conn-id",
+        metavar="ID",
+        help="the Airflow connection of the namespace's store (default: the GC config's storage_conn_id, else "
+        "aws_default, wasb_default or google_cloud_default by the namespace's kind)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="say on stderr where lakeFS's and the store's settings came from"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,8 +308,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     exp.add_argument("--run", help="only this mark (its id, or the Airflow run id of its GC run)")
     exp.add_argument("--repository", help="the lakeFS repository: also say what references it now")
-    exp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
+    exp.add_argument(
+        "--lakefs-endpoint",
+        help="lakeFS's URL (default: the lakeFS connection's, else $LAKEFS_GC_LAKEFS_ENDPOINT or $LAKEFS_ENDPOINT)",
+    )
     exp.add_argument("--ref", help="the branch, tag or commit a PATH is read on (default: the default branch)")
+    from lakefs_gc.path_history import DEFAULT_MAX_COMMITS
+
+    exp.add_argument(
+        "--max-commits",
+        type=int,
+        default=DEFAULT_MAX_COMMITS,
+        help="a PATH the ref no longer reads: the commits of its history searched for it, newest first "
+        f"(default {DEFAULT_MAX_COMMITS})",
+    )
     _storage_arguments(exp)
     from lakefs_gc import space
 
@@ -282,31 +343,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "config":
         return _config_check(args.file, sys.stdout)
     if args.command in ("report", "restore", "explain", "space", "whatif"):
-        from lakefs_gc.errors import LakeFSGCError, Unreachable
-        from lakefs_gc.storage import StorageError
-
-        try:
-            return {
-                "report": report_command,
-                "restore": restore_command,
-                "explain": explain_command,
-                "space": space_command,
-                "whatif": space_command,
-            }[args.command](args, sys.stdout)
-        except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
-            print(f"lakefs-gc {args.command}: error: {exc}", file=sys.stderr)
-            return 2
-        except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket
-            if not type(exc).__module__.startswith("botocore"):
-                raise
-            print(
-                f"lakefs-gc {args.command}: error: cannot read {getattr(args, 'target', None) or args.namespace}: "
-                f"{exc} (check --s3-endpoint or "
-                f"LAKEFS_GC_S3_ENDPOINT_URL, and the keys in LAKEFS_GC_S3_ACCESS_KEY_ID / "
-                f"LAKEFS_GC_S3_SECRET_ACCESS_KEY)",
-                file=sys.stderr,
-            )
-            return 2
+        return namespace_command(args)
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)

@@ -9,6 +9,7 @@ Each takes the parsed arguments and the stream to print on, and returns the exit
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -22,10 +23,11 @@ class UsageError(Exception):
 
 
 def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
+    """Open the namespace's storage: settings from the flags, Airflow's connections or the environment."""
     import os
 
+    from lakefs_gc.credentials import resolver
     from lakefs_gc.storage import kind_named, open_storage, parse_namespace
-    from lakefs_gc.storage.settings import ENV_ENDPOINT_URL, ENV_REGION
 
     kind = kind_named(namespace)
     if kind is None:
@@ -35,26 +37,24 @@ def _open_namespace(namespace: str, args: argparse.Namespace) -> Storage:
             f"repository's storage namespace, as lakeFS shows it), or the URI of a summary.json"
         )
     if kind.needs_local_root:
-        root = args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")
+        root, source = resolver(args).local_root()
         if not root:
             raise UsageError(
                 f"{namespace} is a local:// namespace: give lakeFS's blockstore.local.path with "
-                f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT)"
+                f"--local-root DIR (or LAKEFS_GC_LOCAL_ROOT, or the lakeFS connection's extra "
+                f"local_blockstore_root: --conn-id)"
             )
         if not os.path.isdir(root):
-            raise UsageError(f"--local-root {root}: no such directory (lakeFS's blockstore.local.path)")
+            raise UsageError(f"{source} {root}: no such directory (lakeFS's blockstore.local.path)")
+        args.local_root = root  # explain and space read it from here
+        resolver(args).notes.append(f"local root {root}: {source}")
         return open_storage(namespace, None, root)
     try:
         ns = parse_namespace(namespace)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    # The kind's LAKEFS_GC_<KIND>_* (S3: --s3-endpoint and --s3-region over theirs; Azure: ACCOUNT_URL for
-    # Azurite, else the namespace's account; no keys: the SDK's default chain, ADC, DefaultAzureCredential)
-    environ = dict(os.environ)
-    for name, value in ((ENV_ENDPOINT_URL, args.s3_endpoint), (ENV_REGION, args.s3_region)):
-        if value:
-            environ[name] = value
-    return open_storage(namespace, kind.env_options(ns, environ))
+    # no keys anywhere: the SDK's default chain, ADC, DefaultAzureCredential
+    return open_storage(namespace, resolver(args).storage_options(kind, ns))
 
 
 def _split_report_uri(target: str) -> tuple[str, str | None]:
@@ -237,7 +237,7 @@ def report_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def restore_command(args: argparse.Namespace, out: TextIO) -> int:
-    from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
+    from lakefs_gc.sweeping.restore import DONE, restore_run
 
     storage = _open_namespace(args.namespace.rstrip("/"), args)
     keys: list[str] | None = None
@@ -258,29 +258,29 @@ def restore_command(args: argparse.Namespace, out: TextIO) -> int:
             else "not shown: a dry run writes no report; --limit 0 shows every key"
         )
         out.write(f"({len(report.rows) - args.limit} more {where})\n")
-    counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
-    out.write(f"{'dry run: ' if report.dry_run else ''}mark {report.mark_id}, {len(report.rows):,} key(s): {counts}\n")
+    out.write(report.line() + "\n")
     out.write(f"report: {report.report_uri or 'none (a dry run writes nothing)'}\n")
-    ok = {RESTORED, WOULD_RESTORE, PRESENT}
-    return 0 if all(o in ok for _, o, _ in report.rows) else 1
+    return 0 if all(o in DONE for _, o, _ in report.rows) else 1
 
 
 def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
-    """Return a client of lakeFS at ``--lakefs-endpoint`` (or the environment's), with the environment's keys."""
-    import os
-
+    """Return a client of lakeFS: ``--lakefs-endpoint``, the lakeFS connection, the environment (``lakefs_gc.credentials``)."""
+    from lakefs_gc.credentials import LAKEFS_ENV, resolver
     from lakefs_gc.lakefs.client import LakeFSClient
-    from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 
-    endpoint = args.lakefs_endpoint or os.environ.get("LAKEFS_GC_LAKEFS_ENDPOINT")
-    access, secret = os.environ.get(ENV_LAKEFS_ACCESS_KEY), os.environ.get(ENV_LAKEFS_SECRET_KEY)
-    if not endpoint or not access or not secret:
+    access = resolver(args).lakefs()
+    if not access.endpoint or not access.access_key_id or not access.secret_access_key:
+        (endpoint, key, secret), (endpoint2, key2, secret2) = LAKEFS_ENV
+        missing = " and ".join(
+            what for what, v in (("its URL", access.endpoint), ("its keys", access.access_key_id)) if not v
+        )
         raise UsageError(
-            f"--repository needs lakeFS: --lakefs-endpoint URL (or LAKEFS_GC_LAKEFS_ENDPOINT) and "
-            f"the keys in {ENV_LAKEFS_ACCESS_KEY} / {ENV_LAKEFS_SECRET_KEY}"
+            f"--repository needs lakeFS, and {missing} {'were' if ' and ' in missing else 'was'} not found: "
+            f"--conn-id ID (an Airflow connection; default lakefs_default), or --lakefs-endpoint URL "
+            f"(or {endpoint}, or {endpoint2}) with the keys in {key} / {secret} (or {key2} / {secret2})"
         )
     return LakeFSClient(
-        endpoint.rstrip("/") + ("" if endpoint.rstrip("/").endswith("/api/v1") else "/api/v1"), access, secret
+        access.endpoint, access.access_key_id, access.secret_access_key, connection=access.connection, **access.retries
     )
 
 
@@ -302,7 +302,7 @@ def explain_command(args: argparse.Namespace, out: TextIO) -> int:
     roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
     client = _lakefs_client(args) if args.repository else None
     try:
-        address, path, note = resolve(roots, args.target, client, args.repository, args.ref)
+        address, path, note = resolve(roots, args.target, client, args.repository, args.ref, args.max_commits)
     except ValueError as e:
         if client is not None:
             client.close()
@@ -316,3 +316,59 @@ def explain_command(args: argparse.Namespace, out: TextIO) -> int:
             client.close()
     out.write("\n".join(ex.lines()) + "\n")
     return 0
+
+
+# what a refused key reads like, from lakeFS and the stores: the error then says where the keys came from
+_AUTH_WORDS = "401 403 credentials AccessDenied InvalidAccessKeyId SignatureDoesNotMatch Forbidden Unauthorized".split()
+_AUTH_WORDS += ["AuthenticationFailed", "InvalidClientTokenId", "ExpiredToken", "AuthorizationFailure"]
+
+
+def namespace_command(args: argparse.Namespace) -> int:
+    """
+    Run report, restore, explain, space or whatif; one line on stderr for what went wrong (exit 2).
+
+    With ``--verbose``, and after a refusal of the keys, also where lakeFS's and the store's
+    settings came from (``lakefs_gc.credentials``: flags, then Airflow's connections, then the
+    environment; no secret).
+    """
+    from lakefs_gc.credentials import PRECEDENCE, resolver
+    from lakefs_gc.errors import LakeFSGCError, Unreachable
+    from lakefs_gc.storage import StorageError
+
+    name = f"lakefs-gc {args.command}"
+    command = {
+        "report": report_command,
+        "restore": restore_command,
+        "explain": explain_command,
+        "space": space_command,
+        "whatif": space_command,
+    }[args.command]
+    try:
+        rc = command(args, sys.stdout)
+    except (UsageError, ValueError, StorageError, Unreachable, LakeFSGCError) as exc:
+        message = str(exc)
+    except Exception as exc:  # botocore's: unreachable endpoint, no or wrong keys, no such bucket; lakefs-sdk's
+        module = type(exc).__module__
+        if module.startswith("lakefs_sdk"):
+            status, reason = getattr(exc, "status", "?"), getattr(exc, "reason", "") or ""
+            where = f"lakeFS at {resolver(args).lakefs().endpoint}"
+            message = (
+                f"{where} refused the keys (HTTP {status} {reason}): check the access key id and secret"
+                if status in (401, 403)
+                else f"{where} answered HTTP {status} {reason}".rstrip()
+            )
+        elif module.startswith("botocore"):
+            message = (
+                f"cannot read {getattr(args, 'target', None) or args.namespace}: {exc} (check --s3-endpoint, "
+                f"the storage connection (--storage-conn-id) or LAKEFS_GC_S3_ENDPOINT_URL, and its keys)"
+            )
+        else:
+            raise
+    else:
+        if args.verbose:
+            print(f"{name}: settings: {resolver(args).sources()}", file=sys.stderr)
+        return rc
+    print(f"{name}: error: {message}", file=sys.stderr)
+    if args.verbose or any(w in message for w in _AUTH_WORDS):
+        print(f"{name}: settings used ({PRECEDENCE}): {resolver(args).sources()}", file=sys.stderr)
+    return 2

@@ -8,7 +8,8 @@ reference the address; branch HEADs and the retention rules; the tags' commits, 
 does not keep as such, treeverse/lakeFS#7621; the staged entries of every branch).
 
 The answer is a list of facts (label, text) and one verdict line: the fate in the newest mark that
-saw the address, with the reason a person can act on.
+saw the address, with the reason a person can act on. A logical path its ref no longer reads is
+explained by the address it had in the newest commit that had it (:mod:`lakefs_gc.path_history`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from lakefs_gc.path_history import DEFAULT_MAX_COMMITS, PathNeverOnRef
 from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import candidate_parts, iter_marks, parquet_parts
 
@@ -282,14 +284,22 @@ def resolve(
     client: LakeFSClient | None = None,
     repository: str | None = None,
     ref: str | None = None,
+    max_commits: int = DEFAULT_MAX_COMMITS,
+    ref_flag: str = "--ref",
+    bound_flag: str = "--max-commits",
 ) -> tuple[str, str | None, str | None]:
     """
-    (address, logical path or None, a line saying how a path was read) of what a person typed.
+    (address, logical path or None, a note saying how a path was read) of what a person typed.
 
     An address (``data/...``, ``_lakefs/...`` or a full URI in the namespace), or a logical path
-    read on ``ref`` (default: the repository's default branch) through lakeFS. ``ValueError`` names
-    what is wrong.
+    read on ``ref`` (default: the repository's default branch) through lakeFS. A path ``ref`` no
+    longer reads is looked for in its history (at most ``max_commits`` commits,
+    :mod:`lakefs_gc.path_history`): the newest commit that had it gives the address, and the note
+    names that commit. ``ValueError`` names what is wrong; :class:`PathNeverOnRef` (one) says that
+    no commit searched had the path. ``ref_flag``, ``bound_flag``: how the asker names the ref and
+    the bound (the command's options, or the page's fields).
     """
+    from lakefs_gc.path_history import found_note, never_message, search
     from lakefs_gc.storage import relative_to
 
     target = target.strip()
@@ -307,9 +317,13 @@ def resolve(
         )
     ref = ref or client.get_repository(repository).default_branch
     physical = client.stat_address(repository, ref, target)
+    note, where = f"{repository}@{ref}:{target} reads {physical}", ref
     if physical is None:
-        raise ValueError(f"{repository}@{ref} has no object at {target!r}")
+        history = search(client, repository, ref, target, max_commits)
+        if history.physical is None or history.commit is None:
+            raise PathNeverOnRef(never_message(client, history, ref_flag, bound_flag))
+        physical, note, where = history.physical, found_note(history, ref_flag), f"commit {history.commit.id[:12]}"
     address = relative_to(roots, physical)
     if address is None:
-        raise ValueError(f"{target!r} on {ref} reads {physical}, outside the namespace: GC never deletes it")
-    return address, target, f"{repository}@{ref}:{target} reads {physical}"
+        raise ValueError(f"{target!r} on {where} reads {physical}, outside the namespace: GC never deletes it")
+    return address, target, note

@@ -11,8 +11,10 @@ what its cutoff (``--min-age-seconds``) spares.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from lakefs_gc.gc.attribution import (
@@ -27,6 +29,7 @@ from lakefs_gc.gc.attribution import (
     stale_branches,
 )
 from lakefs_gc.report.render import human_bytes
+from lakefs_gc.words import noun, plural, verb
 
 if TYPE_CHECKING:
     from lakefs_gc.lakefs.client import LakeFSClient
@@ -43,7 +46,8 @@ LABELS = {
 
 
 def _row(label: str, s: Space) -> str:
-    return f"  {label:62} {s.objects:>10,} objects {human_bytes(s.bytes):>12}  ({s.bytes:,} bytes)"
+    objects = f"{s.objects:>10,} {noun(s.objects, 'object'):7}"
+    return f"  {label:62} {objects} {human_bytes(s.bytes):>12}  ({plural(s.bytes, 'byte')})"
 
 
 def space_lines(attribution: Attribution, stale: Iterable[StaleBranch], stale_days: float) -> list[str]:
@@ -156,6 +160,24 @@ def space_now(
     return space_lines(attribution, stale_branches(attribution, heads, now, stale_days), stale_days)
 
 
+def refuse_default_branch(client: LakeFSClient, repo: str, change: Change) -> None:
+    """Raise ``ValueError`` when ``change`` deletes a branch lakeFS would not delete: a missing one, or the default."""
+    branch = change.delete_branch
+    if branch is None:
+        return
+    if branch not in dict(client.branches(repo, show_hidden=True)):
+        raise ValueError(f"--delete-branch {branch!r}: no such branch in {repo!r}")
+    if branch == client.get_repository(repo).default_branch:
+        raise ValueError(
+            f"--delete-branch {branch!r}: it is the default branch of {repo!r}, which lakeFS refuses to "
+            f'delete ("cannot delete repository default branch"): price another branch, or a --rule'
+        )
+
+
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
 def whatif_now(
     client: LakeFSClient,
     repo: str,
@@ -165,38 +187,72 @@ def whatif_now(
     min_age_seconds: int,
     change: Change,
 ) -> list[str]:
-    """Return ``lakefs-gc whatif``'s answer for ``repo`` now."""
+    """
+    Return ``lakefs-gc whatif``'s answer for ``repo`` now.
+
+    What the change frees, old enough for the next run (modified before now - ``min_age_seconds``),
+    and apart what it leaves unreferenced but too young yet, with the time from which a run can
+    collect it. ``ValueError`` for a change lakeFS would refuse (:func:`refuse_default_branch`).
+    """
     from lakefs_gc.listing.holders import whatif_here
 
     now = time.time()
     default_days, branch_days = _rules(client, repo)
-    if change.delete_branch is not None and change.delete_branch not in dict(client.branches(repo, show_hidden=True)):
-        raise ValueError(f"--delete-branch {change.delete_branch!r}: no such branch in {repo!r}")
+    refuse_default_branch(client, repo, change)
+    listed = _listed(storage)
+    unreferenced: set[str] = set()
     w = whatif_here(
         client,
         repo,
         storage,
         roots,
         local_root,
-        _listed(storage),
-        int((now - min_age_seconds) * 1000),
+        listed,
+        sys.maxsize,  # every listed object, young ones too: split below by the cutoff
         default_days,
         branch_days,
         now,
         change,
+        collect=unreferenced,
     )
-    return [
-        f"If {change.describe()}, the next GC run would free {w.freed.objects:,} objects, {human_bytes(w.freed.bytes)} "
-        f"({w.freed.bytes:,} bytes), beyond today's garbage.",
-        f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or deleted)",
+    cutoff_ms = int((now - min_age_seconds) * 1000)
+    freed, young, young_modified = Space(), Space(), []
+    for key, size, modified in listed:
+        if key in unreferenced:
+            if modified < cutoff_ms:
+                freed.add(1, size)
+            else:
+                young.add(1, size)
+                young_modified.append(modified / 1000)
+    lines = [
+        f"If {change.describe()}, the next GC run would free {plural(freed.objects, 'object')}, "
+        f"{human_bytes(freed.bytes)} ({plural(freed.bytes, 'byte')}), beyond today's garbage."
     ]
+    if young.objects:
+        first, last = min(young_modified) + min_age_seconds, max(young_modified) + min_age_seconds
+        lines.append(
+            f"  {plural(young.objects, 'object')}, {human_bytes(young.bytes)} ({plural(young.bytes, 'byte')}), "
+            f"{verb(young.objects, 'becomes', 'become')} unreferenced but {verb(young.objects, 'is', 'are')} "
+            f"too young to collect before {_when(first)} "
+            f"(the minimum age is {plural(min_age_seconds, 'second')}"
+            + (f"; all of them are old enough by {_when(last)}" if young.objects > 1 and last > first else "")
+            + ")"
+        )
+    lines.append(
+        f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or deleted)"
+    )
+    return lines
 
 
 def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``space`` and ``whatif`` to the ``lakefs-gc`` command's subparsers."""
     for name, text in (
         ("space", "where the namespace's bytes go now: HEADs, retention, staging, tags, stale branches"),
-        ("whatif", "what the next run would free if a branch were deleted or a rule changed"),
+        (
+            "whatif",
+            "what the next run would free if a branch were deleted or a rule changed, and what it would "
+            "leave unreferenced but too young to collect yet",
+        ),
     ):
         sp = sub.add_parser(
             name,
@@ -207,7 +263,12 @@ def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser],
         sp.add_argument("namespace", metavar="NAMESPACE", help="the repository's storage namespace")
         sp.add_argument("--repository", required=True, help="the lakeFS repository")
         sp.add_argument("--lakefs-endpoint", help="lakeFS's URL (default: $LAKEFS_GC_LAKEFS_ENDPOINT)")
-        sp.add_argument("--min-age-seconds", type=int, default=86400, help="the GC's minimum age (default 86400)")
+        sp.add_argument(
+            "--min-age-seconds",
+            type=int,
+            default=86400,
+            help="the GC's minimum age: younger objects are not collected yet (default 86400)",
+        )
         if name == "space":
             sp.add_argument(
                 "--stale-days",
@@ -216,7 +277,11 @@ def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser],
                 help="a branch is stale when its HEAD is older than this (default 30)",
             )
         else:
-            sp.add_argument("--delete-branch", metavar="BRANCH", help="price deleting this branch")
+            sp.add_argument(
+                "--delete-branch",
+                metavar="BRANCH",
+                help="price deleting this branch (not the default branch: lakeFS refuses to delete it)",
+            )
             sp.add_argument(
                 "--rule", metavar="[BRANCH=]DAYS", help="price a retention rule: the default's, or a branch's"
             )

@@ -9,10 +9,11 @@ The two lines::
 (``dags/gc_dags.py`` of this repository) give one ``lakefs_gc__<repository>`` DAG per good entry
 of the repositories file (and per repository a ``discover`` source matched at its last refresh; the
 refresh is the DAG ``lakefs_gc_discover``) (``$LAKEFS_GC_CONFIG``, else ``config/gc_repositories.yaml`` under
-``$LAKEFS_GC_HOME`` or the working directory), the restore DAG ``lakefs_gc_restore``, and, while
-the file has bad entries, the DAG ``lakefs_gc_config_errors``: its description names every bad
-entry and field, and its one task fails with them, so the mistakes show in the DAG list without
-hiding the good repositories' DAGs.
+``$LAKEFS_GC_HOME`` or the working directory), the restore DAG ``lakefs_gc_restore`` (whatever the
+entries: with none good, it restores a repository named by hand), and, while
+the file has bad entries, the DAG ``lakefs_gc_config_errors``: its description names every problem
+of every bad entry (its line, the entry, the field), and its one task fails with them, so the
+mistakes show in the DAG list without hiding the good repositories' DAGs.
 A file that cannot be read or is bad as a whole raises here: an import error of the DAG file, no
 GC DAG until it is fixed (``lakefs-gc config check`` says the same without Airflow).
 
@@ -61,10 +62,13 @@ Azure Blob with soft delete, GCS with soft delete, or `local://` with the sweep'
 (`quarantine_days`). A key written again since the run is never replaced.
 
 Trigger it with the repository and the run's id (its mark id or the GC DAG's run id; the GC page
-and `lakefs-gc report NAMESPACE` list them), optionally only some keys, or as a dry run. Every
-key's outcome goes in the restore's report, beside the run's
-(`_lakefs/retention/gc/unified/<mark>/restores/<this run>/`); the task fails when a key could not
-be restored, and says why. The same as `lakefs-gc restore NAMESPACE --run RUN_ID`.
+and `lakefs-gc report NAMESPACE` list them), optionally only some keys, or as a dry run. A
+repository without a good entry in the GC config (a bad entry, or none) is restored by hand:
+give its `lakefs_conn_id` (and `storage_conn_id`); without them the task fails, saying what is
+wrong with the config. Every key's outcome goes in the restore's report, beside the run's
+(`_lakefs/retention/gc/unified/<mark>/restores/<this run>/`; a dry run writes none); a key an
+earlier restore brought back is "already restored by <its id>". The task fails when a key could
+not be restored, and says why. The same as `lakefs-gc restore NAMESPACE --run RUN_ID`.
 """
 
 
@@ -93,7 +97,7 @@ def all_dags(path: str | None = None) -> dict[str, object]:
     for cfg in config.repositories:
         dags[cfg.dag_id.replace("-", "_")] = build_gc_dag(cfg, doc_md=GC_DOC)
     for name, dag in (
-        ("lakefs_gc_restore", build_restore_dag(list(config.repositories), doc_md=RESTORE_DOC)),
+        ("lakefs_gc_restore", build_restore_dag(list(config.repositories), doc_md=RESTORE_DOC, config=config)),
         ("lakefs_gc_config_errors", build_config_errors_dag(config)),
         ("lakefs_gc_discover", build_discover_dag(config, doc_md=DISCOVER_DOC)),
     ):

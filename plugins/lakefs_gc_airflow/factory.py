@@ -8,18 +8,20 @@ The DAG factory: the eight GC tasks of one configured repository, wired.
 ``mark_uncommitted`` strictly before ``list_committed``: an object committed between the two is
 then seen by one of them.
 
-And ``lakefs_gc_restore``, one DAG for every configured repository: its one task undoes a GC run
-(``lakefs-gc restore`` from the UI's trigger form); ``lakefs_gc_discover`` while the config has a
+And ``lakefs_gc_restore``, one DAG for every repository, built whatever the entries: its one task
+undoes a GC run (``lakefs-gc restore`` from the UI's trigger form); ``lakefs_gc_discover`` while the config has a
 ``discover`` section: its one task lists the sources' lakeFS and records what matched.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from airflow.sdk import DAG, Param
 
 from lakefs_gc.config import DiscoverySettings, GCConfig, RepoConfig, schedule_interval_seconds
+from lakefs_gc.words import noun, plural, verb
 from lakefs_gc_airflow.housekeeping import DiscoverRepositoriesOperator, RepositoryConnections, RestoreOperator
 from lakefs_gc_airflow.params import gc_params
 from lakefs_gc_airflow.task_group import gc_tasks
@@ -50,12 +52,14 @@ RESTORE_DAG_ID = "lakefs_gc_restore"
 CONFIG_ERRORS_DAG_ID = "lakefs_gc_config_errors"
 
 
-def _raise_config_errors(path: str, errors: list[str]) -> None:
+def _raise_config_errors(path: str, errors: list[str], entries: int | None = None) -> None:
+    """Fail with every problem of the bad entries (``entries``: how many entries they are; default one each)."""
     from airflow.sdk.exceptions import AirflowFailException
 
+    n = len(errors) if entries is None else entries
     raise AirflowFailException(
-        f"{path}: {len(errors)} bad repository entr{'y' if len(errors) == 1 else 'ies'}, "
-        "whose GC DAG is not built; fix the file (lakefs-gc config check FILE lists "
+        f"{path}: {plural(n, 'bad repository entry', 'bad repository entries')}, whose GC "
+        f"{noun(n, 'DAG')} {verb(n, 'is', 'are')} not built; fix the file (lakefs-gc config check FILE lists "
         "every problem):\n" + "\n".join(errors)
     )
 
@@ -64,17 +68,19 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
     """
     ``lakefs_gc_config_errors`` while the repositories file has bad entries (None otherwise).
 
-    Its description and docs name every bad entry and field, and its one task fails with them.
+    Its description and docs name every problem of every bad entry (its line, the entry, the
+    field), and its one task fails with them.
     """
     if not cfg.entry_errors:
         return None
     from airflow.providers.standard.operators.python import PythonOperator
 
     lines = cfg.entry_problems
+    short = [f"line {x.line}: {x.message}" if x.line is not None else x.message for x in cfg.problems] or lines
     n = len(cfg.entry_errors)
     with DAG(
         dag_id=CONFIG_ERRORS_DAG_ID,
-        description=f"{n} bad entr{'y' if n == 1 else 'ies'} in {cfg.path}: " + "; ".join(lines)[:400],
+        description=f"{plural(n, 'bad entry', 'bad entries')} in {cfg.path}: " + "; ".join(short)[:400],
         doc_md="### Bad entries in the lakeFS GC repositories file\n\nTheir GC DAGs are not built; every other "
         "entry's DAG is. Fix them in `"
         + str(cfg.path)
@@ -89,27 +95,47 @@ def build_config_errors_dag(cfg: GCConfig) -> DAG | None:
         PythonOperator(
             task_id="report_config_errors",
             python_callable=_raise_config_errors,
-            op_args=[str(cfg.path), lines],
+            op_args=[str(cfg.path), lines, n],
             retries=0,
         )
     return dag
 
 
-def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG | None:
-    """
-    ``lakefs_gc_restore``: bring back what one GC run of a configured repository deleted.
+def _restore_config_note(config: GCConfig | None, repos: list[str]) -> str:
+    """Why a repository may have no good entry: the repositories file as the DAG file read it."""
+    if config is None:
+        return ""
+    if repos:
+        return f"the good entries of {config.path} are {', '.join(repos)}"
+    if config.entry_errors:
+        n = len(config.entry_errors)
+        return (
+            f"{config.path} has no good repository entry: {plural(n, 'bad entry', 'bad entries')} "
+            f"({'; '.join(config.entry_problems)[:600]}); `lakefs-gc config check {config.path}` lists every problem"
+        )
+    return f"{config.path} lists no repository"
 
-    Manual runs only, one at a time; its form names the repository (a choice), the run, and
-    optionally the keys. None when no repository is configured.
+
+def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None, config: GCConfig | None = None) -> DAG:
     """
-    if not cfgs:
-        return None
+    ``lakefs_gc_restore``: bring back what one GC run of a repository deleted.
+
+    Built whatever the repositories file's entries (none good: a restore is still possible by hand,
+    and the task says what is wrong with the file when it needs an entry). Manual runs only, one at
+    a time; its form names the repository (the configured ones proposed), the run, optionally the
+    keys, and for a repository without a good entry its connections. ``config``: the file the
+    entries come from, named in the task's refusals.
+    """
     repos: dict[str, RepositoryConnections] = {
         c.repository: {"lakefs_conn_id": c.lakefs_conn_id, "storage_conn_id": c.storage_conn_id} for c in cfgs
     }
+    names = sorted(repos)
+    note = _restore_config_note(config, names)
+    proposals: dict[str, Any] = {"examples": names} if names else {}  # the form's list; any other name typed
+    by_hand = "" if names else f" ({note.split(':', 1)[0]}: name the repository and its connections by hand)"
     with DAG(
         dag_id=RESTORE_DAG_ID,
-        description="Undo a lakeFS GC run: bring back what it deleted, where the store keeps it",
+        description="Undo a lakeFS GC run: bring back what it deleted, where the store keeps it" + by_hand,
         doc_md=doc_md,
         schedule=None,
         start_date=START_DATE,
@@ -117,7 +143,15 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
         max_active_runs=1,
         tags=["lakefs", "gc", "restore"],
         params={
-            "repository": Param(sorted(repos)[0], type="string", enum=sorted(repos), title="Repository"),
+            "repository": Param(
+                names[0] if names else "",
+                type="string",
+                minLength=1,
+                title="Repository",
+                description="The lakeFS repository (the GC config's are proposed); one without a good entry "
+                "in the GC config needs lakeFS connection below.",
+                **proposals,
+            ),
             "run_id": Param(
                 "",
                 type="string",
@@ -137,10 +171,24 @@ def build_restore_dag(cfgs: list[RepoConfig], doc_md: str | None = None) -> DAG 
             "dry_run": Param(
                 False, type="boolean", title="Dry run", description="Say what would be restored; change nothing."
             ),
+            "lakefs_conn_id": Param(
+                None,
+                type=["null", "string"],
+                title="lakeFS connection (by hand)",
+                description="Only for a repository without a good entry in the GC config: the Airflow "
+                "connection of its lakeFS (e.g. lakefs_default). Given for a configured one, it replaces the entry's.",
+            ),
+            "storage_conn_id": Param(
+                None,
+                type=["null", "string"],
+                title="Storage connection (by hand)",
+                description="With the lakeFS connection above: the Airflow connection of the repository's "
+                "store (e.g. aws_default; none for a local:// namespace).",
+            ),
         },
         default_args={"owner": "lakefs-gc"},
     ) as dag:
-        RestoreOperator(task_id="restore", repositories=repos, retries=0)
+        RestoreOperator(task_id="restore", repositories=repos, config_note=note, retries=0)
     return dag
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from airflow.sdk import BaseOperator
 from airflow.sdk.exceptions import AirflowFailException
 
+from lakefs_gc.words import plural
 from lakefs_gc_airflow.hooks import LakeFSHook
 
 if TYPE_CHECKING:
@@ -31,35 +32,58 @@ class RestoreOperator(BaseOperator):
     Bring back what one GC run deleted (``lakefs_gc.sweeping.restore``).
 
     For a person who triggers the restore DAG with the repository and the run's id (a mark id or
-    the GC DAG's run id), optionally only some keys, or as a dry run. The restore's report (every
-    key's outcome) goes beside the run's; the task fails, after writing it, when a key could not be
-    restored (no version kept, retention passed, written again since, ...), naming how many and why.
+    the GC DAG's run id), optionally only some keys, or as a dry run. A repository the GC config has
+    no good entry for is restored with the connections the person names (Params ``lakefs_conn_id``,
+    ``storage_conn_id``); without them the task fails saying what is wrong with the config. The
+    restore's report (every key's outcome) goes beside the run's; the task fails, after writing it,
+    when a key could not be restored (no version kept, retention passed, written again since, ...),
+    naming how many and why. A key an earlier restore brought back is not a failure.
 
-    :param repositories: every repository it may restore, with its connections:
+    :param repositories: every repository with a good entry, with its connections:
         ``{repository: {"lakefs_conn_id": ..., "storage_conn_id": ...}}``.
+    :param config_note: what the GC config holds, for the refusal of a repository it lacks.
     """
 
     template_fields: Sequence[str] = ("repositories",)
     ui_color = "#fde9c9"
 
-    def __init__(self, *, repositories: dict[str, RepositoryConnections], **kwargs: Any) -> None:
+    def __init__(self, *, repositories: dict[str, RepositoryConnections], config_note: str = "", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.repositories = repositories  # repository -> {"lakefs_conn_id": ..., "storage_conn_id": ...}
+        self.config_note = config_note
+
+    def _connections(self, repository: str, params: Any) -> RepositoryConnections:
+        """Return the repository's connections: its entry's, or those the person named (Params)."""
+        by_hand = str(params.get("lakefs_conn_id") or "").strip()
+        storage = str(params.get("storage_conn_id") or "").strip() or None
+        entry = self.repositories.get(repository)
+        if by_hand:
+            return {
+                "lakefs_conn_id": by_hand,
+                "storage_conn_id": storage or (entry["storage_conn_id"] if entry else None),
+            }
+        if entry is None:
+            raise AirflowFailException(
+                f"repository {repository!r} has no good entry in the GC config"
+                + (f" ({self.config_note})" if self.config_note else "")
+                + ": fix the file, or give lakefs_conn_id (and storage_conn_id) to restore it by hand"
+            )
+        return entry
 
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.errors import LakeFSGCError
-        from lakefs_gc.sweeping.restore import PRESENT, RESTORED, WOULD_RESTORE, restore_run
+        from lakefs_gc.sweeping.restore import NOT_DONE, restore_run
         from lakefs_gc_airflow.task_io import repository_storage
 
         params = context.get("params") or {}
-        repository: str | None = params.get("repository")
+        repository = str(params.get("repository") or "").strip()
         run = str(params.get("run_id") or "").strip()
-        conns = None if repository is None else self.repositories.get(repository)
-        if repository is None or conns is None:
+        if not repository:
             raise AirflowFailException(
-                f"repository {repository!r} is not in the GC config: choose one of "
-                f"{', '.join(sorted(self.repositories))}"
+                "give repository: the lakeFS repository of the run to undo"
+                + (f" ({self.config_note})" if self.config_note else "")
             )
+        conns = self._connections(repository, params)
         if not run:
             raise AirflowFailException(
                 "give run_id: the mark id or the GC DAG's run id of the run to undo "
@@ -77,7 +101,7 @@ class RestoreOperator(BaseOperator):
             self.log.info("%s  %s: %s", key, outcome, detail)
         if len(report.rows) > 1000:
             self.log.info("(%d more in the report)", len(report.rows) - 1000)
-        counts = ", ".join(f"{n:,} {o}" for o, n in report.counts.items()) or "no keys"
+        counts = report.counts_text()
         self.log.info(
             "%srestore of %s (mark %s) on %s: %s; report %s",
             "dry run: " if report.dry_run else "",
@@ -87,7 +111,7 @@ class RestoreOperator(BaseOperator):
             counts,
             report.report_uri or "none (a dry run writes nothing)",
         )
-        not_done = sum(n for o, n in report.counts.items() if o not in (RESTORED, WOULD_RESTORE, PRESENT))
+        not_done = sum(n for o, n in report.counts.items() if o in NOT_DONE)
         if not_done:
             where = (
                 f"every key's outcome is in {report.report_uri.rsplit('/', 1)[0]}/outcomes.parquet"
@@ -95,7 +119,7 @@ class RestoreOperator(BaseOperator):
                 else "every key's outcome is in this task's log (a dry run writes no report)"
             )
             raise AirflowFailException(
-                f"{not_done:,} of {len(report.rows):,} key(s) could not be restored ({counts}); {where}"
+                f"{not_done:,} of {plural(len(report.rows), 'key')} could not be restored ({counts}); {where}"
             )
         return {**report.summary(), "report_uri": report.report_uri, "namespace": namespace}
 

@@ -8,8 +8,9 @@ operator is in ``spark_submit.py`` and the restore and discovery operators in ``
 
 Each task reads the run context (``prepare_run``'s XCom) and exactly the results it needs, by task
 id (``lakefs_gc.contract.STEP_INPUTS``), as typed values, and returns its own result type as a
-small dict. Hooks and clients are built in ``execute``; ``__init__`` only stores arguments.
-Secrets never enter an XCom, argv or a log.
+small dict; a task that fails leaves why in one line, its XCom ``refusal`` or ``error``
+(``task_io.records_failure``, for the GC page). Hooks and clients are built in ``execute``;
+``__init__`` only stores arguments. Secrets never enter an XCom, argv or a log.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from lakefs_gc_airflow.housekeeping import (  # noqa: F401 - every operator of t
 )
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - every operator importable from here
-from lakefs_gc_airflow.task_io import namespace_storage, step_inputs
+from lakefs_gc_airflow.task_io import namespace_storage, records_failure, step_inputs
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -122,6 +123,7 @@ class PrepareRunOperator(BaseOperator):
         self.parallelism = parallelism
         self.schedule_interval_seconds = schedule_interval_seconds
 
+    @records_failure
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.gc.flow import CleanRunEvery
@@ -194,6 +196,7 @@ class MarkUncommittedOperator(BaseOperator):
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
 
+    @records_failure
     def execute(self, context: Context) -> dict[str, Any] | None:
         from lakefs_gc.errors import LakeFSGCError, Unreachable
         from lakefs_gc.steps import STEP_FUNCTIONS
@@ -267,6 +270,7 @@ class SaveReportOperator(BaseOperator):
         self.storage_conn_id = storage_conn_id
         self.run_summary = "(written when the task has run)"
 
+    @records_failure
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.steps import STEP_FUNCTIONS
 

@@ -24,7 +24,13 @@ from lakefs_gc import contract
 from lakefs_gc.errors import ContractError
 from lakefs_gc.report.layout import CONTROL, safe_name
 from lakefs_gc_airflow.hooks import LakeFSHook
-from lakefs_gc_airflow.task_io import default_spark_binary, local_dir, namespace_options, step_inputs
+from lakefs_gc_airflow.task_io import (
+    default_spark_binary,
+    local_dir,
+    namespace_options,
+    records_failure,
+    step_inputs,
+)
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection, Context
@@ -191,6 +197,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
 
     # the provider's execute returns nothing; this one returns the step's result, the task's XCom
     # (BaseOperator.execute returns Any)
+    @records_failure
     def execute(self, context: Context) -> dict[str, Any] | None:  # type: ignore[override]
         inputs = step_inputs(self.step, context)
         mode = inputs.context.mode

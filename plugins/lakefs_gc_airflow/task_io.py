@@ -3,15 +3,18 @@ What every GC task reads.
 
 The run contract from XCom (by task id, typed), the work location when it is a local directory,
 the spark-submit next to the worker's Python, and the repository's namespace opened with the
-storage connection's settings. Shared by the Python steps (``operators.py``) and the Spark steps
-(``spark_submit.py``).
+storage connection's settings; and what a failing task leaves behind: its reason in the task log,
+in short lines, and in one line as an XCom the GC page reads (:func:`records_failure`). Shared by
+the Python steps (``operators.py``) and the Spark steps (``spark_submit.py``).
 """
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from airflow.sdk.exceptions import AirflowFailException
 
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
     from airflow.sdk.types import Logger as TaskLogger
 
     from lakefs_gc.storage import Storage, StorageOptions
+
+_Op = TypeVar("_Op")
+_R = TypeVar("_R")
 
 
 def group_prefix(step: str, task_id: str) -> str:
@@ -153,3 +159,79 @@ def log_reason(log: logging.Logger | TaskLogger, headline: str, message: str) ->
     log.error("%s:", headline)
     for line in reason_lines(message):
         log.error("    %s", line)
+
+
+# ----------------------------------------------------------------------------------------------
+# Why a task failed, for the GC page: one line in an XCom of the failed task
+
+REFUSAL_KEY = "refusal"  # the task was refused: the same inputs give the same answer (no retry)
+ERROR_KEY = "error"  # the task failed otherwise: a retry may pass
+REASON_MAX = 600  # characters: a refusal's message runs to 300
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """
+    Return whether ``exc`` is a refusal: a :class:`~lakefs_gc.errors.Refusal` in its chain, or a failure without retry.
+
+    ``AirflowFailException`` with no GC error behind it (a missing input, a connection of the wrong
+    kind) is one too; a :class:`~lakefs_gc.errors.LakeFSGCError` that is not a refusal (lakeFS
+    unreachable, a namespace without lakeFS's marker) is not, as ``lakefs_gc.errors`` classifies it.
+    """
+    from lakefs_gc.errors import LakeFSGCError, Refusal
+
+    chain: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(chain) < 10:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    if any(isinstance(x, Refusal) for x in chain):
+        return True
+    return isinstance(exc, AirflowFailException) and not any(isinstance(x, LakeFSGCError) for x in chain)
+
+
+def reason_line(exc: BaseException) -> str:
+    """Return the failure's reason in one line: an Airflow exception's message, else ``Type: message`` (at most ``REASON_MAX``)."""
+    from airflow.sdk.exceptions import AirflowException
+
+    text = str(exc) if isinstance(exc, AirflowException) else f"{type(exc).__name__}: {exc}"
+    line = " ".join(text.split()) or type(exc).__name__
+    return line if len(line) <= REASON_MAX else line[: REASON_MAX - 1] + "…"
+
+
+def record_failure(context: Context, exc: BaseException) -> None:
+    """
+    Push why the task fails, one line, as its XCom ``refusal`` or ``error``, before the exception goes on.
+
+    The GC page reads it for failed runs (:mod:`lakefs_gc_airflow.gc_page.app`). Airflow's secrets
+    masker runs over it first (without it, an error's line is not pushed). Never raises: a push that
+    fails is logged and the task's own error stays.
+    """
+    import logging
+
+    try:
+        key = REFUSAL_KEY if is_refusal(exc) else ERROR_KEY
+        line = reason_line(exc)
+        try:
+            from airflow.sdk._shared.secrets_masker import redact
+
+            line = str(redact(line))
+        except ImportError:  # the masker moved (another Airflow): only our own refusals, which hold no secret
+            if key != REFUSAL_KEY:
+                return
+        context["ti"].xcom_push(key=key, value=line)
+    except Exception as e:
+        logging.getLogger(__name__).warning("why the task failed is not recorded for the GC page: %s", e)
+
+
+def records_failure(execute: Callable[[_Op, Context], _R]) -> Callable[[_Op, Context], _R]:
+    """Wrap a GC task's ``execute``: any exception is recorded (:func:`record_failure`), then raised as it was."""
+
+    @functools.wraps(execute)
+    def run(self: _Op, context: Context) -> _R:
+        try:
+            return execute(self, context)
+        except Exception as exc:
+            record_failure(context, exc)
+            raise
+
+    return run

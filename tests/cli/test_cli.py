@@ -95,12 +95,12 @@ def test_config_check_passes_the_two_line_entry_and_names_three_mistakes_in_one_
         "  - {repository: b-repo, min_age_seconds: -1}\n"
     )
     r = run("config", "check", str(cfg))
-    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("error  ")]
+    errors = [ln for ln in r.stdout.splitlines() if ": error: " in ln]
     assert r.returncode == 2, r.stdout
     assert len(errors) == 3, r.stdout
-    assert "(a-repo): unknown field(s) ['shedule']" in errors[0]
-    assert "(a-repo): field 'mode'" in errors[1]
-    assert "(b-repo): field 'min_age_seconds'" in errors[2]
+    assert errors[0].startswith(f"{cfg}:2: error: repositories[0] (a-repo): unknown field 'shedule'")
+    assert errors[1].startswith(f"{cfg}:2: error: repositories[0] (a-repo): field 'mode'")
+    assert errors[2].startswith(f"{cfg}:3: error: repositories[1] (b-repo): field 'min_age_seconds'")
     assert r.stdout.splitlines()[-1] == f"{cfg}: 0 good, 2 bad (3 problems)"
 
 
@@ -119,23 +119,22 @@ def test_config_check_says_each_entry_and_the_nearest_field_of_a_typo(tmp_path):
     assert lines[0] == (
         "ok     c-repo: DAG lakefs_gc__c-repo, mode mark_only, schedule none (manual runs), min age 86400s"
     )
-    assert lines[1].startswith(
-        f"error  {cfg}: repositories[0] (a-repo): unknown field(s) ['shedule'] (did you mean: 'shedule' -> 'schedule'?)"
-    )
-    assert lines[2].startswith(
-        f"error  {cfg}: repositories[1] (b-repo): field 'spark': unknown key(s) "
-        "['drivr_memory'] (did you mean: 'drivr_memory' -> 'driver_memory'?)"
+    assert lines[1] == (f"{cfg}:2: error: repositories[0] (a-repo): unknown field 'shedule' (did you mean 'schedule'?)")
+    assert lines[2] == (
+        f"{cfg}:3: error: repositories[1] (b-repo): field 'spark': unknown key 'drivr_memory' "
+        "(did you mean 'driver_memory'?)"
     )
     assert lines[-1] == f"{cfg}: 1 good, 2 bad (2 problems)"
-    cfg.write_text("repositorys: []\n")
+    cfg.write_text("# the list of repositories\nrepositorys: []\n")
     r = run("config", "check", str(cfg))
     assert r.returncode == 2
-    assert r.stdout == ""
+    assert r.stderr == ""
     # every problem of the file at once: the misspelt key, and so no repositories list
-    assert r.stderr.strip().splitlines() == [
-        f"lakefs-gc config check: error: {cfg}: unknown top-level key(s) ['repositorys'] "
-        "(did you mean: 'repositorys' -> 'repositories'?) (allowed: defaults, repositories, pools, discover)",
-        f"lakefs-gc config check: error: {cfg}: 'repositories' must be a non-empty list (or give a 'discover' section)",
+    assert r.stdout.splitlines() == [
+        f"{cfg}:2: error: unknown top-level key 'repositorys' (did you mean 'repositories'?)",
+        f"{cfg}:2: error: 'repositories' must be a non-empty list (or give a 'discover' section)",
+        f"{cfg}: 0 good, 0 bad (2 problems); 2 problems of the file as a whole: no GC DAG is built until they "
+        "are fixed",
     ]
 
 
@@ -211,3 +210,119 @@ def test_config_pools_says_when_the_file_names_none_and_fails_on_a_bad_one(tmp_p
     assert r.returncode == 2
     assert "slots must be an integer >= 1, got -3" in r.stderr
     assert r.stdout == ""
+
+
+FIVE_IN_ONE = """\
+repositories:
+  - repository: my-repo
+    mode: sweep
+    min_age_seconds: -1
+    spark:
+      driver_memory: lots
+      parallelism: 0
+    sweep: {max_delete_share: 5}
+  - repository: other-repo
+"""
+
+
+def test_config_check_names_every_problem_of_one_entry_each_at_its_line(tmp_path):
+    """Five mistakes in one entry (two of them in one section): five lines, each at its line."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(FIVE_IN_ONE)
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr == ""
+    assert r.stdout.splitlines() == [
+        "ok     other-repo: DAG lakefs_gc__other-repo, mode mark_and_sweep, schedule none (manual runs), "
+        "min age 86400s",
+        f"{cfg}:3: error: repositories[0] (my-repo): field 'mode': must be one of mark_and_sweep, mark_only, "
+        "got 'sweep'",
+        f"{cfg}:4: error: repositories[0] (my-repo): field 'min_age_seconds': must be an integer >= 0 (seconds), "
+        "got -1",
+        f"{cfg}:6: error: repositories[0] (my-repo): field 'spark.driver_memory': must be a Spark memory size "
+        "such as 1g or 512m, got 'lots'",
+        f"{cfg}:7: error: repositories[0] (my-repo): field 'spark.parallelism': must be an integer >= 1, got 0",
+        f"{cfg}:8: error: repositories[0] (my-repo): field 'sweep.max_delete_share': must be a number 0..1, got 5",
+        f"{cfg}: 1 good, 1 bad (5 problems)",
+    ]
+
+
+def test_config_check_names_every_problem_of_defaults_once_and_the_entries_too(tmp_path):
+    """``defaults`` is a block of its own: each bad field once, at its line (a problem of the whole
+    file: no DAG is built), and the entries are checked as well, without repeating it."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(
+        "defaults:\n"
+        "  mode: sweep\n"
+        "  tasks: {retries: -1, execution_timeouts: {delet: 60}}\n"
+        "  notify:\n"
+        "    on_failure:\n"
+        "      - smtp: {to: nobody, colour: red}\n"
+        "repositories:\n"
+        "  - repository: my-repo\n"
+        "    shedule: '@daily'\n"
+        "pools: {lakefs_gc_spark: 0}\n"
+    )
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"{cfg}:2: error: defaults: field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'",
+        f"{cfg}:3: error: defaults: field 'tasks.execution_timeouts': unknown task id 'delet' (did you mean 'delete'?)",
+        f"{cfg}:3: error: defaults: field 'tasks.retries': must be an integer >= 0, got -1",
+        f"{cfg}:6: error: defaults: field 'notify.on_failure[0].smtp': unknown option 'colour' "
+        "(allowed: from_email, smtp_conn_id, subject, to)",
+        f"{cfg}:6: error: defaults: field 'notify.on_failure[0].smtp.to': must be a mail address or a list of "
+        "them, got 'nobody'",
+        f"{cfg}:9: error: repositories[0] (my-repo): unknown field 'shedule' (did you mean 'schedule'?)",
+        f"{cfg}:10: error: pools: lakefs_gc_spark: slots must be an integer >= 1, got 0",
+        f"{cfg}: 0 good, 1 bad (7 problems); 6 problems of the file as a whole: no GC DAG is built until they "
+        "are fixed",
+    ]
+
+
+def test_config_check_flags_a_duplicate_even_when_its_first_copy_is_bad(tmp_path):
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(
+        "repositories:\n"
+        "  - repository: my-repo\n"
+        "    mode: sweep\n"
+        "  - repository: other-repo\n"
+        "  - repository: my-repo\n"
+        "    mode: mark_only\n"
+        "  - {repository: other-repo, mode: mark_only}\n"
+    )
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout.splitlines()[1:] == [
+        f"{cfg}:3: error: repositories[0] (my-repo): field 'mode': must be one of mark_and_sweep, mark_only, "
+        "got 'sweep'",
+        f"{cfg}:5: error: repositories[2] (my-repo): field 'repository': duplicate repository 'my-repo' "
+        "(also repositories[0])",
+        f"{cfg}:7: error: repositories[3] (other-repo): field 'repository': duplicate repository 'other-repo' "
+        "(also repositories[1])",
+        f"{cfg}: 1 good, 3 bad (3 problems)",
+    ]
+
+
+def test_config_check_flags_a_key_given_twice(tmp_path):
+    """YAML keeps the second of two equal keys without a word: a second ``repositories:`` would
+    drop every entry of the first."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text(
+        "repositories:\n"
+        "  - repository: my-repo\n"
+        "    mode: mark_only\n"
+        "    mode: mark_and_sweep\n"
+        "repositories:\n"
+        "  - repository: other-repo\n"
+        "    spark: {parallelism: 2, parallelism: 4}\n"
+    )
+    r = run("config", "check", str(cfg))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"{cfg}:5: error: key 'repositories': given twice (lines 1 and 5): YAML keeps the second and drops the "
+        "first without a word",
+        f"{cfg}:7: error: repositories[0] (other-repo): field 'spark.parallelism': given twice on line 7: "
+        "YAML keeps the second and drops the first without a word",
+        f"{cfg}: 0 good, 1 bad (2 problems); 1 problem of the file as a whole: no GC DAG is built until it is fixed",
+    ]

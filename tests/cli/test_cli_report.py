@@ -25,7 +25,8 @@ EXE = shutil.which("lakefs-gc", path=str(Path(sys.executable).parent))
 
 def run(*args, env: dict | None = None):
     assert EXE, "console script lakefs-gc is not installed in the venv (run scripts/setup.sh)"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("LAKEFS_GC_")}
+    # none of the settings the command reads (lakefs_gc.credentials): only the test's
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("LAKEFS_", "S3_", "AIRFLOW_CONN_"))}
     return subprocess.run(
         [EXE, "report", *args], capture_output=True, text=True, timeout=60, env={**clean, **(env or {})}, check=False
     )
@@ -197,7 +198,12 @@ def test_one_run_as_a_table_by_mark_id_airflow_run_id_or_uri(local_ns):
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
-        (["local://repo1"], {}, "give lakeFS's blockstore.local.path with --local-root DIR (or LAKEFS_GC_LOCAL_ROOT)"),
+        (
+            ["local://repo1"],
+            {},
+            "give lakeFS's blockstore.local.path with --local-root DIR (or LAKEFS_GC_LOCAL_ROOT, or the lakeFS "
+            "connection's extra local_blockstore_root: --conn-id)",
+        ),
         (["local://repo1", "--local-root", "/nonexistent/x"], {}, "--local-root /nonexistent/x: no such directory"),
         (
             ["ftp://bucket/repo"],

@@ -5,7 +5,9 @@ garbage back (delayed confirmation). Then each object is explained, by address a
 
 Fates: kept by a branch HEAD, kept by a commit the retention rules keep (not a HEAD), kept by a
 staged entry, collected (staged then deleted), collected though a tag's commit references it
-(lakeFS's GC keeps no commit for a tag, treeverse/lakeFS#7621), held back."""
+(lakeFS's GC keeps no commit for a tag, treeverse/lakeFS#7621), held back. A path the branch no
+longer reads is explained by the address it had in the newest commit that had it; one no commit
+had is said never to have existed there."""
 
 from __future__ import annotations
 
@@ -72,13 +74,15 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     # long: from the repository's first commit, not from c1 (its 60 days would keep c1 too)
     c.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="long", source="main"))
     a = {"head": up("main", "head.csv", b"in main's HEAD"), "tagged": up("main", "old.csv", b"old, tagged")}
+    a["dropped"] = up("main", "dropped.csv", b"committed, then deleted")
     c1 = c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c1")).id
     c.tags_api.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref=c1))
     a["retained"] = up("long", "long.csv", b"v1 of long")
     c.commits_api.commit(repo, "long", lakefs_sdk.CommitCreation(message="l1"))
     emu.set_clock(offset=-10 * DAY)  # c1 and l1 leave their HEADs ten days ago
     up("main", "old.csv", b"new")
-    c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c2"))
+    c.objects_api.delete_object(repo, "main", "dropped.csv")
+    c2 = c.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="c2")).id
     up("long", "long.csv", b"v2 of long")
     c.commits_api.commit(repo, "long", lakefs_sdk.CommitCreation(message="l2"))
     emu.set_clock(offset=-30 * DAY)  # uncommitted work, in an old slice
@@ -98,6 +102,7 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     first = _run(spark, emu, client, repo, tmp_path, "manual__first", confirm=0)
     assert not storage.exists(a["tagged"])
     assert not storage.exists(a["collected"])
+    assert not storage.exists(a["dropped"])  # only c1 (expired, tagged v1) had it
 
     emu.set_clock(offset=-30 * DAY)  # in an old slice: a candidate at once
     a["held"] = up("main", "held.csv", b"garbage after the first run")
@@ -164,3 +169,36 @@ def test_every_fate_is_explained_with_its_reason(spark, lakefs_emulator_factory,
     assert "held back by delayed confirmation" in out
     assert cli(["explain", ns, "nope.csv", "--local-root", emu.local_root]) == 2
     assert "logical path with --repository" in capsys.readouterr().err
+
+    # a path main no longer reads: the newest commit of main that had it, the address it had there,
+    # and what the GC did with that address; then asked on that commit, as the answer suggests
+    lakefs_args = ["--repository", repo, "--lakefs-endpoint", emu.url, "--local-root", emu.local_root]
+    assert cli(["explain", ns, "dropped.csv", *lakefs_args]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"{repo}@main has no object at 'dropped.csv' now. The newest commit of main that had it: {c1[:12]} ("
+    ), out
+    assert ns_rel(ns, out.split("'c1'), where it read ", 1)[1].split(";", 1)[0]) == a["dropped"], out
+    assert f"; {c2[:12]} (" in out
+    assert "'c2') no longer has it (2 commits of main searched)." in out
+    assert f"To ask about the path on that commit: --ref {c1}\n" in out
+    assert f"\n{a['dropped']}: {E.COLLECTED} (mark {first_mark})\n" in out
+    assert "sweep manual__first" in out
+    assert cli(["explain", ns, "dropped.csv", *lakefs_args, "--ref", c1]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{repo}@{c1}:dropped.csv reads ")
+    assert f"\n{a['dropped']}: {E.COLLECTED} (mark {first_mark})\n" in out
+    # a path no commit of main had: never existed there, with a close path main has; and the bound
+    assert cli(["explain", ns, "heed.csv", *lakefs_args]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"lakefs-gc explain: error: {repo}@main has no object at 'heed.csv', and no commit of main ever had one "
+        f"(3 commits searched, back to the first): it never existed on main. Try another --ref (a branch, tag "
+        f"or commit that had it), or a path main has near it: 'head.csv'\n"
+    )
+    assert cli(["explain", ns, "dropped.csv", *lakefs_args, "--max-commits", "1"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"lakefs-gc explain: error: {repo}@main has no object at 'dropped.csv', and no commit among the newest "
+        f"1 commit of main had one; the search stopped there (a larger --max-commits searches further back). "
+        f"Try another --ref"
+    )

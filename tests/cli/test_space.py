@@ -64,8 +64,8 @@ def test_space_prints_the_classes_the_tags_and_the_stale_branches(repo, capsys):
     out = capsys.readouterr().out
     assert "all listed objects" in out
     assert "5 objects" in out.splitlines()[1]  # z, x three times, y
-    lines = {ln.split("  ", 2)[1].strip(): ln for ln in out.splitlines() if ln.startswith("  ") and "objects" in ln}
-    assert "1 objects" in lines["only staged (uncommitted)"]
+    lines = {ln.split("  ", 2)[1].strip(): ln for ln in out.splitlines() if ln.startswith("  ") and " object" in ln}
+    assert "1 object " in lines["only staged (uncommitted)"]
     assert "(6 bytes)" in lines["only staged (uncommitted)"]
     assert "(9 bytes)" in lines["only in retention windows (kept commits, not HEAD)"]
     assert "(2 bytes)" in lines["unreferenced, old enough: collected"]
@@ -83,10 +83,47 @@ def test_whatif_prices_a_branch_deleted_and_a_rule(repo, capsys):
     assert cli(["whatif", *base, "--delete-branch", "old"]) == 0
     out = capsys.readouterr().out
     # old's HEAD becomes a dangling commit, 40 days old: expired under the 1-day default rule
-    assert out.startswith("If branch 'old' deleted, the next GC run would free 1 objects, 100 B (100 bytes)")
+    assert out.startswith("If branch 'old' deleted, the next GC run would free 1 object, 100 B (100 bytes)")
+    assert "too young" not in out
     assert cli(["whatif", *base, "--rule", "main=0"]) == 0
-    assert "would free 1 objects, 9 B (9 bytes)" in capsys.readouterr().out  # x v2 leaves main's window
+    assert "would free 1 object, 9 B (9 bytes)" in capsys.readouterr().out  # x v2 leaves main's window
     assert sorted(o.key for o in storage.list("data/")) == before
+
+
+def test_whatif_counts_apart_what_a_change_leaves_unreferenced_but_too_young(repo, capsys):
+    """Every object was written seconds ago: with a minimum age of an hour, deleting branch old frees
+    nothing now, and says that z (100 bytes) becomes unreferenced but is too young until about an
+    hour after it was written."""
+    base, storage = repo
+    (z,) = [o for o in storage.list("data/") if o.size == 100]
+    assert cli(["whatif", *base, "--min-age-seconds", "3600", "--delete-branch", "old"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0]
+        == "If branch 'old' deleted, the next GC run would free 0 objects, 0 B (0 bytes), beyond today's garbage."
+    )
+    assert out[1].startswith(
+        "  1 object, 100 B (100 bytes), becomes unreferenced but is too young to collect before "
+    ), out
+    when = datetime.strptime(out[1].split("too young to collect before ")[1][:20], "%Y-%m-%d %H:%M:%SZ")
+    assert abs(when.replace(tzinfo=UTC).timestamp() - (z.last_modified + 3600)) < 2.0
+    assert out[1].endswith("(the minimum age is 3,600 seconds)")
+    assert out[2].startswith("  commits kept: ")
+
+
+def test_whatif_refuses_the_default_branch_as_lakefs_does(repo, lakefs_emulator, capsys):
+    """lakeFS never deletes a repository's default branch: pricing it is refused, in one line, exit 2."""
+    base, _ = repo
+    name = base[2]
+    with pytest.raises(lakefs_sdk.exceptions.ForbiddenException, match="cannot delete repository default branch"):
+        lakefs_emulator.client().branches_api.delete_branch(name, "main")
+    assert cli(["whatif", *base, "--delete-branch", "main"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"lakefs-gc whatif: error: --delete-branch 'main': it is the default branch of {name!r}, which lakeFS "
+        f'refuses to delete ("cannot delete repository default branch"): price another branch, or a --rule\n'
+    )
 
 
 @pytest.mark.parametrize(

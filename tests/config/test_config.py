@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
     cfg = load_config(p, strict=False)
     assert [r.repository for r in cfg.repositories] == ["repo-c"]
     text = "\n".join(cfg.entry_errors)
-    assert "(repo-a): unknown field(s) ['shedule']" in text
+    assert "(repo-a): unknown field 'shedule' (did you mean 'schedule'?)" in text
     assert "(repo-a): field 'mode': must be one of" in text
     assert "(repo-b): field 'sweep.max_delete_share'" in text
     assert len(text.splitlines()) == 3
@@ -169,7 +170,7 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
         ),
         (
             f"  - {BASE}, repository: repo-a, mode: mark_only, tasks: {{execution_timeouts: {{delet: 60}}}}}}",
-            r"\(repo-a\): field 'tasks.execution_timeouts': unknown task id\(s\) \['delet'\]",
+            r"\(repo-a\): field 'tasks.execution_timeouts': unknown task id 'delet' \(did you mean 'delete'\?\)",
         ),
         # duplicate repository
         (
@@ -188,7 +189,7 @@ BASE = "{lakefs_conn_id: lk, storage_conn_id: s3, spark_conn_id: sp, min_age_sec
         ),
         (
             f"  - {BASE}, repository: repo-a, mode: mark_only, shedule: '@daily'}}",
-            r"\(repo-a\): unknown field\(s\) \['shedule'\]",
+            r"\(repo-a\): unknown field 'shedule' \(did you mean 'schedule'\?\)",
         ),
         (
             f"  - {BASE}, repository: repo-a, mode: mark_only, spark: {{driver_memory: lots}}}}",
@@ -217,7 +218,7 @@ def test_errors_name_file_entry_and_field(tmp_path, entries, expected):
     p = write(tmp_path, "repositories:\n" + entries + "\n")
     with pytest.raises(ConfigError, match=expected) as e:
         load_config(p)
-    assert str(e.value).startswith(str(p) + ": ")
+    assert re.match(rf"{re.escape(str(p))}:[23]: ", str(e.value)), str(e.value)  # the file and the line
 
 
 @pytest.mark.parametrize(
@@ -243,7 +244,7 @@ def test_not_strict_keeps_the_good_entries_and_names_the_bad_one(tmp_path, entri
     cfg = load_config(p, strict=False)
     assert [r.repository for r in cfg.repositories] == ["good-one", "good-two"]
     [message] = cfg.entry_errors
-    assert message.startswith(f"{p}: repositories[1]")
+    assert message.startswith(f"{p}:3: repositories[1]")
     with pytest.raises(ConfigError, match=expected) as e:
         raise_entry_errors(p)
     assert str(e.value).startswith(f"{p}: 1 bad repository entry, whose GC DAG is not built")
@@ -305,3 +306,90 @@ def test_the_space_section_sets_the_attributions_params(tmp_path):
     a, b = load_config(p).repositories
     assert a.space == SpaceSettings(enabled=True, stale_branch_days=90)
     assert b.space == SpaceSettings(enabled=False, stale_branch_days=90)
+
+
+def test_every_problem_of_every_section_of_an_entry_is_named_at_its_line(tmp_path):
+    """Not only the first of each section: every bad field, each at the line it is on."""
+    p = write(
+        tmp_path,
+        """\
+        repositories:
+          - repository: repo-a
+            spark:
+              driver_memory: lots
+              parallelism: 0
+              drivr_memory: 1g
+            sweep: {max_delete_share: 5, batch_size: 0}
+            notify:
+              on_failure: [{smtp: {to: nobody}}, {pigeon: {}}]
+            tasks: {execution_timeouts: {delete: 0}}
+          - repository: repo-b
+        """,
+    )
+    cfg = load_config(p, strict=False)
+    assert [r.repository for r in cfg.repositories] == ["repo-b"]
+    [message] = cfg.entry_errors
+    at = f"{p}:{{}}: repositories[0] (repo-a): field "
+    assert message.splitlines() == [
+        at.format(4) + "'spark.driver_memory': must be a Spark memory size such as 1g or 512m, got 'lots'",
+        at.format(5) + "'spark.parallelism': must be an integer >= 1, got 0",
+        at.format(6) + "'spark': unknown key 'drivr_memory' (did you mean 'driver_memory'?)",
+        at.format(7) + "'sweep.max_delete_share': must be a number 0..1, got 5",
+        at.format(7) + "'sweep.batch_size': must be an integer 1..1000, got 0",
+        at.format(9) + "'notify.on_failure[0].smtp.to': must be a mail address or a list of them, got 'nobody'",
+        at.format(9) + "'notify.on_failure[1]': unknown notifier 'pigeon' (one of smtp, slack, class)",
+        at.format(10) + "'tasks.execution_timeouts.delete': must be an integer >= 1, got 0",
+    ]
+    assert cfg.entry_problems == message.splitlines()
+    with pytest.raises(ConfigError) as e:
+        raise_entry_errors(p)
+    assert str(e.value).splitlines()[1:] == message.splitlines()
+
+
+def test_bad_defaults_fail_the_whole_file_each_problem_once_at_its_line(tmp_path):
+    """``defaults`` applies to every entry: its problems are the file's (no DAG is built), named once,
+    not once per entry; the entries' own problems are still found (``check_config``)."""
+    from lakefs_gc.config import check_config
+
+    p = write(
+        tmp_path,
+        """\
+        defaults:
+          mode: sweep
+          spark: {parallelism: 0, pool: lakefs_gc_spark}
+        repositories:
+          - repository: repo-a
+          - repository: repo-b
+            shedule: "@daily"
+        """,
+    )
+    with pytest.raises(ConfigError) as e:
+        load_config(p, strict=False)
+    assert str(e.value).splitlines() == [
+        f"{p}:2: defaults: field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep'",
+        f"{p}:3: defaults: field 'spark.parallelism': must be an integer >= 1, got 0",
+    ]
+    checked = check_config(p)
+    assert [str(x) for x in checked.problems] == [
+        *str(e.value).splitlines(),
+        f"{p}:7: repositories[1] (repo-b): unknown field 'shedule' (did you mean 'schedule'?)",
+    ]
+    # the rest of defaults still applies to the entries checked
+    assert [(r.repository, r.spark.pool) for r in checked.config.repositories] == [("repo-a", "lakefs_gc_spark")]
+
+
+def test_a_duplicate_repository_is_bad_even_when_its_first_entry_is(tmp_path):
+    p = write(
+        tmp_path,
+        f"""\
+        repositories:
+          - {BASE}, repository: repo-a, mode: sweep}}
+          - {BASE}, repository: repo-a, mode: mark_only}}
+          - {BASE}, repository: repo-b, mode: mark_only}}
+        """,
+    )
+    cfg = load_config(p, strict=False)
+    assert [r.repository for r in cfg.repositories] == ["repo-b"]
+    assert cfg.entry_errors[1] == (
+        f"{p}:3: repositories[1] (repo-a): field 'repository': duplicate repository 'repo-a' (also repositories[0])"
+    )

@@ -110,8 +110,9 @@ def test_a_bad_discovered_entry_breaks_only_itself(cfg_file, tmp_path):
     refresh(cfg.discovery, lambda conn: ["fleet-a", "fleet-b"])
     cfg = load_config(cfg_file, strict=False)
     assert [r.repository for r in cfg.repositories] == ["named-repo", "fleet-a"]
+    line = cfg_file.read_text().splitlines().index("        mode: sweep") + 1  # in the source's overrides
     assert cfg.entry_problems == [
-        f"{cfg_file}: discover.sources[0] (fleet-b): field 'mode': must be one of "
+        f"{cfg_file}:{line}: discover.sources[0] (fleet-b): field 'mode': must be one of "
         "mark_and_sweep, mark_only, got 'sweep'"
     ]
 
@@ -137,9 +138,12 @@ def test_an_unreadable_record_names_the_file_and_the_fix(cfg_file):
         ),
         (
             {"discover": {"sources": [{"include": "a*", "defaults": {"repository": "x"}}]}},
-            "discover.sources[0]: defaults: unknown field(s) ['repository']",
+            "discover.sources[0]: defaults: unknown field 'repository' (allowed: ",
         ),
-        ({"discover": {"sources": [{"include": "a*"}], "schedul": "@daily"}}, "discover: unknown key(s) ['schedul']"),
+        (
+            {"discover": {"sources": [{"include": "a*"}], "schedul": "@daily"}},
+            "discover: unknown key 'schedul' (did you mean 'schedule'?)",
+        ),
         (
             {"discover": {"sources": [{"include": "a*"}], "schedule": "often"}},
             "discover: field 'schedule': must be a cron",
@@ -163,9 +167,12 @@ def test_bad_fleet_sections_are_named(doc, message):
             {"notify": {"on_success": [{"smtp": {"to": "nobody"}}]}},
             "field 'notify.on_success[0].smtp.to': must be a mail",
         ),
-        ({"notify": {"on_failure": [{"slack": {"channel": "#x", "colour": 1}}]}}, "unknown option(s) ['colour']"),
+        (
+            {"notify": {"on_failure": [{"slack": {"channel": "#x", "colour": 1}}]}},
+            "unknown option 'colour' (allowed: channel, ",
+        ),
         ({"notify": {"on_failure": [{"class": {"path": "no_such_pkg.N"}}]}}, "no_such_pkg is not installed here"),
-        ({"notify": {"on_fail": []}}, "field 'notify': unknown key(s) ['on_fail']"),
+        ({"notify": {"on_fail": []}}, "field 'notify': unknown key 'on_fail' (did you mean 'on_failure'?)"),
         ({"notify": {"on_failure": [{"class": {"path": "nodots"}}]}}, "field 'notify.on_failure[0].class.path'"),
         ({"spark": {"pool": "no spaces"}}, "field 'spark.pool': must be an Airflow pool name"),
     ],

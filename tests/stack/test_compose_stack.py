@@ -153,8 +153,8 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         t0 = time.monotonic()
         page.get_by_test_id("gc-trigger-run").click()
         message = page.get_by_test_id("gc-trigger-message")
-        expect(message).to_contain_text("created")
-        run_id = re.search(r"run (\S+) created", message.inner_text()).group(1)
+        expect(message).to_contain_text("queued")  # the notice of the run created, with a link to it
+        run_id = re.search(r"Run (\S+) queued", message.inner_text()).group(1)
 
         path = f"/api/v2/dags/{DAG_ID}/dagRuns/{urllib.parse.quote(run_id)}"
         conf = api.call("GET", path)["conf"]

@@ -132,14 +132,14 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     assert cli(["restore", "local://repo", "--run", MARK, "--local-root", str(root), "--restore-id", "all"]) == 1
     out = capsys.readouterr().out
     assert "9 restored" in out, out
-    assert "2 present" in out, out
+    assert "2 already restored by restore-" in out, out  # the --keys restore's
     assert "1 written again since" in out, out
     for k, v in objs.items():
         assert st.get(k) == (b"a newer write" if k == again else v), k
     for k, v in live.items():
         assert st.get(k) == v
     report = json.loads(st.get(layout.restore_dir(MARK, "all") + "summary.json"))
-    assert report["counts"] == {"restored": 9, "present": 2, "written again since": 1}
+    assert report["counts"] == {"restored": 9, "already restored": 2, "written again since": 1}
     rows = formats.read_restore_outcomes(st, layout.restore_dir(MARK, "all") + "outcomes.parquet")
     assert sorted(k for k, o, _ in rows) == sorted(objs)
     # the newer write's quarantined copy stays where it was
@@ -152,6 +152,63 @@ def test_a_quarantined_sweep_is_restored_byte_for_byte_and_never_over_a_newer_wr
     why = explain(st, again, roots)
     assert why.verdict == COLLECTED, why.lines()
     assert any("written again since" in t for _, t in why.facts), why.lines()
+
+
+def test_a_second_restore_says_already_restored_by_the_first(local_ns, tmp_path, capsys):
+    """Issue 52: a restore of keys an earlier restore brought back said "the sweep did not remove
+    it"; it names the restore that did, per key and in the summary line, and is not a failure."""
+    root, st = local_ns
+    objs = _files(6)
+    for k, v in objs.items():
+        st.put(k, v)
+    _mark(st, sorted(objs), datetime.now(UTC) - timedelta(minutes=5))
+    _sweep("local://repo", tmp_path / "work", local_root=str(root), quarantine_days=7)
+    base = ["restore", "local://repo", "--run", MARK, "--local-root", str(root)]
+    first = sorted(objs)[:2]
+    keys_file = tmp_path / "keys.txt"
+    keys_file.write_text("\n".join(first) + "\n")
+    assert cli([*base, "--keys", str(keys_file), "--restore-id", "first"]) == 0
+    assert "mark ft0000000000000000rs, 2 keys: 2 restored\n" in capsys.readouterr().out
+
+    # a dry run: the two are already restored, by "first"; nothing is written anywhere
+    everything = {o.key for o in st.list("", recursive=True)}
+    assert cli([*base, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    for k in first:
+        assert f"{k}  already restored: by first on " in out, out
+        assert "(the object is there)" in out, out
+    assert "the sweep did not remove it" not in out
+    assert "dry run: mark ft0000000000000000rs, 6 keys: 4 would restore, 2 already restored by first\n" in out, out
+    assert {o.key for o in st.list("", recursive=True)} == everything
+
+    # the rest: restored; the two named as the first's
+    assert cli([*base, "--restore-id", "second"]) == 0
+    out = capsys.readouterr().out
+    assert "mark ft0000000000000000rs, 6 keys: 4 restored, 2 already restored by first\n" in out, out
+    for k, v in objs.items():
+        assert st.get(k) == v
+    doc = json.loads(st.get(layout.restore_dir(MARK, "second") + "summary.json"))
+    assert doc["counts"] == {"restored": 4, "already restored": 2}
+    assert doc["already_restored_by"] == {"first": 2}
+    rows = {
+        k: (o, d)
+        for k, o, d in formats.read_restore_outcomes(st, layout.restore_dir(MARK, "second") + "outcomes.parquet")
+    }
+    assert {k for k, (o, _) in rows.items() if o == "already restored"} == set(first)
+    assert rows[first[0]][1].startswith("by first on ")
+
+    # one of them deleted by hand since; a third restore names both earlier restores and changes nothing
+    os.unlink(root / "repo" / first[1])
+    assert cli(base) == 0
+    out = capsys.readouterr().out
+    assert "6 keys: 6 already restored by first, second\n" in out, out
+    [line] = [ln for ln in out.splitlines() if ln.startswith(first[1])]
+    assert line.startswith(f"{first[1]}  already restored: by first on "), line
+    assert line.endswith("(gone again since)"), line
+    assert not st.exists(first[1])
+    # the same restore id again (a task run twice): its own record stays "restored"
+    assert cli([*base, "--restore-id", "second"]) == 0
+    assert "6 keys: 4 restored, 2 already restored by first\n" in capsys.readouterr().out
 
 
 def test_a_later_sweep_purges_an_ended_quarantine_and_restore_says_so(local_ns, tmp_path, monkeypatch):
@@ -270,9 +327,10 @@ def test_a_sweep_of_a_versioned_bucket_is_restored_and_a_newer_write_stays(moto_
     versions = moto_server.client().list_object_versions(Bucket=st.bucket, Prefix="repo/data/")
     markers = versions.get("DeleteMarkers", [])  # only the newer write's: below it, left as it was
     assert [(m["Key"], m["IsLatest"]) for m in markers] == [(f"repo/{again}", False)]
-    # a second restore finds everything present
+    # a second restore names the first for what it brought back; the newer write is still the newer write
     report = restore.restore_run(st, MARK)
-    assert report.counts == {"present": 7, "written again since": 1}
+    assert report.counts == {"already restored": 7, "written again since": 1}
+    assert report.already_by == {"r1": 7}
 
 
 def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_server, tmp_path):

@@ -108,8 +108,7 @@ def priority_weight(objects_listed: int | None) -> int:
 def discovered_entries(
     discovery: DiscoverySettings,
     listed: set[str],
-    parse: Callable[[Mapping[str, Any], str], RepoConfig],
-    path: Path,
+    parse: Callable[[Mapping[str, Any], int, str], RepoConfig],
 ) -> tuple[list[RepoConfig], list[str], tuple[RemovedRepository, ...], str | None]:
     """
     Return (entries, bad entries' messages, removed repositories, last refresh) from the refresh's record.
@@ -117,6 +116,7 @@ def discovered_entries(
     Each repository a source's connection listed and its patterns match is an entry: the file's
     ``defaults``, then the source's, then its override, then its id and connection. A repository
     listed by name in ``repositories`` (``listed``), or matched by an earlier source, is left to it.
+    ``parse(entry, i, where)``: the entry of source ``i``, or :class:`ConfigError` naming its problems.
     """
     found = read_discovered(discovery.state_file)
     entries: list[RepoConfig] = []
@@ -135,7 +135,7 @@ def discovered_entries(
                 "lakefs_conn_id": src.lakefs_conn_id,
             }
             try:
-                cfg = parse(entry, f"{path}: discover.sources[{i}] ({repo})")
+                cfg = parse(entry, i, f"discover.sources[{i}] ({repo})")
             except ConfigError as e:
                 errors.append(str(e))
                 continue

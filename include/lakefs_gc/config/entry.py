@@ -1,5 +1,5 @@
 """
-One repository entry validated: its fields merged over ``defaults``, every problem of the entry named.
+One repository entry validated: its fields merged over ``defaults``, every problem of the entry named (of its sections too).
 
 Part of :mod:`lakefs_gc.config` (import from there).
 """
@@ -7,18 +7,14 @@ Part of :mod:`lakefs_gc.config` (import from there).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from lakefs_gc.config.model import (
     DEFAULT_CLEAN_DAYS,
     ConfigError,
-    NotifySettings,
     RepoConfig,
-    SpaceSettings,
-    SparkSettings,
-    SweepSettings,
-    TaskSettings,
 )
 from lakefs_gc.config.sections import (
     _parse_clean_run_every,
@@ -30,11 +26,6 @@ from lakefs_gc.config.sections import (
     _unknown,
 )
 from lakefs_gc.contract import FLOWS, SCHEDULABLE_MODES
-
-if TYPE_CHECKING:
-    from lakefs_gc.gc.flow import CleanRunEvery
-
-_T = TypeVar("_T")
 
 # lakeFS repository ids: ^[a-z0-9][a-z0-9-]{2,62}$ (pkg/graveler validation).
 _REPO_RE = re.compile(r"^[a-z0-9][a-z0-9-]{2,62}$")
@@ -77,33 +68,42 @@ ENTRY_DEFAULTS: Mapping[str, Any] = {
 }
 
 
+@dataclass(frozen=True)
+class Found:
+    """One problem of a block of the file (an entry, ``defaults``), before it has a line: ``at`` finds it."""
+
+    at: str | None  # the path of what is wrong in the block (spark.driver_memory); None: the block itself
+    text: str  # "<where>: field 'mode': must be one of ..."
+
+
 def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: str) -> RepoConfig:
+    """Parse one entry merged over ``defaults`` and :data:`ENTRY_DEFAULTS`: :class:`ConfigError` naming every problem."""
+    repo, found = _check_entry(entry, defaults, where)
+    if repo is None:
+        raise ConfigError("\n".join(f.text for f in found))
+    return repo
+
+
+def _check_entry(
+    entry: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    where: str,
+    allowed: frozenset[str] = _ENTRY_FIELDS,
+    required: tuple[str, ...] = _REQUIRED,
+) -> tuple[RepoConfig | None, list[Found]]:
     """
-    Parse one entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`.
+    Check one entry merged over ``defaults`` and over :data:`ENTRY_DEFAULTS`: the entry, or None and every problem.
 
-    Every problem of the entry is found (one line each in the :class:`ConfigError`), not only the first.
+    Every problem of the entry is found, those of its sections too, not only the first of each.
+    ``allowed``, ``required``: its fields (``defaults`` checked on its own has no repository).
     """
-    problems: list[str] = []
+    found: list[Found] = []
 
-    def err(fld: str, msg: str) -> ConfigError:
-        return ConfigError(f"{where}: field '{fld}': {msg}")
+    def bad(fld: str, msg: str, at: str | None = None) -> None:
+        found.append(Found(at or fld, f"{where}: field '{fld}': {msg}"))
 
-    def bad(fld: str, msg: str) -> None:
-        problems.append(str(err(fld, msg)))
-
-    def check(fn: Callable[[], _T]) -> _T | None:
-        """Run a section's parser: its value, or None (the first problem of the section recorded)."""
-        try:
-            return fn()
-        except ConfigError as e:
-            problems.append(str(e))
-            return None
-
-    unknown = set(entry) - _ENTRY_FIELDS
-    if unknown:
-        problems.append(
-            f"{where}: unknown field(s) {_unknown(unknown, _ENTRY_FIELDS)} (allowed: {sorted(_ENTRY_FIELDS)})"
-        )
+    for key in sorted(set(entry) - allowed, key=str):
+        found.append(Found(str(key), f"{where}: {_unknown('field', key, allowed)}"))
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
     for section in ("spark", "sweep", "tasks", "space", "notify"):
         given = [v for v in (defaults.get(section), entry.get(section)) if v]
@@ -111,9 +111,11 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
             bad(section, f"must be a mapping, got {next(v for v in given if not isinstance(v, Mapping))!r}")
             given = [v for v in given if isinstance(v, Mapping)]
         merged[section] = {k: v for g in given for k, v in g.items()}
-    for fld in _REQUIRED:
+    for fld in required:
         if merged.get(fld) is None:
-            bad(fld, "missing (required; set it in the entry or under 'defaults')")
+            found.append(
+                Found(None, f"{where}: field '{fld}': missing (required; set it in the entry or under 'defaults')")
+            )
 
     name: Any = merged.get("repository")  # as the file has it: a str past the checks below
     if name is not None and (not isinstance(name, str) or not _REPO_RE.match(name)):
@@ -142,18 +144,17 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
     tags = merged.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) and t for t in tags):
         bad("tags", f"must be a list of non-empty strings, got {tags!r}")
-    spark = check(lambda: _parse_spark(merged["spark"], err))
-    sweep = check(lambda: _parse_sweep(merged["sweep"], err))
-    tasks = check(lambda: _parse_tasks(merged["tasks"], err))
-    space = check(lambda: _parse_space(merged["space"], err))
+    spark = _parse_spark(merged["spark"], bad)
+    sweep = _parse_sweep(merged["sweep"], bad)
+    tasks = _parse_tasks(merged["tasks"], bad)
+    space = _parse_space(merged["space"], bad)
     flow = merged.get("flow", "auto")
     if flow not in FLOWS:
         bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
-    every = check(lambda: _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), err))
-    notify = check(lambda: _parse_notify(merged["notify"], err))
-    if problems:
-        raise ConfigError("\n".join(problems))
-    # no problem: every section parsed (check returns None only after recording one)
+    every = _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), bad)
+    notify = _parse_notify(merged["notify"], bad)
+    if found:
+        return None, found
     return RepoConfig(
         repository=name,
         lakefs_conn_id=merged["lakefs_conn_id"],
@@ -164,14 +165,14 @@ def _parse_entry(entry: Mapping[str, Any], defaults: Mapping[str, Any], where: s
         schedule=schedule,
         work_dir=work_dir,
         tags=tuple(tags),
-        spark=cast("SparkSettings", spark),
-        sweep=cast("SweepSettings", sweep),
-        tasks=cast("TaskSettings", tasks),
-        space=cast("SpaceSettings", space),
+        spark=spark,
+        sweep=sweep,
+        tasks=tasks,
+        space=space,
         flow=flow,
-        clean_run_every=cast("CleanRunEvery", every),
-        notify=cast("NotifySettings", notify),
-    )
+        clean_run_every=every,
+        notify=notify,
+    ), found
 
 
 def _valid_schedule(s: str) -> bool:

@@ -56,6 +56,24 @@ class ConfigError(ValueError):
     """The GC configuration file is missing, unreadable or invalid (the message says where)."""
 
 
+@dataclass(frozen=True)
+class Problem:
+    """
+    One problem of the config file: where it is (the file and its line) and what is wrong.
+
+    Printed the way linters print them: ``gc.yaml:7: repositories[1] (my-repo): field 'mode':
+    must be one of ...`` (no line: a document given already parsed).
+    """
+
+    path: Path
+    line: int | None
+    message: str  # the block, the field, what is wrong: "repositories[1] (my-repo): field 'mode': ..."
+    whole_file: bool = False  # of the top level, defaults, pools or discover: no DAG is built until it is fixed
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}" if self.line is not None else f"{self.path}: {self.message}"
+
+
 # The field metadata of a field made by setting: its Rule
 RULE = "lakefs_gc.config.rule"
 
@@ -287,6 +305,7 @@ class GCConfig:
     path: Path
     repositories: tuple[RepoConfig, ...]
     entry_errors: tuple[str, ...] = ()  # the bad entries' messages (``strict=False`` only), in file order
+    problems: tuple[Problem, ...] = ()  # the bad entries' problems, one each, with their lines
     pools: tuple[tuple[str, int], ...] = ()  # Airflow pools the set-up creates: (name, slots)
     discovery: DiscoverySettings | None = None
     removed: tuple[RemovedRepository, ...] = ()  # discovered repositories gone from lakeFS

@@ -1,5 +1,5 @@
 """
-The sections of a repository entry (spark, sweep, tasks, space, notify, clean_run_every), each parsed.
+The sections of an entry (spark, sweep, tasks, space, notify, clean_run_every) parsed, every problem recorded.
 
 Part of :mod:`lakefs_gc.config` (import from there).
 """
@@ -9,13 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from lakefs_gc.config.model import (
     POOL_PATTERN,
     RULE,
-    ConfigError,
     NotifierSpec,
     NotifySettings,
     Rule,
@@ -32,9 +31,18 @@ from lakefs_gc.gc.flow import CleanRunEvery
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-# How a section's parser names a problem: ConfigError("<where>: field '<field>': <message>")
-_Err = Callable[[str, str], ConfigError]
 _S = TypeVar("_S", bound="DataclassInstance")
+
+
+class _Bad(Protocol):
+    """
+    How a section's parser records a problem and goes on: ``field '<field>': <message>``.
+
+    ``at``: the path of what is wrong, for its line (default ``field``), e.g. the unknown key itself.
+    """
+
+    def __call__(self, field: str, message: str, /, at: str | None = None) -> None: ...
+
 
 _POOL_RE = re.compile(POOL_PATTERN)
 # The rules of a class the config does not own (lakefs_gc.gc.flow): per field, as setting() gives the others
@@ -65,73 +73,92 @@ def _installed(module: str) -> bool:
         return False
 
 
-def _unknown(names: set[str], allowed: Iterable[str]) -> str:
-    """``['shedule'] (did you mean 'schedule'?)``: the unknown names, each with its nearest allowed one."""
+def _unknown(kind: str, name: Any, allowed: Iterable[str]) -> str:
+    """``unknown field 'shedule' (did you mean 'schedule'?)``, else the allowed names."""
     import difflib
 
-    hints = [f"{n!r} -> {m[0]!r}" for n in sorted(names) if (m := difflib.get_close_matches(n, list(allowed), 1, 0.6))]
-    return f"{sorted(names)}" + (f" (did you mean: {', '.join(hints)}?)" if hints else "")
+    allowed = sorted(allowed)
+    close = difflib.get_close_matches(str(name), allowed, 1, 0.6)
+    return f"unknown {kind} {name!r} " + (
+        f"(did you mean {close[0]!r}?)" if close else f"(allowed: {', '.join(allowed)})"
+    )
 
 
-def _parse_notify(raw: Any, err: _Err) -> NotifySettings:
+def _parse_notify(raw: Any, bad: _Bad) -> NotifySettings:
     """
     Parse ``notify: {on_failure: [...], on_success: [...]}``.
 
     Each notifier is one of ``{smtp: {to, ...}}``, ``{slack: {channel, ...}}`` or ``{class: {path, args}}``.
     """
-    _check_section(raw, "notify", frozenset({"on_failure", "on_success"}), err)
+    if not _check_section(raw, "notify", frozenset({"on_failure", "on_success"}), bad):
+        return NotifySettings()
     out: dict[str, tuple[NotifierSpec, ...]] = {}
     for when in ("on_failure", "on_success"):
         items = raw.get(when) or []
         if not isinstance(items, list):
-            raise err(f"notify.{when}", "must be a list of notifiers, e.g. [{smtp: {to: [ops@example.com]}}]")
-        specs = []
-        for j, item in enumerate(items):
-            fld = f"notify.{when}[{j}]"
-            if not isinstance(item, Mapping) or len(item) != 1:
-                raise err(
-                    fld, f"must be one of {{smtp: {{...}}}}, {{slack: {{...}}}}, {{class: {{path: ...}}}}, got {item!r}"
-                )
-            ((kind, options),) = item.items()
-            if kind not in NOTIFIER_KINDS:
-                raise err(fld, f"unknown notifier {kind!r} (one of {', '.join(NOTIFIER_KINDS)})")
-            required, allowed = NOTIFIER_KINDS[kind]
-            if not isinstance(options, Mapping):
-                raise err(f"{fld}.{kind}", "must be a mapping of the notifier's options")
-            unknown = set(options) - allowed
-            if unknown:
-                raise err(
-                    f"{fld}.{kind}", f"unknown option(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})"
-                )
-            missing = sorted(required - set(options))
-            if missing:
-                raise err(f"{fld}.{kind}", f"missing {', '.join(missing)}")
-            if kind == "smtp":
-                to = options["to"]
-                if isinstance(to, str):
-                    to = [to]
-                if not isinstance(to, list) or not to or not all(isinstance(t, str) and "@" in t for t in to):
-                    raise err(f"{fld}.smtp.to", f"must be a mail address or a list of them, got {options['to']!r}")
-                options = {**options, "to": tuple(to)}
-            if kind == "class" and (not isinstance(options["path"], str) or "." not in options["path"]):
-                raise err(
-                    f"{fld}.class.path",
-                    f"must be a dotted path such as my_pkg.notifiers.MyNotifier, got {options['path']!r}",
-                )
-            if kind == "class" and not isinstance(options.get("args") or {}, Mapping):
-                raise err(f"{fld}.class.args", "must be a mapping of the notifier's keyword arguments")
-            module = NOTIFIER_TARGETS[kind][0] if kind in NOTIFIER_TARGETS else str(options["path"]).rpartition(".")[0]
-            if not _installed(module):
-                package = NOTIFIER_TARGETS[kind][2] if kind in NOTIFIER_TARGETS else module
-                raise err(
-                    f"{fld}.{kind}", f"{module} is not installed here: install {package} into every Airflow component"
-                )
-            specs.append(NotifierSpec(kind=kind, options=tuple(sorted(options.items()))))
-        out[when] = tuple(specs)
+            bad(f"notify.{when}", "must be a list of notifiers, e.g. [{smtp: {to: [ops@example.com]}}]")
+            continue
+        specs = (_notifier(item, f"notify.{when}[{j}]", bad) for j, item in enumerate(items))
+        out[when] = tuple(spec for spec in specs if spec is not None)
     return NotifySettings(**out)
 
 
-def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
+def _notifier(item: Any, fld: str, bad: _Bad) -> NotifierSpec | None:
+    """One notifier of ``notify``; None when it is bad (every problem of it recorded)."""
+    if not isinstance(item, Mapping) or len(item) != 1:
+        bad(fld, f"must be one of {{smtp: {{...}}}}, {{slack: {{...}}}}, {{class: {{path: ...}}}}, got {item!r}")
+        return None
+    ((kind, options),) = item.items()
+    if kind not in NOTIFIER_KINDS:
+        bad(fld, f"unknown notifier {kind!r} (one of {', '.join(NOTIFIER_KINDS)})")
+        return None
+    required, allowed = NOTIFIER_KINDS[kind]
+    if not isinstance(options, Mapping):
+        bad(f"{fld}.{kind}", "must be a mapping of the notifier's options")
+        return None
+    problems: list[tuple[str, str, str | None]] = []
+    for name in sorted(set(options) - allowed, key=str):
+        problems.append((f"{fld}.{kind}", _unknown("option", name, allowed), f"{fld}.{kind}.{name}"))
+    missing = sorted(required - set(options))
+    if missing:
+        problems.append((f"{fld}.{kind}", f"missing {', '.join(missing)}", None))
+    if kind == "smtp" and "to" in options:
+        to = options["to"]
+        if isinstance(to, str):
+            to = [to]
+        if not isinstance(to, list) or not to or not all(isinstance(t, str) and "@" in t for t in to):
+            problems.append(
+                (f"{fld}.smtp.to", f"must be a mail address or a list of them, got {options['to']!r}", None)
+            )
+        options = {**options, "to": tuple(to) if isinstance(to, list) else to}
+    path_ok = kind != "class" or isinstance(options.get("path"), str) and "." in options["path"]
+    if kind == "class" and "path" in options and not path_ok:
+        problems.append(
+            (
+                f"{fld}.class.path",
+                f"must be a dotted path such as my_pkg.notifiers.MyNotifier, got {options['path']!r}",
+                None,
+            )
+        )
+    if kind == "class" and not isinstance(options.get("args") or {}, Mapping):
+        problems.append((f"{fld}.class.args", "must be a mapping of the notifier's keyword arguments", None))
+    if path_ok:
+        module = NOTIFIER_TARGETS[kind][0] if kind in NOTIFIER_TARGETS else str(options["path"]).rpartition(".")[0]
+        if not _installed(module):
+            package = NOTIFIER_TARGETS[kind][2] if kind in NOTIFIER_TARGETS else module
+            problems.append(
+                (
+                    f"{fld}.{kind}",
+                    f"{module} is not installed here: install {package} into every Airflow component",
+                    None,
+                )
+            )
+    for field_, message, at in problems:
+        bad(field_, message, at)
+    return None if problems else NotifierSpec(kind=kind, options=tuple(sorted(options.items())))
+
+
+def _parse_clean_run_every(raw: Any, bad: _Bad) -> CleanRunEvery:
     """
     Parse ``clean_run_every: {runs: N}`` and/or ``{days: D}`` (whichever comes first).
 
@@ -139,29 +166,32 @@ def _parse_clean_run_every(raw: Any, err: _Err) -> CleanRunEvery:
     """
     if raw is None:
         return CleanRunEvery()
-    return read_section(CleanRunEvery, raw, "clean_run_every", err, rules=_CLEAN_RUN_EVERY_RULES)
+    return read_section(CleanRunEvery, raw, "clean_run_every", bad, rules=_CLEAN_RUN_EVERY_RULES)
 
 
-def _check_section(raw: Any, name: str, allowed: frozenset[str], err: _Err) -> None:
+def _check_section(raw: Any, name: str, allowed: frozenset[str], bad: _Bad) -> bool:
+    """Record each unknown key of section ``name``; False when it is not even a mapping."""
     if not isinstance(raw, Mapping):
-        raise err(name, "must be a mapping")
-    unknown = set(raw) - allowed
-    if unknown:
-        raise err(name, f"unknown key(s) {_unknown(unknown, allowed)} (allowed: {sorted(allowed)})")
+        bad(name, "must be a mapping")
+        return False
+    for key in sorted(set(raw) - allowed, key=str):
+        bad(name, _unknown("key", key, allowed), f"{name}.{key}")
+    return True
 
 
 def read_section(
-    cls: type[_S], raw: Any, name: str, err: _Err, rules: Mapping[str, Rule] | None = None, **by_hand: Any
+    cls: type[_S], raw: Any, name: str, bad: _Bad, rules: Mapping[str, Rule] | None = None, **by_hand: Any
 ) -> _S:
     """
     Read section ``name`` into ``cls`` through the wire codec, each field by its type hint and :class:`Rule`.
 
-    A field of the wrong type or against its rule: ``field '<name>.<field>': must be <words>, got <value>``
-    (the first such field, in the class's order). ``rules``: the rules of a class the config does not
-    own, by field, instead of its :func:`setting` metadata. ``by_hand``: the fields the section reads
-    itself (those without a rule), already read.
+    A field of the wrong type or against its rule: ``field '<name>.<field>': must be <words>, got <value>``,
+    every such field (in the class's order; the section read has its default instead). ``rules``: the
+    rules of a class the config does not own, by field, instead of its :func:`setting` metadata.
+    ``by_hand``: the fields the section reads itself (those without a rule), already read.
     """
-    _check_section(raw, name, _names(cls), err)
+    if not _check_section(raw, name, _names(cls), bad):
+        return dataclasses.replace(cls(), **by_hand)
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -176,7 +206,8 @@ def read_section(
         else:
             ok = value is None or rule.ok(value)
         if not ok:
-            raise err(f"{name}.{f.name}", f"must be {_words(hints[f.name], rule)}, got {v!r}")
+            bad(f"{name}.{f.name}", f"must be {_words(hints[f.name], rule)}, got {v!r}")
+            continue
         values[f.name] = value
     return dataclasses.replace(from_wire(cls, values, name), **by_hand)
 
@@ -196,38 +227,41 @@ def _words(tp: Any, rule: Rule) -> str:
     return f"{'an integer' if base is int else 'a number'} {bound}{rule.note}"
 
 
-def _parse_spark(raw: Any, err: _Err) -> SparkSettings:
-    _check_section(raw, "spark", _names(SparkSettings), err)
-    conf = raw.get("conf") or {}
+def _parse_spark(raw: Any, bad: _Bad) -> SparkSettings:
+    conf = (raw.get("conf") or {}) if isinstance(raw, Mapping) else {}
     if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
-        raise err("spark.conf", "must be a mapping of Spark property names to values")
+        bad("spark.conf", "must be a mapping of Spark property names to values")
+        conf = {}
     for k, v in conf.items():
         if isinstance(v, (dict, list)) or v is None:
-            raise err(f"spark.conf.{k}", f"must be a scalar, got {v!r}")
-    return read_section(SparkSettings, raw, "spark", err, conf={k: _conf_str(v) for k, v in conf.items()})
+            bad(f"spark.conf.{k}", f"must be a scalar, got {v!r}")
+    good = {k: _conf_str(v) for k, v in conf.items() if not (isinstance(v, (dict, list)) or v is None)}
+    return read_section(SparkSettings, raw, "spark", bad, conf=good)
 
 
-def _parse_sweep(raw: Any, err: _Err) -> SweepSettings:
-    return read_section(SweepSettings, raw, "sweep", err)
+def _parse_sweep(raw: Any, bad: _Bad) -> SweepSettings:
+    return read_section(SweepSettings, raw, "sweep", bad)
 
 
-def _parse_space(raw: Any, err: _Err) -> SpaceSettings:
-    return read_section(SpaceSettings, raw, "space", err)
+def _parse_space(raw: Any, bad: _Bad) -> SpaceSettings:
+    return read_section(SpaceSettings, raw, "space", bad)
 
 
-def _parse_tasks(raw: Any, err: _Err) -> TaskSettings:
-    _check_section(raw, "tasks", _names(TaskSettings), err)
-    per_task = raw.get("execution_timeouts") or {}
+def _parse_tasks(raw: Any, bad: _Bad) -> TaskSettings:
+    per_task = (raw.get("execution_timeouts") or {}) if isinstance(raw, Mapping) else {}
     if not isinstance(per_task, Mapping):
-        raise err("tasks.execution_timeouts", "must be a mapping of task id to seconds")
-    bad = set(per_task) - set(STEPS)
-    if bad:
-        raise err("tasks.execution_timeouts", f"unknown task id(s) {sorted(bad)} (tasks: {', '.join(STEPS)})")
-    settings = read_section(TaskSettings, raw, "tasks", err)
+        bad("tasks.execution_timeouts", "must be a mapping of task id to seconds")
+        per_task = {}
+    for k in sorted(set(per_task) - set(STEPS), key=str):
+        bad("tasks.execution_timeouts", _unknown("task id", k, STEPS), f"tasks.execution_timeouts.{k}")
+    settings = read_section(TaskSettings, raw, "tasks", bad)
+    good = {}
     for k, v in per_task.items():
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise err(f"tasks.execution_timeouts.{k}", f"must be an integer >= 1, got {v!r}")
-    return dataclasses.replace(settings, execution_timeouts=dict(per_task))
+            bad(f"tasks.execution_timeouts.{k}", f"must be an integer >= 1, got {v!r}")
+        elif k in STEPS:
+            good[k] = v
+    return dataclasses.replace(settings, execution_timeouts=good)
 
 
 def _conf_str(v: Any) -> str:

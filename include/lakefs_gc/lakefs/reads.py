@@ -107,9 +107,11 @@ class LakeFSReads:
         return self.call("getCommit", self.commits_api.get_commit, repo, commit_id)
 
     # -- what every branch reads now (lakefs_gc.listing.uncommitted.api_staged) -----------------------
-    def objects(self, repo: str, ref: str, page: int = 1000) -> Iterator[tuple[str, str]]:
+    def objects(self, repo: str, ref: str, page: int = 1000, prefix: str = "") -> Iterator[tuple[str, str]]:
         """
         Yield (path, physical address as lakeFS prints it) of every object ``ref`` reads, in path order.
+
+        ``prefix``: only the paths that start with it.
 
         ``listObjects``, recursive, all pages. On a branch this is the staged view; on a
         commit id, the committed tree. A 404 propagates (the caller decides what a gone branch
@@ -124,6 +126,7 @@ class LakeFSReads:
                 ref,
                 after=after or None,
                 amount=page,
+                prefix=prefix or None,
                 user_metadata=False,
             )
             for o in resp.results:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
 
 __all__ = [
+    "ALREADY_RESTORED",
     "DELETED_AGAIN",
     "NOT_IN_RUN",
     "NO_VERSION",
@@ -35,11 +36,22 @@ RESTORED = "restored"
 WOULD_RESTORE = "would restore"  # --dry-run
 WRITTEN_SINCE = "written again since"  # never replaced: the newer object stays
 PRESENT = "present"  # not deleted (a dead letter, a dry-run sweep): nothing to do
+ALREADY_RESTORED = "already restored"  # brought back by an earlier restore of the run (its id in the detail)
 NO_VERSION = "no version kept"  # the store kept nothing of it (versioning or soft delete off)
 RETENTION_PASSED = "retention passed"  # kept once, purged or expired since
 DELETED_AGAIN = "deleted again since"  # gone, but not by this run's sweep: not ours to bring back
 NOT_IN_RUN = "not deleted by this run"  # --keys named a key the run did not delete
-OUTCOMES = (RESTORED, WOULD_RESTORE, WRITTEN_SINCE, PRESENT, NO_VERSION, RETENTION_PASSED, DELETED_AGAIN, NOT_IN_RUN)
+OUTCOMES = (
+    RESTORED,
+    WOULD_RESTORE,
+    ALREADY_RESTORED,
+    WRITTEN_SINCE,
+    PRESENT,
+    NO_VERSION,
+    RETENTION_PASSED,
+    DELETED_AGAIN,
+    NOT_IN_RUN,
+)
 
 
 class SweptKeys(Protocol):

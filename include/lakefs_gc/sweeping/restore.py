@@ -19,7 +19,9 @@ store: ``Storage.restore_key``, ``Storage.restorability``):
   and removes the quarantined name. A later sweep purges quarantines whose days have passed.
 
 Every key gets one outcome (:data:`OUTCOMES`, :mod:`lakefs_gc.storage.restoring`) and a detail; the
-restore writes them with a summary under ``unified/<mark>/restores/<restore_id>/``. :func:`restorability`
+restore writes them with a summary under ``unified/<mark>/restores/<restore_id>/`` (a dry run writes
+nothing). A key an earlier restore of the run brought back (its report says so) is ``already
+restored``, by that restore's id, and the store is not asked again. :func:`restorability`
 says, at sweep time, whether and until when the store keeps what the sweep deletes: the sweep's
 report carries it.
 """
@@ -38,6 +40,7 @@ from lakefs_gc.report import formats, layout
 from lakefs_gc.report.marks import find_run, iter_marks, iter_sweeps, parquet_parts, read_summary
 from lakefs_gc.report.run_summary import RunSummary
 from lakefs_gc.storage.restoring import (
+    ALREADY_RESTORED,
     DELETED_AGAIN,
     NO_VERSION,
     NOT_IN_RUN,
@@ -50,14 +53,18 @@ from lakefs_gc.storage.restoring import (
     parse_time,
 )
 from lakefs_gc.timestamps import iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from lakefs_gc.contract import Restorability
     from lakefs_gc.storage.base import Storage
 
 __all__ = [
+    "ALREADY_RESTORED",
     "CLOCK_SLACK",
     "DELETED_AGAIN",
+    "DONE",
+    "NOT_DONE",
     "NOT_IN_RUN",
     "NO_VERSION",
     "OUTCOMES",
@@ -68,6 +75,7 @@ __all__ = [
     "WRITTEN_SINCE",
     "RestoreReport",
     "SweptRun",
+    "earlier_restores",
     "find_mark",
     "purge_quarantine",
     "restorability",
@@ -77,6 +85,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Outcomes that leave the key as the person asked (the others fail the restore: exit status 1, a failed task)
+DONE = (RESTORED, WOULD_RESTORE, ALREADY_RESTORED, PRESENT)
+NOT_DONE = tuple(o for o in OUTCOMES if o not in DONE)
 
 # Slack around the sweep's own times when matching the store's deletion time (clocks of the worker
 # and the store differ; the window is only ever as wide as the sweep plus this).
@@ -207,6 +219,8 @@ class RestoreReport:
     rows: list[tuple[str, str, str]]
     report_uri: str | None  # None: a dry run, which writes nothing
     window: tuple[str, str]
+    # each earlier restore's id -> how many of the keys it brought back ("already restored")
+    already_by: dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -215,9 +229,49 @@ class RestoreReport:
             "dry_run": self.dry_run,
             "keys": len(self.rows),
             "counts": self.counts,
+            **({"already_restored_by": self.already_by} if self.already_by else {}),
             "sweep_window": list(self.window),
             "outcomes": "outcomes.parquet",
         }
+
+    def counts_text(self) -> str:
+        """Return the outcomes' counts as a person reads them: ``3 restored, 2 already restored by r1``."""
+        parts = []
+        for outcome, n in self.counts.items():
+            by = f" by {', '.join(sorted(self.already_by))}" if outcome == ALREADY_RESTORED and self.already_by else ""
+            parts.append(f"{n:,} {outcome}{by}")
+        return ", ".join(parts) or "no keys"
+
+    def line(self) -> str:
+        """Return the restore's summary line: ``mark M, 5 keys: 5 restored`` (``dry run:`` first for a dry run)."""
+        return f"{'dry run: ' if self.dry_run else ''}mark {self.mark_id}, {plural(len(self.rows), 'key')}: {self.counts_text()}"
+
+
+def earlier_restores(storage: Storage, mark_id: str) -> dict[str, tuple[str, str, str]]:
+    """
+    Return every key a finished restore of ``mark_id`` brought back: key -> (restore id, its time, detail).
+
+    A finished restore is one whose ``summary.json`` is there (written after its outcomes); the
+    first restore in time that restored a key names it.
+    """
+    found: list[tuple[str, str, str]] = []  # (time, restore id, folder)
+    for rdir in storage.list_prefixes(layout.restores_dir(mark_id)):
+        key = rdir + "summary.json"
+        if not storage.exists(key) or not storage.exists(rdir + "outcomes.parquet"):
+            continue
+        try:
+            doc = json.loads(storage.get(key))
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and not doc.get("dry_run"):
+            rid = doc.get("restore_id") or rdir.rstrip("/").rsplit("/", 1)[-1]
+            found.append((str(doc.get("time") or ""), str(rid), rdir))
+    by_key: dict[str, tuple[str, str, str]] = {}
+    for when, rid, rdir in sorted(found):
+        for key, outcome, detail in formats.read_restore_outcomes(storage, rdir + "outcomes.parquet"):
+            if outcome == RESTORED and key not in by_key:
+                by_key[key] = (rid, when, detail)
+    return by_key
 
 
 def restore_run(
@@ -237,19 +291,28 @@ def restore_run(
     mark_id = find_mark(storage, run)
     swept = swept_run(storage, mark_id)
     wanted = sorted(swept.keys) if keys is None else list(dict.fromkeys(_relative(storage, k) for k in keys))
+    rid = restore_id or f"restore-{now.strftime('%Y%m%dT%H%M%SZ')}{'-dry-run' if dry_run else ''}"
+    earlier = earlier_restores(storage, mark_id)
     rows: list[tuple[str, str, str]] = []
+    already_by: dict[str, int] = {}
     for key in wanted:
         if key not in swept.keys:
             rows.append((key, NOT_IN_RUN, f"not in the keys the sweeps of mark {mark_id} deleted"))
-            continue
-        outcome, detail = storage.restore_key(key, swept, dry_run, now)
-        rows.append((key, outcome, detail))
+        elif key in earlier and earlier[key][0] == rid:  # this restore again (a task run twice): its record stays
+            rows.append((key, RESTORED, earlier[key][2]))
+        elif key in earlier:  # never asked again: the store would answer "present", or a newer write
+            by, when, _ = earlier[key]
+            now_there = "the object is there" if storage.exists(key) else "gone again since"
+            on = f"{when[:19]}Z" if len(when) >= 19 else "?"  # its summary's time, to the second
+            rows.append((key, ALREADY_RESTORED, f"by {by} on {on} ({now_there})"))
+            already_by[by] = already_by.get(by, 0) + 1
+        else:
+            rows.append((key, *storage.restore_key(key, swept, dry_run, now)))
     counts = {o: sum(1 for r in rows if r[1] == o) for o in OUTCOMES}
     counts = {k: v for k, v in counts.items() if v}
-    rid = restore_id or f"restore-{now.strftime('%Y%m%dT%H%M%SZ')}{'-dry-run' if dry_run else ''}"
     rdir = layout.restore_dir(mark_id, rid)
     uri = None if dry_run else storage.full_uri(rdir + "summary.json")
-    report = RestoreReport(mark_id, rid, dry_run, counts, rows, uri, swept.window())
+    report = RestoreReport(mark_id, rid, dry_run, counts, rows, uri, swept.window(), already_by)
     if not dry_run:
         formats.write_restore_outcomes(storage, rdir + "outcomes.parquet", rows)
         storage.put(rdir + "summary.json", json.dumps({**report.summary(), "time": iso(now)}, indent=2).encode())

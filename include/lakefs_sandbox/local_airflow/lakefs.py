@@ -81,6 +81,40 @@ def seed_sample(server) -> tuple[bool, int]:
         ) from None
 
 
+# The conf that collects the seeded garbage now: the objects are as new as the seed (only its commits
+# are dated back), and lakeFS's grace period (a day) is the floor of the minimum age unless
+# unsafe_min_age_override (prepare_run refuses a smaller one without it: lakefs_gc.gc.clock). A minute:
+# nothing but the seed writes here. Mode given: the config's entry may default to mark_only.
+COLLECT_NOW_MIN_AGE = 60
+COLLECT_NOW = {"mode": "mark_and_sweep", "min_age_seconds": COLLECT_NOW_MIN_AGE, "unsafe_min_age_override": True}
+# the Params' titles (plugins/lakefs_gc_airflow/params.py: no Airflow import here), as both forms show them
+FORM_FIELDS = {
+    "mode": "Run mode",
+    "min_age_seconds": "Minimum object age (s)",
+    "unsafe_min_age_override": "Unsafe minimum-age override",
+}
+
+
+def collect_now_lines(dag_id: str, state: Path, created: int) -> list[str]:
+    """Return the banner's lines that collect the seeded garbage now: the conf, the forms' fields, the CLI."""
+    import json
+    import shlex
+
+    conf = json.dumps(COLLECT_NOW)
+    fields = ", ".join(f'"{FORM_FIELDS[k]}" {"on" if v is True else v}' for k, v in COLLECT_NOW.items())
+    when = created + COLLECT_NOW_MIN_AGE + 10  # the seed writes its objects within seconds of the repository
+    soon = f" (from {time.strftime('%H:%M:%S', time.localtime(when))} on: the objects must be a minute old)"
+    return [
+        f"  collect now  conf {conf}{soon if when > time.time() else ''}",
+        "               (lakeFS's grace period is a day: the override, for this sandbox only, goes below it)",
+        f"               in the UI: unpause {dag_id}, Trigger, and set {fields}",
+        "               (the GC page's Run GC form has the same fields); or in a shell, from the project root:",
+        f"               source .venv/bin/activate; export AIRFLOW_HOME={shlex.quote(str(state))}",
+        f"               airflow dags unpause {dag_id}",
+        f"               airflow dags trigger {dag_id} --conf {shlex.quote(conf)}",
+    ]
+
+
 def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> list[str]:
     """
     Return what the summary says of the lakeFS this command runs.
@@ -112,11 +146,18 @@ def lakefs_lines(server, home: Path, seeded: bool, created: int, p: Plan) -> lis
     if SAMPLE_REPO in p.min_ages:
         age = p.min_ages[SAMPLE_REPO]
         ready = time.strftime("%Y-%m-%d %H:%M", time.localtime(created + age))
-        lines.append(
-            f"               a GC run deletes its garbage once the objects are older than the minimum age "
-            f"(min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
-            f"before that it deletes nothing"
-        )
+        if created + age > time.time():
+            lines.append(
+                f"               a run with the defaults deletes its garbage once the objects are older than the "
+                f"minimum age (min_age_seconds {age}, and lakeFS's grace period), i.e. from about {ready} on; "
+                f"before that it deletes nothing. To collect now:"
+            )
+            dag_id = next((d for d in p.dag_ids if d.endswith("__" + SAMPLE_REPO)), f"lakefs_gc__{SAMPLE_REPO}")
+            lines += collect_now_lines(dag_id, p.state, created)
+        else:
+            lines.append(
+                f"               its objects are older than the minimum age ({age}s): a run with the defaults collects"
+            )
     else:
         lines.append(f"               not in {p.config_path}: no DAG collects it")
     return lines

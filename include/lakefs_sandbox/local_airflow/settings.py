@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lakefs_gc.config import ConfigError, load_config, project_root
+from lakefs_gc.config import ConfigError, GCConfig, check_config, project_root
+from lakefs_gc.words import plural
 from lakefs_sandbox.local_airflow.processes import LOOPBACK, SIMPLE_AUTH_MANAGER, airflow_env
 
 
@@ -59,31 +60,74 @@ SETTINGS = {
 _LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
-def read_env_file(path: Path) -> dict[str, str]:
+@dataclass
+class EnvFile:
+    """A settings file as read: its values, the line of each, and every problem of it."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # key -> the line its value comes from (the last)
+    problems: list[str] = field(default_factory=list)  # "FILE:LINE: what is wrong", one each
+    repeated: list[str] = field(default_factory=list)  # a key set twice: which line counts
+
+
+def _unknown_setting(key: str) -> str:
+    """Return what to say of an unknown key: the setting it is closest to, else every one there is."""
+    import difflib
+
+    close = difflib.get_close_matches(key, list(SETTINGS), 1, 0.75)
+    if close:
+        return f"unknown setting {key} (did you mean {close[0]}?)"
+    return (
+        f"unknown setting {key} (known: {', '.join(SETTINGS)}; or any AIRFLOW_CONN_<ID> connection, "
+        "or AIRFLOW__<SECTION>__<KEY> Airflow setting)"
+    )
+
+
+def _connection_problem(key: str, value: str) -> str | None:
+    """Return what is wrong with an ``AIRFLOW_CONN_<ID>`` value (JSON, or a URI ``type://...``), if anything."""
+    if value.lstrip().startswith("{"):
+        try:
+            doc = json.loads(value)
+        except ValueError as e:
+            return f"{key} is not valid JSON ({e})"
+        if not isinstance(doc, dict) or not doc.get("conn_type"):
+            return f'{key} must be a JSON object with a conn_type, e.g. {{"conn_type": "aws", ...}}'
+        return None
+    if "://" not in value:
+        return f"{key} must be a connection URI (type://login:password@host:port) or JSON, got {value[:40]!r}"
+    return None
+
+
+def read_env_file(path: Path) -> EnvFile:
     """
     Read ``KEY=value`` lines (``export`` allowed, ``#`` comments, values optionally quoted).
 
-    A line of another shape or an unknown key is an error naming the file and the line.
+    Every problem is kept (``FILE:LINE: ...``), not only the first: a line of another shape, an
+    unknown key (with the known one it is closest to), a connection that does not read.
     """
-    out: dict[str, str] = {}
+    out = EnvFile()
     for n, raw in enumerate(path.read_text().splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         m = _LINE.match(line)
         if not m:
-            raise SetupError(f"{path}:{n}: not a KEY=value line: {line.split('=')[0][:40]!r}...")
+            out.problems.append(f"{path}:{n}: not a KEY=value line: {line.split('=')[0][:40]!r}...")
+            continue
         key, value = m.group(1), m.group(2).strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
         if key not in SETTINGS and not key.startswith(("AIRFLOW_CONN_", "AIRFLOW__")):
-            raise SetupError(
-                f"{path}:{n}: unknown setting {key} (known: {', '.join(SETTINGS)}; or any "
-                f"AIRFLOW_CONN_<ID> connection, or AIRFLOW__<SECTION>__<KEY> Airflow setting)"
-            )
-        out[key] = value
+            out.problems.append(f"{path}:{n}: {_unknown_setting(key)}")
+            continue
+        wrong = _connection_problem(key, value) if key.startswith("AIRFLOW_CONN_") else None
+        if wrong:
+            out.problems.append(f"{path}:{n}: {wrong}")
+        if key in out.lines:
+            out.repeated.append(f"{path}:{n}: {key} is set again (first on line {out.lines[key]}): line {n} counts")
+        out.values[key], out.lines[key] = value, n
     return out
 
 
@@ -139,19 +183,22 @@ def plan(
     """
     Resolve the settings (environment over file over defaults) into a :class:`Plan`.
 
-    A wrong setting raises :class:`SetupError` naming it. ``lakefs``: the ``LAKEFS_*`` settings of
-    the lakeFS this command runs (``--lakefs real``), over the environment and the file (each value
-    of theirs it replaces is noted in :attr:`Plan.notes`, secrets left out).
+    Every wrong setting is found before anything starts: one :class:`SetupError` names each, at its
+    line of the file (or in the environment). ``lakefs``: the ``LAKEFS_*`` settings of the lakeFS
+    this command runs (``--lakefs real``), over the environment and the file (each value of theirs it
+    replaces is noted in :attr:`Plan.notes`, secrets left out).
     """
     root = project_root()
-    from_file: dict[str, str] = {}
+    read = EnvFile()
     if env_file is not None:
         if not env_file.is_file():
             raise SetupError(
                 f"{env_file}: no such file: copy config/airflow.env.example to it and fill it in "
                 f"(or give the settings as environment variables and no --env-file)"
             )
-        from_file = read_env_file(env_file)
+        read = read_env_file(env_file)
+    from_file = read.values
+    problems = list(read.problems)
     where = str(env_file) if env_file else "the environment"
 
     lakefs = lakefs or {}
@@ -164,6 +211,12 @@ def plan(
         # a setting with a default (SETTINGS): get() gives None only for one without
         return get(name) or ""
 
+    def at(name: str) -> str:
+        """Where the value of ``name`` comes from: its line of the file, or the environment."""
+        if environ.get(name) and not lakefs.get(name):
+            return "the environment"
+        return f"{env_file}:{read.lines[name]}" if name in read.lines and from_file.get(name) else where
+
     notes = []
     for name, value in lakefs.items():
         for source, values in (("the environment", environ), (str(env_file), from_file)):
@@ -174,12 +227,19 @@ def plan(
 
     cfg_path = Path(get_defaulted("LAKEFS_GC_CONFIG"))
     cfg_path = cfg_path if cfg_path.is_absolute() else root / cfg_path
+    cfg: GCConfig | None = None
     try:
-        cfg = load_config(cfg_path, strict=False)
-    except ConfigError as e:
-        raise SetupError(
-            f"{e} (LAKEFS_GC_CONFIG in {where}; relative paths are from the project root, {root})"
-        ) from None
+        checked = check_config(cfg_path)  # as the DAG files read it, every problem of the file as a whole
+    except ConfigError as e:  # not readable, not YAML
+        wrong = [str(e)]
+    else:
+        wrong = [str(x) for x in checked.file_problems]
+        cfg = None if wrong else checked.config
+    if wrong:
+        wrong[-1] += (
+            f" (LAKEFS_GC_CONFIG in {at('LAKEFS_GC_CONFIG')}; relative paths are from the project root, {root})"
+        )
+        problems.extend(wrong)
 
     conns = {k: v for k, v in from_file.items() if k.startswith("AIRFLOW_CONN_")}
     conns.update({k: v for k, v in environ.items() if k.startswith("AIRFLOW_CONN_")})
@@ -188,54 +248,62 @@ def plan(
     def own(conn_id: str, value: dict, text: str) -> None:
         key = "AIRFLOW_CONN_" + conn_id.upper()
         if key in conns:
-            raise SetupError(
-                f"{where}: {key} and the {text.split(' ')[0]} settings both define {conn_id}: keep one of them"
+            problems.append(
+                f"{at(key)}: {key} and the {text.split(' ')[0]} settings both define {conn_id}: keep one of them"
             )
+            return
         conns[key] = json.dumps(value)
         described[conn_id] = text
 
     endpoint = get("LAKEFS_ENDPOINT")
     key_id, secret = get("LAKEFS_ACCESS_KEY_ID"), get("LAKEFS_SECRET_ACCESS_KEY")
     if endpoint:
-        if not re.match(r"^https?://[^/\s]+", endpoint):
-            raise SetupError(
-                f"{where}: LAKEFS_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, got {endpoint!r}"
-            )
         missing = [n for n, v in (("LAKEFS_ACCESS_KEY_ID", key_id), ("LAKEFS_SECRET_ACCESS_KEY", secret)) if not v]
-        if missing:
-            raise SetupError(
-                f"{where}: LAKEFS_ENDPOINT is set but {' and '.join(missing)} "
+        if not re.match(r"^https?://[^/\s]+", endpoint):
+            problems.append(
+                f"{at('LAKEFS_ENDPOINT')}: LAKEFS_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000, "
+                f"got {endpoint!r}"
+            )
+        elif missing:
+            problems.append(
+                f"{at('LAKEFS_ENDPOINT')}: LAKEFS_ENDPOINT is set but {' and '.join(missing)} "
                 f"{'is' if len(missing) == 1 else 'are'} not: set the keys of a lakeFS user"
             )
-        extra = {}
-        blockroot = get("LAKEFS_LOCAL_BLOCKSTORE_ROOT")
-        if blockroot:
-            blockroot = str(root / blockroot)  # relative: from the project root (an absolute path stays)
-            extra["local_blockstore_root"] = blockroot
-        own(
-            "lakefs_default",
-            {
-                "conn_type": "lakefs_gc",
-                "host": endpoint,
-                "login": key_id,
-                "password": secret,
-                **({"extra": extra} if extra else {}),
-            },
-            f"lakeFS {endpoint}" + (f", local blockstore root {blockroot}" if blockroot else ""),
-        )
+        else:
+            extra = {}
+            blockroot = get("LAKEFS_LOCAL_BLOCKSTORE_ROOT")
+            if blockroot:
+                blockroot = str(root / blockroot)  # relative: from the project root (an absolute path stays)
+                extra["local_blockstore_root"] = blockroot
+            own(
+                "lakefs_default",
+                {
+                    "conn_type": "lakefs_gc",
+                    "host": endpoint,
+                    "login": key_id,
+                    "password": secret,
+                    **({"extra": extra} if extra else {}),
+                },
+                f"lakeFS {endpoint}" + (f", local blockstore root {blockroot}" if blockroot else ""),
+            )
     elif key_id or secret:
-        raise SetupError(f"{where}: lakeFS keys are set but LAKEFS_ENDPOINT is not: set lakeFS's URL")
+        given = "LAKEFS_ACCESS_KEY_ID" if key_id else "LAKEFS_SECRET_ACCESS_KEY"
+        problems.append(f"{at(given)}: lakeFS keys are set but LAKEFS_ENDPOINT is not: set lakeFS's URL")
 
     s3_endpoint, s3_key, s3_secret = get("S3_ENDPOINT_URL"), get("S3_ACCESS_KEY_ID"), get("S3_SECRET_ACCESS_KEY")
+    s3_ok = True
     if bool(s3_key) != bool(s3_secret):
-        raise SetupError(
-            f"{where}: set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither (boto3's default chain)"
+        s3_ok = False
+        problems.append(
+            f"{at('S3_ACCESS_KEY_ID' if s3_key else 'S3_SECRET_ACCESS_KEY')}: set both S3_ACCESS_KEY_ID and "
+            "S3_SECRET_ACCESS_KEY, or neither (boto3's default chain)"
         )
-    if s3_endpoint or s3_key:
+    if s3_endpoint and not re.match(r"^https?://[^/\s]+", s3_endpoint):
+        s3_ok = False
+        problems.append(f"{at('S3_ENDPOINT_URL')}: S3_ENDPOINT_URL must be an http(s) URL, got {s3_endpoint!r}")
+    if s3_ok and (s3_endpoint or s3_key):
         extra = {"region_name": get_defaulted("S3_REGION")}
         if s3_endpoint:
-            if not re.match(r"^https?://[^/\s]+", s3_endpoint):
-                raise SetupError(f"{where}: S3_ENDPOINT_URL must be an http(s) URL, got {s3_endpoint!r}")
             extra["endpoint_url"] = s3_endpoint
         own(
             "aws_default",
@@ -245,7 +313,21 @@ def plan(
     if "AIRFLOW_CONN_SPARK_DEFAULT" not in conns or environ.get("SPARK_MASTER") or from_file.get("SPARK_MASTER"):
         own("spark_default", {"conn_type": "spark", "host": get("SPARK_MASTER")}, f"Spark {get('SPARK_MASTER')}")
 
-    warnings = []
+    port_text = str(port) if port is not None else get_defaulted("AIRFLOW_PORT")
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        problems.append(
+            f"{'--port' if port is not None else at('AIRFLOW_PORT')}: AIRFLOW_PORT must be a port number, "
+            f"got {port_text!r}"
+        )
+    user = get_defaulted("AIRFLOW_USER")
+    if not re.match(r"^[A-Za-z0-9_.@-]{1,64}$", user):
+        problems.append(
+            f"{at('AIRFLOW_USER')}: AIRFLOW_USER must be a user name (letters, digits, _ . @ -), got {user!r}"
+        )
+    if problems or cfg is None:
+        raise SetupError(_every(problems, env_file))
+
+    warnings = list(read.repeated)
     in_ui = ui_connections(state)
     for repo in cfg.repositories:
         for kind, conn_id in (("lakeFS", repo.lakefs_conn_id), ("Spark", repo.spark_conn_id)):
@@ -261,12 +343,6 @@ def plan(
                     f"until you set {hint} in {where} or add it in the UI (Admin > Connections)"
                 )
 
-    port_text = str(port) if port is not None else get_defaulted("AIRFLOW_PORT")
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise SetupError(f"{where}: AIRFLOW_PORT must be a port number, got {port_text!r}")
-    user = get_defaulted("AIRFLOW_USER")
-    if not re.match(r"^[A-Za-z0-9_.@-]{1,64}$", user):
-        raise SetupError(f"{where}: AIRFLOW_USER must be a user name (letters, digits, _ . @ -), got {user!r}")
     work_dir = get_defaulted("LAKEFS_GC_WORK_DIR")
     if not work_dir.startswith(("/", "s3://", "s3a://", "file:")):
         work_dir = str(root / work_dir)
@@ -277,7 +353,7 @@ def plan(
         user=user,
         config_path=cfg.path,
         dag_ids=[r.dag_id for r in cfg.repositories],
-        entry_errors=list(cfg.entry_errors),
+        entry_errors=list(cfg.entry_problems),
         connections=conns,
         described=described,
         airflow_settings=settings,
@@ -285,6 +361,25 @@ def plan(
         warnings=warnings,
         notes=notes,
         min_ages={r.repository: r.min_age_seconds for r in cfg.repositories},
+    )
+
+
+def _every(problems: list[str], env_file: Path | None) -> str:
+    """
+    One problem as it is; several under a line that counts them, one (or its lines) a line.
+
+    Those of the settings file first, in the order of their lines; then the others.
+    """
+    if len(problems) == 1:
+        return problems[0]
+
+    def order(i: int) -> tuple[int, int]:
+        m = re.match(rf"{re.escape(str(env_file))}:(\d+): ", problems[i]) if env_file else None
+        return (0, int(m.group(1))) if m else (1, i)
+
+    problems = [problems[i] for i in sorted(range(len(problems)), key=order)]
+    return f"{plural(len(problems), 'problem')} in the settings; nothing was started:\n" + "\n".join(
+        f"  {line}" for problem in problems for line in problem.splitlines()
     )
 
 

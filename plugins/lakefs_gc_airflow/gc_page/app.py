@@ -6,7 +6,8 @@ the Plugins view and shows only the repositories whose DAG the user may read; a 
 need read access to its DAG's runs. The data are the reports in each repository's namespace, read
 through our storage layer with the repository's configured connections (the lakeFS connection for
 the namespace, the storage connection for the store), and the DAG's runs in Airflow's database,
-read only. Every answer is a response model of :mod:`~lakefs_gc_airflow.gc_page.models` (the app's
+read only, with the one line a failed run's task left on why (its XCom ``refusal`` or ``error``,
+``task_io.records_failure``). Every answer is a response model of :mod:`~lakefs_gc_airflow.gc_page.models` (the app's
 OpenAPI, against which the page's ``www/src/types.ts`` is tested), serialized without the fields a
 route leaves out. The React bundle (``www/dist``) is static code, served without auth, as Airflow's own
 provider plugins serve theirs.
@@ -106,6 +107,17 @@ def _storage(repo):
     return repository_storage(repo.repository, repo.lakefs_conn_id, repo.storage_conn_id)
 
 
+def _grace_period(repo) -> int:
+    """Return lakeFS's grace period (seconds) as ``prepare_run`` reads it, through the repository's lakeFS connection."""
+    from lakefs_gc_airflow.hooks import LakeFSHook
+
+    client = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id).get_conn()
+    try:
+        return int(client.grace_period_seconds())
+    finally:
+        client.close()
+
+
 def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
     from airflow.models.dagrun import DagRun
     from airflow.models.taskinstance import TaskInstance
@@ -128,18 +140,62 @@ def _dag_runs(session, dag_id: str) -> list[dict[str, Any]]:
     def iso(t):
         return t.isoformat() if t is not None else None
 
+    def state(r) -> str:
+        return str(r.state.value if hasattr(r.state, "value") else r.state)
+
+    reasons = _failure_reasons(
+        session, dag_id, {r.run_id: failed.get(r.run_id, []) for r in rows if state(r) == "failed"}
+    )
     return [
         {
             "run_id": r.run_id,
-            "state": str(r.state.value if hasattr(r.state, "value") else r.state),
+            "state": state(r),
             "run_type": str(r.run_type.value if hasattr(r.run_type, "value") else r.run_type),
             "logical_date": iso(r.logical_date),
             "start_date": iso(r.start_date),
             "end_date": iso(r.end_date),
             "failed_tasks": sorted(failed.get(r.run_id, [])),
+            "reason": reasons.get(r.run_id),
         }
         for r in rows
     ]
+
+
+def _failure_reasons(session, dag_id: str, failed: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """
+    Return why each failed run failed: the one line its first failed task left (``task_io.records_failure``).
+
+    Read through Airflow's own XCom model, for failed runs and their failed tasks only (a task's
+    XComs are cleared when it is retried); a value that is not a line of text is left out.
+    """
+    from airflow.models.xcom import XComModel
+    from sqlalchemy import select
+
+    from lakefs_gc_airflow.task_io import ERROR_KEY, REASON_MAX, REFUSAL_KEY
+
+    if not any(failed.values()):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    rows = session.execute(
+        select(XComModel.run_id, XComModel.task_id, XComModel.key, XComModel.value)
+        .where(
+            XComModel.dag_id == dag_id,
+            XComModel.run_id.in_([run_id for run_id, tasks in failed.items() if tasks]),
+            XComModel.key.in_((REFUSAL_KEY, ERROR_KEY)),
+        )
+        .order_by(XComModel.timestamp)
+    ).all()
+    for row in rows:  # the first to fail first
+        if row.run_id in out or row.task_id not in failed[row.run_id]:
+            continue
+        try:
+            value = XComModel.deserialize_value(row)
+        except Exception:  # a value some other writer left: not ours
+            continue
+        if isinstance(value, str) and value.strip():
+            line = " ".join(value.split())[:REASON_MAX]
+            out[row.run_id] = {"task_id": row.task_id, "refused": row.key == REFUSAL_KEY, "reason": line}
+    return out
 
 
 @app.get(
@@ -161,6 +217,7 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
         "error": None,
         "version": __version__,
     }
+    grace: tuple[int, str] | None = None
     try:
         namespace, storage = _storage(repo)
         out["namespace"] = namespace
@@ -170,6 +227,12 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
         log.warning("GC page: the reports of %s cannot be read: %s", repo.repository, e)
         out["error"] = f"the reports cannot be read: {e}"
         records = []
+    else:  # lakeFS answered: its grace period now (the trigger form warns below it)
+        try:
+            grace = _grace_period(repo), "lakeFS"
+        except Exception as e:
+            log.warning("GC page: lakeFS's grace period for %s cannot be read: %s", repo.repository, e)
+    out["grace_period_seconds"], out["grace_period_source"] = grace or gc_runs.recorded_grace_period(records)
     out["runs"] = gc_runs.merge(records, dag_runs)
     out["steps"] = list(gc_runs.STEPS)  # the timed steps, in the DAG's order: the page's chart series
     return out
@@ -215,13 +278,20 @@ def dag_gc_explain(dag_id: str, target: str, ref: str | None = None) -> dict[str
     """
     ``lakefs-gc explain`` for the repository of ``dag_id``: an address, or a logical path on ``ref``.
 
-    400 naming what is wrong with the target, 502 when lakeFS or the store cannot answer.
+    A path ``ref`` no longer reads: the address it had in the newest commit of ``ref`` that had it
+    (the note names that commit), 404 saying so when none had it. 400 naming what is wrong with the
+    target, 502 when lakeFS or the store cannot answer.
     """
     from lakefs_gc.explain import explain, resolve
+    from lakefs_gc.path_history import PathNeverOnRef
 
     repo = _repo(dag_id)
     with _lakefs_and_namespace(repo, f"explain {target!r}") as (client, storage, roots, _):
-        address, path, note = resolve(roots, target, client, repo.repository, ref)
+        try:
+            bound = "lakefs-gc explain --max-commits"
+            address, path, note = resolve(roots, target, client, repo.repository, ref, ref_flag="ref", bound_flag=bound)
+        except PathNeverOnRef as e:
+            raise HTTPException(404, str(e)) from None
         ex = explain(storage, address, roots, client, repo.repository, path=path)
     return {
         "target": target,

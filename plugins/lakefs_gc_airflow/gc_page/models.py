@@ -67,8 +67,16 @@ class ReposAnswer(BaseModel):
 # /api/dags/{dag_id}/runs
 
 
+class FailureReason(BaseModel):
+    """Why a failed run failed: the one line its first failed task left (its XCom ``refusal`` or ``error``)."""
+
+    task_id: str
+    refused: bool  # a refusal (a setting to change; no retry), else an error
+    reason: str
+
+
 class DagRun(BaseModel):
-    """A run of the repository's DAG in Airflow's database."""
+    """A run of the repository's DAG in Airflow's database; a failed one with why, when its task said (else null)."""
 
     run_id: str
     state: str
@@ -77,6 +85,7 @@ class DagRun(BaseModel):
     start_date: str | None
     end_date: str | None
     failed_tasks: list[str]
+    reason: FailureReason | None
 
 
 class Guard(BaseModel):
@@ -195,13 +204,20 @@ class SpaceDoc(_Open):
 
 
 class RunsAnswer(BaseModel):
-    """A repository's GC runs, newest first; ``space`` only when its namespace reads (``error`` None)."""
+    """
+    A repository's GC runs, newest first; ``space`` only when its namespace reads (``error`` None).
+
+    ``grace_period_seconds``: lakeFS's grace period, as lakeFS answers now, else as the newest report
+    recorded it (``grace_period_source`` says which), else null; the trigger form warns below it.
+    """
 
     repository: str
     dag_id: str
     namespace: str | None
     error: str | None
     version: str
+    grace_period_seconds: int | None
+    grace_period_source: str | None
     space: SpaceDoc | None = None
     runs: list[Run]
     steps: list[str]

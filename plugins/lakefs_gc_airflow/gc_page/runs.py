@@ -135,6 +135,15 @@ def repository_runs(storage, limit: int = MAX_RUNS) -> list[dict[str, Any]]:
     return out[:limit]
 
 
+def recorded_grace_period(records: Iterable[Mapping[str, Any]]) -> tuple[int | None, str | None]:
+    """Return lakeFS's grace period as the newest report recording it found it, and that run; (None, None) if none does."""
+    for r in records:  # newest first
+        seconds = (r.get("rules") or {}).get("grace_period_seconds")
+        if seconds is not None:
+            return int(seconds), f"the report of run {r.get('airflow_run_id') or r['mark_id']}"
+    return None, None
+
+
 def merge(records: Iterable[dict[str, Any]], dag_runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """
     Merge the reports and the DAG's runs into one list, newest first.

@@ -234,7 +234,8 @@ def test_bad_config_is_an_import_error_naming_the_field(monkeypatch, tmp_path):
     assert "field 'mode'" in err
     assert "repo-a" in err
     assert str(cfg) in err
-    assert bag.dag_ids == ["lakefs_gc_config_errors"]
+    # no good entry: no GC DAG, but the restore DAG stays (a restore by hand: test_restore_dag.py)
+    assert sorted(bag.dag_ids) == ["lakefs_gc_config_errors", "lakefs_gc_restore"]
 
 
 def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
@@ -250,7 +251,7 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
           - {repository: good-one}
           - {repository: typo-repo, shedule: "@daily"}
           - {repository: good-two, mode: mark_only}
-          - {repository: bad-sweep, sweep: {max_delete_share: 5}}
+          - {repository: bad-sweep, sweep: {max_delete_share: 5, batch_size: 0}}
     """)
     )
     monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
@@ -265,19 +266,29 @@ def test_a_bad_entry_breaks_only_itself(monkeypatch, tmp_path):
     ]
     [(path, err)] = bag.import_errors.items()
     assert path.endswith("gc_config_errors.py"), bag.import_errors
-    assert "2 bad repository entries" in err
-    assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in err
-    assert "repositories[3] (bad-sweep): field 'sweep.max_delete_share': must be a number 0..1, got 5" in err
+    assert "2 bad repository entries, whose GC DAGs are not built" in err
+    # every problem of each bad entry (both of bad-sweep's), each at its line
+    problems = [
+        f"{cfg}:6: repositories[1] (typo-repo): unknown field 'shedule' (did you mean 'schedule'?)",
+        f"{cfg}:8: repositories[3] (bad-sweep): field 'sweep.max_delete_share': must be a number 0..1, got 5",
+        f"{cfg}:8: repositories[3] (bad-sweep): field 'sweep.batch_size': must be an integer 1..1000, got 0",
+    ]
+    for problem in problems:
+        assert problem in err
     assert "good-one" not in err
     assert "good-two" not in err
     # the one DAG file alone (no gc_config_errors.py) shows them as the DAG lakefs_gc_config_errors
     errors_dag = bag.dags["lakefs_gc_config_errors"]
-    assert "2 bad entries" in errors_dag.description
-    assert "typo-repo" in errors_dag.description
-    assert "field 'sweep.max_delete_share'" in errors_dag.doc_md
+    assert errors_dag.description.startswith(
+        f"2 bad entries in {cfg}: line 6: repositories[1] (typo-repo): unknown field 'shedule'"
+    )
+    assert "line 8: repositories[3] (bad-sweep): field 'sweep.batch_size'" in errors_dag.description
+    for problem in problems:
+        assert f"- `{problem}`" in errors_dag.doc_md
     [task] = errors_dag.tasks
-    with pytest.raises(Exception, match="2 bad repository entries"):
+    with pytest.raises(Exception, match="2 bad repository entries") as failed:
         task.python_callable(*task.op_args)
+    assert str(failed.value).splitlines()[1:] == problems
 
 
 def test_a_file_that_is_not_yaml_fails_as_a_whole_with_line_and_column(monkeypatch, tmp_path):
@@ -319,8 +330,8 @@ def test_the_dag_file_is_only_the_providers_dags():
 
 
 def test_the_restore_dag_offers_every_configured_repository(dagbag):
-    """``lakefs_gc_restore``: manual runs, one task; its form names a configured repository (a
-    choice), the run, optionally keys, and a dry run."""
+    """``lakefs_gc_restore``: manual runs, one task; its form names a repository (the configured ones
+    proposed), the run, optionally keys, and a dry run."""
     from airflow.sdk.definitions.param import ParamsDict
 
     dag = dagbag.dags["lakefs_gc_restore"]
@@ -332,7 +343,8 @@ def test_the_restore_dag_offers_every_configured_repository(dagbag):
         "other-repo": {"lakefs_conn_id": "lakefs_default", "storage_conn_id": "aws_default"},
     }
     schema = {k: dag.params.get_param(k).schema for k in dag.params}
-    assert schema["repository"]["enum"] == ["other-repo", "sample-repo"]
+    assert schema["repository"]["examples"] == ["other-repo", "sample-repo"]  # proposed; another by hand
+    assert dag.get_task("restore").config_note.endswith("are other-repo, sample-repo")
     assert schema["run_id"]["minLength"] == 1
     assert schema["keys"]["type"] == ["null", "array"]
     params = ParamsDict(dag.params)

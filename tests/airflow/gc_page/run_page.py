@@ -49,6 +49,14 @@ LINKS_SCREENSHOT = REPO / "docs" / "screenshots" / "run-report-links.png"  # tab
 def api_server(home: Path, db_url: str, config: Path, conns: dict[str, dict]):
     """Airflow's api-server on 127.0.0.1 over the metadata DB ``db_url``, with the connections the
     extra links read; yields its base URL and the password of ``USER``. Stopped by PID."""
+    with airflow_serving(home, db_url, config, conns) as (_, base, password):
+        yield base, password
+
+
+@contextmanager
+def airflow_serving(home: Path, db_url: str, config: Path, conns: dict[str, dict]):
+    """:func:`api_server`, yielding also its :class:`~tests.airflow.helpers.Airflow`, to start more of
+    Airflow's components in the same environment (``af.start("scheduler")``); all stopped by PID."""
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run `make setup` as root (it installs Debian's chromium)"
     home.mkdir(parents=True)
     port, password = free_port(), secrets.token_urlsafe(12)
@@ -73,7 +81,7 @@ def api_server(home: Path, db_url: str, config: Path, conns: dict[str, dict]):
             home / "api-server.log",
             timeout=90,
         )
-        yield f"http://127.0.0.1:{port}", password
+        yield af, f"http://127.0.0.1:{port}", password
     finally:
         af.stop()
 
@@ -215,7 +223,8 @@ def check_gc_page(
     every candidate, one that deleted, one refused by ``prepare_run``. Its API refuses a request without
     Airflow's auth and answers each run with the counts of its report, read here from the namespace;
     in a real browser, the page (Browse > lakeFS GC) and the DAG's tab show them, the charts are drawn,
-    the latest report is plain, wrapped text, and the refused run links to its failed task's log."""
+    the latest report is plain, wrapped text, and the refused run says why (the one line its task left)
+    and links to its failed task's log."""
     from playwright.sync_api import expect  # gc_page sets its deadline: on a loaded machine answers take seconds
 
     from lakefs_gc.report import formats, layout
@@ -246,6 +255,10 @@ def check_gc_page(
     assert refused["report"] is None
     assert refused["dag_run"]["state"] == "failed"
     assert "prepare_run" in refused["dag_run"]["failed_tasks"], refused["dag_run"]
+    refusal = refused["dag_run"]["reason"]  # the one line prepare_run left (its XCom), for the page
+    assert (refusal["task_id"], refusal["refused"]) == ("prepare_run", True), refusal
+    assert refusal["reason"].startswith("min_age_seconds=1 is below lakeFS's grace period of "), refusal
+    assert refusal["reason"].endswith("Nothing was deleted"), refusal
     for got, want in ((sw, swept), (hb, held)):
         report = json.loads(storage.get(layout.summary_key(want["run_id"])))  # the report itself, in the namespace
         assert got["mark_id"] == report["run_id"]
@@ -285,11 +298,13 @@ def check_gc_page(
                 expect(row.locator(f'td[data-col="{col}"]')).to_contain_text(fmt(run[key]))
         expect(page.locator(f'tr[data-run="{hb["airflow_run_id"]}"]')).to_contain_text("held back")
         refused_row = page.locator(f'tr[data-run="{refused_run_id}"]')
-        expect(refused_row).to_contain_text("refused or failed: no report")
+        expect(refused_row.locator('td[data-col="outcome"]')).to_contain_text("refused by prepare_run")
+        expect(refused_row.get_by_test_id("gc-run-reason")).to_have_text(refusal["reason"])
         expect(refused_row.get_by_role("link", name="prepare_run log")).to_have_attribute(
             "href", re.compile(r"/dags/.+/runs/.+/tasks/prepare_run$")
         )
-        newest = page.get_by_test_id("gc-newest")
+        newest = page.get_by_test_id("gc-newest")  # in the latest-report box, above the latest report
+        expect(newest).to_contain_text(f"was refused by prepare_run: {refusal['reason']}")
         expect(newest).to_contain_text("prepare_run log")
         expect(newest).not_to_contain_text("delete log")  # failed tasks only, not those upstream_failed
         summary = page.get_by_test_id("gc-summary")  # the latest report: plain text, wrapped

@@ -8,6 +8,7 @@ storage and the DAG's runs given); the namespace is a local one with real report
 
 from __future__ import annotations
 
+import itertools
 import json
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,16 +91,30 @@ def namespace(tmp_path):
     (tmp_path / "repo").mkdir()
     st = open_storage("local://repo", None, tmp_path)
     formats.write_space(st, layout.space_key("m1"), _space_doc())
-    write_summary(st, layout.summary_key("m1"), _summary("m1", T1, space_file=layout.space_key("m1")))
+    write_summary(
+        st, layout.summary_key("m1"), _summary("m1", T1, space_file=layout.space_key("m1"), grace_period_seconds=3600)
+    )
     write_summary(st, layout.sweep_summary_key("m1", "s1"), _summary("m1", T2, mode="sweep_only", airflow_run_id=None))
     write_summary(
-        st, layout.summary_key("m2"), _summary("m2", T2, dry_run=True, would_delete=4, mode=None, held_back_until=T3)
+        st,
+        layout.summary_key("m2"),
+        _summary("m2", T2, dry_run=True, would_delete=4, mode=None, held_back_until=T3, grace_period_seconds=7200),
     )
     st.put(layout.summary_key("m3"), b"{not json")
     return st
 
 
-def _dag_run(run_id: str, state: str, start: str | None, failed: list[str]) -> dict[str, Any]:
+REFUSAL = {
+    "task_id": "prepare_run",
+    "refused": True,
+    "reason": "min_age_seconds=60 is below lakeFS's grace period of 86400s: objects uploaded but not yet linked "
+    "could be deleted. Nothing was deleted",
+}
+
+
+def _dag_run(
+    run_id: str, state: str, start: str | None, failed: list[str], reason: dict | None = None
+) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "state": state,
@@ -108,6 +123,7 @@ def _dag_run(run_id: str, state: str, start: str | None, failed: list[str]) -> d
         "start_date": start,
         "end_date": None,
         "failed_tasks": failed,
+        "reason": reason,
     }
 
 
@@ -128,12 +144,13 @@ def api(monkeypatch, namespace):
     monkeypatch.setattr(module, "_config", lambda: cfg)
     monkeypatch.setattr(module, "_may_read", lambda user, dag_id: dag_id != "lakefs_gc__hidden")
     monkeypatch.setattr(module, "_storage", lambda repo: ("local://repo", namespace))
+    monkeypatch.setattr(module, "_grace_period", lambda repo: 86400)
     monkeypatch.setattr(
         module,
         "_dag_runs",
         lambda session, dag_id: [
             _dag_run(f"manual__{T1}", "success", T1, []),
-            _dag_run("manual__refused", "failed", T3, ["prepare_run"]),
+            _dag_run("manual__refused", "failed", T3, ["prepare_run"], REFUSAL),
             _dag_run("manual__queued", "queued", None, []),
         ],
     )
@@ -197,6 +214,21 @@ def test_the_runs_are_served_as_built_with_every_field_of_their_reports(api):
     assert got["space"]["attribution"]["branches"]["main"]["alone"]["head"] == {"objects": 6, "bytes": 600}
     assert got["space"]["heads"] == {"main": {"commit": "c1", "created": T1}}  # space.json's own fields, kept
     assert got["space"]["stale"][0]["head_age_days"] == 40.25
+    assert by[None, None, "manual__refused"]["dag_run"]["reason"] == REFUSAL  # why, for the page's outcome cell
+    assert clean["dag_run"]["reason"] is None
+    assert (got["grace_period_seconds"], got["grace_period_source"]) == (86400, "lakeFS")
+
+
+def test_the_grace_period_is_the_newest_reports_when_lakefs_does_not_answer_it(api, monkeypatch):
+    module, client = api
+
+    def unanswered(repo):
+        raise ConnectionError("lakeFS at http://127.0.0.1:8000 did not answer")
+
+    monkeypatch.setattr(module, "_grace_period", unanswered)
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    # m2 (T2) is the newest report that reads and records the rules it ran under
+    assert (got["grace_period_seconds"], got["grace_period_source"]) == (7200, f"the report of run manual__{T2}")
 
 
 def test_a_namespace_that_does_not_read_has_no_space(api, monkeypatch):
@@ -209,6 +241,7 @@ def test_a_namespace_that_does_not_read_has_no_space(api, monkeypatch):
     got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
     assert "space" not in got
     assert got["error"].endswith("no route to the store")
+    assert (got["grace_period_seconds"], got["grace_period_source"]) == (None, None)  # no report, lakeFS not asked
     assert [r["airflow_run_id"] for r in got["runs"]] == ["manual__refused", f"manual__{T1}", "manual__queued"]
 
 
@@ -232,7 +265,7 @@ def test_explain_and_whatif_are_served_as_built(api, monkeypatch):
     ex = lakefs_gc.explain.Explanation(
         "data/abc", verdict="kept", reason="a branch HEAD reads it", facts=[("held by", "main")], fates=["kept"]
     )
-    monkeypatch.setattr(lakefs_gc.explain, "resolve", lambda roots, target, *a: ("data/abc", None, None))
+    monkeypatch.setattr(lakefs_gc.explain, "resolve", lambda roots, target, *a, **kw: ("data/abc", None, None))
     monkeypatch.setattr(lakefs_gc.explain, "explain", lambda *a, **kw: ex)
     monkeypatch.setattr(lakefs_gc.space, "whatif_now", lambda *a: ["deleting feature frees 3 objects"])
     got = _served_as_built(client, f"/dags/{DAG}/explain?target=data/abc", module.dag_gc_explain(DAG, "data/abc"))
@@ -240,3 +273,82 @@ def test_explain_and_whatif_are_served_as_built(api, monkeypatch):
     assert got["lines"][0] == "data/abc: kept (a branch HEAD reads it)"
     got = _served_as_built(client, f"/dags/{DAG}/whatif?delete_branch=feature", module.dag_gc_whatif(DAG, "feature"))
     assert got["lines"] == ["deleting feature frees 3 objects"]
+
+
+_lakefs_repos = itertools.count()
+
+
+@pytest.fixture
+def page_on_lakefs(lakefs_emulator, monkeypatch):
+    """The app over a repository of the emulator, reached through its lakeFS connection as deployed
+    (``lakefs_default``, its local blockstore root in the extra): main committed ``kept.csv`` and
+    ``gone.csv`` (c1), then deleted ``gone.csv`` (c2). (HTTP client, repository, c1, c2)."""
+    import lakefs_sdk
+    from fastapi.testclient import TestClient
+
+    from lakefs_gc_airflow.gc_page import app as module
+
+    emu, name = lakefs_emulator, f"explained-{next(_lakefs_repos)}"
+    c = emu.client()
+    c.repositories_api.create_repository(
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=emu.namespace(name), default_branch="main")
+    )
+    c.repositories_api.set_gc_rules(name, lakefs_sdk.GarbageCollectionRules(default_retention_days=1, branches=[]))
+    for path in ("kept.csv", "gone.csv"):
+        c.objects_api.upload_object(name, "main", path, content=path.encode())
+    c1 = c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c1")).id
+    c.objects_api.delete_object(name, "main", "gone.csv")
+    c2 = c.commits_api.commit(name, "main", lakefs_sdk.CommitCreation(message="c2")).id
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_LAKEFS_DEFAULT",
+        json.dumps(
+            {
+                "conn_type": "lakefs_gc",
+                "host": emu.url,
+                "login": emu.access_key,
+                "password": emu.secret_key,
+                "extra": {"local_blockstore_root": emu.local_root},
+            }
+        ),
+    )
+    monkeypatch.setattr(module, "_config", lambda: SimpleNamespace(repositories=(_repo(name),), path=Path("gc.yaml")))
+    for route in module.app.routes:
+        for dep in getattr(route, "dependant", SimpleNamespace(dependencies=[])).dependencies:
+            module.app.dependency_overrides[dep.call] = lambda: None
+    try:
+        yield TestClient(module.app), name, c1, c2
+    finally:
+        module.app.dependency_overrides.clear()
+
+
+def test_explain_answers_a_gone_path_with_its_last_commit_and_404_for_one_never_there(page_on_lakefs):
+    from tests.conftest import ns_rel
+
+    client, name, c1, c2 = page_on_lakefs
+    got = client.get(f"/api/dags/lakefs_gc__{name}/explain", params={"target": "gone.csv"})
+    assert got.status_code == 200, got.text
+    answer = got.json()
+    assert answer["note"].startswith(
+        f"{name}@main has no object at 'gone.csv' now. The newest commit of main that had it: {c1[:12]} ("
+    ), answer
+    physical = answer["note"].split("'c1'), where it read ", 1)[1].split(";", 1)[0]
+    assert ns_rel(f"local://ns/{name}", physical) == answer["address"]
+    assert f"; {c2[:12]} (" in answer["note"]
+    assert answer["note"].endswith(f"To ask about the path on that commit: ref {c1}")
+    assert answer["lines"][0].startswith(f"{answer['address']}: no mark saw it (no GC mark under "), answer
+    got = client.get(f"/api/dags/lakefs_gc__{name}/explain", params={"target": "nowhere.csv"})
+    assert got.status_code == 404, got.text
+    assert got.json()["detail"] == (
+        f"{name}@main has no object at 'nowhere.csv', and no commit of main ever had one (3 commits searched, "
+        f"back to the first): it never existed on main. Try another ref (a branch, tag or commit that had it)"
+    )
+
+
+def test_whatif_refuses_the_default_branch_with_a_400(page_on_lakefs):
+    client, name, _, _ = page_on_lakefs
+    got = client.get(f"/api/dags/lakefs_gc__{name}/whatif", params={"delete_branch": "main"})
+    assert got.status_code == 400, got.text
+    assert got.json()["detail"] == (
+        f"delete branch 'main': it is the default branch of {name!r}, which lakeFS refuses to delete "
+        f'("cannot delete repository default branch"): price another branch, or a rule'
+    )

@@ -25,6 +25,7 @@ TYPES = Path(runs.__file__).parent / "www" / "src" / "types.ts"
 CHECKED = (
     "Repo",
     "DagRun",
+    "FailureReason",
     "Run",
     "ExplainAnswer",
     "WhatIfAnswer",

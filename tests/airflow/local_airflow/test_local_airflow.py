@@ -91,7 +91,7 @@ def test_the_settings_become_connections_and_secrets_stay_out_of_what_is_printed
     assert p.work_dir == str(REPO / "var" / "airflow" / "work")  # relative: from the project root
     assert p.dag_ids == ["lakefs_gc__emu-repo"]
     [bad] = p.entry_errors
-    assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in bad
+    assert bad == f"{cfg}:3: repositories[1] (typo-repo): unknown field 'shedule' (did you mean 'schedule'?)"
     shown = json.dumps(p.described)
     assert SECRET not in shown
     assert "s3-secret-value" not in shown
@@ -117,7 +117,18 @@ def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(t
 @pytest.mark.parametrize(
     ("text", "environ", "expected"),
     [
-        ("LAKEFS_ENDPONT=http://x\n", {}, r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(known: LAKEFS_GC_CONFIG"),
+        (
+            "LAKEFS_ENDPONT=http://x\n",
+            {},
+            r"airflow.env:2: unknown setting LAKEFS_ENDPONT \(did you mean LAKEFS_ENDPOINT\?\)$",
+        ),
+        (
+            "PORT=80\n",
+            {},
+            r"airflow.env:2: unknown setting PORT \(known: LAKEFS_GC_CONFIG, .* AIRFLOW__<SECTION>__<KEY>",
+        ),
+        ("AIRFLOW_CONN_OTHER='{\"conn_type\": aws}'\n", {}, r"airflow.env:2: AIRFLOW_CONN_OTHER is not valid JSON"),
+        ("AIRFLOW_CONN_OTHER=just-a-host\n", {}, r"airflow.env:2: AIRFLOW_CONN_OTHER must be a connection URI"),
         ("# ok\njust words\n", {}, r"airflow.env:3: not a KEY=value line"),
         (
             "LAKEFS_ENDPOINT=http://127.0.0.1:8000\nLAKEFS_ACCESS_KEY_ID=\n",
@@ -136,7 +147,7 @@ def test_its_own_airflow_has_test_connection_on_unless_the_file_says_otherwise(t
         (
             "LAKEFS_GC_CONFIG=nope.yaml\n",
             {},
-            r"(?s)nope.yaml: cannot read the GC configuration.*\(LAKEFS_GC_CONFIG in .*airflow.env; "
+            r"(?s)nope.yaml: cannot read the GC configuration.*\(LAKEFS_GC_CONFIG in .*airflow.env:1; "
             r"relative paths are from the project root",
         ),
     ],
@@ -147,6 +158,44 @@ def test_a_wrong_setting_is_refused_naming_it(tmp_path, text, environ, expected)
     )
     with pytest.raises(SetupError, match=expected):
         plan(f, environ, tmp_path / "state")
+
+
+def test_every_wrong_setting_is_named_at_once_at_its_line(tmp_path):
+    """A misspelt key, a bad value, a line of another shape and a bad repositories file: one error
+    names all of them, each at its line (the environment's where it wins), before anything starts."""
+    cfg = tmp_path / "gc.yaml"
+    cfg.write_text("defaults: {mode: sweep}\nrepositories: [{repository: my-repo}]\n")
+    f = env_file(
+        tmp_path,
+        f"""\
+        # settings
+        LAKEFS_GC_CONFIG={cfg}
+        LAKEFS_ENDPONT=http://127.0.0.1:8000
+        AIRFLOW_PORT=eighty
+        S3_ENDPOINT_URL=minio:9000
+        AIRFLOW_USER=me
+        just words
+    """,
+    )
+    with pytest.raises(SetupError) as e:
+        plan(f, {"AIRFLOW_USER": "not a user"}, tmp_path / "state")
+    assert str(e.value).splitlines() == [
+        "6 problems in the settings; nothing was started:",
+        f"  {f}:3: unknown setting LAKEFS_ENDPONT (did you mean LAKEFS_ENDPOINT?)",
+        f"  {f}:4: AIRFLOW_PORT must be a port number, got 'eighty'",
+        f"  {f}:5: S3_ENDPOINT_URL must be an http(s) URL, got 'minio:9000'",
+        f"  {f}:7: not a KEY=value line: 'just words'...",
+        f"  {cfg}:1: defaults: field 'mode': must be one of mark_and_sweep, mark_only, got 'sweep' "
+        f"(LAKEFS_GC_CONFIG in {f}:2; relative paths are from the project root, {REPO})",
+        "  the environment: AIRFLOW_USER must be a user name (letters, digits, _ . @ -), got 'not a user'",
+    ]
+
+
+def test_a_setting_given_twice_is_a_warning_naming_the_line_that_counts(tmp_path):
+    f = env_file(tmp_path, f"LAKEFS_GC_CONFIG={repositories(tmp_path)}\nAIRFLOW_PORT=8081\nAIRFLOW_PORT=8082\n")
+    p = plan(f, {}, tmp_path / "state")
+    assert p.port == 8082
+    assert p.warnings[0] == f"{f}:3: AIRFLOW_PORT is set again (first on line 2): line 3 counts"
 
 
 def test_a_missing_settings_file_says_to_copy_the_example(tmp_path):
@@ -205,6 +254,90 @@ def test_the_lakefs_this_command_runs_wins_over_the_file_and_the_environment_and
     assert len(p.notes) == 4
     assert not p.warnings  # the file's key too; no blockstore root in the file
     assert p.min_ages == {"emu-repo": 86400}
+
+
+def _banner(created: float, state: Path, config: Path | None = None) -> list[str]:
+    """What ``make airflow LAKEFS=real`` prints of its lakeFS, for a sample repository made at ``created``."""
+    from types import SimpleNamespace
+
+    from lakefs_gc.config import load_config
+    from lakefs_sandbox.local_airflow.lakefs import lakefs_lines
+
+    cfg = load_config(config or REPO / "config" / "gc_repositories.yaml", strict=False)
+    server = SimpleNamespace(
+        api_url="http://127.0.0.1:41000/api/v1",
+        url="http://127.0.0.1:41000",
+        proc=SimpleNamespace(pid=4242),
+        access_key=KEY,
+        local_root=str(state / "lakefs" / "block"),
+    )
+    p = SimpleNamespace(
+        min_ages={r.repository: r.min_age_seconds for r in cfg.repositories},
+        dag_ids=[r.dag_id for r in cfg.repositories],
+        state=state,
+        config_path=cfg.path,
+    )
+    return lakefs_lines(server, state / "lakefs", True, int(created), p)
+
+
+def test_the_banner_gives_the_conf_that_collects_the_seeded_repository_now(tmp_path):
+    """Seeded now, nothing is a day old: the banner gives the conf that collects now, the two forms'
+    fields and the CLI commands; the conf passes the DAG's Params (as a trigger checks them, on the
+    DAG ``make airflow`` serves from the checked-in config) and prepare_run's rule (below lakeFS's grace
+    period only with the override), and its cutoff lies after the seed's objects."""
+    import shlex
+    from datetime import UTC, datetime
+
+    from lakefs_gc.config import load_config
+    from lakefs_gc.contract import settings_from_params
+    from lakefs_gc.gc.clock import make_run_clock
+    from lakefs_gc_airflow.factory import build_gc_dag
+    from lakefs_sandbox.local_airflow.lakefs import COLLECT_NOW, FORM_FIELDS
+    from tests.airflow.helpers import validate_params
+
+    seeded = time.time() - 300  # Airflow took minutes to start after the seed
+    state = tmp_path / "state"
+    lines = _banner(seeded, state)
+    text = "\n".join(lines)
+    conf = '{"mode": "mark_and_sweep", "min_age_seconds": 60, "unsafe_min_age_override": true}'
+    assert "before that it deletes nothing. To collect now:" in text
+    assert f"  collect now  conf {conf}\n" in text + "\n", text  # old enough: no "from HH:MM:SS on"
+    assert (
+        'in the UI: unpause lakefs_gc__sample-repo, Trigger, and set "Run mode" mark_and_sweep, '
+        '"Minimum object age (s)" 60, "Unsafe minimum-age override" on'
+    ) in text
+    assert "(the GC page's Run GC form has the same fields)" in text
+    shell = [ln.strip() for ln in lines if ln.strip().startswith(("source ", "airflow "))]
+    assert shell == [
+        f"source .venv/bin/activate; export AIRFLOW_HOME={state}",
+        "airflow dags unpause lakefs_gc__sample-repo",
+        f"airflow dags trigger lakefs_gc__sample-repo --conf '{conf}'",
+    ]
+    assert json.loads(shlex.split(shell[2])[-1]) == COLLECT_NOW
+
+    [entry] = [r for r in load_config(REPO / "config" / "gc_repositories.yaml").repositories]
+    dag = build_gc_dag(entry)
+    assert {k: dag.params.get_param(k).schema["title"] for k in FORM_FIELDS} == FORM_FIELDS
+    params = validate_params(dag, COLLECT_NOW)
+    settings = settings_from_params(params)
+    now = datetime.now(UTC)
+    grace = 86400  # lakeFS 1.84's link-address grace period (catalog.LinkAddressTime), what prepare_run reads
+    clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
+    assert (settings.mode, settings.confirm_after_seconds) == ("mark_and_sweep", 0)  # a manual run: no delay
+    assert datetime.fromisoformat(clock.cutoff_time).timestamp() > seeded + 10  # the seed's objects are older
+    with pytest.raises(Exception, match="unsafe_min_age_override"):  # without the override: refused
+        make_run_clock(now, settings.min_age_seconds, grace, False)
+
+
+def test_the_banner_says_when_the_conf_collects_if_the_seed_is_under_a_minute_old_and_nothing_once_a_day_old(
+    tmp_path,
+):
+    fresh = "\n".join(_banner(time.time(), tmp_path))
+    m = re.search(r"collect now  conf \{.*\} \(from (\d\d:\d\d:\d\d) on: the objects must be a minute old\)", fresh)
+    assert m, fresh
+    old = "\n".join(_banner(time.time() - 2 * 86400, tmp_path))
+    assert "collect now" not in old
+    assert "its objects are older than the minimum age (86400s): a run with the defaults collects" in old
 
 
 class Output:
@@ -274,7 +407,7 @@ def test_the_command_serves_the_dags_on_loopback_and_stops_on_ctrl_c(tmp_path, l
         assert sorted(dags) == ["lakefs_gc__emu-repo", "lakefs_gc_config_errors", "lakefs_gc_restore"]
         [error] = errors
         assert error["filename"].endswith("gc_config_errors.py"), error
-        assert "repositories[1] (typo-repo): unknown field(s) ['shedule']" in error["stack_trace"]
+        assert "repositories[1] (typo-repo): unknown field 'shedule'" in error["stack_trace"]
         with pytest.raises(urllib.error.HTTPError):  # the API wants the login
             urllib.request.urlopen(base + "/api/v2/dags", timeout=60)
 
@@ -358,6 +491,7 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
         commits = api("/repositories/sample-repo/refs/main/commits?amount=100")["results"]
         assert min(c["creation_date"] for c in commits if c["parents"]) < time.time() - 9 * 86400, commits
         assert any((home / "block" / "sample-repo").rglob("*"))
+        _trigger_as_the_banner_says(out, proc, port)
     finally:
         code, left = _interrupt(proc, tree)
     text = out.text()
@@ -375,6 +509,37 @@ def test_lakefs_real_runs_lakefs_itself_seeded_with_the_connection_on_it_and_sto
     finally:
         again.stop()
     assert again.proc.poll() is not None
+
+
+def _trigger_as_the_banner_says(out: Output, proc: subprocess.Popen, port: int) -> None:
+    """The banner's shell lines that collect now, run as printed from the project root (the DAG is
+    left paused, so the run waits, queued): Airflow creates the run, its conf checked by the DAG's
+    Params (``create_dagrun``), with exactly the printed conf."""
+    from lakefs_sandbox.local_airflow.lakefs import COLLECT_NOW
+
+    user, password = out.wait_for(r"sign in as\s+(\S+) / (\S+)", proc, timeout=300).groups()
+    out.wait_for(r"airflow dags trigger \S+ --conf .*\n", proc, timeout=60)
+    shell = [ln.strip() for ln in out.text().splitlines() if ln.strip().startswith(("source .venv", "airflow dags"))]
+    assert [ln.split()[:3] for ln in shell[1:]] == [["airflow", "dags", "unpause"], ["airflow", "dags", "trigger"]]
+    base, dag_id = f"http://127.0.0.1:{port}", shell[2].split()[3]
+    deadline = time.monotonic() + 300  # the dag-processor has parsed the DAG file
+    while dag_id not in [d["dag_id"] for d in airflow_api(base, "/api/v2/dags", user, password)["dags"]]:
+        assert time.monotonic() < deadline, f"{dag_id} not served after 300 s:\n{out.text()}"
+        time.sleep(2)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "LAKEFS", "VIRTUAL_ENV"))}
+    p = subprocess.run(
+        ["bash", "-c", f"{shell[0]}; {shell[2]}"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    [run] = airflow_api(base, f"/api/v2/dags/{dag_id}/dagRuns", user, password)["dag_runs"]
+    assert run["conf"] == COLLECT_NOW
+    assert run["state"] == "queued"  # paused: it runs once unpaused, as the banner's unpause line does
 
 
 def _interrupt(proc: subprocess.Popen, tree) -> tuple[int, list[int]]:

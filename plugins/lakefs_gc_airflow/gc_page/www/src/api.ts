@@ -2,13 +2,15 @@
 // into Airflow's own pages, and how the page writes counts, sizes and times.
 export const base = () => new URL(document.baseURI).pathname.replace(/\/$/, "");
 
+// A refused request's error is the server's own message (FastAPI's detail: it says what is wrong
+// and what to do), without the status line; the status alone when the answer has no detail.
 export const api = async <T,>(path: string): Promise<T> => {
   const r = await fetch(`${base()}/lakefs-gc/api${path}`, { credentials: "same-origin" });
   if (!r.ok) {
     let detail = `${r.status} ${r.statusText}`;
     try {
       const body = await r.json();
-      detail += body?.detail ? `: ${typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail)}` : "";
+      if (body?.detail) detail = typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail);
     } catch {
       /* not JSON */
     }
@@ -16,6 +18,9 @@ export const api = async <T,>(path: string): Promise<T> => {
   }
   return (await r.json()) as T;
 };
+
+/** "1 run", "2 runs": a count and its noun, in the plural when it is not one. */
+export const plural = (count: number, noun: string, nouns = `${noun}s`) => `${count.toLocaleString("en-US")} ${count === 1 ? noun : nouns}`;
 
 export const n = (v: number | null | undefined) => (v === null || v === undefined ? "" : v.toLocaleString("en-US"));
 

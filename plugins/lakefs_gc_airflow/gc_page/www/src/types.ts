@@ -5,9 +5,11 @@
 export type Props = { dagId?: string; runId?: string; taskId?: string; mapIndex?: string };
 
 export type Repo = { repository: string; dag_id: string; schedule: string | null; lakefs_conn_id: string; storage_conn_id: string | null };
+// why a failed run failed: the one line its first failed task left (refused: a setting to change, no retry)
+export type FailureReason = { task_id: string; refused: boolean; reason: string };
 export type DagRun = {
   run_id: string; state: string; run_type: string; logical_date: string | null; start_date: string | null;
-  end_date: string | null; failed_tasks: string[];
+  end_date: string | null; failed_tasks: string[]; reason: FailureReason | null;
 };
 export type Run = {
   mark_id: string | null; sweep: string | null; airflow_run_id?: string | null; start_time?: string | null;
@@ -33,8 +35,9 @@ export type SpaceDoc = {
     sharing: string };
 };
 export type WhatIfAnswer = { change: string; lines: string[] };
+// grace_period_seconds: lakeFS's, as lakeFS answers now or the newest report recorded it (grace_period_source says which)
 export type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps: string[];
-  version: string; space?: SpaceDoc | null };
+  version: string; space?: SpaceDoc | null; grace_period_seconds: number | null; grace_period_source: string | null };
 export type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
 // the repositories (GCPage); a config that does not read is its error alone, without config, removed, refreshed_at
 export type ReposAnswer = { repositories: Repo[]; errors: string[]; config?: string; removed?: Removed[]; refreshed_at?: string | null };

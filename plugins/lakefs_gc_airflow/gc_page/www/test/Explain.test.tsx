@@ -1,5 +1,5 @@
 // Explain an address: the address typed is sent to our API, the answer's note and lines are shown;
-// a refusal shows its detail.
+// a refusal shows the server's message alone (no "400 Bad Request:" before it).
 import { fireEvent, screen } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { Explain } from "../src/components/Explain";
@@ -45,7 +45,14 @@ describe("Explain", () => {
     ask("   ");
     expect(calls).toHaveLength(0);
     ask(ADDRESS);
-    expect((await screen.findByTestId("gc-explain-error")).textContent).toBe("404 Not Found: no GC run of this repository yet");
+    expect((await screen.findByTestId("gc-explain-error")).textContent).toBe("no GC run of this repository yet"); // the server's words alone
     expect(screen.queryByTestId("gc-explain-answer")).toBeNull();
+  });
+
+  it("shows the status when the answer has no message of its own", async () => {
+    stubFetch(() => ({ status: 502, statusText: "Bad Gateway", body: "upstream down" }));
+    renderPage(<Explain dagId={DAG} />);
+    ask(ADDRESS);
+    expect((await screen.findByTestId("gc-explain-error")).textContent).toBe("502 Bad Gateway");
   });
 });

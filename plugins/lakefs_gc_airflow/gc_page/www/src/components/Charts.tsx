@@ -1,8 +1,10 @@
-// The charts: a run's figures over the runs (Charts), each chart a canvas in a box (ChartBox).
-import { Box, SimpleGrid, Text } from "@chakra-ui/react";
+// The charts: a run's figures over the runs (Charts), each chart a canvas in a box (ChartBox); with
+// one run so far, its figures as numbers in the same three boxes (OneRun): a chart of one point is
+// dots on an axis.
+import { Box, SimpleGrid, Table, Text } from "@chakra-ui/react";
 import { Chart, registerables } from "chart.js";
 import { useEffect, useRef } from "react";
-import { when } from "../api";
+import { bytes, n, when } from "../api";
 import type { Run } from "../types";
 
 Chart.register(...registerables);
@@ -80,6 +82,7 @@ export const Charts = ({ runs, steps }: { runs: Run[]; steps: string[] }) => {
       options: { ...common, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: "seconds" } } } },
     });
   if (shown.length === 0) return <Text>No GC report in this repository's namespace yet.</Text>;
+  if (shown.length === 1) return <OneRun run={shown[0]} steps={steps} />;
   return (
     <SimpleGrid columns={{ base: 1, xl: 3 }} gap={4} data-testid="gc-charts">
       <ChartBox key={`o${shown.length}`} title="Objects per run" build={objects} />
@@ -88,3 +91,37 @@ export const Charts = ({ runs, steps }: { runs: Run[]; steps: string[] }) => {
     </SimpleGrid>
   );
 };
+
+/** One box of figures: label and value, one row each. */
+const Figures = ({ title, rows }: { title: string; rows: [string, string, string][] }) => (
+  <Box borderWidth="1px" borderRadius="md" p={3}>
+    <Text fontWeight="bold" mb={2}>{title}</Text>
+    <Table.Root size="sm">
+      <Table.Body>
+        {rows.map(([key, label, value]) => (
+          <Table.Row key={key} data-figure={key}>
+            <Table.Cell>{label}</Table.Cell>
+            <Table.Cell textAlign="end" fontVariantNumeric="tabular-nums">{value}</Table.Cell>
+          </Table.Row>
+        ))}
+      </Table.Body>
+    </Table.Root>
+  </Box>
+);
+
+/** The one run so far: the charts' figures as numbers, the charts themselves from the second run on. */
+export const OneRun = ({ run, steps }: { run: Run; steps: string[] }) => (
+  <Box data-testid="gc-charts" data-runs="1">
+    <Text mb={2} data-testid="gc-charts-one-run">
+      One run so far ({when(run.start_time)}): its figures below; the charts over the runs start with the second run.
+    </Text>
+    <SimpleGrid columns={{ base: 1, xl: 3 }} gap={4}>
+      <Figures title="Objects in this run" rows={[["candidates", "candidates", n(run.candidates ?? 0)],
+        ["deleted", "deleted", n(run.deleted ?? 0)], ["already_gone", "already gone", n(run.already_gone ?? 0)],
+        ["held_back", "held back", n(run.held_back ?? 0)], ["dead_letters", "dead letters", n(run.delete_failed ?? 0)]]} />
+      <Figures title="Listed and reclaimed" rows={[["listed", "listed objects", n(run.listed_objects ?? 0)],
+        ["reclaimed", "reclaimed", bytes(run.reclaimed_bytes ?? 0)]]} />
+      <Figures title="Seconds per step" rows={steps.map((s) => [s, s, (run.seconds?.[s] ?? 0).toFixed(1)])} />
+    </SimpleGrid>
+  </Box>
+);

@@ -1,12 +1,18 @@
-// The runs: the latest report in detail (Latest) and every run in a table (RunsTable), each with
-// its outcome (a badge) and links to its DAG run and task logs.
+// The runs: the latest report in detail (Latest, with the newest run above it when that one has no
+// report) and every run in a table (RunsTable), each with its outcome (a badge, and for a failed run
+// the one line its failed task left on why) and links to its DAG run and task logs.
 import { Badge, Box, Code, HStack, Link, Table, Text } from "@chakra-ui/react";
 import { bytes, n, runUrl, taskUrl, when } from "../api";
 import type { DagRun, Run } from "../types";
 
+/** Why a failed run failed, as its task said (the API's dag_run.reason); null for any other run. */
+export const failure = (r: Run) => (r.dag_run?.state === "failed" ? r.dag_run.reason : null);
+
 export const outcome = (r: Run): { label: string; palette: string } => {
+  const why = failure(r);
   if (r.report === null) {
     const state = r.dag_run?.state ?? "unknown";
+    if (why) return { label: why.refused ? `refused by ${why.task_id}` : `failed in ${why.task_id}`, palette: "red" };
     if (state === "failed") return { label: "refused or failed: no report", palette: "red" };
     return { label: `${state}: no report yet`, palette: "gray" };
   }
@@ -18,11 +24,51 @@ export const outcome = (r: Run): { label: string; palette: string } => {
   return { label: "swept", palette: "green" };
 };
 
-export const Latest = ({ run, dagId }: { run: Run; dagId: string }) => {
+/** The failed tasks' log links of a run, one after the other. */
+const TaskLogs = ({ run, dagId }: { run: Run; dagId: string }) => {
+  const id = run.airflow_run_id;
+  if (!id || !run.dag_run?.failed_tasks?.length) return null;
+  return (
+    <>
+      {run.dag_run.failed_tasks.map((t, i) => (
+        <span key={t}>{i ? ", " : ""}<Link href={taskUrl(dagId, id, t)} color="red.500">{t} log</Link></span>
+      ))}
+    </>
+  );
+};
+
+/** The newest run when it has no report (refused, failed, still running): what happened, and why when its task said. */
+const Newest = ({ run, dagId }: { run: Run; dagId: string }) => {
+  const id = run.airflow_run_id ?? "";
+  const why = failure(run);
+  const failed = run.dag_run?.state === "failed";
+  return (
+    <Box mb={2} color={failed ? "red.600" : undefined} data-testid="gc-newest" data-run={id}>
+      <Text>
+        The newest run, <Link href={runUrl(dagId, id)} color="blue.500">{id}</Link>,{" "}
+        {why ? (
+          <>{why.refused ? "was refused by" : "failed in"} <Code>{why.task_id}</Code>: <span data-testid="gc-newest-reason">{why.reason}</span></>
+        ) : `has no report (${outcome(run).label})`}
+        {run.dag_run?.failed_tasks?.length ? <>{" "}(see <TaskLogs run={run} dagId={dagId} />)</> : null}
+      </Text>
+    </Box>
+  );
+};
+
+// run: the newest run with a report that reads (none yet: undefined); newest: the newest run of all
+export const Latest = ({ run, newest, dagId }: { run?: Run; newest?: Run; dagId: string }) => (
+  <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-latest">
+    {newest && newest !== run && newest.airflow_run_id ? <Newest run={newest} dagId={dagId} /> : null}
+    {run ? <Report run={run} dagId={dagId} />
+      : <Text>No report yet: no run has written one to the repository&apos;s namespace.</Text>}
+  </Box>
+);
+
+const Report = ({ run, dagId }: { run: Run; dagId: string }) => {
   const o = outcome(run);
   const airflowRun = run.airflow_run_id;
   return (
-    <Box borderWidth="1px" borderRadius="md" p={3} data-testid="gc-latest">
+    <Box>
       <HStack mb={2} gap={3} wrap="wrap">
         <Text fontWeight="bold">Latest report</Text>
         <Badge colorPalette={o.palette}>{o.label}</Badge>
@@ -66,7 +112,9 @@ const wallSeconds = (d: DagRun | null): number | null => {
   return Number.isFinite(s) && s >= 0 ? s : null;
 };
 
-export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
+export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (runs.length === 0 ? (
+  <Text data-testid="gc-runs" data-empty="true" color="gray.600">No GC run yet: trigger one with the Run GC form above.</Text>
+) : (
   <Table.Root size="sm" striped data-testid="gc-runs">
     <Table.Header>
       <Table.Row>
@@ -79,6 +127,7 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
     <Table.Body>
       {runs.map((r) => {
         const o = outcome(r);
+        const why = failure(r);
         const total = Object.values(r.seconds ?? {}).reduce((a, b) => a + b, 0);
         const wall = wallSeconds(r.dag_run);
         const id = r.airflow_run_id;
@@ -96,7 +145,10 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
                 : null}
             </Table.Cell>
             <Table.Cell>{[r.mode, r.flow].filter(Boolean).join(" / ")}{r.sweep ? ` (sweep ${r.sweep})` : ""}</Table.Cell>
-            <Table.Cell><Badge colorPalette={o.palette}>{o.label}</Badge></Table.Cell>
+            <Table.Cell data-col="outcome" minW={why ? "16em" : undefined} maxW="30em" whiteSpace="normal">
+              <Badge colorPalette={o.palette}>{o.label}</Badge>
+              {why ? <Text fontSize="xs" color="red.600" mt={1} data-testid="gc-run-reason">{why.reason}</Text> : null}
+            </Table.Cell>
             <Table.Cell data-col="listed">{n(r.listed_objects)}</Table.Cell>
             <Table.Cell data-col="candidates">{n(r.candidates)}</Table.Cell>
             <Table.Cell data-col="deleted">{r.dry_run && r.would_delete !== undefined ? `0 (would ${n(r.would_delete)})` : n(r.deleted)}</Table.Cell>
@@ -120,4 +172,4 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (
       })}
     </Table.Body>
   </Table.Root>
-);
+));

@@ -3,15 +3,22 @@ import { useState } from "react";
 import { api } from "../api";
 import type { WhatIfAnswer } from "../types";
 
-// lakefs-gc whatif: what the next run would free if a branch were deleted or a rule changed (nothing changes)
+// lakefs-gc whatif: what the next run would free if a branch were deleted or a rule changed (nothing
+// changes). The branch starts empty (the branches found are offered as suggestions): a branch chosen
+// for you would be the first in order, often the default branch, whose deletion lakeFS refuses.
 export const WhatIf = ({ dagId, branches }: { dagId: string; branches: string[] }) => {
   const [kind, setKind] = useState<"delete" | "rule">("delete");
-  const [branch, setBranch] = useState(branches[0] ?? "");
+  const [branch, setBranch] = useState("");
   const [days, setDays] = useState("");
   const [answer, setAnswer] = useState<WhatIfAnswer | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const ask = () => {
+    if (kind === "delete" && !branch.trim()) {
+      setAnswer(null);
+      setError("name the branch to price its deletion");
+      return;
+    }
     setBusy(true);
     setError(null);
     setAnswer(null);
@@ -32,7 +39,9 @@ export const WhatIf = ({ dagId, branches }: { dagId: string; branches: string[] 
           <option value="rule">retention rule set to</option>
         </select>
         <Input size="sm" flex="2" placeholder={kind === "delete" ? "branch" : "branch (empty: the default rule)"} value={branch}
+          list={`gc-whatif-branches-${dagId}`}
           onChange={(e: React.ChangeEvent<HTMLInputElement>) => setBranch(e.target.value)} data-testid="gc-whatif-branch" />
+        <datalist id={`gc-whatif-branches-${dagId}`}>{branches.map((b) => <option key={b} value={b} />)}</datalist>
         {kind === "rule" ? (
           <Input size="sm" flex="1" placeholder="days" value={days} data-testid="gc-whatif-days"
             onChange={(e: React.ChangeEvent<HTMLInputElement>) => setDays(e.target.value)} />

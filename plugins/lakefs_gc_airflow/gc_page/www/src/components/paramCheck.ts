@@ -67,3 +67,24 @@ export const checkParam = (text: string, s: Schema): { value?: unknown; error?: 
   const first = validate.errors?.[0];
   return { error: first ? reason(first, text, value, s) : "refused by its schema" };
 };
+
+/** lakeFS's grace period as the page knows it: seconds, and where from ("lakeFS", or the report of a run). */
+export type Grace = { seconds: number; source: string | null };
+
+/**
+ * The one check across fields: a minimum age below lakeFS's grace period. Without the override the
+ * run is refused by prepare_run (the warning says how to fix it before sending); with it, the run
+ * may delete objects uploaded but not yet linked. Null when the age is not below the period, or
+ * the period is unknown.
+ */
+export const graceWarning = (minAge: unknown, override: boolean, grace: Grace | null | undefined): string | null => {
+  if (!grace || typeof minAge !== "number" || minAge >= grace.seconds) return null;
+  const period = `lakeFS's grace period of ${grace.seconds.toLocaleString("en-US")} s${
+    grace.source && grace.source !== "lakeFS" ? ` (as ${grace.source} recorded it)` : ""}`;
+  if (override) {
+    return `min_age_seconds ${minAge.toLocaleString("en-US")} is below ${period} and unsafe_min_age_override is set: `
+      + "this run may delete objects uploaded but not yet linked.";
+  }
+  return `min_age_seconds ${minAge.toLocaleString("en-US")} is below ${period}: prepare_run will refuse the run. `
+    + `Raise min_age_seconds to at least ${grace.seconds}, or set unsafe_min_age_override.`;
+};

@@ -1,11 +1,11 @@
 // One repository: its runs over time, the trigger form, explain, where the bytes go, the latest
 // report and every run.
-import { Box, Code, Link, Spinner, Text } from "@chakra-ui/react";
+import { Box, Code, Spinner, Text } from "@chakra-ui/react";
 import { useEffect, useState } from "react";
-import { api, taskUrl } from "../api";
+import { api, plural } from "../api";
 import { Charts } from "../components/Charts";
 import { Explain } from "../components/Explain";
-import { Latest, outcome, RunsTable } from "../components/Runs";
+import { Latest, RunsTable } from "../components/Runs";
 import { SpaceView } from "../components/SpaceView";
 import { TriggerForm } from "../components/TriggerForm";
 import type { RunsAnswer } from "../types";
@@ -15,42 +15,39 @@ export const Repository = ({ dagId }: { dagId: string }) => {
   const [error, setError] = useState<string | null>(null);
   const [reload, setReload] = useState(0);
   useEffect(() => {
-    setAnswer(null);
+    setAnswer(null); // another repository: nothing of the last one's shown meanwhile
     setError(null);
-    api<RunsAnswer>(`/dags/${encodeURIComponent(dagId)}/runs`).then(setAnswer).catch((e: Error) => setError(e.message));
+  }, [dagId]);
+  useEffect(() => {
+    // a reload after Run keeps the page as it is until the answer comes (the form and its notice stay)
+    let current = true; // an answer for a repository no longer shown is dropped
+    api<RunsAnswer>(`/dags/${encodeURIComponent(dagId)}/runs`)
+      .then((a) => { if (current) { setAnswer(a); setError(null); } })
+      .catch((e: Error) => { if (current) setError(e.message); });
+    return () => { current = false; };
   }, [dagId, reload]);
   if (error) return <Text color="red.500">The GC runs of {dagId} cannot be shown: {error}</Text>;
   if (!answer) return <Spinner />;
-  const newest = answer.runs[0];
+  const none = answer.runs.length === 0;
   const latest = answer.runs.find((r) => r.report !== null && !r.problem); // the newest with a report
+  const grace = answer.grace_period_seconds === null || answer.grace_period_seconds === undefined ? null
+    : { seconds: answer.grace_period_seconds, source: answer.grace_period_source ?? null };
   return (
     <Box display="flex" flexDirection="column" gap={4} data-testid="gc-repository" data-dag={dagId}>
       <Text>
         Repository <b>{answer.repository}</b>
-        {answer.namespace ? <> on <Code>{answer.namespace}</Code></> : null}: {answer.runs.length} run(s), newest first.
+        {answer.namespace ? <> on <Code>{answer.namespace}</Code></> : null}:{" "}
+        {none ? "no GC run yet." : `${plural(answer.runs.length, "run")}, newest first.`}
       </Text>
       {answer.error ? <Text color="red.500">{answer.error}</Text> : null}
-      {newest && newest !== latest && newest.airflow_run_id ? (
-        <Text color={newest.dag_run?.state === "failed" ? "red.500" : undefined} data-testid="gc-newest">
-          The newest run, {newest.airflow_run_id}, has no report ({outcome(newest).label})
-          {newest.dag_run?.failed_tasks?.length ? (
-            <>
-              : see{" "}
-              {newest.dag_run.failed_tasks.map((t) => (
-                <Link key={t} href={taskUrl(dagId, newest.airflow_run_id ?? "", t)} color="red.500" mr={2}>{t} log</Link>
-              ))}
-            </>
-          ) : null}
-        </Text>
-      ) : null}
-      <Charts runs={answer.runs} steps={answer.steps ?? []} />
-      <TriggerForm dagId={dagId} onTriggered={() => window.setTimeout(() => setReload((x) => x + 1), 1500)} />
+      {none ? null : <Charts runs={answer.runs} steps={answer.steps ?? []} />}
+      <TriggerForm dagId={dagId} grace={grace} onTriggered={() => window.setTimeout(() => setReload((x) => x + 1), 1500)} />
       <Explain dagId={dagId} />
       {answer.space ? <SpaceView space={answer.space} dagId={dagId} /> : null}
-      {latest ? <Latest run={latest} dagId={dagId} /> : <Text>No report of {dagId} yet.</Text>}
+      {none ? null : <Latest run={latest} newest={answer.runs[0]} dagId={dagId} />}
       <Box overflowX="auto"><RunsTable runs={answer.runs} dagId={dagId} /></Box>
       <Text fontSize="xs" color="gray.500" data-testid="gc-version">
-        lakefs-gc {answer.version ?? "?"}: wall s is the DAG run's, start to end; work s the GC steps' own.
+        lakefs-gc {answer.version ?? "?"}: wall s is the DAG run&apos;s, start to end; work s the GC steps&apos; own.
       </Text>
     </Box>
   );
