@@ -22,7 +22,17 @@ from typing import TYPE_CHECKING
 
 from airflow.sdk import Param
 
-from lakefs_gc.contract import AUTO, BOUNDS, FLOWS, MODES, PARAM_NAMES, STAGED_CHECKS, RunSettings
+from lakefs_gc.contract import (
+    AUTO,
+    BOUNDS,
+    FLOWS,
+    INVENTORY_FALLBACKS,
+    LISTING_SOURCES,
+    MODES,
+    PARAM_NAMES,
+    STAGED_CHECKS,
+    RunSettings,
+)
 
 if TYPE_CHECKING:
     from lakefs_gc.config import RepoConfig
@@ -192,6 +202,7 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
             "prepare_commits_timeout_seconds",
             "lakeFS commit preparation timeout (s)",
         ),
+        **_listing_params(cfg),
     }
     if set(params) != set(PARAM_NAMES):
         names, fields = set(params), set(PARAM_NAMES)
@@ -200,3 +211,57 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
             f"no field for {sorted(names - fields)}"
         )
     return params
+
+
+def _listing_params(cfg: RepoConfig) -> dict[str, Param]:
+    """Return the listing's Params (LIST calls or the store's inventory report), defaults from the entry's ``listing``."""
+    inv = cfg.listing.inventory
+    return {
+        "listing_source": Param(
+            cfg.listing.source,
+            type="string",
+            enum=list(LISTING_SOURCES),
+            title="Listing source",
+            description="list: list the namespace with LIST calls; inventory: read the newest complete "
+            "inventory report delivered at inventory_location (verified: checksum, data files, schema, "
+            "bucket and prefix, age), topped up by LIST for the slices created after it. Clean runs "
+            "only (an incremental run lists its new slices). docs/inventory.md",
+        ),
+        "inventory_location": Param(
+            inv.location,
+            type=["null", "string"],
+            title="Inventory location",
+            description="Where the inventory reports are delivered, e.g. "
+            "s3://dest-bucket/prefix/source-bucket/config-id (S3), "
+            "https://<account>.blob.core.windows.net/<container> (Azure), gs://bucket/path (GCS).",
+        ),
+        "inventory_name": Param(
+            inv.name,
+            type=["null", "string"],
+            title="Inventory rule or configuration",
+            description="Azure: the inventory rule's name (required); GCS: the report configuration's id "
+            "(empty: any); S3: unused.",
+        ),
+        "inventory_source_prefix": Param(
+            inv.source_prefix,
+            type=["null", "string"],
+            title="Inventory prefix filter (S3)",
+            description='S3: the inventory configuration\'s Filter Prefix ("" when it has none); its '
+            "manifest does not say, and the run refuses an S3 inventory without it.",
+        ),
+        "inventory_max_age_days": _number(
+            inv.max_age_days,
+            "number",
+            "inventory_max_age_days",
+            "Inventory max age (days)",
+            "An inventory taken longer ago than this is refused.",
+        ),
+        "inventory_fallback": Param(
+            inv.fallback,
+            type="string",
+            enum=list(INVENTORY_FALLBACKS),
+            title="When the inventory cannot serve",
+            description="none: refuse the run with the reason (nothing deleted); list: list with LIST "
+            "calls instead and say why in the report.",
+        ),
+    }

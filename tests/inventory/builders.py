@@ -9,6 +9,7 @@ contents.
 from __future__ import annotations
 
 import copy
+import gzip
 import hashlib
 import json
 from collections.abc import Callable
@@ -123,3 +124,26 @@ def gcs_inventory(
         records_processed=len(files),
     )
     return _write_manifest(storage, f"{destination_path}/{stem}_manifest.json", manifest, edit, None, None)
+
+
+def s3_inventory_of(source, bucket: str, dest, taken: datetime, prefix: str, **kw) -> int:
+    """
+    An S3 Inventory of bucket ``bucket`` (``source``: its root storage) as it is now, taken at ``taken``.
+
+    One gzip CSV data file of every object (keys URL-encoded, times in milliseconds), written
+    under ``prefix`` of ``dest`` in AWS's layout; ``kw`` as :func:`s3_inventory`'s. Return the rows.
+    """
+    from datetime import UTC
+    from urllib.parse import quote_plus
+
+    rows = []
+    for o in source.list("", recursive=True):
+        modified = datetime.fromtimestamp(o.last_modified, UTC).isoformat(timespec="milliseconds")
+        rows.append(
+            f'"{bucket}","{quote_plus(o.key)}","{o.size}","{modified.replace("+00:00", "Z")}",'
+            f'"{o.checksum or ""}","STANDARD"\n'
+        )
+    kw.setdefault("files", (gzip.compress("".join(rows).encode()),))
+    kw.setdefault("source_bucket", bucket)
+    s3_inventory(dest, taken, prefix=prefix, **kw)
+    return len(rows)

@@ -1,5 +1,6 @@
-"""An S3 Inventory's rows read into Arrow: gzip CSV with URL-encoded keys and Parquet, only the keys
-under a prefix, only current objects of an all-versions inventory, sizes and times typed."""
+"""An inventory's rows read into Arrow: S3's gzip CSV with URL-encoded keys and Parquet, Azure's and GCS's CSV
+(with a header row or without) and Parquet; only the keys under a prefix, only current objects of an
+all-versions inventory, sizes and times typed, every row read counted."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from lakefs_gc.inventory import InventorySource
 from lakefs_gc.inventory.rows import iter_rows, read_rows, rows_schema
 from lakefs_gc.storage import LocalStorage
-from tests.inventory.builders import azure_inventory, s3_inventory
+from tests.inventory.builders import azure_inventory, gcs_inventory, s3_inventory
 
 TAKEN = datetime(2024, 3, 4, 1, tzinfo=UTC)
 PREFIX = "inventories/lakefs-data/gc-daily"
@@ -91,11 +92,90 @@ def test_parquet_rows(tmp_path):
     ]
 
 
-def test_what_is_not_read_yet(tmp_path):
+def test_azure_csv_with_its_header_and_parquet(tmp_path):
+    """Azure names each blob <container>/<blob> and writes a header row (its columns in its order);
+    times with seven fraction digits or in RFC 1123; no checksum (its Content-MD5 is not S3's ETag)."""
+    csv = (
+        "Name,Last-Modified,Content-Length,Content-MD5\n"
+        '"lakefs/repo1/data/a b","2021-03-01T19:28:40.3150567Z","3","1B2M2Y8AsgTpgAmY7PhCfg=="\n'
+        '"lakefs/repo1/_lakefs/x","2021-03-01T19:28:40Z","5",\n'
+        '"lakefs/repo1/data/c+d","Mon, 03 May 2021 02:47:10 GMT","7",\n'
+    )
     store = LocalStorage(tmp_path)
-    key = azure_inventory(store, TAKEN)
+    manifest = InventorySource("azure", store, "", "lakefs-gc").load(
+        azure_inventory(store, TAKEN, files=(csv.encode(),))
+    )
+    table = read_rows(manifest, store, manifest.files[0], "lakefs/repo1/data/", checksum=True)
+    assert table.schema == rows_schema(checksum=True)
+    assert table.to_pylist() == [
+        {
+            "key": "lakefs/repo1/data/a b",
+            "size": 3,
+            "last_modified": _ms("2021-03-01T19:28:40.315+00:00"),
+            "checksum": None,
+        },
+        {
+            "key": "lakefs/repo1/data/c+d",
+            "size": 7,
+            "last_modified": _ms("2021-05-03T02:47:10+00:00"),
+            "checksum": None,
+        },
+    ]
+    parquet = io.BytesIO()
+    pq.write_table(
+        pa.table(
+            {
+                "Name": ["lakefs/repo1/data/e", "lakefs/other/f"],
+                "Content-Length": pa.array([4, 5], pa.int64()),
+                "Last-Modified": pa.array([1_704_067_200_000_000, 0], pa.timestamp("us")),
+            }
+        ),
+        parquet,
+    )
+    key = azure_inventory(
+        store,
+        TAKEN.replace(hour=2),
+        files=(parquet.getvalue(),),
+        edit=lambda m: m["ruleDefinition"].update(format="Parquet"),
+    )
     manifest = InventorySource("azure", store, "", "lakefs-gc").load(key)
-    with pytest.raises(
-        ValueError, match=r"its CSV data files are not read yet \(only S3 Inventory's CSV and Parquet are\)"
-    ):
+    assert read_rows(manifest, store, manifest.files[0], "lakefs/repo1/").to_pylist() == [
+        {"key": "lakefs/repo1/data/e", "size": 4, "last_modified": _ms("2024-01-01T00:00:00+00:00")}
+    ]
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_gcs_csv_with_or_without_a_header(tmp_path, header):
+    """GCS writes a header row with header_required, none without: the columns are the manifest's metadata_fields then."""
+    fields = "project,bucket,name,location,size,timeCreated,updated,storageClass,etag,md5Hash"
+    row = "p,lakefs-data,repo1/data/a,EU,12,2024-01-01T00:00:00Z,2024-01-02T03:04:05.678Z,STANDARD,CJ+v,1B2M2Y8AsgTpgAmY7PhCfg==\n"
+    other = "p,lakefs-data,repo2/data/b,EU,1,2024-01-01T00:00:00Z,2024-01-01T00:00:00Z,STANDARD,x,y\n"
+    data = ((fields + "\n") if header else "") + row + other
+    store = LocalStorage(tmp_path)
+    manifest = InventorySource("gs", store, "inventory").load(gcs_inventory(store, TAKEN, files=(data.encode(),)))
+    counter = _Count()
+    rows = [
+        r for b in iter_rows(manifest, store, manifest.files[0], "repo1/data/", read=counter) for r in b.to_pylist()
+    ]
+    assert rows == [{"key": "repo1/data/a", "size": 12, "last_modified": _ms("2024-01-02T03:04:05.678+00:00")}]
+    assert counter.n == 2  # every row read is counted, kept or not
+
+
+def test_s3_checksum_is_the_etag_as_a_listing_gives_it(tmp_path):
+    csv = '"lakefs-data","repo1/data/a","3","2024-01-01T00:00:00.000Z",""abc"","STANDARD"\n'
+    store, manifest = _inventory(tmp_path, (gzip.compress(csv.encode()),))
+    assert read_rows(manifest, store, manifest.files[0], checksum=True).column("checksum").to_pylist() == ["abc"]
+
+
+def test_what_is_not_read_yet(tmp_path):
+    schema = "struct<bucket:string,key:string,size:bigint,last_modified_date:timestamp>"
+    store, manifest = _inventory(tmp_path, (b"orc",), schema=schema, file_format="ORC")
+    with pytest.raises(ValueError, match=r"its ORC data files are not read yet \(only CSV and Parquet are\)"):
         read_rows(manifest, store, manifest.files[0])
+
+
+class _Count:
+    n = 0
+
+    def add(self, n: int) -> None:
+        self.n += n

@@ -262,3 +262,44 @@ def test_each_step_result_is_one_readable_line():
         "delete: would delete 2, already gone 0"
     )
     assert "\n" not in step_line("list_slices", SLICES)
+
+
+def test_a_run_from_an_inventory_says_which_how_old_what_it_read_and_what_it_topped_up():
+    """An inventory run's listing fields reach summary.json, the rows and the step's line; a run that listed
+    as always has none of them (the golden summaries hold it to the same bytes)."""
+    import dataclasses
+
+    listed = dataclasses.replace(
+        SLICES,
+        listing_source="inventory",
+        inventory_id="s3://inv/reports/lakefs-data/gc-daily/2026-11-22T01-00Z/manifest.json",
+        inventory_time="2026-11-22T01:00:00.000000Z",
+        inventory_age_seconds=40 * 3600,
+        inventory_rows=1_500_000,
+        inventory_files=3,
+        slices_topped_up=2,
+    )
+    ctx = make_context(start=NOW)
+    s = build_summary(inputs(ctx, mark_uncommitted=UncommittedResult("m", (), 1), list_slices=listed))
+    doc = s.to_doc()
+    assert (doc["listing_source"], doc["inventory_rows"], doc["slices_topped_up"]) == ("inventory", 1_500_000, 2)
+    assert "listing_fallback" not in doc
+    assert RunSummary.from_doc(doc) == s
+    assert dict(summary_rows(s))["listing"] == (
+        "from the inventory s3://inv/reports/lakefs-data/gc-daily/2026-11-22T01-00Z/manifest.json, taken "
+        "2026-11-22T01:00:00Z (1.7 days before the run): 1,500,000 rows read in 3 data files; 2 slices created "
+        "after it listed by LIST; objects written after it are left for a later run"
+    )
+    assert step_line("list_slices", listed) == (
+        "list_slices: 1,200 objects (3.0 MiB) in 2 slices, 0 skipped, from the inventory taken "
+        "2026-11-22T01:00:00Z (1,500,000 rows read, 2 slices topped up by LIST)"
+    )
+    fallback = dataclasses.replace(SLICES, listing_fallback="no usable S3 Inventory for s3://lakefs-data/repo1 ...")
+    s = build_summary(inputs(ctx, mark_uncommitted=UncommittedResult("m", (), 1), list_slices=fallback))
+    assert (s.listing_source, s.listing_fallback, s.inventory_id) == ("list", fallback.listing_fallback, None)
+    assert dict(summary_rows(s))["listing"] == (
+        "by LIST (the inventory was not used: no usable S3 Inventory for s3://lakefs-data/repo1 ...)"
+    )
+    plain = build_summary(inputs(ctx, mark_uncommitted=UncommittedResult("m", (), 1), list_slices=SLICES))
+    assert not {k for k in plain.to_doc() if k.startswith(("listing_", "inventory_"))}
+    assert "listing" not in dict(summary_rows(plain))

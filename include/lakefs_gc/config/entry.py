@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lakefs_gc.config.listing import merge_listing, parse_listing
 from lakefs_gc.config.model import (
     DEFAULT_CLEAN_DAYS,
     ConfigError,
@@ -53,6 +54,7 @@ _ENTRY_FIELDS = frozenset(
         "flow",
         "clean_run_every",
         "notify",
+        "listing",
     }
 )
 _REQUIRED = ("repository",)
@@ -153,6 +155,7 @@ def _check_entry(
         bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
     every = _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), bad)
     notify = _parse_notify(merged["notify"], bad)
+    listing = parse_listing(merge_listing(defaults.get("listing"), entry.get("listing")), bad)
     if found:
         return None, found
     return RepoConfig(
@@ -172,6 +175,7 @@ def _check_entry(
         flow=flow,
         clean_run_every=every,
         notify=notify,
+        listing=listing,
     ), found
 
 

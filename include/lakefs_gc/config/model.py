@@ -170,6 +170,35 @@ class SpaceSettings:
 
 
 @dataclass(frozen=True)
+class InventorySettings:
+    """
+    ``listing.inventory``: where a store's inventory reports are delivered, and how a run takes them.
+
+    The defaults of the run's Params ``inventory_*`` (their own defaults: ``RunSettings``); the
+    fields that depend on each other (a location for ``source: inventory``, S3's
+    ``source_prefix``, Azure's rule ``name``, ``kind`` agreeing with the location) are checked by
+    :mod:`lakefs_gc.config.listing`.
+    """
+
+    kind: str | None = setting(None, pattern=r"^(s3|azure|gs)$", must_be="one of s3, azure, gs (null: the location's)")
+    location: str | None = setting(None, **_NON_EMPTY)
+    name: str | None = setting(None, **_NON_EMPTY)  # Azure: the rule's name; GCS: the report configuration's id
+    source_prefix: str | None = setting(None, pattern=r"(?s)", must_be='a string ("" for none)')  # S3 only
+    max_age_days: float = setting(
+        RunSettings.inventory_max_age_days, above=0, hi=3650, must_be="a number of days > 0 (at most 3650)"
+    )
+    fallback: str = setting(RunSettings.inventory_fallback, pattern=r"^(none|list)$", must_be="one of none, list")
+
+
+@dataclass(frozen=True)
+class ListingSettings:
+    """``listing``: what a clean run lists the namespace from, LIST calls or the store's inventory (docs/inventory.md)."""
+
+    source: str = setting(RunSettings.listing_source, pattern=r"^(list|inventory)$", must_be="one of list, inventory")
+    inventory: InventorySettings = field(default_factory=InventorySettings)  # read by hand
+
+
+@dataclass(frozen=True)
 class NotifierSpec:
     """
     One notifier of a repository's runs, as the config names it (``lakefs_gc_airflow.notifiers`` builds it).
@@ -248,6 +277,7 @@ class RepoConfig:
     flow: str = "auto"  # the default of the run's Param flow (lakefs_gc.gc.flow)
     clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
     notify: NotifySettings = field(default_factory=NotifySettings)
+    listing: ListingSettings = field(default_factory=ListingSettings)
     discovered: bool = False  # from a ``discover`` source (the refresh's list), not listed by name
     priority_weight: int = 1  # the Spark steps' priority in their pool (discovered: by the last run's size)
 

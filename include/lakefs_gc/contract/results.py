@@ -78,6 +78,17 @@ class SlicesResult(SparkStepResult):
     seconds: float = 0.0
     slices_before_base: int = 0  # incremental: older than the base's newest slice, not listed
     root_listed: bool = True  # the namespace root and loose data/ objects (clean runs only)
+    # what listed the namespace (RunSettings.listing_source; lakefs_gc.listing.inventory): "list" (LIST
+    # calls) or "inventory"; then which inventory, its T_inv, its age at the run's start, the rows
+    # read from its data files, and the slices created after T_inv that LIST listed (the top-up)
+    listing_source: str = "list"
+    inventory_id: str | None = None  # the manifest's URI
+    inventory_time: str | None = None  # T_inv, ISO 8601 UTC
+    inventory_age_seconds: int | None = None
+    inventory_rows: int | None = None  # every row of its data files, under the namespace or not
+    inventory_files: int | None = None
+    slices_topped_up: int | None = None
+    listing_fallback: str | None = None  # the inventory was asked for but the run listed: why
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from lakefs_gc.errors import SettingsError
 MODES = ("mark_and_sweep", "mark_only", "sweep_only")
 FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
 STAGED_CHECKS = ("candidates", "full")  # lakefs_gc.listing.staged
+LISTING_SOURCES = ("list", "inventory")  # lakefs_gc.listing.inventory: LIST calls, or the store's inventory
+INVENTORY_FALLBACKS = ("none", "list")  # an inventory that cannot serve: refuse the run, or list instead
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
 
 
@@ -50,6 +52,15 @@ class RunSettings:
     # HEAD commit is older than this many days
     attribute_space: bool = True
     stale_branch_days: int = 30
+    # what list_slices lists from (lakefs_gc.listing.inventory; docs/inventory.md): "list" (LIST calls)
+    # or "inventory", the newest complete inventory report delivered at inventory_location (S3: its
+    # <destination-prefix>/<source-bucket>/<config-ID>), verified, at most inventory_max_age_days old
+    listing_source: str = "list"
+    inventory_location: str = ""
+    inventory_name: str = ""  # Azure: the inventory rule's name; GCS: the report configuration's id ("" any)
+    inventory_source_prefix: str | None = None  # S3: the configuration's Filter Prefix ("" none); None: not given
+    inventory_max_age_days: float = 8.0
+    inventory_fallback: str = "none"  # an inventory that cannot serve: "none" refuses the run, "list" lists
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -59,6 +70,21 @@ class RunSettings:
         if self.staged_check not in STAGED_CHECKS:
             raise SettingsError(
                 f"Param 'staged_check' must be one of {', '.join(STAGED_CHECKS)}, got {self.staged_check!r}"
+            )
+        if self.listing_source not in LISTING_SOURCES:
+            raise SettingsError(
+                f"Param 'listing_source' must be one of {', '.join(LISTING_SOURCES)}, got {self.listing_source!r}"
+            )
+        if self.inventory_fallback not in INVENTORY_FALLBACKS:
+            raise SettingsError(
+                f"Param 'inventory_fallback' must be one of {', '.join(INVENTORY_FALLBACKS)}, "
+                f"got {self.inventory_fallback!r}"
+            )
+        if self.listing_source == "inventory" and not self.inventory_location.strip():
+            raise SettingsError(
+                "Param 'inventory_location' is empty, but listing_source is inventory: give where the "
+                "inventory reports are delivered (e.g. s3://dest-bucket/prefix/source-bucket/config-id; "
+                "the repositories file's listing.inventory.location), or set listing_source to list"
             )
         for name, (lo, hi) in BOUNDS.items():
             _check_range(name, getattr(self, name), lo, hi)
@@ -81,6 +107,7 @@ BOUNDS: dict[str, tuple[float, float | None]] = {
     "quarantine_days": (0, 3650),
     "prepare_commits_timeout_seconds": (1, None),
     "stale_branch_days": (0, 36500),
+    "inventory_max_age_days": (0.0, 3650.0),
 }
 
 

@@ -9,6 +9,7 @@ before the step has written anything.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.contract import IncrementalBase, PartsDir, RunContext, SlicesResult
     from lakefs_gc.engine.protocol import Engine, ListingTask
+    from lakefs_gc.listing.inventory import InventoryRead
     from lakefs_gc.placement import Placement
 
 __all__ = ["LocalEngine"]
@@ -37,6 +39,15 @@ T = TypeVar("T")
 U = TypeVar("U")
 Row = tuple[Any, ...]
 CARRIED_THREADS = 16  # stat calls of an incremental run's carried addresses
+
+
+class _Count:
+    """Rows read, counted in this process."""
+
+    n = 0
+
+    def add(self, n: int) -> None:
+        self.n += n
 
 
 class LocalEngine(EngineBase):
@@ -103,13 +114,36 @@ class LocalEngine(EngineBase):
             return [r for rs in pool.map(lambda item: list(fn([item], None)), items) for r in rs]
 
     def list_into(self, out_dir: str, tasks: Sequence[ListingTask], cutoff_s: float) -> tuple[int, int]:
+        return self._write_listing(out_dir, listing.list_batches(self.sref.open(), cutoff_s, tasks))
+
+    def read_inventory_into(
+        self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
+    ) -> tuple[int, int, int]:
+        p = self.placement
+        if listing.local_folder(out_dir) is None:
+            raise NeedsSpark(f"the work location {out_dir} is not a local folder")
+        files, size = len(inventory.files), inventory.bytes()
+        if files > p.driver_scan_parts or size > p.driver_scan_bytes:
+            raise NeedsSpark(
+                f"an inventory of {files:,} data file(s), {size:,} bytes: more than {p.driver_scan_parts:,} "
+                f"files or {p.driver_scan_bytes:,} bytes"
+            )
+        read = _Count()
+        from_inventory = inventory.batches([f.key for f in inventory.files], read)
+        count, nbytes = self._write_listing(
+            out_dir, itertools.chain(from_inventory, listing.list_batches(self.sref.open(), cutoff_s, tasks))
+        )
+        return count, nbytes, read.n
+
+    def _write_listing(self, out_dir: str, found: Iterable[Any]) -> tuple[int, int]:
+        """Write the listing's batches ``found`` here; :class:`NeedsSpark` (nothing written) past ``limit`` objects."""
         import pyarrow.compute as pc
 
         folder = listing.local_folder(out_dir)
         if folder is None:
             raise NeedsSpark(f"the work location {out_dir} is not a local folder")
         batches, count, nbytes = [], 0, 0
-        for b in listing.list_batches(self.sref.open(), cutoff_s, tasks):
+        for b in found:
             batches.append(b)
             count += len(b)
             if count > self.limit:

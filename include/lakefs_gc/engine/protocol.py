@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.contract import IncrementalBase, PartsDir, SlicesResult
     from lakefs_gc.gc.decision import Relations
+    from lakefs_gc.listing.inventory import InventoryRead
     from lakefs_gc.listing.matching import Identities, Suspicious
     from lakefs_gc.placement import Placement
     from lakefs_gc.spark.runtime import StorageRef
@@ -78,6 +79,16 @@ class Engine(Protocol[R, A]):
 
     def list_into(self, out_dir: str, tasks: Sequence[ListingTask], cutoff_s: float) -> tuple[int, int]:
         """List the namespace by ``tasks`` into the listing ``out_dir``; return (objects, bytes)."""
+
+    def read_inventory_into(
+        self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
+    ) -> tuple[int, int, int]:
+        """
+        Read ``inventory``'s data files, and list by ``tasks`` (the top-up), into the listing ``out_dir``.
+
+        Return (objects, bytes, inventory rows read). The rows become the listing's by one body
+        (:meth:`lakefs_gc.listing.inventory.InventoryRead.batches`); where it runs is the engine's choice.
+        """
 
     def read_ranges(
         self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str

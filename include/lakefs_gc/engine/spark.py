@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.contract import IncrementalBase, PartsDir, RunContext, SlicesResult
     from lakefs_gc.engine.protocol import Engine, ListingTask
+    from lakefs_gc.listing.inventory import InventoryRead
     from lakefs_gc.listing.slices import ListedCounter
     from lakefs_gc.placement import Placement
 
@@ -132,6 +133,31 @@ class SparkEngine(EngineBase):
             ).parquet(out_dir)
         agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
         return int(agg["n"]), int(agg["b"] or 0)
+
+    def read_inventory_into(
+        self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
+    ) -> tuple[int, int, int]:
+        from pyspark.sql import functions as F
+
+        spark, sref = self.spark, self.sref
+        keys = [(f.key,) for f in inventory.files]
+        rows_read = spark.sparkContext.accumulator(0)
+        log.info("list_slices: reading %d inventory data file(s) on executors", len(keys))
+        with watch(spark, "list_slices", "objects listed") as listed:
+            files = spark.createDataFrame(
+                spark.sparkContext.parallelize(keys, partitions(len(keys), self.n * 4)), "key string"
+            )
+            frame = files.mapInArrow(
+                lambda bs: inventory.batches((k for b in bs for k in b.column(0).to_pylist()), rows_read), LISTED_DDL
+            )
+            if tasks:
+                task_df = spark.createDataFrame(
+                    spark.sparkContext.parallelize(list(tasks), partitions(len(tasks), self.n * 4)), TASK_SCHEMA
+                )
+                frame = frame.unionByName(task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL))
+            frame.write.mode("overwrite").parquet(out_dir)
+        agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
+        return int(agg["n"]), int(agg["b"] or 0), int(rows_read.value)
 
     def read_ranges(
         self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str

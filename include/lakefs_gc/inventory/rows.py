@@ -1,24 +1,43 @@
 """
-An S3 Inventory's rows, read into Arrow: each object's key, size and last-modified time under a prefix.
+An inventory's rows, read into Arrow: each object's key, size, last-modified time (and checksum) under a prefix.
 
-Only S3 Inventory's CSV (gzip, no header row, the columns of the manifest's ``fileSchema``, keys
-URL-encoded) and Parquet data files so far; ORC, Azure's and GCS's files are not read yet. Rows
-are streamed a batch at a time (``pyarrow.csv.open_csv``, ``ParquetFile.iter_batches``), so memory
-stays bounded by the batch, not the file. In an all-versions inventory only the latest version of
-each key counts, and not when it is a delete marker. Not yet used by the GC (docs/inventory.md).
+Read: S3 Inventory's CSV (gzip, no header row, the columns of the manifest's ``fileSchema``, keys
+URL-encoded) and Parquet files; Azure Blob Inventory's and GCS inventory reports' CSV (a header
+row when the file has one: Azure always writes it, GCS with ``header_required``; keys as they
+are) and Parquet files. ORC is not read. Rows are streamed a batch at a time
+(``pyarrow.csv.open_csv``, ``ParquetFile.iter_batches``), so memory stays bounded by the batch, not
+the file. In an all-versions S3 inventory only the latest version of each key counts, and not
+when it is a delete marker.
 
-The CSV keys are decoded as ``application/x-www-form-urlencoded`` (``+`` is a space, ``%2B`` a
+The S3 CSV keys are decoded as ``application/x-www-form-urlencoded`` (``+`` is a space, ``%2B`` a
 plus), as AWS encodes keys elsewhere (event notifications, ``EncodingType=url``); to be checked on
-a real inventory of keys with spaces and pluses.
+a real inventory of keys with spaces and pluses. Times are read as RFC 3339 / ISO 8601 text (any
+number of fraction digits), RFC 1123 text (``Mon, 03 May 2021 02:47:10 GMT``), a Parquet
+timestamp, or milliseconds since the epoch; sizes as integers or their text. The checksum is
+S3's ETag (quotes stripped, as a LIST gives it); Azure's and GCS's rows give none (null), as
+their native listings give none (:mod:`lakefs_gc.storage.native`).
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import zlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Protocol
 from urllib.parse import unquote_plus
 
-from lakefs_gc.inventory.manifest import CSV, KEY, LAST_MODIFIED, PARQUET, SIZE, DataFile, InventoryManifest
+from lakefs_gc.inventory.manifest import (
+    CHECKSUM,
+    CSV,
+    KEY,
+    LAST_MODIFIED,
+    PARQUET,
+    SIZE,
+    DataFile,
+    InventoryManifest,
+    refuse,
+)
 from lakefs_gc.inventory.s3 import IS_DELETE_MARKER, IS_LATEST
 from lakefs_gc.storage.namespace import S3
 
@@ -28,45 +47,86 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
 
 BLOCK_SIZE = 8 << 20  # bytes of CSV per batch
+PEEK = 64 << 10  # bytes read to find a CSV file's first line
+GZIP_MAGIC = b"\x1f\x8b"
+RFC1123 = "%a, %d %b %Y %H:%M:%S GMT"
 
 
-def rows_schema() -> pa.Schema:
-    """Return the schema of the rows read: ``key`` (as the inventory names it, decoded), ``size``, ``last_modified``."""
+class RowCounter(Protocol):
+    """What counts the rows read: a Spark accumulator, or anything that adds."""
+
+    def add(self, n: int, /) -> None: ...
+
+
+def rows_schema(checksum: bool = False) -> pa.Schema:
+    """Return the schema of the rows read: ``key`` (as the inventory names it, decoded), ``size``, ``last_modified`` (and ``checksum``)."""
     import pyarrow as pa
 
-    return pa.schema([("key", pa.string()), ("size", pa.int64()), ("last_modified", pa.timestamp("ms", tz="UTC"))])
+    fields = [("key", pa.string()), ("size", pa.int64()), ("last_modified", pa.timestamp("ms", tz="UTC"))]
+    return pa.schema([*fields, ("checksum", pa.string())] if checksum else fields)
+
+
+def readable(manifest: InventoryManifest) -> str | None:
+    """Return why this module cannot read ``manifest``'s data files; None when it can."""
+    if manifest.format not in (CSV, PARQUET):
+        return f"{manifest.id}: its {manifest.format} data files are not read yet (only CSV and Parquet are)"
+    missing = manifest.missing_fields
+    if missing:
+        return f"{manifest.id}: its schema lacks {', '.join(missing)} (verify() refuses it)"
+    return None
 
 
 def iter_rows(
-    manifest: InventoryManifest, storage: Storage, data: DataFile, prefix: str = ""
+    manifest: InventoryManifest,
+    storage: Storage,
+    data: DataFile,
+    prefix: str = "",
+    *,
+    checksum: bool = False,
+    read: RowCounter | None = None,
+    check_md5: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """
     Yield the rows of data file ``data`` whose key starts with ``prefix``, as batches of :func:`rows_schema`.
 
-    ``storage`` is the destination bucket's root. Keys are as the inventory names them (the source
-    bucket's keys): the caller makes them relative to its namespace.
+    ``storage`` is the destination's root. Keys are as the inventory names them (S3, GCS: the
+    source bucket's keys; Azure: ``<container>/<blob>``): the caller makes them relative to its
+    namespace. ``checksum``: add the ``checksum`` column; ``read`` counts every row read, under
+    ``prefix`` or not; ``check_md5``: hash the file first and refuse it
+    (:class:`~lakefs_gc.inventory.manifest.InventoryRefused`) when it is not the MD5 its manifest
+    gives (a file whose MD5 its store does not vouch for: ``VerifiedInventory.unchecked_md5``).
     """
-    if manifest.provider != S3 or manifest.format not in (CSV, PARQUET):
-        raise ValueError(
-            f"{manifest.id}: its {manifest.format} data files are not read yet (only S3 Inventory's CSV and Parquet are)"
-        )
-    missing = manifest.missing_fields
-    if missing:
-        raise ValueError(f"{manifest.id}: its schema lacks {', '.join(missing)} (verify() refuses it)")
+    why = readable(manifest)
+    if why is not None:
+        raise ValueError(why)
+    md5 = data.md5 if check_md5 else None
     batches = (
-        _csv_batches(manifest, storage, data) if manifest.format == CSV else _parquet_batches(manifest, storage, data)
+        _csv_batches(manifest, storage, data, md5)
+        if manifest.format == CSV
+        else _parquet_batches(manifest, storage, data, md5)
     )
     for batch in batches:
-        out = _select(manifest, batch, prefix)
+        if read is not None:
+            read.add(batch.num_rows)
+        out = _select(manifest, batch, prefix, checksum)
         if out.num_rows:
             yield out
 
 
-def read_rows(manifest: InventoryManifest, storage: Storage, data: DataFile, prefix: str = "") -> pa.Table:
+def read_rows(
+    manifest: InventoryManifest, storage: Storage, data: DataFile, prefix: str = "", *, checksum: bool = False
+) -> pa.Table:
     """Return :func:`iter_rows` as one table."""
     import pyarrow as pa
 
-    return pa.Table.from_batches(list(iter_rows(manifest, storage, data, prefix)), schema=rows_schema())
+    batches = list(iter_rows(manifest, storage, data, prefix, checksum=checksum))
+    return pa.Table.from_batches(batches, schema=rows_schema(checksum))
+
+
+def _wanted(manifest: InventoryManifest) -> list[str]:
+    roles = [manifest.fields[r] for r in (KEY, SIZE, LAST_MODIFIED)]
+    etag = manifest.fields.get(CHECKSUM) if manifest.provider == S3 else None
+    return roles + ([etag] if etag else []) + _version_columns(manifest)
 
 
 def _version_columns(manifest: InventoryManifest) -> list[str]:
@@ -75,16 +135,63 @@ def _version_columns(manifest: InventoryManifest) -> list[str]:
     return [next(c for c in names if c in manifest.columns) for names in (IS_LATEST, IS_DELETE_MARKER)]
 
 
-def _csv_batches(manifest: InventoryManifest, storage: Storage, data: DataFile) -> Iterator[pa.RecordBatch]:
+def _head(raw: IO[bytes]) -> tuple[bool, str]:
+    """Return whether the (seekable) file is gzip, and its first line (decompressed); the file is rewound."""
+    start = raw.read(PEEK)
+    raw.seek(0)
+    gz = start[:2] == GZIP_MAGIC
+    text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(start) if gz else start
+    return gz, text.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+
+
+def _columns(manifest: InventoryManifest, first_line: str) -> tuple[list[str], int]:
+    """
+    Return the file's column names and the rows to skip.
+
+    S3's CSV has no header row: the manifest's ``fileSchema``. Azure's and GCS's name their columns
+    in a header row when they have one (the key's column among them): its names, in its order.
+    """
+    if manifest.provider != S3:
+        header = next(csv.reader([first_line]), [])
+        if manifest.fields[KEY] in header and manifest.fields[SIZE] in header:
+            return header, 1
+    return list(manifest.columns), 0
+
+
+def _opened(manifest: InventoryManifest, storage: Storage, data: DataFile, md5: str | None) -> IO[bytes]:
+    """Return the data file opened (seekable); with ``md5``, hashed first and refused when it differs."""
+    raw = storage.open_input(data.key)
+    if md5 is not None:
+        digest = hashlib.md5(usedforsecurity=False)
+        for chunk in iter(lambda: raw.read(1 << 20), b""):
+            digest.update(chunk)
+        raw.seek(0)
+        if digest.hexdigest() != md5:
+            raw.close()
+            raise refuse(
+                manifest.id,
+                f"its data file {storage.full_uri(data.key)} has MD5 {digest.hexdigest()}, the manifest says "
+                f"{md5}: the file was changed; wait for the next inventory",
+            )
+    return raw
+
+
+def _csv_batches(
+    manifest: InventoryManifest, storage: Storage, data: DataFile, md5: str | None
+) -> Iterator[pa.RecordBatch]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    wanted = [manifest.fields[r] for r in (KEY, SIZE, LAST_MODIFIED)] + _version_columns(manifest)
-    with storage.open_input(data.key) as raw:
-        stream = pa.CompressedInputStream(pa.PythonFile(raw, mode="r"), "gzip")
+    with _opened(manifest, storage, data, md5) as raw:
+        gz, first_line = _head(raw)
+        names, skip = _columns(manifest, first_line)
+        wanted = [c for c in _wanted(manifest) if c in names]
+        stream: pa.NativeFile = pa.PythonFile(raw, mode="r")
+        if gz:
+            stream = pa.CompressedInputStream(stream, "gzip")
         reader = pacsv.open_csv(
             stream,
-            read_options=pacsv.ReadOptions(column_names=list(manifest.columns), block_size=BLOCK_SIZE),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip, block_size=BLOCK_SIZE),
             convert_options=pacsv.ConvertOptions(
                 include_columns=wanted, column_types=dict.fromkeys(wanted, pa.string()), strings_can_be_null=True
             ),
@@ -92,21 +199,23 @@ def _csv_batches(manifest: InventoryManifest, storage: Storage, data: DataFile) 
         yield from reader
 
 
-def _parquet_batches(manifest: InventoryManifest, storage: Storage, data: DataFile) -> Iterator[pa.RecordBatch]:
+def _parquet_batches(
+    manifest: InventoryManifest, storage: Storage, data: DataFile, md5: str | None
+) -> Iterator[pa.RecordBatch]:
     import pyarrow.parquet as pq
 
-    wanted = [manifest.fields[r] for r in (KEY, SIZE, LAST_MODIFIED)] + _version_columns(manifest)
-    with storage.open_input(data.key) as raw:
-        yield from pq.ParquetFile(raw).iter_batches(columns=wanted)
+    with _opened(manifest, storage, data, md5) as raw:
+        yield from pq.ParquetFile(raw).iter_batches(columns=_wanted(manifest))
 
 
-def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str) -> pa.RecordBatch:
-    """Keep the current objects under ``prefix``; keys decoded (CSV), sizes and times typed."""
+def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str, checksum: bool) -> pa.RecordBatch:
+    """Keep the current objects under ``prefix``; keys decoded (S3 CSV), sizes and times typed."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    names = batch.schema.names
     keys = batch.column(manifest.fields[KEY])
-    if manifest.format == CSV:
+    if manifest.format == CSV and manifest.provider == S3:
         keys = _decoded(keys)
     keep = pc.starts_with(keys, prefix) if prefix else pc.is_valid(keys)
     versions = _version_columns(manifest)
@@ -114,16 +223,49 @@ def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str) -> 
         latest, marker = (_truthy(batch.column(c)) for c in versions)
         keep = pc.and_(keep, pc.and_(latest, pc.invert(marker)))
     keep = pc.fill_null(keep, False)
-    size = batch.column(manifest.fields[SIZE])
-    modified = batch.column(manifest.fields[LAST_MODIFIED])
-    return pa.RecordBatch.from_arrays(
-        [
-            pc.filter(keys, keep),
-            pc.filter(size, keep).cast(pa.int64()),
-            pc.filter(modified, keep).cast(pa.timestamp("ms", tz="UTC")),
-        ],
-        schema=rows_schema(),
-    )
+    columns = [
+        pc.filter(keys, keep),
+        _sizes(pc.filter(batch.column(manifest.fields[SIZE]), keep)),
+        _times(pc.filter(batch.column(manifest.fields[LAST_MODIFIED]), keep)),
+    ]
+    if checksum:
+        etag = manifest.fields.get(CHECKSUM) if manifest.provider == S3 else None
+        if etag and etag in names:
+            columns.append(pc.utf8_trim(pc.filter(batch.column(etag), keep).cast(pa.string()), '"'))
+        else:
+            columns.append(pa.nulls(len(columns[0]), pa.string()))
+    return pa.RecordBatch.from_arrays(columns, schema=rows_schema(checksum))
+
+
+def _sizes(column: pa.Array) -> pa.Array:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        column = pc.utf8_trim_whitespace(column)
+    return column.cast(pa.int64())
+
+
+def _times(column: pa.Array) -> pa.Array:
+    """Return last-modified times as ``timestamp[ms, UTC]``, whatever form the file gives them in."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ms = pa.timestamp("ms", tz="UTC")
+    if pa.types.is_timestamp(column.type):
+        if column.type.tz is None:
+            column = pc.assume_timezone(column, "UTC")
+        return column.cast(ms, safe=False)
+    if pa.types.is_integer(column.type):
+        return column.cast(pa.int64()).cast(ms)
+    text = pc.utf8_trim_whitespace(column.cast(pa.string()))
+    rfc = pc.fill_null(pc.match_substring_regex(text, r"^[A-Za-z]"), False)  # RFC 1123 starts with the day's name
+    if not pc.any(rfc).as_py():
+        return text.cast(pa.timestamp("ns", tz="UTC")).cast(ms, safe=False)
+    none = pa.scalar(None, pa.string())
+    iso = pc.if_else(rfc, none, text).cast(pa.timestamp("ns", tz="UTC")).cast(ms, safe=False)
+    named = pc.assume_timezone(pc.strptime(pc.if_else(rfc, text, none), format=RFC1123, unit="ms"), "UTC")
+    return pc.if_else(rfc, named, iso)
 
 
 def _truthy(column: pa.Array) -> pa.Array:

@@ -90,6 +90,9 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
         if s.slices_skipped:
             listed += f"; {plural(s.slices_skipped, 'slice')} created after the cutoff skipped, not listed (too young)"
         rows.append(("listed", listed))
+    listing = _listing_row(s)
+    if listing:
+        rows.append(("listing", listing))
     if s.flow == "incremental":
         rows.append(
             (
@@ -154,6 +157,30 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
     return rows
 
 
+def age_words(seconds: float) -> str:
+    """``90000`` -> ``1.0 day``; below a day in hours, below an hour in minutes."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size or unit == "minute":
+            n = seconds / size
+            return f"{n:.1f} {unit}" + ("" if f"{n:.1f}" == "1.0" else "s")
+    raise AssertionError("unreachable")
+
+
+def _listing_row(s: RunSummary) -> str | None:
+    """Return what the listing was read from, when an inventory was asked for (None otherwise)."""
+    if s.listing_source == "inventory":
+        return (
+            f"from the inventory {s.inventory_id}, taken {_t(s.inventory_time)} "
+            f"({age_words(_or(s.inventory_age_seconds, 0))} before the run): "
+            f"{plural(_or(s.inventory_rows, 0), 'row')} read in {plural(_or(s.inventory_files, 0), 'data file')}; "
+            f"{plural(_or(s.slices_topped_up, 0), 'slice')} created after it listed by LIST; objects written after "
+            "it are left for a later run"
+        )
+    if s.listing_fallback:
+        return f"by LIST (the inventory was not used: {s.listing_fallback})"
+    return None
+
+
 def _restorable(r: Restorability) -> str:
     """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
     if r.restorable is True:
@@ -189,6 +216,13 @@ def step_line(step: str, result: Any) -> str:
             f"{plural(r.listed_objects, 'object')} ({human_bytes(r.listed_bytes)}) in {plural(r.slices_listed, 'slice')}, "
             f"{_n(r.slices_skipped)} skipped"
         )
+        if r.listing_source == "inventory":
+            text += (
+                f", from the inventory taken {_t(r.inventory_time)} ({plural(_or(r.inventory_rows, 0), 'row')} read, "
+                f"{plural(_or(r.slices_topped_up, 0), 'slice')} topped up by LIST)"
+            )
+        elif r.listing_fallback:
+            text += f", by LIST (the inventory was not used: {r.listing_fallback})"
     elif isinstance(r, CandidatesResult):
         text = (
             f"{plural(r.candidates, 'candidate')} ({human_bytes(r.candidate_bytes)}), {_n(r.to_delete)} marked for "

@@ -135,6 +135,15 @@ class RunSummary:
     listed_objects: int | None = None
     listed_bytes: int | None = None
     list_slices_seconds: float | None = None
+    # list_slices from an inventory (absent from a run that listed with LIST and was not asked otherwise)
+    listing_source: str | None = None  # list | inventory
+    inventory_id: str | None = None  # the manifest's URI
+    inventory_time: str | None = None  # its T_inv
+    inventory_age_seconds: int | None = None  # how old it was at the run's start
+    inventory_rows: int | None = None  # rows read from its data files
+    inventory_files: int | None = None  # its data files
+    slices_topped_up: int | None = None  # slices created after T_inv, listed by LIST
+    listing_fallback: str | None = None  # the inventory was asked for, the run listed: why
     # compute_candidates
     uncommitted_files: int | None = None
     candidates: int | None = None

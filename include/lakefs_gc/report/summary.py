@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
 from lakefs_gc.report.links import lakefs_ui_url, report_url
@@ -134,6 +134,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         listed_objects=sl.listed_objects if sl else (mark.listed_objects if mark else None),
         listed_bytes=sl.listed_bytes if sl else None,
         list_slices_seconds=sl.seconds if sl else None,
+        **_listing(sl),
         uncommitted_files=cand.uncommitted_files if cand else None,
         candidates=cand.candidates if cand else None,
         candidate_bytes=cand.candidate_bytes if cand else None,
@@ -189,6 +190,22 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         reclaimed_bytes=reclaimable if swept and c is not None and not c.failed else 0,
         **flow,
     )
+
+
+def _listing(sl: SlicesResult | None) -> dict[str, Any]:
+    """Return what list_slices listed from, when an inventory was asked for (nothing for a run that listed as always)."""
+    if sl is None or (sl.listing_source == "list" and sl.listing_fallback is None):
+        return {}
+    return {
+        "listing_source": sl.listing_source,
+        "inventory_id": sl.inventory_id,
+        "inventory_time": sl.inventory_time,
+        "inventory_age_seconds": sl.inventory_age_seconds,
+        "inventory_rows": sl.inventory_rows,
+        "inventory_files": sl.inventory_files,
+        "slices_topped_up": sl.slices_topped_up,
+        "listing_fallback": sl.listing_fallback,
+    }
 
 
 # What an incremental run leaves to clean runs (written into its report).

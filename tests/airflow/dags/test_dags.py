@@ -155,6 +155,12 @@ def test_params_accept_valid_values(dagbag):
         "quarantine_days": 0,
         "attribute_space": True,
         "stale_branch_days": 30,
+        "listing_source": "list",
+        "inventory_location": None,
+        "inventory_name": None,
+        "inventory_source_prefix": None,
+        "inventory_max_age_days": 8.0,
+        "inventory_fallback": "none",
     }
     conf = {
         "mode": "sweep_only",
