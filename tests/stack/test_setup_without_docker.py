@@ -16,7 +16,16 @@ DOCKER_TOOLS = ("docker", "dockerd", "docker-compose", "debootstrap")
 
 
 def _recipes(target: str) -> list[str]:
-    p = subprocess.run(["make", "-n", target], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}  # under make test
+    p = subprocess.run(
+        ["make", "-n", "--no-print-directory", target],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr
     return p.stdout.splitlines()
 
