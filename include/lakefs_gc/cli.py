@@ -36,6 +36,13 @@ why: from every mark's report (candidate, held back, deleted by which sweep, res
 restored; kept as committed or staged) and, with ``--repository``, from lakeFS now (branch HEADs,
 the commits the rules keep, tags, staged entries).
 
+    lakefs-gc inventory check REPO [--config FILE] [--location URI] [--destination URI] [--format csv|parquet]
+
+says whether the repository has a usable storage inventory (the newest complete one: its id, T_inv,
+age, files; or why each newer one was passed over) and, if not, prints the inventory configuration
+to create for its store and the ``listing:`` block of the repositories file
+(``lakefs_gc.cli_inventory``). Exit status 0 when usable, 1 when not, 2 on bad input.
+
 Where these commands find lakeFS and the store (``lakefs_gc.credentials``), setting by setting:
 flags (``--lakefs-endpoint``, ``--local-root``, ``--s3-endpoint``, ``--s3-region``), then, where
 Airflow is installed, its connections (``--conn-id`` for lakeFS, ``--storage-conn-id`` for the store;
@@ -323,9 +330,10 @@ def main(argv: list[str] | None = None) -> int:
         f"(default {DEFAULT_MAX_COMMITS})",
     )
     _storage_arguments(exp)
-    from lakefs_gc import space
+    from lakefs_gc import cli_inventory, space
 
     space.add_parsers(sub, _storage_arguments)
+    cli_inventory.add_parser(sub, _storage_arguments)
     args = parser.parse_args(argv)
     try:
         rc = _run(args)
@@ -344,6 +352,10 @@ def _run(args: argparse.Namespace) -> int:
         return _config_check(args.file, sys.stdout)
     if args.command in ("report", "restore", "explain", "space", "whatif"):
         return namespace_command(args)
+    if args.command == "inventory":
+        from lakefs_gc.cli_inventory import run
+
+        return run(args)
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)

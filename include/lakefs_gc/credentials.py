@@ -139,13 +139,13 @@ class Resolver:
 
     # -- connection ids ---------------------------------------------------------------------------
     def _config_ids(self) -> tuple[str | None, str | None]:
-        """(lakeFS connection id, storage connection id) of the GC config, where it says one."""
+        """(lakeFS connection id, storage connection id) of the GC config (``--config`` or the default), where it says one."""
         if self._ids is None:
             self._ids = (None, None)
             try:
                 from lakefs_gc.config import load_config
 
-                entries = list(load_config(None, strict=False).repositories)
+                entries = list(load_config(getattr(self.args, "config", None), strict=False).repositories)
             except Exception:  # no config here, or a bad one (`lakefs-gc config check` says why): the defaults
                 entries = []
             repo = getattr(self.args, "repository", None)

@@ -80,7 +80,9 @@ and records every repository in `discover.state_file`, with the size of each mat
 newest GC run (the Spark steps' priority in their pool). The DAG files read that record, never
 lakeFS: a repository created in lakeFS gets its `lakefs_gc__<repository>` DAG at the first parse
 after a run of this DAG; one deleted in lakeFS loses its DAG, and the GC page names it. A lakeFS
-that cannot be listed fails the task and leaves the record as it was.
+that cannot be listed fails the task and leaves the record as it was. For the entries that list
+from a storage inventory, it also records per inventory location the newest inventory there and
+for which repositories it verifies, for the GC page (each run verifies its own again).
 """
 
 

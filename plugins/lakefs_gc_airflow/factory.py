@@ -201,7 +201,9 @@ def build_discover_dag(cfg: GCConfig, doc_md: str | None = None) -> DAG | None:
 
     On ``discover.schedule``, one task lists each source's lakeFS and records the repositories in
     ``discover.state_file``, which the DAG files read: a new repository has its GC DAG at the next
-    parse after a refresh, a removed one loses it (the GC page names it).
+    parse after a refresh, a removed one loses it (the GC page names it). It also records, per
+    inventory location the entries read, the newest inventory there and for whom it verifies (the
+    GC page shows it; each run verifies its own).
     """
     discovery: DiscoverySettings | None = cfg.discovery
     if discovery is None:

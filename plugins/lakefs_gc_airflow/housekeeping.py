@@ -19,6 +19,10 @@ from lakefs_gc_airflow.hooks import LakeFSHook
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from lakefs_gc.config.discovered import InventoryRecord
+    from lakefs_gc.config.model import RepoConfig
+    from lakefs_gc.spark.runtime import StorageRef
+
 
 class RepositoryConnections(TypedDict):
     """A configured repository's connections, as the restore task reads them."""
@@ -135,7 +139,9 @@ class DiscoverRepositoriesOperator(BaseOperator):
     ``lakefs_gc.config.discovered.refresh``: every repository id per connection, the matched ones'
     newest GC run sizes (the pool's priorities), and the repositories gone since the last refresh.
     A lakeFS that cannot be listed fails the task (retried) and leaves the record as it was: no
-    DAG is dropped because lakeFS did not answer.
+    DAG is dropped because lakeFS did not answer. Then, per inventory location the entries read
+    (``listing.source: inventory``), the newest inventory there and for which repositories it
+    verifies (``lakefs_gc.listing.fleet``), for the GC page; the runs verify it themselves all the same.
 
     :param config_path: the repositories file (None: ``$LAKEFS_GC_CONFIG``).
     """
@@ -149,7 +155,7 @@ class DiscoverRepositoriesOperator(BaseOperator):
 
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.config import load_config
-        from lakefs_gc.config.discovered import record_sizes, refresh
+        from lakefs_gc.config.discovered import record_inventories, record_sizes, refresh
         from lakefs_gc.report.marks import newest_listed
         from lakefs_gc_airflow.task_io import repository_storage
 
@@ -184,6 +190,10 @@ class DiscoverRepositoriesOperator(BaseOperator):
             if n is not None:
                 sizes[(repo.lakefs_conn_id, repo.repository)] = n
         record_sizes(discovery, sizes)
+        inventories = _check_inventories(cfg.repositories)
+        record_inventories(discovery, inventories)
+        for rec in inventories:
+            (self.log.info if rec.verified else self.log.warning)("%s", rec.line())
         matched = sorted(r.repository for r in cfg.repositories if r.discovered)
         self.log.info(
             "%d repositor%s matched: %s; recorded in %s",
@@ -200,4 +210,50 @@ class DiscoverRepositoriesOperator(BaseOperator):
             "changes": changes,
             "state_file": str(discovery.state_file),
             "refreshed_at": found.refreshed_at,
+            "inventories": {r.location: r.inventory_id if r.verified else None for r in inventories},
         }
+
+
+def _check_inventories(repositories: Sequence[RepoConfig]) -> list[InventoryRecord]:
+    """Check, per inventory location the entries read, which inventory is newest there and for whom it verifies."""
+    from datetime import UTC, datetime, timedelta
+
+    from lakefs_gc.listing.fleet import FleetReader, check_fleet
+
+    readers = []
+    for repo in repositories:
+        inv = repo.listing.inventory
+        if repo.listing.source != "inventory" or inv.location is None:
+            continue
+        try:
+            namespace, problem = _namespace_ref(repo), None
+        except Exception as e:  # this repository's line says why; the others are still checked
+            namespace, problem = None, f"{type(e).__name__}: {e}"
+        readers.append(
+            FleetReader(
+                repository=repo.repository,
+                location=inv.location,
+                name=inv.name or "",
+                storage_conn_id=repo.storage_conn_id,
+                max_age=timedelta(days=inv.max_age_days),
+                source_prefix=inv.source_prefix,
+                namespace=namespace,
+                problem=problem,
+            )
+        )
+    return check_fleet(readers, datetime.now(UTC))
+
+
+def _namespace_ref(repo: RepoConfig) -> StorageRef:
+    """Return the repository's namespace with its storage connection's settings (the destination is reached with them)."""
+    from lakefs_gc.spark.runtime import StorageRef
+    from lakefs_gc_airflow.task_io import storage_settings
+
+    hook = LakeFSHook(lakefs_conn_id=repo.lakefs_conn_id)
+    client = hook.get_conn()
+    try:
+        namespace = client.get_repository(repo.repository).storage_namespace
+    finally:
+        client.close()
+    local_root = hook.local_blockstore_root()
+    return StorageRef(namespace, storage_settings(namespace, local_root, repo.storage_conn_id), local_root)

@@ -4,6 +4,13 @@ Each builder writes data files, the manifest and (S3, Azure) its checksum file, 
 manifest's key. ``edit`` changes the manifest's JSON before it is written (the checksum is of what
 is written), ``checksum`` replaces the checksum file's content, ``files`` are the data files'
 contents.
+
+``inventory_of`` (and ``s3_inventory_of``, ``azure_inventory_of``, ``gcs_inventory_of``) write an
+inventory of a bucket or container as it is now, from a listing of it: each provider's columns and
+names, in CSV or Parquet (the forms are our reading of each provider's documentation: S3's CSV
+gzip, no header, keys URL-encoded; Azure's CSV with a header row and its ``Name`` as
+``<container>/<blob>``, times with seven fraction digits; GCS's CSV with a header row; Parquet
+times as timestamps).
 """
 
 from __future__ import annotations
@@ -76,12 +83,15 @@ def azure_inventory(
     status: str = "Succeeded",
     edit: Edit = None,
     checksum: str | None = None,
+    file_format: str = "CSV",
+    schema_fields: tuple[str, ...] = ("Name", "Content-Length", "Last-Modified", "Content-MD5"),
+    objects: int | None = None,
 ) -> str:
-    """An Azure Blob Inventory run of rule ``rule`` at the destination container's root."""
+    """An Azure Blob Inventory run of rule ``rule`` at the destination container's root (``objects``: its summary's count)."""
     run = f"{taken:%Y/%m/%d/%H-%M-%S}/{rule}"
     entries = []
     for i, data in enumerate(files):
-        key = f"{run}/{rule}_{i}.csv"
+        key = f"{run}/{rule}_{i}.{file_format.lower()}"
         storage.put(key, data)
         entries.append({"blob": key, "size": len(data)})
     manifest = copy.deepcopy(json.loads(documented.AZURE_MANIFEST))
@@ -93,7 +103,9 @@ def azure_inventory(
         status=status,
     )
     manifest["ruleDefinition"]["filters"]["prefixMatch"] = list(prefix_match)
-    manifest["ruleDefinition"]["schemaFields"] = ["Name", "Content-Length", "Last-Modified", "Content-MD5"]
+    manifest["ruleDefinition"].update(format=file_format, schemaFields=list(schema_fields))
+    if objects is not None:
+        manifest["summary"]["objectCount"] = objects
     key = f"{run}/{rule}-manifest.json"
     return _write_manifest(storage, key, manifest, edit, f"{run}/{rule}-manifest.checksum", checksum)
 
@@ -107,43 +119,198 @@ def gcs_inventory(
     destination_path: str = "inventory",
     files: tuple[bytes, ...] = (b"bucket,name,size,updated\nlakefs-data,repo1/data/a,3,2024-01-01T00:00:00Z\n",),
     edit: Edit = None,
+    file_format: str = "CSV",
+    records: int | None = None,
 ) -> str:
     """A GCS inventory report of configuration ``config_id`` under ``destination_path``."""
     stem = f"{config_id}_{taken:%Y-%m-%dT%H:%M}"
     names = []
     for i, data in enumerate(files):
-        names.append(f"{stem}_{i}.csv")
+        names.append(f"{stem}_{i}.{file_format.lower()}")
         storage.put(f"{destination_path}/{names[-1]}", data)
     manifest = json.loads(documented.GCS_MANIFEST)
     options = manifest["report_config"]["object_metadata_report_options"]
     options["storage_filters"]["bucket"] = source_bucket
+    if file_format.lower() == "parquet":
+        del manifest["report_config"]["csv_options"]
+        manifest["report_config"]["parquet_options"] = {}
     manifest.update(
         snapshot_time=f"{taken:%Y-%m-%dT%H:%M:%SZ}",
         shard_count=len(names),
         report_shards_file_names=names,
-        records_processed=len(files),
+        records_processed=len(files) if records is None else records,
     )
     return _write_manifest(storage, f"{destination_path}/{stem}_manifest.json", manifest, edit, None, None)
 
 
-def s3_inventory_of(source, bucket: str, dest, taken: datetime, prefix: str, **kw) -> int:
+def s3_inventory_of(
+    source, bucket: str, dest, taken: datetime, prefix: str, objects=None, more_files: tuple[bytes, ...] = (), **kw
+) -> int:
     """
     An S3 Inventory of bucket ``bucket`` (``source``: its root storage) as it is now, taken at ``taken``.
 
-    One gzip CSV data file of every object (keys URL-encoded, times in milliseconds), written
-    under ``prefix`` of ``dest`` in AWS's layout; ``kw`` as :func:`s3_inventory`'s. Return the rows.
+    One data file of every object (gzip CSV, keys URL-encoded, times in milliseconds; or Parquet
+    with ``file_format="Parquet"``), written under ``prefix`` of ``dest`` in AWS's layout; ``kw`` as
+    :func:`s3_inventory`'s; ``objects``: the bucket's listing, when the caller has it; ``more_files``:
+    data files written after that one. Return the rows.
     """
+    objects = list(source.list("", recursive=True)) if objects is None else objects
+    file_format = kw.get("file_format", "CSV")
+    if file_format.lower() == "parquet":
+        kw.setdefault("schema", S3_PARQUET_SCHEMA)
+        kw.setdefault("files", (_s3_parquet(objects, bucket), *more_files))
+    kw.setdefault("files", (_s3_csv(objects, bucket), *more_files))
+    kw.setdefault("source_bucket", bucket)
+    s3_inventory(dest, taken, prefix=prefix, **kw)
+    return len(objects)
+
+
+def azure_inventory_of(
+    source,
+    container: str,
+    account_url: str,
+    dest,
+    taken: datetime,
+    objects=None,
+    more_files: tuple[bytes, ...] = (),
+    **kw,
+) -> int:
+    """
+    An Azure Blob Inventory of container ``container`` (``source``: its root storage) as it is now, taken at ``taken``.
+
+    One data file (CSV or Parquet: ``file_format``) whose rows name each blob ``<container>/<blob>``,
+    of a rule whose prefixMatch is the container, written at ``dest``'s root (the rule's
+    destination container) in Microsoft's layout; ``account_url`` the manifest's ``endpoint``;
+    ``kw`` as :func:`azure_inventory`'s; ``objects`` and ``more_files`` as :func:`s3_inventory_of`'s. Return the rows.
+    """
+    objects = list(source.list("", recursive=True)) if objects is None else objects
+    parquet = kw.get("file_format", "CSV").lower() == "parquet"
+    columns = {
+        "Name": [f"{container}/{o.key}" for o in objects],
+        "Creation-Time": [o.last_modified for o in objects],
+        "Last-Modified": [o.last_modified for o in objects],
+        "Content-Length": [o.size for o in objects],
+        "BlobType": ["BlockBlob"] * len(objects),
+        "AccessTier": ["Hot"] * len(objects),
+    }
+    kw.setdefault("files", (_parquet(columns) if parquet else _csv(columns, _azure_time), *more_files))
+    kw.setdefault("prefix_match", (container,))
+    azure_inventory(dest, taken, endpoint=account_url, schema_fields=tuple(columns), objects=len(objects), **kw)
+    return len(objects)
+
+
+def gcs_inventory_of(
+    source,
+    bucket: str,
+    dest,
+    taken: datetime,
+    destination_path: str = "inventory",
+    objects=None,
+    more_files: tuple[bytes, ...] = (),
+    **kw,
+) -> int:
+    """
+    A GCS inventory report of bucket ``bucket`` (``source``: its root storage) as it is now, taken at ``taken``.
+
+    One shard (CSV with a header row, or Parquet: ``file_format``) of the documented manifest's
+    metadata fields, written under ``destination_path`` of ``dest``; ``kw`` as
+    :func:`gcs_inventory`'s; ``objects`` and ``more_files`` as :func:`s3_inventory_of`'s. Return the rows.
+    """
+    objects = list(source.list("", recursive=True)) if objects is None else objects
+    parquet = kw.get("file_format", "CSV").lower() == "parquet"
+    n = len(objects)
+    columns = {
+        "project": ["lakefs-gc-tests"] * n,
+        "bucket": [bucket] * n,
+        "name": [o.key for o in objects],
+        "location": ["US"] * n,
+        "size": [o.size for o in objects],
+        "timeCreated": [o.last_modified for o in objects],
+        "updated": [o.last_modified for o in objects],
+        "storageClass": ["STANDARD"] * n,
+        "etag": [""] * n,
+        "md5Hash": [""] * n,
+    }
+    kw.setdefault("files", (_parquet(columns) if parquet else _csv(columns, _gcs_time), *more_files))
+    gcs_inventory(dest, taken, source_bucket=bucket, destination_path=destination_path, records=n, **kw)
+    return len(objects)
+
+
+S3_PARQUET_SCHEMA = (
+    "message s3.inventory { required binary bucket (UTF8); required binary key (UTF8); optional int64 size; "
+    "optional int64 last_modified_date (TIMESTAMP_MILLIS); optional binary e_tag (UTF8); "
+    "optional binary storage_class (UTF8); }"
+)
+TIME_COLUMNS = ("Creation-Time", "Last-Modified", "timeCreated", "updated")
+
+
+def _utc(epoch: float) -> datetime:
     from datetime import UTC
+
+    return datetime.fromtimestamp(epoch, UTC)
+
+
+def _s3_csv(objects, bucket: str) -> bytes:
     from urllib.parse import quote_plus
 
     rows = []
-    for o in source.list("", recursive=True):
-        modified = datetime.fromtimestamp(o.last_modified, UTC).isoformat(timespec="milliseconds")
-        rows.append(
-            f'"{bucket}","{quote_plus(o.key)}","{o.size}","{modified.replace("+00:00", "Z")}",'
-            f'"{o.checksum or ""}","STANDARD"\n'
-        )
-    kw.setdefault("files", (gzip.compress("".join(rows).encode()),))
-    kw.setdefault("source_bucket", bucket)
-    s3_inventory(dest, taken, prefix=prefix, **kw)
-    return len(rows)
+    for o in objects:
+        modified = _utc(o.last_modified).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        rows.append(f'"{bucket}","{quote_plus(o.key)}","{o.size}","{modified}","{o.checksum or ""}","STANDARD"\n')
+    return gzip.compress("".join(rows).encode())
+
+
+def _s3_parquet(objects, bucket: str) -> bytes:
+    return _parquet(
+        {
+            "bucket": [bucket] * len(objects),
+            "key": [o.key for o in objects],
+            "size": [o.size for o in objects],
+            "last_modified_date": [o.last_modified for o in objects],
+            "e_tag": [o.checksum for o in objects],
+            "storage_class": ["STANDARD"] * len(objects),
+        }
+    )
+
+
+def _azure_time(epoch: float) -> str:
+    """Azure's form: seven fraction digits (``2021-05-26T13:25:36.1234560Z``)."""
+    t = _utc(epoch)
+    return f"{t:%Y-%m-%dT%H:%M:%S}.{t.microsecond:06d}0Z"
+
+
+def _gcs_time(epoch: float) -> str:
+    return _utc(epoch).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _csv(columns: dict[str, list], time_text: Callable[[float], str]) -> bytes:
+    """A CSV file with a header row; times as ``time_text`` writes them."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in zip(*columns.values()):
+        writer.writerow([time_text(v) if c in TIME_COLUMNS else v for c, v in zip(columns, row)])
+    return out.getvalue().encode()
+
+
+def _parquet(columns: dict[str, list]) -> bytes:
+    """A Parquet file; times as timestamps (milliseconds, UTC), sizes as int64."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays = {}
+    for name, values in columns.items():
+        if name in TIME_COLUMNS or name == "last_modified_date":
+            arrays[name] = pa.array([int(v * 1000) for v in values], pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
+        elif name in ("size", "Content-Length"):
+            arrays[name] = pa.array(values, pa.int64())
+        else:
+            arrays[name] = pa.array(values, pa.string())
+    buf = io.BytesIO()
+    pq.write_table(pa.table(arrays), buf)
+    return buf.getvalue()

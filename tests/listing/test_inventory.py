@@ -88,6 +88,44 @@ def test_rows_become_the_listing_of_the_slices_the_inventory_covers(read):
     ]
 
 
+class _Count:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, n):
+        self.n += n
+
+
+def test_the_rows_not_older_than_the_cutoff_are_counted_as_deferred_in_the_slices_it_lists(read, tmp_path):
+    """Deferred: rows of the slices the inventory lists (and loose ones) left out as not older than the cutoff;
+    never those of a slice it leaves to LIST or skips, nor those outside data/. The engine of the task
+    returns the count beside the rows read."""
+    from lakefs_gc.engine.local import LocalEngine
+    from lakefs_gc.placement import Placement
+
+    old, young, too_young = slice_at(T_INV - timedelta(days=3)), slice_at(T_INV), slice_at(CUTOFF + timedelta(hours=1))
+    before, after = T_INV - timedelta(days=1), CUTOFF + timedelta(minutes=1)
+    just = datetime.fromtimestamp(math.floor(CUTOFF.timestamp() * 1000) / 1000, UTC)
+    inv, _ = read(
+        [
+            _row(f"repo1/data/{old}/a", 3, before),  # listed
+            _row(f"repo1/data/{old}/at-cutoff", 4, just),  # deferred: at the cutoff is not older than it
+            _row(f"repo1/data/{old}/new", 5, after),  # deferred
+            _row("repo1/data/loose-new", 6, after),  # deferred: loose under data/ is the inventory's
+            _row(f"repo1/data/{young}/d", 7, after),  # the top-up's slice: LIST lists it, not deferred here
+            _row(f"repo1/data/{too_young}/e", 8, after),  # a slice created after the cutoff: skipped
+            _row("repo1/_lakefs/f", 9, after),  # not under data/
+        ]
+    )
+    read_rows, deferred = _Count(), _Count()
+    rows = [r["address"] for b in inv.batches([f.key for f in inv.files], read_rows, deferred) for r in b.to_pylist()]
+    assert rows == [f"data/{old}/a"]
+    assert (read_rows.n, deferred.n) == (7, 3)  # rows read: every row of the data file
+    engine = LocalEngine(inv.destination, 1, Placement(), Placement().in_task_max_keys)
+    out = tmp_path / "listed"
+    assert engine.read_inventory_into(str(out), inv, [], CUTOFF.timestamp()) == (1, 3, 7, 3)
+
+
 def test_a_data_file_its_store_does_not_vouch_for_is_hashed_and_refused_when_changed(read):
     slice_id = slice_at(T_INV - timedelta(days=3))
     inv, store = read([_row(f"repo1/data/{slice_id}/a", 3, T_INV - timedelta(days=1))], unchecked=True)

@@ -303,3 +303,34 @@ def test_a_run_from_an_inventory_says_which_how_old_what_it_read_and_what_it_top
     plain = build_summary(inputs(ctx, mark_uncommitted=UncommittedResult("m", (), 1), list_slices=SLICES))
     assert not {k for k in plain.to_doc() if k.startswith(("listing_", "inventory_"))}
     assert "listing" not in dict(summary_rows(plain))
+
+
+def test_an_inventory_runs_rows_not_older_than_the_cutoff_reach_the_report_as_deferred():
+    """inventory_deferred: in summary.json, the listing row and the step's line; a summary written before the count
+    (none recorded) keeps its old words."""
+    import dataclasses
+
+    listed = dataclasses.replace(
+        SLICES,
+        listing_source="inventory",
+        inventory_id="s3://inv/reports/lakefs-data/gc-daily/2026-11-22T01-00Z/manifest.json",
+        inventory_time="2026-11-22T01:00:00.000000Z",
+        inventory_age_seconds=3600,
+        inventory_rows=10,
+        inventory_files=1,
+        slices_topped_up=1,
+        inventory_deferred=7,
+    )
+    ctx = make_context(start=NOW)
+    s = build_summary(inputs(ctx, mark_uncommitted=UncommittedResult("m", (), 1), list_slices=listed))
+    assert s.to_doc()["inventory_deferred"] == 7
+    assert RunSummary.from_doc(s.to_doc()) == s
+    assert dict(summary_rows(s))["listing"].endswith(
+        "1 slice created after it listed by LIST; 7 objects in it not older than the cutoff, and objects written "
+        "after it, are left for a later run"
+    )
+    assert step_line("list_slices", listed).endswith(
+        "(10 rows read, 1 slice topped up by LIST, 7 not older than the cutoff)"
+    )
+    older = RunSummary.from_doc({k: v for k, v in s.to_doc().items() if k != "inventory_deferred"})
+    assert dict(summary_rows(older))["listing"].endswith("; objects written after it are left for a later run")

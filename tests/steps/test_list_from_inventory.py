@@ -1,5 +1,7 @@
-"""list_slices from an S3 Inventory (issue 53): a whole run on the emulator over moto, the inventory
-written in AWS's layout (tests/inventory/builders.py) from what the bucket held at T_inv.
+"""list_slices from a storage inventory (issue 53): whole runs on the emulator over moto (S3
+Inventory), Azurite (Azure Blob Inventory) and fake-gcs-server (GCS inventory report), each
+inventory written in its provider's layout, CSV or Parquet (tests/inventory/builders.py), from what
+the bucket or container held at T_inv.
 
 The run from the inventory deletes exactly what a LIST-based run marks on the same namespace, minus
 the objects written after T_inv into a slice created before it (absent from the inventory: kept
@@ -11,6 +13,7 @@ runs: the Airflow task's own process (a small inventory) and Spark's executors.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -36,10 +39,14 @@ from lakefs_gc.steps.prepare_run import prepare_run
 from lakefs_gc.storage import open_storage
 from lakefs_sandbox.inprocess import run_steps
 from tests.conftest import ns_rel, ns_storage
-from tests.inventory.builders import s3_inventory_of
+from tests.inventory.builders import azure_inventory_of, gcs_inventory_of, s3_inventory_of
 
 DAY = 86400
 CONFIG_ID = "gc-daily"
+RULE = "lakefs-gc"  # the Azure inventory rule's name
+GCS_CONFIG = "4c3e2a10-8f6b-4d2e-9a71-0b5c6d7e8f90"  # the GCS report configuration's id
+# each store's stand-in (its fixture)
+STORES = {"s3": "moto_server", "azure": "azurite", "gs": "fake_gcs"}
 
 
 def _settings(**kw) -> RunSettings:
@@ -57,15 +64,21 @@ def _settings(**kw) -> RunSettings:
 
 
 class Place:
-    """A repository on the emulator over moto, the inventories' destination bucket, and runs of the GC on it."""
+    """
+    A repository on the emulator over a store's stand-in, the inventories' destination, and runs of the GC on it.
 
-    def __init__(self, emu, moto, tmp_path):
-        self.emu, self.moto, self.tmp = emu, moto, tmp_path
+    ``store``: the moto server (``s3``), Azurite (``azure``) or fake-gcs-server (``gs``) the
+    emulator writes to; the destination is another bucket or container of the same store.
+    """
+
+    def __init__(self, emu, store, tmp_path):
+        self.emu, self.store, self.tmp = emu, store, tmp_path
+        self.kind = emu.blockstore_type
         self.name = f"inv-{uuid.uuid4().hex[:8]}"
-        self.bucket = moto.create_bucket(f"src-{uuid.uuid4().hex[:8]}")
-        self.dest_bucket = moto.create_bucket(f"inventories-{uuid.uuid4().hex[:8]}")
-        self.dest = open_storage(f"s3://{self.dest_bucket}", moto.s3_options())
-        self.source = open_storage(f"s3://{self.bucket}", moto.s3_options())  # the whole bucket
+        self.bucket = self._bucket(f"src-{uuid.uuid4().hex[:8]}")
+        self.dest_bucket = self._bucket(f"inventories-{uuid.uuid4().hex[:8]}")
+        self.dest = open_storage(self._root(self.dest_bucket), store.options())
+        self.source = open_storage(self._root(self.bucket), store.options())  # the whole bucket
         self.ns = emu.namespace(self.name, bucket=self.bucket)
         self.c = emu.client()
         self.c.repositories_api.create_repository(
@@ -77,12 +90,20 @@ class Place:
         self.env = {
             ENV_LAKEFS_ACCESS_KEY: emu.access_key,
             ENV_LAKEFS_SECRET_KEY: emu.secret_key,
-            **moto.s3_options().to_env(),
+            **store.options().to_env(),
         }
         self.runs = 0
 
+    def _bucket(self, name: str) -> str:
+        return self.store.create_bucket(name) if self.kind == "s3" else self.store.create(name)
+
+    def _root(self, bucket: str) -> str:
+        return f"s3://{bucket}" if self.kind == "s3" else self.store.namespace(bucket, "")
+
     def location(self, config_id: str = CONFIG_ID) -> str:
-        return f"s3://{self.dest_bucket}/reports/{self.bucket}/{config_id}"
+        if self.kind == "s3":
+            return f"s3://{self.dest_bucket}/reports/{self.bucket}/{config_id}"
+        return self._root(self.dest_bucket) + ("/inventory" if self.kind == "gs" else "")
 
     def upload(self, path: str, data: bytes, branch: str = "main") -> str:
         stats = self.c.objects_api.upload_object(self.name, branch, path, content=data)
@@ -98,11 +119,20 @@ class Place:
         self.c.commits_api.commit(self.name, "main", lakefs_sdk.CommitCreation(message="c"))
 
     def keys(self) -> set[str]:
-        return {o.key for o in ns_storage(self.ns, self.moto).list("", recursive=True)}
+        return {o.key for o in ns_storage(self.ns, self.store).list("", recursive=True)}
 
-    def inventory(self, taken: datetime, config_id: str = CONFIG_ID, **kw) -> int:
-        """An S3 Inventory of the whole bucket as it is now, taken at ``taken``; its rows."""
-        return s3_inventory_of(self.source, self.bucket, self.dest, taken, f"reports/{self.bucket}/{config_id}", **kw)
+    def inventory(self, taken: datetime, config_id: str = CONFIG_ID, file_format: str = "CSV", **kw) -> int:
+        """An inventory of the whole bucket or container as it is now, taken at ``taken``, in its provider's layout; its rows."""
+        if self.kind == "azure":
+            return azure_inventory_of(
+                self.source, self.bucket, self.store.account_url, self.dest, taken, file_format=file_format, **kw
+            )
+        if self.kind == "gs":
+            return gcs_inventory_of(
+                self.source, self.bucket, self.dest, taken, config_id=GCS_CONFIG, file_format=file_format, **kw
+            )
+        prefix = f"reports/{self.bucket}/{config_id}"
+        return s3_inventory_of(self.source, self.bucket, self.dest, taken, prefix, file_format=file_format, **kw)
 
     def run(self, spark, **settings):
         """A whole run (``spark`` None: every Spark step in its task's own process); its results and summary."""
@@ -115,12 +145,12 @@ class Place:
                 now=datetime.now(UTC) + timedelta(seconds=2),
                 airflow_run_id=f"run-{self.runs}",
                 work_dir=str(self.tmp / "work"),
-                storage_options=self.moto.s3_options(),
+                storage_options=self.store.options(),
                 parallelism=2,
             )
             results = run_steps(spark, ctx, client, self.env)
         mark = results["mark_uncommitted"].run_id
-        st = ns_storage(self.ns, self.moto)
+        st = ns_storage(self.ns, self.store)
         summary = RunSummary.from_doc(json.loads(st.get(layout.summary_key(mark))))
         deleted = set()
         for key in parquet_parts(st, layout.deleted_dir(mark)):
@@ -128,10 +158,12 @@ class Place:
         return results, summary, deleted
 
     def inventory_settings(self, config_id: str = CONFIG_ID, **kw):
+        name = {"azure": RULE, "gs": GCS_CONFIG}.get(self.kind, "")
         return {
             "listing_source": "inventory",
             "inventory_location": self.location(config_id),
             "inventory_source_prefix": "",
+            "inventory_name": name,
             **kw,
         }
 
@@ -142,7 +174,15 @@ def place(lakefs_emulator_factory, moto_server, tmp_path):
     return Place(emu, moto_server, tmp_path)
 
 
-def _history(place: Place) -> dict[str, set[str]]:
+def _place_on(kind: str, request, tmp_path) -> Place:
+    """A :class:`Place` on store ``kind``'s stand-in."""
+    store = request.getfixturevalue(STORES[kind])
+    factory = request.getfixturevalue("lakefs_emulator_factory")
+    on = {"s3": store} if kind == "s3" else {"cloud": store}
+    return Place(factory("--grace-period", "3600", **on), store, tmp_path)
+
+
+def _history(place: Place, file_format: str = "CSV") -> dict[str, set[str]]:
     """
     The history, T_inv, then the writes after it; what each object is.
 
@@ -162,8 +202,8 @@ def _history(place: Place) -> dict[str, set[str]]:
     gone = place.garbage("gone-since.txt")
     time.sleep(0.05)
     t_inv = datetime.now(UTC) - timedelta(seconds=1)
-    rows = place.inventory(t_inv)
-    ns_storage(place.ns, place.moto).delete(gone)  # deleted after T_inv: in the inventory, gone from storage
+    rows = place.inventory(t_inv, file_format=file_format)
+    ns_storage(place.ns, place.store).delete(gone)  # deleted after T_inv: in the inventory, gone from storage
     # after T_inv, into the slice created two days ago: not in the inventory
     late = {place.garbage("late-garbage.txt")}
     live.add(place.upload("late-live.txt", b"late"))
@@ -175,10 +215,25 @@ def _history(place: Place) -> dict[str, set[str]]:
     return {"live": live, "old": old, "gone": {gone}, "late": late, "new": new, "rows": {str(rows)}}
 
 
+# (store, the inventory's format, where the step runs): S3 Inventory, Azure Blob Inventory, GCS inventory report
+RUNS = [
+    ("s3", "CSV", "task"),
+    ("s3", "CSV", "executors"),
+    ("s3", "Parquet", "task"),
+    ("azure", "CSV", "task"),
+    ("azure", "Parquet", "executors"),
+    ("gs", "CSV", "executors"),
+    ("gs", "Parquet", "task"),
+]
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize("where", ["task", "executors"])
-def test_a_run_from_an_s3_inventory_deletes_what_listing_deletes_but_what_is_newer_than_it(place, spark, where):
-    objects = _history(place)
+@pytest.mark.parametrize(("kind", "file_format", "where"), RUNS)
+def test_a_run_from_an_inventory_deletes_what_listing_deletes_but_what_is_newer_than_it(
+    kind, file_format, where, request, spark, tmp_path
+):
+    place = _place_on(kind, request, tmp_path)
+    objects = _history(place, file_format)
     on = None if where == "task" else spark
     # what a LIST-based run marks on the same namespace (mark_only: nothing deleted)
     _, listed_run, by_list = place.run(on, mode="mark_only")
@@ -192,26 +247,50 @@ def test_a_run_from_an_s3_inventory_deletes_what_listing_deletes_but_what_is_new
     assert marked == (by_list - objects["late"]) | objects["gone"]  # the gone one: listed, already gone
     assert before - after == by_list - objects["late"]
     assert objects["live"] <= after, "a live object was deleted"
+    for address in objects["live"]:  # and still reads as it was written
+        assert ns_storage(place.ns, place.store).get(address)
     assert objects["late"] <= after, "an object written after T_inv was deleted"
-    assert summary.deleted + summary.already_gone == len(marked)  # S3 answers a missing key's delete as done
+    assert summary.deleted + summary.already_gone == len(marked)  # a missing key's delete counts as done
     sl = results["list_slices"]
     assert (sl.listing_source, sl.inventory_files, sl.slices_topped_up) == ("inventory", 1, 1)
     assert sl.inventory_rows == int(next(iter(objects["rows"])))
+    assert sl.inventory_deferred == summary.inventory_deferred == 0  # all it lists is older than the cutoff
     # the two written into the old slice after T_inv are not listed; the one gone since is
     assert sl.listed_objects == listed_run.listed_objects - 2 + 1
     assert summary.listing_source == "inventory"
     assert summary.inventory_id.startswith(place.location() + "/")
-    assert summary.inventory_id.endswith("/manifest.json")
+    assert summary.inventory_id.endswith("manifest.json")
     assert 0 <= summary.inventory_age_seconds < 600
     text = summary_text(summary)
-    assert "listing: from the inventory s3://" in text
-    assert "1 slice created after it listed by LIST; objects written after it are left for a later run" in text
+    assert f"listing: from the inventory {place.location()}/" in text
+    assert "1 slice created after it listed by LIST; " in text
+    assert "objects written after it, are left for a later run" in text
 
 
 def _two_objects(place: Place) -> tuple[str, str]:
     live = place.upload("keep.txt", b"keep")
     place.commit()
     return live, place.garbage("tmp.txt")
+
+
+@pytest.mark.parametrize("kind", ["s3", "gs"])
+def test_a_data_file_of_no_rows_is_read_as_none(kind, request, tmp_path):
+    """
+    A data file of no rows beside the inventory's others: S3's gzip of nothing, a GCS shard of a
+    report without header rows (0 bytes). Arrow's CSV reader refuses an empty file; the run reads it
+    as no rows and deletes what a listing would.
+    """
+    place = _place_on(kind, request, tmp_path)
+    place.emu.set_clock(offset=-2 * DAY)  # the slice is the inventory's, not the top-up's
+    live, garbage = _two_objects(place)
+    empty = gzip.compress(b"") if kind == "s3" else b""
+    rows = place.inventory(datetime.now(UTC) - timedelta(seconds=1), more_files=(empty,))
+    results, _, marked = place.run(None, **place.inventory_settings())
+    sl = results["list_slices"]
+    assert (sl.inventory_files, sl.inventory_rows, sl.slices_topped_up) == (2, rows, 0)
+    assert marked == {garbage}
+    assert garbage not in place.keys()
+    assert live in place.keys()
 
 
 # each bad inventory, how it is made bad (``Place.inventory``'s arguments, or after it is written), and the reason
@@ -283,7 +362,7 @@ def _lockstep(place: Place, settings: list[dict], between) -> list[dict]:
                     now=datetime.now(UTC) + timedelta(seconds=2),
                     airflow_run_id=f"lockstep-{i}",
                     work_dir=str(place.tmp / "work"),
-                    storage_options=place.moto.s3_options(),
+                    storage_options=place.store.options(),
                     parallelism=2,
                 )
             )
@@ -306,7 +385,7 @@ def _lockstep(place: Place, settings: list[dict], between) -> list[dict]:
 
 
 def _marked(place: Place, mark: str) -> set[str]:
-    st = ns_storage(place.ns, place.moto)
+    st = ns_storage(place.ns, place.store)
     return {
         a
         for key in parquet_parts(st, layout.deleted_dir(mark))
@@ -338,7 +417,7 @@ def interleavings(place: Place, before_t_inv=None) -> None:
     staged = place.upload("staged.txt", b"staged")
     loc = place.c.staging_api.get_physical_address(place.name, "main", "linked.txt")
     linked = ns_rel(place.ns, loc.physical_address)
-    ns_storage(place.ns, place.moto).put(linked, b"linked")  # written before T_inv, linked after the mark
+    ns_storage(place.ns, place.store).put(linked, b"linked")  # written before T_inv, linked after the mark
     garbage = place.garbage("tmp.txt")
     if before_t_inv is not None:
         before_t_inv()

@@ -11,30 +11,113 @@ A repository that a source matched and lakeFS no longer lists is recorded as rem
 refresh that first found it gone) for :data:`REMOVED_DAYS`: its DAG is no longer built, and the
 GC page says so.
 
+The refresh also records, per inventory location the entries read (``listing.source:
+inventory``), which inventory there is newest and whether it verified for each repository reading
+it (:class:`InventoryRecord`, checked by :mod:`lakefs_gc.listing.fleet`): the GC page shows it.
+A run verifies its inventory itself all the same (docs/inventory.md, "One inventory for a fleet").
+
 The file::
 
     {"format": 1, "refreshed_at": "...",
      "connections": {"lakefs_default": {"repositories": ["a", "b"], "refreshed_at": "..."}},
      "sizes": {"lakefs_default": {"a": 1200}},          # objects the newest run listed
-     "removed": {"lakefs_default": {"c": "2026-11-28T08:00:00+00:00"}}}
+     "removed": {"lakefs_default": {"c": "2026-11-28T08:00:00+00:00"}},
+     "inventories": [{"location": "s3://inv/reports/bucket/gc", "name": "", "storage_conn_id": "aws_default",
+                      "checked_at": "...", "inventory_id": "s3://.../manifest.json", "inventory_time": "...",
+                      "verified": true, "reason": null,
+                      "repositories": {"a": {"inventory_id": "...", "inventory_time": "...", "reason": null}}}]}
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from lakefs_gc.config.model import ConfigError, DiscoverySettings, RemovedRepository, RepoConfig
+from lakefs_gc.words import plural
+
+log = logging.getLogger(__name__)
 
 FORMAT = 1
 REMOVED_DAYS = 30  # how long the page names a removed repository
+
+
+@dataclass(frozen=True)
+class InventoryReader:
+    """What a run of one repository would list from, as the refresh found it: an inventory, or why none."""
+
+    inventory_id: str | None = None  # the newest inventory that verified for its namespace (the manifest's URI)
+    inventory_time: str | None = None  # its T_inv
+    reason: str | None = None  # none verified: why (a refusal, or the store's error)
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> InventoryReader:
+        return cls(**{k: _str_or_none(doc.get(k), k) for k in ("inventory_id", "inventory_time", "reason")})
+
+
+@dataclass(frozen=True)
+class InventoryRecord:
+    """
+    One inventory location the entries read, as the refresh found it.
+
+    ``inventory_id`` / ``inventory_time``: the newest inventory there that verified for a repository
+    reading it (None: for none); ``verified``: it verified for every repository reading it, else
+    ``reason`` says for which not and why; ``repositories``: each reader's own outcome.
+    """
+
+    location: str
+    name: str  # Azure: the rule's name; GCS: the report configuration's id ("" for none)
+    storage_conn_id: str | None
+    checked_at: str
+    inventory_id: str | None
+    inventory_time: str | None
+    verified: bool
+    reason: str | None
+    repositories: dict[str, InventoryReader]
+
+    def to_doc(self) -> dict[str, Any]:
+        return {**asdict(self), "repositories": {r: asdict(v) for r, v in sorted(self.repositories.items())}}
+
+    def line(self) -> str:
+        """Return what the refresh found here, in one line (its log)."""
+        where = f"inventory {self.location}" + (f" ({self.name})" if self.name else "")
+        readers = plural(len(self.repositories), "repository", "repositories")
+        if self.inventory_id is None:
+            return f"{where}: none usable for its {readers}: {self.reason}"
+        line = f"{where}: newest {self.inventory_id} (T_inv {self.inventory_time})"
+        return line + (
+            f", verified for its {readers}" if self.verified else f"; not for all its {readers}: {self.reason}"
+        )
+
+    @classmethod
+    def from_doc(cls, doc: Any) -> InventoryRecord:
+        if not isinstance(doc["verified"], bool):
+            raise TypeError(f"inventories: 'verified' must be true or false, got {doc['verified']!r}")
+        return cls(
+            location=str(doc["location"]),
+            name=str(doc.get("name") or ""),
+            storage_conn_id=_str_or_none(doc.get("storage_conn_id"), "storage_conn_id"),
+            checked_at=str(doc["checked_at"]),
+            inventory_id=_str_or_none(doc.get("inventory_id"), "inventory_id"),
+            inventory_time=_str_or_none(doc.get("inventory_time"), "inventory_time"),
+            verified=doc["verified"],
+            reason=_str_or_none(doc.get("reason"), "reason"),
+            repositories={str(r): InventoryReader.from_doc(v) for r, v in doc["repositories"].items()},
+        )
+
+
+def _str_or_none(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"inventories: {name!r} must be a string or null, got {value!r}")
+    return value
 
 
 @dataclass
@@ -45,15 +128,23 @@ class Discovered:
     connections: dict[str, dict[str, Any]] = field(default_factory=dict)  # conn -> {repositories, refreshed_at}
     sizes: dict[str, dict[str, int]] = field(default_factory=dict)  # conn -> repo -> objects listed
     removed: dict[str, dict[str, str]] = field(default_factory=dict)  # conn -> repo -> when found gone
+    inventories: list[InventoryRecord] = field(default_factory=list)  # per inventory location the entries read
 
     def to_doc(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "format": FORMAT,
             "refreshed_at": self.refreshed_at,
             "connections": self.connections,
             "sizes": self.sizes,
             "removed": self.removed,
         }
+        if self.inventories:
+            doc["inventories"] = [r.to_doc() for r in self.inventories]
+        return doc
+
+    def inventory_of(self, repository: str) -> InventoryRecord | None:
+        """Return the record of the inventory location ``repository`` reads; None when the refresh recorded none."""
+        return next((r for r in self.inventories if repository in r.repositories), None)
 
 
 def read_discovered(path: Path) -> Discovered:
@@ -81,7 +172,14 @@ def read_discovered(path: Path) -> Discovered:
             f"{path}: the discovered repositories do not read ({e}); delete the file and run the DAG "
             f"lakefs_gc_discover again"
         ) from None
-    return Discovered(refreshed_at=doc.get("refreshed_at"), connections=conns, sizes=sizes, removed=removed)
+    try:
+        inventories = [InventoryRecord.from_doc(r) for r in doc.get("inventories") or []]
+    except (TypeError, KeyError, AttributeError) as e:  # what the page shows never costs the fleet its DAGs
+        log.warning("%s: the inventories recorded do not read (%s); the next refresh records them again", path, e)
+        inventories = []
+    return Discovered(
+        refreshed_at=doc.get("refreshed_at"), connections=conns, sizes=sizes, removed=removed, inventories=inventories
+    )
 
 
 def write_discovered(path: Path, found: Discovered) -> None:
@@ -165,7 +263,7 @@ def refresh(
     now = now or datetime.now(UTC)
     stamp = now.isoformat()
     old = read_discovered(discovery.state_file)
-    new = Discovered(refreshed_at=stamp)
+    new = Discovered(refreshed_at=stamp, inventories=old.inventories)  # until record_inventories replaces them
     changes: list[str] = []
     for conn in sorted({s.lakefs_conn_id for s in discovery.sources}):
         sources = [s for s in discovery.sources if s.lakefs_conn_id == conn]
@@ -201,4 +299,11 @@ def record_sizes(discovery: DiscoverySettings, sizes: Mapping[tuple[str, str], i
     found = read_discovered(discovery.state_file)
     for (conn, repo), n in sizes.items():
         found.sizes.setdefault(conn, {})[repo] = int(n)
+    write_discovered(discovery.state_file, found)
+
+
+def record_inventories(discovery: DiscoverySettings, records: list[InventoryRecord]) -> None:
+    """Record what the refresh found at each inventory location the entries read (replacing the last refresh's)."""
+    found = read_discovered(discovery.state_file)
+    found.inventories = sorted(records, key=lambda r: (r.location, r.name, r.storage_conn_id or ""))
     write_discovered(discovery.state_file, found)

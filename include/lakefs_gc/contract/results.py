@@ -89,6 +89,7 @@ class SlicesResult(SparkStepResult):
     inventory_files: int | None = None
     slices_topped_up: int | None = None
     listing_fallback: str | None = None  # the inventory was asked for but the run listed: why
+    inventory_deferred: int | None = None  # its rows under data/ not older than the cutoff: left for a later run
 
 
 @dataclass(frozen=True)

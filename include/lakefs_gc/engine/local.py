@@ -42,7 +42,7 @@ CARRIED_THREADS = 16  # stat calls of an incremental run's carried addresses
 
 
 class _Count:
-    """Rows read, counted in this process."""
+    """Rows (read, left out), counted in this process."""
 
     n = 0
 
@@ -118,7 +118,7 @@ class LocalEngine(EngineBase):
 
     def read_inventory_into(
         self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
-    ) -> tuple[int, int, int]:
+    ) -> tuple[int, int, int, int]:
         p = self.placement
         if listing.local_folder(out_dir) is None:
             raise NeedsSpark(f"the work location {out_dir} is not a local folder")
@@ -128,12 +128,12 @@ class LocalEngine(EngineBase):
                 f"an inventory of {files:,} data file(s), {size:,} bytes: more than {p.driver_scan_parts:,} "
                 f"files or {p.driver_scan_bytes:,} bytes"
             )
-        read = _Count()
-        from_inventory = inventory.batches([f.key for f in inventory.files], read)
+        read, deferred = _Count(), _Count()
+        from_inventory = inventory.batches([f.key for f in inventory.files], read, deferred)
         count, nbytes = self._write_listing(
             out_dir, itertools.chain(from_inventory, listing.list_batches(self.sref.open(), cutoff_s, tasks))
         )
-        return count, nbytes, read.n
+        return count, nbytes, read.n, deferred.n
 
     def _write_listing(self, out_dir: str, found: Iterable[Any]) -> tuple[int, int]:
         """Write the listing's batches ``found`` here; :class:`NeedsSpark` (nothing written) past ``limit`` objects."""

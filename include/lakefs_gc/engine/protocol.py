@@ -82,11 +82,11 @@ class Engine(Protocol[R, A]):
 
     def read_inventory_into(
         self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
-    ) -> tuple[int, int, int]:
+    ) -> tuple[int, int, int, int]:
         """
         Read ``inventory``'s data files, and list by ``tasks`` (the top-up), into the listing ``out_dir``.
 
-        Return (objects, bytes, inventory rows read). The rows become the listing's by one body
+        Return (objects, bytes, inventory rows read, rows left out as not older than the cutoff). The rows become the listing's by one body
         (:meth:`lakefs_gc.listing.inventory.InventoryRead.batches`); where it runs is the engine's choice.
         """
 

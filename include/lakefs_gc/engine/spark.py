@@ -136,19 +136,20 @@ class SparkEngine(EngineBase):
 
     def read_inventory_into(
         self, out_dir: str, inventory: InventoryRead, tasks: Sequence[ListingTask], cutoff_s: float
-    ) -> tuple[int, int, int]:
+    ) -> tuple[int, int, int, int]:
         from pyspark.sql import functions as F
 
         spark, sref = self.spark, self.sref
         keys = [(f.key,) for f in inventory.files]
-        rows_read = spark.sparkContext.accumulator(0)
+        rows_read, deferred = spark.sparkContext.accumulator(0), spark.sparkContext.accumulator(0)
         log.info("list_slices: reading %d inventory data file(s) on executors", len(keys))
         with watch(spark, "list_slices", "objects listed") as listed:
             files = spark.createDataFrame(
                 spark.sparkContext.parallelize(keys, partitions(len(keys), self.n * 4)), "key string"
             )
             frame = files.mapInArrow(
-                lambda bs: inventory.batches((k for b in bs for k in b.column(0).to_pylist()), rows_read), LISTED_DDL
+                lambda bs: inventory.batches((k for b in bs for k in b.column(0).to_pylist()), rows_read, deferred),
+                LISTED_DDL,
             )
             if tasks:
                 task_df = spark.createDataFrame(
@@ -157,7 +158,7 @@ class SparkEngine(EngineBase):
                 frame = frame.unionByName(task_df.mapInArrow(lambda ts: _list(sref, cutoff_s, ts, listed), LISTED_DDL))
             frame.write.mode("overwrite").parquet(out_dir)
         agg = spark.read.parquet(out_dir).agg(F.count("*").alias("n"), F.sum("size").alias("b")).collect()[0]
-        return int(agg["n"]), int(agg["b"] or 0), int(rows_read.value)
+        return int(agg["n"]), int(agg["b"] or 0), int(rows_read.value), int(deferred.value)
 
     def read_ranges(
         self, range_keys: Sequence[str], ranges: int, entries: int | None, state_dir: str, identities_dir: str

@@ -135,13 +135,19 @@ def _version_columns(manifest: InventoryManifest) -> list[str]:
     return [next(c for c in names if c in manifest.columns) for names in (IS_LATEST, IS_DELETE_MARKER)]
 
 
-def _head(raw: IO[bytes]) -> tuple[bool, str]:
-    """Return whether the (seekable) file is gzip, and its first line (decompressed); the file is rewound."""
+def _head(raw: IO[bytes]) -> tuple[bool, str, bool]:
+    """
+    Return whether the (seekable) file is gzip, its first line (decompressed), and whether it holds no line at all.
+
+    A data file of no rows can be empty (S3's gzip of nothing, a GCS shard without a header row):
+    Arrow's CSV reader refuses such a file, so it is told apart here. The file is rewound.
+    """
     start = raw.read(PEEK)
     raw.seek(0)
     gz = start[:2] == GZIP_MAGIC
     text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(start) if gz else start
-    return gz, text.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+    blank = len(start) < PEEK and not text.strip()  # the whole file was read, and it has no line
+    return gz, text.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r"), blank
 
 
 def _columns(manifest: InventoryManifest, first_line: str) -> tuple[list[str], int]:
@@ -183,7 +189,9 @@ def _csv_batches(
     import pyarrow.csv as pacsv
 
     with _opened(manifest, storage, data, md5) as raw:
-        gz, first_line = _head(raw)
+        gz, first_line, blank = _head(raw)
+        if blank:
+            return
         names, skip = _columns(manifest, first_line)
         wanted = [c for c in _wanted(manifest) if c in names]
         stream: pa.NativeFile = pa.PythonFile(raw, mode="r")

@@ -86,8 +86,14 @@ class InventoryRead:
         sizes = {k: (info.size if (info := st.stat(k)) is not None else 0) for k in unknown} if st else {}
         return sum(f.size if f.size is not None else sizes[f.key] for f in self.files)
 
-    def batches(self, keys: Iterable[str], read: RowCounter | None = None) -> Iterator[pa.RecordBatch]:
-        """Yield the listing's batches of the data files ``keys`` (each file hashed first when its MD5 is unchecked)."""
+    def batches(
+        self, keys: Iterable[str], read: RowCounter | None = None, deferred: RowCounter | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """
+        Yield the listing's batches of the data files ``keys`` (each file hashed first when its MD5 is unchecked).
+
+        ``read`` counts every row read; ``deferred`` the rows left out as not older than the cutoff (:meth:`listed`).
+        """
         st = self.destination.open()
         files = {f.key: f for f in self.files}
         for key in keys:
@@ -102,7 +108,7 @@ class InventoryRead:
                 check_md5=key in self.unchecked_md5,
             )
             for batch in rows:
-                out = self.listed(batch)
+                out = self.listed(batch, deferred)
                 if out.num_rows:
                     yield out
 
@@ -110,8 +116,13 @@ class InventoryRead:
         """Whether the inventory lists slice ``slice_id`` for this run (else: too young, or the top-up's)."""
         return not (created_after(slice_id, self.cutoff_s) or topped_up(slice_id, self.top_up_after_s))
 
-    def listed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        """Turn rows (key, size, last_modified, checksum) under ``data_prefix`` into the listing's (address, ...)."""
+    def listed(self, batch: pa.RecordBatch, deferred: RowCounter | None = None) -> pa.RecordBatch:
+        """
+        Turn rows (key, size, last_modified, checksum) under ``data_prefix`` into the listing's (address, ...).
+
+        ``deferred`` counts the rows of the slices this inventory lists (and the loose ones) that are
+        left out because they are not older than the cutoff: the objects a later run considers.
+        """
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -119,15 +130,20 @@ class InventoryRead:
 
         address = pc.utf8_slice_codeunits(batch.column(0), len(self.data_prefix) - len(DATA))
         modified = batch.column(2).cast(pa.int64())
-        keep = pc.less(modified, math.floor(self.cutoff_s * 1000))
+        older = pc.less(modified, math.floor(self.cutoff_s * 1000))
         parts = pc.split_pattern(address, "/", max_splits=2)
         in_slice = pc.equal(pc.list_value_length(parts), 3)  # data/<slice>/<object>; else loose under data/
         slice_ids = pc.list_element(parts, 1)
         seen = pc.unique(pc.filter(slice_ids, in_slice)).to_pylist()
         dropped = [s for s in seen if not self.from_inventory(s)]
-        if dropped:
-            keep = pc.and_(keep, pc.invert(pc.and_(in_slice, pc.is_in(slice_ids, value_set=pa.array(dropped)))))
-        keep = pc.fill_null(keep, False)
+        ours = (
+            pc.invert(pc.and_(in_slice, pc.is_in(slice_ids, value_set=pa.array(dropped))))
+            if dropped
+            else pa.scalar(True)
+        )
+        keep = pc.fill_null(pc.and_(older, ours), False)
+        if deferred is not None:
+            deferred.add(int(pc.sum(pc.fill_null(pc.and_(pc.invert(older), ours), False)).as_py() or 0))
         return pa.RecordBatch.from_arrays(
             [pc.filter(c, keep) for c in (address, batch.column(1), modified, batch.column(3))], schema=listed_schema()
         )
@@ -155,7 +171,12 @@ def source_of(settings: RunSettings, sref: StorageRef) -> tuple[InventorySource,
     URI of S3, Azure Blob or GCS is a :class:`SettingsError`; one on another kind of store than the
     namespace's is refused (:class:`InventoryRefused`).
     """
-    location = settings.inventory_location.strip()
+    return source_at(settings.inventory_location, settings.inventory_name, sref)
+
+
+def source_at(location: str, name: str, sref: StorageRef) -> tuple[InventorySource, StorageRef]:
+    """:func:`source_of` for an inventory ``location`` and ``name`` (the Params' or an entry's ``listing.inventory``)."""
+    location = location.strip()
     try:
         loc = parse_namespace(location) if scheme_of(location) != LOCAL else None
     except ValueError as e:
@@ -175,7 +196,7 @@ def source_of(settings: RunSettings, sref: StorageRef) -> tuple[InventorySource,
         )
     root = f"https://{loc.host}/{loc.bucket}" if loc.scheme == AZURE else f"{loc.scheme}://{loc.bucket}"
     dest = StorageRef(root, sref.options, None)
-    return InventorySource(loc.scheme, dest.open(), loc.prefix, settings.inventory_name.strip()), dest
+    return InventorySource(loc.scheme, dest.open(), loc.prefix, name.strip()), dest
 
 
 def choose(ctx: RunContext, sref: StorageRef) -> InventoryChoice:
@@ -217,8 +238,14 @@ def choose(ctx: RunContext, sref: StorageRef) -> InventoryChoice:
     return InventoryChoice(read, chosen)
 
 
-def summary_fields(choice: InventoryChoice, start_time: str, rows_read: int, topped: int) -> dict[str, Any]:
-    """Return what :class:`~lakefs_gc.contract.SlicesResult` records of the inventory ``choice`` (its report fields)."""
+def summary_fields(
+    choice: InventoryChoice, start_time: str, rows_read: int, topped: int, deferred: int = 0
+) -> dict[str, Any]:
+    """
+    Return what :class:`~lakefs_gc.contract.SlicesResult` records of the inventory ``choice`` (its report fields).
+
+    ``deferred``: its rows left out as not older than the cutoff (:meth:`InventoryRead.listed`).
+    """
     from lakefs_gc.timestamps import iso
 
     if choice.read is None:
@@ -232,4 +259,5 @@ def summary_fields(choice: InventoryChoice, start_time: str, rows_read: int, top
         "inventory_rows": rows_read,
         "inventory_files": len(m.files),
         "slices_topped_up": topped,
+        "inventory_deferred": deferred,
     }

@@ -173,12 +173,22 @@ def _listing_row(s: RunSummary) -> str | None:
             f"from the inventory {s.inventory_id}, taken {_t(s.inventory_time)} "
             f"({age_words(_or(s.inventory_age_seconds, 0))} before the run): "
             f"{plural(_or(s.inventory_rows, 0), 'row')} read in {plural(_or(s.inventory_files, 0), 'data file')}; "
-            f"{plural(_or(s.slices_topped_up, 0), 'slice')} created after it listed by LIST; objects written after "
-            "it are left for a later run"
+            f"{plural(_or(s.slices_topped_up, 0), 'slice')} created after it listed by LIST; "
+            + _deferred(s.inventory_deferred)
         )
     if s.listing_fallback:
         return f"by LIST (the inventory was not used: {s.listing_fallback})"
     return None
+
+
+def _deferred(deferred: int | None) -> str:
+    """Return what an inventory run leaves to a later run: its rows not older than the cutoff (when counted), and later writes."""
+    if deferred is None:  # a summary written before the count
+        return "objects written after it are left for a later run"
+    return (
+        f"{plural(deferred, 'object')} in it not older than the cutoff, and objects written after it, are left "
+        "for a later run"
+    )
 
 
 def _restorable(r: Restorability) -> str:
@@ -219,7 +229,13 @@ def step_line(step: str, result: Any) -> str:
         if r.listing_source == "inventory":
             text += (
                 f", from the inventory taken {_t(r.inventory_time)} ({plural(_or(r.inventory_rows, 0), 'row')} read, "
-                f"{plural(_or(r.slices_topped_up, 0), 'slice')} topped up by LIST)"
+                f"{plural(_or(r.slices_topped_up, 0), 'slice')} topped up by LIST"
+                + (
+                    f", {_n(r.inventory_deferred)} not older than the cutoff"
+                    if r.inventory_deferred is not None
+                    else ""
+                )
+                + ")"
             )
         elif r.listing_fallback:
             text += f", by LIST (the inventory was not used: {r.listing_fallback})"

@@ -144,6 +144,7 @@ class RunSummary:
     inventory_files: int | None = None  # its data files
     slices_topped_up: int | None = None  # slices created after T_inv, listed by LIST
     listing_fallback: str | None = None  # the inventory was asked for, the run listed: why
+    inventory_deferred: int | None = None  # its rows not older than the cutoff, left for a later run
     # compute_candidates
     uncommitted_files: int | None = None
     candidates: int | None = None

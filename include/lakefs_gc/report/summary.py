@@ -205,6 +205,7 @@ def _listing(sl: SlicesResult | None) -> dict[str, Any]:
         "inventory_files": sl.inventory_files,
         "slices_topped_up": sl.slices_topped_up,
         "listing_fallback": sl.listing_fallback,
+        "inventory_deferred": sl.inventory_deferred,
     }
 
 

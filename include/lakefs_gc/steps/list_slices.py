@@ -94,11 +94,12 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
         if choice.read is not None:
             top_up = [p for p in to_list if inventory.topped_up(_slice_id(p), choice.read.top_up_after_s)]
             root = [t for t in slices.listing_tasks([], root=True) if t[0] != "data/"]  # loose data/: the inventory's
-            count, nbytes, rows = engine.read_inventory_into(
+            count, nbytes, rows, deferred = engine.read_inventory_into(
                 out_dir, choice.read, slices.listing_tasks(top_up, root=False) + root, cutoff_s
             )
             result = _result(out_dir, to_list, skipped, before, since, incremental, count, nbytes)
-            return dataclasses.replace(result, **inventory.summary_fields(choice, ctx.start_time, rows, len(top_up)))
+            fields = inventory.summary_fields(choice, ctx.start_time, rows, len(top_up), deferred)
+            return dataclasses.replace(result, **fields)
     else:
         source = {}
     count, nbytes = engine.list_into(out_dir, tasks, cutoff_s)

@@ -44,12 +44,25 @@ def _config():
     return load_config(strict=False)
 
 
-def _repo(dag_id: str):
-    cfg = _config()
+def _repo(dag_id: str, cfg=None):
+    cfg = cfg or _config()
     for r in cfg.repositories:
         if r.dag_id == dag_id:
             return r
     raise HTTPException(404, f"no GC repository with DAG {dag_id!r} in {cfg.path}")
+
+
+def _recorded_inventories(cfg) -> list[Any]:
+    """Return what the discovery refresh recorded of the inventory locations the entries read (none: [])."""
+    from lakefs_gc.config.discovered import read_discovered
+
+    if cfg.discovery is None:
+        return []
+    try:
+        return read_discovered(cfg.discovery.state_file).inventories
+    except Exception as e:  # the page shows the rest; the config's own check names the file
+        log.warning("GC page: the discovery refresh's record does not read: %s", e)
+        return []
 
 
 def _may_read(user, dag_id: str) -> bool:
@@ -72,7 +85,7 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
         cfg = _config()
     except Exception as e:
         return {"repositories": [], "errors": [str(e)]}
-    return {
+    out: dict[str, Any] = {
         "repositories": [
             {
                 "repository": r.repository,
@@ -98,6 +111,10 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
         ],
         "refreshed_at": cfg.refreshed_at,
     }
+    inventories = _recorded_inventories(cfg)
+    if inventories:
+        out["inventories"] = [r.to_doc() for r in inventories]
+    return out
 
 
 def _storage(repo):
@@ -206,7 +223,8 @@ def _failure_reasons(session, dag_id: str, failed: dict[str, list[str]]) -> dict
 )
 def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
     """Return the repository's GC runs, newest first: its reports merged with its DAG's runs."""
-    repo = _repo(dag_id)
+    cfg = _config()
+    repo = _repo(dag_id, cfg)
     dag_runs = _dag_runs(session, dag_id)
     from lakefs_gc import __version__
 
@@ -233,6 +251,10 @@ def dag_gc_runs(dag_id: str, session: SessionDep) -> dict[str, Any]:
         except Exception as e:
             log.warning("GC page: lakeFS's grace period for %s cannot be read: %s", repo.repository, e)
     out["grace_period_seconds"], out["grace_period_source"] = grace or gc_runs.recorded_grace_period(records)
+    if repo.listing.source == "inventory":
+        recorded = next((r for r in _recorded_inventories(cfg) if repo.repository in r.repositories), None)
+        if recorded is not None:
+            out["inventory"] = recorded.to_doc()
     out["runs"] = gc_runs.merge(records, dag_runs)
     out["steps"] = list(gc_runs.STEPS)  # the timed steps, in the DAG's order: the page's chart series
     return out

@@ -54,6 +54,33 @@ class Removed(BaseModel):
     removed_at: str
 
 
+class FleetReader(BaseModel):
+    """What a run of one repository would list from, as the discovery refresh found it: an inventory, or why none."""
+
+    inventory_id: str | None
+    inventory_time: str | None
+    reason: str | None
+
+
+class FleetInventory(BaseModel):
+    """
+    One inventory location the entries read, as the discovery refresh found it (``discovered.InventoryRecord``).
+
+    The newest inventory there that verified for a repository reading it (null: for none), whether
+    it verified for every one (else ``reason``: for which not, and why), and each reader's own outcome.
+    """
+
+    location: str
+    name: str
+    storage_conn_id: str | None
+    checked_at: str
+    inventory_id: str | None
+    inventory_time: str | None
+    verified: bool
+    reason: str | None
+    repositories: dict[str, FleetReader]
+
+
 class ReposAnswer(BaseModel):
     """The repositories and the config's errors; a config that does not read is its error alone."""
 
@@ -62,6 +89,7 @@ class ReposAnswer(BaseModel):
     config: str = absent()
     removed: list[Removed] = absent()
     refreshed_at: str | None = None
+    inventories: list[FleetInventory] = absent()  # when the refresh recorded some
 
 
 # /api/dags/{dag_id}/runs
@@ -106,6 +134,25 @@ class RunRules(_Open):
     staged_check: str | None
 
 
+class RunListing(BaseModel):
+    """
+    What a run asked to list from an inventory listed from (``runs.listing``); null for a run that listed by LIST as always.
+
+    ``source`` ``inventory``: the inventory's fields (``inventory_deferred`` null in a report written
+    before it was counted); ``list``: ``fallback``, why the inventory was not used.
+    """
+
+    source: str
+    inventory_id: str | None
+    inventory_time: str | None
+    inventory_age_seconds: int | None
+    inventory_rows: int | None
+    inventory_files: int | None
+    slices_topped_up: int | None
+    inventory_deferred: int | None
+    fallback: str | None
+
+
 class Run(_Open):
     """
     One GC run (``runs.run_record`` merged with its DAG run, ``runs.merge``).
@@ -144,6 +191,7 @@ class Run(_Open):
     reclaimed_bytes: int | None = None
     candidate_bytes: int | None = None
     space_file: str | None = None
+    listing: RunListing | None = None  # a run asked to list from an inventory
     would_delete: int = absent()  # a dry run's
     dag_run: DagRun | None
 
@@ -209,6 +257,8 @@ class RunsAnswer(BaseModel):
 
     ``grace_period_seconds``: lakeFS's grace period, as lakeFS answers now, else as the newest report
     recorded it (``grace_period_source`` says which), else null; the trigger form warns below it.
+    ``inventory``: for a repository that lists from an inventory, what the discovery refresh last
+    found at its location (left out when it recorded nothing).
     """
 
     repository: str
@@ -219,6 +269,7 @@ class RunsAnswer(BaseModel):
     grace_period_seconds: int | None
     grace_period_source: str | None
     space: SpaceDoc | None = None
+    inventory: FleetInventory = absent()  # the refresh's record of the inventory the repository reads
     runs: list[Run]
     steps: list[str]
 

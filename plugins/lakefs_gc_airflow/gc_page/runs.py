@@ -79,10 +79,35 @@ def run_record(
         "reclaimed_bytes": s.reclaimed_bytes,
         "candidate_bytes": s.candidate_bytes,
         "space_file": s.space_file,
+        "listing": listing(s),
     }
     if s.dry_run and s.would_delete is not None:
         rec["would_delete"] = s.would_delete
     return rec
+
+
+def listing(s: RunSummary) -> dict[str, Any] | None:
+    """
+    Return what the run listed the namespace from, when it was asked to use an inventory; None: by LIST as always.
+
+    ``source`` ``inventory``: which one (its manifest's URI), its T_inv, how old it was at the run's
+    start, the rows read, its data files, the slices created after it listed by LIST, and its rows
+    left for a later run as not older than the cutoff (null in a report written before that count);
+    ``source`` ``list``: ``fallback``, why the inventory was not used.
+    """
+    if s.listing_source is None and s.listing_fallback is None:
+        return None
+    return {
+        "source": s.listing_source or "list",
+        "inventory_id": s.inventory_id,
+        "inventory_time": s.inventory_time,
+        "inventory_age_seconds": s.inventory_age_seconds,
+        "inventory_rows": s.inventory_rows,
+        "inventory_files": s.inventory_files,
+        "slices_topped_up": s.slices_topped_up,
+        "inventory_deferred": s.inventory_deferred,
+        "fallback": s.listing_fallback,
+    }
 
 
 def newest_space(storage, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

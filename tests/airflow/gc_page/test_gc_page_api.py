@@ -29,7 +29,7 @@ DAG = "lakefs_gc__repo"
 T1, T2, T3 = "2026-11-01T00:00:00+00:00", "2026-11-02T00:00:00+00:00", "2026-11-03T00:00:00+00:00"
 
 
-def _repo(name: str) -> SimpleNamespace:
+def _repo(name: str, source: str = "list") -> SimpleNamespace:
     return SimpleNamespace(
         repository=name,
         dag_id=f"lakefs_gc__{name}",
@@ -37,6 +37,7 @@ def _repo(name: str) -> SimpleNamespace:
         lakefs_conn_id="lakefs_default",
         storage_conn_id=None,
         min_age_seconds=0,
+        listing=SimpleNamespace(source=source),
     )
 
 
@@ -140,6 +141,7 @@ def api(monkeypatch, namespace):
         path=Path("/etc/lakefs-gc/gc.yaml"),
         refreshed_at=T2,
         removed=(RemovedRepository("gone", "lakefs_default", T1),),
+        discovery=None,
     )
     monkeypatch.setattr(module, "_config", lambda: cfg)
     monkeypatch.setattr(module, "_may_read", lambda user, dag_id: dag_id != "lakefs_gc__hidden")
@@ -192,6 +194,83 @@ def test_a_config_that_does_not_read_is_its_error_alone(api, monkeypatch):
     monkeypatch.setattr(module, "_config", broken)
     got = _served_as_built(client, "/repositories", module.repositories(None))
     assert got == {"repositories": [], "errors": ["gc.yaml: not YAML"]}  # no config, removed, refreshed_at: not null
+
+
+INVENTORY = {
+    "listing_source": "inventory",
+    "inventory_id": "s3://inv/reports/lakefs-data/gc-daily/2026-11-01T00-00Z/manifest.json",
+    "inventory_time": "2026-11-01T00:00:00.000000Z",
+    "inventory_age_seconds": 7200,
+    "inventory_rows": 1500,
+    "inventory_files": 3,
+    "slices_topped_up": 2,
+    "inventory_deferred": 7,
+}
+
+
+def test_a_run_from_an_inventory_serves_which_one_and_a_run_that_listed_serves_null(api, namespace):
+    module, client = api
+    write_summary(namespace, layout.summary_key("m4"), _summary("m4", T3, **INVENTORY))
+    fallback = "no usable S3 Inventory for s3://lakefs-data/repo under s3://inv/reports/lakefs-data/gc-daily: ..."
+    write_summary(
+        namespace, layout.summary_key("m5"), _summary("m5", T3, listing_source="list", listing_fallback=fallback)
+    )
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    by = {r["mark_id"]: r for r in got["runs"] if r["mark_id"] and not r["sweep"]}
+    assert by["m4"]["listing"] == {
+        "source": "inventory",
+        "inventory_id": INVENTORY["inventory_id"],
+        "inventory_time": INVENTORY["inventory_time"],
+        "inventory_age_seconds": 7200,
+        "inventory_rows": 1500,
+        "inventory_files": 3,
+        "slices_topped_up": 2,
+        "inventory_deferred": 7,
+        "fallback": None,
+    }
+    assert by["m5"]["listing"]["source"] == "list"
+    assert by["m5"]["listing"]["fallback"] == fallback
+    assert by["m5"]["listing"]["inventory_id"] is None
+    assert by["m1"]["listing"] is None  # listed by LIST, as always
+    assert "listing" not in by["m3"]  # its report does not read
+    assert "inventory" not in got  # no refresh recorded an inventory
+
+
+def test_the_refreshs_inventory_record_is_served_with_the_repositories_and_the_runs_of_a_reader(api, tmp_path):
+    from lakefs_gc.config.discovered import InventoryReader, InventoryRecord, record_inventories
+
+    module, client = api
+    cfg = module._config()
+    cfg.discovery = SimpleNamespace(state_file=tmp_path / "gc.discovered.json")
+    cfg.repositories = (_repo("repo", source="inventory"), _repo("other"))
+    manifest = INVENTORY["inventory_id"]
+    rec = InventoryRecord(
+        location="s3://inv/reports/lakefs-data/gc-daily",
+        name="",
+        storage_conn_id="aws_default",
+        checked_at=T3,
+        inventory_id=manifest,
+        inventory_time=INVENTORY["inventory_time"],
+        verified=False,
+        reason="third: no usable S3 Inventory for s3://other-bucket/third ...",
+        repositories={
+            "repo": InventoryReader(manifest, INVENTORY["inventory_time"]),
+            "third": InventoryReader(reason="no usable S3 Inventory for s3://other-bucket/third ..."),
+            "other": InventoryReader(manifest, INVENTORY["inventory_time"]),  # it read it when the refresh ran
+        },
+    )
+    record_inventories(cfg.discovery, [rec])
+    got = _served_as_built(client, "/repositories", module.repositories(None))
+    assert got["inventories"] == [rec.to_doc()]
+    assert got["inventories"][0]["repositories"]["repo"] == {
+        "inventory_id": manifest,
+        "inventory_time": INVENTORY["inventory_time"],
+        "reason": None,
+    }
+    got = _served_as_built(client, f"/dags/{DAG}/runs", module.dag_gc_runs(DAG, None))
+    assert got["inventory"] == rec.to_doc()
+    got = _served_as_built(client, "/dags/lakefs_gc__other/runs", module.dag_gc_runs("lakefs_gc__other", None))
+    assert "inventory" not in got  # its entry lists by LIST now: the record is of the past
 
 
 def test_the_runs_are_served_as_built_with_every_field_of_their_reports(api):

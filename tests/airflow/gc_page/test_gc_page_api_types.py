@@ -35,6 +35,9 @@ CHECKED = (
     "SpaceDoc",
     "Amount",
     "HeldBy",
+    "RunListing",
+    "FleetInventory",
+    "FleetReader",
 )
 ROUTES = {
     "/api/repositories": "ReposAnswer",

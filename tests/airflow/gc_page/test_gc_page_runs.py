@@ -114,6 +114,48 @@ def test_a_dag_run_without_a_report_is_a_run_of_its_own():
     assert swept["deleted"] == 4
 
 
+def test_a_run_from_an_inventory_says_which_one_and_a_run_that_listed_as_always_says_nothing(tmp_path):
+    (tmp_path / "repo").mkdir()
+    st = open_storage("local://repo", None, tmp_path)
+    inventory = {
+        "listing_source": "inventory",
+        "inventory_id": "s3://inv/reports/lakefs-data/gc-daily/2026-11-01T00-00Z/manifest.json",
+        "inventory_time": "2026-11-01T00:00:00.000000Z",
+        "inventory_age_seconds": 86400,
+        "inventory_rows": 1500,
+        "inventory_files": 3,
+        "slices_topped_up": 2,
+        "inventory_deferred": 7,
+    }
+    write_summary(st, layout.summary_key("m1"), _summary("m1", "2026-11-02T00:00:00+00:00", **inventory))
+    write_summary(st, layout.summary_key("m2"), _summary("m2", "2026-11-03T00:00:00+00:00"))
+    fallback = "no usable S3 Inventory for s3://lakefs-data/repo ..."
+    write_summary(
+        st,
+        layout.summary_key("m3"),
+        _summary("m3", "2026-11-04T00:00:00+00:00", listing_source="list", listing_fallback=fallback),
+    )
+    older = {k: v for k, v in inventory.items() if k != "inventory_deferred"}  # a report written before that count
+    write_summary(st, layout.summary_key("m4"), _summary("m4", "2026-11-01T00:00:00+00:00", **older))
+    by = {r["mark_id"]: r for r in runs.repository_runs(st)}
+    assert by["m1"]["listing"] == {
+        "source": "inventory",
+        "inventory_id": inventory["inventory_id"],
+        "inventory_time": "2026-11-01T00:00:00.000000Z",
+        "inventory_age_seconds": 86400,
+        "inventory_rows": 1500,
+        "inventory_files": 3,
+        "slices_topped_up": 2,
+        "inventory_deferred": 7,
+        "fallback": None,
+    }
+    assert any(label == "listing" and "7 objects in it not older than the cutoff" in v for label, v in by["m1"]["rows"])
+    assert by["m2"]["listing"] is None
+    assert (by["m3"]["listing"]["source"], by["m3"]["listing"]["fallback"]) == ("list", fallback)
+    assert by["m4"]["listing"]["inventory_deferred"] is None
+    assert by["m4"]["listing"]["inventory_rows"] == 1500
+
+
 def test_the_committed_bundle_is_the_build_of_its_sources():
     """``www/dist`` is committed (as Airflow's edge3 provider commits its own): the page needs no Node
     on the machines that install us. Its stamp is the hash of the sources it was built from

@@ -11,6 +11,20 @@ export type DagRun = {
   run_id: string; state: string; run_type: string; logical_date: string | null; start_date: string | null;
   end_date: string | null; failed_tasks: string[]; reason: FailureReason | null;
 };
+// what a run asked to list from an inventory listed from (null: it listed by LIST, as always); inventory_deferred
+// null in a report written before it was counted
+export type RunListing = {
+  source: string; inventory_id: string | null; inventory_time: string | null; inventory_age_seconds: number | null;
+  inventory_rows: number | null; inventory_files: number | null; slices_topped_up: number | null;
+  inventory_deferred: number | null; fallback: string | null;
+};
+// an inventory location the entries read, as the discovery refresh found it: the newest inventory that verified
+// for a repository reading it (null: none), whether for every one (else reason), and each reader's outcome
+export type FleetReader = { inventory_id: string | null; inventory_time: string | null; reason: string | null };
+export type FleetInventory = {
+  location: string; name: string; storage_conn_id: string | null; checked_at: string; inventory_id: string | null;
+  inventory_time: string | null; verified: boolean; reason: string | null; repositories: Record<string, FleetReader>;
+};
 export type Run = {
   mark_id: string | null; sweep: string | null; airflow_run_id?: string | null; start_time?: string | null;
   cutoff_time?: string | null; mode?: string | null; flow?: string | null; dry_run?: boolean; success?: boolean;
@@ -21,7 +35,7 @@ export type Run = {
   report: string | null; problem: string | null; rows: [string, string][]; seconds: Record<string, number>;
   listed_objects?: number | null; candidates?: number | null; to_delete?: number | null; deleted?: number | null;
   already_gone?: number | null; held_back?: number | null; delete_failed?: number | null;
-  reclaimed_bytes?: number | null; would_delete?: number | null; dag_run: DagRun | null;
+  reclaimed_bytes?: number | null; would_delete?: number | null; listing?: RunListing | null; dag_run: DagRun | null;
 };
 export type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
 export type Amount = { objects: number; bytes: number };
@@ -37,10 +51,12 @@ export type SpaceDoc = {
 export type WhatIfAnswer = { change: string; lines: string[] };
 // grace_period_seconds: lakeFS's, as lakeFS answers now or the newest report recorded it (grace_period_source says which)
 export type RunsAnswer = { repository: string; dag_id: string; namespace: string | null; error: string | null; runs: Run[]; steps: string[];
-  version: string; space?: SpaceDoc | null; grace_period_seconds: number | null; grace_period_source: string | null };
+  version: string; space?: SpaceDoc | null; grace_period_seconds: number | null; grace_period_source: string | null;
+  inventory?: FleetInventory };
 export type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
 // the repositories (GCPage); a config that does not read is its error alone, without config, removed, refreshed_at
-export type ReposAnswer = { repositories: Repo[]; errors: string[]; config?: string; removed?: Removed[]; refreshed_at?: string | null };
+export type ReposAnswer = { repositories: Repo[]; errors: string[]; config?: string; removed?: Removed[]; refreshed_at?: string | null;
+  inventories?: FleetInventory[] };
 
 // a DAG's Param, as api/v2/dags/<dag_id>/details gives it
 export type ParamSpec = { value: unknown; schema: Record<string, unknown>; description: string | null };

@@ -4,6 +4,7 @@
 import { Badge, Box, Code, HStack, Link, Table, Text } from "@chakra-ui/react";
 import { bytes, n, runUrl, taskUrl, when } from "../api";
 import type { DagRun, Run } from "../types";
+import { ListingCell } from "./Inventory";
 
 /** Why a failed run failed, as its task said (the API's dag_run.reason); null for any other run. */
 export const failure = (r: Run) => (r.dag_run?.state === "failed" ? r.dag_run.reason : null);
@@ -118,7 +119,7 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (r
   <Table.Root size="sm" striped data-testid="gc-runs">
     <Table.Header>
       <Table.Row>
-        {["started", "DAG run", "mode / flow", "outcome", "listed", "candidates", "deleted", "already gone", "held back",
+        {["started", "DAG run", "mode / flow", "outcome", "listed", "listing", "candidates", "deleted", "already gone", "held back",
           "dead letters", "reclaimed", "wall s (DAG run)", "work s (in steps)", "report"].map((h) => (
           <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
         ))}
@@ -150,6 +151,9 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (r
               {why ? <Text fontSize="xs" color="red.600" mt={1} data-testid="gc-run-reason">{why.reason}</Text> : null}
             </Table.Cell>
             <Table.Cell data-col="listed">{n(r.listed_objects)}</Table.Cell>
+            <Table.Cell data-col="listing" minW={r.listing ? "14em" : undefined} maxW="24em" whiteSpace="normal">
+              <ListingCell run={r} />
+            </Table.Cell>
             <Table.Cell data-col="candidates">{n(r.candidates)}</Table.Cell>
             <Table.Cell data-col="deleted">{r.dry_run && r.would_delete !== undefined ? `0 (would ${n(r.would_delete)})` : n(r.deleted)}</Table.Cell>
             <Table.Cell data-col="already_gone">{n(r.already_gone)}</Table.Cell>

@@ -3,13 +3,15 @@
 import { Box, Button, HStack, Heading, Spinner, Text } from "@chakra-ui/react";
 import { useEffect, useState } from "react";
 import { api } from "../api";
-import type { Props, Removed, Repo, ReposAnswer } from "../types";
+import { FleetInventories } from "../components/Inventory";
+import type { FleetInventory, Props, Removed, Repo, ReposAnswer } from "../types";
 import { Repository } from "./Repository";
 
 const GCPage = ({ dagId }: Props) => {
   const [repos, setRepos] = useState<Repo[] | null>(null);
   const [errors, setErrors] = useState<string[]>([]);
   const [removed, setRemoved] = useState<Removed[]>([]);
+  const [inventories, setInventories] = useState<FleetInventory[]>([]);
   const [chosen, setChosen] = useState<string | undefined>(dagId);
   useEffect(() => {
     if (dagId) return;
@@ -18,6 +20,7 @@ const GCPage = ({ dagId }: Props) => {
         setRepos(a.repositories);
         setErrors(a.errors ?? []);
         setRemoved(a.removed ?? []);
+        setInventories(a.inventories ?? []);
         setChosen((c) => c ?? a.repositories[0]?.dag_id);
       })
       .catch((e: Error) => setErrors([e.message]));
@@ -32,6 +35,7 @@ const GCPage = ({ dagId }: Props) => {
           longer built (its reports stay in its namespace).
         </Text>
       ))}
+      <FleetInventories inventories={inventories} />
       {!dagId && repos ? (
         <HStack mb={4} gap={2} wrap="wrap">
           {repos.map((r) => (

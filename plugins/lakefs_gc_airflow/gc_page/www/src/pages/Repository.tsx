@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { api, plural } from "../api";
 import { Charts } from "../components/Charts";
 import { Explain } from "../components/Explain";
+import { RepoInventory } from "../components/Inventory";
 import { Latest, RunsTable } from "../components/Runs";
 import { SpaceView } from "../components/SpaceView";
 import { TriggerForm } from "../components/TriggerForm";
@@ -40,6 +41,7 @@ export const Repository = ({ dagId }: { dagId: string }) => {
         {none ? "no GC run yet." : `${plural(answer.runs.length, "run")}, newest first.`}
       </Text>
       {answer.error ? <Text color="red.500">{answer.error}</Text> : null}
+      {answer.inventory ? <RepoInventory record={answer.inventory} repository={answer.repository} /> : null}
       {none ? null : <Charts runs={answer.runs} steps={answer.steps ?? []} />}
       <TriggerForm dagId={dagId} grace={grace} onTriggered={() => window.setTimeout(() => setReload((x) => x + 1), 1500)} />
       <Explain dagId={dagId} />
