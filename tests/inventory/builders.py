@@ -7,10 +7,11 @@ contents.
 
 ``inventory_of`` (and ``s3_inventory_of``, ``azure_inventory_of``, ``gcs_inventory_of``) write an
 inventory of a bucket or container as it is now, from a listing of it: each provider's columns and
-names, in CSV or Parquet (the forms are our reading of each provider's documentation: S3's CSV
-gzip, no header, keys URL-encoded; Azure's CSV with a header row and its ``Name`` as
-``<container>/<blob>``, times with seven fraction digits; GCS's CSV with a header row; Parquet
-times as timestamps).
+names, in CSV or Parquet (and S3's ORC; the forms are our reading of each provider's
+documentation: S3's CSV gzip, no header, keys URL-encoded; Azure's CSV with a header row and its
+``Name`` as ``<container>/<blob>``, times with seven fraction digits; GCS's CSV with a header row;
+Parquet times as timestamps; ORC's ``struct<...>`` of S3's snake_case names, times as ORC
+``timestamp`` without a zone, in UTC).
 """
 
 from __future__ import annotations
@@ -150,8 +151,8 @@ def s3_inventory_of(
     An S3 Inventory of bucket ``bucket`` (``source``: its root storage) as it is now, taken at ``taken``.
 
     One data file of every object (gzip CSV, keys URL-encoded, times in milliseconds; or Parquet
-    with ``file_format="Parquet"``), written under ``prefix`` of ``dest`` in AWS's layout; ``kw`` as
-    :func:`s3_inventory`'s; ``objects``: the bucket's listing, when the caller has it; ``more_files``:
+    with ``file_format="Parquet"``, ORC with ``file_format="ORC"``), written under ``prefix`` of
+    ``dest`` in AWS's layout; ``kw`` as :func:`s3_inventory`'s; ``objects``: the bucket's listing, when the caller has it; ``more_files``:
     data files written after that one. Return the rows.
     """
     objects = list(source.list("", recursive=True)) if objects is None else objects
@@ -159,6 +160,9 @@ def s3_inventory_of(
     if file_format.lower() == "parquet":
         kw.setdefault("schema", S3_PARQUET_SCHEMA)
         kw.setdefault("files", (_s3_parquet(objects, bucket), *more_files))
+    if file_format.lower() == "orc":
+        kw.setdefault("schema", S3_ORC_SCHEMA)
+        kw.setdefault("files", (s3_orc(_s3_columns(objects, bucket)), *more_files))
     kw.setdefault("files", (_s3_csv(objects, bucket), *more_files))
     kw.setdefault("source_bucket", bucket)
     s3_inventory(dest, taken, prefix=prefix, **kw)
@@ -241,6 +245,9 @@ S3_PARQUET_SCHEMA = (
     "optional int64 last_modified_date (TIMESTAMP_MILLIS); optional binary e_tag (UTF8); "
     "optional binary storage_class (UTF8); }"
 )
+S3_ORC_SCHEMA = (
+    "struct<bucket:string,key:string,size:bigint,last_modified_date:timestamp,e_tag:string,storage_class:string>"
+)
 TIME_COLUMNS = ("Creation-Time", "Last-Modified", "timeCreated", "updated")
 
 
@@ -260,17 +267,44 @@ def _s3_csv(objects, bucket: str) -> bytes:
     return gzip.compress("".join(rows).encode())
 
 
+def _s3_columns(objects, bucket: str) -> dict[str, list]:
+    return {
+        "bucket": [bucket] * len(objects),
+        "key": [o.key for o in objects],
+        "size": [o.size for o in objects],
+        "last_modified_date": [o.last_modified for o in objects],
+        "e_tag": [o.checksum for o in objects],
+        "storage_class": ["STANDARD"] * len(objects),
+    }
+
+
 def _s3_parquet(objects, bucket: str) -> bytes:
-    return _parquet(
-        {
-            "bucket": [bucket] * len(objects),
-            "key": [o.key for o in objects],
-            "size": [o.size for o in objects],
-            "last_modified_date": [o.last_modified for o in objects],
-            "e_tag": [o.checksum for o in objects],
-            "storage_class": ["STANDARD"] * len(objects),
-        }
-    )
+    return _parquet(_s3_columns(objects, bucket))
+
+
+def s3_orc(columns: dict[str, list], **write) -> bytes:
+    """
+    An S3 ORC data file of ``columns`` (S3's snake_case names): ``last_modified_date`` (seconds since
+    the epoch) as an ORC ``timestamp`` (no zone, UTC), ``size`` a ``bigint``, ``is_latest`` and
+    ``is_delete_marker`` booleans, the rest strings; ``write``: ``pyarrow.orc.write_table``'s options
+    (``stripe_size=1, batch_size=1``: a stripe a row).
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    types = {"size": pa.int64(), "is_latest": pa.bool_(), "is_delete_marker": pa.bool_()}
+    arrays = {}
+    for name, values in columns.items():
+        if name == "last_modified_date":
+            ms = [None if v is None else int(v * 1000) for v in values]
+            arrays[name] = pa.array(ms, pa.int64()).cast(pa.timestamp("ms"))
+        else:
+            arrays[name] = pa.array(values, types.get(name, pa.string()))
+    buf = io.BytesIO()
+    orc.write_table(pa.table(arrays), buf, **write)
+    return buf.getvalue()
 
 
 def _azure_time(epoch: float) -> str:

@@ -1,21 +1,23 @@
-"""An inventory's rows read into Arrow: S3's gzip CSV with URL-encoded keys and Parquet, Azure's and GCS's CSV
+"""An inventory's rows read into Arrow: S3's gzip CSV with URL-encoded keys, ORC and Parquet, Azure's and GCS's CSV
 (with a header row or without) and Parquet; only the keys under a prefix, only current objects of an
 all-versions inventory, sizes and times typed, every row read counted."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 from datetime import UTC, datetime
 
 import pyarrow as pa
+import pyarrow.orc as pa_orc
 import pyarrow.parquet as pq
 import pytest
 
-from lakefs_gc.inventory import InventorySource
-from lakefs_gc.inventory.rows import iter_rows, read_rows, rows_schema
+from lakefs_gc.inventory import InventoryRefused, InventorySource
+from lakefs_gc.inventory.rows import iter_rows, read_rows, readable, rows_schema
 from lakefs_gc.storage import LocalStorage
-from tests.inventory.builders import azure_inventory, gcs_inventory, s3_inventory
+from tests.inventory.builders import azure_inventory, gcs_inventory, s3_inventory, s3_orc
 
 TAKEN = datetime(2024, 3, 4, 1, tzinfo=UTC)
 PREFIX = "inventories/lakefs-data/gc-daily"
@@ -167,11 +169,74 @@ def test_s3_checksum_is_the_etag_as_a_listing_gives_it(tmp_path):
     assert read_rows(manifest, store, manifest.files[0], checksum=True).column("checksum").to_pylist() == ["abc"]
 
 
-def test_what_is_not_read_yet(tmp_path):
+ORC_ROWS = {  # an all-versions S3 inventory: a.txt's latest version, b.txt deleted, an older c.txt
+    "bucket": ["lakefs-data"] * 6,
+    "key": ["repo1/data/a b+c", "repo1/data/a b+c", "repo1/data/b", "repo1/data/b", "repo1/data/c", "other/d"],
+    "version_id": ["v2", "v1", "v9", "v8", "v5", "v7"],
+    "is_latest": [True, False, True, False, True, True],
+    "is_delete_marker": [False, False, True, False, False, False],
+    "size": [4, 3, None, 5, 0, 6],
+    "last_modified_date": [1_704_153_600.123, 1_704_067_200.0, 1_704_240_000.0, 1_704_067_200.0, 1_700_000_000.0, 0.0],
+    "e_tag": ['"e2"', "e1", None, "e8", "e5", "e7"],
+}
+ORC_SCHEMA = (
+    "struct<bucket:string,key:string,version_id:string,is_latest:boolean,is_delete_marker:boolean,size:bigint,"
+    "last_modified_date:timestamp,e_tag:string>"
+)
+PARQUET_SCHEMA = (
+    "message s3.inventory { required binary bucket (UTF8); required binary key (UTF8); optional binary version_id "
+    "(UTF8); optional boolean is_latest; optional boolean is_delete_marker; optional int64 size; optional int64 "
+    "last_modified_date (TIMESTAMP_MILLIS); optional binary e_tag (UTF8); }"
+)
+
+
+def test_s3_orc_reads_the_rows_the_same_parquet_does(tmp_path):
+    """S3's ORC (the documented snake_case names, an ORC timestamp without a zone) reads, a stripe a batch,
+    as the same rows in Parquet do: current versions only, under the prefix, the ETag as a listing gives it."""
+    orc_file = s3_orc(ORC_ROWS, stripe_size=1, batch_size=1)
+    assert pa_orc.ORCFile(io.BytesIO(orc_file)).nstripes == 6
+    store, orc = _inventory(tmp_path / "orc", (orc_file,), schema=ORC_SCHEMA, file_format="ORC")
+    assert orc.all_versions
+    assert readable(orc) is None
+    counter = _Count()
+    batches = list(iter_rows(orc, store, orc.files[0], "repo1/", checksum=True, read=counter, check_md5=True))
+    assert [b.num_rows for b in batches] == [1, 1]  # a batch per stripe that keeps a row
+    assert counter.n == 6
+    rows = pa.Table.from_batches(batches).to_pylist()
+    assert rows == [
+        {"key": "repo1/data/a b+c", "size": 4, "last_modified": _ms("2024-01-02T00:00:00.123+00:00"), "checksum": "e2"},
+        {"key": "repo1/data/c", "size": 0, "last_modified": _ms("2023-11-14T22:13:20+00:00"), "checksum": "e5"},
+    ]
+    times = {k: [int(v * 1000) for v in vs] if k == "last_modified_date" else vs for k, vs in ORC_ROWS.items()}
+    table = pa.table(
+        {k: pa.array(v, pa.timestamp("ms", tz="UTC")) if k == "last_modified_date" else v for k, v in times.items()}
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    store, parquet = _inventory(tmp_path / "parquet", (buf.getvalue(),), schema=PARQUET_SCHEMA, file_format="Parquet")
+    assert read_rows(parquet, store, parquet.files[0], "repo1/", checksum=True).to_pylist() == rows
+
+
+def test_an_orc_file_without_its_schema_columns_refuses(tmp_path):
+    """The manifest's fileSchema names last_modified_date; the data file has last_modified instead."""
+    columns = {"bucket": ["lakefs-data"], "key": ["repo1/data/a"], "size": [3], "last_modified": ["2024-01-01"]}
     schema = "struct<bucket:string,key:string,size:bigint,last_modified_date:timestamp>"
-    store, manifest = _inventory(tmp_path, (b"orc",), schema=schema, file_format="ORC")
-    with pytest.raises(ValueError, match=r"its ORC data files are not read yet \(only CSV and Parquet are\)"):
+    store, manifest = _inventory(tmp_path, (s3_orc(columns),), schema=schema, file_format="ORC")
+    with pytest.raises(
+        InventoryRefused,
+        match=r"\.orc has no column last_modified_date \(its columns: bucket, key, size, "
+        r"last_modified\), though the manifest's fileSchema names it",
+    ):
         read_rows(manifest, store, manifest.files[0])
+
+
+def test_orc_is_read_from_s3_only(tmp_path):
+    """Azure Blob Inventory and GCS write no ORC (their manifests refuse it): a manifest that said so is not read."""
+    _, manifest = _inventory(tmp_path, (s3_orc(ORC_ROWS),), schema=ORC_SCHEMA, file_format="ORC")
+    azure = dataclasses.replace(manifest, provider="azure")
+    assert readable(azure) == f"{manifest.id}: its ORC data files are not read yet (only CSV, Parquet and S3's ORC are)"
+    with pytest.raises(ValueError, match=r"its ORC data files are not read yet"):
+        read_rows(azure, LocalStorage(tmp_path), manifest.files[0])
 
 
 class _Count:

@@ -1,7 +1,7 @@
 """list_slices from a storage inventory (issue 53): whole runs on the emulator over moto (S3
 Inventory), Azurite (Azure Blob Inventory) and fake-gcs-server (GCS inventory report), each
-inventory written in its provider's layout, CSV or Parquet (tests/inventory/builders.py), from what
-the bucket or container held at T_inv.
+inventory written in its provider's layout, CSV or Parquet (S3: ORC too; tests/inventory/builders.py),
+from what the bucket or container held at T_inv.
 
 The run from the inventory deletes exactly what a LIST-based run marks on the same namespace, minus
 the objects written after T_inv into a slice created before it (absent from the inventory: kept
@@ -220,6 +220,7 @@ RUNS = [
     ("s3", "CSV", "task"),
     ("s3", "CSV", "executors"),
     ("s3", "Parquet", "task"),
+    ("s3", "ORC", "task"),
     ("azure", "CSV", "task"),
     ("azure", "Parquet", "executors"),
     ("gs", "CSV", "executors"),

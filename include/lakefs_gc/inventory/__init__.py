@@ -9,7 +9,7 @@ files described by a manifest. This package finds a destination's inventories
 picks the newest that can (:func:`newest_complete`). Whatever is wrong refuses with one line
 (:class:`InventoryRefused`).
 
-:mod:`~lakefs_gc.inventory.rows` reads the data files' rows (CSV and Parquet; not ORC), and
+:mod:`~lakefs_gc.inventory.rows` reads the data files' rows (CSV and Parquet; S3's ORC too), and
 :mod:`lakefs_gc.listing.inventory` turns them into ``list_slices``' listing when a run's
 ``listing_source`` is ``inventory`` (docs/inventory.md). Pure Python: no Airflow, no Spark
 (``rows`` imports pyarrow when called).

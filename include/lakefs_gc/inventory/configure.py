@@ -8,8 +8,9 @@ file that points the GC at it. Each asks for what :func:`~lakefs_gc.inventory.ve
 the key (or name), size and last-modified time, and the checksum the listing records (S3's ETag,
 Azure's Content-MD5, GCS's md5Hash); current objects only (no versions, snapshots or deleted
 blobs); a daily schedule (a run refuses an inventory older than ``max_age_days``, 8 by default);
-CSV or Parquet (ORC is not read); a prefix that covers the namespace's ``data/`` prefix (a
-shorter one serves every repository under it; GCS reports always cover the whole bucket).
+CSV or Parquet (the formats all three write; S3's ORC is read too); a prefix that covers the
+namespace's ``data/`` prefix (a shorter one serves every repository under it; GCS reports always
+cover the whole bucket).
 
 The shapes are the providers' own:
 

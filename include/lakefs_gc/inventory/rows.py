@@ -2,20 +2,20 @@
 An inventory's rows, read into Arrow: each object's key, size, last-modified time (and checksum) under a prefix.
 
 Read: S3 Inventory's CSV (gzip, no header row, the columns of the manifest's ``fileSchema``, keys
-URL-encoded) and Parquet files; Azure Blob Inventory's and GCS inventory reports' CSV (a header
-row when the file has one: Azure always writes it, GCS with ``header_required``; keys as they
-are) and Parquet files. ORC is not read. Rows are streamed a batch at a time
-(``pyarrow.csv.open_csv``, ``ParquetFile.iter_batches``), so memory stays bounded by the batch, not
-the file. In an all-versions S3 inventory only the latest version of each key counts, and not
-when it is a delete marker.
+URL-encoded), ORC and Parquet files; Azure Blob Inventory's and GCS inventory reports' CSV (a
+header row when the file has one: Azure always writes it, GCS with ``header_required``; keys as
+they are) and Parquet files (neither writes ORC). Rows are streamed a batch at a time
+(``pyarrow.csv.open_csv``, ``ParquetFile.iter_batches``, ``ORCFile.read_stripe``), so memory stays
+bounded by the batch (an ORC stripe), not the file. In an all-versions S3 inventory only the latest
+version of each key counts, and not when it is a delete marker.
 
 The S3 CSV keys are decoded as ``application/x-www-form-urlencoded`` (``+`` is a space, ``%2B`` a
 plus), as AWS encodes keys elsewhere (event notifications, ``EncodingType=url``); to be checked on
 a real inventory of keys with spaces and pluses. Times are read as RFC 3339 / ISO 8601 text (any
-number of fraction digits), RFC 1123 text (``Mon, 03 May 2021 02:47:10 GMT``), a Parquet
-timestamp, or milliseconds since the epoch; sizes as integers or their text. The checksum is
-S3's ETag (quotes stripped, as a LIST gives it); Azure's and GCS's rows give none (null), as
-their native listings give none (:mod:`lakefs_gc.storage.native`).
+number of fraction digits), RFC 1123 text (``Mon, 03 May 2021 02:47:10 GMT``), a Parquet or ORC
+timestamp (one without a zone is UTC), or milliseconds since the epoch; sizes as integers or their
+text. The checksum is S3's ETag (quotes stripped, as a LIST gives it); Azure's and GCS's rows give
+none (null), as their native listings give none (:mod:`lakefs_gc.storage.native`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from lakefs_gc.inventory.manifest import (
     CSV,
     KEY,
     LAST_MODIFIED,
+    ORC,
     PARQUET,
     SIZE,
     DataFile,
@@ -40,6 +41,7 @@ from lakefs_gc.inventory.manifest import (
 )
 from lakefs_gc.inventory.s3 import IS_DELETE_MARKER, IS_LATEST
 from lakefs_gc.storage.namespace import S3
+from lakefs_gc.words import noun, verb
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -68,8 +70,8 @@ def rows_schema(checksum: bool = False) -> pa.Schema:
 
 def readable(manifest: InventoryManifest) -> str | None:
     """Return why this module cannot read ``manifest``'s data files; None when it can."""
-    if manifest.format not in (CSV, PARQUET):
-        return f"{manifest.id}: its {manifest.format} data files are not read yet (only CSV and Parquet are)"
+    if manifest.format not in (CSV, PARQUET) and not (manifest.format == ORC and manifest.provider == S3):
+        return f"{manifest.id}: its {manifest.format} data files are not read yet (only CSV, Parquet and S3's ORC are)"
     missing = manifest.missing_fields
     if missing:
         return f"{manifest.id}: its schema lacks {', '.join(missing)} (verify() refuses it)"
@@ -100,11 +102,8 @@ def iter_rows(
     if why is not None:
         raise ValueError(why)
     md5 = data.md5 if check_md5 else None
-    batches = (
-        _csv_batches(manifest, storage, data, md5)
-        if manifest.format == CSV
-        else _parquet_batches(manifest, storage, data, md5)
-    )
+    read_file = {CSV: _csv_batches, ORC: _orc_batches}.get(manifest.format, _parquet_batches)
+    batches = read_file(manifest, storage, data, md5)
     for batch in batches:
         if read is not None:
             read.add(batch.num_rows)
@@ -214,6 +213,27 @@ def _parquet_batches(
 
     with _opened(manifest, storage, data, md5) as raw:
         yield from pq.ParquetFile(raw).iter_batches(columns=_wanted(manifest))
+
+
+def _orc_batches(
+    manifest: InventoryManifest, storage: Storage, data: DataFile, md5: str | None
+) -> Iterator[pa.RecordBatch]:
+    """S3's ORC: one batch per stripe, of the wanted columns (named as the ``fileSchema``'s ``struct<...>``)."""
+    import pyarrow.orc as orc
+
+    with _opened(manifest, storage, data, md5) as raw:
+        file = orc.ORCFile(raw)
+        wanted = _wanted(manifest)
+        missing = [c for c in wanted if c not in file.schema.names]
+        if missing:
+            raise refuse(
+                manifest.id,
+                f"its data file {storage.full_uri(data.key)} has no {noun(len(missing), 'column')} "
+                f"{', '.join(missing)} (its columns: {', '.join(file.schema.names)}), though the manifest's "
+                f"fileSchema {verb(len(missing), 'names it', 'names them')}",
+            )
+        for stripe in range(file.nstripes):
+            yield file.read_stripe(stripe, columns=wanted)
 
 
 def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str, checksum: bool) -> pa.RecordBatch:
