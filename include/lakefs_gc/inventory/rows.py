@@ -124,8 +124,13 @@ def read_rows(
 
 def _wanted(manifest: InventoryManifest) -> list[str]:
     roles = [manifest.fields[r] for r in (KEY, SIZE, LAST_MODIFIED)]
-    etag = manifest.fields.get(CHECKSUM) if manifest.provider == S3 else None
+    etag = _etag_column(manifest)
     return roles + ([etag] if etag else []) + _version_columns(manifest)
+
+
+def _etag_column(manifest: InventoryManifest) -> str | None:
+    """Return S3's ETag column, the checksum LIST gives (None for Azure and GCS: their MD5 is not one)."""
+    return manifest.fields.get(CHECKSUM) if manifest.provider == S3 else None
 
 
 def _version_columns(manifest: InventoryManifest) -> list[str]:
@@ -257,7 +262,7 @@ def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str, che
         _times(pc.filter(batch.column(manifest.fields[LAST_MODIFIED]), keep)),
     ]
     if checksum:
-        etag = manifest.fields.get(CHECKSUM) if manifest.provider == S3 else None
+        etag = _etag_column(manifest)
         if etag and etag in names:
             columns.append(pc.utf8_trim(pc.filter(batch.column(etag), keep).cast(pa.string()), '"'))
         else:
