@@ -14,7 +14,7 @@ from __future__ import annotations
 __all__ = ["noun", "plural", "possessive", "verb"]
 
 
-def noun(n: int, singular: str, many: str | None = None) -> str:
+def noun(n: float, singular: str, many: str | None = None) -> str:
     """``singular`` for exactly one, else ``many`` (default: ``singular`` + "s")."""
     return singular if n == 1 else (many if many is not None else singular + "s")
 

@@ -52,7 +52,7 @@ class CleanRunEvery:
                 f"run(s) since)"
             )
         if self.days is not None and now - clean_started >= timedelta(days=self.days):
-            return f"clean_run_every: {self.days:g} {noun(1 if self.days == 1 else 2, 'day')} (the last clean run started at {iso(clean_started)})"
+            return f"clean_run_every: {self.days:g} {noun(self.days, 'day')} (the last clean run started at {iso(clean_started)})"
         return None
 
 
