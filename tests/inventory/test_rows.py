@@ -230,6 +230,19 @@ def test_an_orc_file_without_its_schema_columns_refuses(tmp_path):
         read_rows(manifest, store, manifest.files[0])
 
 
+def test_a_parquet_file_without_its_schema_columns_refuses(tmp_path):
+    """As ORC: a Parquet data file that lacks a column its manifest's fileSchema names refuses the run (not an Arrow error)."""
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"bucket": ["lakefs-data"], "key": ["repo1/data/a"], "size": [3]}), buf)
+    store, manifest = _inventory(tmp_path, (buf.getvalue(),), schema=PARQUET_SCHEMA, file_format="Parquet")
+    with pytest.raises(
+        InventoryRefused,
+        match=r"\.parquet has no columns last_modified_date, e_tag, is_latest, is_delete_marker \(its columns: "
+        r"bucket, key, size\), though the manifest's fileSchema names them",
+    ):
+        read_rows(manifest, store, manifest.files[0])
+
+
 def test_orc_is_read_from_s3_only(tmp_path):
     """Azure Blob Inventory and GCS write no ORC (their manifests refuse it): a manifest that said so is not read."""
     _, manifest = _inventory(tmp_path, (s3_orc(ORC_ROWS),), schema=ORC_SCHEMA, file_format="ORC")

@@ -217,7 +217,10 @@ def _parquet_batches(
     import pyarrow.parquet as pq
 
     with _opened(manifest, storage, data, md5) as raw:
-        yield from pq.ParquetFile(raw).iter_batches(columns=_wanted(manifest))
+        file = pq.ParquetFile(raw)
+        wanted = _wanted(manifest)
+        _refuse_missing(manifest, storage, data, wanted, file.schema_arrow.names)
+        yield from file.iter_batches(columns=wanted)
 
 
 def _orc_batches(
@@ -229,16 +232,23 @@ def _orc_batches(
     with _opened(manifest, storage, data, md5) as raw:
         file = orc.ORCFile(raw)
         wanted = _wanted(manifest)
-        missing = [c for c in wanted if c not in file.schema.names]
-        if missing:
-            raise refuse(
-                manifest.id,
-                f"its data file {storage.full_uri(data.key)} has no {noun(len(missing), 'column')} "
-                f"{', '.join(missing)} (its columns: {', '.join(file.schema.names)}), though the manifest's "
-                f"fileSchema {verb(len(missing), 'names it', 'names them')}",
-            )
+        _refuse_missing(manifest, storage, data, wanted, file.schema.names)
         for stripe in range(file.nstripes):
             yield file.read_stripe(stripe, columns=wanted)
+
+
+def _refuse_missing(
+    manifest: InventoryManifest, storage: Storage, data: DataFile, wanted: list[str], names: list[str]
+) -> None:
+    """Refuse a typed data file (ORC, Parquet) that lacks a column its manifest's fileSchema names."""
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise refuse(
+            manifest.id,
+            f"its data file {storage.full_uri(data.key)} has no {noun(len(missing), 'column')} "
+            f"{', '.join(missing)} (its columns: {', '.join(names)}), though the manifest's "
+            f"fileSchema {verb(len(missing), 'names it', 'names them')}",
+        )
 
 
 def _select(manifest: InventoryManifest, batch: pa.RecordBatch, prefix: str, checksum: bool) -> pa.RecordBatch:
