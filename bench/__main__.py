@@ -10,8 +10,9 @@ tiny      the fixed cost: the demo's tiny repository end to end, per task, besid
           Airflow floors (bench/tiny_bench.py)
 list      listing a slice, the SDK's way and the GC's (obstore into Arrow), on S3, Azurite,
           fake-gcs-server and local disk: keys/s and client CPU per key (bench/list_bench.py)
-inventory list_slices from an S3 Inventory (CSV, Parquet) beside LIST on the same namespace, and
-          an inventory of --rows rows read alone (bench/inventory_bench.py; not part of the default run)
+inventory list_slices from an S3 Inventory (CSV, Parquet) beside LIST on the same namespace, an
+          inventory of --rows rows read alone, and list_slices alone from inventories of --step-rows
+          rows (bench/inventory_bench.py; not part of the default run)
 staged    reading the staged entries through lakeFS's API beside lakeFS's own mark (bench/staged_bench.py)
 reference differential runs against lakeFS's own Spark GC, with its timings beside ours
           (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)

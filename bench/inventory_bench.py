@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench inventory [--objects N] [--slices S] [--garbage 0.1] [--keep]
     .venv/bin/python -m bench inventory --rows N [--keep]
+    .venv/bin/python -m bench inventory --step-rows N [--keep]
 
 ``--objects`` (default 20,000; about 3 minutes, most of it uploads): on moto, a repository of the
 lakeFS emulator (S3 blockstore, its clock two days back, so its slices are old) holds N objects in S
@@ -27,6 +28,11 @@ Parquet, read at N/10 and N through ``Engine.read_inventory_into`` (in the task'
 small, else on Spark's executors, as ``list_slices`` places it), the listing written as the step
 writes it. Prints rows/s and the peak RSS (sampled every 0.25 s) of this process, the driver's JVM
 and the Python workers, so "linear in rows, bounded memory" can be read off.
+
+``--step-rows N``: the real ``list_slices`` step, on moto, from S3 Inventories (CSV, Parquet) of N
+rows of a real repository's bucket, most of them made up (they name objects that are not in the
+bucket: the step never reads those): the step at 10,000,000 rows, which ``--objects`` cannot build
+here (bench/inventory_step.py says how).
 """
 
 from __future__ import annotations
@@ -203,8 +209,8 @@ def listed_rows(storage, bucket: str) -> Iterator[Any]:
         )
 
 
-def synthetic_rows(n: int, prefix: str, slices: list[str], now_ms: int) -> Iterator[Any]:
-    """``n`` rows, ``BATCH`` at a time: 9 in 10 under ``<prefix>data/<slice>/``, the rest another repository's."""
+def synthetic_rows(n: int, prefix: str, slices: list[str], now_ms: int, bucket: str = "source-bucket") -> Iterator[Any]:
+    """``n`` rows of ``bucket``, ``BATCH`` at a time: 9 in 10 under ``<prefix>data/<slice>/``, the rest another repository's."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -219,7 +225,7 @@ def synthetic_rows(n: int, prefix: str, slices: list[str], now_ms: int) -> Itera
         keys = pc.binary_join_element_wise(head, ids.take(pa.array(i % len(slices))), name, "/")
         yield pa.RecordBatch.from_arrays(
             [
-                pa.array(["source-bucket"] * m, pa.string()),
+                pa.array([bucket] * m, pa.string()),
                 keys,
                 pa.array(i % 4096 + 1),
                 pa.array(now_ms - DAY * 1000 - i % (DAY * 1000)).cast(pa.timestamp("ms", tz="UTC")),
@@ -335,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slices", type=int, default=20, help="data/ slices (objects spread evenly)")
     p.add_argument("--garbage", type=float, default=0.1, help="share of the objects nothing references")
     p.add_argument("--rows", type=int, help="read an inventory of this many rows alone (no namespace)")
+    p.add_argument("--step-rows", type=int, help="run list_slices alone from inventories of this many rows, on moto")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     a = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -344,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if a.rows is not None:
             return rows_bench(a.rows, work)
+        if a.step_rows is not None:
+            from bench import inventory_step
+
+            return inventory_step.step_bench(a.step_rows, work)
         from bench import inventory_runs
 
         if a.slices < 2 or not 0 < a.garbage < 1 or a.objects < 2 * a.slices:

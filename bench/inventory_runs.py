@@ -122,7 +122,8 @@ class Place:
 
         self.client.commits_api.commit(repo, "main", lakefs_sdk.CommitCreation(message="bench"))
 
-    def gc_run(self, name: str, spark, repo: str = REPO, **settings: Any) -> Run:
+    def gc_run(self, name: str, spark, repo: str = REPO, only: str | None = None, **settings: Any) -> Run:
+        """A GC run of ``repo``: every step after ``prepare_run``, or ``only`` that step (:func:`one_step`)."""
         from lakefs_gc.contract import RunSettings
         from lakefs_gc.lakefs.client import LakeFSClient
         from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
@@ -155,7 +156,7 @@ class Place:
             )
             run.walls["prepare_run"] = time.perf_counter() - t
             with timed(run, self.moto.pid), PeakRSS() as rss:
-                run.results = run_steps(spark, ctx, client, env)
+                run.results = run_steps(spark, ctx, client, env) if only is None else one_step(spark, only, ctx, env)
         run.peak = rss.peak
         log(f"run {name}: {sum(run.walls.values()):.1f}s")
         return run
@@ -184,6 +185,31 @@ class Place:
         stop_group(self.moto)
 
 
+def one_step(spark, step: str, ctx, env: dict[str, str]) -> dict[str, Any]:
+    """
+    Spark step ``step`` alone after ``prepare_run`` (one that reads no earlier step's result: ``list_slices``).
+
+    Placed as ``run_steps`` places it: on ``spark``'s executors, or, ``spark`` None, in this process.
+    """
+    from lakefs_gc.config import SparkSettings
+    from lakefs_gc.contract import STEP_INPUTS, StepInputs
+    from lakefs_gc.spark import shell
+    from lakefs_gc.steps import run_in_task
+    from lakefs_sandbox import inprocess
+
+    if STEP_INPUTS[step]:
+        raise ValueError(f"{step} reads {', '.join(STEP_INPUTS[step])}: it cannot run alone")
+    inputs = StepInputs(ctx, {})
+    if spark is None:
+        result = run_in_task(step, inputs, env, SparkSettings.in_process_max_keys)
+        if result is None:
+            raise RuntimeError(f"{step}: its input is larger than spark.in_process_max_keys; give a SparkSession")
+    else:
+        result = inprocess.SPARK_STEPS[step](spark, inputs, env)  # looked up now: timed() wraps the table
+    shell.check(step, result)
+    return {step: result}
+
+
 def build(place: Place, n: int, n_slices: int, garbage: float) -> tuple[list[str], list[str], dict[str, float]]:
     """The repository: referenced objects uploaded and committed, a slice at a time; garbage written straight."""
     from bench.list_bench import _seed
@@ -201,9 +227,8 @@ def build(place: Place, n: int, n_slices: int, garbage: float) -> tuple[list[str
     took["uploads"] = time.perf_counter() - t
     t = time.perf_counter()
     old = time.time() - 2 * DAY - 3600
-    dead = [
-        f"data/{new_descending_xid(old - 60 * i)}/{uuid.uuid4().hex}" for i in range(g_slices) for _ in range(per_slice)
-    ]
+    ids = [new_descending_xid(old - 60 * i) for i in range(g_slices)]  # one id per slice (each call is a new id)
+    dead = [f"data/{s}/{uuid.uuid4().hex}" for s in ids for _ in range(per_slice)]
     _seed(open_ns(place).native_store(), dead)
     took["garbage"] = time.perf_counter() - t
     log(f"{len(live):,} objects uploaded and committed in {took['uploads']:.0f}s, {len(dead):,} garbage written")

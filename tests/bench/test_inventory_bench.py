@@ -38,3 +38,29 @@ def test_the_objects_bench_lists_by_list_and_from_both_inventories_and_marks_the
     assert re.search(r"^  the clean run from the Parquet inventory +[\d.]+ s +<= 400 s", out, re.M), out
     assert "check: the three runs mark the same objects (100 by LIST, 100 from CSV, 100 from Parquet" in out
     assert "0 of 200 referenced objects lost, 0 garbage left" in out
+
+
+def test_the_step_bench_runs_list_slices_alone_from_both_inventories_of_n_rows(capsys):
+    assert inventory_bench.main(["--step-rows", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "a real repository of 400 objects in 4 slices" in out, out
+    assert "The made-up rows name objects that are NOT in the bucket" in out, out
+    held = re.search(r"the bucket holds ([\d,]+) real objects", out)  # the namespace's, lakeFS's own, the warm-up's
+    assert held is not None, out
+    real = int(held.group(1).replace(",", ""))
+    made_up = 3000 - real
+    kept = 400 + made_up - made_up // 10  # the namespace's 400, and 9 in 10 made-up rows under its data/
+    rows = re.findall(
+        r"^  (CSV|Parquet) +[\d.]+ +([\d,]+) +([\d,]+) +(\d+) +(\d+) +[\d.]+ +\d+ / +\d+ / +\d+$", out, re.M
+    )
+    # every row read, exactly the namespace's kept; none deferred, no slice topped up
+    assert rows == [("CSV", "3,000", f"{kept:,}", "0", "0"), ("Parquet", "3,000", f"{kept:,}", "0", "0")], out
+    for fmt in ("CSV", "Parquet"):
+        assert re.search(
+            rf"^  list_slices from the {fmt} inventory +[\d.]+ s +<= 30 s +n/a below 10,000,000 rows$", out, re.M
+        ), out
+    assert "list_slices by LIST at 10,000,000 objects on local disk 204.6 s" in out
+    assert (
+        f"check: every run read all 3,000 rows and kept exactly the namespace's {kept:,} (its 400 real objects among them: 400, 400 found"
+        in out
+    )
