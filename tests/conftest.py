@@ -66,6 +66,9 @@ FILE_SECONDS = {
     "cli/test_cli_report.py": 35,
     "listing/test_holders.py": 60,
     "real_lakefs/test_space.py": 25,
+    "runs/test_cost.py": 52,
+    "airflow/e2e/test_e2e_keep_rules.py": 35,
+    "real_lakefs/test_doctor.py": 60,
 }
 
 # LAKEFS_GC_TEST_TIMELINE=<file>: one JSON line per test (worker, test, start, wall and CPU seconds of

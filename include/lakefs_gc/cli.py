@@ -43,6 +43,21 @@ age, files; or why each newer one was passed over) and, if not, prints the inven
 to create for its store and the ``listing:`` block of the repositories file
 (``lakefs_gc.cli_inventory``). Exit status 0 when usable, 1 when not, 2 on bad input.
 
+    lakefs-gc reclaim-namespace NAMESPACE [--config FILE] [--confirm NAMESPACE] [--grace-days N]
+                                [--quarantine-days N] [--dry-run]
+
+deletes the storage namespace a deleted repository left, once the discovery refresh has recorded it
+orphaned for the grace period (default 30 days), ``--confirm`` repeats it, and a fresh listing of
+every configured lakeFS finds no repository on it, above it or under it; ``local://`` through a
+quarantine (``lakefs_gc.cli_reclaim``). Exit status 0 when deleted, 1 when refused, 2 on bad input.
+
+    lakefs-gc doctor REPO [--policy] [--no-prepare] [--spark-master URL] [--config FILE]
+
+checks everything a GC run of the repository needs, deleting nothing: one line per check, PASS, FAIL
+or WARN, with its fix (``lakefs_gc.cli_doctor``); ``--policy`` prints the least the run needs (the
+IAM policy, Azure role or GCS role of its namespace, and the lakeFS policy). Exit status 0 when all
+passed (warnings allowed), 1 when some failed, 2 on bad input.
+
 Where these commands find lakeFS and the store (``lakefs_gc.credentials``), setting by setting:
 flags (``--lakefs-endpoint``, ``--local-root``, ``--s3-endpoint``, ``--s3-region``), then, where
 Airflow is installed, its connections (``--conn-id`` for lakeFS, ``--storage-conn-id`` for the store;
@@ -330,10 +345,14 @@ def main(argv: list[str] | None = None) -> int:
         f"(default {DEFAULT_MAX_COMMITS})",
     )
     _storage_arguments(exp)
-    from lakefs_gc import cli_inventory, space
+    from lakefs_gc import cli_doctor, cli_inventory, space
 
     space.add_parsers(sub, _storage_arguments)
     cli_inventory.add_parser(sub, _storage_arguments)
+    cli_doctor.add_parser(sub, _storage_arguments)
+    from lakefs_gc import cli_reclaim
+
+    cli_reclaim.add_parser(sub, _storage_arguments)
     args = parser.parse_args(argv)
     try:
         rc = _run(args)
@@ -356,6 +375,14 @@ def _run(args: argparse.Namespace) -> int:
         from lakefs_gc.cli_inventory import run
 
         return run(args)
+    if args.command == "doctor":
+        from lakefs_gc.cli_doctor import run as doctor
+
+        return doctor(args)
+    if args.command == "reclaim-namespace":
+        from lakefs_gc import cli_reclaim
+
+        return cli_reclaim.run(args)
     if args.command == "sst" and args.sst_command == "dump":
         try:
             _dump(args.file, args.props, sys.stdout)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 KEPT_HEAD = "kept: in a branch HEAD"
 KEPT_COMMIT = "kept: in a commit lakeFS's rules retain"
+KEPT_BY_RULE = "kept by the rule"  # a keep rule of the config (lakefs_gc.gc.keep_rules), its name follows
 KEPT_STAGED = "kept: staged on a branch"
 KEPT_NEW = "kept: newer than the cutoff"
 COLLECTED = "deleted"
@@ -67,14 +68,44 @@ def _in_parts(storage: Storage, keys: Iterable[str], address: str, column: str =
     return None
 
 
-def _mark_fate(storage: Storage, mark_id: str, summary: RunSummary, address: str, ex: Explanation) -> str | None:
+def _by_rule(storage: Storage, mark_id: str, address: str, roots: tuple[str, ...], committed: bool) -> str | None:
+    """
+    Return the keep rule of mark ``mark_id`` that kept ``address``, by its name; None: none did.
+
+    ``committed``: the mark found it committed (a commit rule's ranges are then read: those only
+    the rule's commits held, as the mark recorded them); else the path rule's addresses.
+    """
+    from lakefs_gc.gc import keep_rules
+    from lakefs_gc.listing.committed import range_addresses
+
+    by_rule, paths = keep_rules.read_rule_ranges(storage, keep_rules.rules_file(mark_id))
+    if not committed:
+        here = paths and _in_parts(storage, parquet_parts(storage, keep_rules.paths_dir(mark_id)), address)
+        return paths if here else None
+    for rule, keys in by_rule:
+        if any(address in set(range_addresses(storage, k, roots)) for k in keys if storage.exists(k)):
+            return rule
+    return None
+
+
+def _mark_fate(
+    storage: Storage, mark_id: str, summary: RunSummary, address: str, ex: Explanation, roots: tuple[str, ...] = ()
+) -> str | None:
     """Return what mark ``mark_id`` decided about ``address``; None when it says nothing of it."""
     cutoff = summary.cutoff_time if summary.cutoff_time is not None else "?"
     deleted_part = _in_parts(storage, parquet_parts(storage, layout.deleted_dir(mark_id)), address)
     if deleted_part is None and _in_parts(storage, candidate_parts(storage, mark_id), address) is None:
         if _in_parts(storage, parquet_parts(storage, layout.state_committed_dir(mark_id)), address):
             ex.add(f"mark {mark_id}", f"found it committed (in a commit it kept); cutoff {cutoff}")
+            rule = _by_rule(storage, mark_id, address, roots, committed=True)
+            if rule is not None:
+                ex.add(f"mark {mark_id}", f"{KEPT_BY_RULE} {rule}: a commit only that rule keeps references it")
+                return f"{KEPT_BY_RULE} {rule}"
             return KEPT_COMMIT
+        rule = _by_rule(storage, mark_id, address, roots, committed=False)
+        if rule is not None:
+            ex.add(f"mark {mark_id}", f"{KEPT_BY_RULE} {rule}: a commit of the history has it at such a path")
+            return f"{KEPT_BY_RULE} {rule}"
         # every staged address the mark kept (lakeFS's mark, what it lacked, what the staged check
         # kept: state/uncommitted/), else lakeFS's uncommitted mark itself
         staged = parquet_parts(
@@ -177,7 +208,7 @@ def explain(
     marks.sort(key=lambda ms: str(ms[1].start_time if ms[1].start_time is not None else ""), reverse=True)
     decided: tuple[str, str] | None = None
     for mark_id, summary in marks[:max_marks]:
-        fate = _mark_fate(storage, mark_id, summary, address, ex)
+        fate = _mark_fate(storage, mark_id, summary, address, ex, roots)
         if fate is not None:
             ex.fates.append(fate)
             decided = decided or (fate, mark_id)

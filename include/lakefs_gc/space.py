@@ -32,6 +32,7 @@ from lakefs_gc.report.render import human_bytes
 from lakefs_gc.words import noun, plural, verb
 
 if TYPE_CHECKING:
+    from lakefs_gc.contract.keep import KeepRules
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.storage.base import Storage
 
@@ -186,9 +187,10 @@ def whatif_now(
     local_root: str | None,
     min_age_seconds: int,
     change: Change,
+    keep: KeepRules | None = None,
 ) -> list[str]:
     """
-    Return ``lakefs-gc whatif``'s answer for ``repo`` now.
+    Return ``lakefs-gc whatif``'s answer for ``repo`` now (``keep``: the config's keep rules, named).
 
     What the change frees, old enough for the next run (modified before now - ``min_age_seconds``),
     and apart what it leaves unreferenced but too young yet, with the time from which a run can
@@ -214,6 +216,7 @@ def whatif_now(
         now,
         change,
         collect=unreferenced,
+        keep=keep,
     )
     cutoff_ms = int((now - min_age_seconds) * 1000)
     freed, young, young_modified = Space(), Space(), []
@@ -237,6 +240,12 @@ def whatif_now(
             f"(the minimum age is {plural(min_age_seconds, 'second')}"
             + (f"; all of them are old enough by {_when(last)}" if young.objects > 1 and last > first else "")
             + ")"
+        )
+    if w.held_by_rules is not None and keep is not None:  # the config's keep rules (issue 55)
+        held = w.held_by_rules
+        lines.append(
+            f"  the keep rules ({keep_names(keep)}) hold {plural(held.objects, 'object')}, {human_bytes(held.bytes)} "
+            f"({plural(held.bytes, 'byte')}) the change would otherwise free"
         )
     lines.append(
         f"  commits kept: {w.kept_before:,} now, {w.kept_after:,} after the change (nothing was changed or deleted)"
@@ -288,6 +297,26 @@ def add_parsers(sub: Any, storage_arguments: Callable[[argparse.ArgumentParser],
         storage_arguments(sp)
 
 
+def keep_names(keep: KeepRules) -> str:
+    """Return the names of the config's keep rules, ``; ``-separated."""
+    from lakefs_gc.contract.keep import branch_label, paths_label
+
+    names = [keep.tags_label()] if keep.tags_days is not None or keep.tags_forever else []
+    names += [branch_label(b) for b in keep.branches] + ([paths_label(keep.paths)] if keep.paths else [])
+    return "; ".join(names)
+
+
+def config_keep(repository: str) -> KeepRules | None:
+    """Return the keep rules the repositories file (``$LAKEFS_GC_CONFIG``) gives ``repository``; None: it does not list it."""
+    from lakefs_gc.config import ConfigError, load_config
+
+    try:
+        config = load_config(strict=False)
+    except ConfigError:  # no file, or one that does not read: the command prices lakeFS's rules alone
+        return None
+    return next((r.keep for r in config.repositories if r.repository == repository), None)
+
+
 def run(args: argparse.Namespace, out: TextIO, storage: Storage, client: LakeFSClient) -> int:
     """Run ``lakefs-gc space`` or ``lakefs-gc whatif`` (``args.command``) on ``storage``, with ``client``."""
     import os
@@ -299,7 +328,8 @@ def run(args: argparse.Namespace, out: TextIO, storage: Storage, client: LakeFSC
     with client:
         if args.command == "whatif":
             change = parse_change(args.delete_branch, args.rule)
-            lines = whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change)
+            keep = config_keep(args.repository)  # the entry's keep rules, when the repositories file lists it
+            lines = whatif_now(client, args.repository, storage, roots, local_root, args.min_age_seconds, change, keep)
         else:
             lines = space_now(
                 client, args.repository, storage, roots, local_root, args.min_age_seconds, args.stale_days

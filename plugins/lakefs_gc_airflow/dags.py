@@ -37,21 +37,23 @@ references and that are older than the cutoff:
 
 | task | what it does |
 |---|---|
-| `prepare_run` | resolves the repository, its namespace and blockstore type, lakeFS's grace period; fixes start time and cutoff = start - max(min age, grace period) |
+| `prepare_run` | resolves the repository, its namespace and blockstore type, lakeFS's grace period; runs `lakefs-gc doctor`'s checks (the key's lakeFS reads, the store's rights on a scratch key, pyspark), failing closed; fixes start time and cutoff = start - max(min age, grace period) |
 | `mark_uncommitted` | pages lakeFS's uncommitted preparation to the end (before `list_committed`) |
 | `list_committed` | Spark: addresses of every retained commit (metaranges, ranges) |
 | `list_slices` | Spark: objects under `data/` (and legacy root objects) older than the cutoff |
 | `compute_candidates` | Spark: listed - committed - uncommitted; writes lakeFS's report layout |
-| `delete` | Spark: deletes the candidates (a no-op reporting 0 in `mark_only`) |
-| `save_report` | writes `_lakefs/retention/gc/unified/<run_id>/summary.json`, last |
+| `delete` | Spark: deletes the candidates, then aborts the old incomplete multipart uploads (a no-op reporting 0 in `mark_only`) |
+| `save_report` | expires the GC's own old marks and work folders (never one still needed), then writes `_lakefs/retention/gc/unified/<run_id>/summary.json`, last |
 
 **Params** (a form in the UI): `mode` (`mark_and_sweep`, `mark_only`, or `sweep_only` with
 `mark_id`: delete what an earlier successful mark listed), `dry_run`, `min_age_seconds` (below
 lakeFS's grace period it is refused unless `unsafe_min_age_override`, which the report records),
 `confirm_after_seconds`, `max_delete_share` / `max_delete_count` (the blast-radius guard),
 `mark_max_age_seconds`, and the deleter's knobs `delete_rate`, `delete_concurrency`,
-`delete_batch_size`, `delete_max_attempts`; `quarantine_days` (`local://` only). Pausing the DAG
-stops new runs.
+`delete_batch_size`, `delete_max_attempts`; `quarantine_days` (`local://` only);
+`abort_uploads_after_days` (the sweep aborts older incomplete multipart uploads; 0: never);
+`expire_leftovers`, `keep_marks_days`, `keep_marks_runs`, `keep_work_days` (how long the GC's own
+files stay). Pausing the DAG stops new runs.
 """
 
 RESTORE_DOC = """
@@ -82,7 +84,10 @@ lakeFS: a repository created in lakeFS gets its `lakefs_gc__<repository>` DAG at
 after a run of this DAG; one deleted in lakeFS loses its DAG, and the GC page names it. A lakeFS
 that cannot be listed fails the task and leaves the record as it was. For the entries that list
 from a storage inventory, it also records per inventory location the newest inventory there and
-for which repositories it verifies, for the GC page (each run verifies its own again).
+for which repositories it verifies, for the GC page (each run verifies its own again). And each
+repository's storage namespace: one whose repository is gone from lakeFS is reported as orphaned,
+with its size, in the log, the return value and the GC page (`lakefs-gc reclaim-namespace` removes
+it after the grace period; docs/fleet.md, "Orphaned namespaces").
 """
 
 

@@ -19,9 +19,12 @@ from lakefs_gc_airflow.hooks import LakeFSHook
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from lakefs_gc.config import GCConfig
     from lakefs_gc.config.discovered import InventoryRecord
-    from lakefs_gc.config.model import RepoConfig
+    from lakefs_gc.config.model import DiscoverySettings, RepoConfig
+    from lakefs_gc.listing.orphans import Orphan
     from lakefs_gc.spark.runtime import StorageRef
+    from lakefs_gc.storage.base import Storage
 
 
 class RepositoryConnections(TypedDict):
@@ -142,6 +145,9 @@ class DiscoverRepositoriesOperator(BaseOperator):
     DAG is dropped because lakeFS did not answer. Then, per inventory location the entries read
     (``listing.source: inventory``), the newest inventory there and for which repositories it
     verifies (``lakefs_gc.listing.fleet``), for the GC page; the runs verify it themselves all the same.
+    And each repository's storage namespace: a namespace whose repository is gone from lakeFS is
+    orphaned (``lakefs_gc.listing.orphans``), measured by a bounded listing, logged and returned
+    (``orphaned_namespaces``) for ``lakefs-gc reclaim-namespace``.
 
     :param config_path: the repositories file (None: ``$LAKEFS_GC_CONFIG``).
     """
@@ -156,6 +162,7 @@ class DiscoverRepositoriesOperator(BaseOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         from lakefs_gc.config import load_config
         from lakefs_gc.config.discovered import record_inventories, record_sizes, refresh
+        from lakefs_gc.listing.orphans import Listed
         from lakefs_gc.report.marks import newest_listed
         from lakefs_gc_airflow.task_io import repository_storage
 
@@ -164,10 +171,10 @@ class DiscoverRepositoriesOperator(BaseOperator):
         if discovery is None:
             raise AirflowFailException(f"{cfg.path} has no 'discover' section: nothing to refresh")
 
-        def list_repositories(conn_id: str) -> list[str]:
+        def list_repositories(conn_id: str) -> Listed:
             client = LakeFSHook(lakefs_conn_id=conn_id).get_conn()
-            try:
-                return client.repository_ids()
+            try:  # every page, or the refresh fails: no namespace is orphaned by a partial listing
+                return Listed(client.repository_namespaces(), client.endpoint)
             finally:
                 client.close()
 
@@ -194,6 +201,9 @@ class DiscoverRepositoriesOperator(BaseOperator):
         record_inventories(discovery, inventories)
         for rec in inventories:
             (self.log.info if rec.verified else self.log.warning)("%s", rec.line())
+        orphans = _measure_orphans(cfg, discovery)
+        for o in orphans:
+            self.log.warning("%s", o.line())
         matched = sorted(r.repository for r in cfg.repositories if r.discovered)
         self.log.info(
             "%d repositor%s matched: %s; recorded in %s",
@@ -211,7 +221,35 @@ class DiscoverRepositoriesOperator(BaseOperator):
             "state_file": str(discovery.state_file),
             "refreshed_at": found.refreshed_at,
             "inventories": {r.location: r.inventory_id if r.verified else None for r in inventories},
+            "orphaned_namespaces": [  # what each is and its size (at most 100); the state file has them all
+                o.brief() for o in orphans[:100]
+            ],
         }
+
+
+def _measure_orphans(cfg: GCConfig, discovery: DiscoverySettings) -> list[Orphan]:
+    """Measure the orphaned namespaces the refresh recorded (bounded listings), record and return them."""
+    from datetime import UTC, datetime
+
+    from lakefs_gc.config.discovered import read_discovered, record_orphans
+    from lakefs_gc.credentials import DEFAULT_STORAGE_CONN_IDS
+    from lakefs_gc.listing.orphans import measure_orphans
+    from lakefs_gc.storage import open_storage
+    from lakefs_gc_airflow.task_io import storage_settings
+
+    found = read_discovered(discovery.state_file)
+    if not found.orphans:
+        return []
+
+    def open_namespace(o: Orphan) -> Storage:
+        # the storage connection of an entry of the same lakeFS (the repository's own entry is gone), else
+        # the Airflow default of the namespace's kind (aws_default, wasb_default, google_cloud_default)
+        conn = next((r.storage_conn_id for r in cfg.repositories if r.lakefs_conn_id == o.lakefs_conn_id), None)
+        conn = conn or DEFAULT_STORAGE_CONN_IDS.get(o.namespace.partition("://")[0])
+        local_root = LakeFSHook(lakefs_conn_id=o.lakefs_conn_id).local_blockstore_root()
+        return open_storage(o.namespace, storage_settings(o.namespace, local_root, conn), local_root)
+
+    return record_orphans(discovery, measure_orphans(found.orphans, open_namespace, datetime.now(UTC)))
 
 
 def _check_inventories(repositories: Sequence[RepoConfig]) -> list[InventoryRecord]:

@@ -11,7 +11,11 @@ Each is ``lakefs_gc.<repository>.<figure>`` (StatsD has no tags) with the tag ``
   ``dead_letters``, ``bytes_reclaimed``;
 - ``seconds.<step>`` for every step the report times;
 - ``space_bytes.<class>`` (``head``, ``retention``, ``staged``, ``deleted``, ``held_back``,
-  ``young``) when the run attributed its namespace (a clean run).
+  ``young``) when the run attributed its namespace (a clean run);
+- ``bytes_freed_now``, ``bytes_freed_later`` (every date's together) and ``bytes_still_billed``
+  when the run knows what its sweep's deletes freed on the bill (``bytes_reclaimed`` split).
+- ``leftovers_bytes_removed``: what the run's expiry of the GC's own leftovers removed
+  (``lakefs_gc.report.leftovers``; 0 in a dry run).
 
 **Assets.** Each run that marked emits an event of :func:`marked_asset`, each run that swept one
 of :func:`swept_asset`, with the figures in the event's ``extra``. Schedule your own DAG on them::

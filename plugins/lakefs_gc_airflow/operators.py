@@ -96,6 +96,10 @@ class PrepareRunOperator(BaseOperator):
     :param schedule_interval_seconds: the DAG's schedule interval, for the incremental flow's choice
         (0: a manual DAG).
     :param clean_run_every: when an incremental chain ends in a clean run: ``{"runs": N, "days": D}``.
+    :param prices: the price table a run's cost is figured with (the config's ``prices``, as
+        ``lakefs_gc.contract.to_wire`` writes it; None: the public list prices).
+    :param keep: the config's keep rules (``lakefs_gc.contract.KeepRules`` as ``to_wire`` writes
+        it; None: lakeFS's rules alone).
     """
 
     step: ClassVar[str] = "prepare_run"  # its task id (lakefs_gc.contract.STEP_TABLE)
@@ -112,10 +116,14 @@ class PrepareRunOperator(BaseOperator):
         parallelism: int | None = None,
         schedule_interval_seconds: int = 0,
         clean_run_every: dict[str, Any] | None = None,
+        prices: dict[str, Any] | None = None,
+        keep: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.repository = repository
+        self.keep = keep  # the config's keep rules, as lakefs_gc.contract.to_wire writes a KeepRules
+        self.prices = prices  # the config's price table, as lakefs_gc.contract.to_wire writes a Prices
         self.clean_run_every = clean_run_every  # {"runs": N, "days": D} (lakefs_gc.gc.flow.CleanRunEvery)
         self.lakefs_conn_id = lakefs_conn_id
         self.storage_conn_id = storage_conn_id
@@ -150,6 +158,9 @@ class PrepareRunOperator(BaseOperator):
                 lakefs_conn_id=self.lakefs_conn_id,
                 lakefs_retries=hook.retries(),
                 clean_run_every=CleanRunEvery(**(self.clean_run_every or {})),
+                prices=contract.from_wire(contract.Prices, self.prices, "prices") if self.prices else None,
+                keep=contract.from_wire(contract.KeepRules, self.keep, "keep") if self.keep else None,
+                preflight=True,  # lakefs-gc doctor's checks first: fail closed before the mark
             )
         except LakeFSGCError as e:
             raise _fail(e) from (None if isinstance(e, Unreachable) else e)

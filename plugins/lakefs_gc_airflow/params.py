@@ -180,6 +180,15 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
             "0: delete. S3, Azure and GCS keep deleted objects themselves (versioning, "
             "soft delete).",
         ),
+        "abort_uploads_after_days": _number(
+            sw.abort_uploads_after_days,
+            "number",
+            "abort_uploads_after_days",
+            "Abort incomplete uploads after (days)",
+            "The sweep aborts the multipart uploads under the namespace initiated longer ago than this "
+            "(S3, GCS; on Azure it reports the uncommitted blocks, which the service drops after 7 days); "
+            "0: never. Never below lakeFS's expiry of upload addresses, 1 day.",
+        ),
         "attribute_space": Param(
             cfg.space.enabled,
             type="boolean",
@@ -196,6 +205,7 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
             "Stale branch after (days)",
             "The attribution lists the branches whose HEAD commit is older than this, with the bytes they alone hold.",
         ),
+        **_leftovers_params(cfg),
         "prepare_commits_timeout_seconds": _number(
             d.prepare_commits_timeout_seconds,
             "integer",
@@ -211,6 +221,38 @@ def gc_params(cfg: RepoConfig, schedule_interval_seconds: int) -> dict[str, Para
             f"no field for {sorted(names - fields)}"
         )
     return params
+
+
+def _leftovers_params(cfg: RepoConfig) -> dict[str, Param]:
+    """Return how long the GC's own files stay (lakefs_gc.report.leftovers), defaults from the entry's ``leftovers``."""
+    lo = cfg.leftovers
+    return {
+        "expire_leftovers": Param(
+            lo.enabled,
+            type="boolean",
+            title="Expire the GC's own leftovers",
+            description="save_report removes this GC's old marks (with their reports, sweeps and quarantine) "
+            "and old run work folders; never a mark an incremental run, a pending sweep or an undo still "
+            "needs. A dry run removes nothing and reports what it would.",
+        ),
+        "keep_marks_days": _number(
+            lo.marks_days,
+            "integer",
+            "keep_marks_days",
+            "Keep marks (days)",
+            "A mark and its reports older than this are removed, unless still needed.",
+        ),
+        "keep_marks_runs": _number(
+            lo.keep_runs, "integer", "keep_marks_runs", "Keep the newest marks", "Kept whatever their age."
+        ),
+        "keep_work_days": _number(
+            lo.work_days,
+            "integer",
+            "keep_work_days",
+            "Keep run work folders (days)",
+            "A run's folder in the work location (a local folder) is removed once its newest file is older.",
+        ),
+    }
 
 
 def _listing_params(cfg: RepoConfig) -> dict[str, Param]:

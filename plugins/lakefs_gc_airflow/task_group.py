@@ -155,6 +155,8 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
             parallelism=spark.parallelism,
             schedule_interval_seconds=interval,
             clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items() if v is not None},
+            prices=contract.to_wire(cfg.prices),
+            keep=contract.to_wire(cfg.keep) if cfg.keep.active else None,
             **params,
             **common,
             **task(PrepareRunOperator.step),

@@ -166,3 +166,28 @@ def test_report_space_prints_what_a_run_found_as_space_does_now(repo, lakefs_emu
     err = capsys.readouterr().err
     assert "has no attribution of space: switched off (Param attribute_space)" in err
     assert f"lakefs-gc report {ns} --space` shows the newest run that has one" in err
+
+
+def test_whatif_counts_apart_what_the_config_keep_rules_hold(repo, capsys, tmp_path, monkeypatch):
+    """The repositories file's keep rules (issue 55) hold what they name whatever lakeFS's rules:
+    x v2 (9 bytes) leaves main's window under main=0, but a branch rule on main's last 2 commits and
+    a path rule on x each hold it; a deleted branch leaves its branch rules (z, 100 bytes, is freed)."""
+    base, storage = repo
+    name = base[base.index("--repository") + 1]
+    cfg = tmp_path / "gc.yaml"
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(cfg))
+    for keep in ("{branches: [{pattern: 'ma*', last: 2}]}", "{paths: ['x']}"):
+        cfg.write_text(f"repositories:\n  - repository: {name}\n    keep: {keep}\n")
+        assert cli(["whatif", *base, "--rule", "main=0"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert "would free 0 objects, 0 B (0 bytes)" in out[0], out
+        rule = "branches 'ma*' (last 2)" if "branches" in keep else "paths 'x'"
+        assert out[1] == f"  the keep rules ({rule}) hold 1 object, 9 B (9 bytes) the change would otherwise free", out
+    cfg.write_text(f"repositories:\n  - repository: {name}\n    keep: {{branches: [{{pattern: 'o*', last: 5}}]}}\n")
+    assert cli(["whatif", *base, "--delete-branch", "old"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("If branch 'old' deleted, the next GC run would free 1 object, 100 B (100 bytes)"), out
+    assert (
+        out[1]
+        == "  the keep rules (branches 'o*' (last 5)) hold 0 objects, 0 B (0 bytes) the change would otherwise free"
+    )

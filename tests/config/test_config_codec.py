@@ -87,6 +87,18 @@ CASES = [
     ("sweep", "batch_size", 1001, "field 'sweep.batch_size': must be an integer 1..1000, got 1001"),
     ("sweep", "quarantine_days", True, "field 'sweep.quarantine_days': must be an integer 0..3650, got True"),
     ("sweep", "quarantine_days", 3651, "field 'sweep.quarantine_days': must be an integer 0..3650, got 3651"),
+    (
+        "sweep",
+        "abort_uploads_after_days",
+        "x",
+        "field 'sweep.abort_uploads_after_days': must be a number of days: 0 (never) or 1..3650, got 'x'",
+    ),
+    (
+        "sweep",
+        "abort_uploads_after_days",
+        3651,
+        "field 'sweep.abort_uploads_after_days': must be a number of days: 0 (never) or 1..3650, got 3651",
+    ),
     ("space", "enabled", "no", "field 'space.enabled': must be true or false, got 'no'"),
     ("space", "stale_branch_days", "x", "field 'space.stale_branch_days': must be an integer 0..36500 (days), got 'x'"),
     ("space", "stale_branch_days", -1, "field 'space.stale_branch_days': must be an integer 0..36500 (days), got -1"),

@@ -100,6 +100,7 @@ class Place:
         settings: RunSettings = SETTINGS,
         run_id: str | None = None,
         between=None,
+        keep=None,
     ):
         """One GC run of repository ``name``, every step in this process on ``spark``
         (``lakefs_sandbox.inprocess.run_steps``, ``between`` its hook); (context, results)."""
@@ -121,6 +122,7 @@ class Place:
                 local_root=emu.local_root,
                 parallelism=1,
                 storage_options=options,
+                keep=keep,
             )
             return ctx, run_steps(spark, ctx, gc_client, secrets, between=between)
 

@@ -259,6 +259,11 @@ def test_a_run_from_an_inventory_deletes_what_listing_deletes_but_what_is_newer_
     # the two written into the old slice after T_inv are not listed; the one gone since is
     assert sl.listed_objects == listed_run.listed_objects - 2 + 1
     assert summary.listing_source == "inventory"
+    # issue 54: its manifest and data file read, counted as such (on executors too), beside the top-up's LIST
+    read = {(c.store, c.kind): c.count for c in sl.requests}
+    assert read[(kind, "INVENTORY")] >= 2, sl.requests
+    assert read[(kind, "LIST")] >= 1, sl.requests
+    assert not any(c.kind == "INVENTORY" for c in listed_run.requests or ()), listed_run.requests
     assert summary.inventory_id.startswith(place.location() + "/")
     assert summary.inventory_id.endswith("manifest.json")
     assert 0 <= summary.inventory_age_seconds < 600

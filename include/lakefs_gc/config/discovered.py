@@ -16,16 +16,24 @@ inventory``), which inventory there is newest and whether it verified for each r
 it (:class:`InventoryRecord`, checked by :mod:`lakefs_gc.listing.fleet`): the GC page shows it.
 A run verifies its inventory itself all the same (docs/inventory.md, "One inventory for a fleet").
 
+And, per connection listed, each repository's storage namespace (first and last seen), and the
+namespaces orphaned by a repository gone from lakeFS, with their sizes (:mod:`lakefs_gc.listing.orphans`).
+
 The file::
 
     {"format": 1, "refreshed_at": "...",
-     "connections": {"lakefs_default": {"repositories": ["a", "b"], "refreshed_at": "..."}},
+     "connections": {"lakefs_default": {"repositories": ["a", "b"], "refreshed_at": "...", "endpoint": "..."}},
      "sizes": {"lakefs_default": {"a": 1200}},          # objects the newest run listed
      "removed": {"lakefs_default": {"c": "2026-11-28T08:00:00+00:00"}},
      "inventories": [{"location": "s3://inv/reports/bucket/gc", "name": "", "storage_conn_id": "aws_default",
                       "checked_at": "...", "inventory_id": "s3://.../manifest.json", "inventory_time": "...",
                       "verified": true, "reason": null,
-                      "repositories": {"a": {"inventory_id": "...", "inventory_time": "...", "reason": null}}}]}
+                      "repositories": {"a": {"inventory_id": "...", "inventory_time": "...", "reason": null}}}],
+     "namespaces": {"lakefs_default": {"a": {"namespace": "s3://bucket/a", "first_seen": "...", "last_seen": "..."}}},
+     "orphans": [{"namespace": "s3://bucket/c", "lakefs_conn_id": "lakefs_default", "repository": "c",
+                  "first_seen": "...", "last_seen": "...", "orphaned_at": "...", "objects": 1200, "bytes": 3400,
+                  "complete": true, "measured_at": "...", "size_problem": null,
+                  "held_by": null}]}                     # held: a repository above or under it, not orphaned yet
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from lakefs_gc.config.model import ConfigError, DiscoverySettings, RemovedRepository, RepoConfig
+from lakefs_gc.listing.orphans import Listed, Orphan, Seen, track
 from lakefs_gc.words import plural
 
 log = logging.getLogger(__name__)
@@ -129,6 +138,8 @@ class Discovered:
     sizes: dict[str, dict[str, int]] = field(default_factory=dict)  # conn -> repo -> objects listed
     removed: dict[str, dict[str, str]] = field(default_factory=dict)  # conn -> repo -> when found gone
     inventories: list[InventoryRecord] = field(default_factory=list)  # per inventory location the entries read
+    namespaces: dict[str, dict[str, Seen]] = field(default_factory=dict)  # conn -> repo -> its namespace
+    orphans: list[Orphan] = field(default_factory=list)  # namespaces whose repository is gone
 
     def to_doc(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -140,6 +151,10 @@ class Discovered:
         }
         if self.inventories:
             doc["inventories"] = [r.to_doc() for r in self.inventories]
+        if self.namespaces:
+            doc["namespaces"] = {c: {r: asdict(s) for r, s in v.items()} for c, v in self.namespaces.items()}
+        if self.orphans:
+            doc["orphans"] = [o.to_doc() for o in self.orphans]
         return doc
 
     def inventory_of(self, repository: str) -> InventoryRecord | None:
@@ -162,7 +177,11 @@ def read_discovered(path: Path) -> Discovered:
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError(f"not a format-{FORMAT} record")
         conns = {
-            str(c): {"repositories": [str(r) for r in v["repositories"]], "refreshed_at": v.get("refreshed_at")}
+            str(c): {
+                "repositories": [str(r) for r in v["repositories"]],
+                "refreshed_at": v.get("refreshed_at"),
+                **({"endpoint": str(v["endpoint"])} if v.get("endpoint") else {}),
+            }
             for c, v in (doc.get("connections") or {}).items()
         }
         sizes = {str(c): {str(r): int(n) for r, n in v.items()} for c, v in (doc.get("sizes") or {}).items()}
@@ -177,9 +196,30 @@ def read_discovered(path: Path) -> Discovered:
     except (TypeError, KeyError, AttributeError) as e:  # what the page shows never costs the fleet its DAGs
         log.warning("%s: the inventories recorded do not read (%s); the next refresh records them again", path, e)
         inventories = []
+    namespaces, orphans = _read_namespaces(doc, path)
     return Discovered(
-        refreshed_at=doc.get("refreshed_at"), connections=conns, sizes=sizes, removed=removed, inventories=inventories
+        refreshed_at=doc.get("refreshed_at"),
+        connections=conns,
+        sizes=sizes,
+        removed=removed,
+        inventories=inventories,
+        namespaces=namespaces,
+        orphans=orphans,
     )
+
+
+def _read_namespaces(doc: Mapping[str, Any], path: Path) -> tuple[dict[str, dict[str, Seen]], list[Orphan]]:
+    """Return the namespaces and orphans recorded; what does not read is recorded again (none called orphaned meanwhile)."""
+    try:
+        namespaces = {
+            str(c): {str(r): Seen(str(s["namespace"]), str(s["first_seen"]), str(s["last_seen"])) for r, s in v.items()}
+            for c, v in (doc.get("namespaces") or {}).items()
+        }
+        orphans = [Orphan.from_doc(o) for o in doc.get("orphans") or []]
+    except (TypeError, KeyError, AttributeError) as e:  # never costs the fleet its DAGs
+        log.warning("%s: the namespaces recorded do not read (%s); the next refresh records them again", path, e)
+        return {}, []
+    return namespaces, orphans
 
 
 def write_discovered(path: Path, found: Discovered) -> None:
@@ -250,12 +290,14 @@ def discovered_entries(
 
 
 def refresh(
-    discovery: DiscoverySettings, list_repositories: Callable[[str], list[str]], now: datetime | None = None
+    discovery: DiscoverySettings, list_repositories: Callable[[str], list[str] | Listed], now: datetime | None = None
 ) -> tuple[Discovered, list[str]]:
     """
     List each source's lakeFS, record it, and return (the new record, one line per change).
 
-    ``list_repositories(conn_id)``: every repository id of that lakeFS. The sizes recorded for
+    ``list_repositories(conn_id)``: every repository id of that lakeFS; a
+    :class:`~lakefs_gc.listing.orphans.Listed` (with their namespaces): the namespaces are recorded
+    and those of repositories gone are orphaned (:func:`~lakefs_gc.listing.orphans.track`). The sizes recorded for
     repositories still matched are kept (:func:`record_sizes` updates them once the entries are
     built). A connection that cannot be listed raises: the record is left as it was (a refresh
     never removes a DAG because lakeFS did not answer).
@@ -265,10 +307,16 @@ def refresh(
     old = read_discovered(discovery.state_file)
     new = Discovered(refreshed_at=stamp, inventories=old.inventories)  # until record_inventories replaces them
     changes: list[str] = []
+    listings: dict[str, Listed] = {}
     for conn in sorted({s.lakefs_conn_id for s in discovery.sources}):
         sources = [s for s in discovery.sources if s.lakefs_conn_id == conn]
-        repos = sorted(set(list_repositories(conn)))
+        listed = list_repositories(conn)
+        repos = sorted(set(listed))
         new.connections[conn] = {"repositories": repos, "refreshed_at": stamp}
+        if isinstance(listed, Listed):  # with their namespaces: the orphaned ones are tracked
+            listings[conn] = listed
+            if listed.endpoint:
+                new.connections[conn]["endpoint"] = listed.endpoint
         before = set((old.connections.get(conn) or {}).get("repositories") or [])
         matched = [r for r in repos if any(s.matches(r) for s in sources)]
         for r in matched:
@@ -290,6 +338,9 @@ def refresh(
         sizes = {r: n for r, n in (old.sizes.get(conn) or {}).items() if r in matched}
         if sizes:
             new.sizes[conn] = sizes
+    endpoints = {c: v.get("endpoint") for c, v in old.connections.items()}
+    new.namespaces, new.orphans, orphaned = track(old.namespaces, old.orphans, endpoints, listings, stamp)
+    changes += orphaned
     write_discovered(discovery.state_file, new)
     return new, changes
 
@@ -307,3 +358,28 @@ def record_inventories(discovery: DiscoverySettings, records: list[InventoryReco
     found = read_discovered(discovery.state_file)
     found.inventories = sorted(records, key=lambda r: (r.location, r.name, r.storage_conn_id or ""))
     write_discovered(discovery.state_file, found)
+
+
+def record_orphans(discovery: DiscoverySettings, orphans: list[Orphan]) -> list[Orphan]:
+    """
+    Record the orphans as measured (:func:`lakefs_gc.listing.orphans.measure_orphans`); return those still orphaned.
+
+    A namespace a complete listing found empty (removed by hand) is no longer recorded.
+    """
+    found = read_discovered(discovery.state_file)
+    by = {o.namespace: o for o in orphans}
+    measured = [by.get(o.namespace, o) for o in found.orphans]
+    found.orphans = [o for o in measured if not (o.complete and o.objects == 0)]
+    write_discovered(discovery.state_file, found)
+    return [o for o in found.orphans if o.orphaned]
+
+
+def forget_orphan(path: Path, namespace: str) -> bool:
+    """Remove a reclaimed namespace from the orphans recorded in ``path``; whether it was there."""
+    found = read_discovered(path)
+    kept = [o for o in found.orphans if o.namespace != namespace]
+    if len(kept) == len(found.orphans):
+        return False
+    found.orphans = kept
+    write_discovered(path, found)
+    return True

@@ -11,14 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lakefs_gc.config.keep import parse_keep
 from lakefs_gc.config.listing import merge_listing, parse_listing
 from lakefs_gc.config.model import (
     DEFAULT_CLEAN_DAYS,
     ConfigError,
     RepoConfig,
 )
+from lakefs_gc.config.prices import merge_prices, parse_prices
 from lakefs_gc.config.sections import (
     _parse_clean_run_every,
+    _parse_leftovers,
     _parse_notify,
     _parse_space,
     _parse_spark,
@@ -51,10 +54,13 @@ _ENTRY_FIELDS = frozenset(
         "sweep",
         "tasks",
         "space",
+        "leftovers",
         "flow",
         "clean_run_every",
         "notify",
         "listing",
+        "prices",
+        "keep",
     }
 )
 _REQUIRED = ("repository",)
@@ -107,7 +113,7 @@ def _check_entry(
     for key in sorted(set(entry) - allowed, key=str):
         found.append(Found(str(key), f"{where}: {_unknown('field', key, allowed)}"))
     merged: dict[str, Any] = {**ENTRY_DEFAULTS, **defaults, **entry}
-    for section in ("spark", "sweep", "tasks", "space", "notify"):
+    for section in ("spark", "sweep", "tasks", "space", "notify", "leftovers", "keep"):
         given = [v for v in (defaults.get(section), entry.get(section)) if v]
         if any(not isinstance(v, Mapping) for v in given):
             bad(section, f"must be a mapping, got {next(v for v in given if not isinstance(v, Mapping))!r}")
@@ -150,12 +156,15 @@ def _check_entry(
     sweep = _parse_sweep(merged["sweep"], bad)
     tasks = _parse_tasks(merged["tasks"], bad)
     space = _parse_space(merged["space"], bad)
+    leftovers = _parse_leftovers(merged["leftovers"], bad)
     flow = merged.get("flow", "auto")
     if flow not in FLOWS:
         bad("flow", f"must be one of {', '.join(FLOWS)}, got {flow!r}")
     every = _parse_clean_run_every(merged.get("clean_run_every", {"days": DEFAULT_CLEAN_DAYS}), bad)
     notify = _parse_notify(merged["notify"], bad)
     listing = parse_listing(merge_listing(defaults.get("listing"), entry.get("listing")), bad)
+    prices = parse_prices(merge_prices(defaults.get("prices"), entry.get("prices")), bad)
+    keep = parse_keep(merged["keep"] or None, bad)
     if found:
         return None, found
     return RepoConfig(
@@ -172,10 +181,13 @@ def _check_entry(
         sweep=sweep,
         tasks=tasks,
         space=space,
+        leftovers=leftovers,
         flow=flow,
         clean_run_every=every,
         notify=notify,
         listing=listing,
+        prices=prices,
+        keep=keep,
     ), found
 
 

@@ -13,7 +13,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from lakefs_gc.contract import RunSettings
+from lakefs_gc.contract import KeepRules, Prices, RunSettings
 from lakefs_gc.gc.flow import CleanRunEvery
 
 DEFAULT_CLEAN_DAYS = 7  # clean_run_every: an auto run is clean at least weekly
@@ -159,6 +159,11 @@ class SweepSettings:
     concurrency: int | None = setting(None, lo=1)  # delete tasks at once; None: spark.parallelism
     batch_size: int = setting(RunSettings.delete_batch_size, lo=1, hi=1000)
     quarantine_days: int = setting(RunSettings.quarantine_days, lo=0, hi=3650)  # local:// only
+    # incomplete multipart uploads older than this are aborted (0: never; else at least lakeFS's
+    # expiry of upload addresses, 1 day: lakefs_gc.config.sections checks that)
+    abort_uploads_after_days: float = setting(
+        RunSettings.abort_uploads_after_days, lo=0, hi=3650, must_be="a number of days: 0 (never) or 1..3650"
+    )
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,30 @@ class SpaceSettings:
 
     enabled: bool = setting(RunSettings.attribute_space)
     stale_branch_days: int = setting(RunSettings.stale_branch_days, lo=0, hi=36500, note=" (days)")
+
+
+@dataclass(frozen=True)
+class LeftoversSettings:
+    """
+    ``leftovers``: how long the GC's own files stay (the defaults of the run's Params ``expire_leftovers``, ``keep_*``).
+
+    A mark still needed (an incremental base, a pending sweep, an undo window) stays whatever its age
+    (lakefs_gc.report.leftovers).
+    """
+
+    enabled: bool = setting(RunSettings.expire_leftovers)
+    marks_days: int = setting(
+        RunSettings.keep_marks_days,
+        lo=1,
+        hi=36500,
+        must_be="a whole number of days 1..36500 (a mark and its reports older than this go; set enabled: false to keep them all)",
+    )
+    keep_runs: int = setting(
+        RunSettings.keep_marks_runs, lo=1, must_be="a whole number >= 1 (the newest marks kept whatever their age)"
+    )
+    work_days: int = setting(
+        RunSettings.keep_work_days, lo=1, hi=36500, must_be="a whole number of days 1..36500 (a run's work folder)"
+    )
 
 
 @dataclass(frozen=True)
@@ -274,10 +303,13 @@ class RepoConfig:
     sweep: SweepSettings = field(default_factory=SweepSettings)
     tasks: TaskSettings = field(default_factory=TaskSettings)
     space: SpaceSettings = field(default_factory=SpaceSettings)
+    leftovers: LeftoversSettings = field(default_factory=LeftoversSettings)
     flow: str = "auto"  # the default of the run's Param flow (lakefs_gc.gc.flow)
     clean_run_every: CleanRunEvery = field(default_factory=lambda: CleanRunEvery(days=DEFAULT_CLEAN_DAYS))
     notify: NotifySettings = field(default_factory=NotifySettings)
     listing: ListingSettings = field(default_factory=ListingSettings)
+    prices: Prices = field(default_factory=Prices)  # the run's cost (lakefs_gc.config.prices)
+    keep: KeepRules = field(default_factory=KeepRules)  # retention added to lakeFS's (lakefs_gc.config.keep)
     discovered: bool = False  # from a ``discover`` source (the refresh's list), not listed by name
     priority_weight: int = 1  # the Spark steps' priority in their pool (discovered: by the last run's size)
 

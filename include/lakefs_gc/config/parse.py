@@ -59,7 +59,7 @@ __all__ = [
 _TOP_LEVEL = ("defaults", "repositories", "pools", "discover")
 _DISCOVER_FIELDS = frozenset({"sources", "schedule", "state_file"})
 _SOURCE_FIELDS = frozenset({"lakefs_conn_id", "include", "exclude", "defaults", "overrides"})
-_SECTIONS = frozenset({"spark", "sweep", "tasks", "space", "notify", "clean_run_every"})
+_SECTIONS = frozenset({"spark", "sweep", "tasks", "space", "notify", "clean_run_every", "leftovers", "keep"})
 
 
 @dataclass(frozen=True)

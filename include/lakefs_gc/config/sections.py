@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from lakefs_gc.config.model import (
     POOL_PATTERN,
     RULE,
+    LeftoversSettings,
     NotifierSpec,
     NotifySettings,
     Rule,
@@ -24,6 +25,7 @@ from lakefs_gc.config.model import (
     TaskSettings,
 )
 from lakefs_gc.contract import STEPS, from_wire
+from lakefs_gc.contract.settings import uploads_threshold_problem
 from lakefs_gc.contract.wire import value_from_wire
 from lakefs_gc.errors import ContractError
 from lakefs_gc.gc.flow import CleanRunEvery
@@ -240,11 +242,20 @@ def _parse_spark(raw: Any, bad: _Bad) -> SparkSettings:
 
 
 def _parse_sweep(raw: Any, bad: _Bad) -> SweepSettings:
-    return read_section(SweepSettings, raw, "sweep", bad)
+    sweep = read_section(SweepSettings, raw, "sweep", bad)
+    problem = uploads_threshold_problem(sweep.abort_uploads_after_days, "sweep.abort_uploads_after_days")
+    if problem:  # below lakeFS's expiry of upload addresses: refused, as the run's Param would be
+        bad("sweep.abort_uploads_after_days", problem)
+        return dataclasses.replace(sweep, abort_uploads_after_days=SweepSettings.abort_uploads_after_days)
+    return sweep
 
 
 def _parse_space(raw: Any, bad: _Bad) -> SpaceSettings:
     return read_section(SpaceSettings, raw, "space", bad)
+
+
+def _parse_leftovers(raw: Any, bad: _Bad) -> LeftoversSettings:
+    return read_section(LeftoversSettings, raw, "leftovers", bad)
 
 
 def _parse_tasks(raw: Any, bad: _Bad) -> TaskSettings:

@@ -29,17 +29,25 @@ from lakefs_gc.contract.context import (
     RunContext,
     StorageLocation,
 )
+from lakefs_gc.contract.cost import GB, PRICES_AS_OF, REQUEST_KINDS, STORES, Prices, RequestCount, StorePrices
+from lakefs_gc.contract.keep import BranchKeep, KeepRules, KeptByRule
 from lakefs_gc.contract.results import (
+    FREED_LATER,
+    FREED_NOW,
+    STILL_BILLED,
     CandidatesResult,
     CommittedResult,
     DeleteCounts,
     DeleteResult,
+    FreedOn,
+    Freeing,
     ReportResult,
     Restorability,
     SlicesResult,
     SpaceResult,
     SparkStepResult,
     UncommittedResult,
+    Uploads,
 )
 from lakefs_gc.contract.settings import (
     AUTO,
@@ -87,12 +95,27 @@ from lakefs_gc.contract.wire import (
 )
 
 __all__ = [
+    "BranchKeep",
+    "KeepRules",
+    "KeptByRule",
+    "GB",
+    "PRICES_AS_OF",
+    "REQUEST_KINDS",
+    "STORES",
+    "Prices",
+    "RequestCount",
+    "StorePrices",
     "AUTO",
     "BOUNDS",
     "CandidatesResult",
     "CommittedResult",
     "DeleteCounts",
     "DeleteResult",
+    "FREED_LATER",
+    "FREED_NOW",
+    "STILL_BILLED",
+    "FreedOn",
+    "Freeing",
     "FAILED",
     "FAILURE_KINDS",
     "FLOWS",
@@ -108,6 +131,7 @@ __all__ = [
     "RESULT_TYPES",
     "ReportResult",
     "Restorability",
+    "Uploads",
     "RunContext",
     "RunSettings",
     "SCHEDULABLE_MODES",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lakefs_gc.contract.cost import Prices
+from lakefs_gc.contract.keep import KeepRules
 from lakefs_gc.contract.settings import RunSettings
 from lakefs_gc.errors import ContractError
 
@@ -105,6 +107,8 @@ class RunContext:
     flow_reason: str = ""
     gc_rules: str = ""  # fingerprint of the repository's GC rules (lakefs_gc.gc.flow)
     base: IncrementalBase | None = None  # incremental: the run it builds on
+    prices: Prices = field(default_factory=Prices)  # the run's cost is figured with these (issue 54)
+    keep: KeepRules = field(default_factory=KeepRules)  # the config's keep rules (issue 55)
 
     @property
     def mode(self) -> str:

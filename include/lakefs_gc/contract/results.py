@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from lakefs_gc.contract.context import PartsDir
+from lakefs_gc.contract.cost import RequestCount
+from lakefs_gc.contract.keep import KeptByRule
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class UncommittedResult:
     heads_file: str | None = None  # candidates: every branch's HEAD before and after lakeFS's mark
     branches_moved: int = 0  # candidates: HEAD moved during lakeFS's mark (listed in full)
     branch_reads_file: str | None = None  # the staged addresses lakeFS's mark lacked, by branch (attribute_space)
+    requests: tuple[RequestCount, ...] = ()  # the storage requests it sent, by store and kind (issue 54)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +47,7 @@ class SparkStepResult:
     """
 
     incomplete: str | None = None
+    requests: tuple[RequestCount, ...] = ()  # the storage requests it sent, by store and kind (issue 54)
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,8 @@ class CommittedResult(SparkStepResult):
     ranges_known: int = 0  # incremental: ranges of new commits read before (skipped)
     read_file: str = ""  # key: the commit and range ids read since the chain's clean run
     identity_dir: PartsDir | None = None  # (size, checksum, path) of every entry of the ranges read now
+    kept_by_rules: tuple[KeptByRule, ...] = ()  # the config's keep rules: what each kept (issue 55)
+    kept_by_paths: PartsDir | None = None  # the addresses at the path rule's paths (compute_candidates keeps them)
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,66 @@ class Restorability:
     detail: str = ""
 
 
+FREED_NOW, FREED_LATER, STILL_BILLED = "now", "later", "never"  # Freeing.when
+
+
+@dataclass(frozen=True)
+class FreedOn:
+    """Bytes a sweep deleted that the store frees on one date (ISO 8601, UTC)."""
+
+    on: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Freeing:
+    """
+    What a delete now does to the bill, read from the store at sweep time (``Storage.freeing``).
+
+    ``when``: ``now`` (the bytes are no longer billed), ``later`` (billed until ``on``, ISO 8601
+    UTC, when the store's own rule or the GC's quarantine frees them), or ``never`` (billed until
+    someone acts: ``detail`` says why). What the GC cannot read or prove counts as ``never``: a
+    bill figure errs towards "still billed", never below what the bill says.
+    """
+
+    when: str = STILL_BILLED
+    on: str | None = None
+    how: str = "none"  # what keeps the bytes: s3 versioning | azure soft delete | gcs versioning | ... | none
+    detail: str = ""
+
+    def split(self, nbytes: int) -> tuple[int, tuple[FreedOn, ...], int]:
+        """Return ``nbytes`` deleted now as (freed now, freed later by date, still billed)."""
+        if self.when == FREED_NOW:
+            return nbytes, (), 0
+        if self.when == FREED_LATER and self.on is not None:
+            return 0, (FreedOn(self.on, nbytes),) if nbytes else (), 0
+        return 0, (), nbytes
+
+
+@dataclass(frozen=True)
+class Uploads:
+    """
+    Incomplete multipart uploads under the namespace, as the sweep found them (lakefs_gc.sweeping.uploads).
+
+    ``old``: initiated longer ago than ``older_than_days`` (S3, GCS: aborted, or in a dry run would
+    be; Azure: blobs of uncommitted blocks only, reported, the service drops them itself);
+    ``young``: initiated since, untouched and not sized. ``skipped``: why none were looked at.
+    """
+
+    how: str = "none"  # s3 multipart | gcs multipart | azure uncommitted blocks | none
+    older_than_days: float = 0.0
+    young: int = 0
+    old: int = 0
+    old_bytes: int = 0  # the sum of their parts' (blocks') sizes
+    aborted: int = 0  # by this sweep (0 in a dry run and on Azure)
+    aborted_bytes: int = 0
+    already_gone: int = 0  # completed or aborted by someone else between the listing and the abort
+    failed: int = 0  # still failing after retries (the task fails)
+    error: str | None = None  # the listing failed: none were looked at (the task fails)
+    skipped: str | None = None
+    detail: str = ""
+
+
 @dataclass(frozen=True)
 class DeleteResult(SparkStepResult):
     """delete: what the sweep deleted (dry run: would have), how fast, and whether it can be brought back."""
@@ -198,6 +264,13 @@ class DeleteResult(SparkStepResult):
     soft_delete_days: int | None = None  # Azure: days the account keeps deleted blobs (0: off; None: not Azure/unknown)
     restorable: Restorability | None = None  # whether lakefs-gc restore can bring this sweep's deletions back
     quarantine_purged: int = 0  # local://: quarantined files of earlier sweeps purged (their days passed)
+    uploads: Uploads | None = None  # incomplete multipart uploads (None: the sweep did not look)
+    # the bill (issue 54): what a delete now does on this store, and the bytes this sweep deleted split by
+    # it (the run's reclaimed bytes; 0 for a dry run; None: not known, e.g. a sweep with dead letters)
+    freeing: Freeing | None = None
+    freed_now_bytes: int | None = None  # no longer billed now
+    freed_later: tuple[FreedOn, ...] = ()  # billed until the date the store frees them
+    still_billed_bytes: int | None = None  # billed until someone acts (Freeing.detail says why)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakefs_gc.errors import SettingsError
+from lakefs_gc.words import noun
 
 MODES = ("mark_and_sweep", "mark_only", "sweep_only")
 FLOWS = ("auto", "clean", "incremental")  # lakefs_gc.gc.flow
@@ -20,6 +21,23 @@ STAGED_CHECKS = ("candidates", "full")  # lakefs_gc.listing.staged
 LISTING_SOURCES = ("list", "inventory")  # lakefs_gc.listing.inventory: LIST calls, or the store's inventory
 INVENTORY_FALLBACKS = ("none", "list")  # an inventory that cannot serve: refuse the run, or list instead
 SCHEDULABLE_MODES = ("mark_and_sweep", "mark_only")  # sweep_only needs a mark id: a manual run's Param
+# lakeFS's expiry of an upload address (catalog.LinkAddressTime, 24 h: linkPhysicalAddress and
+# completePresignMultipartUpload refuse an older one; GET /config/garbage-collection's grace_period)
+UPLOAD_ADDRESS_EXPIRY_SECONDS = 86400
+
+
+def uploads_threshold_problem(
+    days: float, name: str = "abort_uploads_after_days", expiry_seconds: int = UPLOAD_ADDRESS_EXPIRY_SECONDS
+) -> str | None:
+    """Return why ``days`` is refused as ``name`` (below lakeFS's expiry of upload addresses), else None."""
+    if days == 0 or days * 86400 >= expiry_seconds:
+        return None
+    least = expiry_seconds / 86400
+    return (
+        f"must be 0 (never abort) or at least {least:g} {noun(least, 'day')}, lakeFS's expiry of upload addresses "
+        f"({expiry_seconds}s), got {days:g}: a multipart upload a client may still complete could be aborted. "
+        f"Set {name} >= {least:g} (the default is 7), or 0 never to abort uploads"
+    )
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,10 @@ class RunSettings:
     # local:// only: move swept files into the sweep's quarantine folder for this many days instead
     # of deleting them (lakefs-gc restore brings them back; a later sweep purges them); 0: delete
     quarantine_days: int = 0
+    # incomplete multipart uploads under the namespace initiated longer ago than this many days are
+    # aborted by the sweep (lakefs_gc.sweeping.uploads); 0: never. Never below lakeFS's expiry of upload
+    # addresses (UPLOAD_ADDRESS_EXPIRY_SECONDS)
+    abort_uploads_after_days: float = 7.0
     prepare_commits_timeout_seconds: int = 1200  # lakeFS's async prepare_commits task
     # The defence against live staged entries lakeFS's uncommitted mark lacks (lakefs_gc.listing.staged):
     # "candidates" asks lakeFS only about the candidates that could be one; "full" lists every branch
@@ -61,6 +83,13 @@ class RunSettings:
     inventory_source_prefix: str | None = None  # S3: the configuration's Filter Prefix ("" none); None: not given
     inventory_max_age_days: float = 8.0
     inventory_fallback: str = "none"  # an inventory that cannot serve: "none" refuses the run, "list" lists
+    # the GC's own leftovers (lakefs_gc.report.leftovers; save_report removes them): marks with their
+    # reports older than keep_marks_days, except the newest keep_marks_runs and any a later run, a
+    # pending sweep or an undo still needs; run work folders older than keep_work_days
+    expire_leftovers: bool = True
+    keep_marks_days: int = 90
+    keep_marks_runs: int = 10
+    keep_work_days: int = 7
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -88,6 +117,9 @@ class RunSettings:
             )
         for name, (lo, hi) in BOUNDS.items():
             _check_range(name, getattr(self, name), lo, hi)
+        problem = uploads_threshold_problem(self.abort_uploads_after_days)
+        if problem:
+            raise SettingsError(f"Param 'abort_uploads_after_days' {problem}")
 
 
 PARAM_NAMES = tuple(f.name for f in dataclasses.fields(RunSettings))
@@ -105,9 +137,13 @@ BOUNDS: dict[str, tuple[float, float | None]] = {
     "delete_batch_size": (1, 1000),
     "delete_max_attempts": (1, None),
     "quarantine_days": (0, 3650),
+    "abort_uploads_after_days": (0.0, 3650.0),  # and 0 or at least UPLOAD_ADDRESS_EXPIRY_SECONDS
     "prepare_commits_timeout_seconds": (1, None),
     "stale_branch_days": (0, 36500),
     "inventory_max_age_days": (0.0, 3650.0),
+    "keep_marks_days": (1, 36500),
+    "keep_marks_runs": (1, None),
+    "keep_work_days": (1, 36500),
 }
 
 

@@ -10,6 +10,7 @@ from lakefs_gc.listing import committed, uncommitted
 from lakefs_gc.listing.slices import in_slice_created_after
 from lakefs_gc.report import formats, layout
 from lakefs_gc.spark.runtime import StorageRef
+from lakefs_gc.storage.requests import Requests
 
 if TYPE_CHECKING:
     from pyspark import Accumulator
@@ -37,6 +38,10 @@ class EngineBase:
 
     def at_once(self, tasks: int) -> int:
         return tasks
+
+    def requests_sent(self) -> Requests:
+        """Return the requests the storages of :attr:`sref` counted away from this process's counter (Spark: on executors)."""
+        return Requests()
 
     def hold(self, rows: H) -> AbstractContextManager[H]:
         return nullcontext(rows)

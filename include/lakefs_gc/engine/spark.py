@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lakefs_gc.engine.base import EngineBase, range_addresses, staged_addresses, still_garbage
 from lakefs_gc.engine.local import LocalEngine
@@ -32,7 +33,9 @@ from lakefs_gc.spark.addresses import (
     write_parts_here,
 )
 from lakefs_gc.spark.runtime import StorageRef, parallelism, partitions, storage_ref
+from lakefs_gc.storage import requests
 from lakefs_gc.storage.native import LISTED_DDL
+from lakefs_gc.storage.requests import Requests
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,6 +76,20 @@ class SparkEngine(EngineBase):
     @property
     def rel(self) -> DataFrames:
         return self._rel
+
+    @property
+    def sref(self) -> StorageRef:
+        """The namespace's storage, counting its requests into this job's accumulator (driver and executors)."""
+        sref = super().sref
+        if sref.requests is None:
+            acc = self.spark.sparkContext.accumulator(Requests(), cast("Any", requests.RequestsParam()))
+            self._sref = sref = replace(sref, requests=acc)
+        return sref
+
+    def requests_sent(self) -> Requests:
+        """Return what the storages opened through :attr:`sref` sent, on the driver and every executor."""
+        acc = self._sref.requests if isinstance(self._sref, StorageRef) else None
+        return Requests(acc.value.items()) if acc is not None else Requests()
 
     @classmethod
     def for_run(

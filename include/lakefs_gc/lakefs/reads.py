@@ -48,6 +48,27 @@ class LakeFSReads:
                 return out
             after = resp.pagination.next_offset
 
+    def repository_namespaces(self, page: int = 1000) -> dict[str, str]:
+        """
+        Every repository this lakeFS lists, with its storage namespace (every page, or an error).
+
+        Never part of a listing: a failed call raises, and a page that says there is more without
+        saying where it goes on raises too (what the orphaned-namespace check relies on).
+        """
+        out: dict[str, str] = {}
+        after = ""
+        while True:
+            resp = self.call("listRepositories", self.repositories.list_repositories, after=after or None, amount=page)
+            out.update((r.id, str(r.storage_namespace)) for r in resp.results)
+            if not resp.pagination.has_more:
+                return out
+            if not resp.pagination.next_offset or resp.pagination.next_offset == after:
+                raise LakeFSGCError(
+                    f"listRepositories said there is more after {after!r} but gave no next offset: "
+                    f"the listing is incomplete, so no repository is taken as gone"
+                )
+            after = resp.pagination.next_offset
+
     def branches(self, repo: str, page: int = 1000, show_hidden: bool = False) -> Iterator[tuple[str, str]]:
         """
         Yield (branch id, HEAD commit id) of every branch lakeFS lists.

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import Column, DataFrame, SparkSession
 
+    from lakefs_gc.contract.keep import KeepRules
     from lakefs_gc.lakefs.client import LakeFSClient
     from lakefs_gc.spark.runtime import StorageRef
     from lakefs_gc.storage.base import Storage
@@ -187,6 +188,7 @@ class WhatIf:
     kept_before: int  # commits the GC keeps now: the documented windows and lakeFS's commits.csv
     kept_after: int  # after the change: the documented windows and lakeFS's walk, predicted
     model_differs: int  # commits where the walk predicted on today's graph differs from lakeFS's list
+    held_by_rules: Space | None = None  # what the config's keep rules hold that the change would free (none: no rule)
 
 
 def lakefs_kept(client: LakeFSClient, repo: str, st: Storage, roots: tuple[str, ...], timeout: float) -> set[str]:
@@ -210,6 +212,7 @@ def whatif_here(
     change: Change,
     collect: set[str] | None = None,
     lakefs_list: set[str] | None = None,
+    keep: KeepRules | None = None,
 ) -> WhatIf:
     """
     Return what the next run would free after ``change``, nothing deleted: every input read in this process.
@@ -221,7 +224,8 @@ def whatif_here(
     deleted branch's HEAD becomes a dangling leaf, kept for the default rule's days), where it
     differs from lakeFS's list today, lakeFS's list taken as it is (walks from commits the API
     cannot list). The ranges of both sets read once, each commit its own holder. ``collect``: the
-    addresses freed, added to it.
+    addresses freed, added to it. ``keep``: the config's keep rules, which hold what they hold
+    before and after (a deleted branch's commits leave its branch rules): counted apart, never freed.
     """
     branches = dict(client.branches(repo, show_hidden=True))
     csv_now = lakefs_list if lakefs_list is not None else lakefs_kept(client, repo, st, roots, 1200.0)
@@ -236,10 +240,13 @@ def whatif_here(
     after |= (lakefs_walk(nodes, after_branches, after_default, after_days, now) | (csv_now - model_now)) - (
         model_now - csv_now
     )
+    by_rules, by_paths = _rules_hold(client, repo, st, roots, keep, now, change.delete_branch)
     holders = Holders()
-    masks = address_masks(client, repo, st, roots, {c: {Holder(COMMIT, c)} for c in before | after}, holders)
+    masks = address_masks(client, repo, st, roots, {c: {Holder(COMMIT, c)} for c in before | after | by_rules}, holders)
     kept_before = holders.mask(Holder(COMMIT, c) for c in before)
     kept_after = holders.mask(Holder(COMMIT, c) for c in after)
+    kept_by_rules = holders.mask(Holder(COMMIT, c) for c in by_rules)
+    held = Space() if keep is not None and keep.active else None
     staged = api_staged(client, repo, roots, local_root)
     staged_before = staged.addresses
     staged_after = frozenset().union(*(a for b, a in staged.by_branch.items() if b != change.delete_branch))
@@ -249,10 +256,34 @@ def whatif_here(
             continue
         mask = masks.get(address, 0)
         if (mask & kept_before or address in staged_before) and not (mask & kept_after or address in staged_after):
+            if held is not None and (mask & kept_by_rules or address in by_paths):
+                held.add(1, size)
+                continue
             freed.add(1, size)
             if collect is not None:
                 collect.add(address)
-    return WhatIf(change, freed, len(before), len(after), len(model_now ^ csv_now))
+    return WhatIf(change, freed, len(before), len(after), len(model_now ^ csv_now), held)
+
+
+def _rules_hold(
+    client: LakeFSClient,
+    repo: str,
+    st: Storage,
+    roots: tuple[str, ...],
+    keep: KeepRules | None,
+    now: float,
+    without: str | None,
+) -> tuple[set[str], set[str]]:
+    """Return the commits the keep rules keep after the change (``without`` a deleted branch), and the path rule's addresses."""
+    from lakefs_gc.gc import keep_rules
+
+    if keep is None or not keep.active:
+        return set(), set()
+    commits = {c for _, cs in keep_rules.rule_commits(client, repo, keep, now, without) for c in cs}
+    if not keep.paths:
+        return commits, set()
+    tables = keep_rules.tables_not_read(st, keep_rules.table_dir(client, repo, roots), set())
+    return commits, keep_rules.matching_addresses(st, roots, tables, keep.paths)
 
 
 WORD = 62  # set numbers per long (bits 0..61: never the sign bit)

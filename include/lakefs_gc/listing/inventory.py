@@ -195,7 +195,7 @@ def source_at(location: str, name: str, sref: StorageRef) -> tuple[InventorySour
             "lists the store it is delivered to; give the location of an inventory of the namespace's bucket"
         )
     root = f"https://{loc.host}/{loc.bucket}" if loc.scheme == AZURE else f"{loc.scheme}://{loc.bucket}"
-    dest = StorageRef(root, sref.options, None)
+    dest = StorageRef(root, sref.options, None, requests=sref.requests, inventory=True)  # its reads: INVENTORY
     return InventorySource(loc.scheme, dest.open(), loc.prefix, name.strip()), dest
 
 

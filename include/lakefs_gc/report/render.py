@@ -10,11 +10,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lakefs_gc.contract import CandidatesResult, CommittedResult, DeleteResult, SlicesResult, SpaceResult
-from lakefs_gc.words import plural
+from lakefs_gc.contract import (
+    FREED_LATER,
+    FREED_NOW,
+    CandidatesResult,
+    CommittedResult,
+    DeleteResult,
+    SlicesResult,
+    SpaceResult,
+)
+from lakefs_gc.report.cost import cost_text
+from lakefs_gc.words import noun, plural
 
 if TYPE_CHECKING:
-    from lakefs_gc.contract import Restorability
+    from lakefs_gc.contract import FreedOn, Freeing, Restorability, Uploads
     from lakefs_gc.report.run_summary import RunSummary
 
 T = TypeVar("T")
@@ -62,6 +71,14 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
         ("run", f"{_or(s.airflow_run_id, '?')}  mark {_or(s.run_id, '?')}"),
         ("mode", shown_mode),
     ]
+    if s.freeing is not None and s.freeing.when not in (FREED_NOW, FREED_LATER):
+        unread = s.freeing.how == "unknown"  # the store's settings could not be read: counted as still billed
+        what = (
+            "what deletes free on this store is not known"
+            if unread
+            else "deletes on this store free nothing until someone acts"
+        )
+        rows.append(("bill", f"{what} ({s.freeing.detail})"))
     if s.flow:
         rows.append(("flow", s.flow + (f"  ({s.flow_reason})" if s.flow_reason else "")))
     rows += [
@@ -101,6 +118,8 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
             )
         )
         rows.append(("not covered", _or(s.not_covered, "")))
+    for kept in s.kept_by_rules or ():  # the config's keep rules (issue 55)
+        rows.append(("kept by the rule", kept.text()))
     if s.candidates is not None:
         rows.append(
             ("candidates", f"{_n(s.candidates)}  (older than the cutoff, referenced by no kept commit and not staged)")
@@ -135,6 +154,10 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
                 ),
             )
         )
+    if s.freeing is not None:
+        rows.append(("freed", _freed(s, s.freeing)))
+    if s.uploads is not None:
+        rows.append(("incomplete uploads", uploads_text(s.uploads, bool(s.dry_run))))
     if s.space_bytes is not None:
         rows.append(
             (
@@ -152,9 +175,49 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
         rows.append(("space", f"not attributed: {s.space_skipped}"))
     if s.restorable is not None and s.deleted is not None and not s.dry_run:
         rows.append(("restorable", _restorable(s.restorable)))
+    rows += _leftovers_rows(s)
+    if (cost := cost_text(s)) is not None:  # the run's requests and their price (issue 54)
+        rows.append(("cost", cost))
     if uri:
         rows.append(("report", uri))
     return rows
+
+
+def _leftovers_rows(s: RunSummary) -> list[tuple[str, str]]:
+    """Return the rows of the GC's own leftovers this run expired (dry run: would have), what stayed and why."""
+    rows = []
+    if s.leftovers_removed_marks is not None:
+        gone = (
+            f"{plural(s.leftovers_removed_marks, 'mark')} and {plural(_or(s.leftovers_removed_work, 0), 'run work folder')}, "
+            f"{plural(_or(s.leftovers_removed_objects, 0), 'object')}, {human_bytes(_or(s.leftovers_removed_bytes, 0))}"
+        )
+        rows.append(("leftovers", f"{'would remove' if s.dry_run else 'removed'} {gone}"))
+        rows.append(("leftovers kept", "; ".join(s.leftovers_kept or ()) or "nothing"))
+    if s.leftovers_note:
+        rows.append(("leftovers" if s.leftovers_removed_marks is None else "leftovers note", s.leftovers_note))
+    if s.quarantine_purged:
+        rows.append(
+            ("quarantine", f"{plural(s.quarantine_purged, 'file')} of earlier sweeps purged (their days had passed)")
+        )
+    return rows
+
+
+def uploads_text(u: Uploads, dry_run: bool) -> str:
+    """Say in one line what the sweep did with the incomplete multipart uploads (lakefs_gc.sweeping.uploads)."""
+    if u.skipped:
+        return f"not looked at: {u.skipped}"
+    if u.error:
+        return f"could not be listed ({u.error}): {_n(u.aborted)} aborted before that"
+    if u.how == "azure uncommitted blocks":
+        return f"{plural(u.old, 'blob')} of uncommitted blocks only, {human_bytes(u.old_bytes)}: {u.detail}"
+    older = f"initiated more than {u.older_than_days:g} {noun(u.older_than_days, 'day')} before the run"
+    young = f"{plural(u.young, 'younger upload')} untouched"
+    if dry_run:
+        return f"would abort {plural(u.old, 'upload')} ({human_bytes(u.old_bytes)}) {older}; {young}"
+    return (
+        f"aborted {plural(u.aborted, 'upload')} ({human_bytes(u.aborted_bytes)}) of {_n(u.old)} {older}, "
+        f"{_n(u.already_gone)} already gone, {_n(u.failed)} failed; {young}" + (f" ({u.detail})" if u.detail else "")
+    )
 
 
 def age_words(seconds: float) -> str:
@@ -191,6 +254,31 @@ def _deferred(deferred: int | None) -> str:
     )
 
 
+def _fate(f: Freeing) -> str:
+    """Say what a delete does on the store: ``frees its bytes now`` / ``on …`` / ``frees nothing until someone acts``."""
+    if f.when == FREED_NOW:
+        return "frees its bytes now"
+    if f.when == FREED_LATER:
+        return f"frees its bytes on {_t(f.on)}"
+    return "frees nothing until someone acts"
+
+
+def bill_figures(freed_now: int, freed_later: tuple[FreedOn, ...], still_billed: int) -> str:
+    """``freed now 1.0 KiB, freed later 2.0 KiB on 2026-12-08T00:00:00Z, still billed 0 B``."""
+    later = ", ".join(f"{human_bytes(x.bytes)} on {_t(x.on)}" for x in freed_later) or "0 B"
+    return f"freed now {human_bytes(freed_now)}, freed later {later}, still billed {human_bytes(still_billed)}"
+
+
+def _freed(s: RunSummary, f: Freeing) -> str:
+    """Return the reclaimed bytes as the bill sees them: ``f``, the sweep's ``freeing``, and its figures."""
+    why = f"  ({f.how}: {f.detail})"
+    if s.dry_run:
+        return f"nothing (dry run); a delete here {_fate(f)}" + why
+    if s.freed_now_bytes is None:
+        return f"not known by size (dead letters, or a sweep-only run); a delete here {_fate(f)}" + why
+    return bill_figures(s.freed_now_bytes, s.freed_later or (), _or(s.still_billed_bytes, 0)) + why
+
+
 def _restorable(r: Restorability) -> str:
     """``yes until …`` / ``no`` / ``unknown``, with how (the sweep's ``restorable`` field)."""
     if r.restorable is True:
@@ -221,6 +309,8 @@ def step_line(step: str, result: Any) -> str:
             f"({_n(r.commits_lakefs_lacked)} lakeFS's list lacked), {plural(r.metaranges, 'metarange')}, "
             f"{plural(r.ranges, 'range')}"
         )
+        if r.kept_by_rules:  # the config's keep rules (issue 55)
+            text += "; kept by the rules: " + "; ".join(k.text() for k in r.kept_by_rules)
     elif isinstance(r, SlicesResult):
         text = (
             f"{plural(r.listed_objects, 'object')} ({human_bytes(r.listed_bytes)}) in {plural(r.slices_listed, 'slice')}, "
@@ -264,6 +354,10 @@ def step_line(step: str, result: Any) -> str:
                 f"dead letters {_n(c.failed)} of {plural(c.keys, 'key')} in {plural(c.parts, 'part')} "
                 f"({_n(c.resumed_parts)} resumed), {plural(c.requests, 'request')}, {_n(c.retried)} retried"
             )
+            if r.freed_now_bytes is not None and r.still_billed_bytes is not None and not r.dry_run:
+                text += "; " + bill_figures(r.freed_now_bytes, r.freed_later, r.still_billed_bytes)
+            if r.uploads is not None:
+                text += "; incomplete uploads: " + uploads_text(r.uploads, r.dry_run)
     else:
         return f"{step}: {r}"
     seconds = getattr(r, "seconds", 0.0)

@@ -23,9 +23,14 @@ from typing import Any, ClassVar
 
 from lakefs_gc.contract import (
     TIMED_STEPS,
+    FreedOn,
+    Freeing,
     IncrementalBase,
+    KeptByRule,
     PartsDir,
+    RequestCount,
     Restorability,
+    Uploads,
     from_wire,
     rest_field,
     to_wire,
@@ -127,6 +132,7 @@ class RunSummary:
     committed_addresses: int | None = None
     documented_commits: int | None = None
     commits_lakefs_lacked: int | None = None
+    kept_by_rules: tuple[KeptByRule, ...] | None = None  # the config's keep rules, what each kept (issue 55)
     list_committed_seconds: float | None = None
     commits_csv: str | None = None
     # list_slices (listed_objects and to_delete: a sweep_only run's are its mark's)
@@ -183,6 +189,7 @@ class RunSummary:
     restorable: Restorability | None = None
     quarantine_purged: int | None = None
     delete_skipped: str | None = None
+    uploads: Uploads | None = None  # incomplete multipart uploads the sweep aborted or reported (sweeping.uploads)
     # attribute_space: why not, or its totals (the whole attribution is in space_file)
     space_skipped: str | None = None
     space_file: str | None = None
@@ -199,6 +206,12 @@ class RunSummary:
     stale_alone_bytes: int | None = None
     attribute_space_seconds: float | None = None
     reclaimed_bytes: int | None = None
+    # the bill: reclaimed_bytes split by what a delete does on this store (the delete step's; absent
+    # before issue 54 and where the bytes are not known): freed now, on dates, still billed
+    freeing: Freeing | None = None
+    freed_now_bytes: int | None = None
+    freed_later: tuple[FreedOn, ...] | None = None
+    still_billed_bytes: int | None = None
     # the flow: which ran, why, what it read, and the state later incremental runs build on
     flow: str | None = None
     flow_reason: str | None = None
@@ -212,6 +225,20 @@ class RunSummary:
     carried_checked: int | None = None
     carried_candidates: int | None = None
     incremental_state: IncrementalState | None = None
+    # save_report: the GC's own leftovers expired (lakefs_gc.report.leftovers; a dry run: would be)
+    leftovers_removed_marks: int | None = None
+    leftovers_removed_work: int | None = None  # run work folders
+    leftovers_removed_objects: int | None = None
+    leftovers_removed_bytes: int | None = None
+    leftovers_kept: tuple[str, ...] | None = None  # "3 marks: within retention", by reason
+    leftovers_note: str | None = None  # not expired (switched off, failed), or what went wrong
+    # the run's cost (lakefs_gc.report.cost): every step's storage requests by store and kind, their
+    # price, and what the bytes freed now save a month (saving_bytes; US dollars, the prices of prices_as_of)
+    requests: tuple[RequestCount, ...] | None = None
+    request_cost_usd: float | None = None
+    saving_bytes: int | None = None
+    monthly_saving_usd: float | None = None
+    prices_as_of: str | None = None  # the date of the public list prices used, or "config"
     # summaries of version 0.1 name already_gone so; the report still shows it
     delete_missing: int | None = None
     extra: Mapping[str, Any] = rest_field()

@@ -14,6 +14,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from lakefs_gc.report.cost import with_cost
 from lakefs_gc.report.layout import summary_key, sweep_summary_key
 from lakefs_gc.report.links import lakefs_ui_url, report_url
 from lakefs_gc.report.render import human_bytes, step_line, summary_rows, summary_text
@@ -88,7 +89,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
     attributed = space if space and not space.skipped else None
     reclaimable = cand.to_delete_bytes if cand else 0
     flow = _flow(ctx, inputs.mark_id(), com, sl, cand)
-    return RunSummary(
+    summary = RunSummary(
         run_id=inputs.mark_id(),
         success=bool(success),
         first_slice=sl.first_slice if sl else "",
@@ -127,6 +128,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         committed_addresses=com.committed_addresses if com else None,
         documented_commits=com.documented_commits if com else None,
         commits_lakefs_lacked=com.commits_lakefs_lacked if com else None,
+        kept_by_rules=com.kept_by_rules if com and com.kept_by_rules else None,
         list_committed_seconds=com.seconds if com else None,
         commits_csv=com.commits_csv if com else None,
         slices_listed=sl.slices_listed if sl else None,
@@ -173,6 +175,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         restorable=dele.restorable if dele and not dele.skipped else None,
         quarantine_purged=dele.quarantine_purged if dele and dele.quarantine_purged else None,
         delete_skipped=dele.skipped if dele and dele.skipped else None,
+        uploads=dele.uploads if dele and not dele.skipped else None,
         space_skipped=space.skipped if space and space.skipped else None,
         space_file=attributed.space_key if attributed else None,
         space_objects=attributed.objects if attributed else None,
@@ -188,8 +191,23 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         stale_alone_bytes=attributed.stale_alone_bytes if attributed else None,
         attribute_space_seconds=attributed.seconds if attributed else None,
         reclaimed_bytes=reclaimable if swept and c is not None and not c.failed else 0,
+        **_bill(dele),
         **flow,
     )
+    return with_cost(inputs, summary)  # the run's requests, their cost, the monthly saving (issue 54)
+
+
+def _bill(dele: DeleteResult | None) -> dict[str, Any]:
+    """Return the sweep's bill figures (what its store did with the bytes it deleted); nothing when it has none."""
+    if dele is None or dele.skipped or dele.freeing is None:
+        return {}
+    known = dele.freed_now_bytes is not None
+    return {
+        "freeing": dele.freeing,
+        "freed_now_bytes": dele.freed_now_bytes,
+        "freed_later": dele.freed_later if known else None,
+        "still_billed_bytes": dele.still_billed_bytes,
+    }
 
 
 def _listing(sl: SlicesResult | None) -> dict[str, Any]:

@@ -19,13 +19,13 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefs_gc.contract import LakeFSRetries, RunContext
 from lakefs_gc.errors import Refusal
-from lakefs_gc.storage import StorageOptions, kind_of, open_storage, parse_namespace
+from lakefs_gc.storage import StorageOptions, kind_of, open_storage, parse_namespace, requests
 from lakefs_gc.storage.settings import ALL_SECRET_ENV as STORAGE_SECRET_ENV
 from lakefs_gc.timestamps import parse_iso
 
@@ -47,9 +47,15 @@ class StorageRef:
     namespace: str
     options: StorageOptions | None  # the namespace kind's settings (None for local://)
     local_root: str | None = None  # lakeFS's blockstore.local.path, for local:// namespaces
+    # where the storages it opens count their requests (lakefs_gc.storage.requests): a Spark job's
+    # accumulator, carried to executors with this ref (None: the process's counter); ``inventory``:
+    # its reads are an inventory's
+    requests: Any = field(default=None, compare=False)
+    inventory: bool = False
 
     def open(self) -> Storage:
-        return open_storage(self.namespace, self.options, self.local_root)
+        st = open_storage(self.namespace, self.options, self.local_root)
+        return requests.attach(st, self.requests, self.inventory)
 
     @property
     def roots(self) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ the test suite's in-process runner: a task has one implementation wherever it ru
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from lakefs_gc import engine
 from lakefs_gc.contract import SPARK_STEPS, STEPS, StepInputs
 from lakefs_gc.engine import NeedsSpark
+from lakefs_gc.storage import requests
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,9 +43,24 @@ STEP_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+def counted(fn: Callable[[Any], Any], eng: Any) -> Any:
+    """
+    Return ``fn(eng)``, a step's result, with the storage requests it sent (``requests``, issue 54).
+
+    What this process's storages sent while it ran, and what those of ``eng``'s storage counted
+    elsewhere (a Spark job's executors, :meth:`lakefs_gc.engine.base.EngineBase.requests_sent`).
+    """
+    with requests.counting() as here:
+        result = fn(eng)
+    if result is None or not hasattr(result, "requests"):
+        return result
+    here.add(eng.requests_sent())
+    return dataclasses.replace(result, requests=here.counts())
+
+
 def run_on_spark(step: str, spark: SparkSession, inputs: StepInputs, environ: Mapping[str, str] | None = None) -> Any:
     """Run the Spark step ``step`` on ``spark``'s executors; return its result."""
-    return STEP_FUNCTIONS[step](engine.on_spark(spark, inputs.context, environ), inputs, environ)
+    return counted(lambda e: STEP_FUNCTIONS[step](e, inputs, environ), engine.on_spark(spark, inputs.context, environ))
 
 
 def run_in_task(step: str, inputs: StepInputs, environ: Mapping[str, str] | None, max_keys: int) -> Any | None:
@@ -56,7 +73,9 @@ def run_in_task(step: str, inputs: StepInputs, environ: Mapping[str, str] | None
     if max_keys <= 0:
         return None
     try:
-        return STEP_FUNCTIONS[step](engine.in_task(inputs.context, environ, max_keys), inputs, environ)
+        return counted(
+            lambda e: STEP_FUNCTIONS[step](e, inputs, environ), engine.in_task(inputs.context, environ, max_keys)
+        )
     except NeedsSpark as e:
         log.info("%s needs Spark: %s", step, e)
         return None

@@ -124,9 +124,11 @@ def _decide(
         carried = engine.carried(base) if base is not None else None
         listed = engine.listed(slices)
         staged = held(engine.staged(files))
-        # what list_committed read now and, incremental, every address the chain's committed listings found
+        # what list_committed read now (and found at the keep rules' paths) and, incremental, every
+        # address the chain's committed listings found
+        by_paths = (committed.kept_by_paths,) if committed.kept_by_paths else ()
         committed_found = engine.committed(
-            [committed.committed_dir, *(base.committed_dirs if base else ())], listed, carried
+            [committed.committed_dir, *by_paths, *(base.committed_dirs if base else ())], listed, carried
         )
         cands = compute_candidates(rel, listed, committed_found, staged, int(cutoff_s * 1000))
         carried_checked = carried_found = 0

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import DeleteCounts, DeleteResult, Restorability, StepInputs
+from lakefs_gc.contract import STILL_BILLED, DeleteCounts, DeleteResult, FreedOn, Freeing, Restorability, StepInputs
 from lakefs_gc.errors import SweepRefused
 from lakefs_gc.gc.guards import blast_radius
 from lakefs_gc.report import formats, layout
@@ -26,6 +26,8 @@ from lakefs_gc.report.marks import parquet_parts
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
+from lakefs_gc.sweeping.uploads import sweep_uploads, with_uploads
+from lakefs_gc.timestamps import parse_iso
 
 if TYPE_CHECKING:
     from lakefs_gc.engine import Engine
@@ -113,7 +115,14 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
         concurrency,
         total=to_delete,
     )
-    return _result(inputs, st, sdir, add_counts(results), concurrency)
+    result = _result(inputs, st, sdir, add_counts(results), concurrency)
+    # Incomplete multipart uploads, once the guard let the sweep run (a refused sweep aborts none). They
+    # do not count toward the blast radius: it bounds how much of what the run listed a wrong decision
+    # could delete, and an upload is neither listed nor readable by any commit; its guard is its age
+    uploads = sweep_uploads(
+        st, parse_iso(inputs.context.start_time), s.abort_uploads_after_days, delete_policy(inputs, 1)
+    )
+    return with_uploads(result, uploads)
 
 
 def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, concurrency: int) -> DeleteResult:
@@ -132,6 +141,13 @@ def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, co
     soft_delete = st.soft_delete_days() if counts.deleted else None
     now = datetime.now(UTC)
     purged = 0 if s.dry_run else _purge(st, now)
+    restorable = _restorability(st, now, s.quarantine_days, sdir)
+    freeing = _freeing(st, now, s.quarantine_days, restorable.until if st.quarantines else None)
+    freed_now, still_billed = (0, 0) if s.dry_run else (None, None)  # a dry run frees nothing
+    freed_later: tuple[FreedOn, ...] = ()
+    swept = _swept_bytes(inputs, counts)
+    if swept is not None and not s.dry_run:
+        freed_now, freed_later, still_billed = freeing.split(swept)
     return DeleteResult(
         counts=counts,
         dry_run=s.dry_run,
@@ -141,9 +157,35 @@ def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, co
         dead_letters=dead_letters,
         incomplete=incomplete,
         soft_delete_days=soft_delete,
-        restorable=_restorability(st, now, s.quarantine_days, sdir),
+        restorable=restorable,
         quarantine_purged=purged,
+        freeing=freeing,
+        freed_now_bytes=freed_now,
+        freed_later=freed_later,
+        still_billed_bytes=still_billed,
     )
+
+
+def _swept_bytes(inputs: StepInputs, counts: DeleteCounts) -> int | None:
+    """
+    Return the bytes this sweep deleted: the mark's (its to_delete_bytes), as the run's reclaimed bytes are.
+
+    None when not known: a sweep with dead letters (which keys stayed is not known by size), or a
+    mark whose bytes the run does not have (sweep_only).
+    """
+    cand = inputs.get("compute_candidates", required=False)
+    if counts.failed or cand is None:
+        return None
+    return int(cand.to_delete_bytes)
+
+
+def _freeing(st: Storage, now: datetime, quarantine_days: int, quarantine_until: str | None) -> Freeing:
+    """Never fails the sweep that has run: a store that cannot say is "still billed"."""
+    try:
+        return st.freeing(now, quarantine_days, quarantine_until)
+    except Exception as exc:
+        log.warning("could not tell what this sweep frees on the bill: %s", exc)
+        return Freeing(STILL_BILLED, None, "unknown", f"could not be read ({exc}): counted as still billed")
 
 
 def _restorability(st: Storage, now: datetime, quarantine_days: int, sdir: str) -> Restorability:

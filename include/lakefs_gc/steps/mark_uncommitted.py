@@ -7,6 +7,7 @@ operator only reads connections around it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 from lakefs_gc.contract import RunContext, UncommittedResult
 from lakefs_gc.listing import uncommitted
 from lakefs_gc.report import formats, layout
-from lakefs_gc.storage import parse_namespace
+from lakefs_gc.storage import parse_namespace, requests
 from lakefs_gc.timestamps import parse_iso
 
 if TYPE_CHECKING:
@@ -25,6 +26,13 @@ log = logging.getLogger(__name__)
 
 
 def mark_uncommitted(client: LakeFSClient, ctx: RunContext, storage: Storage) -> UncommittedResult:
+    """Run :func:`mark` with the storage requests it sent in its result (``requests``, issue 54)."""
+    with requests.counting() as sent:
+        result = mark(client, ctx, storage)
+    return dataclasses.replace(result, requests=sent.counts())
+
+
+def mark(client: LakeFSClient, ctx: RunContext, storage: Storage) -> UncommittedResult:
     """
     LakeFS's uncommitted mark, and what it needs to be complete.
 

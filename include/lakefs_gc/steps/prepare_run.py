@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import LakeFSRetries, MarkRef, RunContext, RunSettings, StorageLocation
+from lakefs_gc.contract import KeepRules, LakeFSRetries, MarkRef, Prices, RunContext, RunSettings, StorageLocation
+from lakefs_gc.contract.settings import uploads_threshold_problem
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock
 from lakefs_gc.gc.flow import CleanRunEvery, FlowChoice, choose_flow, rules_fingerprint
@@ -47,6 +48,9 @@ def prepare_run(
     lakefs_conn_id: str | None = None,
     lakefs_retries: Mapping[str, Any] | None = None,
     clean_run_every: CleanRunEvery | None = None,
+    prices: Prices | None = None,
+    keep: KeepRules | None = None,
+    preflight: bool = False,
 ) -> RunContext:
     """
     Return the run context every later task reads.
@@ -62,13 +66,17 @@ def prepare_run(
     ``blockstore.local.path`` (required for ``local://``). ``lakefs_retries``: the lakeFS
     connection's retry extras that are set (:class:`~lakefs_gc.contract.LakeFSRetries`'s fields:
     ``max_retries`` a whole number, the others seconds). Raises :class:`LakeFSGCError` (or its
-    subclasses) naming what to fix; nothing has been deleted then.
+    subclasses) naming what to fix; nothing has been deleted then. ``preflight``: first run
+    ``lakefs-gc doctor``'s checks (:mod:`lakefs_gc.doctor.preflight`), failing closed.
     """
     repo = client.get_repository(repository)
     rules = client.require_gc_rules(repository)  # fail before any Spark job starts
     blockstore = client.blockstore_type(getattr(repo, "storage_id", None) or "")
     grace = int(client.grace_period_seconds())
     clock = make_run_clock(now, settings.min_age_seconds, grace, settings.unsafe_min_age_override)
+    problem = uploads_threshold_problem(settings.abort_uploads_after_days, expiry_seconds=grace)
+    if problem:  # lakeFS's expiry of upload addresses, as this lakeFS reports it
+        raise SettingsError(f"Param 'abort_uploads_after_days' {problem}")
     if settings.unsafe_min_age_override and settings.min_age_seconds < grace:
         log.warning(
             "unsafe_min_age_override is set: cutoff %s uses min age %ss below the grace period %ss; "
@@ -92,6 +100,10 @@ def prepare_run(
             f"turn on the store's own (S3 bucket versioning, Azure blob soft delete, GCS soft delete) and set "
             f"quarantine_days to 0; nothing was deleted"
         )
+    if preflight:  # lakefs-gc doctor's checks: the run's key, the store's rights (lakefs_gc.doctor.preflight)
+        from lakefs_gc.doctor.preflight import preflight as doctor_checks
+
+        doctor_checks(client, repository, repo.default_branch, storage, now, settings.quarantine_days)
     sweep_mark = None
     choice, fingerprint = FlowChoice("clean", ""), ""
     if settings.mode != "sweep_only":
@@ -138,6 +150,8 @@ def prepare_run(
         base=(choice.base_summary or RunSummary()).incremental_base(choice.base)
         if choice.flow == "incremental"
         else None,
+        prices=prices or Prices(),
+        keep=keep or KeepRules(),
     )
 
 

@@ -13,13 +13,13 @@ soft-deleted blob deleted while the sweep ran, only when no blob of that name ex
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from lakefs_gc.contract import Restorability
+from lakefs_gc.contract import Freeing, Restorability
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
@@ -31,6 +31,7 @@ from lakefs_gc.storage.base import (
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.billing import azure_freeing
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
 from lakefs_gc.timestamps import iso
@@ -301,6 +302,29 @@ class AzureStorage(CloudStorage):
             iso(now + timedelta(days=days)),
             f"blob soft delete keeps deleted blobs {plural(days, 'day')}",
         )
+
+    def freeing(self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None) -> Freeing:
+        """Return what a delete now does to the bill: the account's blob soft delete and blob versioning."""
+        return azure_freeing(self.soft_delete_days(), self.versioning(), now)
+
+    def versioning(self) -> bool | None:
+        """
+        Return whether blob versioning is on, as the namespace's ``_lakefs/`` blobs show it; None: they cannot be listed.
+
+        The data plane has no call for the setting (it is the account's, in Azure Resource
+        Manager): a version id on any of the first 1,000 blobs lakeFS and the GC wrote there says
+        it is on. Turned on after they were all written, it reads as off.
+        """
+        try:
+            page: Iterable[Any] = next(
+                self.client.list_blobs(
+                    name_starts_with=self._base + "_lakefs/", include=["versions"], results_per_page=1000
+                ).by_page(),
+                [],
+            )
+            return any(getattr(b, "version_id", None) for b in page)
+        except Exception:
+            return None
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Undelete the blob soft-deleted while the sweep ran, only when no blob of that name exists."""

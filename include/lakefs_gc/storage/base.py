@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from obstore.store import ObjectStore
 
-    from lakefs_gc.contract import Restorability
+    from lakefs_gc.contract import Freeing, Restorability
     from lakefs_gc.storage.info import ObjectInfo
     from lakefs_gc.storage.restoring import SweptKeys
 
@@ -114,6 +114,15 @@ class Storage(Protocol):
 
         ``quarantine_days``: the run's; ``quarantine_until``: the end the sweep's quarantine record
         gives, when it has one (a store that :attr:`quarantines`).
+        """
+        ...
+
+    def freeing(self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None) -> Freeing:
+        """
+        Say what a delete ``now`` does to the bill of the namespace's ``data/`` keys (read from the store itself).
+
+        Freed now, on a date, or not until someone acts (:mod:`lakefs_gc.storage.billing`); what
+        the store does not let the GC read counts as still billed. The arguments: :meth:`restorability`'s.
         """
         ...
 

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
-from lakefs_gc.contract import Restorability
+from lakefs_gc.contract import STILL_BILLED, Freeing, Restorability
 from lakefs_gc.storage import native
 from lakefs_gc.storage.base import (
     CloudStorage,
@@ -35,6 +35,7 @@ from lakefs_gc.storage.base import (
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.billing import gcs_freeing
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.restoring import DELETED_AGAIN, NO_VERSION, RESTORED, WOULD_RESTORE, WRITTEN_SINCE, SweptKeys
 from lakefs_gc.storage.settings import GCSOptions
@@ -269,6 +270,19 @@ class GCSStorage(CloudStorage):
             iso(now + timedelta(seconds=seconds)),
             f"soft delete keeps deleted objects {plural(seconds // 86400, 'day')}",
         )
+
+    def freeing(self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None) -> Freeing:
+        """Return what a delete now does to the bill: the bucket's soft delete policy, object versioning and lifecycle rules."""
+        try:
+            self.bucket.reload()
+            seconds = int(self.bucket.soft_delete_policy.retention_duration_seconds or 0)
+            versioning = bool(self.bucket.versioning_enabled)
+            rules = [dict(r) for r in self.bucket.lifecycle_rules]
+        except Exception as exc:
+            return Freeing(
+                STILL_BILLED, None, "unknown", f"cannot read the bucket's settings ({exc}): counted as still billed"
+            )
+        return gcs_freeing(versioning, seconds, rules, self._base + "data/", now)
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Restore the generation soft-deleted while the sweep ran, only when no object of that name exists."""

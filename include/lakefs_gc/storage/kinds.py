@@ -19,11 +19,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from lakefs_gc.storage import multipart
 from lakefs_gc.storage.azure import AzureStorage
 from lakefs_gc.storage.base import Storage
 from lakefs_gc.storage.gcs import GCSStorage
 from lakefs_gc.storage.local import LocalStorage
 from lakefs_gc.storage.namespace import AZURE, GCS, LOCAL, S3, NamespaceURI, parse_namespace, scheme_of
+from lakefs_gc.storage.requests import instrument, instrument_via
 from lakefs_gc.storage.s3 import S3Storage
 from lakefs_gc.storage.settings import (
     DEFAULT_REGION,
@@ -211,6 +213,13 @@ NAMESPACE_KINDS: dict[str, NamespaceKind] = {
         ),
     )
 }
+
+
+for _kind in NAMESPACE_KINDS.values():  # every adapter's requests counted (lakefs_gc.storage.requests)
+    instrument(_kind.adapter, _kind.scheme)
+# ... and those of the incomplete uploads' helpers, through their adapter (ListParts: a LIST)
+for _helper in (multipart.S3Uploads, multipart.GCSUploads, multipart.AzureUncommitted):
+    instrument_via(_helper, "st", {"list": "LIST", "size": "LIST", "abort": "DELETE"})
 
 
 def kind_of(namespace: str, local_root: str | None = None) -> tuple[NamespaceKind, NamespaceURI]:

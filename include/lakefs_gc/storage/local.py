@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from lakefs_gc.contract import Restorability
+from lakefs_gc.contract import FREED_LATER, FREED_NOW, Freeing, Restorability
 from lakefs_gc.storage.base import ObjectNotFound
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.namespace import _check_key
@@ -261,6 +261,19 @@ class LocalStorage:
         return Restorability(
             "none", False, None, "local:// files are deleted (quarantine_days is 0: set it to keep them restorable)"
         )
+
+    def freeing(self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None) -> Freeing:
+        """Return when the disk space comes back: now, or when a sweep after the quarantine's end purges it."""
+        if quarantine_days:
+            until = quarantine_until if quarantine_until is not None else iso(now + timedelta(days=quarantine_days))
+            return Freeing(
+                FREED_LATER,
+                until,
+                "local quarantine",
+                f"swept files stay in the sweep's quarantine/ folder {plural(quarantine_days, 'day')}: the first "
+                f"sweep after that purges them",
+            )
+        return Freeing(FREED_NOW, None, "none", "local:// files are deleted")
 
     def restore_key(self, key: str, run: SweptKeys, dry_run: bool, now: datetime) -> tuple[str, str]:
         """Link the file back from the first sweep's quarantine that has it, never over a file written since."""

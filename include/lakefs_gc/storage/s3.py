@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 
-from lakefs_gc.contract import Restorability
+from lakefs_gc.contract import STILL_BILLED, Freeing, Restorability
 from lakefs_gc.storage.base import (
     MD5_HEX,
     CloudStorage,
@@ -28,6 +28,7 @@ from lakefs_gc.storage.base import (
     unreachable_line,
     where,
 )
+from lakefs_gc.storage.billing import s3_freeing
 from lakefs_gc.storage.info import ObjectInfo
 from lakefs_gc.storage.native import s3_store
 from lakefs_gc.storage.restoring import (
@@ -298,18 +299,46 @@ class S3Storage(CloudStorage):
             f"versions after {plural(days, 'day')}",
         )
 
+    def freeing(self, now: datetime, quarantine_days: int = 0, quarantine_until: str | None = None) -> Freeing:
+        """Return what a delete now does to the bill: versioning, and the lifecycle rules that cover the namespace's ``data/``."""
+        try:
+            status = self.client.get_bucket_versioning(Bucket=self.bucket).get("Status")
+        except Exception as exc:
+            return Freeing(
+                STILL_BILLED, None, "unknown", f"cannot read the bucket's versioning ({exc}): counted as still billed"
+            )
+        try:
+            rules = self._lifecycle_rules() if status in ("Enabled", "Suspended") else []
+        except Exception as exc:
+            return Freeing(
+                STILL_BILLED,
+                None,
+                "s3 versioning",
+                f"bucket versioning keeps the deleted versions; the lifecycle rules could not be read ({exc}): "
+                f"counted as still billed",
+            )
+        return s3_freeing(status, rules, self._base + "data/", now)
+
+    def _lifecycle_rules(self) -> builtins.list[dict[str, Any]]:
+        """Return the bucket's lifecycle rules (none without a lifecycle configuration)."""
+        try:
+            rules: builtins.list[dict[str, Any]] = self.client.get_bucket_lifecycle_configuration(
+                Bucket=self.bucket
+            ).get("Rules", [])
+        except Exception as exc:
+            if "NoSuchLifecycleConfiguration" in str(exc):
+                return []
+            raise
+        return rules
+
     def _noncurrent_days(self) -> int | None:
         """
         Return the fewest NoncurrentDays of the bucket's enabled lifecycle rules.
 
-        Every rule, whatever its filter: the earliest a deleted version may expire.
+        Every rule, whatever its filter: the earliest a deleted version may expire (the undo's
+        figure; the bill's, :meth:`freeing`, counts only the rules that cover the namespace).
         """
-        try:
-            rules = self.client.get_bucket_lifecycle_configuration(Bucket=self.bucket).get("Rules", [])
-        except Exception as exc:
-            if "NoSuchLifecycleConfiguration" in str(exc):
-                return None
-            raise
+        rules = self._lifecycle_rules()
         days = [
             int(r["NoncurrentVersionExpiration"]["NoncurrentDays"])
             for r in rules

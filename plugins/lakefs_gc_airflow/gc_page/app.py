@@ -65,6 +65,19 @@ def _recorded_inventories(cfg) -> list[Any]:
         return []
 
 
+def _recorded_orphans(cfg) -> list[Any]:
+    """Return the orphaned namespaces the discovery refresh recorded (those still held by a repository left out)."""
+    from lakefs_gc.config.discovered import read_discovered
+
+    if cfg.discovery is None:
+        return []
+    try:
+        return [o for o in read_discovered(cfg.discovery.state_file).orphans if o.orphaned]
+    except Exception as e:  # as _recorded_inventories
+        log.warning("GC page: the discovery refresh's record does not read: %s", e)
+        return []
+
+
 def _may_read(user, dag_id: str) -> bool:
     from airflow.api_fastapi.app import get_auth_manager
 
@@ -114,6 +127,9 @@ def repositories(user: GetUserDep) -> dict[str, Any]:
     inventories = _recorded_inventories(cfg)
     if inventories:
         out["inventories"] = [r.to_doc() for r in inventories]
+    orphans = _recorded_orphans(cfg)
+    if orphans:
+        out["orphans"] = [o.to_doc() for o in orphans]
     return out
 
 
@@ -347,7 +363,7 @@ def dag_gc_whatif(dag_id: str, delete_branch: str | None = None, rule: str | Non
     except ValueError as e:
         raise HTTPException(400, str(e).replace("--delete-branch", "delete branch").replace("--rule", "rule")) from None
     with _lakefs_and_namespace(repo, f"price {change.describe()}") as (client, storage, roots, local_root):
-        lines = whatif_now(client, repo.repository, storage, roots, local_root, repo.min_age_seconds, change)
+        lines = whatif_now(client, repo.repository, storage, roots, local_root, repo.min_age_seconds, change, repo.keep)
     return {"change": change.describe(), "lines": lines}
 
 

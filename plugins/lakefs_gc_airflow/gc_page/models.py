@@ -81,6 +81,28 @@ class FleetInventory(BaseModel):
     repositories: dict[str, FleetReader]
 
 
+class OrphanedNamespace(BaseModel):
+    """
+    A storage namespace whose repository is gone from lakeFS, as the discovery refresh recorded it (``orphans.Orphan``).
+
+    Its size by a bounded listing (``complete`` false: at least that; null: ``size_problem`` says
+    why); ``lakefs-gc reclaim-namespace`` removes it after the grace period.
+    """
+
+    namespace: str
+    lakefs_conn_id: str
+    repository: str
+    first_seen: str
+    last_seen: str
+    orphaned_at: str
+    objects: int | None
+    bytes: int | None
+    complete: bool
+    measured_at: str | None
+    size_problem: str | None
+    held_by: str | None
+
+
 class ReposAnswer(BaseModel):
     """The repositories and the config's errors; a config that does not read is its error alone."""
 
@@ -90,6 +112,7 @@ class ReposAnswer(BaseModel):
     removed: list[Removed] = absent()
     refreshed_at: str | None = None
     inventories: list[FleetInventory] = absent()  # when the refresh recorded some
+    orphans: list[OrphanedNamespace] = absent()  # namespaces of repositories gone from lakeFS, when there are
 
 
 # /api/dags/{dag_id}/runs
@@ -153,6 +176,37 @@ class RunListing(BaseModel):
     fallback: str | None
 
 
+class Freeing(BaseModel):
+    """What a delete does to the bill on the run's store (the sweep's ``freeing``): now, later (``on``) or never."""
+
+    when: str
+    on: str | None
+    how: str
+    detail: str
+
+
+class FreedOn(BaseModel):
+    """Bytes the run deleted that the store frees on one date."""
+
+    on: str
+    bytes: int
+
+
+class RunCost(BaseModel):
+    """
+    What a run's storage requests cost and what the bytes it freed now save a month (issue 54).
+
+    ``requests``: by kind, every store's together; US dollars at the prices of ``prices_as_of``
+    (the public list prices of that date, or ``config``).
+    """
+
+    requests: dict[str, int]
+    request_cost_usd: float
+    saving_bytes: int
+    monthly_saving_usd: float
+    prices_as_of: str
+
+
 class Run(_Open):
     """
     One GC run (``runs.run_record`` merged with its DAG run, ``runs.merge``).
@@ -189,9 +243,15 @@ class Run(_Open):
     held_back: int | None = None
     delete_failed: int | None = None
     reclaimed_bytes: int | None = None
+    # reclaimed_bytes as the bill sees them (a sweep whose store said; the bytes null where not known)
+    freeing: Freeing | None = None
+    freed_now_bytes: int | None = None
+    freed_later: list[FreedOn] | None = None
+    still_billed_bytes: int | None = None
     candidate_bytes: int | None = None
     space_file: str | None = None
     listing: RunListing | None = None  # a run asked to list from an inventory
+    cost: RunCost | None = None  # a run whose steps counted their requests
     would_delete: int = absent()  # a dry run's
     dag_run: DagRun | None
 

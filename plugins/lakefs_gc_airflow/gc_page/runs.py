@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import TIMED_STEPS
+from lakefs_gc.contract import TIMED_STEPS, to_wire
 from lakefs_gc.report import layout
 from lakefs_gc.report.marks import iter_marks, iter_sweeps
 from lakefs_gc.report.render import summary_rows
@@ -77,13 +77,34 @@ def run_record(
         "held_back": s.held_back,
         "delete_failed": s.delete_failed,
         "reclaimed_bytes": s.reclaimed_bytes,
+        "freeing": to_wire(s.freeing),
+        "freed_now_bytes": s.freed_now_bytes,
+        "freed_later": to_wire(s.freed_later),
+        "still_billed_bytes": s.still_billed_bytes,
         "candidate_bytes": s.candidate_bytes,
         "space_file": s.space_file,
         "listing": listing(s),
+        "cost": run_cost(s),
     }
     if s.dry_run and s.would_delete is not None:
         rec["would_delete"] = s.would_delete
     return rec
+
+
+def run_cost(s: RunSummary) -> dict[str, Any] | None:
+    """Return the run's requests by kind, their cost and the monthly saving of the bytes freed now; None: not counted."""
+    if not s.requests:
+        return None
+    by_kind: dict[str, int] = {}
+    for c in s.requests:
+        by_kind[c.kind] = by_kind.get(c.kind, 0) + c.count
+    return {
+        "requests": by_kind,
+        "request_cost_usd": s.request_cost_usd or 0.0,
+        "saving_bytes": s.saving_bytes or 0,
+        "monthly_saving_usd": s.monthly_saving_usd or 0.0,
+        "prices_as_of": s.prices_as_of or "",
+    }
 
 
 def listing(s: RunSummary) -> dict[str, Any] | None:

@@ -123,8 +123,13 @@ def _assert_no_secrets(secrets: list[str], tis, output: str, *dirs: Path) -> Non
 
 
 def _write_config(
-    tmp_path: Path, repo: str, storage_conn_id: str = "aws_default", in_process_max_keys: int = 10_000
+    tmp_path: Path,
+    repo: str,
+    storage_conn_id: str = "aws_default",
+    in_process_max_keys: int = 10_000,
+    keep: dict | None = None,
 ) -> Path:
+    """The repositories file of one entry; ``keep``: its keep rules (none by default)."""
     cfg = tmp_path / "gc.yaml"
     cfg.write_text(
         textwrap.dedent(f"""
@@ -145,6 +150,7 @@ def _write_config(
                 spark.driver.extraJavaOptions: "{java_options()}"
                 spark.executor.extraJavaOptions: "{java_options()}"
     """)
+        + (f"    keep: {json.dumps(keep)}\n" if keep else "")
     )
     return cfg
 
@@ -158,12 +164,14 @@ def _load_dag(
     storage_conn_id: str = "aws_default",
     spark_master: str = "local[2]",
     in_process: int | None = None,
+    keep: dict | None = None,
 ):
     """``in_process``: the config's ``spark.in_process_max_keys``; by default 0 on a cluster (every
-    Spark step an application of it, the sweep too), else the product's default."""
+    Spark step an application of it, the sweep too), else the product's default. ``keep``: the
+    entry's keep rules."""
     if in_process is None:
         in_process = 0 if spark_master.startswith("spark://") else 10_000
-    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id, in_process)))
+    monkeypatch.setenv("LAKEFS_GC_CONFIG", str(_write_config(tmp_path, repo, storage_conn_id, in_process, keep)))
     monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
     conns = [conn_env("lakefs_default", **lakefs), conn_env("spark_default", conn_type="spark", host=spark_master)]
     if aws is not None:

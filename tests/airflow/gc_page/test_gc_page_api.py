@@ -38,6 +38,7 @@ def _repo(name: str, source: str = "list") -> SimpleNamespace:
         storage_conn_id=None,
         min_age_seconds=0,
         listing=SimpleNamespace(source=source),
+        keep=None,  # the entry's keep rules (none: lakeFS's rules alone)
     )
 
 
@@ -431,3 +432,23 @@ def test_whatif_refuses_the_default_branch_with_a_400(page_on_lakefs):
         f"delete branch 'main': it is the default branch of {name!r}, which lakeFS refuses to delete "
         f'("cannot delete repository default branch"): price another branch, or a rule'
     )
+
+
+def test_the_orphaned_namespaces_the_refresh_recorded_are_served_with_the_repositories(api, tmp_path):
+    from lakefs_gc.config.discovered import Discovered, write_discovered
+    from lakefs_gc.listing.orphans import Orphan
+
+    module, client = api
+    cfg = module._config()
+    cfg.discovery = SimpleNamespace(state_file=tmp_path / "gc.discovered.json")
+    got = _served_as_built(client, "/repositories", module.repositories(None))
+    assert "orphans" not in got  # none recorded: left out
+    gone = Orphan("s3://bkt/gone", "lakefs_default", "gone", T1, T2, T3, 3, 2048, True, T3)
+    held = Orphan(
+        "s3://bkt/held", "lakefs_default", "held", T1, T2, T3, held_by="repository x (lakefs_default) on s3://bkt"
+    )
+    write_discovered(cfg.discovery.state_file, Discovered(refreshed_at=T3, orphans=[gone, held]))
+    got = _served_as_built(client, "/repositories", module.repositories(None))
+    assert got["orphans"] == [gone.to_doc()]  # a held one is not orphaned (yet)
+    assert got["orphans"][0]["objects"] == 3
+    assert got["orphans"][0]["bytes"] == 2048

@@ -36,8 +36,10 @@ CHECKED = (
     "Amount",
     "HeldBy",
     "RunListing",
+    "RunCost",
     "FleetInventory",
     "FleetReader",
+    "OrphanedNamespace",
 )
 ROUTES = {
     "/api/repositories": "ReposAnswer",

@@ -172,3 +172,31 @@ def test_the_committed_bundle_is_the_build_of_its_sources():
     bundle = (WWW / "dist" / "main.umd.js").read_text()
     assert "AirflowPlugin" in bundle
     assert "lakefs-gc/api" in bundle
+
+
+def test_a_run_carries_what_its_sweep_freed_beside_what_it_reclaimed(tmp_path):
+    """Issue 54: the bill's figures reach the page as the summary has them; an older report has none."""
+    (tmp_path / "repo").mkdir()
+    st = open_storage("local://repo", None, tmp_path)
+    freeing = {"when": "later", "on": "2026-12-08T00:00:00.000000Z", "how": "s3 versioning", "detail": "a rule"}
+    bill = {
+        "freeing": freeing,
+        "freed_now_bytes": 100,
+        "freed_later": [{"on": "2026-12-08T00:00:00.000000Z", "bytes": 300}],
+        "still_billed_bytes": 0,
+    }
+    write_summary(st, layout.summary_key("m2"), _summary("m2", "2026-11-02T00:00:00+00:00", **bill))
+    write_summary(st, layout.summary_key("m1"), _summary("m1", "2026-11-01T00:00:00+00:00"))
+    m2, m1 = runs.repository_runs(st)[:2]
+    assert {k: m2[k] for k in bill} == bill
+    assert m2["reclaimed_bytes"] == 400
+    assert any(
+        label == "freed" and value.startswith("freed now 100 B, freed later 300 B on 2026-12-08")
+        for label, value in m2["rows"]
+    )
+    assert (m1["freeing"], m1["freed_now_bytes"], m1["freed_later"], m1["still_billed_bytes"]) == (
+        None,
+        None,
+        None,
+        None,
+    )

@@ -22,8 +22,10 @@ class _Client:
     def __init__(self, bucket: str):
         self.bucket = bucket
 
-    def repository_ids(self) -> list[str]:
-        return list(REPOS)
+    endpoint = "http://lakefs.test/api/v1"
+
+    def repository_namespaces(self) -> dict[str, str]:
+        return {r: f"s3://{self.bucket}/{r}" for r in REPOS}
 
     def get_repository(self, repo: str):
         if repo == "fleet-gone":

@@ -447,9 +447,13 @@ class _Client:
 
 @pytest.fixture
 def fake_client(monkeypatch, connections):
+    import lakefs_gc.doctor.preflight as doctor
     import lakefs_gc.lakefs.client as api
 
     monkeypatch.setattr(api, "LakeFSClient", _Client)
+    # the stand-in makes none of the reads of lakefs-gc doctor's checks, nor is its store there: those
+    # checks run against lakeFS itself (tests/real_lakefs/test_doctor.py)
+    monkeypatch.setattr(doctor, "preflight", lambda *args, **kwargs: [])
 
 
 def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, tmp_path):

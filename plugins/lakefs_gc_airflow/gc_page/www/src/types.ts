@@ -25,6 +25,15 @@ export type FleetInventory = {
   location: string; name: string; storage_conn_id: string | null; checked_at: string; inventory_id: string | null;
   inventory_time: string | null; verified: boolean; reason: string | null; repositories: Record<string, FleetReader>;
 };
+// what a delete does to the bill on a run's store (when: now | later | never, why in detail), and the run's
+// reclaimed bytes split by it (null where the bytes are not known; absent from a report written before)
+export type Freeing = { when: string; on: string | null; how: string; detail: string };
+export type FreedOn = { on: string; bytes: number };
+// a run's storage requests by kind, their cost and the monthly saving of the bytes it freed now (US dollars
+// at the prices of prices_as_of: a date's list prices, or "config"); absent from a run that did not count them
+export type RunCost = {
+  requests: Record<string, number>; request_cost_usd: number; saving_bytes: number; monthly_saving_usd: number; prices_as_of: string;
+};
 export type Run = {
   mark_id: string | null; sweep: string | null; airflow_run_id?: string | null; start_time?: string | null;
   cutoff_time?: string | null; mode?: string | null; flow?: string | null; dry_run?: boolean; success?: boolean;
@@ -35,7 +44,9 @@ export type Run = {
   report: string | null; problem: string | null; rows: [string, string][]; seconds: Record<string, number>;
   listed_objects?: number | null; candidates?: number | null; to_delete?: number | null; deleted?: number | null;
   already_gone?: number | null; held_back?: number | null; delete_failed?: number | null;
-  reclaimed_bytes?: number | null; would_delete?: number | null; listing?: RunListing | null; dag_run: DagRun | null;
+  reclaimed_bytes?: number | null; freeing?: Freeing | null; freed_now_bytes?: number | null; freed_later?: FreedOn[] | null;
+  still_billed_bytes?: number | null; would_delete?: number | null; listing?: RunListing | null; dag_run: DagRun | null;
+  cost?: RunCost | null;
 };
 export type ExplainAnswer = { target: string; address: string; note: string | null; verdict: string; reason: string; fates: string[]; lines: string[] };
 export type Amount = { objects: number; bytes: number };
@@ -54,9 +65,16 @@ export type RunsAnswer = { repository: string; dag_id: string; namespace: string
   version: string; space?: SpaceDoc | null; grace_period_seconds: number | null; grace_period_source: string | null;
   inventory?: FleetInventory };
 export type Removed = { repository: string; dag_id: string; lakefs_conn_id: string; removed_at: string };
+// a namespace whose repository is gone from lakeFS, as the discovery refresh recorded it; its size by a bounded
+// listing (complete false: at least that; objects/bytes null: size_problem says why)
+export type OrphanedNamespace = {
+  namespace: string; lakefs_conn_id: string; repository: string; first_seen: string; last_seen: string; orphaned_at: string;
+  objects: number | null; bytes: number | null; complete: boolean; measured_at: string | null; size_problem: string | null;
+  held_by: string | null;
+};
 // the repositories (GCPage); a config that does not read is its error alone, without config, removed, refreshed_at
 export type ReposAnswer = { repositories: Repo[]; errors: string[]; config?: string; removed?: Removed[]; refreshed_at?: string | null;
-  inventories?: FleetInventory[] };
+  inventories?: FleetInventory[]; orphans?: OrphanedNamespace[] };
 
 // a DAG's Param, as api/v2/dags/<dag_id>/details gives it
 export type ParamSpec = { value: unknown; schema: Record<string, unknown>; description: string | null };

@@ -53,3 +53,18 @@ describe("Charts", () => {
     expect(screen.queryByTestId("gc-charts-one-run")).toBeNull();
   });
 });
+
+describe("one run's bill", () => {
+  it("shows freed now, freed later and still billed beside reclaimed when the run has them", () => {
+    const r: Run = { ...run("m1", "2026-01-02T03:04:05+00:00", 4), freeing: { when: "later", on: "2026-12-08T00:00:00.000000Z",
+      how: "gcs soft delete", detail: "7 days" }, freed_now_bytes: 1024, freed_later: [{ on: "2026-12-08T00:00:00.000000Z", bytes: 2048 }],
+      still_billed_bytes: 0 };
+    renderPage(<Charts runs={[r]} steps={STEPS} />);
+    const box = screen.getByTestId("gc-charts");
+    const figure = (k: string) => Array.from(box.querySelectorAll(`[data-figure="${k}"] td`)).map((td) => td.textContent);
+    expect(figure("reclaimed")).toEqual(["reclaimed", "3.0 MiB"]);
+    expect(figure("freed_now")).toEqual(["freed now", "1.0 KiB"]);
+    expect(figure("freed_later")).toEqual(["freed later", "2.0 KiB"]);
+    expect(figure("still_billed")).toEqual(["still billed", "0 B"]);
+  });
+});

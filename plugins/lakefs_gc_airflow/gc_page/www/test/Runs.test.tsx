@@ -73,3 +73,25 @@ describe("Latest", () => {
     expect(screen.queryByTestId("gc-newest")).toBeNull();
   });
 });
+
+describe("the bill beside reclaimed", () => {
+  const billed = (id: string, extra: Partial<Run>): Run => ({ ...swept, airflow_run_id: id, reclaimed_bytes: 4096, ...extra });
+  const freedCell = (runId: string) =>
+    screen.getByTestId("gc-runs").querySelector(`tr[data-run="${runId}"] td[data-col="freed"]`) as HTMLElement;
+
+  it("splits the reclaimed bytes into freed now, later by date and still billed, and flags a store that frees nothing", () => {
+    const later = billed("manual__later", { freeing: { when: "later", on: "2026-12-08T00:00:00.000000Z", how: "s3 versioning",
+      detail: "rule ns" }, freed_now_bytes: 0, freed_later: [{ on: "2026-12-08T00:00:00.000000Z", bytes: 4096 }], still_billed_bytes: 0 });
+    const never = billed("manual__never", { freeing: { when: "never", on: null, how: "s3 versioning", detail: "no rule" },
+      freed_now_bytes: 0, freed_later: [], still_billed_bytes: 4096 });
+    const older = billed("manual__older", {});
+    renderPage(<RunsTable runs={[later, never, older]} dagId={DAG} />);
+    const headers = [...screen.getByTestId("gc-runs").querySelectorAll("th")].map((h) => h.textContent);
+    expect(headers.slice(11, 13)).toEqual(["reclaimed", "freed (bill)"]);
+    expect(freedCell("manual__later").textContent).toBe("now 0 B, later 4.0 KiB on 2026-12-08, still billed 0 B");
+    expect(freedCell("manual__later").getAttribute("title")).toBe("s3 versioning: rule ns");
+    expect(freedCell("manual__never").textContent).toBe("now 0 B, still billed 4.0 KiB" + "still billed");
+    expect(within(freedCell("manual__never")).getByText("still billed")).toBeTruthy();
+    expect(freedCell("manual__older").textContent).toBe("");
+  });
+});

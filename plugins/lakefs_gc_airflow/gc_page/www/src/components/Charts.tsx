@@ -120,7 +120,11 @@ export const OneRun = ({ run, steps }: { run: Run; steps: string[] }) => (
         ["deleted", "deleted", n(run.deleted ?? 0)], ["already_gone", "already gone", n(run.already_gone ?? 0)],
         ["held_back", "held back", n(run.held_back ?? 0)], ["dead_letters", "dead letters", n(run.delete_failed ?? 0)]]} />
       <Figures title="Listed and reclaimed" rows={[["listed", "listed objects", n(run.listed_objects ?? 0)],
-        ["reclaimed", "reclaimed", bytes(run.reclaimed_bytes ?? 0)]]} />
+        ["reclaimed", "reclaimed", bytes(run.reclaimed_bytes ?? 0)],
+        ...(run.freed_now_bytes === null || run.freed_now_bytes === undefined ? [] : [
+          ["freed_now", "freed now", bytes(run.freed_now_bytes)],
+          ["freed_later", "freed later", bytes((run.freed_later ?? []).reduce((a, x) => a + x.bytes, 0))],
+          ["still_billed", "still billed", bytes(run.still_billed_bytes ?? 0)]] as [string, string, string][])]} />
       <Figures title="Seconds per step" rows={steps.map((s) => [s, s, (run.seconds?.[s] ?? 0).toFixed(1)])} />
     </SimpleGrid>
   </Box>

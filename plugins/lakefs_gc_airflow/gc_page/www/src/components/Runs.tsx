@@ -4,6 +4,7 @@
 import { Badge, Box, Code, HStack, Link, Table, Text } from "@chakra-ui/react";
 import { bytes, n, runUrl, taskUrl, when } from "../api";
 import type { DagRun, Run } from "../types";
+import { CostCell } from "./Cost";
 import { ListingCell } from "./Inventory";
 
 /** Why a failed run failed, as its task said (the API's dag_run.reason); null for any other run. */
@@ -105,6 +106,16 @@ const Report = ({ run, dagId }: { run: Run; dagId: string }) => {
   );
 };
 
+/** The reclaimed bytes as the bill sees them: freed now, on each date, still billed ("" for a run without them). */
+export const freedText = (r: Run): string => {
+  if (!r.freeing) return "";
+  if (r.freed_now_bytes === null || r.freed_now_bytes === undefined) {
+    return r.freeing.when === "never" ? "deletes here free nothing until someone acts" : "";
+  }
+  const later = (r.freed_later ?? []).map((x) => `${bytes(x.bytes)} on ${when(x.on).slice(0, 10)}`).join(", ");
+  return `now ${bytes(r.freed_now_bytes)}${later ? `, later ${later}` : ""}, still billed ${bytes(r.still_billed_bytes ?? 0)}`;
+};
+
 /** A DAG run's wall time in seconds: start to end, or to now while it runs; null without a start. */
 const wallSeconds = (d: DagRun | null): number | null => {
   if (!d?.start_date) return null;
@@ -120,7 +131,7 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (r
     <Table.Header>
       <Table.Row>
         {["started", "DAG run", "mode / flow", "outcome", "listed", "listing", "candidates", "deleted", "already gone", "held back",
-          "dead letters", "reclaimed", "wall s (DAG run)", "work s (in steps)", "report"].map((h) => (
+          "dead letters", "reclaimed", "freed (bill)", "cost", "wall s (DAG run)", "work s (in steps)", "report"].map((h) => (
           <Table.ColumnHeader key={h}>{h}</Table.ColumnHeader>
         ))}
       </Table.Row>
@@ -163,6 +174,12 @@ export const RunsTable = ({ runs, dagId }: { runs: Run[]; dagId: string }) => (r
             </Table.Cell>
             <Table.Cell data-col="dead_letters">{n(r.delete_failed)}</Table.Cell>
             <Table.Cell data-col="reclaimed">{bytes(r.reclaimed_bytes)}</Table.Cell>
+            <Table.Cell data-col="freed" title={r.freeing ? `${r.freeing.how}: ${r.freeing.detail}` : undefined}
+              minW={r.freeing ? "12em" : undefined} whiteSpace="normal">
+              {freedText(r)}
+              {r.freeing?.when === "never" ? <Badge ml={1} colorPalette="orange">still billed</Badge> : null}
+            </Table.Cell>
+            <Table.Cell data-col="cost" whiteSpace="nowrap"><CostCell run={r} /></Table.Cell>
             <Table.Cell data-col="wall_seconds"
               title="the DAG run's wall time, start to end (to now while it runs): every task's start, waits and work">
               {wall === null ? "" : wall.toFixed(1)}

@@ -4,7 +4,8 @@ import { Box, Button, HStack, Heading, Spinner, Text } from "@chakra-ui/react";
 import { useEffect, useState } from "react";
 import { api } from "../api";
 import { FleetInventories } from "../components/Inventory";
-import type { FleetInventory, Props, Removed, Repo, ReposAnswer } from "../types";
+import { OrphanedNamespaces } from "../components/Orphans";
+import type { FleetInventory, OrphanedNamespace, Props, Removed, Repo, ReposAnswer } from "../types";
 import { Repository } from "./Repository";
 
 const GCPage = ({ dagId }: Props) => {
@@ -12,6 +13,7 @@ const GCPage = ({ dagId }: Props) => {
   const [errors, setErrors] = useState<string[]>([]);
   const [removed, setRemoved] = useState<Removed[]>([]);
   const [inventories, setInventories] = useState<FleetInventory[]>([]);
+  const [orphans, setOrphans] = useState<OrphanedNamespace[]>([]);
   const [chosen, setChosen] = useState<string | undefined>(dagId);
   useEffect(() => {
     if (dagId) return;
@@ -21,6 +23,7 @@ const GCPage = ({ dagId }: Props) => {
         setErrors(a.errors ?? []);
         setRemoved(a.removed ?? []);
         setInventories(a.inventories ?? []);
+        setOrphans(a.orphans ?? []);
         setChosen((c) => c ?? a.repositories[0]?.dag_id);
       })
       .catch((e: Error) => setErrors([e.message]));
@@ -36,6 +39,7 @@ const GCPage = ({ dagId }: Props) => {
         </Text>
       ))}
       <FleetInventories inventories={inventories} />
+      <OrphanedNamespaces orphans={orphans} />
       {!dagId && repos ? (
         <HStack mb={4} gap={2} wrap="wrap">
           {repos.map((r) => (
