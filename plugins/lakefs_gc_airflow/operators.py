@@ -37,6 +37,8 @@ from lakefs_gc_airflow.task_io import namespace_storage, records_failure, step_i
 if TYPE_CHECKING:
     from airflow.sdk import Context
 
+    from lakefs_gc.storage.base import Storage
+
 
 def _fail(exc: Exception) -> AirflowFailException:
     """
@@ -287,29 +289,41 @@ class SaveReportOperator(BaseOperator):
 
         save_report = STEP_FUNCTIONS[self.step]
         inputs = step_inputs(self.step, context)
-        result = save_report(namespace_storage(inputs.context, self.storage_conn_id), inputs)
+        storage = namespace_storage(inputs.context, self.storage_conn_id)
+        result = save_report(storage, inputs)
         self.log.info("report for GC run %s written: %s", inputs.mark_id(), result.summary_uri)
         for line in result.summary.splitlines():  # summary_text's "label: value" rows
             label, _, value = line.partition(": ")
             self.log.info("%-13s %s", label + ":", value)
         self.run_summary = result.summary
-        self.announce(context, inputs)
+        self.announce(context, inputs, storage)
         return contract.to_wire(result)
 
-    def announce(self, context: Context, inputs: contract.StepInputs) -> None:
+    def announce(self, context: Context, inputs: contract.StepInputs, storage: Storage | None = None) -> None:
         """
         Send the run's figures as metrics (Airflow's ``Stats``) and its Asset events (``observability``).
 
-        Events go only through the repository's alias among this task's ``outlets`` (the GC DAG and
-        the task group declare it); a metric or event that cannot be sent is logged, never fails a
-        run whose report is written.
+        The figures are the summary.json the step wrote, read back from ``storage`` (it holds what
+        only the step knew, such as the GC's own leftovers it removed); the steps' results when it
+        cannot be read. Events go only through the repository's alias among this task's ``outlets``
+        (the GC DAG and the task group declare it); a metric or event that cannot be sent is logged,
+        never fails a run whose report is written.
         """
+        import json
+
         from lakefs_gc.report.figures import run_figures
-        from lakefs_gc.report.summary import build_summary
+        from lakefs_gc.report.run_summary import RunSummary
+        from lakefs_gc.report.summary import build_summary, summary_location
         from lakefs_gc_airflow import observability
 
         repository = inputs.context.repository
-        summary = build_summary(inputs, success=True)
+        try:
+            if storage is None:
+                raise LookupError("no storage given")
+            summary = RunSummary.from_doc(json.loads(storage.get(summary_location(inputs))))
+        except Exception as e:  # the figures the steps returned: all but what save_report itself did
+            self.log.warning("summary.json of %s not read back (%s): figures from the steps' results", repository, e)
+            summary = build_summary(inputs, success=True)
         figures = run_figures(summary)
         try:
             names = observability.emit_metrics(repository, figures)

@@ -146,7 +146,11 @@ def test_demo_runs_the_gc_dag_end_to_end_adds_up_and_keeps_lakefs_until_ctrl_c(t
 
         # Ctrl-C: the demo stops lakeFS (by its pid) and exits 0
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+        try:  # its stop of lakeFS waits up to 15 s for SIGTERM, then SIGKILLs (slow on a loaded machine)
+            code = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the demo did not stop within 120 s of Ctrl-C: {log.read_text()[-3000:]}")
+        assert code == 0, log.read_text()[-3000:]
         assert f"Ctrl-C: stopping lakeFS (pid {pid})" in log.read_text()
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -208,3 +208,10 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         page.wait_for_timeout(800)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
     print("screenshots:", TRIGGER_SCREENSHOT, SCREENSHOT)
+
+    # lakefs-gc doctor (issue 54) passes on the stack's set-up, run where the DAG's tasks run, with the
+    # connections and repositories file they use (the run above already passed its checks in prepare_run)
+    doctor = stack.compose("exec", "-T", "airflow-scheduler", "lakefs-gc", "doctor", "sample-repo", check=False)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "PASS  lakeFS" in doctor.stdout, doctor.stdout
+    assert "FAIL" not in doctor.stdout, doctor.stdout

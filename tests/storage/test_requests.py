@@ -170,7 +170,10 @@ def test_azure_and_gcs_methods_count_what_reached_the_store(kind, request):
             st.put("w/0", b"")
         first = proxy.take()
         assert _by_kind(sent.counts()) == {"PUT": 1}
-        assert first == ({"PUT": 1} if kind == "azure" else {"PUT": 1, "SETTINGS": 1}), proxy.log
+        # GCS: the library may read the bucket first (not on every client: only its PUT is the storage's)
+        settings = {"SETTINGS": first.get("SETTINGS", 0)} if kind == "gs" and first.get("SETTINGS") else {}
+        assert first == {"PUT": 1, **settings}, proxy.log
+        assert settings.get("SETTINGS", 0) <= 1, proxy.log
         calls = {
             "put": lambda: st.put("w/1", b"hello"),
             "get": lambda: st.get("w/1"),
