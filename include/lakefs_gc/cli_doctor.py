@@ -102,20 +102,11 @@ def _entry(args: argparse.Namespace) -> tuple[RepoConfig | None, str]:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from lakefs_gc.credentials import LAKEFS_ENV, resolver
-    from lakefs_gc.lakefs.client import LakeFSClient
+    """Return a client of lakeFS and where its settings came from (``lakefs_gc.credentials``)."""
+    from lakefs_gc.cli_namespace import lakefs_client
+    from lakefs_gc.credentials import resolver
 
-    access = resolver(args).lakefs()
-    if not access.endpoint or not access.access_key_id or not access.secret_access_key:
-        (endpoint, key, secret), _ = LAKEFS_ENV
-        raise UsageError(
-            f"lakeFS's URL or keys were not found: --conn-id ID (an Airflow connection), or --lakefs-endpoint URL "
-            f"(or {endpoint}) with {key} and {secret}"
-        )
-    client = LakeFSClient(
-        access.endpoint, access.access_key_id, access.secret_access_key, connection=access.connection, **access.retries
-    )
-    return client, access
+    return lakefs_client(args, NAME), resolver(args).lakefs()
 
 
 def policy(args: argparse.Namespace, out: TextIO) -> int:

@@ -194,19 +194,9 @@ def _entry(args: argparse.Namespace) -> tuple[RepoConfig | None, str]:
 
 def _namespace(args: argparse.Namespace) -> str:
     """Return the repository's storage namespace, as lakeFS reports it."""
-    from lakefs_gc.credentials import LAKEFS_ENV, resolver
-    from lakefs_gc.lakefs.client import LakeFSClient
+    from lakefs_gc.cli_namespace import lakefs_client
 
-    access = resolver(args).lakefs()
-    if not access.endpoint or not access.access_key_id or not access.secret_access_key:
-        (endpoint, key, secret), _ = LAKEFS_ENV
-        raise UsageError(
-            f"the repository's namespace is read from lakeFS, and its URL or keys were not found: --conn-id ID "
-            f"(an Airflow connection), or --lakefs-endpoint URL (or {endpoint}) with {key} and {secret}"
-        )
-    with LakeFSClient(
-        access.endpoint, access.access_key_id, access.secret_access_key, connection=access.connection, **access.retries
-    ) as client:
+    with lakefs_client(args, f"{NAME} (the repository's namespace is read from lakeFS)") as client:
         return str(client.get_repository(args.repository).storage_namespace).rstrip("/")
 
 

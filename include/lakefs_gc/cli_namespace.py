@@ -263,8 +263,12 @@ def restore_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if all(o in DONE for _, o, _ in report.rows) else 1
 
 
-def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
-    """Return a client of lakeFS: ``--lakefs-endpoint``, the lakeFS connection, the environment (``lakefs_gc.credentials``)."""
+def lakefs_client(args: argparse.Namespace, needed_by: str = "--repository") -> LakeFSClient:
+    """
+    Return a client of lakeFS: ``--lakefs-endpoint``, the lakeFS connection, the environment (``lakefs_gc.credentials``).
+
+    ``needed_by``: what needs lakeFS, named in the :class:`UsageError` when its URL or keys are missing.
+    """
     from lakefs_gc.credentials import LAKEFS_ENV, resolver
     from lakefs_gc.lakefs.client import LakeFSClient
 
@@ -275,7 +279,7 @@ def _lakefs_client(args: argparse.Namespace) -> LakeFSClient:
             what for what, v in (("its URL", access.endpoint), ("its keys", access.access_key_id)) if not v
         )
         raise UsageError(
-            f"--repository needs lakeFS, and {missing} {'were' if ' and ' in missing else 'was'} not found: "
+            f"{needed_by} needs lakeFS, and {missing} {'were' if ' and ' in missing else 'was'} not found: "
             f"--conn-id ID (an Airflow connection; default lakefs_default), or --lakefs-endpoint URL "
             f"(or {endpoint}, or {endpoint2}) with the keys in {key} / {secret} (or {key2} / {secret2})"
         )
@@ -288,7 +292,7 @@ def space_command(args: argparse.Namespace, out: TextIO) -> int:
     """``lakefs-gc space`` and ``lakefs-gc whatif``: read now, nothing deleted."""
     from lakefs_gc import space
 
-    return space.run(args, out, _open_namespace(args.namespace.rstrip("/"), args), _lakefs_client(args))
+    return space.run(args, out, _open_namespace(args.namespace.rstrip("/"), args), lakefs_client(args))
 
 
 def explain_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -300,7 +304,7 @@ def explain_command(args: argparse.Namespace, out: TextIO) -> int:
     namespace = args.namespace.rstrip("/")
     storage = _open_namespace(namespace, args)
     roots = parse_namespace(namespace, args.local_root or os.environ.get("LAKEFS_GC_LOCAL_ROOT")).roots()
-    client = _lakefs_client(args) if args.repository else None
+    client = lakefs_client(args) if args.repository else None
     try:
         address, path, note = resolve(roots, args.target, client, args.repository, args.ref, args.max_commits)
     except ValueError as e:

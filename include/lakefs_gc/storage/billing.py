@@ -10,7 +10,7 @@ storage class) does not count, and the answer says so: a bill figure errs toward
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, time, timedelta
 from typing import Any
 
@@ -21,8 +21,21 @@ from lakefs_gc.words import plural
 __all__ = ["gcs_freeing", "azure_freeing", "s3_expiry", "s3_freeing", "s3_rule_days"]
 
 
-def _later(days: list[tuple[int, str]]) -> tuple[int, str] | None:
-    return min(days) if days else None
+def _soonest(
+    rules: Iterable[Mapping[str, Any]],
+    key_prefix: str,
+    rule_days: Callable[[Mapping[str, Any], str], tuple[int | None, str]],
+) -> tuple[tuple[int, str] | None, list[str]]:
+    """Return the soonest (days, why) of the rules that free ``key_prefix``'s deleted versions, and why the others do not."""
+    counted: list[tuple[int, str]] = []
+    skipped: list[str] = []
+    for rule in rules:
+        days, why = rule_days(rule, key_prefix)
+        if days is not None:
+            counted.append((days, why))
+        elif why:
+            skipped.append(why)
+    return (min(counted) if counted else None), skipped
 
 
 def _notes(skipped: list[str]) -> str:
@@ -103,15 +116,7 @@ def s3_freeing(status: str | None, rules: Iterable[Mapping[str, Any]], key_prefi
         "version, billed as before"
     )
     markers = "; each key gets a delete marker (it holds no object bytes)"
-    counted: list[tuple[int, str]] = []
-    skipped: list[str] = []
-    for rule in rules:
-        days, why = s3_rule_days(rule, key_prefix)
-        if days is not None:
-            counted.append((days, why))
-        elif why:
-            skipped.append(why)
-    best = _later(counted)
+    best, skipped = _soonest(rules, key_prefix, s3_rule_days)
     if best is None:
         return Freeing(
             STILL_BILLED,
@@ -196,15 +201,7 @@ def gcs_freeing(
             "gcs soft delete",
             f"soft delete keeps deleted objects {plural(soft_delete_seconds // 86400, 'day')}, billed",
         )
-    counted: list[tuple[int, str]] = []
-    skipped: list[str] = []
-    for rule in rules:
-        days, why = _gcs_rule_days(rule, key_prefix)
-        if days is not None:
-            counted.append((days, why))
-        elif why:
-            skipped.append(why)
-    best = _later(counted)
+    best, skipped = _soonest(rules, key_prefix, _gcs_rule_days)
     kept = "object versioning keeps each deleted object as a noncurrent version, billed"
     if best is None:
         return Freeing(
