@@ -173,7 +173,10 @@ def keep(started, target, repo: str, ns: str, scratch: Path, manifest, deleted: 
         log("the lakeFS is not this demo's (LAKEFS_GC_TARGET_ENDPOINT): nothing to keep running")
         return 0
     log(f"lakeFS (pid {started.pid}) runs until Ctrl-C")
-    signal.signal(signal.SIGTERM, interrupted)  # a kill stops it as Ctrl-C does
+    # Ctrl-C and a kill stop it, even when it was started with SIGINT ignored (a child inherits an
+    # ignored signal, and Python then leaves it ignored: the test suite's workers can start it so)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, interrupted)
     try:
         while started.poll() is None:
             time.sleep(0.5)
