@@ -1,6 +1,7 @@
 """Deletion throughput of the sweep's deleter, beside floors measured in the same run.
 
     .venv/bin/python -m bench delete [--keys N] [--rate R] [--backends s3,local,azure,gcs]
+    .venv/bin/python -m bench delete --slowdown [...]   # through a SlowDown storm (bench/delete_slowdown.py)
 
 * moto server on 127.0.0.1 (S3 DeleteObjects): floor = sequential 1,000-key DeleteObjects with a
   plain boto3 client; ours = :class:`lakefs_gc.sweeping.deleter.Deleter` (same concurrency: one sequential
@@ -33,6 +34,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def start_moto(work: Path):
+    """Start moto server on 127.0.0.1 (its log in ``work``); return its process and port. Stop it with ``stop_group``."""
+    from lakefs_sandbox.emulator.launcher import free_port, start_server
+
+    port = free_port()
+    proc = start_server(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        work / "moto.log",
+        f"http://127.0.0.1:{port}/moto-api/",
+    )
+    return proc, port
+
+
 def _put_s3(client, bucket, keys):
     for k in keys:
         client.put_object(Bucket=bucket, Key=k, Body=b"x")
@@ -47,7 +61,7 @@ def _mk_local(base: Path, keys):
         os.close(fd)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int | None:
     p = argparse.ArgumentParser(prog="python -m bench delete", description=__doc__.split("\n\n")[0])
     p.add_argument("--keys", type=int, default=20_000, help="objects per measurement on moto")
     p.add_argument("--local-keys", type=int, default=100_000, help="objects per measurement on local disk")
@@ -65,6 +79,16 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--local-only", action="store_true", help="skip the moto, Azurite and fake-gcs measurements")
     p.add_argument("--backends", default="s3,local,azure,gcs", help="comma-separated: s3, local, azure, gcs")
+    p.add_argument(
+        "--slowdown",
+        action="store_true",
+        help="instead: the sweep through a SlowDown storm, the shared rate beside the deleter before it "
+        "(bench/delete_slowdown.py; --slowdown --help for its sizes)",
+    )
+    if argv and "--slowdown" in argv:
+        from bench import delete_slowdown
+
+        return delete_slowdown.main([x for x in argv if x != "--slowdown"])
     a = p.parse_args(argv)
     import signal
 
@@ -76,15 +100,10 @@ def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("AWS_RESPONSE_CHECKSUM_VALIDATION", "when_required")
     from lakefs_gc.storage import LocalStorage, S3Options, make_s3_client, open_storage
     from lakefs_gc.sweeping.deleter import DeletePolicy, Deleter
-    from lakefs_sandbox.emulator.launcher import free_port, start_server, stop_group
+    from lakefs_sandbox.emulator.launcher import stop_group
 
     work = Path(tempfile.mkdtemp(prefix="lakefs-gc-delete-bench-"))
-    port = free_port()
-    moto = start_server(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        work / "moto.log",
-        f"http://127.0.0.1:{port}/moto-api/",
-    )
+    moto, port = start_moto(work)
     rows = []
     try:
         url = f"http://127.0.0.1:{port}"

@@ -47,7 +47,10 @@ FILE_SECONDS = {
     "airflow/e2e/test_e2e_real_lakefs.py": 189,
     "runs/test_faults.py": 157,
     "steps/test_delete.py": 144,
-    "airflow/e2e/test_backfill.py": 134,
+    "airflow/e2e/test_backfill.py": 330,  # the backfill, and the approval: reject, time-out, approve
+    "airflow/lineage/test_lineage.py": 90,
+    "airflow/e2e/test_e2e_deferred.py": 60,
+    "steps/test_delete_storm.py": 30,
     "real_lakefs/test_histories.py": 134,
     "listing/test_uncommitted.py": 130,
     "runs/test_demo.py": 108,

@@ -30,6 +30,7 @@ from lakefs_gc_airflow.housekeeping import (  # noqa: F401 - every operator of t
     RepositoryConnections,
     RestoreOperator,
 )
+from lakefs_gc_airflow.lineage import OpenLineageMixin
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - every operator importable from here
 from lakefs_gc_airflow.task_io import namespace_storage, records_failure, step_inputs
@@ -78,7 +79,7 @@ def run_clock_start(context: Context) -> datetime:
     return now
 
 
-class PrepareRunOperator(BaseOperator):
+class PrepareRunOperator(OpenLineageMixin, BaseOperator):
     """
     Validate the run's Params into ``RunSettings``, resolve the repository and fix the run clock.
 
@@ -102,6 +103,8 @@ class PrepareRunOperator(BaseOperator):
         ``lakefs_gc.contract.to_wire`` writes it; None: the public list prices).
     :param keep: the config's keep rules (``lakefs_gc.contract.KeepRules`` as ``to_wire`` writes
         it; None: lakeFS's rules alone).
+    :param approval: when a sweep waits for a person (``lakefs_gc.contract.ApprovalRule`` as
+        ``to_wire`` writes it; None: never). The DAG has the task ``approve_sweep`` then.
     """
 
     step: ClassVar[str] = "prepare_run"  # its task id (lakefs_gc.contract.STEP_TABLE)
@@ -120,10 +123,12 @@ class PrepareRunOperator(BaseOperator):
         clean_run_every: dict[str, Any] | None = None,
         prices: dict[str, Any] | None = None,
         keep: dict[str, Any] | None = None,
+        approval: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.repository = repository
+        self.approval = approval  # the config's approval rule, as lakefs_gc.contract.to_wire writes an ApprovalRule
         self.keep = keep  # the config's keep rules, as lakefs_gc.contract.to_wire writes a KeepRules
         self.prices = prices  # the config's price table, as lakefs_gc.contract.to_wire writes a Prices
         self.clean_run_every = clean_run_every  # {"runs": N, "days": D} (lakefs_gc.gc.flow.CleanRunEvery)
@@ -162,6 +167,9 @@ class PrepareRunOperator(BaseOperator):
                 clean_run_every=CleanRunEvery(**(self.clean_run_every or {})),
                 prices=contract.from_wire(contract.Prices, self.prices, "prices") if self.prices else None,
                 keep=contract.from_wire(contract.KeepRules, self.keep, "keep") if self.keep else None,
+                approval=contract.from_wire(contract.ApprovalRule, self.approval, "approval")
+                if self.approval
+                else None,
                 preflight=True,  # lakefs-gc doctor's checks first: fail closed before the mark
             )
         except LakeFSGCError as e:
@@ -181,7 +189,7 @@ class PrepareRunOperator(BaseOperator):
         return contract.to_wire(ctx)
 
 
-class MarkUncommittedOperator(BaseOperator):
+class MarkUncommittedOperator(OpenLineageMixin, BaseOperator):
     """
     lakeFS's uncommitted mark (every page, hazard H2), completed from lakeFS's API.
 
@@ -252,7 +260,7 @@ class MarkUncommittedOperator(BaseOperator):
         return contract.to_wire(result)
 
 
-class SaveReportOperator(BaseOperator):
+class SaveReportOperator(OpenLineageMixin, BaseOperator):
     """
     Write ``summary.json`` last, and show the run where Airflow users look.
 

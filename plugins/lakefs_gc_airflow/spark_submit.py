@@ -24,6 +24,7 @@ from lakefs_gc import contract
 from lakefs_gc.errors import ContractError
 from lakefs_gc.report.layout import CONTROL, safe_name
 from lakefs_gc_airflow.hooks import LakeFSHook
+from lakefs_gc_airflow.lineage import OpenLineageMixin
 from lakefs_gc_airflow.task_io import (
     default_spark_binary,
     local_dir,
@@ -39,9 +40,11 @@ if TYPE_CHECKING:
 # why a step its task runs in its own process for a small input (lakefs_gc.steps.run_in_task) was
 # handed over to spark-submit
 IN_PROCESS_STEPS = {s.task_id: s.hands_over for s in contract.STEP_TABLE if s.hands_over}
+# the step that waits for lakeFS (its commits preparation) before its work: deferrable
+WAITS_FOR_LAKEFS = "list_committed"
 
 
-class GCSparkSubmitOperator(SparkSubmitOperator):
+class GCSparkSubmitOperator(OpenLineageMixin, SparkSubmitOperator):
     """
     One GC step as a Spark job, submitted with ``spark-submit``.
 
@@ -78,6 +81,14 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     Kubernetes ``spark.kubernetes.file.upload.path``, a shared bucket), out of this task's reach to
     remove.
 
+    Deferrable (``deferrable``): ``list_committed`` starts lakeFS's commits preparation itself and
+    looks a few seconds for its end; if lakeFS is not done, the task defers to
+    :class:`lakefs_gc_airflow.triggers.LakeFSPrepareCommitsTrigger` and resumes in
+    :meth:`execute_complete`, which runs the step as :meth:`execute` would, with lakeFS's answer
+    handed in (``StepInputs.prepared_commits``: the step, or its Spark job, does not ask lakeFS
+    again). A retry starts over from :meth:`execute` (a new lakeFS task). Spark's own wait needs no
+    trigger: cluster deploy mode is refused, and in client mode spark-submit runs the job's driver here.
+
     :param step: the Spark step (task id) this task runs: one of ``lakefs_gc.contract.SPARK_STEPS``.
     :param jobs_dir: a folder holding the entry point ``gc_step.py`` (default: the installed package's).
     :param lakefs_conn_id: the lakeFS connection (its keys reach the job in the secrets file).
@@ -91,6 +102,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
     :param in_process_max_keys: run the step in this task's own process, without Spark, when it has
         at most this many keys to handle (0: always spark-submit); the engine decides
         (:class:`lakefs_gc.placement.Placement`).
+    :param deferrable: ``list_committed`` waits for lakeFS's commits preparation in Airflow's
+        triggerer, holding no worker or pool slot (the other steps have no wait to defer); default:
+        Airflow's ``[operators] default_deferrable``. Not deferrable: the step waits in the task.
     :param kwargs: the arguments of ``SparkSubmitOperator`` (``conf``, ``application_args``...).
     """
 
@@ -117,6 +131,7 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         spark_binary: str | None = None,
         fast_start: bool = True,
         in_process_max_keys: int = 0,
+        deferrable: bool | None = None,
         **kwargs: Any,
     ) -> None:
         from lakefs_gc.spark.bundle import JOB, job_args, job_path
@@ -137,6 +152,9 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if in_process_max_keys and step not in IN_PROCESS_STEPS:
             raise ValueError(f"in_process_max_keys is for the steps {', '.join(IN_PROCESS_STEPS)} only, not {step!r}")
         self.in_process_max_keys = in_process_max_keys
+        from lakefs_gc_airflow.triggers import default_deferrable
+
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
         self._base_args = [*job_args(step), *(self.application_args or [])]
         self.application_args = list(self._base_args)  # the one entry point, told the step first
 
@@ -204,6 +222,58 @@ class GCSparkSubmitOperator(SparkSubmitOperator):
         if contract.skipped(self.step, mode):
             self.log.info("%s is a no-op in mode %s", self.step, mode)
             return contract.to_wire(contract.skip_result(self.step, mode))
+        if self.deferrable and self.step == WAITS_FOR_LAKEFS:
+            inputs = self._prepared_or_defer(inputs)
+        return self._run_step(inputs, context)
+
+    def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """
+        Resume after :class:`~lakefs_gc_airflow.triggers.LakeFSPrepareCommitsTrigger`: the step, with lakeFS's answer.
+
+        The inputs are read again from XCom (this is a new process); a failed or timed-out wait
+        fails the task as the step's own wait would (no GC rules: a refusal, not retried).
+        """
+        from lakefs_gc_airflow.task_io import record_failure
+        from lakefs_gc_airflow.triggers import event_outcome
+
+        try:  # (records_failure's wrapper takes the context only)
+            outcome = event_outcome(event)
+            if isinstance(outcome, contract.StepFailure):
+                raise self._failure_exception(outcome)
+            self.log.info("lakeFS prepared the commits (%s): %s", outcome.run_id, outcome.gc_commits_location)
+            inputs = dataclasses.replace(step_inputs(self.step, context), prepared_commits=outcome)
+            return self._run_step(inputs, context)
+        except Exception as exc:
+            record_failure(context, exc)
+            raise
+
+    def _prepared_or_defer(self, inputs: contract.StepInputs) -> contract.StepInputs:
+        """
+        Start lakeFS's commits preparation and wait a few seconds here; defer to the triggerer if it is not done.
+
+        Return ``inputs`` with lakeFS's answer (``prepared_commits``), or raise ``TaskDeferred``.
+        """
+        from lakefs_gc_airflow.triggers import Pending, defer_args, prepare_commits_briefly
+
+        ctx = inputs.context
+        timeout = float(ctx.settings.prepare_commits_timeout_seconds)
+        try:
+            with LakeFSHook(lakefs_conn_id=self.lakefs_conn_id).get_conn() as client:
+                got = prepare_commits_briefly(client, ctx.repository, timeout)
+        except Exception as exc:  # as the step's own wait fails: a refusal or a retried failure
+            raise self._failure_exception(contract.failure_of(exc)) from exc
+        if not isinstance(got, Pending):
+            return dataclasses.replace(inputs, prepared_commits=got)
+        self.log.info(
+            "lakeFS is preparing the commits of %s (task %s): deferring to the triggerer (at most %ds)",
+            ctx.repository,
+            got.task_id,
+            timeout,
+        )
+        self.defer(**defer_args(self.lakefs_conn_id, ctx.repository, got, timeout), method_name="execute_complete")
+
+    def _run_step(self, inputs: contract.StepInputs, context: Context) -> dict[str, Any] | None:
+        """Run the step: in this process for a small input, else by spark-submit; return its result (the XCom)."""
         if self.in_process_max_keys > 0:
             done = self._run_in_task(inputs)
             if done is not None:

@@ -141,12 +141,16 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
         "spark_binary": spark.binary,
         "pyspark_python": spark.python,
         "fast_start": spark.fast_start,
+        # list_committed's wait for lakeFS's commits preparation on the triggerer (None: Airflow's
+        # [operators] default_deferrable); the other Spark steps have no wait
+        "deferrable": cfg.tasks.deferrable,
         # a few at a time: the Spark steps share the pool; the larger repository's go first
         "priority_weight": cfg.priority_weight,
         "weight_rule": "absolute",
         **({"pool": spark.pool} if spark.pool else {}),
     }
     in_process: dict[str, Any] = {"in_process_max_keys": spark.in_process_max_keys}
+    approval = cfg.sweep.approval_rule()
     params: dict[str, Any] = {"params": gc_params(cfg, interval)} if params_on_task else {}
     python_tasks: dict[str, Callable[[], BaseOperator]] = {
         PrepareRunOperator.step: lambda: PrepareRunOperator(
@@ -157,6 +161,7 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
             clean_run_every={k: v for k, v in dataclasses.asdict(cfg.clean_run_every).items() if v is not None},
             prices=contract.to_wire(cfg.prices),
             keep=contract.to_wire(cfg.keep) if cfg.keep.active else None,
+            approval=contract.to_wire(approval) if approval.active else None,
             **params,
             **common,
             **task(PrepareRunOperator.step),
@@ -180,6 +185,20 @@ def gc_tasks(cfg: RepoConfig, *, params_on_task: bool = False) -> GCTasks:
     for step, upstream in UPSTREAM.items():
         for up in upstream:
             tasks[up] >> tasks[step]
+    if approval.active:  # a person approves the sweep: between what it is shown (the mark, the space) and the sweep
+        from lakefs_gc_airflow.approval import SweepApprovalOperator
+
+        wait = timedelta(seconds=approval.timeout_seconds)
+        settings = task(contract.APPROVAL_TASK)
+        ask = SweepApprovalOperator(
+            storage_conn_id=cfg.storage_conn_id,
+            response_timeout=wait,
+            # a retry would ask again; before Airflow 3.3 a deferred task's execution_timeout also bounds
+            # its wait on the triggerer: the question's own time plus the answer's
+            **{**settings, "retries": 0, "execution_timeout": settings["execution_timeout"] + wait},
+        )
+        tasks["attribute_space"] >> ask >> tasks["delete"]
+        tasks = {**tasks, contract.APPROVAL_TASK: ask}
     return GCTasks(repository=cfg.repository, tasks=tasks)
 
 

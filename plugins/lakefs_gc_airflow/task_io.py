@@ -55,6 +55,9 @@ def step_inputs(step: str, context: Context) -> contract.StepInputs:
             raise ContractError("the run context (XCom of task 'prepare_run') is missing")
         ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
         results = {k: contract.read_result(k, pulled.get(k)) for k in contract.STEP_INPUTS[step]}
+        if step == "delete" and ctx.approval.active:  # a person's answer (approve_sweep): the sweep's guard reads it
+            answer = context["ti"].xcom_pull(task_ids=prefix + contract.APPROVAL_TASK)
+            results[contract.APPROVAL_TASK] = contract.read_result(contract.APPROVAL_TASK, answer)
         missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]
         if missing and not contract.skipped(step, ctx.mode):
             raise ContractError(

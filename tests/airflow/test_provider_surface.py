@@ -9,7 +9,7 @@ import inspect
 import pytest
 
 import lakefs_gc_airflow
-from lakefs_gc_airflow import hooks, notifiers, operators, spark_submit, task_group
+from lakefs_gc_airflow import hooks, notifiers, operators, spark_submit, task_group, triggers
 
 CLASSES = [
     hooks.LakeFSHook,
@@ -19,6 +19,7 @@ CLASSES = [
     operators.RestoreOperator,
     operators.DiscoverRepositoriesOperator,
     spark_submit.GCSparkSubmitOperator,
+    triggers.LakeFSPrepareCommitsTrigger,
     notifiers.GCRunNotifier,
 ]
 FUNCTIONS = [task_group.lakefs_gc_task_group, task_group.gc_tasks]

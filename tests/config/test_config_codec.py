@@ -17,7 +17,7 @@ from lakefs_gc.gc.flow import CleanRunEvery
 CONFIG = Path(__file__).resolve().parents[2] / "include" / "lakefs_gc" / "config"
 # the section classes read through read_section, and the fields each section reads by hand (no rule)
 SECTIONS = {"spark": SparkSettings, "sweep": SweepSettings, "space": SpaceSettings, "tasks": TaskSettings}
-BY_HAND = {"spark": {"conf"}, "tasks": {"execution_timeouts"}}
+BY_HAND = {"spark": {"conf"}, "tasks": {"execution_timeouts"}, "sweep": {"approval_above"}}
 
 # (section, field, value, message): a wrong type and an out-of-range value of every converted field,
 # each message as the hand-written parsers gave it before the sections went through the codec
@@ -79,6 +79,20 @@ CASES = [
     ("sweep", "max_delete_count", -1, "field 'sweep.max_delete_count': must be an integer >= 0, got -1"),
     ("sweep", "mark_max_age_seconds", "x", "field 'sweep.mark_max_age_seconds': must be an integer >= 0, got 'x'"),
     ("sweep", "mark_max_age_seconds", -1, "field 'sweep.mark_max_age_seconds': must be an integer >= 0, got -1"),
+    ("sweep", "confirm", 1, "field 'sweep.confirm': must be automatic or approval, got 1"),
+    ("sweep", "confirm", "always", "field 'sweep.confirm': must be automatic or approval, got 'always'"),
+    (
+        "sweep",
+        "approval_timeout_hours",
+        "x",
+        "field 'sweep.approval_timeout_hours': must be a number of hours > 0, at most 720, got 'x'",
+    ),
+    (
+        "sweep",
+        "approval_timeout_hours",
+        721,
+        "field 'sweep.approval_timeout_hours': must be a number of hours > 0, at most 720, got 721",
+    ),
     ("sweep", "rate", "x", "field 'sweep.rate': must be a number >= 0, got 'x'"),
     ("sweep", "rate", -1, "field 'sweep.rate': must be a number >= 0, got -1"),
     ("sweep", "concurrency", 1.5, "field 'sweep.concurrency': must be an integer >= 1, got 1.5"),
@@ -118,6 +132,7 @@ CASES = [
         0,
         "field 'tasks.execution_timeout_seconds': must be an integer >= 1, got 0",
     ),
+    ("tasks", "deferrable", "yes", "field 'tasks.deferrable': must be true or false, got 'yes'"),
     (
         "clean_run_every",
         "runs",

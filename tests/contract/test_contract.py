@@ -78,6 +78,14 @@ def test_the_wire_round_trips_and_refuses_unknown_missing_or_mistyped_fields():
         contract.from_wire(contract.RunContext, {**wire, "settings": {**wire["settings"], "mode": "x"}})
     inputs = contract.StepInputs(ctx, {"mark_uncommitted": res})
     assert contract.inputs_from_wire(contract.inputs_to_wire(inputs)) == inputs
+    assert set(contract.inputs_to_wire(inputs)) == {"context", "results"}  # the file as before
+    # lakeFS's commits preparation, when the task waited for it (in the triggerer): handed to the step
+    prepared = contract.StepInputs(ctx, {}, contract.PreparedCommits("run1", "s3://b/repo/_lakefs/c.csv"))
+    assert contract.inputs_from_wire(contract.inputs_to_wire(prepared)) == prepared
+    with pytest.raises(ContractError, match="at most 'prepared_commits'"):
+        contract.inputs_from_wire({**contract.inputs_to_wire(inputs), "prepared": {}})
+    with pytest.raises(ContractError, match="prepared_commits: missing field 'gc_commits_location'"):
+        contract.inputs_from_wire({**contract.inputs_to_wire(inputs), "prepared_commits": {"run_id": "r"}})
 
 
 def test_each_step_reads_only_earlier_steps_and_skips_are_defined_once():

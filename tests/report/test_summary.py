@@ -258,6 +258,16 @@ def test_each_step_result_is_one_readable_line():
         ),
     ) == ("delete: deleted 37, already gone 2, dead letters 1 of 40 keys in 2 parts (1 resumed), 3 requests, 4 retried")
     assert step_line("delete", DeleteResult(skipped="mark_only")) == "delete: no sweep in mark_only"
+    throttled = DeleteResult(
+        counts=DeleteCounts(keys=900, deleted=900, parts=3, requests=12, retried=200, throttled=3),
+        rate_cuts=1,
+        rate_lowest=1500.0,
+        rate_final=3000.0,
+    )
+    assert step_line("delete", throttled) == (
+        "delete: deleted 900, already gone 0, dead letters 0 of 900 keys in 3 parts (0 resumed), 12 requests, "
+        "200 retried; 3 throttled requests, the shared rate halved 1 time (lowest 1,500 keys/s, last 3,000)"
+    )
     assert step_line("delete", DeleteResult(counts=DeleteCounts(keys=2, deleted=2), dry_run=True)).startswith(
         "delete: would delete 2, already gone 0"
     )

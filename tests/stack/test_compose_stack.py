@@ -6,7 +6,9 @@ Docker engine.
 What a user does: ``docker-compose up -d``; every service healthy (the stack's ``lakefs-seed``
 has seeded ``sample-repo`` in the stack's lakeFS on the stack's S3, its commits dated back); the GC
 page opened in Chromium, a bad value typed into its Run GC form (the field turns red with why,
-nothing can be sent), then a good run sent from it; the run waited for through Airflow's REST API;
+nothing can be sent), then a run sent from it whose sweep the blast-radius guard would refuse, so it
+waits for a person (``sweep.approval_above: guard``) and is approved on the task's Required Actions
+tab in Airflow's UI; the run waited for through Airflow's REST API;
 what is left in the bucket checked object by object against the seed's manifest; the run's counts,
 wall time and the version read on the page; ``docker-compose down -v``. The engine is stopped by PID when the test started it.
 """
@@ -30,6 +32,8 @@ MIN_AGE_S = 20  # the run's min_age_seconds: the seeded objects must be older
 RUN_DEADLINE_S = 600  # the DAG run, on a loaded machine
 SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-gc-page.png"
 TRIGGER_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-trigger-bad-field.png"
+APPROVAL_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-approve-sweep.png"
+GUARD_SHARE = 0.01  # the run's max_delete_share: the seeded garbage is more, so the sweep asks a person
 SERVICES = [
     "postgres",
     "airflow-init",
@@ -147,7 +151,7 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         TRIGGER_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(TRIGGER_SCREENSHOT))
         assert api.call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns")["dag_runs"] == [], "a run from a refused form"
-        share.fill("0.5")
+        share.fill(str(GUARD_SHARE))  # the guard would refuse: the sweep waits for a person (approval_above: guard)
         page.get_by_test_id("gc-param-min_age_seconds").locator("input").fill(str(MIN_AGE_S))
         page.get_by_test_id("gc-param-unsafe_min_age_override").locator("input").check()
         t0 = time.monotonic()
@@ -162,8 +166,23 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
             "mark_and_sweep",
             MIN_AGE_S,
             True,
-            0.5,
+            GUARD_SHARE,
         ), conf
+        # the mark waits for a person: answered in Airflow's own UI, on the task's Required Actions tab
+        ask = f"{path}/taskInstances/approve_sweep"
+        while (asked := api.call("GET", ask)["state"]) not in ("awaiting_input", "deferred"):
+            assert asked not in ("failed", "upstream_failed", "success"), (
+                asked,
+                stack.logs("airflow-scheduler", tail=200),
+            )
+            assert time.monotonic() - t0 < RUN_DEADLINE_S, f"approve_sweep is still {asked} after {RUN_DEADLINE_S} s"
+            time.sleep(3)
+        gc_page_url = page.url
+        page.goto(f"{base}/dags/{DAG_ID}/runs/{urllib.parse.quote(run_id)}/tasks/approve_sweep/required_actions")
+        expect(page.get_by_text(f"Sweep {len(deleted)} objects").first).to_be_visible()
+        expect(page.get_by_text("the blast-radius guard would refuse it").first).to_be_visible()
+        page.screenshot(path=str(APPROVAL_SCREENSHOT), full_page=True)
+        page.get_by_test_id("hitl-option-Approve").click()
         while (state := api.call("GET", path)["state"]) not in ("success", "failed"):
             assert time.monotonic() - t0 < RUN_DEADLINE_S, f"the GC run is still {state} after {RUN_DEADLINE_S} s"
             time.sleep(3)
@@ -171,7 +190,7 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         print(f"the GC DAG run in the stack: {state} in {time.monotonic() - t0:.0f} s; tasks {tis}")
         assert state == "success", (tis, stack.logs("airflow-scheduler", tail=200))
         assert set(tis.values()) == {"success"}, tis
-        assert set(tis) == set(STEPS), tis  # every task of the provider's table ran
+        assert set(tis) == {*STEPS, "approve_sweep"}, tis  # every task of the provider's table ran, and the approval
 
         # what is left in the bucket, object by object
         s3 = boto3.client(
@@ -193,9 +212,11 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         [summary_key] = summaries
         report = json.loads(s3.get_object(Bucket=bucket, Key=prefix + summary_key)["Body"].read())
         assert report["deleted"] == len(deleted), report
+        assert report["approval"]["decision"] == "approved", report
+        assert report["approval"]["by"], report  # the UI's user (the stack's simple auth manager: everyone admin)
 
         # the run on the page, as a person sees it
-        page.reload()
+        page.goto(gc_page_url)
         row = page.locator(f'tr[data-run="{run_id}"]')
         expect(row.locator('td[data-col="deleted"]')).to_contain_text(f"{len(deleted):,}")
         expect(row.locator('td[data-col="listed"]')).to_contain_text(f"{report['listed_objects']:,}")
@@ -207,7 +228,7 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         page.set_viewport_size({"width": 1400, "height": 1400})
         page.wait_for_timeout(800)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
-    print("screenshots:", TRIGGER_SCREENSHOT, SCREENSHOT)
+    print("screenshots:", TRIGGER_SCREENSHOT, APPROVAL_SCREENSHOT, SCREENSHOT)
 
     # lakefs-gc doctor (issue 54) passes on the stack's set-up, run where the DAG's tasks run, with the
     # connections and repositories file they use (the run above already passed its checks in prepare_run)

@@ -4,6 +4,11 @@ Every request is forwarded unchanged except DeleteObjects (``POST /<bucket>?dele
 from a seeded RNG, is answered ``503 SlowDown`` or ``500 InternalError`` without reaching moto, or
 is forwarded with some keys taken out and reported failed inside the 200 answer (``InternalError``,
 retryable). Keys in ``deny`` always fail inside the 200 answer with ``AccessDenied`` (permanent).
+A SlowDown storm (``storm_share``): from the first DeleteObjects on, that share of them is answered
+``503 SlowDown`` for ``storm_seconds`` (or the first ``storm_requests`` DeleteObjects), then none;
+with ``storm_capacity`` (keys/s) the storm also throttles, as S3 does, the DeleteObjects that would
+take the keys forwarded in the last second past it;
+``deleted_at`` records when each forwarded key count reached moto (the bench's throughput).
 ``fail`` makes other operations fail: ``{"list": 2, "get": -1, "put": 1, "head": 0}`` answers the
 next N requests of that kind (-1: all) ``500 InternalError``.
 Runs in a thread of the test process (:class:`tests.support.faulty_http.FaultyProxy`); ``stop()`` shuts it down.
@@ -14,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import time
 from xml.sax.saxutils import escape
 
 from tests.support.faulty_http import FaultyProxy
@@ -32,9 +38,17 @@ class FaultyS3Proxy(FaultyProxy):
         p_key_error: float = 0.0,
         deny: frozenset[str] = frozenset(),
         fail: dict[str, int] | None = None,
+        storm_share: float = 0.0,
+        storm_seconds: float | None = None,
+        storm_requests: int | None = None,
+        storm_capacity: float | None = None,
     ):
         super().__init__(upstream, seed=seed)
         self.p_slowdown, self.p_error, self.p_key_error = p_slowdown, p_error, p_key_error
+        self.storm_share, self.storm_seconds, self.storm_requests = storm_share, storm_seconds, storm_requests
+        self.storm_capacity = storm_capacity
+        self.storm_started: float | None = None  # time.monotonic() of the first DeleteObjects
+        self.deleted_at: list[tuple[float, int]] = []  # (time.monotonic(), keys forwarded to moto)
         self.deny = deny  # full object keys (bucket-relative)
         self.fail = dict(fail or {})
 
@@ -55,10 +69,36 @@ class FaultyS3Proxy(FaultyProxy):
         handler.reply(500, {"Content-Type": "application/xml"}, _error_xml("InternalError", f"injected {kind} failure"))
         return True
 
+    def in_storm(self, now: float) -> bool:
+        """Whether the storm blows at ``now`` (time.monotonic()); call with the lock held."""
+        if not (self.storm_share or self.storm_capacity is not None) or self.storm_started is None:
+            return False
+        if self.storm_seconds is not None and now - self.storm_started >= self.storm_seconds:
+            return False
+        return self.storm_requests is None or self.stats["requests"] <= self.storm_requests
+
+    def _storm_throttles(self, now: float, body: bytes) -> bool:
+        """Whether the storm throttles this DeleteObjects (its share, or past its capacity); lock held."""
+        if self.storm_share and self.rng.random() < self.storm_share:
+            return True
+        if self.storm_capacity is None:
+            return False
+        recent = sum(n for t, n in self.deleted_at if t > now - 1.0)
+        return recent + len(KEY_RE.findall(body)) > self.storm_capacity
+
     def _delete_objects(self, handler, body: bytes, headers: dict[str, str]) -> None:
         with self.lock:
+            now = time.monotonic()
+            if (self.storm_share or self.storm_capacity is not None) and self.storm_started is None:
+                self.storm_started = now
             roll = self.rng.random()
             self.stats["requests"] += 1
+            if self.in_storm(now) and self._storm_throttles(now, body):
+                self.stats["slowdown"] += 1
+                self.stats["storm_slowdown"] += 1
+                return handler.reply(
+                    503, {"Content-Type": "application/xml"}, _error_xml("SlowDown", "Please reduce your request rate.")
+                )
             if roll < self.p_slowdown:
                 self.stats["slowdown"] += 1
                 return handler.reply(
@@ -97,6 +137,8 @@ class FaultyS3Proxy(FaultyProxy):
             status, rheaders, rbody = handler.forward(new_body, headers)
             if status != 200:
                 return handler.reply(status, rheaders, rbody)
+            with self.lock:
+                self.deleted_at.append((time.monotonic(), len(forward)))
         errors = "".join(
             f"<Error><Key>{escape(k)}</Key><Code>{c}</Code><Message>{escape(m)}</Message></Error>"
             for k, (c, m) in failed.items()

@@ -128,17 +128,35 @@ def test_s3_deleter_under_faults_retries_counts_and_touches_only_candidates(moto
 
 
 def test_s3_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(moto_server, faulty):
+    """A 500 uses up the attempts; a SlowDown (the deleter before the shared rate) did too."""
     cands, _ = _s3_world(moto_server, "faults2", n_candidates=50, n_live=5)
+    for kw, code in ((dict(p_error=1.0), "InternalError"), (dict(p_slowdown=1.0), "SlowDown")):
+        proxy = faulty(**kw)
+        st = open_storage(
+            "s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing", secret_access_key="testing")
+        )
+        stats = Deleter(st, DeletePolicy(max_attempts=3, adaptive=code != "SlowDown", **FAST)).delete(cands)
+        assert stats.deleted == 0
+        assert len(stats.dead) == 50
+        assert {(d.error_code, d.attempts) for d in stats.dead} == {(code, 3)}
+        assert proxy.stats["requests"] == 3
+    assert set(cands) <= _keys(moto_server, "faults2")
+
+
+def test_s3_keys_throttled_for_longer_than_the_patience_are_dead_letters_saying_so(moto_server, faulty):
+    cands, _ = _s3_world(moto_server, "faults3", n_candidates=50, n_live=5)
     proxy = faulty(p_slowdown=1.0)
     st = open_storage(
-        "s3://faults2/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing", secret_access_key="testing")
+        "s3://faults3/repo", S3Options(endpoint_url=proxy.url, access_key_id="testing", secret_access_key="testing")
     )
-    stats = Deleter(st, DeletePolicy(max_attempts=3, **FAST)).delete(cands)
+    stats = Deleter(st, DeletePolicy(max_attempts=3, throttle_patience=1.0, **FAST)).delete(cands)
     assert stats.deleted == 0
-    assert len(stats.dead) == 50
-    assert {(d.error_code, d.attempts) for d in stats.dead} == {("SlowDown", 3)}
-    assert proxy.stats["requests"] == 3
-    assert set(cands) <= _keys(moto_server, "faults2")
+    assert sorted(d.key for d in stats.dead) == sorted(cands)
+    assert {d.error_code for d in stats.dead} == {"SlowDown"}
+    assert all("(the sweep's throttle patience)" in d.message for d in stats.dead)
+    assert proxy.stats["requests"] > 3  # throttles did not use up the 3 attempts
+    assert stats.throttled == proxy.stats["requests"]
+    assert set(cands) <= _keys(moto_server, "faults3")
 
 
 def _write_part(st, key, addresses):
@@ -280,21 +298,29 @@ def test_gcs_deleter_under_faults_retries_counts_and_dead_letters_denied_objects
 
 
 @pytest.mark.parametrize("kind", ["azure", "gcs"])
-def test_cloud_deleter_gives_up_after_max_attempts_and_dead_letters_with_the_code(kind, request):
+def test_cloud_deleter_dead_letters_throttled_keys_with_the_code(kind, request):
+    """Always busy: after max_attempts (the deleter before the shared rate), or after the throttle patience."""
     from tests.support.faulty_http import FaultyAzureProxy, FaultyGCSProxy
 
     server = request.getfixturevalue("azurite" if kind == "azure" else "fake_gcs")
     st, _, cands, _ = _cloud_world(server, f"{kind}faults2", 50, 5)
-    proxy = (FaultyAzureProxy if kind == "azure" else FaultyGCSProxy)(server.endpoint_url, p_busy=1.0).start()
-    try:
-        stats = Deleter(_through(proxy, server, f"{kind}faults2"), DeletePolicy(max_attempts=3, **FAST)).delete(cands)
-    finally:
-        proxy.stop()
     code = "ServerBusy" if kind == "azure" else "429"
-    assert stats.deleted == 0
-    assert len(stats.dead) == 50
-    assert {(d.error_code, d.attempts) for d in stats.dead} == {(code, 3)}
-    assert proxy.stats["requests"] == (3 if kind == "azure" else 150)  # one batch, or 50 single calls, 3 times
+    for adaptive in (False, True):
+        proxy = (FaultyAzureProxy if kind == "azure" else FaultyGCSProxy)(server.endpoint_url, p_busy=1.0).start()
+        policy = DeletePolicy(max_attempts=3, adaptive=adaptive, throttle_patience=0.5, **FAST)
+        try:
+            stats = Deleter(_through(proxy, server, f"{kind}faults2"), policy).delete(cands)
+        finally:
+            proxy.stop()
+        assert stats.deleted == 0
+        assert sorted(d.key for d in stats.dead) == sorted(cands)
+        assert {d.error_code for d in stats.dead} == {code}
+        if adaptive:
+            assert all("(the sweep's throttle patience)" in d.message for d in stats.dead)
+            assert proxy.stats["requests"] >= (4 if kind == "azure" else 50)
+        else:
+            assert {d.attempts for d in stats.dead} == {3}
+            assert proxy.stats["requests"] == (3 if kind == "azure" else 150)  # one batch, or 50 single calls, 3 times
     assert set(cands) <= {o.key for o in st.list()}
 
 

@@ -13,7 +13,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from lakefs_gc.contract import KeepRules, Prices, RunSettings
+from lakefs_gc.contract import ApprovalRule, KeepRules, Prices, RunSettings
 from lakefs_gc.gc.flow import CleanRunEvery
 
 DEFAULT_CLEAN_DAYS = 7  # clean_run_every: an auto run is clean at least weekly
@@ -164,6 +164,26 @@ class SweepSettings:
     abort_uploads_after_days: float = setting(
         RunSettings.abort_uploads_after_days, lo=0, hi=3650, must_be="a number of days: 0 (never) or 1..3650"
     )
+    # a person approves the sweep in Airflow's UI (lakefs_gc.contract.approval): "approval" asks for every
+    # sweep; approval_above (read by hand: "guard", a share 0 < x < 1 or a count >= 1) only above it
+    confirm: str = setting("automatic", pattern=r"^(automatic|approval)$", must_be="automatic or approval")
+    approval_above: str | None = None
+    approval_timeout_hours: float = setting(24.0, above=0, hi=720, must_be="a number of hours > 0, at most 720")
+
+    def approval_rule(self) -> ApprovalRule:
+        """Return when this repository's sweeps wait for a person (inactive: never)."""
+        timeout = max(1, round(self.approval_timeout_hours * 3600))
+        above = self.approval_above
+        if self.confirm == "approval":
+            return ApprovalRule(always=True, timeout_seconds=timeout)
+        if above is None:
+            return ApprovalRule(timeout_seconds=timeout)
+        if above == "guard":
+            return ApprovalRule(above_guard=True, timeout_seconds=timeout)
+        value = float(above)
+        if value < 1:
+            return ApprovalRule(above_share=value, timeout_seconds=timeout)
+        return ApprovalRule(above_count=int(value), timeout_seconds=timeout)
 
 
 @dataclass(frozen=True)
@@ -266,6 +286,9 @@ class TaskSettings:
     execution_timeout_seconds: int = setting(6 * 3600, lo=1)
     # per task id, overriding the above (read by hand: its keys are task ids)
     execution_timeouts: dict[str, int] = field(default_factory=dict)
+    # list_committed waits for lakeFS's commits preparation in Airflow's triggerer, holding no worker or
+    # pool slot (lakefs_gc_airflow.triggers); None: Airflow's [operators] default_deferrable
+    deferrable: bool | None = setting(None)
 
     def timeout(self, task_id: str) -> int:
         return self.execution_timeouts.get(task_id, self.execution_timeout_seconds)

@@ -241,8 +241,32 @@ def _parse_spark(raw: Any, bad: _Bad) -> SparkSettings:
     return read_section(SparkSettings, raw, "spark", bad, conf=good)
 
 
+def _approval_above(raw: Any, bad: _Bad) -> str | None:
+    """Read ``sweep.approval_above``: ``guard``, a share of the listed objects (0 < x < 1) or a count of keys (>= 1)."""
+    if not isinstance(raw, Mapping) or raw.get("approval_above") is None:
+        return None
+    v = raw["approval_above"]
+    if v == "guard":
+        return "guard"
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+        return str(v)
+    if isinstance(v, float) and 0 < v < 1:
+        return repr(v)
+    bad(
+        "sweep.approval_above",
+        "must be guard (ask where the blast-radius guard would refuse), a share of the listed objects "
+        f"between 0 and 1 (e.g. 0.2) or a whole count of objects >= 1 (e.g. 50000), got {v!r}",
+    )
+    return None
+
+
 def _parse_sweep(raw: Any, bad: _Bad) -> SweepSettings:
-    sweep = read_section(SweepSettings, raw, "sweep", bad)
+    sweep = read_section(SweepSettings, raw, "sweep", bad, approval_above=_approval_above(raw, bad))
+    if sweep.confirm == "approval" and sweep.approval_above is not None:
+        bad(
+            "sweep.approval_above",
+            "is given with confirm: approval, which already asks for every sweep: keep one of the two",
+        )
     problem = uploads_threshold_problem(sweep.abort_uploads_after_days, "sweep.abort_uploads_after_days")
     if problem:  # below lakeFS's expiry of upload addresses: refused, as the run's Param would be
         bad("sweep.abort_uploads_after_days", problem)

@@ -21,6 +21,7 @@ context), :mod:`~lakefs_gc.contract.results` (one result type per step),
 
 from __future__ import annotations
 
+from lakefs_gc.contract.approval import APPROVAL_TASK, DECISIONS, Approval, ApprovalRule
 from lakefs_gc.contract.context import (
     IncrementalBase,
     LakeFSRetries,
@@ -71,6 +72,7 @@ from lakefs_gc.contract.steps import (
     STEP_TABLE,
     STEPS,
     TIMED_STEPS,
+    PreparedCommits,
     Step,
     StepInputs,
     required_inputs,
@@ -95,6 +97,10 @@ from lakefs_gc.contract.wire import (
 )
 
 __all__ = [
+    "APPROVAL_TASK",
+    "DECISIONS",
+    "Approval",
+    "ApprovalRule",
     "BranchKeep",
     "KeepRules",
     "KeptByRule",
@@ -145,6 +151,7 @@ __all__ = [
     "SlicesResult",
     "SpaceResult",
     "SparkStepResult",
+    "PreparedCommits",
     "Step",
     "StepFailure",
     "StepInputs",

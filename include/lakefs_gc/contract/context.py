@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from lakefs_gc.contract.approval import ApprovalRule
 from lakefs_gc.contract.cost import Prices
 from lakefs_gc.contract.keep import KeepRules
 from lakefs_gc.contract.settings import RunSettings
@@ -109,6 +110,7 @@ class RunContext:
     base: IncrementalBase | None = None  # incremental: the run it builds on
     prices: Prices = field(default_factory=Prices)  # the run's cost is figured with these (issue 54)
     keep: KeepRules = field(default_factory=KeepRules)  # the config's keep rules (issue 55)
+    approval: ApprovalRule = field(default_factory=ApprovalRule)  # when a sweep waits for a person (issue 55)
 
     @property
     def mode(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from lakefs_gc.contract.approval import Approval
 from lakefs_gc.contract.context import PartsDir
 from lakefs_gc.contract.cost import RequestCount
 from lakefs_gc.contract.keep import KeptByRule
@@ -166,6 +167,7 @@ class DeleteCounts:
     failed: int = 0  # still failing after retries: dead letters
     parts: int = 0
     resumed_parts: int = 0  # parts a retry found already done
+    throttled: int = 0  # requests the store throttled (SlowDown, 429, 503, ServerBusy...)
 
     def __add__(self, other: DeleteCounts) -> DeleteCounts:
         return DeleteCounts(
@@ -271,6 +273,12 @@ class DeleteResult(SparkStepResult):
     freed_now_bytes: int | None = None  # no longer billed now
     freed_later: tuple[FreedOn, ...] = ()  # billed until the date the store frees them
     still_billed_bytes: int | None = None  # billed until someone acts (Freeing.detail says why)
+    # the delete rate all of the sweep's tasks shared (keys/s): its halvings on throttles, its lowest and last
+    # value (None: never limited: delete_rate 0 and never throttled)
+    rate_cuts: int = 0
+    rate_lowest: float | None = None
+    rate_final: float | None = None
+    approval: Approval | None = None  # a person's answer, when the repository asks for one (sweep.confirm)
 
 
 @dataclass(frozen=True)

@@ -134,11 +134,26 @@ def required_inputs(step: str, mode: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class PreparedCommits:
+    """lakeFS's answer to its commits preparation (``prepareGarbageCollectionCommits``): its run and ``commits.csv``."""
+
+    run_id: str
+    gc_commits_location: str
+
+
+@dataclass(frozen=True)
 class StepInputs:
-    """Everything a step reads: the context and the results it names in :data:`STEP_INPUTS`."""
+    """
+    Everything a step reads: the context and the results it names in :data:`STEP_INPUTS`.
+
+    ``prepared_commits``: lakeFS's commits preparation, when the task waited for it before the
+    step ran (in Airflow's triggerer: ``lakefs_gc_airflow.triggers``); ``list_committed`` then reads
+    that ``commits.csv`` instead of asking lakeFS again. None: the step asks lakeFS itself.
+    """
 
     context: RunContext
     results: Mapping[str, Any] = field(default_factory=dict)
+    prepared_commits: PreparedCommits | None = None
 
     def get(self, step: str, required: bool = True) -> Any:
         value = self.results.get(step)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
+from lakefs_gc.contract.approval import APPROVAL_TASK, Approval
 from lakefs_gc.contract.context import RunContext
-from lakefs_gc.contract.steps import RESULT_TYPES, StepInputs
+from lakefs_gc.contract.steps import RESULT_TYPES, PreparedCommits, StepInputs
 from lakefs_gc.errors import ContractError, Refusal
 
 if TYPE_CHECKING:
@@ -131,28 +132,43 @@ def _value(tp: Any, v: Any, where: str) -> Any:
     raise ContractError(f"{where}: expected {getattr(tp, '__name__', tp)}, got {v!r}")
 
 
+# what a step may read: the steps' results, and a person's approval of the sweep (not a step of the table:
+# its task is in the DAG only when the repository asks for approval)
+_READABLE: dict[str, type] = {**RESULT_TYPES, APPROVAL_TASK: Approval}
+
+
 def read_result(step: str, value: Any) -> Any:
     """Return a task's XCom value as its result type (None for a step that did not run)."""
     if value is None:
         return None
-    return from_wire(RESULT_TYPES[step], value, f"result of task {step!r}")
+    return from_wire(_READABLE[step], value, f"result of task {step!r}")
+
+
+# a step's input file: its context and results, and lakeFS's commits preparation when the task waited for it
+_INPUT_FIELDS = frozenset({"context", "results", "prepared_commits"})
 
 
 def inputs_to_wire(inputs: StepInputs) -> dict[str, Any]:
-    return {"context": to_wire(inputs.context), "results": {k: to_wire(v) for k, v in inputs.results.items()}}
+    doc = {"context": to_wire(inputs.context), "results": {k: to_wire(v) for k, v in inputs.results.items()}}
+    if inputs.prepared_commits is not None:  # absent otherwise: the document as before
+        doc["prepared_commits"] = to_wire(inputs.prepared_commits)
+    return doc
 
 
 def inputs_from_wire(doc: Any) -> StepInputs:
-    if not isinstance(doc, Mapping) or set(doc) != {"context", "results"}:
-        raise ContractError("a step's input must be an object with exactly 'context' and 'results'")
+    if not isinstance(doc, Mapping) or not {"context", "results"} <= set(doc) <= _INPUT_FIELDS:
+        raise ContractError("a step's input must be an object with 'context', 'results' and at most 'prepared_commits'")
     results = doc["results"]
     if not isinstance(results, Mapping):
         raise ContractError("'results' must be an object keyed by task id")
-    unknown = set(results) - set(RESULT_TYPES)
+    unknown = set(results) - set(_READABLE)
     if unknown:
         raise ContractError(f"results of unknown task(s) {sorted(unknown)}")
+    prepared = doc.get("prepared_commits")
     return StepInputs(
-        from_wire(RunContext, doc["context"], "context"), {k: read_result(k, v) for k, v in results.items()}
+        from_wire(RunContext, doc["context"], "context"),
+        {k: read_result(k, v) for k, v in results.items()},
+        None if prepared is None else from_wire(PreparedCommits, prepared, "prepared_commits"),
     )
 
 

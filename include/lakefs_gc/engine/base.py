@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from lakefs_gc.placement import Placement
     from lakefs_gc.storage.base import Storage
+    from lakefs_gc.sweeping.shared_rate import AdaptiveRate, RateSource
 
 H = TypeVar("H")
 
@@ -45,6 +46,10 @@ class EngineBase:
 
     def hold(self, rows: H) -> AbstractContextManager[H]:
         return nullcontext(rows)
+
+    def serve_rate(self, rate: AdaptiveRate, fallback: float) -> AbstractContextManager[RateSource]:
+        """Share ``rate`` itself: the work items of :meth:`map` run in this process."""
+        return nullcontext(rate)
 
 
 def staged_addresses(sref: StorageRef, keys: Iterable[str]) -> Iterator[tuple[str]]:

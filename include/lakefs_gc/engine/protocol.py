@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from lakefs_gc.listing.matching import Identities, Suspicious
     from lakefs_gc.placement import Placement
     from lakefs_gc.spark.runtime import StorageRef
+    from lakefs_gc.sweeping.shared_rate import AdaptiveRate, RateSource
 
 R = TypeVar("R")
 A = TypeVar("A")
@@ -142,6 +143,14 @@ class Engine(Protocol[R, A]):
 
     def hold(self, rows: H) -> AbstractContextManager[H]:
         """Keep ``rows`` computed while the block runs (Spark: cached); yields them."""
+
+    def serve_rate(self, rate: AdaptiveRate, fallback: float) -> AbstractContextManager[RateSource]:
+        """
+        Share ``rate`` with the work items of :meth:`map` while the block runs; yields where they open it.
+
+        In one process, ``rate`` itself; on Spark, a server in the driver the executors lease from
+        (``fallback``: the keys/s of a work item that cannot reach it).
+        """
 
     def identities(self, dirs: Sequence[PartsDir]) -> Identities:
         """Return the committed entries' identities in the folders ``dirs``, scanned where this engine scans."""

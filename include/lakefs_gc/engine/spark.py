@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from lakefs_gc.listing.inventory import InventoryRead
     from lakefs_gc.listing.slices import ListedCounter
     from lakefs_gc.placement import Placement
+    from lakefs_gc.sweeping.shared_rate import AdaptiveRate, RateSource
 
 __all__ = ["SparkEngine"]
 
@@ -136,6 +137,16 @@ class SparkEngine(EngineBase):
 
     def at_once(self, tasks: int) -> int:
         return min(tasks, self.spark.sparkContext.defaultParallelism)
+
+    def serve_rate(self, rate: AdaptiveRate, fallback: float) -> AbstractContextManager[RateSource]:
+        """Serve ``rate`` from this driver (:mod:`lakefs_gc.sweeping.rate_server`), on its host: 127.0.0.1 in local mode."""
+        from lakefs_gc.sweeping.rate_server import serve
+
+        sc = self.spark.sparkContext
+        if (sc.master or "").startswith("local"):
+            return serve(rate, "127.0.0.1", fallback)
+        host = sc.getConf().get("spark.driver.host") or "127.0.0.1"
+        return serve(rate, sc.getConf().get("spark.driver.bindAddress") or host, fallback, advertise=host)
 
     def list_into(self, out_dir: str, tasks: Sequence[ListingTask], cutoff_s: float) -> tuple[int, int]:
         from pyspark.sql import functions as F

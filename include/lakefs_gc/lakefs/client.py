@@ -89,6 +89,14 @@ def _error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def prepare_commits_timeout(task_id: str, timeout_seconds: float) -> str:
+    """Return why a wait for lakeFS's commits preparation gave up (in the task or in Airflow's triggerer)."""
+    return (
+        f"prepare_commits task {task_id} did not complete within {timeout_seconds:.0f}s; "
+        f"raise the timeout or retry later"
+    )
+
+
 class LakeFSClient(LakeFSReads):
     """
     The lakeFS calls GC makes.
@@ -289,7 +297,31 @@ class LakeFSClient(LakeFSReads):
         Ask lakeFS for the active commits. Returns {run_id, gc_commits_location}.
 
         Async task with polling (lakeFS >= 1.72), falling back to the synchronous call only when
-        starting the task answers 500. No GC rules is an error, never "all commits active".
+        starting the task answers 500. No GC rules is an error, never "all commits active". The
+        same two calls, one poll at a time, serve a task that waits in Airflow's triggerer
+        (:meth:`start_prepare_commits`, :meth:`prepare_commits_status`).
+        """
+        started = self.start_prepare_commits(repo)
+        if isinstance(started, dict):
+            return started
+        deadline = time.monotonic() + timeout_seconds
+        delay = poll_initial
+        while True:
+            done = self.prepare_commits_status(repo, started)
+            if done is not None:
+                return done
+            if time.monotonic() + delay > deadline:
+                raise LakeFSGCError(prepare_commits_timeout(started, timeout_seconds))
+            self._sleep(delay)
+            delay = min(poll_max, delay * 2)
+
+    def start_prepare_commits(self, repo: str) -> str | dict[str, str]:
+        """
+        Start lakeFS's async preparation of the active commits; return its task id.
+
+        Or lakeFS's answer itself ({run_id, gc_commits_location}) when the synchronous call was
+        made instead: the async start answered 500, or 404 (no GC rules, or a server without the
+        async route: the synchronous call tells which, :class:`NoGCRulesError` for the first).
         """
         try:
             task = self.call(
@@ -304,38 +336,36 @@ class LakeFSClient(LakeFSReads):
                 # treats every commit as ... nothing (hazard H1). We ask the sync route to tell.
                 return self._prepare_commits_sync(repo)
             raise
-        deadline = time.monotonic() + timeout_seconds
-        delay = poll_initial
-        while True:
-            try:
-                st = self.call(
-                    "prepareGarbageCollectionCommitsStatus",
-                    self.internal.prepare_garbage_collection_commits_status,
-                    repo,
-                    task.id,
-                )
-            except ApiException as exc:
-                if exc.status == 404:
-                    raise LakeFSGCError(
-                        f"prepare_commits task {task.id} not found on the server; re-run the GC"
-                    ) from None
-                raise
-            if st.completed:
-                if st.error is not None and st.error.message:
-                    msg = st.error.message
-                    if "not found" in msg.lower() and "rule" in msg.lower():
-                        raise NoGCRulesError(self._no_rules_message(repo, msg))
-                    raise LakeFSGCError(f"prepare_commits failed (task {task.id}): {msg}")
-                if st.result is None or not st.result.gc_commits_location:
-                    raise LakeFSGCError(f"prepare_commits task {task.id} completed without a commits location")
-                return {"run_id": st.result.run_id, "gc_commits_location": st.result.gc_commits_location}
-            if time.monotonic() + delay > deadline:
-                raise LakeFSGCError(
-                    f"prepare_commits task {task.id} did not complete within {timeout_seconds:.0f}s; "
-                    f"raise the timeout or retry later"
-                )
-            self._sleep(delay)
-            delay = min(poll_max, delay * 2)
+        return str(task.id)
+
+    def prepare_commits_status(self, repo: str, task_id: str) -> dict[str, str] | None:
+        """
+        Look once at lakeFS's task ``task_id``: {run_id, gc_commits_location} once it completed, None while it runs.
+
+        A task that failed, or completed without a location, raises (:class:`NoGCRulesError`
+        for a repository without GC rules): fail closed.
+        """
+        try:
+            st = self.call(
+                "prepareGarbageCollectionCommitsStatus",
+                self.internal.prepare_garbage_collection_commits_status,
+                repo,
+                task_id,
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                raise LakeFSGCError(f"prepare_commits task {task_id} not found on the server; re-run the GC") from None
+            raise
+        if not st.completed:
+            return None
+        if st.error is not None and st.error.message:
+            msg = st.error.message
+            if "not found" in msg.lower() and "rule" in msg.lower():
+                raise NoGCRulesError(self._no_rules_message(repo, msg))
+            raise LakeFSGCError(f"prepare_commits failed (task {task_id}): {msg}")
+        if st.result is None or not st.result.gc_commits_location:
+            raise LakeFSGCError(f"prepare_commits task {task_id} completed without a commits location")
+        return {"run_id": st.result.run_id, "gc_commits_location": st.result.gc_commits_location}
 
     def _prepare_commits_sync(self, repo: str) -> dict[str, str]:
         try:

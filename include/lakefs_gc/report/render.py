@@ -23,7 +23,7 @@ from lakefs_gc.report.cost import cost_text
 from lakefs_gc.words import noun, plural
 
 if TYPE_CHECKING:
-    from lakefs_gc.contract import FreedOn, Freeing, Restorability, Uploads
+    from lakefs_gc.contract import Approval, FreedOn, Freeing, Restorability, Uploads
     from lakefs_gc.report.run_summary import RunSummary
 
 T = TypeVar("T")
@@ -131,7 +131,11 @@ def summary_rows(summary: RunSummary, uri: str | None = None) -> list[tuple[str,
         rows.append(("held back", "; ".join(x for x in (_n(s.held_back), when, s.held_back_reason or "") if x)))
     elif s.held_back == 0:
         rows.append(("held back", "0"))
-    if s.delete_skipped:
+    if s.approval is not None:
+        rows.append(("approval", approval_text(s.approval)))
+    if s.delete_skipped == "rejected":
+        rows.append(("deleted", "0  (the sweep was rejected)"))
+    elif s.delete_skipped:
         rows.append(("deleted", f"0  (no sweep in {s.delete_skipped})"))
     elif s.dry_run and s.would_delete is not None:
         rows.append(("deleted", f"0  (dry run: would delete {_n(s.would_delete)})"))
@@ -346,7 +350,9 @@ def step_line(step: str, result: Any) -> str:
         )
     elif isinstance(r, DeleteResult):
         c = r.counts
-        if r.skipped:
+        if r.skipped == "rejected" and r.approval is not None:
+            text = f"no sweep: {approval_text(r.approval)}"
+        elif r.skipped:
             text = f"no sweep in {r.skipped}"
         else:
             text = (
@@ -354,6 +360,8 @@ def step_line(step: str, result: Any) -> str:
                 f"dead letters {_n(c.failed)} of {plural(c.keys, 'key')} in {plural(c.parts, 'part')} "
                 f"({_n(c.resumed_parts)} resumed), {plural(c.requests, 'request')}, {_n(c.retried)} retried"
             )
+            if c.throttled or r.rate_cuts:
+                text += "; " + throttle_text(c.throttled, r.rate_cuts, r.rate_lowest, r.rate_final)
             if r.freed_now_bytes is not None and r.still_billed_bytes is not None and not r.dry_run:
                 text += "; " + bill_figures(r.freed_now_bytes, r.freed_later, r.still_billed_bytes)
             if r.uploads is not None:
@@ -362,3 +370,21 @@ def step_line(step: str, result: Any) -> str:
         return f"{step}: {r}"
     seconds = getattr(r, "seconds", 0.0)
     return f"{step}: {text}" + (f"; {seconds:.1f} s" if seconds else "")
+
+
+def approval_text(a: Approval) -> str:
+    """Return a person's answer to a sweep as the report says it: ``approved by admin at <time> (why asked)``."""
+    if a.decision == "not_needed":
+        return f"not needed: {a.reason}" if a.reason else "not needed"
+    who = f" by {a.by}" if a.by else ""
+    when = f" at {_t(a.at)}" if a.at else ""
+    why = f" ({a.reason})" if a.reason else ""
+    return f"{a.decision.replace('_', ' ')}{who}{when}{why}"
+
+
+def throttle_text(throttled: int, cuts: int, lowest: float | None, final: float | None) -> str:
+    """Return what throttling did to a sweep: ``3 throttled requests, the shared rate halved 2 times (...)``."""
+    text = f"{plural(throttled, 'throttled request')}, the shared rate halved {plural(cuts, 'time')}"
+    if lowest is not None and final is not None:
+        text += f" (lowest {lowest:,.0f} keys/s, last {final:,.0f})"
+    return text

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from lakefs_gc.contract import (
     TIMED_STEPS,
+    Approval,
     FreedOn,
     Freeing,
     IncrementalBase,
@@ -190,6 +191,7 @@ class RunSummary:
     quarantine_purged: int | None = None
     delete_skipped: str | None = None
     uploads: Uploads | None = None  # incomplete multipart uploads the sweep aborted or reported (sweeping.uploads)
+    approval: Approval | None = None  # a person's answer to the sweep (sweep.confirm / approval_above)
     # attribute_space: why not, or its totals (the whole attribution is in space_file)
     space_skipped: str | None = None
     space_file: str | None = None
@@ -288,7 +290,8 @@ class RunSummary:
                 **{k: v for k, v in state.items() if k in base},
                 "mark_id": mark_id,
                 "start_time": self.start_time,
-                "mode": self.mode or "",
+                # a sweep a person rejected deleted nothing: its deleted/ list is still garbage, as a mark_only run's
+                "mode": "mark_only" if self.delete_skipped == "rejected" else self.mode or "",
                 "dry_run": bool(self.dry_run),
                 "clean_listed_objects": self.incremental_state.clean_listed_objects or 0,
             },

@@ -176,6 +176,7 @@ def build_summary(inputs: StepInputs, success: bool = True) -> RunSummary:
         quarantine_purged=dele.quarantine_purged if dele and dele.quarantine_purged else None,
         delete_skipped=dele.skipped if dele and dele.skipped else None,
         uploads=dele.uploads if dele and not dele.skipped else None,
+        approval=dele.approval if dele else None,
         space_skipped=space.skipped if space and space.skipped else None,
         space_file=attributed.space_key if attributed else None,
         space_objects=attributed.objects if attributed else None,

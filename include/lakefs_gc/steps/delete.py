@@ -15,24 +15,37 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import STILL_BILLED, DeleteCounts, DeleteResult, FreedOn, Freeing, Restorability, StepInputs
+from lakefs_gc.contract import (
+    APPROVAL_TASK,
+    STILL_BILLED,
+    DeleteCounts,
+    DeleteResult,
+    FreedOn,
+    Freeing,
+    Restorability,
+    StepInputs,
+)
 from lakefs_gc.errors import SweepRefused
-from lakefs_gc.gc.guards import blast_radius
-from lakefs_gc.report import formats, layout
-from lakefs_gc.report.marks import parquet_parts
+from lakefs_gc.gc.approval import sweep_size
+from lakefs_gc.gc.guards import sweep_guard
+from lakefs_gc.report import layout
 from lakefs_gc.sweeping.deleter import DeletePolicy
 from lakefs_gc.sweeping.parts import add_counts, sweep_part
 from lakefs_gc.sweeping.restore import purge_quarantine, restorability, start_quarantine
+from lakefs_gc.sweeping.shared_rate import AdaptiveRate
 from lakefs_gc.sweeping.uploads import sweep_uploads, with_uploads
 from lakefs_gc.timestamps import parse_iso
+from lakefs_gc.words import plural
 
 if TYPE_CHECKING:
     from lakefs_gc.engine import Engine
     from lakefs_gc.spark.runtime import StorageRef
     from lakefs_gc.storage.base import Storage
+    from lakefs_gc.sweeping.shared_rate import RateSource
 
 log = logging.getLogger(__name__)
 
@@ -44,29 +57,39 @@ def _sweep_parts(
     part_keys: Iterable[str],
     swept: Any = None,
     quarantine: bool = False,
+    rates: RateSource | None = None,
 ) -> Iterator[Any]:
     st = sref.open()
+    rate = rates.open() if rates is not None else None  # the run's shared rate (None: each part its own)
     for key in part_keys:
-        counts = sweep_part(st, key, sdir, policy, quarantine=quarantine)
+        counts = sweep_part(st, key, sdir, policy, quarantine=quarantine, rate=rate)
         if swept is not None:
             swept.add(counts.keys)
         yield counts
 
 
-def delete_policy(inputs: StepInputs, concurrent_tasks: int) -> DeletePolicy:
+def delete_policy(inputs: StepInputs, concurrent_tasks: int, adaptive: bool = True) -> DeletePolicy:
     """
     Return the deleter settings of a run.
 
-    The global rate is split evenly across the delete tasks that can run at once, so together they
-    never exceed it.
+    ``adaptive`` (the sweep's): the rate is the run's whole ``delete_rate``, the ceiling of the one
+    rate its delete tasks share (:class:`lakefs_gc.sweeping.shared_rate.AdaptiveRate`), throttled
+    keys back in the queue. Not ``adaptive`` (the deleter before, kept for the bench): the rate split
+    evenly across the ``concurrent_tasks`` that can run at once, each backing off alone.
     """
     s = inputs.context.settings
     return DeletePolicy(
-        rate=s.delete_rate / max(1, concurrent_tasks) if s.delete_rate > 0 else 0.0,
+        rate=s.delete_rate if adaptive else even_split(s.delete_rate, concurrent_tasks),
         batch_size=s.delete_batch_size,
         max_attempts=s.delete_max_attempts,
         dry_run=s.dry_run,
+        adaptive=adaptive,
     )
+
+
+def even_split(rate: float, concurrent_tasks: int) -> float:
+    """Return each of ``concurrent_tasks``' share of ``rate`` keys/s (0: unlimited): together never more."""
+    return rate / max(1, concurrent_tasks) if rate > 0 else 0.0
 
 
 def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], int, str]:
@@ -84,9 +107,8 @@ def _planned(inputs: StepInputs, sref: StorageRef) -> tuple[Storage, list[str], 
         raise SweepRefused(
             f"mark {mark_id} has no summary.json at {st.full_uri(layout.report_dir(mark_id))}: nothing to sweep"
         )
-    files = parquet_parts(st, layout.deleted_dir(mark_id))
-    to_delete = sum(formats.count_rows(st, k) for k in files)
-    blast_radius(mark_id, to_delete, inputs.listed_objects(), s.max_delete_share, s.max_delete_count)
+    files, to_delete = sweep_size(st, mark_id)  # what approve_sweep showed a person, counted alike
+    sweep_guard(mark_id, to_delete, inputs.listed_objects(), s, ctx.approval, inputs.get(APPROVAL_TASK, required=False))
     sdir = layout.sweep_dir(mark_id, ctx.airflow_run_id)
     if s.quarantine_days and not s.dry_run and files:
         start_quarantine(st, sdir, s.quarantine_days, datetime.now(UTC))
@@ -101,21 +123,44 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
     mark of more keys than it takes raises :class:`lakefs_gc.engine.NeedsSpark` (nothing deleted).
     """
     s = inputs.context.settings
+    approval = inputs.get(APPROVAL_TASK, required=False)
+    if approval is not None and approval.decision == "rejected":  # a person said no: nothing is swept
+        log.info(
+            "the sweep of mark %s was rejected by %s at %s: nothing deleted", approval.mark_id, approval.by, approval.at
+        )
+        return DeleteResult(skipped="rejected", approval=approval)
     sref = engine.sref
     st, files, to_delete, sdir = _planned(inputs, sref)
     engine.admit("key(s) to sweep", to_delete)
     concurrency = max(1, min(s.delete_concurrency or engine.n, max(1, len(files))))
-    policy = delete_policy(inputs, engine.at_once(concurrency))
+    at_once = engine.at_once(concurrency)
+    policy = delete_policy(inputs, at_once)
     quarantine = bool(s.quarantine_days)
-    results = engine.map(
-        "delete",
-        "keys swept",
-        files,
-        lambda keys, swept: _sweep_parts(sref, sdir, policy, keys, swept, quarantine),
-        concurrency,
-        total=to_delete,
+    shared = AdaptiveRate(s.delete_rate)  # one rate for every delete task (on Spark: served by this driver)
+    with engine.serve_rate(shared, even_split(s.delete_rate, at_once)) as rates:
+        results = engine.map(
+            "delete",
+            "keys swept",
+            files,
+            lambda keys, swept: _sweep_parts(sref, sdir, policy, keys, swept, quarantine, rates),
+            concurrency,
+            total=to_delete,
+        )
+    rate = shared.figures()
+    if rate.cuts:
+        log.info(
+            "the delete rate was halved %s on %s (lowest %.0f keys/s, last %.0f)",
+            plural(rate.cuts, "time"),
+            plural(rate.throttles, "throttled request"),
+            rate.lowest or 0,
+            rate.final or 0,
+        )
+    result = replace(
+        _result(inputs, st, sdir, add_counts(results), concurrency),
+        rate_cuts=rate.cuts,
+        rate_lowest=rate.lowest,
+        rate_final=rate.final,
     )
-    result = _result(inputs, st, sdir, add_counts(results), concurrency)
     # Incomplete multipart uploads, once the guard let the sweep run (a refused sweep aborts none). They
     # do not count toward the blast radius: it bounds how much of what the run listed a wrong decision
     # could delete, and an upload is neither listed nor readable by any commit; its guard is its age
@@ -163,6 +208,7 @@ def _result(inputs: StepInputs, st: Storage, sdir: str, counts: DeleteCounts, co
         freed_now_bytes=freed_now,
         freed_later=freed_later,
         still_billed_bytes=still_billed,
+        approval=inputs.get(APPROVAL_TASK, required=False),
     )
 
 

@@ -46,7 +46,8 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
 
     An engine that cannot read them (the task's own, past its bound, or a range that does not say
     how many entries it holds) raises :class:`lakefs_gc.engine.NeedsSpark` before writing anything:
-    spark-submit runs the step, and asks lakeFS to prepare its commits again.
+    spark-submit runs the step, and asks lakeFS to prepare its commits again (unless the task
+    waited for them before the step: ``inputs.prepared_commits``, read by both).
     """
     ctx = inputs.context
     repo = ctx.repository
@@ -61,8 +62,14 @@ def run(engine: Engine[Any, Any], inputs: StepInputs, environ: Mapping[str, str]
         before, after = formats.read_heads(st, unc.heads_file)
         heads = set(before.values()) | set(after.values())
     with lakefs.client() as client:
-        prep = client.prepare_commits(repo, timeout_seconds=float(ctx.settings.prepare_commits_timeout_seconds))
-        csv_loc = prep["gc_commits_location"]
+        # lakeFS's commits preparation: awaited before the step (the task deferred to Airflow's triggerer
+        # meanwhile, lakefs_gc_airflow.triggers) and handed in, or asked for here
+        prepared = inputs.prepared_commits
+        if prepared is not None:
+            csv_loc = prepared.gc_commits_location
+        else:
+            timeout = float(ctx.settings.prepare_commits_timeout_seconds)
+            csv_loc = client.prepare_commits(repo, timeout_seconds=timeout)["gc_commits_location"]
         rows = committed.parse_commits_csv(st.get(committed.relative_key(roots, csv_loc)), csv_loc)
         rules = client.require_gc_rules(repo)
         documented = documented_commits(

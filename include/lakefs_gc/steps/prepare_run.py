@@ -13,7 +13,16 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefs_gc.contract import KeepRules, LakeFSRetries, MarkRef, Prices, RunContext, RunSettings, StorageLocation
+from lakefs_gc.contract import (
+    ApprovalRule,
+    KeepRules,
+    LakeFSRetries,
+    MarkRef,
+    Prices,
+    RunContext,
+    RunSettings,
+    StorageLocation,
+)
 from lakefs_gc.contract.settings import uploads_threshold_problem
 from lakefs_gc.errors import LakeFSGCError, SettingsError
 from lakefs_gc.gc.clock import make_run_clock
@@ -50,6 +59,7 @@ def prepare_run(
     clean_run_every: CleanRunEvery | None = None,
     prices: Prices | None = None,
     keep: KeepRules | None = None,
+    approval: ApprovalRule | None = None,
     preflight: bool = False,
 ) -> RunContext:
     """
@@ -152,6 +162,7 @@ def prepare_run(
         else None,
         prices=prices or Prices(),
         keep=keep or KeepRules(),
+        approval=approval or ApprovalRule(),
     )
 
 

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from lakefs_gc.storage.base import Storage
     from lakefs_gc.storage.local import LocalStorage
 
-PART_COUNTS = ("keys", "deleted", "already_gone", "retried", "requests", "failed")  # what a done marker records
+# what a done marker records (a marker written before "throttled" was counted reads as 0)
+PART_COUNTS = ("keys", "deleted", "already_gone", "retried", "requests", "failed", "throttled")
 
 
 def read_addresses(storage: Storage, key: str) -> list[str]:
@@ -65,7 +66,8 @@ def sweep_part(
     """
     Delete the addresses of one report part (or return its recorded counts if already done).
 
-    ``quarantine``: move them into the sweep's quarantine folder instead.
+    ``quarantine``: move them into the sweep's quarantine folder instead; ``deleter_kw``: the
+    :class:`lakefs_gc.sweeping.deleter.Deleter`'s (``rate``: the run's shared rate).
     """
     marker = layout.done_marker(sdir, part_key)
     recorded = formats.read_done_marker(storage, marker)
@@ -84,6 +86,7 @@ def sweep_part(
         retried=stats.retried,
         requests=stats.requests,
         failed=len(stats.dead),
+        throttled=stats.throttled,
         parts=1,
     )
     if not policy.dry_run:

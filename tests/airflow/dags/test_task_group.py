@@ -117,3 +117,18 @@ def test_two_groups_in_one_dag_read_their_own_results():
     assert group_prefix("delete", "delete") == ""
     assert a.first.params["min_age_seconds"] == 86400
     assert len(dag.tasks) == 16
+
+
+def test_tasks_deferrable_reaches_the_wait_for_lakefs():
+    """The repositories file's ``tasks.deferrable`` is list_committed's ``deferrable`` (its wait for lakeFS on the triggerer)."""
+    from datetime import datetime
+
+    from airflow.sdk import DAG
+
+    from lakefs_gc.config import parse_entry
+    from lakefs_gc_airflow.task_group import gc_tasks
+
+    for value in (True, False):
+        with DAG("d", schedule=None, start_date=datetime(2026, 1, 1)) as d:
+            gc_tasks(parse_entry({"repository": "repo-a", "tasks": {"deferrable": value}}, "t"))
+        assert d.task_dict["list_committed"].deferrable is value

@@ -333,6 +333,9 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
             mode: mark_and_sweep
             work_dir: {tmp_path / "work"}
             tasks: {{retries: 0}}
+            # the approval task in the DAG, on this Airflow's standard provider; the sweep is under it
+            # (asked only above a million objects), so it goes on without a person
+            sweep: {{approval_above: 1000000}}
             spark:
               parallelism: 2
               in_process_max_keys: 0  # every Spark step a spark-submit of the installed package's job
@@ -376,7 +379,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     venv = str(installed.venv)
     assert result["lakefs_gc"].startswith(venv)
     assert result["state"] == "success", (result["tis"], out[-6000:])
-    assert result["tis"] == dict.fromkeys(TASKS, "success"), (result["tis"], out[-6000:])
+    assert result["tis"] == dict.fromkeys((*TASKS, "approve_sweep"), "success"), (result["tis"], out[-6000:])
     # the one DAG file gives every DAG of the provider
     assert result["dag_ids"] == [DAG_ID, "lakefs_gc_config_errors", "lakefs_gc_restore"], result["dag_ids"]
     assert "Not_A_Repo" in result["errors_dag"]
@@ -395,6 +398,7 @@ def test_the_installed_wheel_runs_a_gc_dag_end_to_end(installed, moto_server, la
     summary = json.loads(storage.get(f"_lakefs/retention/gc/unified/{run_id}/summary.json"))
     assert summary["success"] is True
     assert summary["deleted"] == len(manifest.expected(DELETED)) > 0
+    assert summary["approval"]["decision"] == "not_needed", summary["approval"]
     print(f"DAG run from the installed wheel: {time.monotonic() - t0:.1f}s")
     _the_page_reads_the_report(installed, env, tmp_path, summary)
 
