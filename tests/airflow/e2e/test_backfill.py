@@ -276,6 +276,17 @@ def test_a_sweep_over_the_guard_waits_for_a_person_holding_no_slot(airflow_clust
             return None
 
         states = _wait(f"run {run_id} waiting for approval", state, af, timeout=600, every=2)
+        # Airflow 3.3.2 fails a task answered before its scheduler has read the executor's event of the
+        # workload that parked it (the stale "success" then finds the resumed task queued): a person
+        # answers later than that; the test waits for the event, as a person's pace would
+        parked = f"Received executor event with state success for task instance TaskInstanceKey(dag_id='{APPROVAL_DAG}', task_id='approve_sweep', run_id='{run_id}'"
+        _wait(
+            "the scheduler read the parked workload's event",
+            lambda: parked in (af.home / "scheduler.log").read_text(),
+            af,
+            timeout=120,
+            every=1,
+        )
         # waiting holds no worker and no pool slot: no task of the run runs, the pool has nothing occupied
         assert not [t for t, s in states.items() if s in ("running", "queued")], states
         pool = _api(af, "GET", "/api/v2/pools/default_pool")
