@@ -94,7 +94,7 @@ def defer_args(lakefs_conn_id: str, repository: str, pending: Pending, timeout_s
     trigger = LakeFSPrepareCommitsTrigger(
         lakefs_conn_id=lakefs_conn_id,
         repository=repository,
-        task_id=pending.task_id,
+        lakefs_task_id=pending.task_id,
         deadline=pending.deadline,
         timeout_seconds=timeout_seconds,
         poll_initial=pending.next_delay,
@@ -128,7 +128,7 @@ def event_outcome(event: Any) -> contract.PreparedCommits | contract.StepFailure
 
 class LakeFSPrepareCommitsTrigger(BaseTrigger):
     """
-    Wait in Airflow's triggerer for lakeFS's commits preparation (task ``task_id`` of ``repository``).
+    Wait in Airflow's triggerer for lakeFS's commits preparation (task ``lakefs_task_id`` of ``repository``).
 
     Looks at the task's status (``prepareGarbageCollectionCommitsStatus``) with a backoff doubling
     from ``poll_initial`` up to ``poll_max`` seconds, each look a lakefs-sdk call in a worker thread
@@ -141,7 +141,7 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
 
     :param lakefs_conn_id: the lakeFS connection.
     :param repository: the lakeFS repository.
-    :param task_id: lakeFS's task id (from ``prepareGarbageCollectionCommitsAsync``).
+    :param lakefs_task_id: lakeFS's task id (from ``prepareGarbageCollectionCommitsAsync``).
     :param deadline: wall-clock time (``time.time()``) by which lakeFS must be done.
     :param timeout_seconds: the run's ``prepare_commits_timeout_seconds`` (for the timeout's message).
     :param poll_initial: the first wait between two looks, seconds.
@@ -153,7 +153,7 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
         *,
         lakefs_conn_id: str,
         repository: str,
-        task_id: str,
+        lakefs_task_id: str,
         deadline: float,
         timeout_seconds: float,
         poll_initial: float = POLL_INITIAL,
@@ -162,7 +162,8 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
         super().__init__()
         self.lakefs_conn_id = lakefs_conn_id
         self.repository = repository
-        self.task_id = task_id
+        # not ``task_id``: Airflow's triggerer sets a trigger's task_id to its task instance's (BaseTrigger)
+        self.lakefs_task_id = lakefs_task_id
         self.deadline = float(deadline)
         self.timeout_seconds = float(timeout_seconds)
         self.poll_initial = float(poll_initial)
@@ -174,7 +175,7 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
             {
                 "lakefs_conn_id": self.lakefs_conn_id,
                 "repository": self.repository,
-                "task_id": self.task_id,
+                "lakefs_task_id": self.lakefs_task_id,
                 "deadline": self.deadline,
                 "timeout_seconds": self.timeout_seconds,
                 "poll_initial": self.poll_initial,
@@ -198,7 +199,7 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
             delay = self.poll_initial
             while True:
                 try:
-                    done = await asyncio.to_thread(client.prepare_commits_status, self.repository, self.task_id)
+                    done = await asyncio.to_thread(client.prepare_commits_status, self.repository, self.lakefs_task_id)
                 except Exception as exc:  # lakeFS failed the task, or could not be asked: the task fails with why
                     yield _failed(exc)
                     return
@@ -206,14 +207,14 @@ class LakeFSPrepareCommitsTrigger(BaseTrigger):
                     self.log.info(
                         "lakeFS prepared the commits of %s (task %s) after %.1fs in the triggerer",
                         self.repository,
-                        self.task_id,
+                        self.lakefs_task_id,
                         time.monotonic() - started,
                     )
-                    yield TriggerEvent({"status": SUCCESS, "task_id": self.task_id, **done})
+                    yield TriggerEvent({"status": SUCCESS, "task_id": self.lakefs_task_id, **done})
                     return
                 left = self.deadline - time.time()
                 if left <= 0:
-                    message = prepare_commits_timeout(self.task_id, self.timeout_seconds)
+                    message = prepare_commits_timeout(self.lakefs_task_id, self.timeout_seconds)
                     yield TriggerEvent(
                         {"status": ERROR, "kind": contract.FAILED, "type": "LakeFSGCError", "message": message}
                     )

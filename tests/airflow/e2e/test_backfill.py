@@ -1,6 +1,7 @@
-"""Scheduler-driven backfill: a real Airflow (api-server, scheduler, dag-processor; LocalExecutor on a
-real PostgreSQL started for the test, in its own AIRFLOW_HOME) runs ``airflow backfill create`` over
-two dates of the GC DAG against the lakeFS emulator with real Spark jobs.
+"""Scheduler-driven runs: a real Airflow (api-server, scheduler, dag-processor, triggerer; LocalExecutor
+on a real PostgreSQL started for the module, in its own AIRFLOW_HOME) runs ``airflow backfill create``
+over two dates of the GC DAG against the lakeFS emulator with real Spark jobs, and, sharing it, a
+repository whose sweeps wait for a person's approval (answered through the REST API).
 
 Asserts: two successful backfill runs, in logical-date order, never overlapping; the storage ends
 exactly as after one run (the first run deletes the garbage, the second deletes nothing new).
@@ -40,6 +41,7 @@ APPROVAL_REPO = "approval-repo"
 APPROVAL_DAG = f"lakefs_gc__{APPROVAL_REPO}"
 APPROVAL_TIMEOUT_S = 90  # sweep.approval_timeout_hours of the approval's repository
 APPROVER = ("alice", "alice-password")
+PREPARE_S = 6  # seconds the emulator's prepare_commits task takes (list_committed waits for it)
 
 
 _wait = wait_for
@@ -61,7 +63,8 @@ def airflow_cluster(tmp_path_factory, metadata_db):
     for a person when the blast-radius guard would refuse them).
     """
     tmp_path = tmp_path_factory.mktemp("scheduler")
-    emu = start_emulator(tmp_path / "emu", "--grace-period", str(GRACE))
+    # lakeFS takes a while to prepare the commits: the approval's repository waits for it on the triggerer
+    emu = start_emulator(tmp_path / "emu", "--grace-period", str(GRACE), "--prepare-commits-delay", str(PREPARE_S))
     home = tmp_path / "airflow-home"
     home.mkdir()
     port = free_port()
@@ -90,6 +93,7 @@ def airflow_cluster(tmp_path_factory, metadata_db):
                 min_age_seconds: {MIN_AGE}
                 work_dir: {tmp_path / "work"}
                 sweep: {{approval_above: guard, max_delete_share: 0.01, approval_timeout_hours: {APPROVAL_TIMEOUT_S / 3600}}}
+                tasks: {{deferrable: true}}  # list_committed's wait for lakeFS on the triggerer
                 space: {{enabled: true}}
             """),
                 "  ",
@@ -244,7 +248,8 @@ def test_a_sweep_over_the_guard_waits_for_a_person_holding_no_slot(airflow_clust
     ``sweep.approval_above: guard``: the mark over the guard waits in approve_sweep, no task running and
     no pool slot taken; "Reject" (REST, as alice) deletes nothing and the report says who; no answer
     within the timeout deletes nothing and fails the run; "Approve" sweeps exactly the garbage, beyond
-    the guard, and the report names alice.
+    the guard, and the report names alice. Its list_committed waits for lakeFS (``tasks.deferrable``,
+    a slow prepare_commits) on the triggerer.
     """
     af, emu = airflow_cluster
     manifest, storage, seeded_at = _seeded(emu, APPROVAL_REPO)
@@ -360,4 +365,10 @@ def test_a_sweep_over_the_guard_waits_for_a_person_holding_no_slot(airflow_clust
     assert approved["approval"]["decision"] == "approved", approved
     assert approved["approval"]["by"] == APPROVER[0], approved
     assert approved["deleted"] == len(garbage), approved
+    # lakeFS's wait held no slot either: list_committed deferred to the triggerer, which ran its trigger
+    log = af.home / "logs" / f"dag_id={APPROVAL_DAG}" / "run_id=approve" / "task_id=list_committed" / "attempt=1.log"
+    assert "deferring to the triggerer" in log.read_text(), log.read_text()[-3000:]
+    triggered = "".join(t.read_text() for t in log.parent.glob("attempt=1.log.trigger.*.log"))
+    assert "lakeFS prepared the commits of approval-repo" in triggered, (triggered[-3000:], af.tail("triggerer"))
+    assert "in the triggerer" in triggered
     print(f"approve_sweep waited in state {waiting_state}")

@@ -91,7 +91,7 @@ def _trigger(repo: str, task_id: str, timeout: float = 60.0, **kw) -> LakeFSPrep
     return LakeFSPrepareCommitsTrigger(
         lakefs_conn_id="lakefs_default",
         repository=repo,
-        task_id=task_id,
+        lakefs_task_id=task_id,
         deadline=time.time() + timeout,
         timeout_seconds=timeout,
         poll_initial=0.2,
@@ -131,7 +131,13 @@ def test_the_trigger_waits_for_a_slow_preparation_without_blocking_its_loop(lake
     assert classpath == "lakefs_gc_airflow.triggers.LakeFSPrepareCommitsTrigger"
     assert not any(s in json.dumps(kwargs) for s in (LAKEFS_ACCESS, LAKEFS_SECRET))
     module, _, name = classpath.rpartition(".")
-    payload, took, ticks = _first_event(getattr(importlib.import_module(module), name)(**kwargs))
+    trigger = getattr(importlib.import_module(module), name)(**kwargs)
+    # the triggerer gives the trigger its task instance, and BaseTrigger then sets its task_id to the
+    # Airflow task's: lakeFS's task id must not be read from there (it was, and a real triggerer failed)
+    from types import SimpleNamespace
+
+    trigger.task_instance = SimpleNamespace(task_id="list_committed")
+    payload, took, ticks = _first_event(trigger)
     assert payload["status"] == "success", payload
     assert payload["task_id"] == task_id
     assert took >= DELAY - 0.5  # it waited for lakeFS ...
@@ -188,7 +194,11 @@ def test_a_failed_task_an_unknown_task_and_a_timeout_fail_with_the_clients_messa
 def test_a_connection_the_triggerer_cannot_read_fails_the_wait(lakefs_conn):
     payload, _, _ = _first_event(
         LakeFSPrepareCommitsTrigger(
-            lakefs_conn_id="no_such_conn", repository="r", task_id="GCPCx", deadline=time.time() + 5, timeout_seconds=5
+            lakefs_conn_id="no_such_conn",
+            repository="r",
+            lakefs_task_id="GCPCx",
+            deadline=time.time() + 5,
+            timeout_seconds=5,
         )
     )
     assert payload["status"] == "error"
@@ -261,7 +271,7 @@ def test_a_slow_lakefs_defers_the_task_and_its_answer_reaches_the_step(lakefs_co
     # a retry starts over (Airflow clears next_method): a new lakeFS task, deferred again
     with pytest.raises(TaskDeferred) as retry:
         _operator(tmp_path).execute(ctx)
-    assert retry.value.trigger.task_id != kwargs["task_id"]
+    assert retry.value.trigger.lakefs_task_id != kwargs["lakefs_task_id"]
 
 
 def fake_results_of(step: str) -> dict:
