@@ -14,6 +14,8 @@ inventory list_slices from an S3 Inventory (CSV, Parquet) beside LIST on the sam
           inventory of --rows rows read alone, and list_slices alone from inventories of --step-rows
           rows (bench/inventory_bench.py; not part of the default run)
 staged    reading the staged entries through lakeFS's API beside lakeFS's own mark (bench/staged_bench.py)
+chaos     faults in the compose stack while people write: --runs N --seed S (bench/chaos.py; needs
+          Docker: scripts/setup.sh --stack; not part of the default run)
 reference differential runs against lakeFS's own Spark GC, with its timings beside ours
           (bench/reference.py; needs LAKEFS_GC_REFERENCE_JAR; not part of the default run)
 """
@@ -33,6 +35,7 @@ BENCHES = {
     "tiny": "bench.tiny_bench",
     "list": "bench.list_bench",
     "inventory": "bench.inventory_bench",
+    "chaos": "bench.chaos",
 }
 DEFAULT = ("sstable", "gc", "delete", "staged", "tiny")
 

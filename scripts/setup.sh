@@ -98,18 +98,6 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install REQUIRED post
 #     machine pays (7m21s measured on 2 cores, mostly downloads); later runs start the engine and check
 #     labels (8 to 35 s), which is why the other commands' set-up leaves Docker alone. It waits for
 #     lakeFS's binary before building lakeFS's image. ---
-st_pid=
-if [ -n "$STACK" ]; then
-  command -v dockerd >/dev/null 2>&1 || apt_install REQUIRED docker.io "the compose stack test"
-  command -v docker-compose >/dev/null 2>&1 || apt_install REQUIRED docker-compose "the compose stack test"
-  command -v debootstrap >/dev/null 2>&1 || apt_install REQUIRED debootstrap "the compose stack's image build"
-  if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; then
-    bash scripts/stack_images.sh "$lk/lakefs" > "$TOOLS_CACHE/stack-images.log" 2>&1 &
-    st_pid=$!
-  else
-    echo "setup: warning: not root, or no dockerd/debootstrap: the compose stack's images are not built and its test will fail" >&2
-  fi
-fi
 
 # --- uv ---
 if ! command -v uv >/dev/null 2>&1; then
@@ -152,6 +140,21 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   rm -f "$VENV/.bytecode"
   echo "$want" > "$stamp"
 fi
+# (launched after the venv's editable install: its build writes and removes lakefs_gc.egg-info in the
+# checkout, and a docker build reading the context at that moment fails "file not found")
+st_pid=
+if [ -n "$STACK" ]; then
+  command -v dockerd >/dev/null 2>&1 || apt_install REQUIRED docker.io "the compose stack test"
+  command -v docker-compose >/dev/null 2>&1 || apt_install REQUIRED docker-compose "the compose stack test"
+  command -v debootstrap >/dev/null 2>&1 || apt_install REQUIRED debootstrap "the compose stack's image build"
+  if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; then
+    bash scripts/stack_images.sh "$lk/lakefs" > "$TOOLS_CACHE/stack-images.log" 2>&1 &
+    st_pid=$!
+  else
+    echo "setup: warning: not root, or no dockerd/debootstrap: the compose stack's images are not built and its test will fail" >&2
+  fi
+fi
+
 # --- the sandbox (lakefs_sandbox: the emulator, seeding, `make airflow`; the tests, benches and demo use
 #     it) is not in the wheel, so not in the editable install either: the checkout's include/ on the
 #     venv's path (lakefs_gc found there too: the same files) ---

@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from lakefs_sandbox.compose_stack import LONG_RUNNING
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yaml"
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
@@ -262,17 +264,7 @@ def test_depends_on_conditions_are_satisfiable():
                 assert svc[dep].get("restart") == "no", f"{dep} is a one-shot service: restart must be 'no'"
             else:
                 assert cond == "service_started", cond
-    for name in (
-        "postgres",
-        "airflow-apiserver",
-        "airflow-scheduler",
-        "airflow-dag-processor",
-        "airflow-triggerer",
-        "spark-master",
-        "spark-worker",
-        "minio",
-        "lakefs",
-    ):
+    for name in LONG_RUNNING:  # what the stack's test and the chaos bench wait for
         assert "healthcheck" in svc[name], f"{name} has no healthcheck"
     for name in AIRFLOW_SERVICES[1:]:
         assert svc[name]["depends_on"]["airflow-init"]["condition"] == "service_completed_successfully"
@@ -419,7 +411,9 @@ def _compose_client() -> tuple[list[str] | None, str]:
     return None, "; ".join(tried)
 
 
-def test_compose_config_parses_and_resolves_like_the_static_checks():
+def compose_config(*overrides: Path) -> dict:
+    """``config`` of a compose client on docker-compose.yaml (and ``overrides``): the resolved services
+    (skips the test, saying why, without a client)."""
     client, why = _compose_client()
     if client is None:
         pytest.skip(f"no compose client (install the Docker Compose plugin, or apt-get install docker-compose): {why}")
@@ -429,12 +423,17 @@ def test_compose_config_parses_and_resolves_like_the_static_checks():
         for k, v in os.environ.items()
         if k not in read_dotenv() and not k.startswith("COMPOSE_") and k != "DOCKER_HOST"
     }
-    base = [*client, "--project-directory", str(ROOT), "-f", str(COMPOSE_FILE), "config"]
+    files = [arg for f in (COMPOSE_FILE, *overrides) for arg in ("-f", str(f))]
+    base = [*client, "--project-directory", str(ROOT), *files, "config"]
     quiet = subprocess.run([*base, "-q"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert quiet.returncode == 0, f"{' '.join(client)} config -q failed:\n{quiet.stderr}{quiet.stdout}"
     full = subprocess.run(base, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert full.returncode == 0, full.stderr
-    resolved = yaml.safe_load(full.stdout)["services"]
+    return yaml.safe_load(full.stdout)["services"]
+
+
+def test_compose_config_parses_and_resolves_like_the_static_checks():
+    resolved = compose_config()
     assert set(resolved) == set(services())
     for name, s in resolved.items():
         assert s["image"] == services()[name]["image"], name

@@ -10,7 +10,11 @@ nothing can be sent), then a run sent from it whose sweep the blast-radius guard
 waits for a person (``sweep.approval_above: guard``) and is approved on the task's Required Actions
 tab in Airflow's UI; the run waited for through Airflow's REST API;
 what is left in the bucket checked object by object against the seed's manifest; the run's counts,
-wall time and the version read on the page; ``docker-compose down -v``. The engine is stopped by PID when the test started it.
+wall time and the version read on the page. The stack runs with the chaos bench's override
+(docker/chaos.compose.yaml: the same stack, its GC configuration with ``chaos-repo`` added), so the
+short seeded chaos run (issue 56: ``python -m bench chaos``'s code, a kill of lakeFS and of a Spark
+service while two writers use lakeFS, then the quiet run) shares it, after the end-to-end test;
+``docker-compose down -v``. The engine is stopped by PID when the test started it.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ import urllib.request
 
 import pytest
 
+from bench.chaos import CHAOS_COMPOSE, chaos, clients
 from lakefs_gc.contract import STEPS
-from tests.stack.engine import ONE_SHOTS, ROOT, Engine, Stack
+from lakefs_sandbox.chaos.table import markdown, problems
+from lakefs_sandbox.compose_stack import API, LONG_RUNNING, ONE_SHOTS, ROOT, Engine, Stack, dotenv
 
 pytestmark = [pytest.mark.e2e]
 
@@ -34,48 +40,7 @@ SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-gc-page.png"
 TRIGGER_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-trigger-bad-field.png"
 APPROVAL_SCREENSHOT = ROOT / "docs" / "screenshots" / "stack-approve-sweep.png"
 GUARD_SHARE = 0.01  # the run's max_delete_share: the seeded garbage is more, so the sweep asks a person
-SERVICES = [
-    "postgres",
-    "airflow-init",
-    "airflow-apiserver",
-    "airflow-scheduler",
-    "airflow-dag-processor",
-    "airflow-triggerer",
-    "spark-master",
-    "spark-worker",
-    "minio",
-    "minio-init",
-    "lakefs",
-    "lakefs-seed",
-]
-
-
-def _dotenv() -> dict[str, str]:
-    out = {}
-    for line in (ROOT / ".env").read_text().splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            k, _, v = line.partition("=")
-            out[k.strip()] = v.strip()
-    return out
-
-
-class API:
-    """Airflow's REST API of the stack (simple auth manager, everyone admin: a token for nobody)."""
-
-    def __init__(self, base: str):
-        self.base = base
-        with urllib.request.urlopen(base + "/auth/token", timeout=60) as r:
-            self.token = json.load(r)["access_token"]
-
-    def call(self, method: str, path: str, body: dict | None = None):
-        req = urllib.request.Request(
-            self.base + path,
-            method=method,
-            data=json.dumps(body).encode() if body is not None else None,
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.load(r)
+SERVICES = [*LONG_RUNNING, *ONE_SHOTS]
 
 
 def _failed_task_logs(api: API, run_path: str, tis: dict[str, str]) -> str:
@@ -98,7 +63,7 @@ def stack():
     try:
         built = engine.build_images()
         print(f"stack images ready in {built:.0f} s")
-        s = Stack(engine, project=f"lakefs-gc-test-{int(time.time())}")
+        s = Stack(engine, project=f"lakefs-gc-test-{int(time.time())}", overrides=(CHAOS_COMPOSE,))
         try:
             t0 = time.monotonic()
             s.compose("up", "-d", "--no-build", timeout=600)
@@ -118,9 +83,7 @@ def stack():
 
 
 def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
-    import boto3
-
-    env = _dotenv()
+    env = dotenv()
     base = f"http://127.0.0.1:{stack.ports['AIRFLOW_PORT']}"
     assert set(ONE_SHOTS) <= set(SERVICES)
     manifest = json.loads(
@@ -214,13 +177,7 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
         assert set(tis) == {*STEPS, "approve_sweep"}, tis  # every task of the provider's table ran, and the approval
 
         # what is left in the bucket, object by object
-        s3 = boto3.client(
-            "s3",
-            endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}",
-            region_name="us-east-1",
-            aws_access_key_id=env["MINIO_ROOT_USER"],
-            aws_secret_access_key=env["MINIO_ROOT_PASSWORD"],
-        )
+        _, _, s3 = clients(stack)
         bucket, prefix = env["MINIO_BUCKET"], "sample-repo/"
         keys = {
             o["Key"][len(prefix) :]
@@ -257,3 +214,22 @@ def test_the_stack_runs_the_gc_dag_end_to_end(stack, tmp_path):
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "PASS  lakeFS" in doctor.stdout, doctor.stdout
     assert "FAIL" not in doctor.stdout, doctor.stdout
+
+
+CHAOS_SEED = 507  # lakeFS killed in mark_uncommitted, then ... (lakefs_sandbox.chaos.faults.plan)
+CHAOS_RUNS = 2
+CHAOS_MIN_AGE_S = 45  # above every fault's down time (at most 25 s): a link held up by a fault is younger
+
+
+def test_a_short_seeded_chaos_run_loses_nothing_and_leaves_no_garbage(stack):
+    """Issue 56's short run: the seed's faults strike GC runs while two writers use lakeFS; lakeFS's
+    view against the bucket after every run and after the quiet run (lakefs_sandbox.chaos.checker)."""
+    t0 = time.monotonic()
+    result = chaos(stack, CHAOS_RUNS, CHAOS_SEED, min_age_s=CHAOS_MIN_AGE_S)
+    print(markdown(result))
+    print(f"the short chaos run: {time.monotonic() - t0:.0f} s")
+    assert problems(result) == [], json.dumps(result, indent=1, default=str)[-6000:]
+    assert len(result["runs"]) == CHAOS_RUNS
+    assert all(r["check"]["live"] > 0 for r in result["runs"])
+    assert result["quiet"]["deleted"] > 0, "the writers made garbage and the quiet run collected it"
+    assert sum(result["writers"]["ok"].values()) > 0

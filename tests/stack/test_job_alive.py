@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.stack.engine import ROOT
+from lakefs_sandbox.compose_stack import ROOT
 
 SCRIPT = ROOT / "docker" / "job_alive.py"
 

@@ -10,7 +10,7 @@ import os
 import subprocess
 import time
 
-from tests.stack.engine import ROOT
+from lakefs_sandbox.compose_stack import ROOT
 
 DOCKER_TOOLS = ("docker", "dockerd", "docker-compose", "debootstrap")
 

@@ -349,6 +349,29 @@ def test_a_delete_marker_made_outside_the_sweep_is_not_the_runs_to_undo(moto_ser
     assert not st.exists("data/s0/a")
 
 
+def test_a_key_a_retried_sweep_deleted_twice_is_restored_readable(moto_server, tmp_path):
+    """A sweep killed in the middle of a part re-sends that part on its retry: each of its keys gets a
+    second delete marker on a versioned bucket ("already gone"). The restore removes both: removing
+    only the newest left the older one current, and the key reported restored still read 404
+    (found by the chaos bench, issue 56)."""
+    st = _versioned(moto_server, "restore-twice")
+    st.put("data/s0/a", b"a")
+    st.put("data/s0/b", b"b")
+    _mark(st, ["data/s0/a", "data/s0/b"], datetime.now(UTC) - timedelta(minutes=1))
+    _sweep(st.uri, tmp_path / "work", s3=moto_server)
+    s3 = moto_server.client()
+    s3.delete_object(Bucket=st.bucket, Key="repo/data/s0/a")  # the retry's second delete, inside the sweep's window
+    run = restore.swept_run(st, MARK)
+    run = restore.SweptRun(MARK, {}, run.keys, run.sweep_dirs, run.start, datetime.now(UTC) + timedelta(seconds=1))
+    assert st.restore_key("data/s0/a", run, True, datetime.now(UTC))[0] == restore.WOULD_RESTORE
+    outcome, detail = st.restore_key("data/s0/a", run, False, datetime.now(UTC))
+    assert outcome == restore.RESTORED, detail
+    assert st.get("data/s0/a") == b"a"
+    assert st.restore_key("data/s0/b", run, False, datetime.now(UTC))[0] == restore.RESTORED
+    assert st.get("data/s0/b") == b"b"
+    assert s3.list_object_versions(Bucket=st.bucket, Prefix="repo/data/").get("DeleteMarkers", []) == []
+
+
 def test_an_unversioned_bucket_restores_nothing_and_the_sweep_said_so(moto_server, tmp_path):
     st = _versioned(moto_server, "restore-plain", versioning=False)
     st.put("data/s0/a", b"a")

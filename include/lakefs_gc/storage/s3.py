@@ -382,10 +382,19 @@ class S3Storage(CloudStorage):
         if not hidden:
             return RETENTION_PASSED, "only the sweep's delete marker is left: the version it hid has expired"
         prev = max(hidden, key=lambda v: v["LastModified"])
-        if dry_run:
-            return (
-                WOULD_RESTORE,
-                f"remove delete marker {latest['VersionId']}: version {prev['VersionId']} current again",
+        # every marker on top of that version: a sweep whose part was re-sent on a retry (killed half
+        # way) deleted the key twice, and removing only the newest marker would leave it deleted
+        above = sorted(
+            (m for m in markers if m["LastModified"] >= prev["LastModified"]), key=lambda m: m["LastModified"]
+        )
+        if any(not run.in_window(m["LastModified"]) for m in above):
+            start, end = run.window()
+            return DELETED_AGAIN, (
+                f"a delete marker above version {prev['VersionId']} is from outside the sweep ({start} to {end})"
             )
-        self.client.delete_object(Bucket=self.bucket, Key=full, VersionId=latest["VersionId"])
-        return RESTORED, f"delete marker {latest['VersionId']} removed: version {prev['VersionId']} is current again"
+        ids = ", ".join(m["VersionId"] for m in reversed(above))
+        if dry_run:
+            return WOULD_RESTORE, f"remove delete marker {ids}: version {prev['VersionId']} current again"
+        for m in reversed(above):  # newest first: at every moment the key is deleted or restored, never older
+            self.client.delete_object(Bucket=self.bucket, Key=full, VersionId=m["VersionId"])
+        return RESTORED, f"delete marker {ids} removed: version {prev['VersionId']} is current again"

@@ -40,9 +40,9 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
+from lakefs_sandbox.compose_stack import TOOLS_CACHE
 from tests.airflow.helpers import REPO
 from tests.airflow.wheel import install_doc
-from tests.stack.engine import TOOLS_CACHE
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]
 

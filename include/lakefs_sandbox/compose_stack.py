@@ -1,8 +1,13 @@
-"""The Docker engine and the compose stack as a test drives them: the project's own dockerd
-(``scripts/dockerd.sh``: started as root, its own data root under the tools cache, stopped by PID),
-the stack's images (``scripts/stack_images.sh``), and ``docker-compose`` (Debian's 1.29) on
-``docker-compose.yaml`` under a project name of the test's own, with its published ports moved to
-free ones on 127.0.0.1."""
+"""
+The compose stack, driven from Python.
+
+The Docker engine and the compose stack as the stack's test and the chaos bench drive them: the
+project's own dockerd (``scripts/dockerd.sh``: started as root, its own data root under the tools
+cache, stopped by PID), the stack's images (``scripts/stack_images.sh``), ``docker-compose``
+(Debian's 1.29) on ``docker-compose.yaml`` (and override files, e.g. ``docker/chaos.compose.yaml``)
+under a project name of the caller's own, with its published ports moved to free ones on
+127.0.0.1, and Airflow's REST API of the stack.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOLS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lakefs-gc"
 LAKEFS_BINARY = TOOLS_CACHE / "lakefs-1.84.0" / "lakefs"
 ONE_SHOTS = ("airflow-init", "minio-init", "lakefs-seed")  # exit 0 when done; every other service: healthy
+LONG_RUNNING = (
+    "postgres",
+    "airflow-apiserver",
+    "airflow-scheduler",
+    "airflow-dag-processor",
+    "airflow-triggerer",
+    "spark-master",
+    "spark-worker",
+    "minio",
+    "lakefs",
+)
 IMAGES_DEADLINE_S = 3600  # a new machine builds every image (about 15 minutes); a warm one checks labels
 UP_DEADLINE_S = 600  # every service healthy; on a loaded 2-core machine Airflow's start takes minutes
 
@@ -32,6 +49,8 @@ def run(cmd: list[str], env: dict, timeout: float, check: bool = True) -> subpro
 
 @dataclass
 class Engine:
+    """The project's Docker engine (``scripts/dockerd.sh``); ``started``: this process started it."""
+
     env: dict
     started: bool
 
@@ -53,11 +72,44 @@ class Engine:
         return time.monotonic() - t0
 
 
+def dotenv() -> dict[str, str]:
+    """Return the stack's ``.env`` (what docker-compose reads): its local-development keys and names."""
+    out = {}
+    for line in (ROOT / ".env").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            k, _, v = line.partition("=")
+            out[k.strip()] = v.strip()
+    return out
+
+
+class API:
+    """Airflow's REST API of the stack (simple auth manager, everyone admin: a token for nobody)."""
+
+    def __init__(self, base: str, timeout: float = 60):
+        self.base = base
+        self.timeout = timeout
+        with urllib.request.urlopen(base + "/auth/token", timeout=timeout) as r:
+            self.token = json.load(r)["access_token"]
+
+    def call(self, method: str, path: str, body: dict | None = None):
+        req = urllib.request.Request(
+            self.base + path,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=self.timeout) as r:
+            return json.load(r)
+
+
 @dataclass
 class Stack:
+    """One compose project of the stack, its published ports on free ones of 127.0.0.1."""
+
     engine: Engine
     project: str
     ports: dict[str, int] = field(default_factory=dict)
+    overrides: tuple[Path, ...] = ()  # compose files merged over docker-compose.yaml, in order
 
     def __post_init__(self) -> None:
         for name in ("AIRFLOW_PORT", "LAKEFS_PORT", "S3_PORT", "S3_CONSOLE_PORT", "SPARK_UI_PORT"):
@@ -69,8 +121,9 @@ class Stack:
         }
 
     def compose(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
+        files = [arg for f in (ROOT / "docker-compose.yaml", *self.overrides) for arg in ("-f", str(f))]
         return run(
-            ["docker-compose", "-f", str(ROOT / "docker-compose.yaml"), "-p", self.project, *args],
+            ["docker-compose", *files, "-p", self.project, *args],
             self.env,
             timeout=timeout,
             check=check,
@@ -78,6 +131,20 @@ class Stack:
 
     def docker(self, *args: str, timeout: float = 60) -> str:
         return run(["docker", *args], self.env, timeout=timeout).stdout
+
+    def container_id(self, service: str) -> str:
+        """Return the id of the service's (first) container."""
+        ids = self.docker(
+            "ps",
+            "-aq",
+            "--filter",
+            f"label=com.docker.compose.project={self.project}",
+            "--filter",
+            f"label=com.docker.compose.service={service}",
+        ).split()
+        if not ids:
+            raise AssertionError(f"the stack has no container of {service}")
+        return ids[0]
 
     def containers(self) -> dict[str, dict]:
         """Each service's container state (``docker inspect``), by service name."""
@@ -90,8 +157,11 @@ class Stack:
         }
 
     def wait_up(self, services: list[str], deadline_s: float = UP_DEADLINE_S) -> float:
-        """Until every long-running service is healthy and every one-shot exited 0; fails at once
-        on a one-shot that exited otherwise or a service that is unhealthy or gone."""
+        """
+        Wait until every long-running service is healthy and every one-shot exited 0.
+
+        Fails at once on a one-shot that exited otherwise or a service that is unhealthy or gone.
+        """
         t0 = time.monotonic()
         while True:
             states = self.containers()
@@ -125,7 +195,7 @@ class Stack:
 
     @staticmethod
     def health_log(state: dict | None) -> str:
-        """The container's last health checks (start, exit code, output), as Docker keeps them."""
+        """Return the container's last health checks (start, exit code, output), as Docker keeps them."""
         checks = ((state or {}).get("Health") or {}).get("Log") or []
         return "".join(
             f"health check at {c['Start'][11:19]}: exit {c['ExitCode']}: {c['Output'].strip()[:300]}\n" for c in checks
