@@ -86,7 +86,12 @@ def main(argv: list[str]) -> int:
 
     p = argparse.ArgumentParser(prog="python -m bench chaos", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=30, help="GC runs, one fault each (default 30)")
-    p.add_argument("--seed", type=int, default=56, help="the seed of the faults and the writers (default 56)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=4953,
+        help="the seed of the faults and the writers (default 4953: every service killed and paused, the scheduler killed mid-sweep)",
+    )
     p.add_argument("--writers", type=int, default=2, help="writer threads (default 2)")
     p.add_argument("--out", type=Path, help="the result as JSON (default var/chaos/seed-S-runs-N.json)")
     p.add_argument("--keep", action="store_true", help="leave the stack up (docker-compose -p PROJECT down -v to stop)")

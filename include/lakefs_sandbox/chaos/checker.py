@@ -92,7 +92,10 @@ class Checker:
         """Every key a branch, a tag or a commit a branch reaches references, now."""
         keys: set[str] = set()
         for b in self._paged(self.client.branches_api.list_branches):
-            keys |= self._list(b.id)  # staged and committed
+            try:
+                keys |= self._list(b.id)  # staged and committed
+            except lakefs_sdk.exceptions.NotFoundException:  # a writer deleted it meanwhile: nothing to keep
+                continue
             for c in self._paged(self.client.refs_api.log_commits, b.commit_id):
                 keys |= self._commit_keys(c.id)
         for t in self._paged(self.client.tags_api.list_tags):

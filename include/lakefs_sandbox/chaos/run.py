@@ -6,8 +6,10 @@ through Airflow's REST API one after another, each struck by one fault of the se
 checker reads lakeFS against the store after every run; then the faults stop, the writers stop,
 and one quiet clean run must collect every piece of garbage old enough.
 
-The run kinds cycle: a clean run, an ``auto`` run (incremental on the previous mark when it can),
-a ``mark_only`` run, and a ``sweep_only`` run of that mark (a clean run when the mark failed).
+The run kinds (:func:`kind_of`): clean and ``auto`` runs (incremental on the previous mark when
+it can) alternate; every third run is ``mark_only`` (unless its fault aims at the sweep), followed by
+a ``sweep_only`` run of that mark (a clean run when the mark failed). Sweeps are slowed
+(:data:`SWEEP_CONF`) so that a fault aimed at ``delete`` strikes once the sweep has deleted something.
 Every run uses ``expire_leftovers: false`` so that every mark's confirmed candidates stay for the
 delete audit. After a run whose sweep was struck and that succeeded, ``lakefs-gc restore`` (in the
 scheduler's container, as a person runs it) brings back what it deleted, and every key it says it
@@ -35,7 +37,23 @@ DAG_ID = f"lakefs_gc__{REPO}"
 BUCKET = "chaos"
 MIN_AGE_S = 90  # the runs' min_age_seconds (with unsafe_min_age_override): writers link within seconds
 RUN_DEADLINE_S = 900  # a run not ended by then is "stuck" (a finding), marked failed so the next can start
-KINDS = ("clean", "auto", "mark_only", "sweep_only")
+# sweeps slow enough to be struck in the middle: keys per DeleteObjects request, deletes per second
+SWEEP_CONF = {"delete_batch_size": 5, "delete_rate": 5}
+SHORT_PHASES = ("prepare_run", "save_report")
+
+
+def kind_of(index: int, phase: str, previous: str | None) -> str:
+    """
+    Return the kind of the run ``index``, whose fault aims at ``phase``, after a run of kind ``previous``.
+
+    A mark_only run is followed by the sweep_only run of its mark; a fault aimed at the sweep strikes
+    a run that sweeps; every third run otherwise marks only; the rest alternate clean and auto.
+    """
+    if previous == "mark_only":
+        return "sweep_only"
+    if index % 3 == 2 and phase not in ("delete", "save_report"):
+        return "mark_only"
+    return ("clean", "auto")[index % 2]
 
 
 @dataclass
@@ -111,6 +129,7 @@ class Chaos:
             "expire_leftovers": False,
             "mode": "mark_and_sweep",
             "flow": "clean" if kind in ("clean", "quiet") else "auto",
+            **SWEEP_CONF,
         }
         if kind == "mark_only":
             conf["mode"] = "mark_only"
@@ -141,7 +160,9 @@ class Chaos:
         return None
 
     # -- one run --------------------------------------------------------------------------------
-    def _strike(self, fault: Fault, path: str | None, struck: list[str], done: threading.Event) -> None:
+    def _strike(
+        self, fault: Fault, path: str | None, struck: list[str], done: threading.Event, markers_before: int = 0
+    ) -> None:
         """Wait for the fault's phase (its task running), strike, wait, heal, wait healthy."""
         if path is not None:
             deadline = time.monotonic() + RUN_DEADLINE_S
@@ -154,7 +175,10 @@ class Chaos:
                 if (tis.get(fault.phase) or {}).get("state") == "running":
                     break
                 time.sleep(0.5)
-            time.sleep(fault.delay_s)
+            if fault.phase == "delete":  # in the middle of the sweep: once it has deleted something
+                self._wait_for_a_delete(done, markers_before)
+            # prepare_run and save_report take seconds: strike them early enough to find them running
+            time.sleep(fault.delay_s / 8 if fault.phase in SHORT_PHASES else fault.delay_s)
             try:
                 struck += sorted(t for t, ti in self._tis(path).items() if ti["state"] == "running")
             except Exception as e:
@@ -168,9 +192,21 @@ class Chaos:
         for service in LONG_RUNNING:  # the whole stack back (a lost database can take others down with it)
             self.injector.wait_healthy(service, deadline_s=600)
 
-    def _striking(self, fault: Fault, path: str | None, struck: list[str], done: threading.Event, errors: list) -> None:
+    def _wait_for_a_delete(self, done: threading.Event, before: int, patience_s: float = 120) -> None:
+        deadline = time.monotonic() + patience_s
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                if len(self.checker.delete_markers()) > before:
+                    return
+            except Exception:
+                pass  # the store is the service struck, or busy: look again
+            time.sleep(0.3)
+
+    def _striking(
+        self, fault: Fault, path: str | None, struck: list[str], done: threading.Event, errors: list, before: int
+    ) -> None:
         try:
-            self._strike(fault, path, struck, done)
+            self._strike(fault, path, struck, done, before)
         except Exception as e:  # said in the run's outcome: a fault that could not be healed stops the chaos run
             errors.append(f"{type(e).__name__}: {e}")
 
@@ -179,6 +215,7 @@ class Chaos:
         struck: list[str] = []
         if fault is not None and fault.phase == "between":
             self._strike(fault, None, struck, threading.Event())
+        before = len(self.checker.delete_markers()) if fault is not None and fault.phase == "delete" else 0
         t0 = time.monotonic()
         run = self._call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None, "conf": conf})
         run_id = run["dag_run_id"]
@@ -188,7 +225,9 @@ class Chaos:
         errors: list[str] = []
         striker = None
         if fault is not None and fault.phase != "between":
-            striker = threading.Thread(target=self._striking, args=(fault, path, struck, done, errors), daemon=True)
+            striker = threading.Thread(
+                target=self._striking, args=(fault, path, struck, done, errors, before), daemon=True
+            )
             striker.start()
         out = RunOutcome(index, kind, run_id, fault.as_dict() if fault else {}, struck)
         while True:
@@ -275,7 +314,8 @@ class Chaos:
         t0 = time.monotonic()
         try:
             for i, fault in enumerate(faults):
-                self.outcomes.append(self.one(i, KINDS[i % len(KINDS)], fault))
+                previous = self.outcomes[-1].kind if self.outcomes else None
+                self.outcomes.append(self.one(i, kind_of(i, fault.phase, previous), fault))
         finally:
             ws.stop()
         ok, failed, commits = ws.totals()
