@@ -69,12 +69,15 @@ def wait_dag(api, dag_id: str, deadline_s: float = 300) -> None:
             time.sleep(3)
 
 
-def chaos(stack, runs: int, seed: int, writers: int = 2, min_age_s: int | None = None) -> dict:
-    """One chaos run on a stack that is up (every service healthy)."""
+def chaos(
+    stack, runs: int, seed: int, writers: int = 2, min_age_s: int | None = None, progress: Path | None = None
+) -> dict:
+    """One chaos run on a stack that is up (every service healthy); ``progress``: each run's outcome written there as it ends."""
     from lakefs_sandbox.chaos.run import DAG_ID, MIN_AGE_S, Chaos
 
     api, lakefs, s3 = clients(stack)
     c = Chaos(stack, api, lakefs, s3, seed, min_age_s=min_age_s or MIN_AGE_S)
+    c.progress = progress
     c.create_repository()
     wait_dag(api, DAG_ID)
     return c.run(runs, writers=writers)
@@ -104,7 +107,8 @@ def main(argv: list[str]) -> int:
     try:
         up_s = stack.wait_up([*LONG_RUNNING, *ONE_SHOTS])
         print(f"the stack is up ({up_s:.0f} s); project {project}", flush=True)
-        result = chaos(stack, args.runs, args.seed, args.writers)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        result = chaos(stack, args.runs, args.seed, args.writers, progress=out.with_suffix(".partial.json"))
     finally:
         if not args.keep:
             stack.compose("down", "-v", "--timeout", "20", timeout=300, check=False)

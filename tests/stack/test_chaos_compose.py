@@ -25,7 +25,9 @@ def test_the_override_only_sets_the_airflow_services_environment():
         assert name in services(), name
         assert set(svc) == {"environment"}, (name, svc)
     env = env_of(over["airflow-scheduler"])
-    assert int(env["AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT"]) <= 120
+    assert int(env["AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT"]) <= 60
+    # a killed scheduler's tasks: the new scheduler resets them only when it looks for orphans
+    assert int(env["AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL"]) <= 60
     assert env["LAKEFS_GC_CONFIG"].startswith(PROJECT_IN_IMAGE + "/config/")  # in the image (config/ is copied)
 
 

@@ -25,6 +25,7 @@ import urllib.error
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from lakefs_sandbox.chaos.checker import UNIFIED, Check, Checker
@@ -86,6 +87,7 @@ class Chaos:
         self.injector = Injector(stack)
         self.checker = Checker(lakefs_client, REPO, s3, BUCKET, REPO)
         self.outcomes: list[RunOutcome] = []
+        self.progress: Path | None = None  # where each run's outcome is written as it ends
 
     # -- set-up ---------------------------------------------------------------------------------
     def create_repository(self) -> None:
@@ -129,7 +131,7 @@ class Chaos:
             "expire_leftovers": False,
             "mode": "mark_and_sweep",
             "flow": "clean" if kind in ("clean", "quiet") else "auto",
-            **SWEEP_CONF,
+            **(SWEEP_CONF if kind != "quiet" else {}),  # the quiet run sweeps at the normal rate
         }
         if kind == "mark_only":
             conf["mode"] = "mark_only"
@@ -257,7 +259,16 @@ class Chaos:
             swept = conf.get("mark_id") or summary["mark_id"]
         out.check = self._check(swept_mark=swept)
         if state == "success" and fault is not None and fault.phase == "delete" and (out.deleted or 0) > 0:
-            out.restore = self.restore(run_id)
+            try:
+                out.restore = self.restore(run_id)
+            except Exception as e:  # recorded (a problem of the verdict), the chaos run goes on
+                out.restore = {
+                    "exit": -1,
+                    "keys": 0,
+                    "restored": 0,
+                    "unreadable": [],
+                    "line": f"{type(e).__name__}: {e}",
+                }
         self.log(
             f"  {state} in {out.seconds:.0f}s, deleted {out.deleted}; live {out.check.live}, lost "
             f"{len(out.check.lost)}, deletes outside the candidates {len(out.check.outside)}, forgotten "
@@ -303,8 +314,11 @@ class Chaos:
         rows = [ln.split("  ", 1) for ln in p.stdout.splitlines() if ln.startswith("data/")]
         restored = [k for k, rest in rows if rest.strip().startswith("restored")]
         unreadable = [k for k in restored if not self.checker.readable(k)]
+        said = [ln for ln in p.stdout.splitlines() if ln.startswith("mark ")] or (
+            p.stderr or p.stdout
+        ).strip().splitlines()[-3:]
         return {"exit": p.returncode, "keys": len(rows), "restored": len(restored), "unreadable": unreadable[:20],
-                "line": (p.stdout.strip().splitlines() or [""])[-2][:200]}  # fmt: skip
+                "line": " | ".join(said)[:600]}  # fmt: skip
 
     # -- the whole chaos run --------------------------------------------------------------------
     def run(self, runs: int, writers: int = 2) -> dict:
@@ -316,6 +330,8 @@ class Chaos:
             for i, fault in enumerate(faults):
                 previous = self.outcomes[-1].kind if self.outcomes else None
                 self.outcomes.append(self.one(i, kind_of(i, fault.phase, previous), fault))
+                if self.progress is not None:  # what is known so far, should the chaos run itself fail
+                    self.progress.write_text(json.dumps([self._as_dict(o) for o in self.outcomes], default=str))
         finally:
             ws.stop()
         ok, failed, commits = ws.totals()
