@@ -37,7 +37,7 @@ os.environ.setdefault(jvm.ENV_ARCHIVE_DIR, str(jvm.archive_dir()))
 # cores, a quiet machine): only the order in which workers take files depends on it (longest first, so
 # that none starts last and runs alone).
 FILE_SECONDS = {
-    "stack/test_compose_stack.py": 850,  # the end-to-end run, then the short chaos run (about 6 minutes)
+    "stack/test_compose_stack.py": 650,  # the end-to-end run, then the short chaos run (327 s alone)
     "sandbox/chaos/test_checker.py": 20,
     "airflow/e2e/test_fleet.py": 313,
     "airflow/e2e/test_e2e_cluster.py": 488,
