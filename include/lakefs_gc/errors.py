@@ -53,7 +53,8 @@ class Unreachable(LakeFSGCError):
     A service (lakeFS, the storage endpoint) did not answer within the retry budget of its connection.
 
     The message names the endpoint, the connection and what to check. It counts as failed (a later
-    retry may pass), but the task fails at once: the budget was the retry.
+    retry may pass: a restart) and Airflow retries the task, except in prepare_run, the run's first
+    call to lakeFS, where it fails at once (a wrong connection is likelier there than a restart).
     """
 
 

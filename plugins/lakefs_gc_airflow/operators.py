@@ -33,7 +33,7 @@ from lakefs_gc_airflow.housekeeping import (  # noqa: F401 - every operator of t
 from lakefs_gc_airflow.lineage import OpenLineageMixin
 from lakefs_gc_airflow.links import GCPageLink, GCReportLink, LakeFSRepositoryLink
 from lakefs_gc_airflow.spark_submit import GCSparkSubmitOperator  # noqa: F401 - every operator importable from here
-from lakefs_gc_airflow.task_io import namespace_storage, records_failure, step_inputs
+from lakefs_gc_airflow.task_io import failure_exception, namespace_storage, records_failure, step_inputs
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -45,8 +45,9 @@ def _fail(exc: Exception) -> AirflowFailException:
     """
     Turn the refusal of a task before the sweep into its failure, without retry.
 
-    A refusal: a bad setting, missing rules, an unsafe input, lakeFS unreachable. The failure says
-    why in one line, and that nothing was deleted.
+    A refusal: a bad setting, missing rules, an unsafe input; in prepare_run, the run's first call to
+    lakeFS, any GC error, lakeFS unreachable included (a wrong connection more likely than a
+    restart). The failure says why in one line, and that nothing was deleted.
     """
     import logging
 
@@ -196,6 +197,9 @@ class MarkUncommittedOperator(OpenLineageMixin, BaseOperator):
     Every branch is listed against its HEAD commit (``listObjects``) and the staged addresses
     lakeFS's mark lacks are kept beside it (``lakefs_gc.steps.mark_uncommitted``).
 
+    A refusal fails the task at once; any other error (lakeFS restarting after it answered
+    prepare_run, its async prepare timing out) is retried by Airflow, as in the Spark steps.
+
     :param lakefs_conn_id: the lakeFS connection (``lakefs_gc``, or ``airflow-provider-lakefs``'s
         ``lakefs``).
     :param storage_conn_id: the connection that serves the repository's storage namespace (``aws``,
@@ -219,7 +223,7 @@ class MarkUncommittedOperator(OpenLineageMixin, BaseOperator):
 
     @records_failure
     def execute(self, context: Context) -> dict[str, Any] | None:
-        from lakefs_gc.errors import LakeFSGCError, Unreachable
+        from lakefs_gc.errors import LakeFSGCError, Refusal, Unreachable
         from lakefs_gc.steps import STEP_FUNCTIONS
 
         mark_uncommitted = STEP_FUNCTIONS[self.step]
@@ -233,8 +237,12 @@ class MarkUncommittedOperator(OpenLineageMixin, BaseOperator):
                 ctx,
                 namespace_storage(ctx, self.storage_conn_id),
             )
-        except LakeFSGCError as e:
-            raise _fail(e) from (None if isinstance(e, Unreachable) else e)
+        except Refusal as e:
+            raise _fail(e) from e
+        except LakeFSGCError as e:  # lakeFS answered prepare_run moments ago: a restart, a slow prepare; retried
+            raise failure_exception(self.log, self.step, contract.failure_of(e)) from (
+                None if isinstance(e, Unreachable) else e
+            )
         if result.staged_check == "candidates":
             self.log.info(
                 "uncommitted mark %s: %d location(s) over %d page(s); branch HEADs recorded for the staged "

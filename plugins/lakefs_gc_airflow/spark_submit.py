@@ -27,6 +27,7 @@ from lakefs_gc_airflow.hooks import LakeFSHook
 from lakefs_gc_airflow.lineage import OpenLineageMixin
 from lakefs_gc_airflow.task_io import (
     default_spark_binary,
+    failure_exception,
     local_dir,
     namespace_options,
     records_failure,
@@ -367,18 +368,8 @@ class GCSparkSubmitOperator(OpenLineageMixin, SparkSubmitOperator):
             return None
 
     def _failure_exception(self, failure: contract.StepFailure) -> AirflowException:
-        """
-        Return the task's exception for ``failure``.
-
-        A refusal fails the task at once (no retry); any other failure is retried.
-        """
-        from lakefs_gc_airflow.task_io import log_reason
-
-        if failure.kind == contract.REFUSED:
-            log_reason(self.log, f"{self.step} refused (no retry)", failure.message)
-            return AirflowFailException(f"{self.step} refused: {failure.message}")
-        log_reason(self.log, f"{self.step} failed ({failure.type})", failure.message)
-        return AirflowException(f"{self.step} failed: {failure.type}: {failure.message}")
+        """Return the task's exception for ``failure``: a refusal without retry, any other failure retried."""
+        return failure_exception(self.log, self.step, failure)
 
     def _refuse_cluster_mode(self, conn: Connection) -> None:
         """Refuse cluster deploy mode: the steps run in client deploy mode only (see the class docstring)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from airflow.sdk.exceptions import AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from lakefs_gc import contract
 from lakefs_gc.errors import ContractError
@@ -162,6 +162,19 @@ def log_reason(log: logging.Logger | TaskLogger, headline: str, message: str) ->
     log.error("%s:", headline)
     for line in reason_lines(message):
         log.error("    %s", line)
+
+
+def failure_exception(log: logging.Logger | TaskLogger, step: str, failure: contract.StepFailure) -> AirflowException:
+    """
+    Return the exception that fails ``step`` for ``failure``, after logging why.
+
+    A refusal fails the task at once (no retry); any other failure is retried by Airflow.
+    """
+    if failure.kind == contract.REFUSED:
+        log_reason(log, f"{step} refused (no retry)", failure.message)
+        return AirflowFailException(f"{step} refused: {failure.message}")
+    log_reason(log, f"{step} failed ({failure.type})", failure.message)
+    return AirflowException(f"{step} failed: {failure.type}: {failure.message}")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -119,38 +119,6 @@ def test_lakefs_hook_passes_exact_arguments_to_the_client(monkeypatch, connectio
     ]
 
 
-def test_prepare_run_against_an_unreachable_lakefs_fails_at_once_with_one_line(monkeypatch, connections):
-    """lakeFS down: after the connection's retry budget (its extras), one line naming the endpoint
-    and the connection; no urllib3 chain attached, no Airflow retry."""
-    import socket
-
-    from airflow.sdk.exceptions import AirflowFailException
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv(
-        *conn_env(
-            "lakefs_default",
-            conn_type="lakefs_gc",
-            host=f"http://127.0.0.1:{port}",
-            login=LAKEFS_ACCESS,
-            password=LAKEFS_SECRET,
-            extra={"max_retries": 1, "backoff_base": 0.01},
-        )
-    )
-    op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
-    with pytest.raises(AirflowFailException) as err:
-        op.execute(context({}))
-    assert str(err.value).startswith(
-        f"lakeFS at http://127.0.0.1:{port}/api/v1 is unreachable (connection refused) after 2 attempt(s)"
-    )
-    assert "lakeFS connection 'lakefs_default'" in str(err.value)
-    assert "\n" not in str(err.value)
-    assert err.value.__cause__ is None
-    assert err.value.__suppress_context__
-
-
 def test_lakefs_hook_errors_are_clear(monkeypatch):
     from lakefs_gc_airflow.hooks import LakeFSHook
 
