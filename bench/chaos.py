@@ -31,6 +31,19 @@ def up(project: str):
     return engine, stack, LAKEFS_BINARY
 
 
+def s3_options(stack):
+    """The stack's object store as the GC reaches it (:class:`lakefs_gc.storage.S3Options`) on its published port."""
+    from lakefs_gc.storage import S3Options
+    from lakefs_sandbox.compose_stack import dotenv
+
+    env = dotenv()
+    return S3Options(
+        endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}",
+        access_key_id=env["MINIO_ROOT_USER"],
+        secret_access_key=env["MINIO_ROOT_PASSWORD"],
+    )
+
+
 def clients(stack):
     """Airflow's REST API, a lakeFS client (lakefs-sdk) and an S3 client (boto3) on the stack's ports."""
     import boto3
@@ -39,17 +52,17 @@ def clients(stack):
     from lakefs_sandbox.compose_stack import API, dotenv
     from lakefs_sandbox.seed import sdk_client
 
-    env = dotenv()
+    env, s3o = dotenv(), s3_options(stack)
     api = API(f"http://127.0.0.1:{stack.ports['AIRFLOW_PORT']}")
     lakefs = sdk_client(
         f"http://127.0.0.1:{stack.ports['LAKEFS_PORT']}", env["LAKEFS_ACCESS_KEY_ID"], env["LAKEFS_SECRET_ACCESS_KEY"]
     )
     s3 = boto3.client(
         "s3",
-        endpoint_url=f"http://127.0.0.1:{stack.ports['S3_PORT']}",
-        region_name="us-east-1",
-        aws_access_key_id=env["MINIO_ROOT_USER"],
-        aws_secret_access_key=env["MINIO_ROOT_PASSWORD"],
+        endpoint_url=s3o.endpoint_url,
+        region_name=s3o.region,
+        aws_access_key_id=s3o.access_key_id,
+        aws_secret_access_key=s3o.secret_access_key,
         config=Config(connect_timeout=5, read_timeout=30, retries={"max_attempts": 3}),
     )
     return api, lakefs, s3
@@ -73,10 +86,12 @@ def chaos(
     stack, runs: int, seed: int, writers: int = 2, min_age_s: int | None = None, progress: Path | None = None
 ) -> dict:
     """One chaos run on a stack that is up (every service healthy); ``progress``: each run's outcome written there as it ends."""
-    from lakefs_sandbox.chaos.run import DAG_ID, MIN_AGE_S, Chaos
+    from lakefs_gc.storage import open_storage
+    from lakefs_sandbox.chaos.run import BUCKET, DAG_ID, MIN_AGE_S, REPO, Chaos
 
     api, lakefs, s3 = clients(stack)
-    c = Chaos(stack, api, lakefs, s3, seed, min_age_s=min_age_s or MIN_AGE_S)
+    storage = open_storage(f"s3://{BUCKET}/{REPO}", s3_options(stack))
+    c = Chaos(stack, api, lakefs, s3, storage, seed, min_age_s=min_age_s or MIN_AGE_S)
     c.progress = progress
     c.create_repository()
     wait_dag(api, DAG_ID)

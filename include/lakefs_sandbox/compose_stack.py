@@ -88,8 +88,17 @@ class API:
     def __init__(self, base: str, timeout: float = 60):
         self.base = base
         self.timeout = timeout
-        with urllib.request.urlopen(base + "/auth/token", timeout=timeout) as r:
+        self.refresh_token()
+
+    def refresh_token(self) -> None:
+        """Take a new token (after the api-server restarted, the old one is refused with 401)."""
+        with urllib.request.urlopen(self.base + "/auth/token", timeout=self.timeout) as r:
             self.token = json.load(r)["access_token"]
+
+    def task_log(self, run_path: str, task: str, try_number: int = 1) -> list[str]:
+        """Return the lines of one try of a run's task log (``run_path``: ``/api/v2/dags/D/dagRuns/R``)."""
+        doc = self.call("GET", f"{run_path}/taskInstances/{task}/logs/{max(1, try_number)}")
+        return [str(c.get("event", c)) if isinstance(c, dict) else str(c) for c in doc.get("content", [])]
 
     def call(self, method: str, path: str, body: dict | None = None):
         req = urllib.request.Request(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.stack.test_compose import AIRFLOW_SERVICES, PROJECT_IN_IMAGE, ROOT, compose_config, env_of, services
+from tests.stack.compose_file import AIRFLOW_SERVICES, PROJECT_IN_IMAGE, ROOT, compose_config, env_of, services
 
 CHAOS_COMPOSE = ROOT / "docker" / "chaos.compose.yaml"
 COMPOSE_CONFIG = ROOT / "config" / "gc_repositories.compose.yaml"

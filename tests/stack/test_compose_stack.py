@@ -49,8 +49,7 @@ def _failed_task_logs(api: API, run_path: str, tis: dict[str, str]) -> str:
     for task, state in tis.items():
         if state == "failed":
             try:
-                doc = api.call("GET", f"{run_path}/taskInstances/{task}/logs/1")
-                lines = [str(c.get("event", c)) if isinstance(c, dict) else str(c) for c in doc.get("content", [])]
+                lines = api.task_log(run_path, task)
                 out.append(f"--- {task} ---\n" + "\n".join(lines[-80:]))
             except Exception as e:  # the message is for a person: say what could not be read
                 out.append(f"--- {task}: log not readable: {e}")

@@ -20,18 +20,19 @@ delete hit.
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import lakefs_sdk
 
+from lakefs_gc.report import formats, layout, marks
 from lakefs_sandbox.chaos.writers import TIMEOUT
 
-UNIFIED = "_lakefs/retention/gc/unified/"
+if TYPE_CHECKING:
+    from lakefs_gc.storage import Storage
 
 
 @dataclass
@@ -49,10 +50,15 @@ class Check:
 
 
 class Checker:
-    """Reads ``repo`` through ``client`` (lakefs-sdk) and its namespace ``s3://bucket/prefix`` through ``s3`` (boto3)."""
+    """
+    Reads ``repo`` through ``client`` (lakefs-sdk) and its namespace ``s3://bucket/prefix`` through ``s3`` (boto3).
 
-    def __init__(self, client: Any, repo: str, s3: Any, bucket: str, prefix: str):
-        self.client, self.repo, self.s3, self.bucket = client, repo, s3, bucket
+    ``storage``: the same namespace opened by the GC (:func:`lakefs_gc.storage.open_storage`), only
+    to read what the GC wrote in its own formats (the marks' ``deleted/`` lists).
+    """
+
+    def __init__(self, client: Any, repo: str, s3: Any, bucket: str, prefix: str, storage: Storage):
+        self.client, self.repo, self.s3, self.bucket, self.storage = client, repo, s3, bucket, storage
         self.prefix = prefix.rstrip("/") + "/"
         self.root = f"s3://{bucket}/{self.prefix}"
         self._by_commit: dict[str, set[str]] = {}  # commit id -> its keys (commits never change)
@@ -120,19 +126,14 @@ class Checker:
         return out
 
     def confirmed_candidates(self, mark_id: str = "") -> set[str]:
-        """Every key any mark's ``deleted/`` list names (Parquet, column ``address``); ``mark_id``: that mark's only."""
-        import pyarrow.parquet as pq
-
+        """Every key any mark's ``deleted/`` list names (read by the GC's own reader); ``mark_id``: that mark's only."""
         out: set[str] = set()
-        where = self.prefix + UNIFIED + (f"{mark_id}/deleted/" if mark_id else "")
-        for pg in self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=where):
-            for o in pg.get("Contents", []):
-                rest = o["Key"][len(self.prefix + UNIFIED) :].split("/")
-                if len(rest) == 3 and rest[1] == "deleted" and rest[2].endswith(".parquet"):
-                    body = self.s3.get_object(Bucket=self.bucket, Key=o["Key"])["Body"].read()
-                    for a in pq.read_table(io.BytesIO(body), columns=["address"]).column("address").to_pylist():
-                        if a:
-                            out.add(a[len(self.root) :] if a.startswith(self.root) else a)
+        ids = [mark_id] if mark_id else [m for m, _, _ in marks.iter_marks(self.storage)]
+        for m in ids:
+            for part in marks.parquet_parts(self.storage, layout.deleted_dir(m)):
+                for a in formats.read_addresses(self.storage, part):
+                    if a:
+                        out.add(a[len(self.root) :] if a.startswith(self.root) else a)
         return out
 
     def readable(self, key: str) -> bool:

@@ -28,7 +28,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lakefs_sandbox.chaos.checker import UNIFIED, Check, Checker
+from lakefs_gc.report import marks
+from lakefs_sandbox.chaos.checker import Check, Checker
 from lakefs_sandbox.chaos.faults import Fault, Injector, plan
 from lakefs_sandbox.chaos.writers import Writers
 from lakefs_sandbox.compose_stack import LONG_RUNNING
@@ -79,13 +80,14 @@ class RunOutcome:
 class Chaos:
     """Drives one chaos run on ``stack`` (:class:`lakefs_sandbox.compose_stack.Stack`, up, with docker/chaos.compose.yaml)."""
 
-    def __init__(self, stack, api, lakefs_client, s3, seed: int, log=None, min_age_s: int = MIN_AGE_S):
-        self.stack, self.api, self.client, self.s3 = stack, api, lakefs_client, s3
+    def __init__(self, stack, api, lakefs_client, s3, storage, seed: int, log=None, min_age_s: int = MIN_AGE_S):
+        """``s3``: boto3 on the stack's bucket; ``storage``: the chaos namespace opened by the GC (its reports)."""
+        self.stack, self.api, self.client, self.s3, self.storage = stack, api, lakefs_client, s3, storage
         self.seed = seed
         self.min_age_s = min_age_s
         self.log = log or (lambda *a: print(*a, flush=True))
         self.injector = Injector(stack)
-        self.checker = Checker(lakefs_client, REPO, s3, BUCKET, REPO)
+        self.checker = Checker(lakefs_client, REPO, s3, BUCKET, REPO, storage)
         self.outcomes: list[RunOutcome] = []
         self.progress: Path | None = None  # where each run's outcome is written as it ends
 
@@ -118,7 +120,7 @@ class Chaos:
                 if time.monotonic() > deadline:
                     raise
                 if isinstance(e, urllib.error.HTTPError) and e.code == 401:
-                    self.api.__init__(self.api.base)  # a new token (the api-server restarted)
+                    self.api.refresh_token()  # the api-server restarted
                 time.sleep(2)
 
     def _tis(self, path: str) -> dict[str, dict]:
@@ -147,19 +149,15 @@ class Chaos:
         last = self.outcomes[-1] if self.outcomes else None
         if last is None or last.kind != "mark_only" or last.state != "success":
             return None
-        doc = self._summary_of(last.run_id)
-        return doc.get("mark_id") if doc else None
+        found = self._run_found(last.run_id)
+        return found.mark_id if found else None
 
-    def _summary_of(self, run_id: str) -> dict | None:
-        prefix = f"{REPO}/{UNIFIED}"
-        for pg in self.s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
-            for o in pg.get("Contents", []):
-                if o["Key"].endswith("/summary.json"):
-                    doc = json.loads(self.s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read())
-                    if doc.get("airflow_run_id") == run_id:
-                        doc.setdefault("mark_id", o["Key"][len(prefix) :].split("/", 1)[0])
-                        return doc
-        return None
+    def _run_found(self, run_id: str) -> marks.FoundRun | None:
+        """Return the GC run of an Airflow run (its mark, and its own summary), None when it wrote none."""
+        try:
+            return marks.find_run(self.storage, run_id)
+        except LookupError:
+            return None
 
     # -- one run --------------------------------------------------------------------------------
     def _strike(
@@ -252,11 +250,11 @@ class Chaos:
         out.tries = {t: ti.get("try_number", 0) for t, ti in tis.items()}
         if state != "success":
             out.reason = self._reason(path, tis)
-        summary = self._summary_of(run_id)
-        out.deleted = summary.get("deleted") if summary else None
+        found = self._run_found(run_id)
+        out.deleted = found.summary.deleted if found else None
         swept = ""
-        if state == "success" and summary and conf["mode"] != "mark_only":
-            swept = conf.get("mark_id") or summary["mark_id"]
+        if state == "success" and found and conf["mode"] != "mark_only":
+            swept = conf.get("mark_id") or found.mark_id
         out.check = self._check(swept_mark=swept)
         if state == "success" and fault is not None and fault.phase == "delete" and (out.deleted or 0) > 0:
             try:
@@ -297,8 +295,7 @@ class Chaos:
             if ti["state"] != "failed":
                 continue
             try:
-                doc = self._call("GET", f"{path}/taskInstances/{task}/logs/{max(1, ti.get('try_number') or 1)}")
-                lines = [str(c.get("event", c)) if isinstance(c, dict) else str(c) for c in doc.get("content", [])]
+                lines = self.api.task_log(path, task, ti.get("try_number") or 1)
                 errors = [ln for ln in lines if "Error" in ln or "error" in ln or "refus" in ln] or lines
                 out.append(f"{task}: {errors[-1][:300] if errors else '(empty log)'}")
             except Exception as e:

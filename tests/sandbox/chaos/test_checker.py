@@ -12,8 +12,9 @@ import lakefs_sdk
 import pytest
 
 from lakefs_gc.report import formats
+from lakefs_gc.report.layout import UNIFIED
 from lakefs_gc.storage import open_storage
-from lakefs_sandbox.chaos.checker import UNIFIED, Checker
+from lakefs_sandbox.chaos.checker import Checker
 from lakefs_sandbox.chaos.writers import Writers
 
 pytestmark = [pytest.mark.e2e]
@@ -48,7 +49,8 @@ def test_writers_change_the_repository_and_the_checker_finds_a_loss_an_outside_d
     assert {"upload", "commit", "branch"} <= set(ok), ok  # the common operations took effect
     assert commits
 
-    checker = Checker(client, repo, s3, bucket, repo)
+    storage = open_storage(f"s3://{bucket}/{repo}", moto_server.s3_options())
+    checker = Checker(client, repo, s3, bucket, repo, storage)
     clean = checker.check(quiet_cutoff=datetime.now(UTC) - timedelta(days=1), ever_committed=commits)
     assert clean.live > 1
     assert (clean.lost, clean.outside, clean.garbage_left, clean.delete_markers) == ([], [], [], 0)
@@ -63,7 +65,6 @@ def test_writers_change_the_repository_and_the_checker_finds_a_loss_an_outside_d
     assert found.delete_markers == 1
 
     # the same delete listed by a mark's confirmed candidates: not outside (the loss stays a loss)
-    storage = open_storage(f"s3://{bucket}/{repo}", moto_server.s3_options())
     formats.write_addresses(storage, f"{UNIFIED}m1/deleted/part-00000.parquet", [victim])
     assert checker.check().outside == []
     # a mark whose sweep succeeded but left one of its candidates: forgotten
