@@ -23,7 +23,7 @@ from airflow.providers.standard.operators.hitl import ApprovalOperator, HITLOper
 from airflow.sdk.exceptions import AirflowFailException
 
 from lakefs_gc import contract
-from lakefs_gc_airflow.task_io import group_prefix, namespace_storage, record_failure, records_failure
+from lakefs_gc_airflow.task_io import namespace_storage, pulled_inputs, record_failure, records_failure
 
 if TYPE_CHECKING:
     from airflow.sdk import Context
@@ -52,15 +52,13 @@ class SweepApprovalOperator(ApprovalOperator):
 
     def _inputs(self, context: Context) -> tuple[contract.StepInputs, Any]:
         """Return the run's inputs (the delete step's) and attribute_space's result, pulled in this task's group."""
-        ti = context["ti"]
-        prefix = group_prefix(contract.APPROVAL_TASK, str(ti.task_id))
-        names = ("prepare_run", *_READS)
-        pulled = dict(zip(names, ti.xcom_pull(task_ids=[prefix + n for n in names]) or []))
-        if pulled.get("prepare_run") is None:
-            raise AirflowFailException(f"{contract.APPROVAL_TASK}: the run context (XCom of prepare_run) is missing")
-        ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
-        results = {n: contract.read_result(n, pulled.get(n)) for n in _READS}
-        return contract.StepInputs(ctx, results), results["attribute_space"]
+        from lakefs_gc.errors import ContractError
+
+        try:
+            inputs = pulled_inputs(contract.APPROVAL_TASK, context, _READS)
+        except ContractError as e:
+            raise AirflowFailException(f"{contract.APPROVAL_TASK}: {e}") from e
+        return inputs, inputs.results["attribute_space"]
 
     @records_failure
     def execute(self, context: Context) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -44,18 +44,29 @@ def group_prefix(step: str, task_id: str) -> str:
     return task_id[: -len(step)] if task_id.endswith(step) else ""
 
 
-def step_inputs(step: str, context: Context) -> contract.StepInputs:
-    """Return the run context and the results ``step`` reads, pulled by task id (in the task's own group) and typed."""
-    needed = ("prepare_run", *contract.STEP_INPUTS[step])
-    prefix = group_prefix(step, str(getattr(context["ti"], "task_id", step)))
+def pulled_inputs(reader: str, context: Context, reads: Sequence[str]) -> contract.StepInputs:
+    """
+    Return the run context and the results of the tasks ``reads``, pulled in the group of the task ``reader`` and typed.
+
+    A missing result is None; a missing run context, or a value of the wrong shape, is a :class:`ContractError`.
+    """
+    needed = ("prepare_run", *reads)
+    prefix = group_prefix(reader, str(getattr(context["ti"], "task_id", reader)))
     values = context["ti"].xcom_pull(task_ids=[prefix + n for n in needed]) or []
     pulled = dict(zip(needed, values))
+    if pulled.get("prepare_run") is None:
+        raise ContractError("the run context (XCom of task 'prepare_run') is missing")
+    ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
+    return contract.StepInputs(ctx, {k: contract.read_result(k, pulled.get(k)) for k in reads})
+
+
+def step_inputs(step: str, context: Context) -> contract.StepInputs:
+    """Return the run context and the results ``step`` reads (:func:`pulled_inputs`); one missing fails the task without retry."""
     try:
-        if pulled.get("prepare_run") is None:
-            raise ContractError("the run context (XCom of task 'prepare_run') is missing")
-        ctx = contract.from_wire(contract.RunContext, pulled["prepare_run"], "context (XCom of task 'prepare_run')")
-        results = {k: contract.read_result(k, pulled.get(k)) for k in contract.STEP_INPUTS[step]}
+        inputs = pulled_inputs(step, context, contract.STEP_INPUTS[step])
+        ctx, results = inputs.context, dict(inputs.results)
         if step == "delete" and ctx.approval.active:  # a person's answer (approve_sweep): the sweep's guard reads it
+            prefix = group_prefix(step, str(getattr(context["ti"], "task_id", step)))
             answer = context["ti"].xcom_pull(task_ids=prefix + contract.APPROVAL_TASK)
             results[contract.APPROVAL_TASK] = contract.read_result(contract.APPROVAL_TASK, answer)
         missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]

@@ -1,8 +1,10 @@
-"""lakefs_gc_airflow.task_io: a failure's reason in the task log, readable without scrolling sideways."""
+"""lakefs_gc_airflow.task_io: a failure's reason in the task log, readable without scrolling sideways; inputs pulled in the task's group."""
 
 from __future__ import annotations
 
 import logging
+
+import pytest
 
 from lakefs_gc_airflow.task_io import REASON_WIDTH, log_reason, reason_lines
 
@@ -33,3 +35,31 @@ def test_the_log_gets_the_headline_then_the_indented_lines(caplog):
     assert messages[0] == "prepare_run refused (no retry):"
     assert all(m.startswith("    ") and len(m) <= REASON_WIDTH + 4 for m in messages[1:])
     assert messages[-1] == "    second paragraph"
+
+
+def test_the_approval_task_pulls_its_inputs_in_its_own_group_as_the_steps_do():
+    """approve_sweep is not a step but reads like one (task_io.pulled_inputs): in a task group, the
+    group's tasks; a missing run context fails the task without retry, naming it."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from lakefs_gc import contract
+    from lakefs_gc_airflow.approval import SweepApprovalOperator
+    from lakefs_gc_airflow.task_io import pulled_inputs
+    from tests.airflow.helpers import FakeTI, fake_results
+    from tests.support.contract import make_context
+
+    ctx = make_context("s3://bucket/repos/r", repository="r", work_dir="/w", airflow_run_id="manual__1")
+    ti = FakeTI({"gc.prepare_run": contract.to_wire(ctx), **{f"gc.{k}": v for k, v in fake_results().items()}})
+    ti.task_id = "gc.approve_sweep"
+    inputs = pulled_inputs(contract.APPROVAL_TASK, {"ti": ti}, ("compute_candidates", "attribute_space"))
+    assert ti.pulled == [["gc.prepare_run", "gc.compute_candidates", "gc.attribute_space"]]
+    assert inputs.context == ctx
+    assert inputs.results["compute_candidates"] == contract.read_result(
+        "compute_candidates", fake_results()["compute_candidates"]
+    )
+
+    op = SweepApprovalOperator(task_id="approve_sweep", storage_conn_id=None)
+    with pytest.raises(
+        AirflowFailException, match=r"^approve_sweep: the run context \(XCom of task 'prepare_run'\) is missing$"
+    ):
+        op.execute({"ti": FakeTI({})})
