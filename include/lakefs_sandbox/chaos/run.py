@@ -169,7 +169,6 @@ class Chaos:
         path: str | None,
         struck: list[str],
         done: threading.Event,
-        swept: tuple[str, str] = ("", ""),
     ) -> None:
         """Wait for the fault's phase (its task running), strike, wait, heal, wait healthy."""
         if path is not None:
@@ -184,7 +183,7 @@ class Chaos:
                     break
                 time.sleep(0.5)
             if fault.phase == "delete":  # in the middle of the sweep: once it has deleted something
-                self._wait_for_a_delete(done, *swept)
+                self._wait_for_a_delete(done)
             # prepare_run and save_report take seconds: strike them early enough to find them running
             time.sleep(fault.delay_s / 8 if fault.phase in SHORT_PHASES else fault.delay_s)
             try:
@@ -200,22 +199,22 @@ class Chaos:
         for service in LONG_RUNNING:  # the whole stack back (a lost database can take others down with it)
             self.injector.wait_healthy(service, deadline_s=600)
 
-    def _wait_for_a_delete(self, done: threading.Event, run_id: str, mark_id: str, patience_s: float = 120) -> None:
+    def _wait_for_a_delete(self, done: threading.Event, patience_s: float = 120) -> None:
         """
-        Return once one of the swept mark's confirmed candidates is gone from the store (or the run ended).
+        Return once a confirmed candidate the store held when the sweep started is gone (or the run ended).
 
-        The plain listing, not the versions': the stand-in's ListObjectVersions copies every version
-        of the bucket on each page and keeps the copies (moto 5.2.5: about 40 MB per listing of 4,000
-        versions), which polled would exhaust the machine's memory within 30 runs.
+        Only a sweep deletes under ``data/`` (the writers delete through lakeFS, which keeps the
+        objects). The plain listing, not the versions': the stand-in's ListObjectVersions copies
+        every version of the bucket on each page and keeps the copies (moto 5.2.5: about 40 MB per
+        listing of 4,000 versions), which polled would exhaust the machine's memory within 30 runs.
         """
         deadline = time.monotonic() + patience_s
-        candidates: set[str] = set()
+        held: set[str] | None = None
         while not done.is_set() and time.monotonic() < deadline:
             try:
-                if not candidates:
-                    found = mark_id or (f.mark_id if (f := self._run_found(run_id)) else "")
-                    candidates = self.checker.confirmed_candidates(found) if found else set()
-                elif not candidates <= self.checker.stored().keys():
+                if held is None:
+                    held = self.checker.confirmed_candidates() & self.checker.stored().keys()
+                elif not held <= self.checker.stored().keys():
                     return
             except Exception:
                 pass  # the store is the service struck, or busy: look again
@@ -228,10 +227,9 @@ class Chaos:
         struck: list[str],
         done: threading.Event,
         errors: list,
-        swept: tuple[str, str],
     ) -> None:
         try:
-            self._strike(fault, path, struck, done, swept)
+            self._strike(fault, path, struck, done)
         except Exception as e:  # said in the run's outcome: a fault that could not be healed stops the chaos run
             errors.append(f"{type(e).__name__}: {e}")
 
@@ -251,7 +249,7 @@ class Chaos:
         if fault is not None and fault.phase != "between":
             striker = threading.Thread(
                 target=self._striking,
-                args=(fault, path, struck, done, errors, (run_id, conf.get("mark_id", ""))),
+                args=(fault, path, struck, done, errors),
                 daemon=True,
             )
             striker.start()
