@@ -163,13 +163,7 @@ class Chaos:
             return None
 
     # -- one run --------------------------------------------------------------------------------
-    def _strike(
-        self,
-        fault: Fault,
-        path: str | None,
-        struck: list[str],
-        done: threading.Event,
-    ) -> None:
+    def _strike(self, fault: Fault, path: str | None, struck: list[str], done: threading.Event) -> None:
         """Wait for the fault's phase (its task running), strike, wait, heal, wait healthy."""
         if path is not None:
             deadline = time.monotonic() + RUN_DEADLINE_S
@@ -204,9 +198,9 @@ class Chaos:
         Return once a confirmed candidate the store held when the sweep started is gone (or the run ended).
 
         Only a sweep deletes under ``data/`` (the writers delete through lakeFS, which keeps the
-        objects). The plain listing, not the versions': the stand-in's ListObjectVersions copies
-        every version of the bucket on each page and keeps the copies (moto 5.2.5: about 40 MB per
-        listing of 4,000 versions), which polled would exhaust the machine's memory within 30 runs.
+        objects). The plain listing, not the versions': the stand-in's ListObjectVersions deep-copies
+        every version of the bucket on each page (moto 5.2.5), and until docker/standins/minio.py
+        stopped moto tracking them, kept the copies: polled, it exhausted the machine's memory by run 28.
         """
         deadline = time.monotonic() + patience_s
         held: set[str] | None = None
@@ -220,14 +214,7 @@ class Chaos:
                 pass  # the store is the service struck, or busy: look again
             time.sleep(0.3)
 
-    def _striking(
-        self,
-        fault: Fault,
-        path: str | None,
-        struck: list[str],
-        done: threading.Event,
-        errors: list,
-    ) -> None:
+    def _striking(self, fault: Fault, path: str | None, struck: list[str], done: threading.Event, errors: list) -> None:
         try:
             self._strike(fault, path, struck, done)
         except Exception as e:  # said in the run's outcome: a fault that could not be healed stops the chaos run
