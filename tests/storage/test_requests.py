@@ -165,15 +165,22 @@ def test_azure_and_gcs_methods_count_what_reached_the_store(kind, request):
         else:
             options = replace(server.options(), endpoint_url=proxy.url)
         st = open_storage(server.namespace(name, "ns"), options)
+        # GCS: google-cloud-storage 3.17 reads each bucket's metadata once per client, from a thread of
+        # its own (for its trace spans' attributes, OpenTelemetry or not): not the storage's request,
+        # and it lands in whichever call is under way when it is sent; counted apart, at most once
+        background: Counter[str] = Counter()
+
+        def served() -> Counter[str]:
+            seen = proxy.take()
+            if kind == "gs":
+                background["SETTINGS"] += seen.pop("SETTINGS", 0)
+            return seen
+
         proxy.take()
-        with requests.counting() as sent:  # GCS: the client library reads the bucket before its first upload
+        with requests.counting() as sent:
             st.put("w/0", b"")
-        first = proxy.take()
         assert _by_kind(sent.counts()) == {"PUT": 1}
-        # GCS: the library may read the bucket first (not on every client: only its PUT is the storage's)
-        settings = {"SETTINGS": first.get("SETTINGS", 0)} if kind == "gs" and first.get("SETTINGS") else {}
-        assert first == {"PUT": 1, **settings}, proxy.log
-        assert settings.get("SETTINGS", 0) <= 1, proxy.log
+        assert served() == {"PUT": 1}, proxy.log
         calls = {
             "put": lambda: st.put("w/1", b"hello"),
             "get": lambda: st.get("w/1"),
@@ -190,10 +197,10 @@ def test_azure_and_gcs_methods_count_what_reached_the_store(kind, request):
             proxy.take()
             with requests.counting() as sent:
                 call()
-            served = proxy.take()
-            mine = _by_kind(sent.counts())
-            assert mine == served, (method, mine, served, proxy.log[-5:])
+            mine, theirs = _by_kind(sent.counts()), served()
+            assert mine == theirs, (method, mine, theirs, proxy.log[-5:])
             assert {c.store for c in sent.counts()} == {kind}
         assert mine == {"DELETE": 1 if kind == "azure" else 3}
+        assert background["SETTINGS"] <= 1, proxy.log
     finally:
         proxy.stop()

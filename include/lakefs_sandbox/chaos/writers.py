@@ -232,7 +232,9 @@ class Writer(threading.Thread):
                 _request_timeout=TIMEOUT,
             )
         except lakefs_sdk.exceptions.ApiException as e:
-            if e.status in (400, 409, 412):
+            # lakeFS 1.84 reverts without retrying its branch update: a merge into main between its
+            # read and its write is a 500 "predicate failed" (its Merge retries that race)
+            if e.status in (400, 409, 412) or (e.status == 500 and "predicate failed" in str(e.body)):
                 return False
             raise
         return True
