@@ -25,7 +25,7 @@ from lakefs_gc.lakefs.client import LakeFSClient
 from lakefs_gc_airflow.triggers import LakeFSPrepareCommitsTrigger
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, conn_env
 from tests.airflow.helpers import context, fake_spark_submit
-from tests.airflow.operators.test_operators import UNCOMMITTED, wire
+from tests.airflow.operators.support import UNCOMMITTED, wire
 from tests.conftest import ns_rel, ns_storage, start_emulator, stop_process
 
 DELAY = 2.5  # seconds the slow emulator's async preparation reports completed=false (the task's own wait: 1.5 s)

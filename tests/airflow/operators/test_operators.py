@@ -16,63 +16,19 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY as ENV_S3_ACCESS_KEY, ENV_SECRET_KEY as ENV_S3_SECRET_KEY
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import REPO, context, dag_module, digest, fake_spark_submit, repo_config
+from tests.airflow.operators.support import (
+    CANDIDATES,
+    COMMITTED,
+    SLICES,
+    UNCOMMITTED,
+    StoodInClient,
+    base_ctx,
+    base_inputs,
+    wire,
+)
 
 SECRETS = (LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET)
 SPARK_STEPS = ("list_committed", "list_slices", "compute_candidates", "attribute_space", "delete")
-
-
-def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", **settings) -> contract.RunContext:
-    from tests.support.contract import make_context
-
-    return make_context(
-        namespace,
-        repository="sample-repo",
-        work_dir=str(tmp_path / "work" / "sample-repo" / "run1"),
-        airflow_run_id="manual__1",
-        lakefs_endpoint="http://127.0.0.1:8000/api/v1",
-        s3_endpoint="http://127.0.0.1:5000",
-        local_root="/data/lakefs" if namespace.startswith("local://") else None,
-        **settings,
-    )
-
-
-UNCOMMITTED = contract.UncommittedResult(run_id="gc-run-1", locations=("x",), pages=1)
-COMMITTED = contract.CommittedResult(
-    committed_dir=contract.PartsDir("s/committed/", 2),
-    commits_csv="c",
-    active_commits=1,
-    metaranges=1,
-    ranges=1,
-    committed_addresses=5,
-)
-SLICES = contract.SlicesResult(
-    listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0, listed_objects=7, listed_bytes=70
-)
-CANDIDATES = contract.CandidatesResult(
-    report_dir="r",
-    uncommitted_files=1,
-    candidates=3,
-    candidate_bytes=30,
-    to_delete=3,
-    to_delete_bytes=30,
-    held_back=0,
-    confirm_after_seconds=0,
-)
-
-
-def base_inputs(tmp_path: Path, step: str, namespace: str = "s3://bucket/repos/sample-repo") -> contract.StepInputs:
-    known = {
-        "mark_uncommitted": UNCOMMITTED,
-        "list_committed": COMMITTED,
-        "list_slices": SLICES,
-        "compute_candidates": CANDIDATES,
-    }
-    return contract.StepInputs(base_ctx(tmp_path, namespace), {k: known.get(k) for k in contract.STEP_INPUTS[step]})
-
-
-def wire(ctx: contract.RunContext, **results) -> dict:
-    """XComs as the tasks write them."""
-    return {"prepare_run": contract.to_wire(ctx), **{k: contract.to_wire(v) for k, v in results.items()}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,41 +345,6 @@ def test_job_without_result_file_fails_and_stale_results_are_not_reused(tmp_path
 # PrepareRunOperator / MarkUncommittedOperator (lakeFS client stood in for)
 
 
-class _Client:
-    def __init__(self, endpoint, *a, **kw):
-        self.endpoint = endpoint
-
-    def get_repository(self, repo):
-        import lakefs_sdk
-
-        return lakefs_sdk.Repository(
-            id=repo, creation_date=0, default_branch="main", storage_namespace="s3://bucket/sample-repo", storage_id=""
-        )
-
-    def blockstore_type(self, storage_id=None):
-        return "s3"
-
-    def require_gc_rules(self, repo):
-        return None
-
-    def grace_period_seconds(self):
-        return 86400
-
-    def prepare_uncommitted_all(self, repo):
-        return "runid", ["s3://bucket/sample-repo/_lakefs/retention/gc/uncommitted/runid/uncommitted/"], 3
-
-
-@pytest.fixture
-def fake_client(monkeypatch, connections):
-    import lakefs_gc.doctor.preflight as doctor
-    import lakefs_gc.lakefs.client as api
-
-    monkeypatch.setattr(api, "LakeFSClient", _Client)
-    # the stand-in makes none of the reads of lakefs-gc doctor's checks, nor is its store there: those
-    # checks run against lakeFS itself (tests/real_lakefs/test_doctor.py)
-    monkeypatch.setattr(doctor, "preflight", lambda *args, **kwargs: [])
-
-
 def test_prepare_run_fixes_the_clock_and_the_run_dir(fake_client, monkeypatch, tmp_path):
     monkeypatch.setenv("LAKEFS_GC_WORK_DIR", str(tmp_path))
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
@@ -571,7 +492,7 @@ def test_prepare_run_refuses_a_repository_without_gc_rules(fake_client, monkeypa
     def no_rules(self, repo):
         raise NoGCRulesError(f"repository {repo!r} has no GC rules; set them with lakectl gc set-config")
 
-    monkeypatch.setattr(_Client, "require_gc_rules", no_rules)
+    monkeypatch.setattr(StoodInClient, "require_gc_rules", no_rules)
     op = dag_module().build_gc_dag(repo_config()).get_task("prepare_run")
     with pytest.raises(AirflowFailException, match="has no GC rules.*set-config"):
         op.execute(context({}, params={"min_age_seconds": 90000}))

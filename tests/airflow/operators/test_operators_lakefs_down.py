@@ -8,7 +8,7 @@ import pytest
 
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, conn_env
 from tests.airflow.helpers import context, dag_module, repo_config
-from tests.airflow.operators.test_operators import base_ctx, wire
+from tests.airflow.operators.support import base_ctx, wire
 
 
 @pytest.fixture

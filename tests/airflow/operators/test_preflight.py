@@ -8,10 +8,9 @@ import pytest
 
 import lakefs_gc.doctor.preflight as doctor
 from tests.airflow.helpers import context, dag_module, repo_config
-from tests.airflow.operators.test_operators import fake_client  # noqa: F401 (a fixture)
 
 
-def test_a_failed_check_fails_prepare_run_without_retry(fake_client, monkeypatch):  # noqa: F811
+def test_a_failed_check_fails_prepare_run_without_retry(fake_client, monkeypatch):
     from airflow.sdk.exceptions import AirflowFailException
 
     asked = []

@@ -8,10 +8,9 @@ from dataclasses import replace
 from lakefs_gc import contract
 from lakefs_gc.contract.cost import S3_STANDARD
 from tests.airflow.helpers import context, dag_module, repo_config
-from tests.airflow.operators.test_operators import fake_client  # noqa: F401 (a fixture)
 
 
-def test_the_entrys_prices_are_the_runs(fake_client):  # noqa: F811
+def test_the_entrys_prices_are_the_runs(fake_client):
     prices = replace(contract.Prices(), s3=replace(S3_STANDARD, list=0.01), as_of="config")
     op = dag_module().build_gc_dag(repo_config(prices=prices)).get_task("prepare_run")
     ctx = contract.from_wire(contract.RunContext, op.execute(context({}, params={"flow": "clean"})))

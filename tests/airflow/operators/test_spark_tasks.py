@@ -21,7 +21,7 @@ from lakefs_gc.spark.runtime import ENV_LAKEFS_ACCESS_KEY, ENV_LAKEFS_SECRET_KEY
 from lakefs_gc.storage.settings import ENV_ACCESS_KEY, ENV_SECRET_KEY, ENV_SESSION_TOKEN
 from tests.airflow.conftest import LAKEFS_ACCESS, LAKEFS_SECRET, S3_ACCESS, S3_SECRET, conn_env
 from tests.airflow.helpers import context, dag_module, fake_spark_submit, repo_config
-from tests.airflow.operators.test_operators import (
+from tests.airflow.operators.support import (
     CANDIDATES,
     COMMITTED,
     SLICES,
