@@ -62,13 +62,13 @@ def pulled_inputs(reader: str, context: Context, reads: Sequence[str]) -> contra
 
 def step_inputs(step: str, context: Context) -> contract.StepInputs:
     """Return the run context and the results ``step`` reads (:func:`pulled_inputs`); one missing fails the task without retry."""
+    # the sweep's guard reads a person's answer (approve_sweep) when the run asks for one: pulled with the rest
+    asked = (contract.APPROVAL_TASK,) if step == "delete" else ()
     try:
-        inputs = pulled_inputs(step, context, contract.STEP_INPUTS[step])
+        inputs = pulled_inputs(step, context, (*contract.STEP_INPUTS[step], *asked))
         ctx, results = inputs.context, dict(inputs.results)
-        if step == "delete" and ctx.approval.active:  # a person's answer (approve_sweep): the sweep's guard reads it
-            prefix = group_prefix(step, str(getattr(context["ti"], "task_id", step)))
-            answer = context["ti"].xcom_pull(task_ids=prefix + contract.APPROVAL_TASK)
-            results[contract.APPROVAL_TASK] = contract.read_result(contract.APPROVAL_TASK, answer)
+        if asked and not ctx.approval.active:
+            del results[contract.APPROVAL_TASK]
         missing = [k for k in contract.required_inputs(step, ctx.mode) if results[k] is None]
         if missing and not contract.skipped(step, ctx.mode):
             raise ContractError(

@@ -63,3 +63,29 @@ def test_the_approval_task_pulls_its_inputs_in_its_own_group_as_the_steps_do():
         AirflowFailException, match=r"^approve_sweep: the run context \(XCom of task 'prepare_run'\) is missing$"
     ):
         op.execute({"ti": FakeTI({})})
+
+
+@pytest.mark.parametrize("asks", [True, False])
+def test_the_sweep_pulls_a_persons_answer_with_its_inputs_when_the_run_asks_for_one(asks):
+    """delete's inputs in one pull, in its group; the answer of approve_sweep among its results only
+    when the run's rule asks a person (the guard reads it then)."""
+    from lakefs_gc import contract
+    from lakefs_gc_airflow.task_io import step_inputs
+    from tests.airflow.helpers import FakeTI, fake_results
+    from tests.airflow.operators.support import UNCOMMITTED
+    from tests.support.contract import make_context
+
+    from dataclasses import replace
+
+    ctx = make_context("s3://bucket/repos/r", repository="r", work_dir="/w", airflow_run_id="m__1")
+    ctx = replace(ctx, approval=contract.ApprovalRule(always=asks))
+    answer = contract.Approval(decision="approved", mark_id="m", to_delete=3, listed=7, by="ann")
+    xcoms = {"gc.prepare_run": contract.to_wire(ctx), **{f"gc.{k}": v for k, v in fake_results().items()}}
+    xcoms["gc.mark_uncommitted"] = contract.to_wire(UNCOMMITTED)
+    ti = FakeTI({**xcoms, **({"gc.approve_sweep": contract.to_wire(answer)} if asks else {})})
+    ti.task_id = "gc.delete"
+    inputs = step_inputs("delete", {"ti": ti})
+    reads = ["gc.prepare_run", *(f"gc.{k}" for k in contract.STEP_INPUTS["delete"]), "gc.approve_sweep"]
+    assert ti.pulled == [reads]
+    assert inputs.results.get(contract.APPROVAL_TASK) == (answer if asks else None)
+    assert (contract.APPROVAL_TASK in inputs.results) is asks
