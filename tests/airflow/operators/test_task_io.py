@@ -69,13 +69,13 @@ def test_the_approval_task_pulls_its_inputs_in_its_own_group_as_the_steps_do():
 def test_the_sweep_pulls_a_persons_answer_with_its_inputs_when_the_run_asks_for_one(asks):
     """delete's inputs in one pull, in its group; the answer of approve_sweep among its results only
     when the run's rule asks a person (the guard reads it then)."""
+    from dataclasses import replace
+
     from lakefs_gc import contract
     from lakefs_gc_airflow.task_io import step_inputs
     from tests.airflow.helpers import FakeTI, fake_results
     from tests.airflow.operators.support import UNCOMMITTED
     from tests.support.contract import make_context
-
-    from dataclasses import replace
 
     ctx = make_context("s3://bucket/repos/r", repository="r", work_dir="/w", airflow_run_id="m__1")
     ctx = replace(ctx, approval=contract.ApprovalRule(always=asks))
