@@ -122,16 +122,20 @@ def read_mark(storage: Storage, mark_id: str) -> MarkSummary | None:
     return None if summary is None else MarkSummary.of(summary)
 
 
+def mark_ids(storage: Storage) -> Iterator[str]:
+    """Return the id of every folder under ``unified/`` (a mark's, whether its summary reads or not)."""
+    for prefix in storage.list_prefixes(UNIFIED):
+        if mark_id := prefix[len(UNIFIED) :].rstrip("/"):
+            yield mark_id
+
+
 def iter_marks(storage: Storage) -> Iterator[tuple[str, RunSummary | None, str | None]]:
     """
     (mark id, summary, problem) of every folder under ``unified/``.
 
     The summary when it reads, else None and what is wrong with it (never skipped silently).
     """
-    for prefix in storage.list_prefixes(UNIFIED):
-        mark_id = prefix[len(UNIFIED) :].rstrip("/")
-        if not mark_id:
-            continue
+    for mark_id in mark_ids(storage):
         try:
             summary = read_summary(storage, mark_id)
         except SweepRefused as e:

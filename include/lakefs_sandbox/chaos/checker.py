@@ -128,7 +128,7 @@ class Checker:
     def confirmed_candidates(self, mark_id: str = "") -> set[str]:
         """Every key any mark's ``deleted/`` list names (read by the GC's own reader); ``mark_id``: that mark's only."""
         out: set[str] = set()
-        ids = [mark_id] if mark_id else [m for m, _, _ in marks.iter_marks(self.storage)]
+        ids = [mark_id] if mark_id else list(marks.mark_ids(self.storage))
         for m in ids:
             for part in marks.parquet_parts(self.storage, layout.deleted_dir(m)):
                 for a in formats.read_addresses(self.storage, part):
