@@ -42,7 +42,8 @@ MIN_AGE_S = 90  # the runs' min_age_seconds (with unsafe_min_age_override): writ
 # and a short min age is safe; it collects nearly all the garbage, the check holds it to that
 QUIET_MIN_AGE_S = 10
 RUN_DEADLINE_S = 900  # a run not ended by then is "stuck" (a finding), marked failed so the next can start
-# sweeps slow enough to be struck in the middle: keys per DeleteObjects request, deletes per second
+# a sweep a fault aims at, slow enough to be struck in the middle: keys per DeleteObjects request,
+# deletes per second (every other run sweeps at the normal rate)
 SWEEP_CONF = {"delete_batch_size": 5, "delete_rate": 5}
 SHORT_PHASES = ("prepare_run", "save_report")
 
@@ -129,14 +130,18 @@ class Chaos:
     def _tis(self, path: str) -> dict[str, dict]:
         return {t["task_id"]: t for t in self._call("GET", path + "/taskInstances")["task_instances"]}
 
-    def _conf(self, kind: str) -> dict:
+    def _conf(self, kind: str, fault: Fault | None) -> dict:
+        aimed = fault.phase if fault is not None else ""
         conf: dict[str, Any] = {
             "min_age_seconds": QUIET_MIN_AGE_S if kind == "quiet" else self.min_age_s,
             "unsafe_min_age_override": True,
             "expire_leftovers": False,
             "mode": "mark_and_sweep",
             "flow": "clean" if kind in ("clean", "quiet") else "auto",
-            **(SWEEP_CONF if kind != "quiet" else {}),  # the quiet run sweeps at the normal rate
+            # where the bytes go is a report only (it never changes what is deleted) and a Spark job:
+            # attributed in the runs whose fault aims at it
+            "attribute_space": aimed == "attribute_space",
+            **(SWEEP_CONF if aimed == "delete" else {}),
         }
         if kind == "mark_only":
             conf["mode"] = "mark_only"
@@ -221,7 +226,7 @@ class Chaos:
             errors.append(f"{type(e).__name__}: {e}")
 
     def one(self, index: int, kind: str, fault: Fault | None) -> RunOutcome:
-        conf = self._conf(kind)
+        conf = self._conf(kind, fault)
         struck: list[str] = []
         if fault is not None and fault.phase == "between":
             self._strike(fault, None, struck, threading.Event())
@@ -249,7 +254,7 @@ class Chaos:
                 state = "stuck"
                 self._call("PATCH", path, {"state": "failed"})
                 break
-            time.sleep(3)
+            time.sleep(1)
         done.set()
         if striker is not None:
             striker.join(RUN_DEADLINE_S)
@@ -344,10 +349,12 @@ class Chaos:
             ws.stop()
         ok, failed, commits = ws.totals()
         self.log(f"writers stopped: {sum(ok.values())} operations took effect, {sum(failed.values())} failed")
-        # the quiet run: no faults, no writers; everything older than its cutoff and unreferenced goes
-        time.sleep(QUIET_MIN_AGE_S + 5)
+        # the quiet run: no faults, no writers; everything older than its cutoff and unreferenced goes.
+        # Its cutoff is counted from its DAG run's start, after the trigger: the check's, from the
+        # trigger, is older (5 s more for rounding)
+        triggered = datetime.now(UTC)
         quiet = self.one(len(faults), "quiet", None)
-        cutoff = datetime.now(UTC) - timedelta(seconds=quiet.seconds + QUIET_MIN_AGE_S + 30)
+        cutoff = triggered - timedelta(seconds=QUIET_MIN_AGE_S + 5)
         final = self._check(quiet_cutoff=cutoff, ever_committed=commits)
         quiet.check = final
         return {
