@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lakefs_gc import contract
+from tests.airflow.helpers import fake_results
 
 
 def base_ctx(tmp_path: Path, namespace: str = "s3://bucket/repos/sample-repo", **settings) -> contract.RunContext:
@@ -34,16 +35,9 @@ COMMITTED = contract.CommittedResult(
 SLICES = contract.SlicesResult(
     listed_dir="/w/listed", first_slice="", slices_listed=1, slices_skipped=0, listed_objects=7, listed_bytes=70
 )
-CANDIDATES = contract.CandidatesResult(
-    report_dir="r",
-    uncommitted_files=1,
-    candidates=3,
-    candidate_bytes=30,
-    to_delete=3,
-    to_delete_bytes=30,
-    held_back=0,
-    confirm_after_seconds=0,
-)
+CANDIDATES = contract.read_result(
+    "compute_candidates", fake_results()["compute_candidates"]
+)  # what the fake job writes
 
 
 def base_inputs(tmp_path: Path, step: str, namespace: str = "s3://bucket/repos/sample-repo") -> contract.StepInputs:
